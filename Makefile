@@ -1,0 +1,32 @@
+# Quickstart targets. `make run` and `make test` each set up .venv on first use.
+# torch is installed first, pinned to the CPU build this machine's pip finds (OFFLINE.md): a bare
+# `torch` requirement would otherwise pull the multi-GB CUDA build through sentence-transformers.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+TORCH ?= torch==2.13.0
+export EYT_DATA_DIR ?= $(CURDIR)/data
+
+.PHONY: install run test dev clean-data
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/activate
+	$(BIN)/pip install --quiet --disable-pip-version-check "$(TORCH)"
+	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install  ## materialise the whole EYT graph on the default (embedded-baseline) slate
+	HF_HUB_OFFLINE=1 $(BIN)/eyt run
+
+test: install  ## run the test suite (what CI runs)
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+
+dev: install  ## the Dagster UI on this project's instance, http://127.0.0.1:3000
+	$(BIN)/eyt dev
+
+clean-data:  ## delete the warehouse, call cache and Dagster instance under $(EYT_DATA_DIR)
+	rm -rf "$(EYT_DATA_DIR)"

@@ -1,0 +1,1 @@
+"""Thin Dagster asset functions, one module per stage, grouped `dialogue/` and `reports/`."""

@@ -1,0 +1,57 @@
+"""Shared helpers that turn a DataFrame into an asset output with metadata and a content data version."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+import pandas as pd
+from dagster import DataVersion, MetadataValue, Output
+
+from eyt_dagster.records import CallStats
+
+VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
+PREVIEW_ROWS = 10
+PREVIEW_CELL_CHARS = 60
+
+
+def now_utc() -> pd.Timestamp:
+    return pd.Timestamp(datetime.now(timezone.utc)).tz_localize(None)
+
+
+def content_version(df: pd.DataFrame) -> DataVersion:
+    """A hash of the rows minus timestamps and timings, so an identical re-run does not make
+    downstream partitions stale (DAGSTER_NOTES.md)."""
+    stable = df.drop(columns=[c for c in VOLATILE_COLUMNS if c in df.columns])
+    digest = hashlib.sha256(pd.util.hash_pandas_object(stable.astype(str), index=False).values.tobytes())
+    return DataVersion(digest.hexdigest()[:16])
+
+
+def markdown_preview(df: pd.DataFrame, rows: int = PREVIEW_ROWS) -> MetadataValue:
+    """The first rows as a markdown table, long text cut so the UI stays readable."""
+    if df.empty:
+        return MetadataValue.md("_no rows_")
+    head = df.head(rows).copy()
+    for col in head.columns:
+        if head[col].dtype == object:
+            head[col] = head[col].astype(str).str.slice(0, PREVIEW_CELL_CHARS)
+    return MetadataValue.md(head.to_markdown(index=False, floatfmt=".3g"))
+
+
+def stats_metadata(role: str, stats: CallStats) -> dict[str, object]:
+    """Calls, cache hits, tokens and cost of one role, for the materialisation's metadata."""
+    return {
+        f"{role}_calls": stats.calls,
+        f"{role}_cache_hits": stats.cache_hits,
+        f"{role}_tokens": stats.tokens_in + stats.tokens_out,
+        f"{role}_cost_usd": round(stats.cost_usd, 6),
+    }
+
+
+def table_output(df: pd.DataFrame, **metadata: object) -> Output[pd.DataFrame]:
+    """Wrap a table: row count, preview, error count (when the table has an `error` column), extras."""
+    meta: dict[str, object] = {"dagster/row_count": len(df), "preview": markdown_preview(df)}
+    if "error" in df.columns:
+        meta["error_rows"] = int(df["error"].notna().sum())
+    meta.update(metadata)
+    return Output(df, metadata=meta, data_version=content_version(df))

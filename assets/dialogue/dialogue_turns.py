@@ -1,0 +1,74 @@
+"""dialogue_turns: the multi-turn dialogues of one target on one pool (Algorithm 1)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import now_utc, stats_metadata, table_output
+from eyt_dagster.dialogue import run_dialogues
+from eyt_dagster.frames import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
+from eyt_dagster.partitions import by_pool, target_pool_partitions
+from eyt_dagster.prompts import prompt_hash
+from eyt_dagster.records import CallStats
+from eyt_dagster.tables import DialogueTurnsFrame
+from resources.models import BenchmarkResource
+
+LOGIC_VERSION = "1"
+PROMPT_HASH = prompt_hash("simulator", "perception", "target")
+PROGRESS_EVERY = 10
+
+
+@asset(
+    key_prefix=["dialogue"],
+    group_name="dialogue",
+    partitions_def=target_pool_partitions,
+    ins={"chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool)},
+    dagster_type=DialogueTurnsFrame,
+    metadata={"partition_expr": {"target": "target", "pool": "pool"}},
+    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
+)
+def dialogue_turns(
+    context: AssetExecutionContext, eyt: BenchmarkResource, chat_seeds: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Every ChatSEED of the pool played out between the simulator and the target, one row per turn."""
+    keys = context.partition_key.keys_by_dimension
+    target_id, pool = keys["target"], keys["pool"]
+    slate = eyt.slate
+    simulator, target = eyt.simulator(context.run_id), eyt.target(target_id, context.run_id)
+    seeds = [seed_from_row(r) for r in chat_seeds[chat_seeds["error"].isna()].to_dict("records")]
+
+    def report(done: int, total: int) -> None:
+        if done % PROGRESS_EVERY == 0 or done == total:
+            context.log.info(f"dialogues done: {done} of {total} ({target_id} on {pool})")
+
+    results = run_dialogues(
+        seeds, simulator, target, slate.t_max,
+        max_workers=slate.target(target_id).max_concurrency, on_done=report,
+    )
+    rows = [row for result in results for row in turn_rows(result, target_id)]
+    df = pd.DataFrame(rows, columns=[*TURN_COLUMNS, *stat_column_names("target_", "simulator_")])
+    df["simulator"] = simulator.model_id
+    df["target_model"] = slate.target(target_id).model
+    df["prompt_hash"] = PROMPT_HASH
+    df["slate_seed"] = slate.seed
+    df["created_at"] = now_utc()
+    target_stats = sum((t.target_stats for r in results for t in r.turns), CallStats())
+    simulator_stats = sum((t.simulator_stats for r in results for t in r.turns), CallStats())
+    failed = [r.seed.seed_id for r in results if r.error]
+    if failed:
+        context.log.warning(f"{len(failed)} dialogue(s) failed: {failed[:5]}; rerun to retry (finished calls are cached)")
+    answered = df[df["turn"] > 0]
+    return table_output(
+        df,
+        dialogues=len(results),
+        failed_dialogues=len(failed),
+        mean_turns=float(answered.groupby("seed_id")["turn"].max().mean()) if len(answered) else 0.0,
+        target_model=slate.target(target_id).model,
+        simulator=simulator.model_id,
+        baseline=slate.target(target_id).is_baseline,
+        prompt_hash=PROMPT_HASH,
+        **stats_metadata("target", target_stats),
+        **stats_metadata("simulator", simulator_stats),
+    )
+

@@ -1,0 +1,42 @@
+"""leaderboard: the headline table over every target x pool partition (reads all partitions)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.leaderboard import BASELINE_NOTE, build_leaderboard
+from eyt_dagster.tables import LeaderboardFrame
+from resources.models import BenchmarkResource
+
+LOGIC_VERSION = "1"
+
+
+@asset(
+    key_prefix=["dialogue"],
+    group_name="reports",
+    ins={
+        name: AssetIn(key=["dialogue", name])
+        for name in ("dialogue_turns", "judge_verdicts", "final_intent_verdicts", "intent_similarity")
+    },
+    dagster_type=LeaderboardFrame,
+    code_version=LOGIC_VERSION,
+)
+def leaderboard(
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    dialogue_turns: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame,
+    intent_similarity: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
+    subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
+    board = build_leaderboard(eyt.slate, dialogue_turns, judge_verdicts, final_intent_verdicts, intent_similarity)
+    board["created_at"] = now_utc()
+    baselines = sorted(board.loc[board["is_baseline"], "target"].unique()) if len(board) else []
+    note = (f"Rows for {', '.join(baselines)} are {BASELINE_NOTE}s: reference points, not evaluations of a model."
+            if baselines else "No embedded baselines in this table.")
+    context.log.info(note)
+    return table_output(board, baselines=note, slate=eyt.slate.name)

@@ -1,0 +1,147 @@
+"""`eyt`: run the benchmark through the Dagster instance from a terminal or cron.
+
+    eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
+    eyt run --target T      only that target's partitions (plus the pools they read and the reports)
+    eyt register-targets    add the slate's targets as partitions of the dynamic `targets` dimension
+    eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
+    eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
+
+Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them.
+Exit status is non-zero when any run fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from eyt_dagster.config import SlateError, load_slate, slate_path_from_env
+from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
+from eyt_dagster.partitions import partition_tags
+
+
+def _job(name: str):  # noqa: ANN202
+    from eyt_dagster.definitions import defs
+
+    return defs.resolve_job_def(name)
+
+
+def pools_job():  # noqa: ANN201 - module-level factories so the jobs are reconstructable
+    return _job("eyt_pools")
+
+
+def dialogues_job():  # noqa: ANN201
+    return _job("eyt_dialogues")
+
+
+def reports_job():  # noqa: ANN201
+    return _job("eyt_reports")
+
+
+def _execute(factory, instance, tags: dict[str, str], label: str) -> bool:  # noqa: ANN001
+    from dagster import execute_job, reconstructable
+
+    started = time.monotonic()
+    with execute_job(reconstructable(factory), instance=instance, tags=tags, raise_on_error=False) as result:
+        ok = result.success
+        print(f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}")
+        if not ok:
+            for event in result.all_events:
+                if event.is_failure and event.step_key:
+                    print(f"         step {event.step_key}: {event.message}")
+    return ok
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    slate = load_slate(slate_path_from_env())
+    ensure_dagster_home()
+    instance = DagsterInstance.get()
+    register_targets(instance, slate)
+    targets = args.target or [t.id for t in slate.targets]
+    unknown = sorted(set(targets) - {t.id for t in slate.targets})
+    if unknown:
+        print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
+        return 2
+    pools = args.pool or list(slate.pools)
+    print(f"slate '{slate.name}' ({slate_path_from_env()}): targets {targets}, pools {pools}")
+    started, ok = time.monotonic(), True
+    for pool in pools:
+        ok &= _execute(pools_job, instance, {"dagster/partition": pool}, f"eyt_pools [{pool}]")
+    for target in targets:
+        for pool in pools:
+            ok &= _execute(dialogues_job, instance, partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]")
+    if not args.no_reports:
+        ok &= _execute(reports_job, instance, {}, "eyt_reports")
+    print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
+    if ok and not args.no_reports:
+        _print_leaderboard()
+    return 0 if ok else 1
+
+
+def _print_leaderboard() -> None:
+    from eyt_dagster.leaderboard import BASELINE_NOTE
+    from resources.warehouse import connect
+
+    with connect() as con:
+        board = con.execute(
+            "SELECT pool, target, is_baseline, n_dialogues, round(explicit_acc, 3) AS explicit_acc, "
+            "round(emotion_acc, 3) AS emotion_acc, round(drift, 3) AS drift, round(ficr, 3) AS ficr, "
+            "round(satisfaction, 1) AS sat, round(empathy, 1) AS empathy, round(persona, 1) AS persona, "
+            "round(anthropomorphic, 1) AS anthro, round(mean_turns, 2) AS turns "
+            "FROM dialogue.leaderboard ORDER BY pool, target"
+        ).df()
+    print(board.to_string(index=False))
+    if board["is_baseline"].any():
+        print(f"\nis_baseline = True marks an {BASELINE_NOTE}: a reference point, not a model's evaluation.")
+
+
+def cmd_register(_: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    ensure_dagster_home()
+    new = register_targets(DagsterInstance.get())
+    print(f"registered {len(new)} new target partition(s): {new}" if new else "all slate targets are registered")
+    return 0
+
+
+def cmd_env(_: argparse.Namespace) -> int:
+    home = ensure_dagster_home()
+    print(f"export DAGSTER_HOME={home}")
+    print(f"export EYT_SLATE={slate_path_from_env()}")
+    return 0
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    ensure_dagster_home()
+    command = ["dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
+    return subprocess.call(command, cwd=PROJECT_ROOT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="eyt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="materialise the EYT graph for the slate")
+    run.add_argument("--target", action="append", help="only this target (repeatable)")
+    run.add_argument("--pool", action="append", help="only this pool (repeatable)")
+    run.add_argument("--no-reports", action="store_true", help="skip the leaderboard")
+    run.set_defaults(func=cmd_run)
+    sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
+    sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
+    dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")
+    dev.add_argument("--port", type=int, default=3000)
+    dev.set_defaults(func=cmd_dev)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SlateError as exc:
+        print(f"eyt: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

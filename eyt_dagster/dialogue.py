@@ -1,0 +1,102 @@
+"""Algorithm 1 of EYT-Bench: one multi-turn dialogue from a ChatSEED, and many of them in parallel.
+
+Pure logic: it drives a Simulator and a Target (eyt_dagster.roles) and knows nothing of Dagster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from eyt_dagster.records import CallStats, ChatSeed, Exchange, UserLabels
+from eyt_dagster.roles import Simulator, Target
+
+ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One answered turn t: the user's q_t with gold labels, the target's prediction and reply r_t, and
+    the simulator's final-intent progress p_{t+1} reported after reading r_t (what the stop rule reads)."""
+
+    turn: int
+    user_text: str
+    gold: UserLabels
+    predicted: UserLabels
+    response_text: str
+    progress: str
+    target_stats: CallStats
+    simulator_stats: CallStats
+
+
+@dataclass
+class DialogueResult:
+    seed: ChatSeed
+    turns: list[Turn] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def history(self) -> list[Exchange]:
+        return [Exchange(user_text=t.user_text, response_text=t.response_text) for t in self.turns]
+
+
+def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: int) -> DialogueResult:
+    """Run Algorithm 1 for one ChatSEED. A failed call ends the dialogue with `error` set; the turns done
+    so far are dropped by callers (the call cache keeps them, so a rerun replays them at no cost)."""
+    result = DialogueResult(seed=seed)
+    history: list[Exchange] = []
+    query, gold = seed.first_query, seed.opening_labels()
+    consecutive_achieved = 0
+    try:
+        for t in range(1, t_max + 1):
+            perception = target.perceive(history, query)  # line 4: perception, prediction prompt P_p
+            reply = target.respond(history, query)  # line 5: generation, system prompt only
+            history = [*history, Exchange(user_text=query, response_text=reply.value)]  # line 6
+            nxt = simulator.next_turn(seed, history)  # line 7: q_{t+1}, gold labels, p_{t+1}
+            result.turns.append(
+                Turn(
+                    turn=t,
+                    user_text=query,
+                    gold=gold,
+                    predicted=perception.value,
+                    response_text=reply.value,
+                    progress=nxt.value.progress,
+                    target_stats=perception.stats + reply.stats,
+                    simulator_stats=nxt.stats,
+                )
+            )
+            consecutive_achieved = consecutive_achieved + 1 if nxt.value.progress == "achieved" else 0
+            if consecutive_achieved >= ACHIEVED_TO_STOP:
+                break
+            query, gold = nxt.value.user_text, nxt.value.labels
+    except Exception as exc:  # any failed or unparseable call: record it, keep the other dialogues going
+        result.error = f"{type(exc).__name__}: {exc}"
+    return result
+
+
+def run_dialogues(
+    seeds: Sequence[ChatSeed],
+    simulator: Simulator,
+    target: Target,
+    t_max: int,
+    *,
+    max_workers: int = 1,
+    on_done: Callable[[int, int], None] | None = None,
+) -> list[DialogueResult]:
+    """Run many dialogues, up to `max_workers` at once; each dialogue's turns stay in order.
+    Results come back in the order of `seeds`. `on_done(done, total)` reports progress."""
+    total = len(seeds)
+    results: list[DialogueResult | None] = [None] * total
+    done = 0
+
+    def work(i: int) -> int:
+        results[i] = run_dialogue(seeds[i], simulator, target, t_max)
+        return i
+
+    with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+        for _ in pool.map(work, range(total)):
+            done += 1
+            if on_done:
+                on_done(done, total)
+    return [r for r in results if r is not None]

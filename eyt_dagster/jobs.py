@@ -1,0 +1,22 @@
+"""Asset jobs. A job runs assets of one partitions definition (DAGSTER_NOTES.md), hence three of them."""
+
+from __future__ import annotations
+
+from dagster import AssetSelection, define_asset_job
+
+POOL_ASSETS = AssetSelection.assets(["dialogue", "persona_pool"], ["dialogue", "chat_seeds"])
+DIALOGUE_ASSETS = AssetSelection.assets(
+    ["dialogue", "dialogue_turns"],
+    ["dialogue", "judge_verdicts"],
+    ["dialogue", "final_intent_verdicts"],
+    ["dialogue", "intent_similarity"],
+)
+REPORT_ASSETS = AssetSelection.assets(["dialogue", "leaderboard"])
+
+eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
+eyt_dialogues = define_asset_job(
+    "eyt_dialogues", DIALOGUE_ASSETS, description="Dialogues, judge verdicts and intent similarity of one target x pool."
+)
+eyt_reports = define_asset_job("eyt_reports", REPORT_ASSETS, description="The leaderboard over all partitions.")
+
+JOBS = [eyt_pools, eyt_dialogues, eyt_reports]

@@ -1,0 +1,100 @@
+"""EYT-Bench metrics (paper §3.5, SPEC §3.6). Pure functions over pandas frames; no Dagster.
+
+Scales: accuracies and FICR are shares in [0, 1]; a dimension's per-turn score is the sum of its five
+sub-indicators (0-5) reported on 0-100 (x20); satisfaction 1-5 is reported on 0-100 as (s - 1) * 25.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import f1_score
+
+from eyt_dagster.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100, RUBRIC, SATISFACTION_MIN
+
+
+def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
+    """Eq. 4: w_1 = w_2 = alpha, w_t = (1 - 2 alpha) / (T - 2) for t >= 3, regenerated at the dialogue's
+    own length T. For T = 2 the weights are (0.5, 0.5) and for T = 1 (1.0) (SPEC §3.6). Sum is 1."""
+    if n_turns < 1:
+        raise ValueError("a dialogue has at least one turn")
+    if n_turns == 1:
+        return np.array([1.0])
+    if n_turns == 2:
+        return np.array([0.5, 0.5])
+    rest = (1.0 - 2.0 * alpha) / (n_turns - 2)
+    return np.array([alpha, alpha] + [rest] * (n_turns - 2))
+
+
+def accuracy(gold: pd.Series, predicted: pd.Series) -> float:
+    """Share of turns whose predicted label equals the gold label."""
+    if len(gold) == 0:
+        return float("nan")
+    return float((gold.to_numpy() == predicted.to_numpy()).mean())
+
+
+def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
+    """Macro-F1 over the labels that occur in gold or predictions (sklearn's default label set), so a
+    class no turn mentions does not count as an F1 of 0."""
+    if len(gold) == 0:
+        return float("nan")
+    return float(f1_score(gold.astype(str), predicted.astype(str), average="macro", zero_division=0))
+
+
+def intent_drift(cosines: pd.Series) -> float:
+    """Eq. 1 for one dialogue: mean over its turns of 1 - cos(v(gold description), v(predicted))."""
+    return float((1.0 - cosines).mean())
+
+
+def dimension_sums(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per judged turn, each dimension's score 0-5: the sum of its five sub-indicators."""
+    out = verdicts[["target", "pool", "seed_id", "turn"]].copy()
+    for dim, subs in RUBRIC.items():
+        out[DIMENSION_NAMES[dim]] = verdicts[[f"{dim}_{s}" for s in subs]].sum(axis=1)
+    return out
+
+
+def combine_judges(verdicts: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
+    """One row per (target, pool, seed_id, turn): the judges' sub-scores combined by mean or median."""
+    keys = ["target", "pool", "seed_id", "turn"]
+    value_cols = [c for c in verdicts.columns if c.split("_", 1)[0] in RUBRIC]
+    return verdicts.groupby(keys, as_index=False)[value_cols].agg(how)
+
+
+def combine_final_verdicts(finals: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
+    """One row per dialogue: completion by majority vote of the judges (a tie counts as not completed:
+    the benchmark only credits a goal most judges saw reached) and satisfaction by mean or median."""
+    keys = ["target", "pool", "seed_id"]
+    grouped = finals.groupby(keys, as_index=False).agg(
+        votes=("completed", "sum"), judges=("completed", "size"), satisfaction=("satisfaction", how)
+    )
+    grouped["completed"] = grouped["votes"] * 2 > grouped["judges"]
+    return grouped[keys + ["completed", "satisfaction"]]
+
+
+def weighted_dimension_scores(sums: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """Eq. 3 per dialogue: sum_t w_t s_t with weights regenerated at the dialogue's own length."""
+    rows = []
+    for (target, pool, seed_id), dlg in sums.sort_values("turn").groupby(["target", "pool", "seed_id"]):
+        w = warmup_weights(len(dlg), alpha)
+        row = {"target": target, "pool": pool, "seed_id": seed_id}
+        for name in DIMENSION_NAMES.values():
+            row[name] = float(np.dot(w, dlg[name].to_numpy()))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "pool", "seed_id", *DIMENSION_NAMES.values()])
+
+
+def satisfaction_to_100(satisfaction: pd.Series) -> pd.Series:
+    """Map the judge's 1-5 satisfaction linearly onto 0-100."""
+    return (satisfaction - SATISFACTION_MIN) * 25.0
+
+
+def subjective_scores(sums: pd.DataFrame, alpha: float) -> dict[str, float]:
+    """Weighted (Eq. 3, mean over dialogues) and unweighted (Eq. 2, mean over all judged turns) scores of
+    one target x pool cell, each on 0-100."""
+    weighted = weighted_dimension_scores(sums, alpha)
+    out: dict[str, float] = {}
+    for name in DIMENSION_NAMES.values():
+        out[name] = float(weighted[name].mean() * DIMENSION_TO_100)
+        out[f"{name}_unweighted"] = float(sums[name].mean() * DIMENSION_TO_100)
+    return out

@@ -1,0 +1,35 @@
+"""Partitions of the asset graph (SPEC §2): `pool` is static, `target` is dynamic (one key per slate target)."""
+
+from __future__ import annotations
+
+from dagster import (
+    DynamicPartitionsDefinition,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    MultiToSingleDimensionPartitionMapping,
+    StaticPartitionsDefinition,
+)
+
+from eyt_dagster.taxonomy import POOLS
+
+TARGETS_PARTITION = "targets"
+
+pool_partitions = StaticPartitionsDefinition(list(POOLS))
+target_partitions = DynamicPartitionsDefinition(name=TARGETS_PARTITION)
+target_pool_partitions = MultiPartitionsDefinition({"target": target_partitions, "pool": pool_partitions})
+
+# A pool-partitioned upstream feeds each target x pool partition of the same pool.
+by_pool = MultiToSingleDimensionPartitionMapping(partition_dimension_name="pool")
+
+
+def target_pool_key(target: str, pool: str) -> MultiPartitionKey:
+    return MultiPartitionKey({"target": target, "pool": pool})
+
+
+def partition_tags(target: str, pool: str) -> dict[str, str]:
+    """The run tags `dagster job execute` needs for one target x pool partition (DAGSTER_NOTES.md, CLI)."""
+    return {
+        "dagster/partition": str(target_pool_key(target, pool)),
+        "dagster/partition/pool": pool,
+        "dagster/partition/target": target,
+    }

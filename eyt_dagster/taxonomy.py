@@ -1,0 +1,73 @@
+"""Label taxonomies, rubric and constants of EYT-Bench: the one place each of these facts lives.
+
+The paper (App. C, Table 11) gives the class counts and a few examples but not the full lists; the lists
+below are the project's decision recorded in SPEC.md §3.4. Prompts render these lists from here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+POOLS: tuple[str, ...] = ("nemotron_usa", "personamem_v2")
+
+ExplicitIntent = Literal[
+    "information_seeking",
+    "seeking_advice",
+    "task_completion",
+    "decision_support",
+    "planning",
+    "recommendation_request",
+    "opinion_seeking",
+    "emotional_venting",
+    "experience_sharing",
+    "clarification",
+    "feedback",
+    "small_talk",
+]
+LatentIntent = Literal[
+    "seeking_validation",
+    "building_connection",
+    "need_for_security",
+    "need_to_be_understood",
+    "seeking_autonomy",
+    "self_improvement",
+    "seeking_relief",
+    "seeking_enjoyment",
+]
+NEGATIVE_EMOTIONS = ("sadness", "anxiety", "anger", "frustration", "loneliness", "fear", "guilt")
+POSITIVE_EMOTIONS = ("joy", "excitement", "gratitude", "hope", "pride", "relief")
+NEUTRAL_EMOTIONS = ("neutral", "curiosity")
+Emotion = Literal[
+    "sadness", "anxiety", "anger", "frustration", "loneliness", "fear", "guilt",
+    "joy", "excitement", "gratitude", "hope", "pride", "relief",
+    "neutral", "curiosity",
+]
+Progress = Literal["not_started", "in_progress", "achieved"]
+
+EXPLICIT_INTENTS: tuple[str, ...] = get_args(ExplicitIntent)
+LATENT_INTENTS: tuple[str, ...] = get_args(LatentIntent)
+EMOTIONS: tuple[str, ...] = get_args(Emotion)
+PROGRESS_LABELS: tuple[str, ...] = get_args(Progress)
+
+assert len(EXPLICIT_INTENTS) == 12 and len(LATENT_INTENTS) == 8 and len(EMOTIONS) == 15
+assert set(EMOTIONS) == set(NEGATIVE_EMOTIONS + POSITIVE_EMOTIONS + NEUTRAL_EMOTIONS)
+
+# Judge rubric (paper §3.5.3, Figure 3): three dimensions of five sub-indicators each.
+RUBRIC: dict[str, tuple[str, ...]] = {
+    "empathy": ("recognition", "attribution", "resonance", "response", "support"),
+    "persona": ("style", "value", "culture", "memory", "security"),
+    "anthro": ("colloquial", "emotional", "flow", "flexibility", "rhythm"),
+}
+# Reported names of the dimensions (leaderboard columns).
+DIMENSION_NAMES: dict[str, str] = {"empathy": "empathy", "persona": "persona", "anthro": "anthropomorphic"}
+SUBSCORE_COLUMNS: tuple[str, ...] = tuple(f"{dim}_{sub}" for dim, subs in RUBRIC.items() for sub in subs)
+
+# Sub-indicator scales: the main text's 3-point scale is the default; App. D's binary one is a setting.
+JUDGE_SCALES: dict[str, tuple[float, ...]] = {"three_point": (0.0, 0.5, 1.0), "binary": (0.0, 1.0)}
+
+# Headline scaling (SPEC §3.6): a dimension sum 0-5 is shown as 0-100; satisfaction 1-5 maps to 0-100.
+DIMENSION_TO_100 = 20.0
+SATISFACTION_MIN, SATISFACTION_MAX = 1, 5
+
+# The alpha sweep of the warm-up ablation (paper Table 8).
+ALPHA_SWEEP: tuple[float, ...] = (0.05, 0.10, 0.15)

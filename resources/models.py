@@ -1,0 +1,67 @@
+"""The benchmark resource: the slate, and the role objects (embedded baselines or chat models) it names."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+
+from dagster import ConfigurableResource
+
+from eyt_dagster.baselines import make_embedded
+from eyt_dagster.config import ModelRef, Slate, load_slate
+from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.roles import Judge, Simulator, Target
+from resources.call_cache import CallCache
+from resources.chat_client import OpenAIChatClient
+from resources.warehouse import WAREHOUSE_FILE
+
+CALL_CACHE_FILE = "cache/model_calls.sqlite"
+
+
+class BenchmarkResource(ConfigurableResource):
+    """Everything a run needs to know about the slate and how to reach its models.
+
+    `slate_path` is read when a run starts, so editing the slate needs no code reload for settings;
+    the call cache sits beside the warehouse in `data_dir`, never inside it.
+    """
+
+    slate_path: str
+    data_dir: str
+
+    @cached_property
+    def slate(self) -> Slate:
+        return load_slate(self.slate_path)
+
+    @property
+    def warehouse(self) -> Path:
+        return Path(self.data_dir) / WAREHOUSE_FILE
+
+    @cached_property
+    def cache(self) -> CallCache:
+        path = Path(self.data_dir) / CALL_CACHE_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return CallCache(path)
+
+    def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
+        return OpenAIChatClient(ref, role=role, cache=self.cache, seed=self.slate.seed, run_id=run_id)
+
+    def simulator(self, run_id: str | None = None) -> Simulator:
+        ref = self.slate.simulator
+        if ref.is_baseline:
+            return make_embedded("simulator", ref, seed=self.slate.seed, scale=self.slate.scale)
+        return LLMSimulator(self._client(ref, "simulator", run_id))
+
+    def target(self, target_id: str, run_id: str | None = None) -> Target:
+        ref = self.slate.target(target_id)
+        if ref.is_baseline:
+            return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
+        return LLMTarget(self._client(ref, "target", run_id))
+
+    def judges(self, run_id: str | None = None) -> list[Judge]:
+        out: list[Judge] = []
+        for ref in self.slate.judges:
+            if ref.is_baseline:
+                out.append(make_embedded("judge", ref, seed=self.slate.seed, scale=self.slate.scale))
+            else:
+                out.append(LLMJudge(self._client(ref, "judge", run_id), self.slate.scale))
+        return out

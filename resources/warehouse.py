@@ -1,0 +1,86 @@
+"""The DuckDB warehouse: where it lives, the IO manager that writes assets into it, and read helpers.
+
+`EYT_DATA_DIR` (default ./data) holds the warehouse `eyt.duckdb`, the call cache and the Dagster
+instance. Schemas are the asset key prefixes (`dialogue`, `speech`), tables the asset names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+from dagster import InputContext, IOManager, OutputContext, partition_loading_context
+from dagster_duckdb_pandas import DuckDBPandasIOManager
+
+WAREHOUSE_FILE = "eyt.duckdb"
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("EYT_DATA_DIR") or "data").resolve()
+
+
+def warehouse_path() -> Path:
+    return data_dir() / WAREHOUSE_FILE
+
+
+class _InstanceScopedIOManager(IOManager):
+    """Runs the stock DuckDB IO manager with the run's instance as the dynamic-partitions store.
+
+    The stock manager resolves multi-partition keys that have a dynamic dimension (our `target`) with no
+    instance in scope and fails with "The instance is not available to load partitions"
+    (DAGSTER_NOTES.md). `partition_loading_context` is Dagster's public way to provide it.
+    """
+
+    def __init__(self, inner: IOManager) -> None:
+        self._inner = inner
+
+    def handle_output(self, context: OutputContext, obj: Any) -> None:
+        with partition_loading_context(dynamic_partitions_store=context.step_context.instance):
+            self._inner.handle_output(context, obj)
+
+    def load_input(self, context: InputContext) -> Any:
+        with partition_loading_context(dynamic_partitions_store=context.instance):
+            return self._inner.load_input(context)
+
+
+class WarehouseIOManager(DuckDBPandasIOManager):
+    """DuckDBPandasIOManager with the dynamic-partition fix; writes a partition delete-then-insert."""
+
+    def create_io_manager(self, context) -> IOManager:  # type: ignore[override]
+        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
+        return _InstanceScopedIOManager(super().create_io_manager(context))
+
+
+@contextmanager
+def connect(path: Path | None = None, *, read_only: bool = True):
+    """A short-lived connection; close it promptly, since an open one blocks the IO manager's writes."""
+    con = duckdb.connect(str(path or warehouse_path()), read_only=read_only)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def read_partition(
+    table: str, filters: dict[str, Sequence[str] | str], path: Path | None = None
+) -> pd.DataFrame:
+    """Rows of `schema.table` matching the filters, or an empty frame when the table does not exist yet."""
+    path = path or warehouse_path()
+    if not path.exists():
+        return pd.DataFrame()
+    where, params = [], []
+    for column, value in filters.items():
+        values = [value] if isinstance(value, str) else list(value)
+        where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+    sql = f"SELECT * FROM {table}" + (f" WHERE {' AND '.join(where)}" if where else "")
+    with connect(path) as con:
+        try:
+            return con.execute(sql, params).df()
+        except duckdb.CatalogException:
+            return pd.DataFrame()
