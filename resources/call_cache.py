@@ -1,0 +1,255 @@
+"""The call cache and call ledger: one SQLite file next to (never inside) the DuckDB warehouse.
+
+Why a separate SQLite file: DuckDB lets only one process open a database for writing, and during a
+run that writer is the Dagster IO manager. Model calls happen inside many concurrent steps (and
+threads within a step); if they wrote to the warehouse they would fight the IO manager for its lock.
+SQLite in WAL mode lets many processes and threads read and write one file safely (writers take
+turns under a busy timeout), so every call can be cached and logged the moment it finishes. A crash
+loses nothing: a rerun finds the finished calls here and re-issues none of them.
+
+What is stored:
+
+* `replies`: the raw reply of every successful HTTP call, keyed by `CallCache.key(...)` (a sha256
+  of the canonical JSON of model, base URL, messages, settings and seed). Validation happens after
+  the cache, so a reply that fails validation is cached as the raw reply it was; the re-ask carries
+  the bad reply and the error, so its messages (and key) differ and it is cached on its own.
+* `json_modes`: the structured-output mode an endpoint accepted after a fallback (json_object or
+  none), so a rerun goes straight to it and replays from the cache without touching the network.
+  Delete the row (or the file) to try json_schema again.
+* `ledger`: one row per call, cached or not, ok or not: who (run, role, model, purpose), tokens,
+  cost, latency, retries, and a short error.
+
+Neither table holds an API key or any request header; messages are hashed, not stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    finish_reason TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ledger (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts TEXT NOT NULL,
+    run_id TEXT,
+    role TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    cache_key TEXT,
+    cached INTEGER NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    latency_s REAL NOT NULL,
+    retries INTEGER NOT NULL,
+    ok INTEGER NOT NULL,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run_id);
+CREATE TABLE IF NOT EXISTS json_modes (
+    model TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (model, base_url)
+);
+"""
+
+ERROR_MAX_CHARS = 500
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    """A raw reply as the server sent it (text and usage), with the latency of the original call."""
+
+    text: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    finish_reason: str | None = None
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, unicode kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class CallCache:
+    """Cached replies and the call ledger in one SQLite file; safe to share between threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid: int | None = None
+
+    def __repr__(self) -> str:
+        return f"CallCache({str(self.path)!r})"
+
+    # -- connection -------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open lazily, and again in a forked child (a SQLite handle must not cross a fork)."""
+        if self._conn is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._connect()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> CallCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- replies ----------------------------------------------------------------------------
+
+    @staticmethod
+    def key(*, model: str, base_url: str, messages: list[dict[str, Any]], settings: dict[str, Any], seed: int | None) -> str:
+        """sha256 of everything that decides a reply. `settings` holds temperature, max_tokens,
+        reasoning_effort, extra_body and response_format (kind and schema). Never pass a key here."""
+        payload = {"model": model, "base_url": base_url.rstrip("/"), "messages": messages, "settings": settings, "seed": seed}
+        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+    def get(self, key: str) -> CachedReply | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT text, tokens_in, tokens_out, latency_s, finish_reason FROM replies WHERE key = ?", (key,)
+            ).fetchone()
+        return CachedReply(*row) if row else None
+
+    def put(
+        self,
+        key: str,
+        *,
+        model: str,
+        text: str,
+        tokens_in: int,
+        tokens_out: int,
+        latency_s: float,
+        finish_reason: str | None = None,
+    ) -> None:
+        """Store a raw HTTP reply. The first reply stored under a key is kept (replays stay stable)."""
+        with self._db() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, model, text, tokens_in, tokens_out, latency_s, finish_reason, _now()),
+            )
+
+    def __len__(self) -> int:
+        with self._db() as db:
+            return int(db.execute("SELECT count(*) FROM replies").fetchone()[0])
+
+    # -- structured-output modes -------------------------------------------------------------
+
+    def json_mode(self, model: str, base_url: str) -> str | None:
+        """The structured-output mode remembered for this endpoint and model, if a fallback happened."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT mode FROM json_modes WHERE model = ? AND base_url = ?", (model, base_url.rstrip("/"))
+            ).fetchone()
+        return row[0] if row else None
+
+    def set_json_mode(self, model: str, base_url: str, mode: str) -> None:
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO json_modes VALUES (?, ?, ?, ?)", (model, base_url.rstrip("/"), mode, _now())
+            )
+
+    # -- ledger -----------------------------------------------------------------------------
+
+    def record(
+        self,
+        *,
+        role: str,
+        model_id: str,
+        purpose: str,
+        cached: bool,
+        ok: bool = True,
+        tokens_in: int = 0,
+        tokens_out: int = 0,
+        cost_usd: float = 0.0,
+        latency_s: float = 0.0,
+        retries: int = 0,
+        error: str | None = None,
+        run_id: str | None = None,
+        cache_key: str | None = None,
+    ) -> None:
+        """Append one call to the ledger. `error` must already be free of secrets; it is truncated."""
+        if error is not None:
+            error = error[:ERROR_MAX_CHARS]
+        with self._db() as db:
+            db.execute(
+                "INSERT INTO ledger (ts, run_id, role, model_id, purpose, cache_key, cached, tokens_in, tokens_out,"
+                " cost_usd, latency_s, retries, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (_now(), run_id, role, model_id, purpose, cache_key, int(cached), tokens_in, tokens_out,
+                 cost_usd, latency_s, retries, int(ok), error),
+            )
+
+    def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Ledger rows in call order, all runs or one run; `cached` and `ok` come back as bools."""
+        query = "SELECT * FROM ledger" + (" WHERE run_id = ?" if run_id is not None else "") + " ORDER BY id"
+        with self._db() as db:
+            cursor = db.execute(query, (run_id,) if run_id is not None else ())
+            names = [d[0] for d in cursor.description]
+            rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+        for row in rows:
+            row["cached"], row["ok"] = bool(row["cached"]), bool(row["ok"])
+        return rows
+
+    def summary(self, run_id: str | None = None, *, by_model: bool = False) -> dict[str, dict[str, Any]]:
+        """Totals per role (or per 'role/model_id'): calls, network_calls, cache_hits, failures,
+        tokens, cost_usd (every reply's cost, cached or not) and spent_usd (network calls only)."""
+        totals: dict[str, dict[str, Any]] = {}
+        for row in self.ledger(run_id):
+            name = f"{row['role']}/{row['model_id']}" if by_model else row["role"]
+            t = totals.setdefault(name, dict.fromkeys(
+                ("calls", "network_calls", "cache_hits", "failures", "retries", "tokens_in", "tokens_out"), 0
+            ) | {"cost_usd": 0.0, "spent_usd": 0.0, "latency_s": 0.0})
+            t["calls"] += 1
+            t["cache_hits" if row["cached"] else "network_calls"] += 1
+            t["failures"] += 0 if row["ok"] else 1
+            t["retries"] += row["retries"]
+            t["tokens_in"] += row["tokens_in"]
+            t["tokens_out"] += row["tokens_out"]
+            t["cost_usd"] += row["cost_usd"]
+            t["spent_usd"] += 0.0 if row["cached"] else row["cost_usd"]
+            t["latency_s"] += row["latency_s"]
+        return totals

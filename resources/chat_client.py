@@ -1,0 +1,430 @@
+"""The ChatClient for `provider: openai` models: any OpenAI-compatible endpoint via the openai SDK.
+
+* Key: read from the environment variable the slate names (`api_key_env`) when the first network call
+  is made; it is never logged, stored in the cache/ledger, or put in an error message (server error
+  text is redacted before use). A model without `api_key_env` sends the placeholder "not-needed".
+* Timeouts and retries: the SDK's own (`timeout=ref.timeout_s`, `max_retries=ref.max_retries`). It
+  retries 408/409/429/5xx and connection errors with exponential backoff (0.5 s doubling, cap 8 s,
+  jitter), and a `retry-after-ms` / `Retry-After` (seconds or HTTP date) of up to 120 s replaces the
+  backoff. A Retry-After above 120 s is not retried: the call fails with ModelCallError.
+* Cache: every successful raw reply is stored in the CallCache under a key of model, base URL,
+  messages, settings and seed; an identical later call makes no network call. Validation happens
+  after the cache (see resources/call_cache.py).
+* JSON replies: structured output `auto` tries response_format json_schema, then json_object, then
+  plain prompting, moving down when the server answers 400/422 about the response format, and
+  remembers the mode that works (in the client, and in the cache file for later runs). A reply that does not validate is
+  re-asked with the validation error, up to `parse_retries` times, then ReplyParseError.
+* Stats: `CallStats.calls` counts chat requests that went to the network (SDK transport retries are
+  not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
+  latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
+  ledger's `cached` flag (and `CallCache.summary()['spent_usd']`) tells what was really paid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from eyt_dagster.config import ModelRef
+from eyt_dagster.records import CallStats, Reply
+from resources.call_cache import CallCache, CachedReply
+
+M = TypeVar("M", bound=BaseModel)
+Messages = list[dict[str, str]]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+NO_KEY_PLACEHOLDER = "not-needed"
+FORMAT_ORDER = ("json_schema", "json_object", "none")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "guided")
+SERVER_MESSAGE_MAX_CHARS = 300
+PARSE_ERROR_MAX_CHARS = 400
+
+
+class MissingApiKeyError(RuntimeError):
+    """The environment variable that should hold a model's API key is not set."""
+
+
+class ModelCallError(RuntimeError):
+    """A chat call failed after the SDK's retries. Names the model, base URL and status; never the key."""
+
+    def __init__(self, message: str, *, model_id: str, base_url: str, status: int | None) -> None:
+        super().__init__(message)
+        self.model_id = model_id
+        self.base_url = base_url
+        self.status = status
+
+
+class _FormatRejected(ModelCallError):
+    """The server refused the response_format it was sent (a 400/422 naming it)."""
+
+
+class ReplyParseError(ValueError):
+    """The model's reply did not validate, even after the allowed re-asks."""
+
+    def __init__(self, *, model_id: str, purpose: str, error: str, raw: str, attempts: int) -> None:
+        super().__init__(
+            f"model '{model_id}' ({purpose}): reply did not validate after {attempts} attempt(s): {error}\n"
+            f"last reply: {raw[:1000]}"
+        )
+        self.model_id = model_id
+        self.purpose = purpose
+        self.error = error
+        self.raw = raw
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """One chat request's reply (from the network or the cache) and what it cost."""
+
+    text: str
+    stats: CallStats
+    key: str
+    retries: int
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+_THINK_RE = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+def strip_thinking(text: str) -> str:
+    """Drop a leading <think>...</think> block that some reasoning servers leave in the content."""
+    return _THINK_RE.sub("", text, count=1)
+
+
+def extract_json_object(text: str) -> Any:
+    """The JSON object in a reply: code fences stripped, then the object starting at the first '{'
+    (or, failing that, the span from the first '{' to the last '}'). Raises ValueError."""
+    text = strip_thinking(text)
+    fenced = _FENCE_RE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("the reply contains no JSON object")
+    try:
+        return json.JSONDecoder().raw_decode(text, start)[0]
+    except json.JSONDecodeError as first_error:
+        end = text.rfind("}")
+        try:
+            return json.loads(text[start : end + 1])
+        except json.JSONDecodeError:
+            raise ValueError(f"the reply is not valid JSON: {first_error}") from None
+
+
+def describe_validation_error(exc: Exception) -> str:
+    """A short, model-readable statement of why a reply was rejected."""
+    if isinstance(exc, ValidationError):
+        parts = [f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]]
+        more = len(exc.errors()) - len(parts)
+        return "; ".join(parts) + (f"; and {more} more error(s)" if more > 0 else "")
+    return str(exc)[:PARSE_ERROR_MAX_CHARS]
+
+
+def parse_reply(text: str, schema: type[M]) -> M:
+    """Validate a reply as `schema`. Raises ValueError or pydantic.ValidationError."""
+    return schema.model_validate(extract_json_object(text))
+
+
+def schema_name(schema: type[BaseModel]) -> str:
+    """The response_format name: a-z, A-Z, 0-9, _ and -, at most 64 characters."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "reply"
+
+
+def response_format_for(mode: str, schema: type[BaseModel]) -> dict[str, Any] | None:
+    """The response_format to send in a structured-output mode ('none' sends none)."""
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": schema_name(schema), "schema": schema.model_json_schema()}}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def with_schema_instruction(messages: Messages, schema: type[BaseModel]) -> Messages:
+    """Messages with the JSON schema spelled out in the system message (for json_object / plain modes,
+    where the server does not receive the schema; json_object also requires the word JSON)."""
+    note = (
+        "Reply with one JSON object only (no prose, no code fences) that validates against this JSON schema:\n"
+        + json.dumps(schema.model_json_schema(), ensure_ascii=False)
+    )
+    if messages and messages[0].get("role") == "system":
+        first = dict(messages[0], content=f"{messages[0].get('content', '')}\n\n{note}")
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": note}, *messages]
+
+
+def reask_messages(messages: Messages, bad_reply: str, error: str) -> Messages:
+    """The conversation plus the rejected reply and a request for corrected JSON."""
+    return [
+        *messages,
+        {"role": "assistant", "content": bad_reply},
+        {
+            "role": "user",
+            "content": f"Your reply was rejected: {error}. Reply again with the corrected JSON object only.",
+        },
+    ]
+
+
+def _mentions_response_format(exc: openai.APIStatusError) -> bool:
+    text = f"{exc.message} {exc.body if exc.body is not None else ''}".lower()
+    return any(word in text for word in _FORMAT_WORDS)
+
+
+# -- the client -------------------------------------------------------------------------------
+
+
+class OpenAIChatClient:
+    """A ChatClient for one `provider: openai` ModelRef playing one role."""
+
+    def __init__(self, ref: ModelRef, *, role: str, cache: CallCache, seed: int, run_id: str | None = None) -> None:
+        if ref.provider != "openai":
+            raise ValueError(f"model '{ref.id}' has provider '{ref.provider}'; OpenAIChatClient needs provider openai")
+        self.ref = ref
+        self.model_id = ref.id
+        self.role = role
+        self.cache = cache
+        self.seed = seed
+        self.run_id = run_id
+        self.base_url = (ref.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._lock = threading.Lock()
+        self._client: openai.OpenAI | None = None
+        self._json_mode = ref.structured_output
+        if ref.structured_output == "auto":
+            self._json_mode = cache.json_mode(ref.model, self.base_url) or FORMAT_ORDER[0]
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(model_id={self.model_id!r}, role={self.role!r}, base_url={self.base_url!r})"
+
+    def with_seed(self, seed: int) -> OpenAIChatClient:
+        """The same client (shared connection and structured-output mode) with another sampling seed."""
+        twin = OpenAIChatClient(self.ref, role=self.role, cache=self.cache, seed=seed, run_id=self.run_id)
+        with self._lock:
+            twin._client, twin._json_mode = self._client, self._json_mode
+        return twin
+
+    @property
+    def json_mode(self) -> str:
+        """The structured-output mode JSON calls use now: json_schema, json_object or none."""
+        return self._json_mode
+
+    # -- key and SDK client --------------------------------------------------------------------
+
+    def _api_key(self) -> str:
+        env = self.ref.api_key_env
+        if env is None:
+            return NO_KEY_PLACEHOLDER
+        value = os.environ.get(env)
+        if not value:
+            raise MissingApiKeyError(
+                f"model '{self.model_id}' ({self.role}) needs an API key in the environment variable {env}, "
+                f"which is not set: export {env}=<your key> before running (the key is never read from the slate)"
+            )
+        return value
+
+    def check_credentials(self) -> None:
+        """Fail now (MissingApiKeyError) rather than at the first uncached call."""
+        self._sdk()
+
+    def _sdk(self) -> openai.OpenAI:
+        with self._lock:
+            if self._client is None:
+                self._client = openai.OpenAI(
+                    base_url=self.base_url,
+                    api_key=self._api_key(),
+                    timeout=self.ref.timeout_s,
+                    max_retries=self.ref.max_retries,
+                )
+            return self._client
+
+    def _redact(self, text: str) -> str:
+        """Remove the key (if a server echoed it) from text bound for errors or the ledger."""
+        env = self.ref.api_key_env
+        secret = os.environ.get(env) if env else None
+        if secret:
+            text = text.replace(secret, "***")
+        return text
+
+    # -- one request ---------------------------------------------------------------------------
+
+    def _settings(self, response_format: dict[str, Any] | None) -> dict[str, Any]:
+        ref = self.ref
+        return {
+            "temperature": ref.temperature,
+            "max_tokens": ref.max_tokens,
+            "reasoning_effort": (ref.reasoning_effort or "medium") if ref.thinking else None,
+            "extra_body": ref.extra_body,
+            "response_format": response_format,
+        }
+
+    def _request_kwargs(self, messages: Messages, settings: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.ref.model,
+            "messages": messages,
+            "temperature": settings["temperature"],
+            "max_tokens": settings["max_tokens"],
+            "seed": self.seed,
+        }
+        for name in ("reasoning_effort", "response_format"):
+            if settings[name] is not None:
+                kwargs[name] = settings[name]
+        if settings["extra_body"]:
+            kwargs["extra_body"] = settings["extra_body"]
+        return kwargs
+
+    def _stats(self, tokens_in: int, tokens_out: int, latency_s: float, cached: bool) -> CallStats:
+        cost = (tokens_in * self.ref.price_in_per_mtok + tokens_out * self.ref.price_out_per_mtok) / 1_000_000
+        return CallStats(
+            calls=0 if cached else 1,
+            cache_hits=1 if cached else 0,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            cost_usd=cost,
+            latency_s=latency_s,
+        )
+
+    def _request(self, messages: Messages, response_format: dict[str, Any] | None, purpose: str) -> _Outcome:
+        """One chat request: from the cache if this exact request finished before, else the network.
+        Not yet in the ledger (the caller records it once it knows whether the reply validates)."""
+        settings = self._settings(response_format)
+        key = CallCache.key(model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return self._outcome(hit, key, cached=True, retries=0)
+        sdk = self._sdk_or_record(purpose, key)
+        started = time.perf_counter()
+        try:
+            raw = sdk.chat.completions.with_raw_response.create(**self._request_kwargs(messages, settings))
+            completion = raw.parse()
+        except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the SDK's retries
+            raise self._failed(exc, purpose, key, time.perf_counter() - started, response_format) from None
+        latency = time.perf_counter() - started
+        reply = self._reply_from(completion, latency)
+        self.cache.put(key, model=self.ref.model, text=reply.text, tokens_in=reply.tokens_in,
+                       tokens_out=reply.tokens_out, latency_s=latency, finish_reason=reply.finish_reason)
+        return self._outcome(reply, key, cached=False, retries=raw.retries_taken)
+
+    def _sdk_or_record(self, purpose: str, key: str) -> openai.OpenAI:
+        """The SDK client; a missing key is recorded in the ledger before it is raised."""
+        try:
+            return self._sdk()
+        except MissingApiKeyError:
+            self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose,
+                              cached=False, ok=False, error=f"{self.ref.api_key_env} is not set", cache_key=key)
+            raise
+
+    @staticmethod
+    def _reply_from(completion: Any, latency: float) -> CachedReply:
+        choice = completion.choices[0] if completion.choices else None
+        usage = completion.usage
+        return CachedReply(
+            text=(choice.message.content if choice is not None else None) or "",
+            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
+            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            finish_reason=choice.finish_reason if choice is not None else None,
+        )
+
+    def _outcome(self, reply: CachedReply, key: str, *, cached: bool, retries: int) -> _Outcome:
+        stats = self._stats(reply.tokens_in, reply.tokens_out, reply.latency_s, cached)
+        return _Outcome(text=reply.text, stats=stats, key=key, retries=retries)
+
+    def _failed(
+        self,
+        exc: openai.APIError,
+        purpose: str,
+        key: str,
+        latency: float,
+        response_format: dict[str, Any] | None,
+    ) -> ModelCallError:
+        """Record a failed request and build the error to raise (redacted, no SDK exception chained)."""
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        detail = self._redact(str(exc.message))[:SERVER_MESSAGE_MAX_CHARS]
+        if isinstance(exc, openai.APITimeoutError):
+            what = f"timed out after {self.ref.timeout_s:g} s"
+        elif status is None:
+            what = f"connection failed ({detail})"
+        else:
+            what = f"HTTP {status}: {detail}"
+        retryable = status is None or status in (408, 409, 429) or status >= 500
+        retries = f" (SDK max_retries={self.ref.max_retries})" if retryable else ""
+        message = f"model '{self.model_id}' ({self.role}, {purpose}) at {self.base_url}: {what}{retries}"
+        self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose, cached=False,
+                          ok=False, latency_s=latency, error=what, cache_key=key)
+        rejected_format = (
+            response_format is not None and status in (400, 422) and isinstance(exc, openai.APIStatusError)
+            and _mentions_response_format(exc)
+        )
+        error_type = _FormatRejected if rejected_format else ModelCallError
+        return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
+
+    def _record(self, outcome: _Outcome, purpose: str, error: str | None = None) -> None:
+        s = outcome.stats
+        self.cache.record(
+            run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose,
+            cached=s.cache_hits > 0, ok=error is None, tokens_in=s.tokens_in, tokens_out=s.tokens_out,
+            cost_usd=s.cost_usd, latency_s=s.latency_s, retries=outcome.retries,
+            error=self._redact(error) if error else None, cache_key=outcome.key,
+        )
+
+    # -- the ChatClient protocol ---------------------------------------------------------------
+
+    def complete_text(self, messages: Messages, *, purpose: str) -> Reply[str]:
+        """Send the messages; return the assistant's text (a leading <think> block removed)."""
+        outcome = self._request(list(messages), None, purpose)
+        self._record(outcome, purpose)
+        return Reply(value=strip_thinking(outcome.text), raw=outcome.text, stats=outcome.stats)
+
+    def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
+        """Send the messages; return the reply validated as `schema`, re-asking on a reply that does
+        not validate (up to ref.parse_retries times), then ReplyParseError."""
+        conversation = list(messages)
+        total = CallStats()
+        attempts = self.ref.parse_retries + 1
+        for attempt in range(1, attempts + 1):
+            outcome = self._request_json(conversation, schema, purpose)
+            total = total + outcome.stats
+            try:
+                value = parse_reply(outcome.text, schema)
+            except (ValueError, ValidationError) as exc:
+                error = self._redact(describe_validation_error(exc))
+                self._record(outcome, purpose, error=f"reply did not validate: {error}")
+                if attempt == attempts:
+                    raise ReplyParseError(model_id=self.model_id, purpose=purpose, error=error,
+                                          raw=self._redact(outcome.text), attempts=attempts) from None
+                conversation = reask_messages(conversation, outcome.text, error)
+                continue
+            self._record(outcome, purpose)
+            return Reply(value=value, raw=outcome.text, stats=total)
+        raise AssertionError("unreachable")
+
+    def _request_json(self, messages: Messages, schema: type[BaseModel], purpose: str) -> _Outcome:
+        """One JSON request in the current structured-output mode, stepping down on a rejection."""
+        while True:
+            mode = self._json_mode
+            sent = messages if mode == "json_schema" else with_schema_instruction(messages, schema)
+            try:
+                return self._request(sent, response_format_for(mode, schema), purpose)
+            except _FormatRejected:
+                if self.ref.structured_output != "auto" or not self._step_down(mode):
+                    raise
+
+    def _step_down(self, rejected: str) -> bool:
+        """Remember that `rejected` does not work here; False when there is nothing left to try."""
+        with self._lock:
+            if self._json_mode == rejected:
+                position = FORMAT_ORDER.index(rejected)
+                if position + 1 >= len(FORMAT_ORDER):
+                    return False
+                self._json_mode = FORMAT_ORDER[position + 1]
+                self.cache.set_json_mode(self.ref.model, self.base_url, self._json_mode)
+            return True

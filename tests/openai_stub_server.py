@@ -1,0 +1,258 @@
+"""A real, scriptable OpenAI-compatible HTTP server for tests (127.0.0.1 only, stdlib only).
+
+It serves POST /v1/chat/completions (everything else is 404) from a background thread. A test
+plugs in a `handler(request_json)` that returns one of:
+
+* a `str`: sent as the assistant's content of a 200 chat.completion (with `usage`);
+* a `dict`: sent as the JSON body of a 200 reply, as is (build one with `chat_completion`);
+* a `StubResponse(status, body, headers)`: full control (429 with Retry-After, 400, 500, ...).
+
+Every request is recorded (path, headers, JSON body) in `server.requests`, so a test can count
+network calls or check the Authorization header.
+
+    with serve(ScriptedReplies(["hello"])) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="k")
+        ...
+        assert server.requests[0].headers["authorization"] == "Bearer k"
+
+`ScriptedReplies` plays a fixed queue of replies; `reject_response_formats` wraps a handler so the
+server answers 400 to the structured-output modes it "does not support".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_PATH = "/v1/chat/completions"
+
+
+@dataclass
+class StubResponse:
+    """A fully specified reply: status, JSON (dict) or text (str) body, extra headers."""
+
+    status: int = 200
+    body: dict[str, Any] | str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RecordedRequest:
+    """One request the server received. Header names are lower-cased."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: dict[str, Any] | None
+
+
+HandlerResult = str | dict[str, Any] | StubResponse
+Handler = Callable[[dict[str, Any]], HandlerResult]
+
+
+def _count_tokens(text: str) -> int:
+    return len(text.split())
+
+
+def chat_completion(
+    content: str,
+    *,
+    model: str = "stub-model",
+    prompt_tokens: int = 10,
+    completion_tokens: int | None = None,
+    finish_reason: str = "stop",
+) -> dict[str, Any]:
+    """A chat.completion body in the real wire format, with `usage`."""
+    completion_tokens = _count_tokens(content) if completion_tokens is None else completion_tokens
+    return {
+        "id": f"chatcmpl-stub-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def error_response(
+    status: int,
+    message: str,
+    *,
+    type_: str = "invalid_request_error",
+    param: str | None = None,
+    code: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> StubResponse:
+    """An error in OpenAI's shape: {"error": {"message", "type", "param", "code"}}."""
+    body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
+    return StubResponse(status=status, body=body, headers=dict(headers or {}))
+
+
+def rate_limited(retry_after: float | str = 1, message: str = "Rate limit reached") -> StubResponse:
+    """A 429 with a Retry-After header (seconds)."""
+    return error_response(
+        429, message, type_="rate_limit_error", code="rate_limit_exceeded", headers={"Retry-After": str(retry_after)}
+    )
+
+
+class ScriptedReplies:
+    """A handler that plays a queue of results in order; when empty it answers 500 'script exhausted'."""
+
+    def __init__(self, replies: Iterable[HandlerResult]) -> None:
+        self._queue: deque[HandlerResult] = deque(replies)
+        self._lock = threading.Lock()
+
+    def push(self, *replies: HandlerResult) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._queue)
+
+    def __call__(self, request_json: dict[str, Any]) -> HandlerResult:
+        with self._lock:
+            if not self._queue:
+                return error_response(500, "stub script exhausted", type_="server_error", headers={"x-should-retry": "false"})
+            return self._queue.popleft()
+
+
+def reject_response_formats(rejected: set[str], inner: Handler) -> Handler:
+    """Wrap `inner` so a request whose response_format type is in `rejected` gets a 400, like a
+    server without structured output support (e.g. {"json_schema"} or {"json_schema", "json_object"})."""
+
+    def handler(request_json: dict[str, Any]) -> HandlerResult:
+        kind = (request_json.get("response_format") or {}).get("type")
+        if kind in rejected:
+            return error_response(400, f"response_format type '{kind}' is not supported", param="response_format")
+        return inner(request_json)
+
+    return handler
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server: StubServer  # type: ignore[assignment]
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr access logs
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        self.server.record(RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+        if self.path.rstrip("/") != CHAT_PATH:
+            self._send(error_response(404, f"no route {self.path}", type_="not_found"))
+            return
+        if not isinstance(body, dict):
+            self._send(error_response(400, "request body is not a JSON object"))
+            return
+        self._send(self.server.dispatch(body))
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.server.record(RecordedRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
+        self._send(error_response(404, f"no route {self.path}", type_="not_found"))
+
+    def _send(self, result: HandlerResult) -> None:
+        response = _as_response(result)
+        payload = response.body if isinstance(response.body, str) else json.dumps(response.body or {})
+        data = payload.encode()
+        try:
+            self.send_response(response.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in response.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (e.g. its timeout fired): nothing to do
+
+
+def _as_response(result: HandlerResult) -> StubResponse:
+    if isinstance(result, StubResponse):
+        return result
+    if isinstance(result, str):
+        return StubResponse(200, chat_completion(result))
+    if isinstance(result, dict):
+        return StubResponse(200, result)
+    raise TypeError(f"stub handler returned {type(result).__name__}; expected str, dict or StubResponse")
+
+
+class StubServer(ThreadingHTTPServer):
+    """The running server. `handler` may be swapped between calls; `requests` lists what arrived."""
+
+    daemon_threads = True
+
+    def __init__(self, handler: Handler) -> None:
+        super().__init__(("127.0.0.1", 0), _RequestHandler)
+        self.handler = handler
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        """The requests to /v1/chat/completions (what a client's network-call count should match)."""
+        with self._lock:
+            return [r for r in self.requests if r.path.rstrip("/") == CHAT_PATH]
+
+    def record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def dispatch(self, body: dict[str, Any]) -> StubResponse:
+        """Run the test's handler; an exception in it becomes a 500 naming the exception."""
+        try:
+            return _as_response(self.handler(body))
+        except Exception as exc:  # noqa: BLE001 - report any handler bug to the client
+            return error_response(
+                500, f"stub handler raised {type(exc).__name__}: {exc}", type_="server_error",
+                headers={"x-should-retry": "false"},
+            )
+
+    def start(self) -> StubServer:
+        self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), name="openai-stub", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+@contextmanager
+def serve(handler: Handler) -> Iterator[StubServer]:
+    """Run a stub server for the duration of the block; yields it (use `.base_url`, `.requests`)."""
+    server = StubServer(handler).start()
+    try:
+        yield server
+    finally:
+        server.stop()

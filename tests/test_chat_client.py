@@ -1,0 +1,343 @@
+"""OpenAIChatClient and CallCache against a real HTTP stub server with the real openai client."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eyt_dagster.config import ModelRef
+from eyt_dagster.records import FinalVerdict
+from resources.call_cache import CallCache
+from resources.chat_client import (
+    MissingApiKeyError,
+    ModelCallError,
+    OpenAIChatClient,
+    ReplyParseError,
+    extract_json_object,
+)
+from openai_stub_server import (
+    ScriptedReplies,
+    StubResponse,
+    chat_completion,
+    error_response,
+    rate_limited,
+    reject_response_formats,
+    serve,
+)
+
+KEY_ENV = "EYT_TEST_STUB_KEY"
+SECRET = "sk-test-S3CRET-do-not-leak-0123456789"
+VALID = '{"completed": true, "satisfaction": 4, "rationale": "goal reached"}'
+MESSAGES = [{"role": "system", "content": "You are a judge."}, {"role": "user", "content": "Judge this dialogue."}]
+
+
+@pytest.fixture(autouse=True)
+def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, SECRET)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Iterator[CallCache]:
+    with CallCache(tmp_path / "calls.sqlite") as c:
+        yield c
+
+
+def make_ref(base_url: str, **overrides: Any) -> ModelRef:
+    fields: dict[str, Any] = dict(
+        id="stub/judge-1", provider="openai", model="stub-model", family="stub", base_url=base_url,
+        api_key_env=KEY_ENV, max_retries=2, parse_retries=2, timeout_s=10,
+    )
+    return ModelRef(**(fields | overrides))
+
+
+def make_client(server: Any, cache: CallCache, *, seed: int = 7, role: str = "judge", **overrides: Any) -> OpenAIChatClient:
+    return OpenAIChatClient(make_ref(server.base_url, **overrides), role=role, cache=cache, seed=seed, run_id="run-1")
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def test_text_reply_usage_cost_and_request(cache: CallCache) -> None:
+    replies = ScriptedReplies([chat_completion("Hello there.", prompt_tokens=1000, completion_tokens=500)])
+    with serve(replies) as server:
+        client = make_client(server, cache, price_in_per_mtok=2.0, price_out_per_mtok=10.0, temperature=0.3)
+        reply = client.complete_text(MESSAGES, purpose="respond")
+
+    assert reply.value == "Hello there." and reply.raw == "Hello there."
+    stats = reply.stats
+    assert (stats.calls, stats.cache_hits, stats.tokens_in, stats.tokens_out) == (1, 0, 1000, 500)
+    assert stats.cost_usd == pytest.approx(1000 * 2.0 / 1e6 + 500 * 10.0 / 1e6)
+    assert stats.latency_s > 0
+
+    [request] = server.chat_requests
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+    body = request.json
+    assert body["model"] == "stub-model" and body["messages"] == MESSAGES
+    assert (body["seed"], body["temperature"], body["max_tokens"]) == (7, 0.3, 1024)
+    assert "reasoning_effort" not in body and "response_format" not in body
+
+    [row] = cache.ledger("run-1")
+    assert row["role"] == "judge" and row["model_id"] == "stub/judge-1" and row["purpose"] == "respond"
+    assert row["ok"] and not row["cached"] and (row["tokens_in"], row["tokens_out"]) == (1000, 500)
+    assert row["cost_usd"] == pytest.approx(stats.cost_usd)
+
+
+def test_thinking_and_extra_body_are_sent(cache: CallCache) -> None:
+    with serve(ScriptedReplies(["<think>hmm</think>\nAnswer."])) as server:
+        client = make_client(server, cache, thinking=True, extra_body={"top_k": 20})
+        reply = client.complete_text(MESSAGES, purpose="respond")
+    assert reply.value == "Answer." and reply.raw.startswith("<think>")
+    body = server.chat_requests[0].json
+    assert body["reasoning_effort"] == "medium" and body["top_k"] == 20
+
+
+def test_no_api_key_env_sends_placeholder(cache: CallCache) -> None:
+    with serve(ScriptedReplies(["hi"])) as server:
+        make_client(server, cache, api_key_env=None).complete_text(MESSAGES, purpose="p")
+    assert server.chat_requests[0].headers["authorization"] == "Bearer not-needed"
+
+
+# -- JSON -----------------------------------------------------------------------------------------
+
+
+def test_json_reply_validated_with_json_schema(cache: CallCache) -> None:
+    with serve(ScriptedReplies([f"Sure! Here it is:\n```json\n{VALID}\n```"])) as server:
+        reply = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+    assert reply.value == FinalVerdict(completed=True, satisfaction=4, rationale="goal reached")
+    assert reply.stats.calls == 1
+    sent = server.chat_requests[0].json
+    assert sent["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "FinalVerdict", "schema": FinalVerdict.model_json_schema()},
+    }
+    assert sent["messages"] == MESSAGES  # the schema travels in response_format, not the prompt
+
+
+def test_invalid_json_is_reasked_with_the_error(cache: CallCache) -> None:
+    bad = '{"completed": true, "satisfaction": 9}'
+    with serve(ScriptedReplies([bad, VALID])) as server:
+        reply = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+    assert reply.value.satisfaction == 4
+    assert reply.stats.calls == 2 and reply.stats.tokens_out > 0
+    reask = server.chat_requests[1].json["messages"]
+    assert reask[:2] == MESSAGES and reask[2] == {"role": "assistant", "content": bad}
+    assert reask[3]["role"] == "user" and "satisfaction" in reask[3]["content"] and "5" in reask[3]["content"]
+    first, second = cache.ledger()
+    assert not first["ok"] and "satisfaction" in first["error"] and second["ok"]
+
+
+def test_always_invalid_raises_reply_parse_error(cache: CallCache) -> None:
+    with serve(ScriptedReplies(["not json at all"] * 5)) as server:
+        client = make_client(server, cache, parse_retries=2)
+        with pytest.raises(ReplyParseError) as info:
+            client.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    assert len(server.chat_requests) == 3
+    err = info.value
+    assert err.model_id == "stub/judge-1" and err.purpose == "final" and err.raw == "not json at all"
+    assert "no JSON object" in err.error and "stub/judge-1" in str(err)
+    assert [row["ok"] for row in cache.ledger()] == [False, False, False]
+
+
+def test_extract_json_object_variants() -> None:
+    assert extract_json_object('{"a": {"b": 1}} trailing {x}') == {"a": {"b": 1}}
+    assert extract_json_object('<think>{not this}</think>{"a": 2}') == {"a": 2}
+    assert extract_json_object('```\n{"a": 3}\n```') == {"a": 3}
+    with pytest.raises(ValueError):
+        extract_json_object("[1, 2]")
+
+
+# -- structured-output fallback -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rejected", "final_mode"),
+    [({"json_schema"}, "json_object"), ({"json_schema", "json_object"}, "none")],
+)
+def test_structured_output_falls_back_and_remembers(cache: CallCache, rejected: set[str], final_mode: str) -> None:
+    with serve(reject_response_formats(rejected, ScriptedReplies([VALID, VALID]))) as server:
+        client = make_client(server, cache)
+        assert client.complete_json(MESSAGES, FinalVerdict, purpose="final").value.satisfaction == 4
+        assert client.json_mode == final_mode
+        used = server.chat_requests[-1].json
+        assert (used.get("response_format") or {}).get("type") == (None if final_mode == "none" else final_mode)
+        assert "JSON schema" in used["messages"][0]["content"]  # the schema is now in the prompt
+        assert used["messages"][0]["content"].startswith("You are a judge.")
+
+        before = len(server.chat_requests)
+        client.complete_json([{"role": "user", "content": "Another dialogue."}], FinalVerdict, purpose="final")
+        assert len(server.chat_requests) == before + 1  # straight to the remembered mode
+        assert make_client(server, cache).json_mode == final_mode  # remembered for later runs too
+    assert [row["ok"] for row in cache.ledger()][: len(rejected)] == [False] * len(rejected)
+
+
+def test_explicit_json_schema_does_not_fall_back(cache: CallCache) -> None:
+    with serve(reject_response_formats({"json_schema"}, ScriptedReplies([VALID]))) as server:
+        client = make_client(server, cache, structured_output="json_schema")
+        with pytest.raises(ModelCallError) as info:
+            client.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    assert info.value.status == 400 and len(server.chat_requests) == 1
+
+
+# -- HTTP errors and retries ----------------------------------------------------------------------
+
+
+def test_429_with_retry_after_is_retried_after_the_delay(cache: CallCache) -> None:
+    with serve(ScriptedReplies([rate_limited(1), "ok after waiting"])) as server:
+        client = make_client(server, cache)
+        started = time.monotonic()
+        reply = client.complete_text(MESSAGES, purpose="respond")
+        elapsed = time.monotonic() - started
+    assert reply.value == "ok after waiting"
+    assert 0.95 <= elapsed < 3.0
+    assert len(server.chat_requests) == 2
+    assert reply.stats.calls == 1  # one logical call; the transport retry is in the ledger
+    [row] = cache.ledger()
+    assert row["ok"] and row["retries"] == 1
+
+
+def test_retry_after_beyond_two_minutes_is_not_retried(cache: CallCache) -> None:
+    with serve(ScriptedReplies([rate_limited(600), "never reached"])) as server:
+        with pytest.raises(ModelCallError) as info:
+            make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+    assert info.value.status == 429 and len(server.chat_requests) == 1
+
+
+def test_server_errors_exhaust_retries_and_raise(cache: CallCache) -> None:
+    failing = StubResponse(503, {"error": {"message": "overloaded"}}, {"retry-after-ms": "20"})
+    with serve(lambda body: failing) as server:
+        client = make_client(server, cache, max_retries=2)
+        with pytest.raises(ModelCallError) as info:
+            client.complete_text(MESSAGES, purpose="respond")
+    assert len(server.chat_requests) == 3
+    err = info.value
+    assert err.status == 503 and err.model_id == "stub/judge-1" and err.base_url == server.base_url
+    assert "503" in str(err) and server.base_url in str(err) and "stub/judge-1" in str(err)
+    assert err.__cause__ is None and err.__suppress_context__
+    [row] = cache.ledger()
+    assert not row["ok"] and "503" in row["error"]
+    assert len(cache) == 0  # failures are never cached
+
+
+def test_timeout_raises_model_call_error(cache: CallCache) -> None:
+    def slow(body: dict[str, Any]) -> str:
+        time.sleep(1.0)
+        return "too late"
+
+    with serve(slow) as server:
+        client = make_client(server, cache, timeout_s=0.3, max_retries=0)
+        with pytest.raises(ModelCallError, match="timed out"):
+            client.complete_text(MESSAGES, purpose="respond")
+
+
+# -- cache ------------------------------------------------------------------------------------------
+
+
+def test_cache_replays_identical_calls_without_network(cache: CallCache) -> None:
+    with serve(lambda body: f"reply #{len(server.requests)}") as server:
+        client = make_client(server, cache, price_in_per_mtok=1.0, price_out_per_mtok=1.0)
+        first = client.complete_text(MESSAGES, purpose="respond")
+        second = client.complete_text(MESSAGES, purpose="respond")
+        assert len(server.chat_requests) == 1
+        assert second.value == first.value
+        assert (second.stats.calls, second.stats.cache_hits) == (0, 1)
+        assert second.stats.tokens_out == first.stats.tokens_out and second.stats.cost_usd == first.stats.cost_usd
+
+        # a rerun: new client, same cache file, no key needed for a replay
+        rerun = OpenAIChatClient(client.ref, role="judge", cache=CallCache(cache.path), seed=7)
+        assert rerun.complete_text(MESSAGES, purpose="respond").value == first.value
+        assert len(server.chat_requests) == 1
+
+        make_client(server, cache, seed=8).complete_text(MESSAGES, purpose="respond")
+        assert len(server.chat_requests) == 2
+        make_client(server, cache, temperature=0.7).complete_text(MESSAGES, purpose="respond")
+        assert len(server.chat_requests) == 3
+        make_client(server, cache, max_tokens=99).complete_text(MESSAGES, purpose="respond")
+        assert len(server.chat_requests) == 4
+    rows = cache.ledger("run-1")
+    assert [row["cached"] for row in rows] == [False, True, False, False, False]
+    summary = cache.summary()["judge"]
+    assert summary["calls"] == 6 and summary["cache_hits"] == 2 and summary["network_calls"] == 4
+    assert summary["spent_usd"] < summary["cost_usd"]
+
+
+def test_cached_json_replay_includes_reasks(cache: CallCache) -> None:
+    with serve(ScriptedReplies(['{"completed": "maybe"}', VALID])) as server:
+        make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+        replay = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+    assert len(server.chat_requests) == 2
+    assert replay.value.satisfaction == 4 and (replay.stats.calls, replay.stats.cache_hits) == (0, 2)
+
+
+def test_cache_key_is_canonical() -> None:
+    base = dict(model="m", base_url="http://h/v1", messages=MESSAGES, seed=1)
+    a = CallCache.key(settings={"temperature": 0.0, "max_tokens": 5}, **base)
+    b = CallCache.key(settings={"max_tokens": 5, "temperature": 0.0}, **base | {"base_url": "http://h/v1/"})
+    assert a == b and len(a) == 64
+    assert a != CallCache.key(settings={"temperature": 0.0, "max_tokens": 5}, **base | {"seed": 2})
+
+
+def test_cache_is_thread_safe(cache: CallCache) -> None:
+    def work(i: int) -> None:
+        for j in range(25):
+            cache.put(f"k{i}-{j}", model="m", text="t", tokens_in=1, tokens_out=1, latency_s=0.1)
+            cache.record(role="simulator", model_id="m", purpose="p", cached=False, tokens_in=1)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(cache) == 200 and cache.summary()["simulator"]["tokens_in"] == 200
+
+
+# -- secrets and keys -------------------------------------------------------------------------------
+
+
+def test_key_never_reaches_cache_ledger_logs_or_errors(cache: CallCache, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = error_response(401, f"Incorrect API key provided: {SECRET}", type_="invalid_request_error")
+    with serve(ScriptedReplies([VALID, "not json", echo])) as server:
+        client = make_client(server, cache, parse_retries=0)
+        client.complete_json(MESSAGES, FinalVerdict, purpose="final")
+        with pytest.raises(ReplyParseError) as parse_error:
+            client.complete_json([{"role": "user", "content": "again"}], FinalVerdict, purpose="final")
+        with pytest.raises(ModelCallError) as call_error:
+            client.complete_text(MESSAGES, purpose="respond")
+    assert server.chat_requests[0].headers["authorization"] == f"Bearer {SECRET}"  # it was really sent
+    assert call_error.value.status == 401 and "***" in str(call_error.value)
+    texts = [str(parse_error.value), str(call_error.value), repr(client), caplog.text, json.dumps(cache.ledger())]
+    assert all(SECRET not in text for text in texts)
+    cache.close()  # checkpoint the WAL, then read every byte SQLite wrote
+    for path in cache.path.parent.glob(cache.path.name + "*"):
+        assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_missing_env_var_names_variable_model_and_fix(cache: CallCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    with serve(ScriptedReplies(["hi"])) as server:
+        make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+        monkeypatch.delenv(KEY_ENV)
+        client = make_client(server, cache)
+        assert client.complete_text(MESSAGES, purpose="respond").value == "hi"  # a replay needs no key
+        with pytest.raises(MissingApiKeyError) as info:
+            client.complete_text([{"role": "user", "content": "new"}], purpose="respond")
+        assert len(server.requests) == 1
+    assert cache.ledger()[-1]["error"] == f"{KEY_ENV} is not set"
+    message = str(info.value)
+    assert KEY_ENV in message and "stub/judge-1" in message and f"export {KEY_ENV}=" in message
+
+
+def test_stub_server_404s_other_paths() -> None:
+    import urllib.error
+    import urllib.request
+
+    with serve(ScriptedReplies([])) as server:
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(server.base_url + "/models", timeout=5)
+    assert info.value.code == 404
