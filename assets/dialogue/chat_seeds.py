@@ -1,7 +1,5 @@
 """chat_seeds: one ChatSEED per persona, written by the simulator (paper §3.3)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import pandas as pd

@@ -1,7 +1,5 @@
 """dialogue_turns: the multi-turn dialogues of one target on one pool (Algorithm 1)."""
 
-from __future__ import annotations
-
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 

@@ -1,8 +1,6 @@
 """intent_similarity: cosine similarities of intent descriptions per turn, the inputs of intent drift
 (Eq. 1) and directional alignment (SPEC §3.6), computed once per partition with sentence-transformers."""
 
-from __future__ import annotations
-
 import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset

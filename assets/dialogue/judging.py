@@ -1,7 +1,5 @@
 """judge_verdicts and final_intent_verdicts: the third-party judge on each dialogue (paper §3.5.2-3.5.3)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 

@@ -1,7 +1,5 @@
 """persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2, SPEC §3.1)."""
 
-from __future__ import annotations
-
 import random
 
 import pandas as pd

@@ -1,7 +1,5 @@
 """leaderboard: the headline table over every target x pool partition (reads all partitions)."""
 
-from __future__ import annotations
-
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 

@@ -1,0 +1,40 @@
+"""Shared fixtures: a temporary data directory, slate files, and in-process materialisation helpers."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+import yaml
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")
+
+from eyt_dagster.config import default_slate_path  # noqa: E402
+
+
+def write_slate(directory: Path, **overrides) -> Path:
+    """The default slate with overrides, written to directory/slate.yaml (small sizes for tests)."""
+    slate = yaml.safe_load(default_slate_path().read_text())
+    slate.update({"pool_size": 24, "dialogues_per_pool": 4, "t_max": 6})
+    slate.update(overrides)
+    path = directory / "slate.yaml"
+    path.write_text(yaml.safe_dump(slate, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    directory = tmp_path / "data"
+    directory.mkdir()
+    monkeypatch.setenv("EYT_DATA_DIR", str(directory))
+    return directory
+
+
+@pytest.fixture
+def slate_file(tmp_path, monkeypatch) -> Path:
+    path = write_slate(tmp_path)
+    monkeypatch.setenv("EYT_SLATE", str(path))
+    return path

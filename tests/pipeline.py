@@ -1,0 +1,38 @@
+"""Materialise the EYT graph in process, the way the jobs do, for tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import DagsterInstance, materialize
+
+from eyt_dagster.config import load_slate
+from eyt_dagster.definitions import ASSETS
+from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS, REPORT_ASSETS
+from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
+from resources.models import BenchmarkResource
+from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
+
+
+def resources_for(slate_path: Path, data_dir: Path) -> dict:
+    return {
+        "eyt": BenchmarkResource(slate_path=str(slate_path), data_dir=str(data_dir)),
+        "io_manager": WarehouseIOManager(database=str(data_dir / WAREHOUSE_FILE)),
+    }
+
+
+def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance | None = None) -> DagsterInstance:
+    """Pools, then every target x pool cell, then the reports; raises if any run fails."""
+    instance = instance or DagsterInstance.ephemeral()
+    slate = load_slate(slate_path)
+    known = set(instance.get_dynamic_partitions(TARGETS_PARTITION))
+    instance.add_dynamic_partitions(TARGETS_PARTITION, [t.id for t in slate.targets if t.id not in known])
+    resources = resources_for(slate_path, data_dir)
+    for pool in slate.pools:
+        materialize(ASSETS, selection=POOL_ASSETS, partition_key=pool, resources=resources, instance=instance)
+    for target in slate.targets:
+        for pool in slate.pools:
+            materialize(ASSETS, selection=DIALOGUE_ASSETS, partition_key=str(target_pool_key(target.id, pool)),
+                        resources=resources, instance=instance)
+    materialize(ASSETS, selection=REPORT_ASSETS, resources=resources, instance=instance)
+    return instance
