@@ -1,0 +1,83 @@
+"""The graph against a real OpenAI-compatible HTTP server on localhost, through the real openai client."""
+
+import duckdb
+import pytest
+
+from conftest import write_slate
+from eyt_dagster.prompts import render
+from openai_stub_server import serve
+from pipeline import materialize_all
+from role_play import RolePlay
+
+KEY = "sk-test-ab12cd34ef56"
+
+
+def remote(model_id, family, base_url, **extra):
+    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": family,
+            "base_url": base_url, "api_key_env": "EYT_TEST_KEY", "max_concurrency": 2, **extra}
+
+
+@pytest.fixture
+def remote_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("EYT_TEST_KEY", KEY)
+    role_play = RolePlay()
+    with serve(role_play) as server:
+        slate = write_slate(
+            tmp_path,
+            pools={"nemotron_usa": {"source": "fixture"}},
+            dialogues_per_pool=2,
+            t_max=4,
+            simulator=remote("sim-model", "fam-sim", server.base_url),
+            targets=[remote("chat-model", "fam-target", server.base_url, price_in_per_mtok=2.0, price_out_per_mtok=8.0)],
+            judges=[remote("judge-model", "fam-judge", server.base_url)],
+        )
+        data = tmp_path / "data"
+        data.mkdir()
+        materialize_all(slate, data)
+        first = len(server.chat_requests)
+        role_counts = dict(role_play.by_role)
+        materialize_all(slate, data)  # a rerun: everything is in the call cache
+        yield server, data, first, role_counts
+
+
+def test_remote_models_fill_every_table(remote_run):
+    server, data, first, roles = remote_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    turns = con.execute("SELECT * FROM dialogue.dialogue_turns ORDER BY seed_id, turn").df()
+    # the stub simulator reports achieved from the second reply on: every dialogue stops after 3 turns
+    assert list(turns.groupby("seed_id")["turn"].max()) == [3, 3]
+    assert turns["error"].isna().all() and (turns["target_model"] == "chat-model-v1").all()
+    assert roles["seed_generation"] == 2 and roles["perception"] == roles["target"] == 6
+    assert roles["judge_turn"] == 6 and roles["judge_final"] == 2
+    # cost = tokens x price per million, recorded per role
+    row = turns.iloc[0]
+    assert row["target_cost_usd"] == pytest.approx((row["target_tokens_in"] * 2.0 + row["target_tokens_out"] * 8.0) / 1e6)
+    board = con.execute("SELECT * FROM dialogue.leaderboard").df()
+    assert not board["is_baseline"].any() and board["target_cost_usd"].iloc[0] > 0
+    assert board["empathy_unweighted"].iloc[0] == pytest.approx((1 + 0.5 + 1 + 1 + 0.5) * 20)
+    con.close()
+
+
+def test_perception_and_generation_are_separate_requests(remote_run):
+    server, *_ = remote_run
+    prediction_prompt = render("perception", "system")
+    generation = [r.json for r in server.chat_requests if r.json["messages"][0]["content"] == render("target", "system")]
+    assert generation
+    for body in generation:
+        assert all(prediction_prompt not in m["content"] for m in body["messages"])
+        assert "response_format" not in body
+    perception = [r.json for r in server.chat_requests if r.json["messages"][0]["content"] == prediction_prompt]
+    assert len(perception) == len(generation)
+
+
+def test_key_travels_only_in_the_authorization_header(remote_run):
+    server, data, *_ = remote_run
+    assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in server.chat_requests)
+    for path in data.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), f"the API key leaked into {path}"
+
+
+def test_a_rerun_reissues_no_finished_call(remote_run):
+    server, _, first, _ = remote_run
+    assert first > 0 and len(server.chat_requests) == first
