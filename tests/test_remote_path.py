@@ -17,11 +17,12 @@ def remote(model_id, family, base_url, **extra):
             "base_url": base_url, "api_key_env": "EYT_TEST_KEY", "max_concurrency": 2, **extra}
 
 
-@pytest.fixture
-def remote_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("EYT_TEST_KEY", KEY)
+@pytest.fixture(scope="module")
+def remote_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("remote")
     role_play = RolePlay()
-    with serve(role_play) as server:
+    with pytest.MonkeyPatch.context() as monkeypatch, serve(role_play) as server:
+        monkeypatch.setenv("EYT_TEST_KEY", KEY)
         slate = write_slate(
             tmp_path,
             pools={"nemotron_usa": {"source": "fixture"}},

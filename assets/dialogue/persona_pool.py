@@ -8,7 +8,7 @@ from dagster import AssetExecutionContext, Output, asset
 from assets._output import now_utc, table_output
 from eyt_dagster.frames import persona_rows
 from eyt_dagster.partitions import pool_partitions
-from eyt_dagster.personas import deduplicate, occupation_age_stratum, sample, stratified_sample
+from eyt_dagster.sampling import draw_pool
 from eyt_dagster.tables import PersonaPoolFrame
 from resources.embeddings import embed
 from resources.models import BenchmarkResource
@@ -30,11 +30,10 @@ def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outp
     the seed (Pool A stratified by occupation group x age bucket), in a seeded evaluation order."""
     slate, pool = eyt.slate, context.partition_key
     records, where = load_pool_records(pool, slate.pools[pool])
-    dedup = deduplicate(records, embed([r.persona_text for r in records], slate.embedding_model), slate.dedup_threshold)
-    if pool == "nemotron_usa":
-        chosen = stratified_sample(dedup.kept, slate.pool_size, slate.seed, occupation_age_stratum)
-    else:
-        chosen = sample(dedup.kept, slate.pool_size, slate.seed)
+    chosen, dedup = draw_pool(
+        records, slate.pool_size, slate.seed, slate.dedup_threshold,
+        embed=lambda texts: embed(texts, slate.embedding_model), stratified=(pool == "nemotron_usa"),
+    )
     df = persona_rows(chosen)
     # The first `dialogues_per_pool` rows by this rank get ChatSEEDs: a seeded random order, so the
     # evaluation subset is a random draw from the sample rather than the lowest persona ids.
