@@ -23,6 +23,10 @@ from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_tar
 from eyt_dagster.partitions import partition_tags
 
 
+# The terminal shows one line per run; every event is still stored in the instance for the UI.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
 def _job(name: str):  # noqa: ANN202
     from eyt_dagster.definitions import defs
 
@@ -45,7 +49,8 @@ def _execute(factory, instance, tags: dict[str, str], label: str) -> bool:  # no
     from dagster import execute_job, reconstructable
 
     started = time.monotonic()
-    with execute_job(reconstructable(factory), instance=instance, tags=tags, raise_on_error=False) as result:
+    with execute_job(reconstructable(factory), instance=instance, tags=tags, raise_on_error=False,
+                     run_config=QUIET) as result:
         ok = result.success
         print(f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}")
         if not ok:

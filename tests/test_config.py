@@ -1,0 +1,62 @@
+"""Slate files: what a user gets back when one is wrong."""
+
+import pytest
+import yaml
+
+from conftest import write_slate
+from eyt_dagster.config import SlateError, load_slate
+
+
+def test_default_slate_is_embedded_baselines_only():
+    slate = load_slate()
+    assert slate.seed == 20260521 and slate.t_max == 10 and slate.alpha == 0.10 and slate.dialogues_per_pool == 100
+    assert all(m.is_baseline for m in [slate.simulator, *slate.targets, *slate.judges])
+    assert len(slate.targets) >= 2 and set(slate.pools) == {"nemotron_usa", "personamem_v2"}
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ({"t_max": "ten"}, "t_max: Input should be a valid integer"),
+        ({"alpha": 0.7}, "alpha: Input should be less than 0.5"),
+        ({"pools": {"wikipedia": {"source": "fixture"}}}, "unknown pool(s) ['wikipedia']"),
+        ({"targets": []}, "targets: List should have at least 1 item"),
+        ({"judge_scale": "five_point"}, "judge_scale: Input should be 'three_point' or 'binary'"),
+        ({"dialogue_per_pool": 3}, "dialogue_per_pool: Extra inputs are not permitted"),
+    ],
+)
+def test_invalid_slate_names_the_file_and_field(tmp_path, override, expected):
+    path = write_slate(tmp_path, **override)
+    with pytest.raises(SlateError) as err:
+        load_slate(path)
+    assert str(path) in str(err.value) and expected in str(err.value)
+
+
+def test_target_field_errors_point_at_the_target(tmp_path):
+    slate = yaml.safe_load(write_slate(tmp_path).read_text())
+    slate["targets"][1]["temperature"] = 5
+    slate["targets"][0]["id"] = "bad|id"
+    (tmp_path / "slate.yaml").write_text(yaml.safe_dump(slate))
+    message = str(pytest.raises(SlateError, load_slate, tmp_path / "slate.yaml").value)
+    assert "targets.1.temperature" in message and "targets.0.id" in message and "partition key" in message
+
+
+def test_remote_model_needs_an_endpoint(tmp_path):
+    remote = {"id": "gpt", "provider": "openai", "model": "gpt-4o-mini", "family": "openai"}
+    message = str(pytest.raises(SlateError, load_slate, write_slate(tmp_path, targets=[remote])).value)
+    assert "needs base_url" in message
+
+
+def test_target_of_the_judge_family_is_refused_unless_allowed(tmp_path):
+    same = {"id": "rubric-twin", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-judge"}
+    message = str(pytest.raises(SlateError, load_slate, write_slate(tmp_path, targets=[same])).value)
+    assert "self-preference" in message and "allow_same_family" in message
+    slate = load_slate(write_slate(tmp_path, targets=[same], allow_same_family=True))
+    assert slate.self_preference_risk("rubric-twin")
+
+
+def test_missing_and_malformed_files(tmp_path):
+    assert "does not exist" in str(pytest.raises(SlateError, load_slate, tmp_path / "nope.yaml").value)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("targets: [unclosed")
+    assert "not valid YAML" in str(pytest.raises(SlateError, load_slate, bad).value)
