@@ -13,8 +13,8 @@ $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/activate
-	$(BIN)/pip install --quiet --disable-pip-version-check "$(TORCH)"
-	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/pip install -qq --disable-pip-version-check "$(TORCH)"
+	$(BIN)/pip install -qq --disable-pip-version-check -e ".[test]"
 	touch $@
 
 install: $(VENV)/.installed

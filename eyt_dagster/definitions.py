@@ -6,25 +6,18 @@ warehouse `eyt.duckdb` and the call cache; `EYT_SLATE` names the slate (default:
 
 from __future__ import annotations
 
-import warnings
+from dagster import Definitions, in_process_executor
 
-from dagster import BetaWarning, PreviewWarning
-
-warnings.filterwarnings("ignore", category=BetaWarning)
-warnings.filterwarnings("ignore", category=PreviewWarning)
-
-from dagster import Definitions, in_process_executor  # noqa: E402
-
-from assets.dialogue.chat_seeds import chat_seeds  # noqa: E402
-from assets.dialogue.dialogue_turns import dialogue_turns  # noqa: E402
-from assets.dialogue.intent_similarity import intent_similarity  # noqa: E402
-from assets.dialogue.judging import final_intent_verdicts, judge_verdicts  # noqa: E402
-from assets.dialogue.persona_pool import persona_pool  # noqa: E402
-from assets.reports.leaderboard import leaderboard  # noqa: E402
-from eyt_dagster.config import slate_path_from_env  # noqa: E402
-from eyt_dagster.jobs import JOBS  # noqa: E402
-from resources.models import BenchmarkResource  # noqa: E402
-from resources.warehouse import WarehouseIOManager, data_dir, warehouse_path  # noqa: E402
+from assets.dialogue.chat_seeds import chat_seeds
+from assets.dialogue.dialogue_turns import dialogue_turns
+from assets.dialogue.intent_similarity import intent_similarity
+from assets.dialogue.judging import final_intent_verdicts, judge_verdicts
+from assets.dialogue.persona_pool import persona_pool
+from assets.reports.leaderboard import leaderboard
+from eyt_dagster.config import slate_path_from_env
+from eyt_dagster.jobs import JOBS
+from resources.models import BenchmarkResource
+from resources.warehouse import WarehouseIOManager, data_dir, warehouse_path
 
 ASSETS = [
     persona_pool,

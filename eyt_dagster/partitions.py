@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-
 from dagster import (
-    BetaWarning,
     DynamicPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
@@ -22,9 +19,7 @@ target_partitions = DynamicPartitionsDefinition(name=TARGETS_PARTITION)
 target_pool_partitions = MultiPartitionsDefinition({"target": target_partitions, "pool": pool_partitions})
 
 # A pool-partitioned upstream feeds each target x pool partition of the same pool.
-with warnings.catch_warnings():  # beta in Dagster 1.13; behaviour pinned by tests/test_pipeline.py
-    warnings.simplefilter("ignore", BetaWarning)
-    by_pool = MultiToSingleDimensionPartitionMapping(partition_dimension_name="pool")
+by_pool = MultiToSingleDimensionPartitionMapping(partition_dimension_name="pool")
 
 
 def target_pool_key(target: str, pool: str) -> MultiPartitionKey:

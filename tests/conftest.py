@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import pytest
 import yaml
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")
 
 from eyt_dagster.config import default_slate_path  # noqa: E402
 

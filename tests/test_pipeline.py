@@ -122,3 +122,18 @@ def test_runs_and_materialisations_are_recorded_in_the_instance(warehouse):
     assert len(records) == 4
     meta = records[0].asset_materialization.metadata
     assert {"dagster/row_count", "preview", "prompt_hash", "target_tokens"} <= set(meta)
+
+
+def test_sql_twin_reproduces_the_leaderboard(warehouse):
+    """sql/leaderboard.sql recomputes every headline number from the raw rows."""
+    from pathlib import Path
+
+    con, _ = warehouse  # read-only: the view is a temporary one
+    con.execute((Path(__file__).parents[1] / "sql" / "leaderboard.sql").read_text())
+    twin = con.execute("SELECT * FROM leaderboard_sql ORDER BY pool, target").df()
+    asset = con.execute(f"SELECT {', '.join(twin.columns)} FROM dialogue.leaderboard ORDER BY pool, target").df()
+    for column in twin.columns:
+        if twin[column].dtype.kind in "fi":
+            assert twin[column].to_numpy() == pytest.approx(asset[column].to_numpy(), abs=1e-9), column
+        else:
+            assert list(twin[column]) == list(asset[column]), column

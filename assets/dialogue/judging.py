@@ -54,9 +54,12 @@ def _judge_all(
         return [row for rows in pool.map(lambda job: work(*job), jobs) for row in rows]
 
 
-def _finish(rows: list[dict], columns: list[str], prompt: str) -> pd.DataFrame:
+def _finish(rows: list[dict], columns: list[str], prompt: str, eyt: BenchmarkResource) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=[*columns, *stat_column_names("judge_")])
+    models = {j.id: j.model for j in eyt.slate.judges}
+    df["judge_model"] = df["judge"].map(models)
     df["prompt_hash"] = prompt
+    df["slate_seed"] = eyt.slate.seed
     df["created_at"] = now_utc()
     return df
 
@@ -90,7 +93,7 @@ def judge_verdicts(
         return rows
 
     dialogues = _dialogues(dialogue_turns, chat_seeds)
-    df = _finish(_judge_all(judges, dialogues, work, _workers(eyt)), VERDICT_COLUMNS, TURN_PROMPT_HASH)
+    df = _finish(_judge_all(judges, dialogues, work, _workers(eyt)), VERDICT_COLUMNS, TURN_PROMPT_HASH, eyt)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     return table_output(df, judges=", ".join(j.model_id for j in judges), prompt_hash=TURN_PROMPT_HASH,
                         **stats_metadata("judge", _stats(df)))
@@ -116,7 +119,7 @@ def final_intent_verdicts(
             return [final_row(target_id, seed, judge.model_id, None, f"{type(exc).__name__}: {exc}")]
 
     dialogues = _dialogues(dialogue_turns, chat_seeds)
-    df = _finish(_judge_all(judges, dialogues, work, _workers(eyt)), FINAL_COLUMNS, FINAL_PROMPT_HASH)
+    df = _finish(_judge_all(judges, dialogues, work, _workers(eyt)), FINAL_COLUMNS, FINAL_PROMPT_HASH, eyt)
     return table_output(df, judges=", ".join(j.model_id for j in judges), prompt_hash=FINAL_PROMPT_HASH,
                         completed_share=float(df["completed"].mean()) if len(df) else 0.0,
                         **stats_metadata("judge", _stats(df)))

@@ -1,0 +1,84 @@
+-- leaderboard_sql: the EYT-Bench leaderboard recomputed from the raw rows (SPEC §3.6).
+-- It must equal the `leaderboard` asset (tests/test_pipeline.py checks it). Run it in the DuckDB CLI:
+--   duckdb data/eyt.duckdb < sql/leaderboard.sql      (creates the view; needs a writable file)
+--   duckdb -readonly data/eyt.duckdb -c "$(cat sql/leaderboard.sql | sed 's/CREATE OR REPLACE TEMP VIEW leaderboard_sql AS//')"
+-- alpha (the warm-up weight of turns 1 and 2, Eq. 4) is 0.10 here, the slate default: edit `params` to change it.
+CREATE OR REPLACE TEMP VIEW leaderboard_sql AS
+WITH params AS (SELECT 0.10 AS alpha),
+turns AS (
+    SELECT * FROM dialogue.dialogue_turns WHERE error IS NULL AND turn > 0
+),
+labels AS (
+    SELECT target, pool, count(DISTINCT seed_id) AS n_dialogues,
+           avg((gold_explicit_intent = pred_explicit_intent)::DOUBLE) AS explicit_acc,
+           avg((gold_latent_intent = pred_latent_intent)::DOUBLE) AS latent_acc,
+           avg((gold_emotion = pred_emotion)::DOUBLE) AS emotion_acc
+    FROM turns GROUP BY target, pool
+),
+-- macro-F1 over the emotion labels that occur in gold or predictions
+emotion_classes AS (
+    SELECT DISTINCT target, pool, gold_emotion AS label FROM turns
+    UNION SELECT DISTINCT target, pool, pred_emotion FROM turns
+),
+emotion_f1 AS (
+    SELECT c.target, c.pool,
+           avg(CASE WHEN 2 * tp + fp + fn = 0 THEN 0 ELSE 2 * tp / (2 * tp + fp + fn) END) AS emotion_macro_f1
+    FROM (
+        SELECT c.target, c.pool, c.label,
+               sum((t.gold_emotion = c.label AND t.pred_emotion = c.label)::DOUBLE) AS tp,
+               sum((t.gold_emotion <> c.label AND t.pred_emotion = c.label)::DOUBLE) AS fp,
+               sum((t.gold_emotion = c.label AND t.pred_emotion <> c.label)::DOUBLE) AS fn
+        FROM emotion_classes c JOIN turns t USING (target, pool)
+        GROUP BY c.target, c.pool, c.label
+    ) c GROUP BY c.target, c.pool
+),
+drift AS (  -- Eq. 1 per dialogue, then the mean over dialogues
+    SELECT target, pool, avg(d) AS drift
+    FROM (SELECT target, pool, seed_id, avg(1 - cos_gold_pred) AS d FROM dialogue.intent_similarity GROUP BY ALL)
+    GROUP BY target, pool
+),
+finals AS (  -- judges combined: majority vote (a tie is not completed), mean satisfaction
+    SELECT target, pool, avg((2 * votes > judges)::DOUBLE) AS ficr, avg((sat - 1) * 25) AS satisfaction
+    FROM (SELECT target, pool, seed_id, sum(completed::INT) AS votes, count(*) AS judges, avg(satisfaction) AS sat
+          FROM dialogue.final_intent_verdicts WHERE error IS NULL GROUP BY ALL)
+    GROUP BY target, pool
+),
+scored AS (  -- per turn, judges averaged, each dimension summed over its five sub-indicators (0-5)
+    SELECT target, pool, seed_id, turn,
+           avg(empathy_recognition + empathy_attribution + empathy_resonance + empathy_response + empathy_support) AS empathy,
+           avg(persona_style + persona_value + persona_culture + persona_memory + persona_security) AS persona,
+           avg(anthro_colloquial + anthro_emotional + anthro_flow + anthro_flexibility + anthro_rhythm) AS anthropomorphic
+    FROM dialogue.judge_verdicts WHERE error IS NULL GROUP BY ALL
+),
+weighted AS (  -- Eq. 3-4: weights regenerated at each dialogue's own length T
+    SELECT s.*, CASE WHEN n = 1 THEN 1.0 WHEN n = 2 THEN 0.5
+                     WHEN turn <= 2 THEN alpha ELSE (1 - 2 * alpha) / (n - 2) END AS w
+    FROM (SELECT *, count(*) OVER (PARTITION BY target, pool, seed_id) AS n FROM scored) s, params
+),
+subjective AS (
+    SELECT target, pool,
+           avg(we) * 20 AS empathy, avg(wp) * 20 AS persona, avg(wa) * 20 AS anthropomorphic
+    FROM (SELECT target, pool, seed_id, sum(w * empathy) AS we, sum(w * persona) AS wp, sum(w * anthropomorphic) AS wa
+          FROM weighted GROUP BY ALL)
+    GROUP BY target, pool
+),
+unweighted AS (
+    SELECT target, pool, avg(empathy) * 20 AS empathy_unweighted, avg(persona) * 20 AS persona_unweighted,
+           avg(anthropomorphic) * 20 AS anthropomorphic_unweighted
+    FROM scored GROUP BY target, pool
+),
+lengths AS (
+    SELECT target, pool, avg(t) AS mean_turns FROM (SELECT target, pool, seed_id, max(turn) AS t FROM turns GROUP BY ALL)
+    GROUP BY target, pool
+)
+SELECT l.target, l.pool, l.n_dialogues, l.explicit_acc, l.latent_acc, l.emotion_acc, f1.emotion_macro_f1,
+       d.drift, fi.ficr, fi.satisfaction, s.empathy, s.persona, s.anthropomorphic,
+       u.empathy_unweighted, u.persona_unweighted, u.anthropomorphic_unweighted, m.mean_turns
+FROM labels l
+LEFT JOIN emotion_f1 f1 USING (target, pool)
+LEFT JOIN drift d USING (target, pool)
+LEFT JOIN finals fi USING (target, pool)
+LEFT JOIN subjective s USING (target, pool)
+LEFT JOIN unweighted u USING (target, pool)
+LEFT JOIN lengths m USING (target, pool)
+ORDER BY l.pool, l.target;
