@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from eyt_dagster.records import CallStats, ChatSeed, Exchange, UserLabels
-from eyt_dagster.roles import Simulator, Target
+from eyt_dagster.roles import PER_ITEM_ERRORS, Simulator, Target
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
 
@@ -70,7 +70,7 @@ def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: in
             if consecutive_achieved >= ACHIEVED_TO_STOP:
                 break
             query, gold = nxt.value.user_text, nxt.value.labels
-    except Exception as exc:  # any failed or unparseable call: record it, keep the other dialogues going
+    except PER_ITEM_ERRORS as exc:  # a failed or unusable call: record it, keep the other dialogues going
         result.error = f"{type(exc).__name__}: {exc}"
     return result
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.records import (
     ChatSeed,
@@ -25,6 +25,15 @@ from eyt_dagster.records import (
 M = TypeVar("M", bound=BaseModel)
 
 Messages = list[dict[str, str]]
+
+# A call that failed in a way that belongs to one dialogue (an unusable reply, a server error after
+# retries): the dialogue or verdict becomes an error row and the rest of the partition goes on.
+# Anything else (a missing API key, a bug) fails the run, loudly.
+class RoleCallError(Exception):
+    """A model call failed for this item only; the chat client's errors derive from it."""
+
+
+PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)
 
 
 class ChatClient(Protocol):

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.config import ModelRef
 from eyt_dagster.records import CallStats, Reply
+from eyt_dagster.roles import RoleCallError
 from resources.call_cache import CallCache, CachedReply
 
 M = TypeVar("M", bound=BaseModel)
@@ -52,7 +53,7 @@ class MissingApiKeyError(RuntimeError):
     """The environment variable that should hold a model's API key is not set."""
 
 
-class ModelCallError(RuntimeError):
+class ModelCallError(RoleCallError, RuntimeError):
     """A chat call failed after the SDK's retries. Names the model, base URL and status; never the key."""
 
     def __init__(self, message: str, *, model_id: str, base_url: str, status: int | None) -> None:
@@ -66,7 +67,7 @@ class _FormatRejected(ModelCallError):
     """The server refused the response_format it was sent (a 400/422 naming it)."""
 
 
-class ReplyParseError(ValueError):
+class ReplyParseError(RoleCallError, ValueError):
     """The model's reply did not validate, even after the allowed re-asks."""
 
     def __init__(self, *, model_id: str, purpose: str, error: str, raw: str, attempts: int) -> None:

@@ -9,6 +9,7 @@ from eyt_dagster.dialogue import run_dialogue, run_dialogues
 from eyt_dagster.llm_roles import LLMTarget
 from eyt_dagster.prompts import render
 from eyt_dagster.records import ChatSeed, Exchange, Reply, SimulatorTurn, UserLabels
+from eyt_dagster.roles import RoleCallError
 
 LABELS = UserLabels(explicit_intent="seeking_advice", latent_intent="self_improvement", emotion="hope",
                     intent_description="wants a plan")
@@ -63,13 +64,22 @@ def test_a_failing_call_marks_the_dialogue_and_others_continue():
     class Flaky(EchoTarget):
         def respond(self, history, query):
             if "p2" in query:
-                raise RuntimeError("server said 500")
+                raise RoleCallError("server said 500")
             return super().respond(history, query)
 
     seeds = [SEED, SEED.model_copy(update={"seed_id": "nemotron_usa:p2", "first_query": "p2 question"})]
     results = run_dialogues(seeds, ScriptedSimulator(["achieved"] * 4), Flaky(), t_max=3, max_workers=1)
     assert results[0].error is None and len(results[0].turns) == 2
     assert "server said 500" in results[1].error
+
+
+def test_an_error_that_is_not_about_one_dialogue_fails_loudly():
+    class Broken(EchoTarget):
+        def perceive(self, history, query):
+            raise KeyError("a bug, or a missing API key: not something to record per dialogue")
+
+    with pytest.raises(KeyError):
+        run_dialogue(SEED, ScriptedSimulator(["achieved"] * 4), Broken(), t_max=3)
 
 
 def test_dialogues_run_in_parallel_but_keep_their_order():

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import write_slate
 from eyt_dagster.prompts import render
-from openai_stub_server import serve
+from openai_stub_server import StubResponse, serve
 from pipeline import materialize_all
 from role_play import RolePlay
 
@@ -82,3 +82,47 @@ def test_key_travels_only_in_the_authorization_header(remote_run):
 def test_a_rerun_reissues_no_finished_call(remote_run):
     server, _, first, _ = remote_run
     assert first > 0 and len(server.chat_requests) == first
+
+
+
+def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tmp_path, monkeypatch):
+    """The server fails every call that mentions one persona: its ChatSEED becomes an error row, the other
+    dialogues finish; once the server recovers, a rerun sends only that persona's calls."""
+    monkeypatch.setenv("EYT_TEST_KEY", KEY)
+    role_play = RolePlay()
+    state = {"broken": True, "victim": None}
+
+    def handler(request):
+        text = " ".join(m["content"] for m in request["messages"])
+        if role_play.role_of(request) == "seed_generation" and state["victim"] is None:
+            state["victim"] = request["messages"][-1]["content"].split("Persona:", 1)[-1].strip()[:60]
+        if state["broken"] and state["victim"] in text:
+            return StubResponse(500, {"error": {"message": "upstream exploded"}}, {"x-should-retry": "false"})
+        return role_play(request)
+
+    with serve(handler) as server:
+        slate = write_slate(
+            tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=3, t_max=3,
+            simulator=remote("sim-model", "fam-sim", server.base_url, max_retries=0, max_concurrency=1),
+            targets=[remote("chat-model", "fam-target", server.base_url, max_retries=0)],
+            judges=[remote("judge-model", "fam-judge", server.base_url, max_retries=0)],
+        )
+        data = tmp_path / "data"
+        data.mkdir()
+        instance = materialize_all(slate, data)
+        with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+            seeds = con.execute("SELECT seed_id, error FROM dialogue.chat_seeds ORDER BY seed_id").df()
+            dialogues = con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone()[0]
+        failed = seeds[seeds["error"].notna()]
+        assert len(failed) == 1 and "upstream exploded" in failed["error"].iloc[0] and "ModelCallError" in failed["error"].iloc[0]
+        assert dialogues == 2  # the other two dialogues were played and judged
+
+        before = len(server.chat_requests)
+        state["broken"] = False
+        materialize_all(slate, data, instance)
+        with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM dialogue.chat_seeds WHERE error IS NOT NULL").fetchone() == (0,)
+            assert con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone() == (3,)
+        resent = [" ".join(m["content"] for m in r.json["messages"]) for r in server.chat_requests[before:]]
+        # only the failed persona's seed, dialogue and verdicts were requested again; the rest came from the cache
+        assert resent and all(state["victim"] in text for text in resent)

@@ -9,6 +9,7 @@ from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.frames import persona_from_row, seed_row
 from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.prompts import prompt_hash
+from eyt_dagster.roles import PER_ITEM_ERRORS
 from eyt_dagster.records import CallStats
 from eyt_dagster.tables import ChatSeedsFrame
 from resources.models import BenchmarkResource
@@ -47,7 +48,7 @@ def chat_seeds(
             reply = simulator.generate_seed(persona, seed_id=seed_id)
             rows.append(seed_row(seed_id, persona, reply, None))
             stats = stats + reply.stats
-        except Exception as exc:  # kept as an error row; the next run retries exactly these
+        except PER_ITEM_ERRORS as exc:  # kept as an error row; the next run retries exactly these
             rows.append(seed_row(seed_id, persona, None, f"{type(exc).__name__}: {exc}"))
     df = pd.DataFrame(rows)
     df["simulator"] = simulator.model_id

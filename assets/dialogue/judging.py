@@ -19,7 +19,7 @@ from eyt_dagster.frames import (
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.records import CallStats, ChatSeed, Exchange
-from eyt_dagster.roles import Judge
+from eyt_dagster.roles import PER_ITEM_ERRORS, Judge
 from eyt_dagster.tables import FinalIntentVerdictsFrame, JudgeVerdictsFrame
 from resources.models import BenchmarkResource
 
@@ -88,7 +88,7 @@ def judge_verdicts(
         for turn in range(1, len(history) + 1):
             try:
                 rows.append(verdict_row(target_id, seed, turn, judge.model_id, judge.score_turn(seed, history, turn), None))
-            except Exception as exc:  # an error row; the asset check reports it and a rerun retries it
+            except PER_ITEM_ERRORS as exc:  # an error row; the asset check reports it and a rerun retries it
                 rows.append(verdict_row(target_id, seed, turn, judge.model_id, None, f"{type(exc).__name__}: {exc}"))
         return rows
 
@@ -115,7 +115,7 @@ def final_intent_verdicts(
         seed, history = dlg
         try:
             return [final_row(target_id, seed, judge.model_id, judge.judge_final(seed, history), None)]
-        except Exception as exc:
+        except PER_ITEM_ERRORS as exc:
             return [final_row(target_id, seed, judge.model_id, None, f"{type(exc).__name__}: {exc}")]
 
     dialogues = _dialogues(dialogue_turns, chat_seeds)
