@@ -9,6 +9,7 @@ from __future__ import annotations
 from dagster import Definitions, in_process_executor
 
 from assets.dialogue.chat_seeds import chat_seeds
+from assets.dialogue.dialogue_scores import dialogue_scores
 from assets.dialogue.dialogue_turns import dialogue_turns
 from assets.dialogue.intent_similarity import intent_similarity
 from assets.dialogue.judging import final_intent_verdicts, judge_verdicts
@@ -26,6 +27,7 @@ ASSETS = [
     judge_verdicts,
     final_intent_verdicts,
     intent_similarity,
+    dialogue_scores,
     leaderboard,
 ]
 

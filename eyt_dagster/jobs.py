@@ -10,6 +10,7 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "judge_verdicts"],
     ["dialogue", "final_intent_verdicts"],
     ["dialogue", "intent_similarity"],
+    ["dialogue", "dialogue_scores"],
 )
 REPORT_ASSETS = AssetSelection.assets(["dialogue", "leaderboard"])
 

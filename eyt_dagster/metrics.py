@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import f1_score
 
-from eyt_dagster.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100, RUBRIC, SATISFACTION_MIN
+from eyt_dagster.taxonomy import DIMENSION_NAMES, RUBRIC, SATISFACTION_MIN
 
 
 def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
@@ -72,29 +72,6 @@ def combine_final_verdicts(finals: pd.DataFrame, how: str = "mean") -> pd.DataFr
     return grouped[keys + ["completed", "satisfaction"]]
 
 
-def weighted_dimension_scores(sums: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Eq. 3 per dialogue: sum_t w_t s_t with weights regenerated at the dialogue's own length."""
-    rows = []
-    for (target, pool, seed_id), dlg in sums.sort_values("turn").groupby(["target", "pool", "seed_id"]):
-        w = warmup_weights(len(dlg), alpha)
-        row = {"target": target, "pool": pool, "seed_id": seed_id}
-        for name in DIMENSION_NAMES.values():
-            row[name] = float(np.dot(w, dlg[name].to_numpy()))
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["target", "pool", "seed_id", *DIMENSION_NAMES.values()])
-
-
 def satisfaction_to_100(satisfaction: pd.Series) -> pd.Series:
     """Map the judge's 1-5 satisfaction linearly onto 0-100."""
     return (satisfaction - SATISFACTION_MIN) * 25.0
-
-
-def subjective_scores(sums: pd.DataFrame, alpha: float) -> dict[str, float]:
-    """Weighted (Eq. 3, mean over dialogues) and unweighted (Eq. 2, mean over all judged turns) scores of
-    one target x pool cell, each on 0-100."""
-    weighted = weighted_dimension_scores(sums, alpha)
-    out: dict[str, float] = {}
-    for name in DIMENSION_NAMES.values():
-        out[name] = float(weighted[name].mean() * DIMENSION_TO_100)
-        out[f"{name}_unweighted"] = float(sums[name].mean() * DIMENSION_TO_100)
-    return out

@@ -137,6 +137,19 @@ IntentSimilarityFrame = create_dagster_pandas_dataframe_type(
 
 _share = dict(min_value=0.0, max_value=1.0, ignore_missing_vals=True)
 _score = dict(min_value=0.0, max_value=100.0, ignore_missing_vals=True)
+
+DialogueScoresFrame = create_dagster_pandas_dataframe_type(
+    name="DialogueScoresFrame",
+    description="dialogue.dialogue_scores: one row per finished dialogue with every per-dialogue metric.",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.integer_column("n_turns", min_value=1, non_nullable=True),
+        PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
+        PandasColumn.numeric_column("directional_alignment", min_value=-1.0, max_value=1.0, ignore_missing_vals=True),
+        *(PandasColumn.numeric_column(c, **_score) for c in ("satisfaction", "empathy", "persona", "anthropomorphic")),
+    ],
+)
 LeaderboardFrame = create_dagster_pandas_dataframe_type(
     name="LeaderboardFrame",
     description="dialogue.leaderboard: one row per target x pool with the headline metrics (SPEC §3.6).",

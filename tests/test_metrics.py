@@ -5,6 +5,8 @@ import pandas as pd
 import pytest
 
 from eyt_dagster import metrics
+from eyt_dagster.dialogue_scores import weighted_by_dialogue
+from eyt_dagster.leaderboard import aggregate
 from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
 
 
@@ -46,10 +48,18 @@ def _verdicts(rows):
 def test_short_early_stopped_dialogue_weighted_and_unweighted():
     # Dialogue a stops at T = 3 with empathy sums 5, 1, 2; dialogue b runs T = 2 with 4, 2.
     sums = metrics.dimension_sums(_verdicts([("a", 1, 5), ("a", 2, 1), ("a", 3, 2), ("b", 1, 4), ("b", 2, 2)]))
-    scores = metrics.subjective_scores(sums, alpha=0.10)
+    per_dialogue = weighted_by_dialogue(sums, alpha=0.10)
+    per_dialogue["n_turns"] = per_dialogue["n_judged_turns"]
+    for short in ("explicit", "latent", "emotion"):
+        per_dialogue[f"{short}_correct"] = 0
+    per_dialogue["drift"] = per_dialogue["satisfaction"] = 0.0
+    per_dialogue["completed"] = False
+    scores = aggregate(per_dialogue)
     weighted_a = 0.1 * 5 + 0.1 * 1 + 0.8 * 2  # = 2.2
     weighted_b = 0.5 * 4 + 0.5 * 2  # = 3.0
     assert scores["empathy"] == pytest.approx((weighted_a + weighted_b) / 2 * 20)  # 52.0
+    a = per_dialogue.set_index("seed_id").loc["a"]
+    assert a["empathy_early"] == 3.0 and a["empathy_late"] == 2.0  # warm-up split: turns 1-2 vs 3+
     assert scores["empathy_unweighted"] == pytest.approx((5 + 1 + 2 + 4 + 2) / 5 * 20)  # 56.0
     assert scores["persona"] == 0.0
 

@@ -16,7 +16,7 @@ LOGIC_VERSION = "1"
     group_name="reports",
     ins={
         name: AssetIn(key=["dialogue", name])
-        for name in ("dialogue_turns", "judge_verdicts", "final_intent_verdicts", "intent_similarity")
+        for name in ("dialogue_scores", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
     },
     dagster_type=LeaderboardFrame,
     code_version=LOGIC_VERSION,
@@ -24,14 +24,14 @@ LOGIC_VERSION = "1"
 def leaderboard(
     context: AssetExecutionContext,
     eyt: BenchmarkResource,
+    dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
-    intent_similarity: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
     subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
-    board = build_leaderboard(eyt.slate, dialogue_turns, judge_verdicts, final_intent_verdicts, intent_similarity)
+    board = build_leaderboard(eyt.slate, dialogue_scores, dialogue_turns, judge_verdicts, final_intent_verdicts)
     board["created_at"] = now_utc()
     baselines = sorted(board.loc[board["is_baseline"], "target"].unique()) if len(board) else []
     note = (f"Rows for {', '.join(baselines)} are {BASELINE_NOTE}s: reference points, not evaluations of a model."

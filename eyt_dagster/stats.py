@@ -1,0 +1,214 @@
+"""Statistics behind the analysis tables (SPEC §3.6): bootstrap intervals clustered by dialogue, agreement
+coefficients and rank correlations. Pure functions over numpy / pandas; no Dagster, no I/O.
+
+The coefficients delegate to well-kept implementations (scipy.stats, scikit-learn, the `krippendorff`
+package); this module only fixes the options (tie handling, level of measurement, label sets) and the
+missing-value rules. Bootstraps resample units (dialogues) with a (resamples x n) index matrix drawn from
+`numpy.random.default_rng(seed)`, exactly as scipy.stats.bootstrap does, and report percentile intervals
+(numpy's linear quantiles). Completion voting lives in metrics.combine_final_verdicts.
+"""
+
+from __future__ import annotations
+
+import warnings
+from itertools import combinations
+from typing import Literal, Sequence
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats as sps
+from sklearn.metrics import cohen_kappa_score
+
+NAN = float("nan")
+
+
+def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
+    """Percentile interval of bootstrap draws; resamples whose statistic is undefined (NaN) are skipped."""
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return NAN, NAN
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(draws, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def _indices(n: int, resamples: int, seed: int | None) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+def bootstrap_mean_ci(
+    values: ArrayLike, *, resamples: int = 1000, seed: int | None, level: float = 0.95
+) -> tuple[float, float, float]:
+    """Mean of per-unit values (one per dialogue) with a percentile bootstrap interval. NaN values are
+    dropped first; with fewer than two units the interval is (nan, nan)."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return NAN, NAN, NAN
+    est = float(x.mean())
+    if x.size < 2:
+        return est, NAN, NAN
+    return (est, *_interval(x[_indices(x.size, resamples, seed)].mean(axis=1), level))
+
+
+def bootstrap_ratio_ci(
+    numerators: ArrayLike, denominators: ArrayLike, *, resamples: int = 1000, seed: int | None,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
+    """Pooled mean sum(num) / sum(den) with units (dialogues) resampled, e.g. per-dialogue sums of turn
+    scores over per-dialogue turn counts. Units with NaN on either side are dropped; a resample whose
+    denominators sum to 0 is skipped."""
+    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    keep = ~(np.isnan(num) | np.isnan(den))
+    num, den = num[keep], den[keep]
+    est = float(num.sum() / den.sum()) if den.sum() != 0 else NAN
+    if num.size < 2:
+        return est, NAN, NAN
+    idx = _indices(num.size, resamples, seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        draws = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    draws[~np.isfinite(draws)] = np.nan
+    return (est, *_interval(draws, level))
+
+
+def class_counts(gold: Sequence, predicted: Sequence, labels: Sequence) -> np.ndarray:
+    """(n_classes x 3) array of (tp, fp, fn) per label for one unit's turns."""
+    g, p = np.asarray(gold, dtype=object), np.asarray(predicted, dtype=object)
+    return np.array([[np.sum((g == c) & (p == c)), np.sum((g != c) & (p == c)), np.sum((g == c) & (p != c))]
+                     for c in labels], dtype=float).reshape(len(labels), 3)
+
+
+def _macro_f1(pooled: np.ndarray) -> np.ndarray:
+    """Macro-F1 of pooled (..., n_classes, 3) counts over the classes with tp + fp + fn > 0."""
+    tp, fp, fn = pooled[..., 0], pooled[..., 1], pooled[..., 2]
+    present = (tp + fp + fn) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = np.where(present, 2 * tp / (2 * tp + fp + fn), 0.0)
+        return f1.sum(axis=-1) / present.sum(axis=-1)
+
+
+def bootstrap_macro_f1_ci(
+    per_unit_counts: ArrayLike, *, resamples: int = 1000, seed: int | None, level: float = 0.95
+) -> tuple[float, float, float]:
+    """Macro-F1 of counts pooled over units (n_units x n_classes x 3 of tp, fp, fn), units resampled. A
+    class counts in a resample when it occurs in gold or predictions there, which is sklearn's
+    f1_score(average="macro") on the pooled labels."""
+    counts = np.asarray(per_unit_counts, dtype=float)
+    if counts.shape[0] == 0:
+        return NAN, NAN, NAN
+    est = float(_macro_f1(counts.sum(axis=0)))
+    if counts.shape[0] < 2:
+        return est, NAN, NAN
+    draws = _macro_f1(counts[_indices(counts.shape[0], resamples, seed)].sum(axis=1))
+    return (est, *_interval(draws, level))
+
+
+def paired_bootstrap_diff(
+    a: ArrayLike, b: ArrayLike, *, resamples: int = 1000, seed: int | None, level: float = 0.95
+) -> dict[str, float | bool | int]:
+    """Mean of a - b over units aligned on the same ChatSEEDs (pairs with NaN on either side dropped), its
+    bootstrap interval, whether the interval excludes 0, and the number n of pairs used."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired values differ in length: {x.shape} vs {y.shape}")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    diff, low, high = bootstrap_mean_ci(x[keep] - y[keep], resamples=resamples, seed=seed, level=level)
+    excludes = bool(low > 0 or high < 0)  # False when the interval is NaN
+    return {"diff": diff, "low": low, "high": high, "excludes_zero": excludes, "n": int(keep.sum())}
+
+
+def krippendorff_alpha(
+    ratings: ArrayLike, level: Literal["nominal", "ordinal", "interval"],
+    value_domain: Sequence[float] | None = None,
+) -> float:
+    """Krippendorff's alpha of a (raters x units) matrix, NaN = missing, via the `krippendorff` package.
+
+    The value domain defaults to the sorted distinct ratings. For ordinal data the order is the numeric
+    order of the values, and the distance between two values sums the pairable counts of the values
+    between them, so a declared value nobody used weighs nothing: passing the whole scale (as
+    human_alignment does) gives the same alpha and additionally rejects out-of-scale ratings. Returns NaN
+    with fewer than 2 raters, no unit rated by 2 raters, or a single value used throughout (alpha is 0/0).
+    """
+    data = np.asarray(ratings, dtype=float)
+    if data.ndim != 2 or data.shape[0] < 2:
+        return NAN
+    if not ((~np.isnan(data)).sum(axis=0) >= 2).any():
+        return NAN
+    observed = np.unique(data[~np.isnan(data)])
+    if observed.size < 2:
+        return NAN
+    domain = observed if value_domain is None else np.asarray(sorted(value_domain), dtype=float)
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=domain))
+
+
+def quadratic_weighted_kappa(a: ArrayLike, b: ArrayLike, labels: Sequence[float]) -> float:
+    """Cohen's kappa with quadratic weights between two raters' scores.
+
+    `labels` is the ordered scale (e.g. the half-point grid 0, 0.5, ..., 5). Each score is mapped to its
+    integer position on that scale and sklearn is given the full position list, so the weight of a
+    disagreement is the squared number of grid steps even for steps nobody used (the observed values
+    alone would squeeze the scale). Pairs with a NaN are dropped; a score off the scale raises; NaN when
+    kappa is undefined (fewer than 2 pairs or no variation)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    scale = np.asarray(sorted(labels), dtype=float)
+    pos = {float(v): i for i, v in enumerate(scale)}
+    bad = sorted({float(v) for v in np.concatenate([x, y]) if float(v) not in pos})
+    if bad:
+        raise ValueError(f"scores not on the label scale {scale.tolist()}: {bad}")
+    if x.size < 2:
+        return NAN
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        k = cohen_kappa_score([pos[float(v)] for v in x], [pos[float(v)] for v in y],
+                              labels=list(range(len(scale))), weights="quadratic")
+    return float(k)
+
+
+def _rank_input(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray] | None:
+    """Pairs without NaN, or None when a correlation is undefined (fewer than 2 pairs, constant side)."""
+    u, v = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~(np.isnan(u) | np.isnan(v))
+    u, v = u[keep], v[keep]
+    if u.size < 2 or np.all(u == u[0]) or np.all(v == v[0]):
+        return None
+    return u, v
+
+
+def pearson_r(x: ArrayLike, y: ArrayLike) -> float:
+    """Pearson correlation (scipy); NaN pairs dropped, NaN for constant input."""
+    pair = _rank_input(x, y)
+    return NAN if pair is None else float(sps.pearsonr(*pair).statistic)
+
+
+def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
+    """Spearman correlation (scipy: Pearson on average ranks, so ties share a rank); NaN pairs dropped,
+    NaN for constant input."""
+    pair = _rank_input(x, y)
+    return NAN if pair is None else float(sps.spearmanr(*pair).statistic)
+
+
+def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
+    """Kendall's tau-b (scipy's default variant, corrected for ties on either side); NaN pairs dropped,
+    NaN for constant input."""
+    pair = _rank_input(x, y)
+    return NAN if pair is None else float(sps.kendalltau(*pair, variant="b").statistic)
+
+
+def rank_flips(scores: pd.DataFrame) -> list[tuple[object, object, object, object]]:
+    """Pairs of targets (index) whose strict order differs between two settings (columns).
+
+    A flip (setting_a, setting_b, target_i, target_j) needs i and j strictly ordered in both settings, in
+    opposite directions: a tie (or a NaN) in either setting is not a flip. Settings follow column order
+    and targets index order."""
+    flips = []
+    for sa, sb in combinations(scores.columns, 2):
+        for ti, tj in combinations(scores.index, 2):
+            da = np.sign(scores.at[ti, sa] - scores.at[tj, sa])
+            db = np.sign(scores.at[ti, sb] - scores.at[tj, sb])
+            if da * db < 0:
+                flips.append((sa, sb, ti, tj))
+    return flips
