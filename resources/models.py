@@ -57,11 +57,15 @@ class BenchmarkResource(ConfigurableResource):
             return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
         return LLMTarget(self._client(ref, "target", run_id))
 
+    def _judge(self, ref: ModelRef, run_id: str | None) -> Judge:
+        if ref.is_baseline:
+            return make_embedded("judge", ref, seed=self.slate.seed, scale=self.slate.scale)
+        return LLMJudge(self._client(ref, "judge", run_id), self.slate.scale)
+
     def judges(self, run_id: str | None = None) -> list[Judge]:
-        out: list[Judge] = []
-        for ref in self.slate.judges:
-            if ref.is_baseline:
-                out.append(make_embedded("judge", ref, seed=self.slate.seed, scale=self.slate.scale))
-            else:
-                out.append(LLMJudge(self._client(ref, "judge", run_id), self.slate.scale))
-        return out
+        return [self._judge(ref, run_id) for ref in self.slate.judges]
+
+    def replacement_judge(self, run_id: str | None = None) -> Judge | None:
+        """The cross-judge ablation's judge of a third family, when the slate names one."""
+        ref = self.slate.replacement_judge
+        return self._judge(ref, run_id) if ref else None

@@ -279,3 +279,33 @@ def test_make_embedded_rejects_unknown_names() -> None:
         make_embedded("target", ref("gpt-9"), seed=SEED, scale=(0.0, 1.0))
     with pytest.raises(ValueError, match="roles are"):
         make_embedded("narrator", ref("reflective"), seed=SEED, scale=(0.0, 1.0))
+
+
+def test_judge_calibrations_order_strict_standard_lenient(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
+    scale = JUDGE_SCALES["three_point"]
+    history, *_ = run_dialogue(sim, ReflectiveTarget("r"), seeds[0])
+    judges = [RubricJudge(c, scale, c) for c in ("strict", "standard", "lenient")]
+    totals = []
+    for judge in judges:
+        scores = [judge.score_turn(seeds[0], history, t).value for t in range(1, len(history) + 1)]
+        rows = [[getattr(s, c) for c in SUBSCORE_COLUMNS] for s in scores]
+        assert all(v in (0.0, 1.0) for row in rows for v in row) or judge.calibration == "standard"
+        totals.append(sum(map(sum, rows)))
+    assert totals[0] < totals[1] < totals[2]  # the rules award some partial credit on this dialogue
+    with pytest.raises(ValueError, match="calibration"):
+        RubricJudge("x", scale, "harsh")
+
+
+def test_thinking_flag_makes_the_reflective_baseline_deliberate(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
+    quick = make_embedded("target", ref("reflective"), seed=SEED, scale=(0.0, 1.0))
+    deliberate = make_embedded("target", ModelRef(id="r-think", provider="embedded", model="reflective",
+                                                  family="eyt-baseline", thinking=True), seed=SEED, scale=(0.0, 1.0))
+    differs = 0
+    for seed in seeds:
+        history, *_ = run_dialogue(sim, quick, seed)
+        for t in range(1, len(history)):
+            a = quick.perceive(history[:t], history[t].user_text).value
+            b = deliberate.perceive(history[:t], history[t].user_text).value
+            assert_labels(b)
+            differs += a != b
+    assert differs > 0  # weighing the whole dialogue changes some predictions

@@ -16,12 +16,16 @@ from eyt_dagster.baselines.targets import ReflectiveTarget, TerseTarget
 from eyt_dagster.config import ModelRef
 from eyt_dagster.roles import Judge, Simulator, Target
 
-# role -> embedded model name -> constructor(model_id, seed, scale)
-EMBEDDED: dict[str, dict[str, Callable[[str, int, tuple[float, ...]], Simulator | Target | Judge]]] = {
-    "simulator": {"agenda-simulator": lambda mid, seed, scale: AgendaSimulator(mid, seed)},
-    "target": {"reflective": lambda mid, seed, scale: ReflectiveTarget(mid),
-               "terse": lambda mid, seed, scale: TerseTarget(mid)},
-    "judge": {"rubric-heuristic": lambda mid, seed, scale: RubricJudge(mid, scale)},
+# role -> embedded model name -> constructor(ref, seed, scale)
+EMBEDDED: dict[str, dict[str, Callable[[ModelRef, int, tuple[float, ...]], Simulator | Target | Judge]]] = {
+    "simulator": {"agenda-simulator": lambda ref, seed, scale: AgendaSimulator(ref.id, seed)},
+    "target": {"reflective": lambda ref, seed, scale: ReflectiveTarget(ref.id, deliberate=ref.thinking),
+               "terse": lambda ref, seed, scale: TerseTarget(ref.id)},
+    "judge": {
+        "rubric-heuristic": lambda ref, seed, scale: RubricJudge(ref.id, scale),
+        "rubric-heuristic-strict": lambda ref, seed, scale: RubricJudge(ref.id, scale, "strict"),
+        "rubric-heuristic-lenient": lambda ref, seed, scale: RubricJudge(ref.id, scale, "lenient"),
+    },
 }
 
 
@@ -46,7 +50,7 @@ def make_embedded(role: str, ref: ModelRef, *, seed: int, scale: tuple[float, ..
             f"model '{ref.id}' asks for embedded {role} '{ref.model}', which does not exist; "
             f"available embedded models are {available} (or use provider: openai for a real model)"
         )
-    return models[ref.model](ref.id, seed, scale)
+    return models[ref.model](ref, seed, scale)
 
 
 __all__ = ["EMBEDDED", "AgendaSimulator", "ReflectiveTarget", "RubricJudge", "TerseTarget", "make_embedded"]

@@ -195,18 +195,33 @@ RULES: dict[str, Callable[[TurnContext], Verdict]] = {f.__name__: f for f in (
 assert tuple(RULES) == SUBSCORE_COLUMNS
 
 
+# Calibration variants (for ensembles and the cross-judge ablation on the embedded slate): the same rules,
+# with every partial credit (0.5) taken as a miss (strict) or as a hit (lenient). A real judge of another
+# family shifts scores in a similar global way (paper Table 14).
+CALIBRATIONS = ("standard", "strict", "lenient")
+
+
 def snap(value: float, scale: tuple[float, ...]) -> float:
     """The nearest allowed value; a tie (0.5 on the binary scale) goes to the lower one."""
     return min(scale, key=lambda s: (abs(s - value), s))
 
 
+def calibrate(value: float, calibration: str) -> float:
+    """Apply a calibration variant to a rule's raw score before snapping it to the scale."""
+    if value == 0.5 and calibration != "standard":
+        return 0.0 if calibration == "strict" else 1.0
+    return value
+
+
 class RubricJudge:
     """Scores turns with `RULES` and the final intent with coverage + closure (see `judge_final`)."""
 
-    def __init__(self, model_id: str, scale: tuple[float, ...]) -> None:
+    def __init__(self, model_id: str, scale: tuple[float, ...], calibration: str = "standard") -> None:
         if not scale or any(not 0 <= s <= 1 for s in scale):
             raise ValueError(f"judge '{model_id}': scale {scale} must be values in [0, 1]")
-        self.model_id, self.scale = model_id, tuple(sorted(scale))
+        if calibration not in CALIBRATIONS:
+            raise ValueError(f"judge '{model_id}': calibration '{calibration}' is not one of {CALIBRATIONS}")
+        self.model_id, self.scale, self.calibration = model_id, tuple(sorted(scale)), calibration
 
     def score_turn(self, seed: ChatSeed, history: list[Exchange], turn: int) -> Reply[TurnScores]:
         """Score the reply of exchange `turn` (1-based) in the context of the turns before it."""
@@ -218,7 +233,7 @@ class RubricJudge:
         values, notes = {}, []
         for name, rule in RULES.items():
             raw, why = rule(ctx)
-            values[name] = snap(float(raw), self.scale)
+            values[name] = snap(calibrate(float(raw), self.calibration), self.scale)
             notes.append(f"{name}={values[name]:g} ({why})")
         scores = TurnScores(**values, rationale="; ".join(notes))
         return Reply(value=scores, raw=scores.model_dump_json())

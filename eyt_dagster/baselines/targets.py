@@ -20,6 +20,10 @@ from eyt_dagster.records import Exchange, Reply, UserLabels
 
 # Weight of the query and of the previous user turns (most recent first) when scoring cues.
 HISTORY_WEIGHTS = {"explicit": (1.0,), "latent": (1.0, 0.5, 0.25), "emotion": (1.0, 0.3)}
+# With `thinking: true` in the slate the reflective baseline deliberates: its perception weighs every
+# earlier user turn (decaying by 0.6 per turn) for all three labels, instead of the short windows above.
+# It is the embedded stand-in for a reasoning pair (paper Table 7), not a model's reasoning mode.
+DELIBERATE_WEIGHTS = tuple(0.6**i for i in range(12))
 _INTRO = re.compile(r"\bI'?m an? ([a-z]+(?: [a-z]+){0,2}?) (?:from|in)\b", re.IGNORECASE)
 
 
@@ -86,19 +90,21 @@ def key_phrase(query: str, aspect: lx.Aspect | None, topic: str | None) -> str:
 class ReflectiveTarget:
     """Lexicon perception + an ELIZA-style reply (see the module docstring)."""
 
-    def __init__(self, model_id: str) -> None:
+    def __init__(self, model_id: str, deliberate: bool = False) -> None:
         self.model_id = model_id
+        self.weights = {k: DELIBERATE_WEIGHTS for k in HISTORY_WEIGHTS} if deliberate else HISTORY_WEIGHTS
 
     def perceive(self, history: list[Exchange], query: str) -> Reply[UserLabels]:
         """Score cue words per label; the description joins the intent's gloss and the query's key phrase."""
         texts = _user_texts(history, query)
-        explicit = best_label(texts, lx.EXPLICIT_CUES, HISTORY_WEIGHTS["explicit"], lx.EXPLICIT_PRIOR)
+        explicit = best_label(texts, lx.EXPLICIT_CUES, self.weights["explicit"], lx.EXPLICIT_PRIOR)
         explicit = explicit or ("information_seeking" if "?" in query else "experience_sharing")
-        latent = best_label(texts, lx.LATENT_CUES, HISTORY_WEIGHTS["latent"], lx.LATENT_PRIOR) or lx.LATENT_PRIOR[0]
+        latent = best_label(texts, lx.LATENT_CUES, self.weights["latent"], lx.LATENT_PRIOR) or lx.LATENT_PRIOR[0]
         topic = detect_topic(history, query)
         aspect = detect_aspect(query, topic, rejected_reply(history, query))
         phrase = lx.shift_person(key_phrase(query, aspect, topic), "third")
-        labels = UserLabels(explicit_intent=explicit, latent_intent=latent, emotion=detect_emotion(history, query),
+        emotion = best_label(texts, lx.EMOTION_CUES, self.weights["emotion"], lx.EMOTION_PRIOR) or "neutral"
+        labels = UserLabels(explicit_intent=explicit, latent_intent=latent, emotion=emotion,
                             intent_description=f"The user wants {lx.EXPLICIT_GLOSS[explicit]} {phrase}.")
         return Reply(value=labels, raw=labels.model_dump_json())
 

@@ -1,0 +1,96 @@
+"""Analysis tables over all partitions (issue 3): intervals, paired comparisons, ablations, trajectory."""
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+
+from assets._output import now_utc, table_output
+from assets.reports._flags import baseline_note, flag_targets
+from eyt_dagster import analysis
+from eyt_dagster.dialogue_scores import turn_dimension_scores
+from eyt_dagster.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
+from eyt_dagster.taxonomy import ALPHA_SWEEP, POOLS
+from resources.models import BenchmarkResource
+
+LOGIC_VERSION = "1"
+_REPORT = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+
+
+def _ins(*names: str) -> dict[str, AssetIn]:
+    return {name: AssetIn(key=["dialogue", name]) for name in names}
+
+
+def _finish(df: pd.DataFrame, eyt: BenchmarkResource, *, flag: str | None = "target", **metadata) -> Output:
+    if flag and len(df):
+        df = flag_targets(df, eyt.slate, flag)
+    df["created_at"] = now_utc()
+    note = baseline_note(df, flag) if flag else "rows name targets in pairs; see is_baseline_* columns"
+    return table_output(df, baselines=note, **metadata)
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores", "dialogue_turns"))
+def leaderboard_intervals(
+    eyt: BenchmarkResource, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
+    df = analysis.leaderboard_intervals(dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples,
+                                        seed=eyt.slate.seed)
+    plot = png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals") if len(df) else ""
+    return _finish(df, eyt, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores"))
+def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
+    df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    baselines = [t.id for t in eyt.slate.targets if t.is_baseline]
+    plot = png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
+    df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines) if len(df) else []
+    return _finish(df, eyt, flag=None, plot=MetadataValue.md(plot),
+                   significant=int(df["excludes_zero"].sum()) if len(df) else 0)
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts"))
+def alpha_sensitivity(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Paper Table 8: weighted scores for alpha in {0.05, 0.10, 0.15}, early minus late raw scores (the
+    warm-up effect) and whether any two targets swap ranks across the sweep."""
+    dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
+    df = analysis.alpha_sensitivity(dims, tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha})))
+    plot = png_markdown(alpha_sweep_png(flag_targets(df, eyt.slate)), "Weighted scores by alpha") if len(df) else ""
+    return _finish(df, eyt, plot=MetadataValue.md(plot),
+                   rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts"))
+def turn_curves(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Mean score per turn index, per target, pool and dimension (0-100): the warm-up curve."""
+    df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine))
+    plot = png_markdown(turn_curves_png(flag_targets(df, eyt.slate)), "Mean score by turn") if len(df) else ""
+    return _finish(df, eyt, plot=MetadataValue.md(plot))
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores"))
+def trajectory(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Paper Table 13: drift, directional alignment, FICR, satisfaction and mean turns per target and pool."""
+    return _finish(analysis.trajectory(dialogue_scores), eyt)
+
+
+@asset(**_REPORT, ins=_ins("leaderboard"))
+def persona_source_comparison(eyt: BenchmarkResource, leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Paper Table 5: family-level means of every headline metric per pool and the pool-to-pool shift."""
+    families = {t.id: t.family for t in eyt.slate.targets}
+    df = analysis.persona_source_comparison(leaderboard, families, (POOLS[0], POOLS[1]))
+    baseline_families = sorted({t.family for t in eyt.slate.targets if t.is_baseline})
+    df["is_baseline_family"] = df["family"].isin(baseline_families) if len(df) else []
+    return _finish(df, eyt, flag=None)
+
+
+@asset(**_REPORT, ins=_ins("leaderboard"))
+def thinking_ablation(
+    context: AssetExecutionContext, eyt: BenchmarkResource, leaderboard: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Paper Table 7: think minus non-think for every reasoning pair declared in the slate."""
+    pairs = [(p.name, p.think, p.non_think) for p in eyt.slate.reasoning_pairs]
+    if not pairs:
+        context.log.info("the slate declares no reasoning_pairs; the table is empty")
+    df = analysis.thinking_ablation(leaderboard, pairs, eyt.slate.thinking_highlight)
+    return _finish(df, eyt, flag="think_target", highlighted=int(df["highlighted"].sum()) if len(df) else 0)

@@ -1,0 +1,78 @@
+"""Running judges over finished dialogues: one row per turn (15 sub-indicators) or per dialogue (final
+verdict) for each judge. Used by the judge-verdict assets and by the cross-judge ablation. Pure logic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import pandas as pd
+
+from eyt_dagster.frames import (
+    FINAL_COLUMNS,
+    VERDICT_COLUMNS,
+    final_row,
+    history_from_turns,
+    seed_from_row,
+    stat_column_names,
+    verdict_row,
+)
+from eyt_dagster.records import ChatSeed, Exchange
+from eyt_dagster.roles import PER_ITEM_ERRORS, Judge
+
+Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
+Work = Callable[[Judge, Dialogue], list[dict]]
+
+
+def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogue]:
+    """Dialogues without an error, with their ChatSEEDs, ordered by target and seed."""
+    seed_by_id = {r["seed_id"]: seed_from_row(r) for r in seeds[seeds["error"].isna()].to_dict("records")}
+    answered = turns[(turns["turn"] > 0) & turns["error"].isna()]
+    return [
+        (target, seed_by_id[seed_id], history_from_turns(group))
+        for (target, seed_id), group in answered.groupby(["target", "seed_id"], sort=True)
+        if seed_id in seed_by_id
+    ]
+
+
+def _failure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def turn_verdicts(judge: Judge, dialogue: Dialogue) -> list[dict]:
+    """The judge's scores for every turn of one dialogue; a failed turn becomes an error row."""
+    target, seed, history = dialogue
+    rows = []
+    for turn in range(1, len(history) + 1):
+        try:
+            rows.append(verdict_row(target, seed, turn, judge.model_id, judge.score_turn(seed, history, turn), None))
+        except PER_ITEM_ERRORS as exc:  # kept as an error row; a rerun retries it
+            rows.append(verdict_row(target, seed, turn, judge.model_id, None, _failure(exc)))
+    return rows
+
+
+def final_verdicts(judge: Judge, dialogue: Dialogue) -> list[dict]:
+    """The judge's final-intent verdict on one dialogue (or an error row)."""
+    target, seed, history = dialogue
+    try:
+        return [final_row(target, seed, judge.model_id, judge.judge_final(seed, history), None)]
+    except PER_ITEM_ERRORS as exc:
+        return [final_row(target, seed, judge.model_id, None, _failure(exc))]
+
+
+def judge_all(judges: list[Judge], dialogues: list[Dialogue], work: Work, workers: int) -> list[dict]:
+    """Every judge on every dialogue, `workers` calls at a time; rows in judge, then dialogue order."""
+    jobs = [(judge, dialogue) for judge in judges for dialogue in dialogues]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return [row for rows in pool.map(lambda job: work(*job), jobs) for row in rows]
+
+
+def verdict_frame(rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str,
+                  seed: int) -> pd.DataFrame:
+    """Rows as a table with fixed columns (also when empty) and provenance."""
+    columns = FINAL_COLUMNS if final else VERDICT_COLUMNS
+    df = pd.DataFrame(rows, columns=[*columns, *stat_column_names("judge_")])
+    df["judge_model"] = df["judge"].map(judge_models)
+    df["prompt_hash"] = prompt_hash
+    df["slate_seed"] = seed
+    return df

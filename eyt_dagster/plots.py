@@ -1,0 +1,193 @@
+"""Static figures for the analysis tables, rendered off-screen to PNG bytes.
+
+Each function takes one analysis table in long format and returns a PNG. Figures are drawn on a bare
+`matplotlib.figure.Figure` with the Agg canvas, so nothing touches pyplot's global state or needs a display.
+Empty input (or a metric with no rows) gives a small "no data" placeholder instead of an error.
+`png_markdown` wraps a PNG as an inline markdown image, which Dagster's UI renders in a markdown metadata value.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Collection, Iterable
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+DIMENSION_ORDER = ("empathy", "persona", "anthropomorphic")
+FIGSIZE = (6.0, 3.5)
+DPI = 100
+POOL_STYLES = ("-", "--", ":", "-.")
+COLORS = tuple(f"C{i}" for i in range(10))
+BASELINE_SUFFIX = " (baseline)"
+
+
+def _label(target: object, baseline: bool) -> str:
+    return f"{target}{BASELINE_SUFFIX if baseline else ''}"
+
+
+def _baselines(df: pd.DataFrame) -> set[str]:
+    """Targets flagged as baseline on any of their rows."""
+    if "is_baseline" not in df.columns:
+        return set()
+    return {str(t) for t in df.loc[df["is_baseline"].fillna(False).astype(bool), "target"]}
+
+
+def _to_png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    FigureCanvasAgg(fig)
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _placeholder(text: str = "no data") -> bytes:
+    fig = Figure(figsize=(3.0, 1.0), dpi=DPI)
+    fig.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.4")
+    return _to_png(fig)
+
+
+def _dimensions(values: Iterable[object]) -> list[str]:
+    """The known dimensions in paper order, then any others alphabetically."""
+    present = {str(v) for v in values}
+    return [d for d in DIMENSION_ORDER if d in present] + sorted(present - set(DIMENSION_ORDER))
+
+
+def _line_panels(df: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str) -> bytes:
+    """One panel per dimension, one line per target x pool (colour per target, line style per pool)."""
+    df = df.dropna(subset=[x, y])
+    if df.empty:
+        return _placeholder()
+    dims = _dimensions(df["dimension"])
+    targets = sorted(df["target"].astype(str).unique())
+    pools = sorted(df["pool"].astype(str).unique())
+    baselines = _baselines(df)
+    def line_label(target: str, pool: str) -> str:
+        return _label(target, target in baselines) + (f" / {pool}" if len(pools) > 1 else "")
+
+    labels = [line_label(t, p) for t in targets for p in pools]
+    ncol = max(1, min(3, len(labels), int(90 // max(len(x) for x in labels))))
+    legend_rows = -(-len(labels) // ncol)
+    size = (max(FIGSIZE[0], 2.6 * len(dims)), FIGSIZE[1] + 0.18 * max(0, legend_rows - 2))
+    fig = Figure(figsize=size, dpi=DPI, layout="constrained")
+    axes = fig.subplots(1, len(dims), sharey=True, squeeze=False)[0]
+    handles: dict[str, Line2D] = {}
+    for ax, dim in zip(axes, dims):
+        for (target, pool), cell in df[df["dimension"].astype(str) == dim].groupby(["target", "pool"]):
+            cell = cell.sort_values(x)
+            label = line_label(str(target), str(pool))
+            (line,) = ax.plot(cell[x], cell[y], marker="o", markersize=3, label=label,
+                              color=COLORS[targets.index(str(target)) % len(COLORS)],
+                              linestyle=POOL_STYLES[pools.index(str(pool)) % len(POOL_STYLES)])
+            handles.setdefault(label, line)
+        ax.set_title(dim, fontsize=10)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(ylabel, fontsize=9)
+    fig.suptitle(title, fontsize=11)
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", fontsize=8,
+               ncol=ncol, frameon=False)
+    return _to_png(fig)
+
+
+def turn_curves_png(df: pd.DataFrame, *, title: str = "Mean judge score by turn") -> bytes:
+    """Mean score (0-100) per turn index, a panel per dimension: shows the warm-up effect."""
+    if df is None or df.empty:
+        return _placeholder()
+    return _line_panels(df, "turn", "mean_score", "turn", "mean score (0-100)", title)
+
+
+def alpha_sweep_png(df: pd.DataFrame, *, title: str = "Weighted score by alpha") -> bytes:
+    """Turn-weighted score (0-100) as a function of the weighting parameter alpha, a panel per dimension."""
+    if df is None or df.empty:
+        return _placeholder()
+    return _line_panels(df, "alpha", "weighted", "alpha", "weighted score (0-100)", title)
+
+
+def _whiskers(value: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
+    """Non-negative whisker lengths; a missing bound draws no whisker on that side."""
+    below = (value - low).astype(float).clip(lower=0).fillna(0).to_numpy()
+    above = (high - value).astype(float).clip(lower=0).fillna(0).to_numpy()
+    return np.vstack([below, above])
+
+
+def _interval_axes(pools: pd.Series) -> tuple[Figure, Axes, np.ndarray]:
+    """Axes for one row per entry, top to bottom, with a gap between consecutive pools."""
+    keys = pools.astype(str).to_numpy()
+    gaps = np.concatenate([[0.0], np.cumsum(keys[1:] != keys[:-1]) * 0.6]) if len(keys) else np.zeros(0)
+    fig = Figure(figsize=(FIGSIZE[0], max(FIGSIZE[1], 1.2 + 0.28 * len(keys))), dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    ax.invert_yaxis()
+    return fig, ax, np.arange(len(keys), dtype=float) + gaps
+
+
+def interval_png(df: pd.DataFrame, metric: str, *, title: str | None = None) -> bytes:
+    """Point estimate and interval of one metric per target, grouped by pool (colour per pool)."""
+    if df is None or df.empty:
+        return _placeholder()
+    rows = df[(df["metric"] == metric) & df["value"].notna()].sort_values(["pool", "target"])
+    if rows.empty:
+        return _placeholder(f"no data for {metric}")
+    baselines = _baselines(df)
+    pools = sorted(rows["pool"].astype(str).unique())
+    fig, ax, y = _interval_axes(rows["pool"])
+    for pool in pools:
+        mask = (rows["pool"].astype(str) == pool).to_numpy()
+        part = rows[mask]
+        ax.errorbar(part["value"], y[mask], xerr=_whiskers(part["value"], part["ci_low"], part["ci_high"]),
+                    fmt="o", capsize=3, color=COLORS[pools.index(pool) % len(COLORS)], label=pool)
+    ax.set_yticks(y, [_label(t, str(t) in baselines) for t in rows["target"]], fontsize=8)
+    ax.set_xlabel(metric, fontsize=9)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title or f"{metric} with interval, by pool", fontsize=11)
+    ax.legend(title="pool", fontsize=8, title_fontsize=8, loc="best")
+    return _to_png(fig)
+
+
+def pairwise_png(df: pd.DataFrame, metric: str, *, baseline_targets: Collection[str] = (),
+                 title: str | None = None) -> bytes:
+    """Paired differences (a - b) with intervals around a zero line; solid when the interval excludes 0."""
+    if df is None or df.empty:
+        return _placeholder()
+    rows = df[(df["metric"] == metric) & df["diff"].notna()].sort_values(["pool", "target_a", "target_b"])
+    if rows.empty:
+        return _placeholder(f"no data for {metric}")
+    pools = sorted(rows["pool"].astype(str).unique())
+    fig, ax, y = _interval_axes(rows["pool"])
+    ax.axvline(0.0, color="0.3", linewidth=1)
+    whiskers = _whiskers(rows["diff"], rows["ci_low"], rows["ci_high"])
+    excludes = rows["excludes_zero"].fillna(False).astype(bool).to_numpy()
+    for i, (pool, value) in enumerate(zip(rows["pool"].astype(str), rows["diff"])):
+        color = COLORS[pools.index(pool) % len(COLORS)]
+        ax.errorbar([value], [y[i]], xerr=whiskers[:, i : i + 1], fmt="o", capsize=3, color=color,
+                    markerfacecolor=color if excludes[i] else "white",
+                    linestyle="none", elinewidth=1.6 if excludes[i] else 1.0)
+    labels = [f"{_label(a, str(a) in baseline_targets)} − {_label(b, str(b) in baseline_targets)}"
+              for a, b in zip(rows["target_a"], rows["target_b"])]
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xlabel(f"difference in {metric} (a − b)", fontsize=9)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title or f"Paired differences in {metric}", fontsize=11)
+    handles = [Line2D([], [], marker="o", linestyle="none", color=COLORS[i % len(COLORS)], label=f"pool {p}")
+               for i, p in enumerate(pools)]
+    handles += [Line2D([], [], marker="o", linestyle="none", color="0.3", label="interval excludes 0"),
+                Line2D([], [], marker="o", linestyle="none", color="0.3", markerfacecolor="white",
+                       label="interval includes 0")]
+    ax.legend(handles=handles, fontsize=8, loc="best")
+    return _to_png(fig)
+
+
+def png_markdown(png: bytes, alt: str) -> str:
+    """An inline markdown image `![alt](data:image/png;base64,...)`; brackets in alt become parentheses."""
+    clean = " ".join(alt.replace("[", "(").replace("]", ")").split())
+    return f"![{clean}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
+
+
+__all__ = ["alpha_sweep_png", "interval_png", "pairwise_png", "png_markdown", "turn_curves_png"]
