@@ -16,4 +16,4 @@ ACCEPTED_BETA_APIS = (
     "asset_check",
     "data_version",
 )
-warnings.filterwarnings("ignore", message=rf".*`({'|'.join(ACCEPTED_BETA_APIS)})` is currently in (beta|preview).*")
+warnings.filterwarnings("ignore", message=rf".*`({'|'.join(ACCEPTED_BETA_APIS)})`.* is currently in (beta|preview).*")

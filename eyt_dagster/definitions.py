@@ -14,6 +14,22 @@ from assets.dialogue.dialogue_turns import dialogue_turns
 from assets.dialogue.intent_similarity import intent_similarity
 from assets.dialogue.judging import final_intent_verdicts, judge_verdicts
 from assets.dialogue.persona_pool import persona_pool
+from assets.reports.analysis import (
+    alpha_sensitivity,
+    leaderboard_intervals,
+    pairwise_comparisons,
+    persona_source_comparison,
+    thinking_ablation,
+    trajectory,
+    turn_curves,
+)
+from assets.reports.calibration import (
+    cross_judge_ablation,
+    cross_judge_final_verdicts,
+    cross_judge_verdicts,
+    human_alignment,
+    judge_agreement,
+)
 from assets.reports.leaderboard import leaderboard
 from eyt_dagster.config import slate_path_from_env
 from eyt_dagster.jobs import JOBS
@@ -29,6 +45,18 @@ ASSETS = [
     intent_similarity,
     dialogue_scores,
     leaderboard,
+    leaderboard_intervals,
+    pairwise_comparisons,
+    alpha_sensitivity,
+    turn_curves,
+    trajectory,
+    persona_source_comparison,
+    thinking_ablation,
+    judge_agreement,
+    cross_judge_verdicts,
+    cross_judge_final_verdicts,
+    cross_judge_ablation,
+    human_alignment,
 ]
 
 

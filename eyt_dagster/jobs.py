@@ -12,12 +12,12 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "intent_similarity"],
     ["dialogue", "dialogue_scores"],
 )
-REPORT_ASSETS = AssetSelection.assets(["dialogue", "leaderboard"])
+REPORT_ASSETS = AssetSelection.groups("reports")
 
 eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
 eyt_dialogues = define_asset_job(
     "eyt_dialogues", DIALOGUE_ASSETS, description="Dialogues, judge verdicts and intent similarity of one target x pool."
 )
-eyt_reports = define_asset_job("eyt_reports", REPORT_ASSETS, description="The leaderboard over all partitions.")
+eyt_reports = define_asset_job("eyt_reports", REPORT_ASSETS, description="The leaderboard and the analysis tables over all partitions.")
 
 JOBS = [eyt_pools, eyt_dialogues, eyt_reports]

@@ -5,21 +5,6 @@ import duckdb
 import pytest
 
 from eyt_dagster.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS, SUBSCORE_COLUMNS
-from pipeline import materialize_all
-
-
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
-    from conftest import write_slate
-
-    directory = tmp_path_factory.mktemp("pipeline")
-    slate = write_slate(directory)
-    data = directory / "data"
-    data.mkdir()
-    instance = materialize_all(slate, data)
-    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
-    yield con, instance
-    con.close()
 
 
 def q(con, sql):
@@ -74,13 +59,15 @@ def test_judge_verdicts_cover_every_turn_with_scores_on_the_scale(warehouse):
     assert missing == [(0,)]
     allowed = " AND ".join(f"{c} IN (0, 0.5, 1)" for c in SUBSCORE_COLUMNS)
     assert q(con, f"SELECT count(*) FROM dialogue.judge_verdicts WHERE NOT ({allowed})") == [(0,)]
-    assert q(con, "SELECT DISTINCT judge FROM dialogue.judge_verdicts") == [("rubric-judge",)]
+    assert q(con, "SELECT DISTINCT judge FROM dialogue.judge_verdicts ORDER BY 1") == [("rubric-judge",), ("rubric-judge-strict",)]
+    # every judged turn has one row per judge
+    assert q(con, "SELECT DISTINCT count(*) FROM dialogue.judge_verdicts GROUP BY target, pool, seed_id, turn") == [(2,)]
     assert q(con, "SELECT count(*) FROM dialogue.judge_verdicts WHERE raw_reply IS NULL") == [(0,)]
 
 
 def test_final_intent_verdicts_one_per_dialogue(warehouse):
     con, _ = warehouse
-    assert q(con, "SELECT count(*), count(DISTINCT (target, pool, seed_id)) FROM dialogue.final_intent_verdicts") == [(16, 16)]
+    assert q(con, "SELECT count(*), count(DISTINCT (target, pool, seed_id)) FROM dialogue.final_intent_verdicts") == [(32, 16)]
     assert q(con, "SELECT min(satisfaction) >= 1 AND max(satisfaction) <= 5 FROM dialogue.final_intent_verdicts") == [(True,)]
 
 
@@ -97,8 +84,11 @@ def test_leaderboard_matches_the_raw_rows(warehouse):
         FROM dialogue.dialogue_turns WHERE error IS NULL GROUP BY ALL ORDER BY pool, target""").df()
     for col in ("explicit_acc", "emotion_acc", "n_dialogues"):
         assert list(board[col].round(9)) == list(raw[col].round(9))
-    ficr = con.execute("""SELECT target, pool, avg(completed::INT) AS ficr, avg((satisfaction - 1) * 25) AS sat
-                          FROM dialogue.final_intent_verdicts GROUP BY ALL ORDER BY pool, target""").df()
+    ficr = con.execute("""SELECT target, pool, avg((2 * votes > judges)::INT) AS ficr, avg((sat - 1) * 25) AS sat
+                          FROM (SELECT target, pool, seed_id, sum(completed::INT) AS votes, count(*) AS judges,
+                                       avg(satisfaction) AS sat
+                                FROM dialogue.final_intent_verdicts GROUP BY ALL)
+                          GROUP BY ALL ORDER BY pool, target""").df()
     assert list(board["ficr"].round(9)) == list(ficr["ficr"].round(9))
     assert list(board["satisfaction"].round(9)) == list(ficr["sat"].round(9))
     unweighted = con.execute(f"""SELECT target, pool, avg(({' + '.join(c for c in SUBSCORE_COLUMNS if c.startswith('empathy_'))}) * 20) AS e
@@ -119,7 +109,7 @@ def test_runs_and_materialisations_are_recorded_in_the_instance(warehouse):
     from dagster import AssetKey
 
     records = instance.fetch_materializations(AssetKey(["dialogue", "dialogue_turns"]), limit=10).records
-    assert len(records) == 4
+    assert len(records) == 4  # one per target x pool partition
     meta = records[0].asset_materialization.metadata
     assert {"dagster/row_count", "preview", "prompt_hash", "target_tokens"} <= set(meta)
 
