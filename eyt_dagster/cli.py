@@ -3,6 +3,7 @@
     eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
     eyt register-targets    add the slate's targets as partitions of the dynamic `targets` dimension
+    eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
     eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
 
@@ -105,6 +106,38 @@ def _print_leaderboard() -> None:
         print(f"\nis_baseline = True marks an {BASELINE_NOTE}: a reference point, not a model's evaluation.")
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from eyt_dagster.prompts import PROMPT_KEYS, prompt_hash
+    from eyt_dagster.report_html import render_report, write_report
+    from eyt_dagster.report_sections import REPORT_TABLES, build_sections
+    from resources.warehouse import connect, warehouse_path
+
+    slate_path = slate_path_from_env()
+    load_slate(slate_path)  # a broken slate fails here with the field named
+    if not warehouse_path().exists():
+        print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
+        return 2
+    names = [name for name, *_ in REPORT_TABLES] + ["leaderboard_intervals"]
+    tables = {}
+    with connect() as con:
+        for name in names:
+            try:
+                tables[name] = con.execute(f"SELECT * FROM dialogue.{name}").df()
+            except duckdb.CatalogException:
+                print(f"  (table dialogue.{name} is not materialised yet; left out)")
+    baselines = sorted(set(tables.get("leaderboard", {}).get("target", [])) & {
+        t.id for t in load_slate(slate_path).targets if t.is_baseline})
+    html = render_report(
+        build_sections(tables), title="EYT-Bench report", generated_at=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        slate_yaml=slate_path.read_text(), prompt_hashes={key: prompt_hash(key) for key in PROMPT_KEYS},
+        baseline_targets=baselines,
+    )
+    print(f"wrote {write_report(args.out, html)}")
+    return 0
+
+
 def cmd_register(_: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
@@ -135,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--pool", action="append", help="only this pool (repeatable)")
     run.add_argument("--no-reports", action="store_true", help="skip the leaderboard")
     run.set_defaults(func=cmd_run)
+    report = sub.add_parser("report", help="write a self-contained HTML report")
+    report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
+    report.set_defaults(func=cmd_report)
     sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
     sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")

@@ -28,6 +28,7 @@ from assets.reports.calibration import (
     cross_judge_final_verdicts,
     cross_judge_verdicts,
     human_alignment,
+    human_annotations,
     judge_agreement,
 )
 from assets.reports.leaderboard import leaderboard
@@ -56,6 +57,7 @@ ASSETS = [
     cross_judge_verdicts,
     cross_judge_final_verdicts,
     cross_judge_ablation,
+    human_annotations,
     human_alignment,
 ]
 

@@ -63,6 +63,8 @@ def build_leaderboard(
         row = {
             "target": target,
             "pool": pool,
+            "family": ref.family if ref else None,
+            "thinking": bool(ref.thinking) if ref else None,
             "is_baseline": bool(ref.is_baseline) if ref else False,
             "target_kind": BASELINE_NOTE if ref and ref.is_baseline else "model",
             "in_slate": ref is not None,

@@ -1,7 +1,7 @@
 """A self-contained HTML report: one page with inline CSS and images as data URIs, no scripts or links.
 
 Every piece of text and every table cell is HTML-escaped (model replies can contain anything). Number format,
-decided per column: a column whose finite values all lie in [0, 1] (shares, accuracies) gets 3 decimals, any
+decided per column: a column whose finite values all lie in [-1, 1] (shares, accuracies, correlations) gets 3 decimals, any
 other float column 1 decimal, and a column of whole numbers none; a non-zero value that would round to 0 is
 shown with 2 significant digits instead; NaN and None show as an en dash. Columns `X`, `X_ci_low`, `X_ci_high`
 become one cell "X [low, high]"; bare `ci_low`/`ci_high` attach to `value`, else to `diff`.
@@ -76,7 +76,7 @@ def _decimals(values: Iterable[object]) -> int:
     finite = [float(v) for v in values if _numeric(v) and math.isfinite(float(v))]
     if finite and all(v.is_integer() for v in finite):
         return 0
-    return 3 if finite and all(0.0 <= v <= 1.0 for v in finite) else 1
+    return 3 if finite and all(-1.0 <= v <= 1.0 for v in finite) else 1
 
 
 def _fmt(value: object, decimals: int) -> str:

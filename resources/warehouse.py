@@ -36,12 +36,27 @@ class _InstanceScopedIOManager(IOManager):
     (DAGSTER_NOTES.md). `partition_loading_context` is Dagster's public way to provide it.
     """
 
-    def __init__(self, inner: IOManager) -> None:
+    def __init__(self, inner: IOManager, database: str) -> None:
         self._inner = inner
+        self._database = database
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
         with partition_loading_context(dynamic_partitions_store=context.step_context.instance):
             self._inner.handle_output(context, obj)
+        if isinstance(obj, pd.DataFrame) and obj.empty:
+            self._create_empty_table(context, obj)
+
+    def _create_empty_table(self, context: OutputContext, obj: pd.DataFrame) -> None:
+        """The stock manager writes nothing for an empty frame, so a table with no rows yet would be
+        missing for SQL users; create it with the frame's columns (DAGSTER_NOTES.md, IO manager)."""
+        schema, table = context.asset_key.path[-2], context.asset_key.path[-1]
+        con = duckdb.connect(self._database)
+        try:
+            con.register("empty_frame", obj)
+            con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            con.execute(f'CREATE TABLE IF NOT EXISTS "{schema}"."{table}" AS SELECT * FROM empty_frame')
+        finally:
+            con.close()
 
     def load_input(self, context: InputContext) -> Any:
         with partition_loading_context(dynamic_partitions_store=context.instance):
@@ -53,7 +68,7 @@ class WarehouseIOManager(DuckDBPandasIOManager):
 
     def create_io_manager(self, context) -> IOManager:  # type: ignore[override]
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
-        return _InstanceScopedIOManager(super().create_io_manager(context))
+        return _InstanceScopedIOManager(super().create_io_manager(context), self.database)
 
 
 @contextmanager

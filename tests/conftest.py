@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import duckdb
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from eyt_dagster.config import default_slate_path  # noqa: E402
+from eyt_dagster.dialogue_scores import turn_dimension_scores  # noqa: E402
 
 
 def write_slate(directory: Path, **overrides) -> Path:
@@ -45,9 +49,7 @@ def slate_file(tmp_path, monkeypatch) -> Path:
 def warehouse(tmp_path_factory):
     """The whole graph materialised once in process: two targets x two pools, two judges, the reports.
     Yields a read-only DuckDB connection and the Dagster instance."""
-    import duckdb
-
-    from pipeline import materialize_all
+    from pipeline import materialize_all, materialize_reports
 
     directory = tmp_path_factory.mktemp("pipeline")
     slate = yaml.safe_load(default_slate_path().read_text())
@@ -56,6 +58,23 @@ def warehouse(tmp_path_factory):
     data = directory / "data"
     data.mkdir()
     instance = materialize_all(path, data)
+    # Annotations for turns that exist in this warehouse (invented: judge score + a fixed offset), then
+    # the reports again, so the human-alignment path runs on matching cells.
+    write_annotations(data / "eyt.duckdb", directory / "annotations.csv")
+    path = write_slate(directory, targets=targets, human_annotations=str(directory / "annotations.csv"))
+    materialize_reports(path, data, instance)
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
     yield con, instance
     con.close()
+
+
+def write_annotations(warehouse: Path, out: Path) -> None:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        judge = turn_dimension_scores(con.execute("SELECT * FROM dialogue.judge_verdicts").df())
+    rows = []
+    for annotator, offset in (("a1", -0.5), ("a2", 0.5)):
+        for r in judge[judge["turn"] <= 4].to_dict("records"):
+            for d in ("empathy", "persona", "anthropomorphic"):
+                score = float(np.clip(np.round((r[d] + offset) * 2) / 2, 0, 5))
+                rows.append([annotator, r["target"], r["pool"], r["seed_id"], r["turn"], d, score])
+    pd.DataFrame(rows, columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"]).to_csv(out, index=False)

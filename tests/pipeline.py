@@ -34,5 +34,9 @@ def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance 
         for pool in slate.pools:
             materialize(ASSETS, selection=DIALOGUE_ASSETS, partition_key=str(target_pool_key(target.id, pool)),
                         resources=resources, instance=instance)
-    materialize(ASSETS, selection=REPORT_ASSETS, resources=resources, instance=instance)
+    materialize_reports(slate_path, data_dir, instance)
     return instance
+
+
+def materialize_reports(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
+    materialize(ASSETS, selection=REPORT_ASSETS, resources=resources_for(slate_path, data_dir), instance=instance)

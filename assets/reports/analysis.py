@@ -8,10 +8,13 @@ from assets.reports._flags import baseline_note, flag_targets
 from eyt_dagster import analysis
 from eyt_dagster.dialogue_scores import turn_dimension_scores
 from eyt_dagster.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
+from eyt_dagster.report_sections import interval_cells
 from eyt_dagster.taxonomy import ALPHA_SWEEP, POOLS
 from resources.models import BenchmarkResource
 
 LOGIC_VERSION = "1"
+INTERVAL_PREVIEW = ("explicit_acc", "emotion_acc", "drift", "ficr", "satisfaction", "empathy", "persona",
+                    "anthropomorphic")
 _REPORT = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
 
 
@@ -35,7 +38,9 @@ def leaderboard_intervals(
     df = analysis.leaderboard_intervals(dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples,
                                         seed=eyt.slate.seed)
     plot = png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals") if len(df) else ""
-    return _finish(df, eyt, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
+    table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
+    preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
+    return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores"))

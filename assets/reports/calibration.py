@@ -112,22 +112,35 @@ def annotations_path(setting: str | None) -> Path | None:
     return Path(setting) if setting else None
 
 
-@asset(**_REPORT, ins=_ins("judge_verdicts"), code_version=LOGIC_VERSION)
-def human_alignment(
-    context: AssetExecutionContext, eyt: BenchmarkResource, judge_verdicts: pd.DataFrame
-) -> Output[pd.DataFrame]:
-    """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance
-    bands, early/late lenience). Empty when the slate names no annotation file."""
+@asset(**_REPORT, code_version=LOGIC_VERSION)
+def human_annotations(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+    """Human scores imported from the CSV the slate names (format: eyt_dagster/human_alignment.py); rows
+    with an empty score are kept as missing. Empty when the slate names no file."""
     path = annotations_path(eyt.slate.human_annotations)
     if path is None:
         context.log.info("the slate names no human_annotations file; the table is empty")
+        df = pd.DataFrame(columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"])
+    else:
+        df = read_annotations(path)
+    df["source_file"] = str(path) if path else None
+    df["created_at"] = now_utc()
+    return table_output(df, annotations_file=str(path) if path else "none",
+                        missing_scores=int(df["score"].isna().sum()))
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts", "human_annotations"), code_version=LOGIC_VERSION)
+def human_alignment(
+    context: AssetExecutionContext, eyt: BenchmarkResource, judge_verdicts: pd.DataFrame,
+    human_annotations: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance
+    bands, early/late lenience)."""
+    if human_annotations.empty:
         df = pd.DataFrame(columns=["dimension", "n_cells"])
     else:
-        annotations = read_annotations(path)
         judge = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
-        df = alignment_table(annotations, judge)
-        df["annotations_file"] = str(path)
-        annotated = flag_targets(annotations.drop_duplicates("target"), eyt.slate)
-        context.log.info(baseline_note(annotated))
+        df = alignment_table(human_annotations, judge)
+        context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), eyt.slate)))
+    df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
     df["created_at"] = now_utc()
-    return table_output(df, annotations_file=str(path) if path else "none")
+    return table_output(df)

@@ -1,0 +1,30 @@
+-- alpha_sensitivity_sql: paper Table 8 from the raw verdicts. For each alpha in the sweep, the weighted
+-- score (Eq. 3-4, weights regenerated at each dialogue's length, T = 2 -> 0.5 / 0.5), the unweighted
+-- score, early (turns 1-2) and late (turns 3+) raw means and their difference, all on 0-100.
+-- Twin of the `alpha_sensitivity` asset (its rank_flip column is computed in Python).
+-- Usage: .read sql/alpha_sensitivity.sql; FROM alpha_sensitivity_sql;
+CREATE OR REPLACE TEMP VIEW alpha_sensitivity_sql AS
+WITH turn_dims AS (
+    SELECT target, pool, seed_id, turn,
+           avg(empathy_recognition + empathy_attribution + empathy_resonance + empathy_response + empathy_support) AS empathy,
+           avg(persona_style + persona_value + persona_culture + persona_memory + persona_security) AS persona,
+           avg(anthro_colloquial + anthro_emotional + anthro_flow + anthro_flexibility + anthro_rhythm) AS anthropomorphic
+    FROM dialogue.judge_verdicts WHERE error IS NULL GROUP BY ALL
+),
+long AS (
+    SELECT *, count(*) OVER (PARTITION BY target, pool, seed_id, dimension) AS n
+    FROM (UNPIVOT turn_dims ON empathy, persona, anthropomorphic INTO NAME dimension VALUE score)
+),
+alphas AS (SELECT unnest([0.05, 0.10, 0.15]) AS alpha),
+per_dialogue AS (
+    SELECT target, pool, dimension, alpha, seed_id,
+           sum(score * CASE WHEN n = 1 THEN 1.0 WHEN n = 2 THEN 0.5
+                            WHEN turn <= 2 THEN alpha ELSE (1 - 2 * alpha) / (n - 2) END) AS weighted,
+           sum(score) AS total, count(*) AS turns,
+           avg(score) FILTER (turn <= 2) AS early, avg(score) FILTER (turn > 2) AS late
+    FROM long, alphas GROUP BY ALL
+)
+SELECT target, pool, dimension, alpha,
+       avg(weighted) * 20 AS weighted, sum(total) / sum(turns) * 20 AS unweighted,
+       avg(early) * 20 AS early, avg(late) * 20 AS late, (avg(early) - avg(late)) * 20 AS warmup_delta
+FROM per_dialogue GROUP BY ALL ORDER BY ALL;
