@@ -1,8 +1,8 @@
 """A self-contained HTML report: one page with inline CSS and images as data URIs, no scripts or links.
 
 Every piece of text and every table cell is HTML-escaped (model replies can contain anything). Number format,
-decided per column: a column whose finite values all lie in [-1, 1] (shares, accuracies, correlations) gets 3 decimals, any
-other float column 1 decimal, and a column of whole numbers none; a non-zero value that would round to 0 is
+decided per column: a column whose finite values all lie in [-1, 1] (shares, accuracies, correlations) gets 3
+decimals, any other float column 1 decimal (in a long table with a `metric` column, decided per cell instead), and a column of whole numbers none; a non-zero value that would round to 0 is
 shown with 2 significant digits instead; NaN and None show as an en dash. Columns `X`, `X_ci_low`, `X_ci_high`
 become one cell "X [low, high]"; bare `ci_low`/`ci_high` attach to `value`, else to `diff`.
 """
@@ -118,12 +118,15 @@ def render_table(df: pd.DataFrame, baseline_targets: Collection[str] = (), max_r
     hidden = {c for pair in groups.values() for c in pair}
     shown = [c for c in columns if c not in hidden]
     decimals = {c: _decimals(df[[c, *groups.get(c, ())]].to_numpy().ravel()) for c in shown}
+    per_row = "metric" in columns
     head = "".join(f"<th>{_esc(c)}{' [CI]' if c in groups else ''}</th>" for c in shown)
     body = []
     for _, row in df.head(max_rows).iterrows():
         cells = []
         for c in shown:
             value, d = row[c], decimals[c]
+            if per_row and d:  # a long table mixes scales (shares and 0-100 scores): decide per cell
+                d = max(1, _decimals([row[x] for x in (c, *groups.get(c, ()))]))
             text = _esc(_fmt(value, d))
             if c in groups:
                 low, high = (_esc(_fmt(row[x], d)) for x in groups[c])

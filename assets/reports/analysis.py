@@ -49,7 +49,10 @@ def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) 
     df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
     baselines = [t.id for t in eyt.slate.targets if t.is_baseline]
     plot = png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
-    df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines) if len(df) else []
+    if len(df):
+        df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
+        risky = [t.id for t in eyt.slate.targets if eyt.slate.self_preference_risk(t.id)]
+        df["self_preference_risk"] = df["target_a"].isin(risky) | df["target_b"].isin(risky)
     return _finish(df, eyt, flag=None, plot=MetadataValue.md(plot),
                    significant=int(df["excludes_zero"].sum()) if len(df) else 0)
 
