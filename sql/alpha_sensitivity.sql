@@ -2,18 +2,12 @@
 -- score (Eq. 3-4, weights regenerated at each dialogue's length, T = 2 -> 0.5 / 0.5), the unweighted
 -- score, early (turns 1-2) and late (turns 3+) raw means and their difference, all on 0-100.
 -- Twin of the `alpha_sensitivity` asset (its rank_flip column is computed in Python).
--- Usage: .read sql/alpha_sensitivity.sql; FROM alpha_sensitivity_sql;
+-- Needs sql/turn_dimensions.sql. Usage: .read sql/turn_dimensions.sql; .read sql/alpha_sensitivity.sql;
+-- FROM alpha_sensitivity_sql;
 CREATE OR REPLACE TEMP VIEW alpha_sensitivity_sql AS
-WITH turn_dims AS (
-    SELECT target, pool, seed_id, turn,
-           avg(empathy_recognition + empathy_attribution + empathy_resonance + empathy_response + empathy_support) AS empathy,
-           avg(persona_style + persona_value + persona_culture + persona_memory + persona_security) AS persona,
-           avg(anthro_colloquial + anthro_emotional + anthro_flow + anthro_flexibility + anthro_rhythm) AS anthropomorphic
-    FROM dialogue.judge_verdicts WHERE error IS NULL GROUP BY ALL
-),
-long AS (
+WITH long AS (
     SELECT *, count(*) OVER (PARTITION BY target, pool, seed_id, dimension) AS n
-    FROM (UNPIVOT turn_dims ON empathy, persona, anthropomorphic INTO NAME dimension VALUE score)
+    FROM (UNPIVOT turn_dimensions ON empathy, persona, anthropomorphic INTO NAME dimension VALUE score)
 ),
 alphas AS (SELECT unnest([0.05, 0.10, 0.15]) AS alpha),
 per_dialogue AS (

@@ -2,17 +2,12 @@
 -- of turn-cells, Pearson r between the judges' score and the human mean, the bias (judge - human, 0-100),
 -- the share within one rating point and the early/late lenience (0-100). The kappas, Spearman rho and
 -- Krippendorff's alpha come from scipy / scikit-learn / krippendorff in the `human_alignment` asset.
--- Usage: .read sql/human_alignment.sql; FROM human_alignment_sql;
+-- Needs sql/turn_dimensions.sql. Usage: .read sql/turn_dimensions.sql; .read sql/human_alignment.sql;
+-- FROM human_alignment_sql;
 CREATE OR REPLACE TEMP VIEW human_alignment_sql AS
 WITH judge AS (
     SELECT target, pool, seed_id, turn, dimension, score AS judge_score
-    FROM (UNPIVOT (
-        SELECT target, pool, seed_id, turn,
-               avg(empathy_recognition + empathy_attribution + empathy_resonance + empathy_response + empathy_support) AS empathy,
-               avg(persona_style + persona_value + persona_culture + persona_memory + persona_security) AS persona,
-               avg(anthro_colloquial + anthro_emotional + anthro_flow + anthro_flexibility + anthro_rhythm) AS anthropomorphic
-        FROM dialogue.judge_verdicts WHERE error IS NULL GROUP BY ALL
-    ) ON empathy, persona, anthropomorphic INTO NAME dimension VALUE score)
+    FROM (UNPIVOT turn_dimensions ON empathy, persona, anthropomorphic INTO NAME dimension VALUE score)
 ),
 human AS (
     SELECT target, pool, seed_id, turn, dimension, avg(score) AS human_mean

@@ -1,7 +1,9 @@
 -- leaderboard_sql: the EYT-Bench leaderboard recomputed from the raw rows (SPEC §3.6).
--- It must equal the `leaderboard` asset (tests/test_pipeline.py checks it). Run it in the DuckDB CLI:
---   duckdb data/eyt.duckdb < sql/leaderboard.sql      (creates the view; needs a writable file)
---   duckdb -readonly data/eyt.duckdb -c "$(cat sql/leaderboard.sql | sed 's/CREATE OR REPLACE TEMP VIEW leaderboard_sql AS//')"
+-- It must equal the `leaderboard` asset (tests/test_pipeline.py checks it). A temporary view, so it works on a
+-- read-only connection too: duckdb -readonly data/eyt.duckdb, then
+--   .read sql/turn_dimensions.sql
+--   .read sql/leaderboard.sql
+--   SELECT * FROM leaderboard_sql;
 -- alpha (the warm-up weight of turns 1 and 2, Eq. 4) is 0.10 here, the slate default: edit `params` to change it.
 CREATE OR REPLACE TEMP VIEW leaderboard_sql AS
 WITH params AS (SELECT 0.10 AS alpha),
@@ -43,13 +45,7 @@ finals AS (  -- judges combined: majority vote (a tie is not completed), mean sa
           FROM dialogue.final_intent_verdicts WHERE error IS NULL GROUP BY ALL)
     GROUP BY target, pool
 ),
-scored AS (  -- per turn, judges averaged, each dimension summed over its five sub-indicators (0-5)
-    SELECT target, pool, seed_id, turn,
-           avg(empathy_recognition + empathy_attribution + empathy_resonance + empathy_response + empathy_support) AS empathy,
-           avg(persona_style + persona_value + persona_culture + persona_memory + persona_security) AS persona,
-           avg(anthro_colloquial + anthro_emotional + anthro_flow + anthro_flexibility + anthro_rhythm) AS anthropomorphic
-    FROM dialogue.judge_verdicts WHERE error IS NULL GROUP BY ALL
-),
+scored AS (SELECT * FROM turn_dimensions),  -- per turn, judges averaged, dimensions on 0-5
 weighted AS (  -- Eq. 3-4: weights regenerated at each dialogue's own length T
     SELECT s.*, CASE WHEN n = 1 THEN 1.0 WHEN n = 2 THEN 0.5
                      WHEN turn <= 2 THEN alpha ELSE (1 - 2 * alpha) / (n - 2) END AS w

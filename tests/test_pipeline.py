@@ -119,7 +119,9 @@ def test_sql_twin_reproduces_the_leaderboard(warehouse):
     from pathlib import Path
 
     con, _ = warehouse  # read-only: the view is a temporary one
-    con.execute((Path(__file__).parents[1] / "sql" / "leaderboard.sql").read_text())
+    sql = Path(__file__).parents[1] / "sql"
+    con.execute((sql / "turn_dimensions.sql").read_text())
+    con.execute((sql / "leaderboard.sql").read_text())
     twin = con.execute("SELECT * FROM leaderboard_sql ORDER BY pool, target").df()
     asset = con.execute(f"SELECT {', '.join(twin.columns)} FROM dialogue.leaderboard ORDER BY pool, target").df()
     for column in twin.columns:

@@ -31,6 +31,7 @@ TWINS = {
 def test_sql_twin_equals_the_asset(warehouse, twin):
     con, _ = warehouse
     table, keys, columns = TWINS[twin]
+    con.execute((SQL / "turn_dimensions.sql").read_text())  # the shared per-turn view some twins read
     con.execute((SQL / f"{twin}.sql").read_text())
     from_sql = con.execute(f"SELECT * FROM {twin}_sql").df()
     asset = con.execute(f"SELECT * FROM dialogue.{table}").df()
