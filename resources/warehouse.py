@@ -41,10 +41,40 @@ class _InstanceScopedIOManager(IOManager):
         self._database = database
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
+        if isinstance(obj, pd.DataFrame) and len(obj.columns):
+            obj = self._align_schema(context, obj)
         with partition_loading_context(dynamic_partitions_store=context.step_context.instance):
             self._inner.handle_output(context, obj)
         if isinstance(obj, pd.DataFrame) and obj.empty:
             self._create_empty_table(context, obj)
+
+    def _align_schema(self, context: OutputContext, obj: pd.DataFrame) -> pd.DataFrame:
+        """Let a table's columns change between versions of the code. The stock manager fixes the columns
+        at the first write and inserts by position, so a new column would fail the write (DAGSTER_NOTES.md).
+        An unpartitioned table is rewritten whole, so it is dropped and recreated; a partitioned one gains
+        the new columns (NULL in its other partitions) and keeps columns the code no longer writes."""
+        schema, table = context.asset_key.path[-2], context.asset_key.path[-1]
+        con = duckdb.connect(self._database)
+        try:
+            existing = [r[0] for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                "ORDER BY ordinal_position", [schema, table]).fetchall()]
+            if not existing or existing == list(obj.columns):
+                return obj
+            if not context.has_asset_partitions:
+                con.execute(f'DROP TABLE "{schema}"."{table}"')
+                context.log.info(f"{schema}.{table}: columns changed; the table is recreated")
+                return obj
+            con.register("incoming", obj)
+            types = dict(con.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM incoming)").fetchall())
+            added = [c for c in obj.columns if c not in existing]
+            for column in added:
+                con.execute(f'ALTER TABLE "{schema}"."{table}" ADD COLUMN "{column}" {types[column]}')
+            if added:
+                context.log.info(f"{schema}.{table}: added column(s) {added}; older partitions hold NULL there")
+            return obj.reindex(columns=existing + added)
+        finally:
+            con.close()
 
     def _create_empty_table(self, context: OutputContext, obj: pd.DataFrame) -> None:
         """The stock manager writes nothing for an empty frame, so a table with no rows yet would be
