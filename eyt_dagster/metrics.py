@@ -26,13 +26,6 @@ def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
     return np.array([alpha, alpha] + [rest] * (n_turns - 2))
 
 
-def accuracy(gold: pd.Series, predicted: pd.Series) -> float:
-    """Share of turns whose predicted label equals the gold label."""
-    if len(gold) == 0:
-        return float("nan")
-    return float((gold.to_numpy() == predicted.to_numpy()).mean())
-
-
 def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
     """Macro-F1 over the labels that occur in gold or predictions (sklearn's default label set), so a
     class no turn mentions does not count as an F1 of 0."""
