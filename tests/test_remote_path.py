@@ -31,6 +31,7 @@ def remote_run(tmp_path_factory):
             simulator=remote("sim-model", "fam-sim", server.base_url),
             targets=[remote("chat-model", "fam-target", server.base_url, price_in_per_mtok=2.0, price_out_per_mtok=8.0)],
             judges=[remote("judge-model", "fam-judge", server.base_url)],
+            replacement_judge=remote("judge-b", "fam-judge-b", server.base_url),
         )
         data = tmp_path / "data"
         data.mkdir()
@@ -49,7 +50,13 @@ def test_remote_models_fill_every_table(remote_run):
     assert list(turns.groupby("seed_id")["turn"].max()) == [3, 3]
     assert turns["error"].isna().all() and (turns["target_model"] == "chat-model-v1").all()
     assert roles["seed_generation"] == 2 and roles["perception"] == roles["target"] == 6
-    assert roles["judge_turn"] == 6 and roles["judge_final"] == 2
+    # the primary judge (6 turns + 2 dialogues) and, for the cross-judge ablation, the replacement judge on
+    # the sampled dialogues (here all of them): the primary judge is not called again for the ablation
+    assert roles["judge_turn"] == 12 and roles["judge_final"] == 4
+    by_model = {}
+    for r in server.chat_requests[:first]:
+        by_model[r.json["model"]] = by_model.get(r.json["model"], 0) + 1
+    assert by_model["judge-model-v1"] == 8 and by_model["judge-b-v1"] == 8
     # cost = tokens x price per million, recorded per role
     row = turns.iloc[0]
     assert row["target_cost_usd"] == pytest.approx((row["target_tokens_in"] * 2.0 + row["target_tokens_out"] * 8.0) / 1e6)
