@@ -93,6 +93,20 @@ class PoolSource(BaseModel):
         return self
 
 
+class SpeechSettings(BaseModel):
+    """SpeechEQ dataset building (issue 4): how many items, which generator and TTS engine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Only the embedded template generator is wired so far; chat-model generation is the next step of issue 4.
+    generator: Literal["template-baseline"] = "template-baseline"
+    items_per_valence: int = Field(default=1, ge=1, description="Scenarios per subscale and valence.")
+    valences: list[Literal["Positive", "Negative", "Conflict"]] = Field(
+        default_factory=lambda: ["Positive", "Negative", "Conflict"])
+    bland_words: list[str] | None = Field(default=None, description="Rejected tone words; default: speech/eq.py.")
+    max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
+
+
 class ReasoningPair(BaseModel):
     """Two targets of the same base model that differ only in the thinking flag (paper Table 7)."""
 
@@ -136,6 +150,7 @@ class Slate(BaseModel):
         default=None, description="Cross-judge ablation: re-judges a stratified subsample (paper Tables 9/14)."
     )
     cross_judge_dialogues: int = Field(default=46, gt=0, description="Size of the cross-judge subsample.")
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
     human_annotations: str | None = Field(
         default=None, description="CSV of human scores (see eyt_dagster/human_alignment.py); 'example' = shipped file."
     )
