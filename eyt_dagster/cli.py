@@ -46,6 +46,10 @@ def reports_job():  # noqa: ANN201
     return _job("eyt_reports")
 
 
+def speech_job():  # noqa: ANN201
+    return _job("speech_build")
+
+
 def _execute(factory, instance, tags: dict[str, str], label: str) -> bool:  # noqa: ANN001
     from dagster import execute_job, reconstructable
 
@@ -83,9 +87,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             ok &= _execute(dialogues_job, instance, partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]")
     if not args.no_reports:
         ok &= _execute(reports_job, instance, {}, "eyt_reports")
+    if not args.no_speech:
+        from eyt_dagster.speech.eq import SUBSCALES
+
+        for slug in sorted(SUBSCALES):
+            ok &= _execute(speech_job, instance, {"dagster/partition": slug}, f"speech_build [{slug}]")
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
         _print_leaderboard()
+    if ok and not args.no_speech:
+        _print_speech_summary()
     return 0 if ok else 1
 
 
@@ -138,6 +149,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_speech_summary() -> None:
+    from resources.warehouse import connect
+
+    with connect() as con:
+        summary = con.execute(
+            "SELECT s.subscale, count(DISTINCT s.scenario_id) AS scenarios, count(DISTINCT i.dataset_id) AS items, "
+            "count(DISTINCT c.scenario_id || c.turn) FILTER (c.attempt > 0) AS regenerated_pairs "
+            "FROM speech.scenarios s LEFT JOIN speech.eq_items i ON i.dataset_id = s.scenario_id "
+            "LEFT JOIN speech.contrast_scores c ON c.scenario_id = s.scenario_id GROUP BY ALL ORDER BY 1"
+        ).df()
+    print("\nSpeechEQ items built with the embedded template generator and espeak-ng (baselines):")
+    print(summary.to_string(index=False))
+
+
 def cmd_register(_: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
@@ -166,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="materialise the EYT graph for the slate")
     run.add_argument("--target", action="append", help="only this target (repeatable)")
     run.add_argument("--pool", action="append", help="only this pool (repeatable)")
-    run.add_argument("--no-reports", action="store_true", help="skip the leaderboard")
+    run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
+    run.add_argument("--no-speech", action="store_true", help="skip building the SpeechEQ items")
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")

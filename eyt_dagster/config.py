@@ -18,6 +18,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from eyt_dagster.speech.contrast import ContrastThresholds
 from eyt_dagster.taxonomy import JUDGE_SCALES, POOLS
 
 DEFAULT_SEED = 20260521
@@ -105,6 +106,8 @@ class SpeechSettings(BaseModel):
         default_factory=lambda: ["Positive", "Negative", "Conflict"])
     bland_words: list[str] | None = Field(default=None, description="Rejected tone words; default: speech/eq.py.")
     max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
+    tts: ModelRef | None = Field(default=None, description="OpenAI-compatible speech endpoint; None = espeak-ng.")
+    contrast: ContrastThresholds = Field(default_factory=ContrastThresholds)
 
 
 class ReasoningPair(BaseModel):

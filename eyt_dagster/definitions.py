@@ -32,6 +32,8 @@ from assets.reports.calibration import (
     judge_agreement,
 )
 from assets.reports.leaderboard import leaderboard
+from assets.speech.audio_stages import speech_audio
+from assets.speech.text_stages import dialogues, scenarios, tone_instructions, tone_selection
 from eyt_dagster.config import slate_path_from_env
 from eyt_dagster.jobs import JOBS
 from resources.models import BenchmarkResource
@@ -59,6 +61,11 @@ ASSETS = [
     cross_judge_ablation,
     human_annotations,
     human_alignment,
+    scenarios,
+    dialogues,
+    tone_instructions,
+    tone_selection,
+    speech_audio,
 ]
 
 

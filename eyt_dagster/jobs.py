@@ -13,6 +13,7 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "dialogue_scores"],
 )
 REPORT_ASSETS = AssetSelection.groups("reports")
+SPEECH_BUILD_ASSETS = AssetSelection.groups("speech")
 
 eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
 eyt_dialogues = define_asset_job(
@@ -20,4 +21,8 @@ eyt_dialogues = define_asset_job(
 )
 eyt_reports = define_asset_job("eyt_reports", REPORT_ASSETS, description="The leaderboard and the analysis tables over all partitions.")
 
-JOBS = [eyt_pools, eyt_dialogues, eyt_reports]
+speech_build = define_asset_job(
+    "speech_build", SPEECH_BUILD_ASSETS, description="SpeechEQ items of one EQ-i subscale: text, TTS, contrast filter."
+)
+
+JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build]

@@ -13,6 +13,7 @@ from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.roles import Judge, Simulator, Target
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
+from resources.tts import EspeakTTS, OpenAISpeechTTS
 from resources.warehouse import WAREHOUSE_FILE
 
 CALL_CACHE_FILE = "cache/model_calls.sqlite"
@@ -64,6 +65,11 @@ class BenchmarkResource(ConfigurableResource):
 
     def judges(self, run_id: str | None = None) -> list[Judge]:
         return [self._judge(ref, run_id) for ref in self.slate.judges]
+
+    def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
+        """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""
+        ref = self.slate.speech.tts
+        return OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()
 
     def replacement_judge(self, run_id: str | None = None) -> Judge | None:
         """The cross-judge ablation's judge of a third family, when the slate names one."""

@@ -1,0 +1,74 @@
+"""SpeechEQ audio stages (paper §2.3): TTS clips, acoustic contrast scores with regeneration, and the
+evaluation items that passed. One step per subscale produces all three tables, since whether a pair is
+regenerated depends on its contrast score."""
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.speech.build import build_item
+from eyt_dagster.speech.layout import item_rows
+from eyt_dagster.speech.partitions import subscale_partitions
+from eyt_dagster.speech.records import Line, Scenario
+from resources.audio_features import clip_features
+from resources.models import BenchmarkResource
+from resources.tts import store_clip
+
+LOGIC_VERSION = "1"
+PROGRESS_EVERY = 5
+
+
+def _out(description: str) -> AssetOut:
+    return AssetOut(key_prefix=["speech"], group_name="speech", description=description,
+                    metadata={"partition_expr": "subscale"}, code_version=LOGIC_VERSION)
+
+
+@multi_asset(
+    outs={
+        "tts_clips": _out("Every synthesised clip, attempts included: turn, role, voice, instruction, strength, path."),
+        "contrast_scores": _out("Every scored test-turn pair: the six feature gaps, points and total (0-8)."),
+        "eq_items": _out("One row per item whose test turns both reached the pass score: its clips, texts, tones."),
+    },
+    ins={name: AssetIn(key=["speech", name]) for name in ("scenarios", "dialogues", "tone_instructions",
+                                                         "tone_selection")},
+    partitions_def=subscale_partitions,
+)
+def speech_audio(
+    context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame, dialogues: pd.DataFrame,
+    tone_instructions: pd.DataFrame, tone_selection: pd.DataFrame,
+):
+    """Synthesise, score and filter the items of one subscale."""
+    slug, tts = context.partition_key, eyt.tts()
+    thresholds, data_dir = eyt.slate.speech.contrast, eyt.data_dir
+    context_tones = tone_instructions[tone_instructions["accepted"] & (tone_instructions["persona_kind"] == "context")]
+    clips, contrasts, items = [], [], []
+    for n, row in enumerate(scenarios.itertuples(), start=1):
+        sid = row.scenario_id
+        scenario = Scenario.model_validate_json(row.scenario_json)
+        lines = [Line(turn=int(r.turn), speaker=int(r.speaker), text=r.text)
+                 for r in dialogues[dialogues["scenario_id"] == sid].sort_values("turn").itertuples()]
+        ctx = {int(r.turn): r.instruction for r in context_tones[context_tones["scenario_id"] == sid].itertuples()}
+        picks = tone_selection[tone_selection["scenario_id"] == sid]
+        tests = {int(r.turn): (r.resonant_instruction, r.dissonant_instruction) for r in picks.itertuples()}
+        result = build_item(sid, scenario, lines, ctx, tests, synthesize=tts.synthesize, voice_for=tts.voice_for,
+                            store=lambda wav: store_clip(data_dir, wav), features=clip_features,
+                            thresholds=thresholds)
+        clips += result.clips
+        contrasts += result.contrasts
+        if result.item:
+            items.append({**item_rows(result.item), "turn4_contrast": result.composite[4],
+                          "turn6_contrast": result.composite[6]})
+        if n % PROGRESS_EVERY == 0 or n == len(scenarios):
+            context.log.info(f"{slug}: {n} of {len(scenarios)} scenarios synthesised, {len(clips)} clips so far")
+    now = now_utc()
+    frames = {name: pd.DataFrame(rows).assign(subscale=slug, created_at=now)
+              for name, rows in (("tts_clips", clips), ("contrast_scores", contrasts), ("eq_items", items))}
+    regenerated = int((frames["contrast_scores"]["attempt"] > 0).sum()) if contrasts else 0
+    yield Output(**_with_meta(frames["tts_clips"], "tts_clips", engine=getattr(tts, "name", "tts")))
+    yield Output(**_with_meta(frames["contrast_scores"], "contrast_scores", regenerated_pairs=regenerated))
+    yield Output(**_with_meta(frames["eq_items"], "eq_items", discarded=len(scenarios) - len(items)))
+
+
+def _with_meta(df: pd.DataFrame, name: str, **metadata) -> dict:
+    out = table_output(df, **metadata)
+    return {"value": out.value, "output_name": name, "metadata": out.metadata, "data_version": out.data_version}

@@ -1,0 +1,71 @@
+"""The SpeechEQ builder materialised in process for two subscales on the embedded defaults (template text,
+espeak-ng speech, librosa features), checked with SQL."""
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from dagster import DagsterInstance, materialize
+
+from conftest import write_slate
+from eyt_dagster.definitions import ASSETS
+from eyt_dagster.jobs import SPEECH_BUILD_ASSETS
+from pipeline import resources_for
+
+SUBSCALES = ("interpersonal_empathy", "stress_management_optimism")
+
+
+@pytest.fixture(scope="module")
+def speech_warehouse(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("speech")
+    slate = write_slate(directory)
+    instance = DagsterInstance.ephemeral()
+    for slug in SUBSCALES:
+        result = materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug,
+                             resources=resources_for(slate, directory), instance=instance)
+        assert result.success
+    con = duckdb.connect(str(directory / "eyt.duckdb"), read_only=True)
+    yield con
+    con.close()
+
+
+def q(con, sql):
+    return con.execute(sql).fetchall()
+
+
+def test_every_stage_has_rows_for_both_subscales(speech_warehouse):
+    con = speech_warehouse
+    for table in ("scenarios", "dialogues", "tone_instructions", "tone_selection", "tts_clips", "contrast_scores"):
+        assert {s for (s,) in q(con, f"SELECT DISTINCT subscale FROM speech.{table}")} == set(SUBSCALES), table
+    assert q(con, "SELECT count(*) FROM speech.scenarios") == [(6,)]  # 3 valences x 1 item x 2 subscales
+    assert q(con, "SELECT DISTINCT count(*) FROM speech.dialogues GROUP BY scenario_id") == [(6,)]
+
+
+def test_contrast_rows_add_up_and_regeneration_follows_the_rule(speech_warehouse):
+    con = speech_warehouse
+    points = "points_pitch + points_rate + points_centroid + points_rms + points_mfcc + points_duration"
+    assert q(con, f"SELECT count(*) FROM speech.contrast_scores WHERE total <> {points}") == [(0,)]
+    assert q(con, "SELECT count(*) FROM speech.contrast_scores WHERE passed <> (total >= 4)") == [(0,)]
+    # a pair is regenerated only after a failure, with a stronger rendering, at most three times
+    attempts = con.execute("""SELECT scenario_id, turn, list(passed ORDER BY attempt) AS passed,
+                                     list(strength ORDER BY attempt) AS strength
+                              FROM speech.contrast_scores GROUP BY ALL""").df()
+    for row in attempts.itertuples():
+        assert len(row.passed) <= 4 and not any(row.passed[:-1])
+        assert list(row.strength) == sorted(row.strength)
+
+
+def test_items_passed_on_both_test_turns_and_their_clips_exist(speech_warehouse):
+    con = speech_warehouse
+    items = con.execute("SELECT * FROM speech.eq_items").df()
+    assert len(items) >= 2  # at least one item per subscale on the embedded defaults
+    assert (items["turn4_contrast"] >= 4).all() and (items["turn6_contrast"] >= 4).all()
+    paths = [c for c in items.columns if c.endswith("_path")]
+    assert len(paths) == 8
+    for column in paths:
+        assert all(Path(p).is_file() and Path(p).stat().st_size > 1000 for p in items[column]), column
+    assert (items["turn4_resonant_path"] != items["turn4_dissonant_path"]).all()
+    # an item whose pair never reached the pass score is not an item, but its attempts are kept
+    discarded = q(con, """SELECT count(DISTINCT scenario_id) FROM speech.contrast_scores
+                          WHERE scenario_id NOT IN (SELECT dataset_id FROM speech.eq_items)""")[0][0]
+    assert discarded + len(items) == 6
