@@ -2,6 +2,7 @@
 
     eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
+    eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: none)
     eyt register-targets    add the slate's targets as partitions of the dynamic `targets` dimension
     eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
@@ -22,6 +23,7 @@ import time
 from eyt_dagster.config import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.partitions import partition_tags
+from eyt_dagster.speech.eq import SUBSCALES
 
 
 # The terminal shows one line per run; every event is still stored in the instance for the UI.
@@ -78,6 +80,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
         return 2
     pools = args.pool or list(slate.pools)
+    wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
+    if wrong:
+        print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
+        return 2
     print(f"slate '{slate.name}' ({slate_path_from_env()}): targets {targets}, pools {pools}")
     started, ok = time.monotonic(), True
     for pool in pools:
@@ -88,9 +94,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_reports:
         ok &= _execute(reports_job, instance, {}, "eyt_reports")
     if not args.no_speech:
-        from eyt_dagster.speech.eq import SUBSCALES
-
-        for slug in sorted(SUBSCALES):
+        for slug in args.subscale or sorted(SUBSCALES):
             ok &= _execute(speech_job, instance, {"dagster/partition": slug}, f"speech_build [{slug}]")
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
@@ -193,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--pool", action="append", help="only this pool (repeatable)")
     run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
     run.add_argument("--no-speech", action="store_true", help="skip building the SpeechEQ items")
+    run.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")

@@ -30,9 +30,11 @@ def cli_env(tmp_path_factory):
 
 @pytest.mark.slow
 def test_eyt_run_then_dagster_job_execute_one_partition(cli_env):
-    first = run([BIN / "eyt", "run", "--pool", "nemotron_usa", "--target", "reflective-baseline"], cli_env)
+    first = run([BIN / "eyt", "run", "--pool", "nemotron_usa", "--target", "reflective-baseline",
+                 "--subscale", "stress_management_optimism"], cli_env)
     assert first.returncode == 0, first.stderr[-2000:]
     assert "ok     eyt_pools [nemotron_usa]" in first.stdout and "ok     eyt_reports" in first.stdout
+    assert "ok     speech_build [stress_management_optimism]" in first.stdout and "speech_build [self" not in first.stdout
     assert "embedded baseline" in first.stdout  # the terminal report names baselines as such
 
     env = {**cli_env, "DAGSTER_HOME": str(Path(cli_env["EYT_DATA_DIR"]) / "dagster_home")}
