@@ -5,6 +5,7 @@
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: none)
     eyt register-targets    add the slate's targets as partitions of the dynamic `targets` dimension
     eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
+    eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
     eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 import subprocess
 import sys
 import time
@@ -50,6 +52,10 @@ def reports_job():  # noqa: ANN201
 
 def speech_job():  # noqa: ANN201
     return _job("speech_build")
+
+
+def speech_reports_job():  # noqa: ANN201
+    return _job("speech_reports")
 
 
 def _execute(factory, instance, tags: dict[str, str], label: str) -> bool:  # noqa: ANN001
@@ -96,6 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_speech:
         for slug in args.subscale or sorted(SUBSCALES):
             ok &= _execute(speech_job, instance, {"dagster/partition": slug}, f"speech_build [{slug}]")
+        ok &= _execute(speech_reports_job, instance, {}, "speech_reports")
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
         _print_leaderboard()
@@ -158,13 +165,29 @@ def _print_speech_summary() -> None:
 
     with connect() as con:
         summary = con.execute(
-            "SELECT s.subscale, count(DISTINCT s.scenario_id) AS scenarios, count(DISTINCT i.dataset_id) AS items, "
-            "count(DISTINCT c.scenario_id || c.turn) FILTER (c.attempt > 0) AS regenerated_pairs "
-            "FROM speech.scenarios s LEFT JOIN speech.eq_items i ON i.dataset_id = s.scenario_id "
-            "LEFT JOIN speech.contrast_scores c ON c.scenario_id = s.scenario_id GROUP BY ALL ORDER BY 1"
+            "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
+            "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
         ).df()
     print("\nSpeechEQ items built with the embedded template generator and espeak-ng (baselines):")
     print(summary.to_string(index=False))
+
+
+def cmd_speech_export(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from eyt_dagster.speech.layout import item_from_rows
+    from resources.speech_layout import write_released
+    from resources.warehouse import connect
+
+    try:
+        with connect() as con:
+            rows = con.execute("SELECT * FROM speech.eq_items ORDER BY subscale, dataset_id").df()
+    except (duckdb.CatalogException, duckdb.IOException):
+        print("eyt: no speech.eq_items table yet; run `eyt run` (or the speech_build job) first", file=sys.stderr)
+        return 2
+    written = write_released([item_from_rows(row) for row in rows.to_dict("records")], Path(args.dir))
+    print(f"wrote {len(written)} item folder(s) under {args.dir}")
+    return 0
 
 
 def cmd_register(_: argparse.Namespace) -> int:
@@ -202,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
     report.set_defaults(func=cmd_report)
+    export = sub.add_parser("speech-export", help="write SpeechEQ items in the released layout")
+    export.add_argument("dir", help="output directory")
+    export.set_defaults(func=cmd_speech_export)
     sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
     sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")

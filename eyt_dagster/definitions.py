@@ -32,6 +32,7 @@ from assets.reports.calibration import (
     judge_agreement,
 )
 from assets.reports.leaderboard import leaderboard
+from assets.reports.speech_build_report import speech_build_report
 from assets.speech.audio_stages import speech_audio
 from assets.speech.text_stages import dialogues, scenarios, tone_instructions, tone_selection
 from eyt_dagster.config import slate_path_from_env
@@ -66,6 +67,7 @@ ASSETS = [
     tone_instructions,
     tone_selection,
     speech_audio,
+    speech_build_report,
 ]
 
 

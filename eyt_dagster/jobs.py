@@ -12,7 +12,8 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "intent_similarity"],
     ["dialogue", "dialogue_scores"],
 )
-REPORT_ASSETS = AssetSelection.groups("reports")
+SPEECH_REPORT_ASSETS = AssetSelection.assets(["speech", "speech_build_report"])
+REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS
 SPEECH_BUILD_ASSETS = AssetSelection.groups("speech")
 
 eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
@@ -25,4 +26,8 @@ speech_build = define_asset_job(
     "speech_build", SPEECH_BUILD_ASSETS, description="SpeechEQ items of one EQ-i subscale: text, TTS, contrast filter."
 )
 
-JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build]
+speech_reports = define_asset_job(
+    "speech_reports", SPEECH_REPORT_ASSETS, description="What the SpeechEQ builder did, per subscale."
+)
+
+JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_reports]

@@ -191,3 +191,20 @@ def png_markdown(png: bytes, alt: str) -> str:
 
 
 __all__ = ["alpha_sweep_png", "interval_png", "pairwise_png", "png_markdown", "turn_curves_png"]
+
+
+def distribution_png(df: pd.DataFrame, value: str, by: str, *, title: str) -> bytes:
+    """Box plots of `value` per `by` group (e.g. contrast totals per subscale), groups sorted by name."""
+    data = df[[by, value]].dropna() if len(df) else df
+    if data.empty:
+        return _placeholder()
+    groups = sorted(data[by].astype(str).unique())
+    fig = Figure(figsize=(7.5, 0.35 * len(groups) + 1.2), dpi=DPI)
+    ax = fig.add_subplot()
+    ax.boxplot([data.loc[data[by].astype(str) == g, value].to_numpy() for g in groups], vert=False)
+    ax.set_yticks(range(1, len(groups) + 1), groups, fontsize=7)
+    ax.set_xlabel(value)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return _to_png(fig)

@@ -9,7 +9,7 @@ from dagster import DagsterInstance, materialize
 
 from conftest import write_slate
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.jobs import SPEECH_BUILD_ASSETS
+from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_REPORT_ASSETS
 from pipeline import resources_for
 
 SUBSCALES = ("interpersonal_empathy", "stress_management_optimism")
@@ -24,6 +24,9 @@ def speech_warehouse(tmp_path_factory):
         result = materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug,
                              resources=resources_for(slate, directory), instance=instance)
         assert result.success
+    report = materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources_for(slate, directory),
+                         instance=instance)
+    assert report.success
     con = duckdb.connect(str(directory / "eyt.duckdb"), read_only=True)
     yield con
     con.close()
@@ -69,3 +72,36 @@ def test_items_passed_on_both_test_turns_and_their_clips_exist(speech_warehouse)
     discarded = q(con, """SELECT count(DISTINCT scenario_id) FROM speech.contrast_scores
                           WHERE scenario_id NOT IN (SELECT dataset_id FROM speech.eq_items)""")[0][0]
     assert discarded + len(items) == 6
+
+
+def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from eyt_dagster.speech.report import build_summary
+    from resources.speech_layout import import_released
+
+    con = speech_warehouse
+    tables = {t: con.execute(f"SELECT * FROM speech.{t}").df()
+              for t in ("scenarios", "tone_instructions", "contrast_scores", "eq_items")}
+    summary = build_summary(*tables.values()).set_index("subscale")
+    stored = con.execute("SELECT * FROM speech.speech_build_report ORDER BY subscale").df().set_index("subscale")
+    assert (stored["items"] == summary["items"]).all() and (stored["pairs_discarded"] == summary["pairs_discarded"]).all()
+    assert list(summary.index) == sorted(SUBSCALES)
+    assert (summary["items"] + summary["discarded"] == summary["scenarios"]).all()
+    assert summary["items"].sum() == len(tables["eq_items"])
+
+    data_dir = Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
+                    .fetchone()[0]).parent
+    out = tmp_path / "released"
+    result = subprocess.run([Path(sys.executable).parent / "eyt", "speech-export", str(out)], capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "EYT_DATA_DIR": str(data_dir)})
+    assert result.returncode == 0, result.stderr[-1500:]
+    report = import_released(out)
+    assert report.skipped == [] and len(report.items) == len(tables["eq_items"])
+    by_id = {item.dataset_id: item for item in report.items}
+    for row in tables["eq_items"].itertuples():
+        item = by_id[row.dataset_id]
+        assert item.clip(4, "high").tone_description == row.turn4_resonant_tone  # 04 = resonant, as released
+        assert Path(item.clip(6, "low").path).read_bytes() == Path(row.turn6_dissonant_path).read_bytes()

@@ -1,0 +1,30 @@
+"""speech_build_report: what the SpeechEQ builder did per subscale (issue 4, Reports)."""
+
+import pandas as pd
+from dagster import AssetIn, MetadataValue, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.plots import distribution_png, png_markdown
+from eyt_dagster.speech.report import build_summary
+
+LOGIC_VERSION = "1"
+
+
+@asset(
+    key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION,
+    ins={name: AssetIn(key=["speech", name]) for name in ("scenarios", "tone_instructions", "contrast_scores",
+                                                         "eq_items")},
+)
+def speech_build_report(
+    scenarios: pd.DataFrame, tone_instructions: pd.DataFrame, contrast_scores: pd.DataFrame, eq_items: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Per subscale: scenarios, items built, tone instructions rejected as bland, pairs regenerated and
+    discarded, and the mean contrast total and feature gaps of the accepted pairs."""
+    df = build_summary(scenarios, tone_instructions, contrast_scores, eq_items)
+    df["created_at"] = now_utc()
+    plots = [png_markdown(distribution_png(contrast_scores, column, "subscale", title=title), title)
+             for column, title in (("total", "Contrast score (0-8), every attempt"),
+                                   ("gap_pitch", "Pitch gap (semitones)"), ("gap_duration", "Duration gap (relative)"))]
+    return table_output(df, plot=MetadataValue.md("\n\n".join(plots)),
+                        items=int(df["items"].sum()), discarded=int(df["discarded"].sum()),
+                        generator="template-baseline (embedded baseline, not a language model)")
