@@ -168,7 +168,8 @@ def _print_speech_summary() -> None:
             "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
             "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
         ).df()
-    print("\nSpeechEQ items built with the embedded template generator and espeak-ng (baselines):")
+        generators = ", ".join(r[0] for r in con.execute("SELECT DISTINCT generator FROM speech.scenarios").fetchall())
+    print(f"\nSpeechEQ items (text generator: {generators}; 'template-baseline' is an embedded baseline):")
     print(summary.to_string(index=False))
 
 

@@ -94,13 +94,25 @@ class PoolSource(BaseModel):
         return self
 
 
+TEMPLATE_GENERATOR = "template-baseline"
+
+
 class SpeechSettings(BaseModel):
-    """SpeechEQ dataset building (issue 4): how many items, which generator and TTS engine."""
+    """SpeechEQ dataset building (issue 4): how many items, which text generator, validator, tone judge and
+    TTS engine. The text roles name 'template-baseline' (the embedded template generator) or the id of a
+    model in `models`: a `provider: openai` chat model, or `provider: embedded` with model 'template-baseline'."""
 
     model_config = ConfigDict(extra="forbid")
 
-    # Only the embedded template generator is wired so far; chat-model generation is the next step of issue 4.
-    generator: Literal["template-baseline"] = "template-baseline"
+    generator: str = Field(default=TEMPLATE_GENERATOR,
+                           description="'template-baseline' or the id of a model in speech.models.")
+    models: list[ModelRef] = Field(default_factory=list, description="Chat models the speech text roles may name.")
+    validator: str | None = Field(
+        default=None, description="Model id that checks turns 4 and 6 read plausibly in either tone; default: the "
+                                  "generator. 'template-baseline' = no check.")
+    tone_judge: str | None = Field(
+        default=None, description="Model id that selects the resonant and most dissonant tone; default: the "
+                                  "generator. 'template-baseline' = the rule judge.")
     items_per_valence: int = Field(default=1, ge=1, description="Scenarios per subscale and valence.")
     valences: list[Literal["Positive", "Negative", "Conflict"]] = Field(
         default_factory=lambda: ["Positive", "Negative", "Conflict"])
@@ -108,6 +120,38 @@ class SpeechSettings(BaseModel):
     max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
     tts: ModelRef | None = Field(default=None, description="OpenAI-compatible speech endpoint; None = espeak-ng.")
     contrast: ContrastThresholds = Field(default_factory=ContrastThresholds)
+
+    @model_validator(mode="after")
+    def _text_models(self) -> SpeechSettings:
+        ids = [m.id for m in self.models]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"speech.models: duplicate id in {ids}")
+        for m in self.models:
+            if m.provider == "embedded" and m.model != TEMPLATE_GENERATOR:
+                raise ValueError(f"speech.models '{m.id}': the only embedded speech text generator is "
+                                 f"'{TEMPLATE_GENERATOR}', not '{m.model}'")
+        for role in ("generator", "validator", "tone_judge"):
+            value = getattr(self, role)
+            if value is not None and value != TEMPLATE_GENERATOR and value not in ids:
+                raise ValueError(f"speech.{role}: '{value}' is neither '{TEMPLATE_GENERATOR}' nor the id of a model "
+                                 f"in speech.models {ids}")
+        if self.text_model("generator") is None:
+            for role in ("validator", "tone_judge"):
+                if self.text_model(role) is not None:
+                    raise ValueError(f"speech.{role}: a chat model needs a chat-model generator; with the template "
+                                     f"generator leave {role} unset (its lines are neutral and its judge is a rule)")
+        return self
+
+    def text_model(self, role: Literal["generator", "validator", "tone_judge"]) -> ModelRef | None:
+        """The chat model playing a speech text role, or None for the embedded template baseline. The validator
+        and the tone judge default to the generator."""
+        value = getattr(self, role)
+        if value is None:
+            value = self.generator
+        for m in self.models:
+            if m.id == value:
+                return None if m.is_baseline else m
+        return None
 
 
 class ReasoningPair(BaseModel):

@@ -11,6 +11,8 @@ from eyt_dagster.baselines import make_embedded
 from eyt_dagster.config import ModelRef, Slate, load_slate
 from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.roles import Judge, Simulator, Target
+from eyt_dagster.speech.eq import BLAND_WORDS
+from eyt_dagster.speech.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
 from resources.tts import EspeakTTS, OpenAISpeechTTS
@@ -65,6 +67,24 @@ class BenchmarkResource(ConfigurableResource):
 
     def judges(self, run_id: str | None = None) -> list[Judge]:
         return [self._judge(ref, run_id) for ref in self.slate.judges]
+
+    def speech_generator(self, run_id: str | None = None) -> SpeechGenerator:
+        """The SpeechEQ text generator: the embedded template baseline, or chat models (ledger roles
+        speech_generator, speech_validator and speech_tone_judge)."""
+        speech = self.slate.speech
+        ref = speech.text_model("generator")
+        if ref is None:
+            return TemplateGenerator(self.slate.seed)
+
+        def client(role: str, ledger_role: str):  # noqa: ANN202 - OpenAIChatClient | None
+            other = speech.text_model(role)
+            return self._client(other, ledger_role, run_id) if other is not None else None
+
+        return LLMSpeechGenerator(
+            self._client(ref, "speech_generator", run_id), self.slate.seed,
+            validator=client("validator", "speech_validator"), judge=client("tone_judge", "speech_tone_judge"),
+            bland_words=tuple(speech.bland_words or BLAND_WORDS), max_concurrency=ref.max_concurrency,
+        )
 
     def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""

@@ -25,6 +25,7 @@ def speech_build_report(
     plots = [png_markdown(distribution_png(contrast_scores, column, "subscale", title=title), title)
              for column, title in (("total", "Contrast score (0-8), every attempt"),
                                    ("gap_pitch", "Pitch gap (semitones)"), ("gap_duration", "Duration gap (relative)"))]
+    generators = sorted(scenarios["generator"].dropna().unique()) if "generator" in scenarios else []
     return table_output(df, plot=MetadataValue.md("\n\n".join(plots)),
                         items=int(df["items"].sum()), discarded=int(df["discarded"].sum()),
-                        generator="template-baseline (embedded baseline, not a language model)")
+                        generators=", ".join(generators))

@@ -41,7 +41,9 @@ def speech_audio(
     slug, tts = context.partition_key, eyt.tts()
     thresholds, data_dir = eyt.slate.speech.contrast, eyt.data_dir
     context_tones = tone_instructions[tone_instructions["accepted"] & (tone_instructions["persona_kind"] == "context")]
-    clips, contrasts, items = [], [], []
+    if "accepted" in dialogues.columns:  # rejected dialogue versions stay in the table as a record only
+        dialogues = dialogues[dialogues["accepted"]]
+    clips, contrasts, items, skipped = [], [], [], []
     for n, row in enumerate(scenarios.itertuples(), start=1):
         sid = row.scenario_id
         scenario = Scenario.model_validate_json(row.scenario_json)
@@ -50,6 +52,9 @@ def speech_audio(
         ctx = {int(r.turn): r.instruction for r in context_tones[context_tones["scenario_id"] == sid].itertuples()}
         picks = tone_selection[tone_selection["scenario_id"] == sid]
         tests = {int(r.turn): (r.resonant_instruction, r.dissonant_instruction) for r in picks.itertuples()}
+        if len(lines) != 6 or set(ctx) != {1, 2, 3, 5} or set(tests) != {4, 6}:
+            skipped.append(sid)  # an earlier stage failed for this scenario; its error is in that stage's metadata
+            continue
         result = build_item(sid, scenario, lines, ctx, tests, synthesize=tts.synthesize, voice_for=tts.voice_for,
                             store=lambda wav: store_clip(data_dir, wav), features=clip_features,
                             thresholds=thresholds)
@@ -66,7 +71,10 @@ def speech_audio(
     regenerated = int((frames["contrast_scores"]["attempt"] > 0).sum()) if contrasts else 0
     yield Output(**_with_meta(frames["tts_clips"], "tts_clips", engine=getattr(tts, "name", "tts")))
     yield Output(**_with_meta(frames["contrast_scores"], "contrast_scores", regenerated_pairs=regenerated))
-    yield Output(**_with_meta(frames["eq_items"], "eq_items", discarded=len(scenarios) - len(items)))
+    if skipped:
+        context.log.warning(f"{slug}: {len(skipped)} scenario(s) lack a dialogue or tones and were skipped: {skipped}")
+    yield Output(**_with_meta(frames["eq_items"], "eq_items", discarded=len(scenarios) - len(items) - len(skipped),
+                              skipped_incomplete=len(skipped)))
 
 
 def _with_meta(df: pd.DataFrame, name: str, **metadata) -> dict:
