@@ -120,6 +120,15 @@ class SpeechSettings(BaseModel):
     max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
     tts: ModelRef | None = Field(default=None, description="OpenAI-compatible speech endpoint; None = espeak-ng.")
     contrast: ContrastThresholds = Field(default_factory=ContrastThresholds)
+    source: Literal["generated", "released"] = Field(
+        default="generated", description="'released' imports items from `released_path` instead of building them.")
+    released_path: str | None = Field(default=None, description="A folder in the released SpeechEQ layout.")
+
+    @model_validator(mode="after")
+    def _released_needs_path(self) -> SpeechSettings:
+        if self.source == "released" and not self.released_path:
+            raise ValueError("speech.source 'released' needs speech.released_path (a folder in the released layout)")
+        return self
 
     @model_validator(mode="after")
     def _text_models(self) -> SpeechSettings:

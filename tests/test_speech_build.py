@@ -105,3 +105,37 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
         item = by_id[row.dataset_id]
         assert item.clip(4, "high").tone_description == row.turn4_resonant_tone  # 04 = resonant, as released
         assert Path(item.clip(6, "low").path).read_bytes() == Path(row.turn6_dissonant_path).read_bytes()
+
+
+def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehouse, tmp_path):
+    import shutil
+
+    from eyt_dagster.speech.layout import item_from_rows
+    from resources.speech_layout import write_released
+
+    con = speech_warehouse
+    slug = "interpersonal_empathy"
+    built = con.execute(f"SELECT * FROM speech.eq_items WHERE subscale = '{slug}'").df()
+    released = tmp_path / "released"
+    folders = write_released([item_from_rows(r) for r in built.to_dict("records")], released)
+    broken = folders[0].parent / "broken-copy"
+    shutil.copytree(folders[0], broken)
+    (broken / "metadata.json").write_text("{ not json")
+
+    data = tmp_path / "data"
+    data.mkdir()
+    slate = write_slate(tmp_path, speech={"source": "released", "released_path": str(released)})
+    result = materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug,
+                         resources=resources_for(slate, data), instance=DagsterInstance.ephemeral())
+    assert result.success
+    with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as imported:
+        items = imported.execute("SELECT * FROM speech.eq_items").df()
+        assert sorted(items["dataset_id"]) == sorted(built["dataset_id"])  # the broken copy was skipped
+        assert imported.execute("SELECT count(*) FROM speech.scenarios").fetchone() == (0,)
+        assert imported.execute("SELECT DISTINCT engine FROM speech.tts_clips").fetchall() == [("imported",)]
+        # the published pairs are scored with the same filter: our own items pass it again
+        assert imported.execute("SELECT count(*), bool_and(passed) FROM speech.contrast_scores").fetchone() == (
+            2 * len(built), True)
+    meta = result.asset_materializations_for_node("speech_audio")
+    skipped = [m.metadata["skipped_folders"].value for m in meta if "skipped_folders" in m.metadata]
+    assert skipped == [1]

@@ -2,16 +2,21 @@
 evaluation items that passed. One step per subscale produces all three tables, since whether a pair is
 regenerated depends on its contrast score."""
 
+from pathlib import Path
+
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.speech.build import build_item
-from eyt_dagster.speech.layout import item_rows
+from eyt_dagster.speech.contrast import ContrastThresholds, contrast_score
+from eyt_dagster.speech.eq import TEST_TURNS
+from eyt_dagster.speech.layout import clip_rows, item_rows
 from eyt_dagster.speech.partitions import subscale_partitions
 from eyt_dagster.speech.records import Line, Scenario
 from resources.audio_features import clip_features
 from resources.models import BenchmarkResource
+from resources.speech_layout import import_released
 from resources.tts import store_clip
 
 LOGIC_VERSION = "1"
@@ -38,8 +43,12 @@ def speech_audio(
     tone_instructions: pd.DataFrame, tone_selection: pd.DataFrame,
 ):
     """Synthesise, score and filter the items of one subscale."""
-    slug, tts = context.partition_key, eyt.tts()
-    thresholds, data_dir = eyt.slate.speech.contrast, eyt.data_dir
+    slug, settings = context.partition_key, eyt.slate.speech
+    thresholds, data_dir = settings.contrast, eyt.data_dir
+    if settings.source == "released":
+        yield from _import_subscale(context, Path(str(settings.released_path)), slug, thresholds)
+        return
+    tts = eyt.tts()
     context_tones = tone_instructions[tone_instructions["accepted"] & (tone_instructions["persona_kind"] == "context")]
     if "accepted" in dialogues.columns:  # rejected dialogue versions stay in the table as a record only
         dialogues = dialogues[dialogues["accepted"]]
@@ -75,6 +84,38 @@ def speech_audio(
         context.log.warning(f"{slug}: {len(skipped)} scenario(s) lack a dialogue or tones and were skipped: {skipped}")
     yield Output(**_with_meta(frames["eq_items"], "eq_items", discarded=len(scenarios) - len(items) - len(skipped),
                               skipped_incomplete=len(skipped)))
+
+
+def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds):  # noqa: ANN202
+    """The released layout's items of one subscale, as eq_items and tts_clips rows; their test-turn pairs are
+    scored with the same contrast filter (recorded, not used to drop published items). Bad folders are
+    reported and skipped, never half-imported."""
+    report = import_released(root)
+    items = [item for item in report.items if item.subscale == slug]
+    skipped = [(folder, why) for folder, why in report.skipped if f"/{slug}/" in f"/{folder}/"]
+    for folder, why in skipped:
+        context.log.warning(f"skipped {folder}: {why}")
+    clips, contrasts = [], []
+    for item in items:
+        for row in clip_rows(item):
+            clips.append({"scenario_id": item.dataset_id, "turn": row["turn"], "role": row["role"], "attempt": 0,
+                          "speaker": row["speaker"], "voice": None, "text": row["text"],
+                          "instruction": row["tone_description"], "strength": None, "engine": "imported",
+                          "duration_s": None, "path": row["path"]})
+        for turn in TEST_TURNS:
+            score = contrast_score(clip_features(item.clip(turn, "high").path),
+                                   clip_features(item.clip(turn, "low").path), thresholds)
+            contrasts.append({"scenario_id": item.dataset_id, "turn": turn, "attempt": 0, "strength": None,
+                              "total": score.total, "passed": score.passed,
+                              **{f"points_{k}": v for k, v in score.points.items()},
+                              **{f"gap_{k}": v for k, v in score.gaps.items()}})
+    totals = {(c["scenario_id"], c["turn"]): c["total"] for c in contrasts}
+    rows = [{**item_rows(item), "turn4_contrast": totals[(item.dataset_id, 4)],
+             "turn6_contrast": totals[(item.dataset_id, 6)]} for item in items]
+    now = now_utc()
+    for name, data in (("tts_clips", clips), ("contrast_scores", contrasts), ("eq_items", rows)):
+        extra = {"imported_from": str(root), "skipped_folders": len(skipped)} if name == "eq_items" else {}
+        yield Output(**_with_meta(pd.DataFrame(data).assign(subscale=slug, created_at=now), name, **extra))
 
 
 def _with_meta(df: pd.DataFrame, name: str, **metadata) -> dict:

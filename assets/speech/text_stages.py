@@ -116,6 +116,9 @@ def scenarios(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[
     settings, slug = eyt.slate.speech, context.partition_key
     generator = eyt.speech_generator(context.run_id)
     jobs = [(valence, index) for valence in settings.valences for index in range(settings.items_per_valence)]
+    if settings.source == "released":  # items come from the released layout (speech_audio imports them)
+        context.log.info(f"speech.source is 'released': no scenarios are generated for {slug}")
+        jobs = []
 
     def make(job: tuple[str, int]) -> Scenario | Exception:
         try:
