@@ -8,6 +8,8 @@ from eyt_dagster.plots import distribution_png, png_markdown
 from eyt_dagster.speech.report import build_summary
 
 LOGIC_VERSION = "1"
+GAP_UNITS = {"pitch": "semitones", "rate": "relative ZCR", "centroid": "relative", "rms": "dB", "mfcc": "L2",
+             "duration": "relative"}
 
 
 @asset(
@@ -22,9 +24,10 @@ def speech_build_report(
     discarded, and the mean contrast total and feature gaps of the accepted pairs."""
     df = build_summary(scenarios, tone_instructions, contrast_scores, eq_items)
     df["created_at"] = now_utc()
+    panels = [("total", "Contrast score (0-8), every attempt")] + [
+        (f"gap_{name}", f"{name} gap ({unit})") for name, unit in GAP_UNITS.items()]
     plots = [png_markdown(distribution_png(contrast_scores, column, "subscale", title=title), title)
-             for column, title in (("total", "Contrast score (0-8), every attempt"),
-                                   ("gap_pitch", "Pitch gap (semitones)"), ("gap_duration", "Duration gap (relative)"))]
+             for column, title in panels if column in contrast_scores.columns]
     generators = sorted(scenarios["generator"].dropna().unique()) if "generator" in scenarios else []
     return table_output(df, plot=MetadataValue.md("\n\n".join(plots)),
                         items=int(df["items"].sum()), discarded=int(df["discarded"].sum()),
