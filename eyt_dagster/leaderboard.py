@@ -10,7 +10,7 @@ import pandas as pd
 
 from eyt_dagster import metrics
 from eyt_dagster.config import Slate
-from eyt_dagster.dialogue_scores import DIMENSIONS, LABELS, answered_turns, ok_rows
+from eyt_dagster.dialogue_scores import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.taxonomy import DIMENSION_TO_100
 
 CELL = ["target", "pool"]
@@ -84,5 +84,3 @@ def build_leaderboard(
     board["slate"] = slate.name
     return board.sort_values(["pool", "target"]).reset_index(drop=True)
 
-
-__all__ = ["BASELINE_NOTE", "HEADLINE", "aggregate", "build_leaderboard", "ok_rows"]

@@ -8,7 +8,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.speech.build import build_item
+from eyt_dagster.speech.build import build_item, contrast_row
 from eyt_dagster.speech.contrast import ContrastThresholds, contrast_score
 from eyt_dagster.speech.eq import TEST_TURNS
 from eyt_dagster.speech.layout import clip_rows, item_rows
@@ -105,10 +105,7 @@ def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thre
         for turn in TEST_TURNS:
             score = contrast_score(clip_features(item.clip(turn, "high").path),
                                    clip_features(item.clip(turn, "low").path), thresholds)
-            contrasts.append({"scenario_id": item.dataset_id, "turn": turn, "attempt": 0, "strength": None,
-                              "total": score.total, "passed": score.passed,
-                              **{f"points_{k}": v for k, v in score.points.items()},
-                              **{f"gap_{k}": v for k, v in score.gaps.items()}})
+            contrasts.append(contrast_row(item.dataset_id, turn, 0, None, score))
     totals = {(c["scenario_id"], c["turn"]): c["total"] for c in contrasts}
     rows = [{**item_rows(item), "turn4_contrast": totals[(item.dataset_id, 4)],
              "turn6_contrast": totals[(item.dataset_id, 6)]} for item in items]

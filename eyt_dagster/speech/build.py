@@ -9,13 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eyt_dagster.speech.contrast import AcousticFeatures, ContrastThresholds, contrast_score
+from eyt_dagster.speech.contrast import AcousticFeatures, ContrastResult, ContrastThresholds, contrast_score
 from eyt_dagster.speech.eq import AUDIO_FILES, TEST_TURNS
 from eyt_dagster.speech.records import Clip, EqItem, Line, Scenario
 
 Synthesize = Callable[[str, str, str, float], tuple[bytes, dict[str, Any]]]
 VoiceFor = Callable[[str, int], str]
 STRENGTH_STEP = 0.5  # each regeneration renders both clips this much further from neutral prosody
+
+
+def contrast_row(scenario_id: str, turn: int, attempt: int, strength: float | None,
+                 score: ContrastResult) -> dict[str, Any]:
+    """One speech.contrast_scores row: the pair's total, pass flag, and points and gap per feature."""
+    return {"scenario_id": scenario_id, "turn": turn, "attempt": attempt, "strength": strength,
+            "total": score.total, "passed": score.passed,
+            **{f"points_{k}": v for k, v in score.points.items()}, **{f"gap_{k}": v for k, v in score.gaps.items()}}
 
 
 @dataclass
@@ -61,10 +69,7 @@ def build_item(
             high = synth(turn, "resonant", resonant_tone, strength, attempt)
             low = synth(turn, "dissonant", dissonant_tone, strength, attempt)
             score = contrast_score(features(high), features(low), thresholds)
-            result.contrasts.append({"scenario_id": scenario_id, "turn": turn, "attempt": attempt,
-                                     "strength": strength, "total": score.total, "passed": score.passed,
-                                     **{f"points_{k}": v for k, v in score.points.items()},
-                                     **{f"gap_{k}": v for k, v in score.gaps.items()}})
+            result.contrasts.append(contrast_row(scenario_id, turn, attempt, strength, score))
             if score.passed:
                 break
         if not score.passed:
