@@ -2,8 +2,8 @@
 
     eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
-    eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: none)
-    eyt register-targets    add the slate's targets as partitions of the dynamic `targets` dimension
+    eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
+    eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
     eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
@@ -54,8 +54,16 @@ def speech_job():  # noqa: ANN201
     return _job("speech_build")
 
 
+def speech_eval_job():  # noqa: ANN201
+    return _job("speech_eval")
+
+
 def speech_reports_job():  # noqa: ANN201
     return _job("speech_reports")
+
+
+def seq_reports_job():  # noqa: ANN201
+    return _job("seq_reports")
 
 
 def _execute(factory, instance, tags: dict[str, str], label: str) -> bool:  # noqa: ANN001
@@ -80,19 +88,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     ensure_dagster_home()
     instance = DagsterInstance.get()
     register_targets(instance, slate)
-    targets = args.target or [t.id for t in slate.targets]
-    unknown = sorted(set(targets) - {t.id for t in slate.targets})
+    unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
     if unknown:
         print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
         return 2
+    targets = [t.id for t in slate.eyt_targets if not args.target or t.id in args.target]
+    speech_targets = [t.id for t in slate.speech_targets if not args.target or t.id in args.target]
     pools = args.pool or list(slate.pools)
     wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
     if wrong:
         print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
         return 2
-    print(f"slate '{slate.name}' ({slate_path_from_env()}): targets {targets}, pools {pools}")
+    print(f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
+          f"SpeechEQ targets {speech_targets}")
     started, ok = time.monotonic(), True
-    for pool in pools:
+    for pool in pools if targets else []:
         ok &= _execute(pools_job, instance, {"dagster/partition": pool}, f"eyt_pools [{pool}]")
     for target in targets:
         for pool in pools:
@@ -102,7 +112,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_speech:
         for slug in args.subscale or sorted(SUBSCALES):
             ok &= _execute(speech_job, instance, {"dagster/partition": slug}, f"speech_build [{slug}]")
+        for target in speech_targets:
+            ok &= _execute(speech_eval_job, instance, {"dagster/partition": target}, f"speech_eval [{target}]")
         ok &= _execute(speech_reports_job, instance, {}, "speech_reports")
+        if speech_targets:
+            ok &= _execute(seq_reports_job, instance, {}, "seq_reports")
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
         _print_leaderboard()
@@ -161,6 +175,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _print_speech_summary() -> None:
+    import duckdb
+
     from resources.warehouse import connect
 
     with connect() as con:
@@ -171,6 +187,20 @@ def _print_speech_summary() -> None:
         generators = ", ".join(r[0] for r in con.execute("SELECT DISTINCT generator FROM speech.scenarios").fetchall())
     print(f"\nSpeechEQ items (text generator: {generators}; 'template-baseline' is an embedded baseline):")
     print(summary.to_string(index=False))
+    try:
+        with connect() as con:
+            board = con.execute(
+                "SELECT condition, target, is_baseline, n_items, round(acc1, 3) AS acc1, round(acc2, 3) AS acc2, "
+                "round(acc_traj, 3) AS acc_traj, round(seq, 1) AS seq, round(parse_failure_rate, 3) AS parse_fail, "
+                "round(mean_latency_s, 4) AS latency_s FROM speech.seq_leaderboard ORDER BY condition, seq DESC"
+            ).df()
+    except duckdb.CatalogException:
+        return
+    print("\nSpeechEQ forced choice (SEQ is relative to the cohort of targets listed; chance = 0.5 / 0.5 / 0.25):")
+    print(board.to_string(index=False))
+    if board["is_baseline"].any():
+        print("\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
+              "evaluation.")
 
 
 def cmd_speech_export(args: argparse.Namespace) -> int:

@@ -78,6 +78,59 @@ class ModelRef(BaseModel):
         return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
 
+BENCHMARKS = ("eyt_bench", "speech_eq")
+Benchmark = Literal["eyt_bench", "speech_eq"]
+# Embedded baselines by benchmark: a target's embedded model must come from the benchmarks it runs.
+EMBEDDED_TARGETS: dict[str, tuple[str, ...]] = {
+    "eyt_bench": ("reflective", "terse"),
+    "speech_eq": ("random-chooser", "acoustic-chooser"),
+}
+
+
+class CascadeSettings(BaseModel):
+    """A cascaded SpeechEQ system (paper §3): speech -> transcript + emotion cues -> the text LLM.
+
+    `cues`: emo_num gives the cues as numbers, emo_des as words. Cues come from `emotion_model_path` (a
+    transformers audio-classification model on disk) when set, else from the project's acoustic features
+    (pitch level and variability, energy, speaking rate). `asr_model_path` (a faster-whisper / CTranslate2
+    model folder) turns ASR on; without it the item's own transcripts are used, an upper bound on ASR quality.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    cues: Literal["emo_num", "emo_des"] = "emo_des"
+    asr_model_path: str | None = Field(default=None, description="faster-whisper model folder; None = reference transcripts.")
+    emotion_model_path: str | None = Field(
+        default=None, description="transformers audio-classification model folder; None = acoustic-feature cues.")
+
+
+class TargetRef(ModelRef):
+    """A model under test. `benchmarks` says which benchmarks it runs (a model may run both); its id is its
+    partition key in each benchmark's target partitions."""
+
+    benchmarks: list[Benchmark] = Field(default_factory=lambda: ["eyt_bench"], min_length=1)
+    speech_input: Literal["audio", "cascaded", "oracle_text"] = Field(
+        default="audio", description="SpeechEQ: audio parts (end-to-end), a cascade, or transcripts + tone "
+                                     "instructions (the oracle text check of paper Table 1).")
+    cascade: CascadeSettings = Field(default_factory=CascadeSettings)
+    audio_format: Literal["wav", "mp3"] = Field(
+        default="wav", description="The input_audio format sent; clips in another format are converted.")
+
+    @model_validator(mode="after")
+    def _embedded_fits_benchmarks(self) -> TargetRef:
+        if len(set(self.benchmarks)) != len(self.benchmarks):
+            raise ValueError(f"target '{self.id}': benchmarks {self.benchmarks} repeats a benchmark")
+        if self.provider == "embedded":
+            for benchmark in self.benchmarks:
+                if self.model not in EMBEDDED_TARGETS[benchmark]:
+                    raise ValueError(f"target '{self.id}': embedded model '{self.model}' cannot run {benchmark}; "
+                                     f"its embedded baselines are {list(EMBEDDED_TARGETS[benchmark])}")
+        return self
+
+    def runs(self, benchmark: Benchmark) -> bool:
+        return benchmark in self.benchmarks
+
+
 class PoolSource(BaseModel):
     """Where a persona pool comes from: the shipped fixture, a local copy, or the Hugging Face hub."""
 
@@ -95,6 +148,33 @@ class PoolSource(BaseModel):
 
 
 TEMPLATE_GENERATOR = "template-baseline"
+
+
+class SpeechEvaluation(BaseModel):
+    """How SpeechEQ targets are tested (issue 5, paper §2.4-2.5): which persona conditions, which inference
+    modes, whether both option orders are asked, and an optional human ranking to correlate with."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conditions: list[str] = Field(
+        default_factory=lambda: ["default"],
+        description="Persona conditions (system prompts): default, adaptive, global_deficit, deficit_<composite>.")
+    inference: list[Literal["sequential", "direct"]] = Field(
+        default_factory=lambda: ["sequential", "direct"], min_length=1,
+        description="Round 2 after the model's own round-1 choice (sequential) and/or after the correct clip (direct).")
+    both_orders: bool = Field(default=False, description="Also ask every round with the options swapped (position bias).")
+    human_ranking: str | None = Field(
+        default=None, description="CSV with columns target,rank (1 = best) to correlate each metric with.")
+
+    @field_validator("conditions")
+    @classmethod
+    def _known_conditions(cls, value: list[str]) -> list[str]:
+        from eyt_dagster.speech.conditions import CONDITIONS  # the one list of condition names
+
+        unknown = [c for c in value if c not in CONDITIONS]
+        if unknown or not value or len(set(value)) != len(value):
+            raise ValueError(f"conditions {value}: each must appear once and be one of {list(CONDITIONS)}")
+        return value
 
 
 class SpeechSettings(BaseModel):
@@ -123,6 +203,7 @@ class SpeechSettings(BaseModel):
     source: Literal["generated", "released"] = Field(
         default="generated", description="'released' imports items from `released_path` instead of building them.")
     released_path: str | None = Field(default=None, description="A folder in the released SpeechEQ layout.")
+    evaluation: SpeechEvaluation = Field(default_factory=lambda: SpeechEvaluation())
 
     @model_validator(mode="after")
     def _released_needs_path(self) -> SpeechSettings:
@@ -196,7 +277,7 @@ class Slate(BaseModel):
         default="mean", description="How several judges' scores combine (completion is always a majority vote)."
     )
     simulator: ModelRef
-    targets: list[ModelRef] = Field(min_length=1)
+    targets: list[TargetRef] = Field(min_length=1)
     judges: list[ModelRef] = Field(min_length=1)
     # Analysis (issue 3): uncertainty, ablations and calibration.
     bootstrap_resamples: int = Field(default=1000, ge=100, description="Resamples for every 95% interval.")
@@ -242,6 +323,8 @@ class Slate(BaseModel):
                 raise ValueError(f"replacement_judge: id '{self.replacement_judge.id}' is already a judge")
         if not self.allow_same_family:
             for i, target in enumerate(self.targets):
+                if not target.runs("eyt_bench"):
+                    continue
                 for judge in self.judges:
                     if target.family == judge.family:
                         raise ValueError(
@@ -255,7 +338,19 @@ class Slate(BaseModel):
     def scale(self) -> tuple[float, ...]:
         return JUDGE_SCALES[self.judge_scale]
 
-    def target(self, target_id: str) -> ModelRef:
+    def targets_of(self, benchmark: Benchmark) -> list[TargetRef]:
+        """The targets that run one benchmark, in slate order."""
+        return [t for t in self.targets if t.runs(benchmark)]
+
+    @property
+    def eyt_targets(self) -> list[TargetRef]:
+        return self.targets_of("eyt_bench")
+
+    @property
+    def speech_targets(self) -> list[TargetRef]:
+        return self.targets_of("speech_eq")
+
+    def target(self, target_id: str) -> TargetRef:
         for target in self.targets:
             if target.id == target_id:
                 return target
@@ -264,7 +359,7 @@ class Slate(BaseModel):
     def self_preference_risk(self, target_id: str) -> bool:
         """True when the target shares a family with any judge (only possible with allow_same_family)."""
         family = self.target(target_id).family
-        return any(j.family == family for j in self.judges)
+        return self.target(target_id).runs("eyt_bench") and any(j.family == family for j in self.judges)
 
 
 def default_slate_path() -> Path:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
+from assets.checks import CHECKS
 from assets.dialogue.chat_seeds import chat_seeds
 from assets.dialogue.dialogue_scores import dialogue_scores
 from assets.dialogue.dialogue_turns import dialogue_turns
@@ -32,8 +33,10 @@ from assets.reports.calibration import (
     judge_agreement,
 )
 from assets.reports.leaderboard import leaderboard
+from assets.reports.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard
 from assets.reports.speech_build_report import speech_build_report
 from assets.speech.audio_stages import speech_audio
+from assets.speech.evaluation import slm_choices
 from assets.speech.text_stages import dialogues, scenarios, tone_instructions, tone_selection
 from eyt_dagster.config import slate_path_from_env
 from eyt_dagster.jobs import JOBS
@@ -68,6 +71,10 @@ ASSETS = [
     tone_selection,
     speech_audio,
     speech_build_report,
+    slm_choices,
+    seq_leaderboard,
+    seq_breakdown,
+    seq_human_alignment,
 ]
 
 
@@ -78,4 +85,4 @@ def build_resources() -> dict[str, object]:
     }
 
 
-defs = Definitions(assets=ASSETS, jobs=JOBS, resources=build_resources(), executor=in_process_executor)
+defs = Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, resources=build_resources(), executor=in_process_executor)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from eyt_dagster.config import Slate, load_slate, slate_path_from_env
 from eyt_dagster.partitions import TARGETS_PARTITION
+from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
@@ -28,11 +29,19 @@ def ensure_dagster_home() -> Path:
     return home
 
 
+# benchmark -> the dynamic partitions set of its targets
+TARGET_PARTITION_SETS = {"eyt_bench": TARGETS_PARTITION, "speech_eq": SPEECH_TARGETS_PARTITION}
+
+
 def register_targets(instance, slate: Slate | None = None) -> list[str]:  # noqa: ANN001 - DagsterInstance
-    """Add every slate target as a partition key of the dynamic `targets` dimension; return the new ones."""
+    """Add every slate target as a key of its benchmarks' dynamic target partitions (`targets` for EYT-Bench,
+    `speech_targets` for SpeechEQ); return the new keys as 'set:id'."""
     slate = slate or load_slate(slate_path_from_env())
-    existing = set(instance.get_dynamic_partitions(TARGETS_PARTITION))
-    new = [t.id for t in slate.targets if t.id not in existing]
-    if new:
-        instance.add_dynamic_partitions(TARGETS_PARTITION, new)
-    return new
+    added = []
+    for benchmark, name in TARGET_PARTITION_SETS.items():
+        existing = set(instance.get_dynamic_partitions(name))
+        new = [t.id for t in slate.targets_of(benchmark) if t.id not in existing]  # type: ignore[arg-type]
+        if new:
+            instance.add_dynamic_partitions(name, new)
+            added += [f"{name}:{key}" for key in new]
+    return added

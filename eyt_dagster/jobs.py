@@ -1,4 +1,5 @@
-"""Asset jobs. A job runs assets of one partitions definition (DAGSTER_NOTES.md), hence three of them."""
+"""Asset jobs. A job runs assets of one partitions definition (DAGSTER_NOTES.md), hence one job per
+partitioning: pools, target x pool, subscale, speech target, and the unpartitioned reports."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "intent_similarity"],
     ["dialogue", "dialogue_scores"],
 )
+SPEECH_EVAL_ASSETS = AssetSelection.assets(["speech", "slm_choices"])
 SPEECH_REPORT_ASSETS = AssetSelection.assets(["speech", "speech_build_report"])
-REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS
-SPEECH_BUILD_ASSETS = AssetSelection.groups("speech")
+SEQ_REPORT_ASSETS = AssetSelection.assets(
+    ["speech", "seq_leaderboard"], ["speech", "seq_breakdown"], ["speech", "seq_human_alignment"],
+)
+REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS - SEQ_REPORT_ASSETS
+SPEECH_BUILD_ASSETS = AssetSelection.groups("speech") - SPEECH_EVAL_ASSETS
 
 eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
 eyt_dialogues = define_asset_job(
@@ -26,8 +31,17 @@ speech_build = define_asset_job(
     "speech_build", SPEECH_BUILD_ASSETS, description="SpeechEQ items of one EQ-i subscale: text, TTS, contrast filter."
 )
 
+speech_eval = define_asset_job(
+    "speech_eval", SPEECH_EVAL_ASSETS, description="One SpeechEQ target's forced choices on every item (two rounds)."
+)
+
 speech_reports = define_asset_job(
     "speech_reports", SPEECH_REPORT_ASSETS, description="What the SpeechEQ builder did, per subscale."
 )
 
-JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_reports]
+seq_reports = define_asset_job(
+    "seq_reports", SEQ_REPORT_ASSETS,
+    description="The SEQ leaderboard, per-subscale breakdown and human-ranking correlation over all speech targets.",
+)
+
+JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_eval, speech_reports, seq_reports]

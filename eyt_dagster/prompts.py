@@ -3,8 +3,9 @@
 The hash of the templates an asset uses is part of that asset's `code_version`, so editing a prompt makes
 exactly the partitions that depend on it stale (DAGSTER_NOTES.md, "Staleness after prompt changes").
 
-Two prompt files: EYT-Bench's (`prompts_path()`, keys PROMPT_KEYS) and SpeechEQ's text generator's
-(`speech_prompts_path()`, keys SPEECH_PROMPT_KEYS). `load_prompts`, `render` and `prompt_hash` serve both:
+Three prompt files: EYT-Bench's (`prompts_path()`, keys PROMPT_KEYS) and SpeechEQ's text generator's
+(`speech_prompts_path()`, keys SPEECH_PROMPT_KEYS) and SpeechEQ's evaluation
+(`speech_eval_prompts_path()`, keys SPEECH_EVAL_PROMPT_KEYS). `load_prompts`, `render` and `prompt_hash` serve all three:
 pass `path=speech_prompts_path()` for the speech file.
 """
 
@@ -25,6 +26,7 @@ from eyt_dagster.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS
 PROMPT_KEYS = ("seed_generation", "simulator", "perception", "target", "judge_turn", "judge_final")
 SPEECH_PROMPT_KEYS = ("speech_scenario", "speech_dialogue", "speech_dialogue_check", "speech_tone",
                       "speech_tone_selection")
+SPEECH_EVAL_PROMPT_KEYS = ("choice_round1", "choice_round2", "conditions")
 TAXONOMY_FIELDS = {
     "emotions": ", ".join(EMOTIONS),
     "explicit_intents": ", ".join(EXPLICIT_INTENTS),
@@ -46,6 +48,15 @@ def speech_prompts_path() -> Path:
     if override:
         return Path(override)
     return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / "speech_en.yaml"))
+
+
+def speech_eval_prompts_path() -> Path:
+    """`EYT_SPEECH_EVAL_PROMPTS` names the SpeechEQ evaluation prompt file (forced-choice rounds and persona
+    conditions); the default is the packaged English one."""
+    override = os.environ.get("EYT_SPEECH_EVAL_PROMPTS")
+    if override:
+        return Path(override)
+    return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / "speech_eval_en.yaml"))
 
 
 @lru_cache(maxsize=16)

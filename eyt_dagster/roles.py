@@ -33,6 +33,13 @@ class RoleCallError(Exception):
     """A model call failed for this item only; the chat client's errors derive from it."""
 
 
+class ReplyUnusableError(RoleCallError):
+    """The model answered, but its reply never validated after the allowed re-asks. `raw` is the last reply
+    (where a protocol scores such a reply as wrong rather than as an error, e.g. SpeechEQ's parse failures)."""
+
+    raw: str = ""
+
+
 PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)
 
 

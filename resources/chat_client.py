@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.config import ModelRef
 from eyt_dagster.records import CallStats, Reply
-from eyt_dagster.roles import RoleCallError
+from eyt_dagster.roles import RoleCallError, ReplyUnusableError
 from resources.call_cache import CallCache, CachedReply
 
 M = TypeVar("M", bound=BaseModel)
@@ -67,7 +67,7 @@ class _FormatRejected(ModelCallError):
     """The server refused the response_format it was sent (a 400/422 naming it)."""
 
 
-class ReplyParseError(RoleCallError, ValueError):
+class ReplyParseError(ReplyUnusableError, ValueError):
     """The model's reply did not validate, even after the allowed re-asks."""
 
     def __init__(self, *, model_id: str, purpose: str, error: str, raw: str, attempts: int) -> None:

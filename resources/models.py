@@ -13,8 +13,15 @@ from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.roles import Judge, Simulator, Target
 from eyt_dagster.speech.eq import BLAND_WORDS
 from eyt_dagster.speech.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
+from eyt_dagster.baselines.speech_choosers import AcousticChooser, RandomChooser
+from eyt_dagster.speech.evaluation import SpeechChooser
+from eyt_dagster.speech.slm_roles import ChatChooser, cascaded_text, oracle_text
+from resources.asr import make_asr
+from resources.audio_features import clip_features
+from resources.audio_parts import input_audio_part
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
+from resources.emotion_model import make_cue_source
 from resources.tts import EspeakTTS, OpenAISpeechTTS
 from resources.warehouse import WAREHOUSE_FILE
 
@@ -85,6 +92,27 @@ class BenchmarkResource(ConfigurableResource):
             validator=client("validator", "speech_validator"), judge=client("tone_judge", "speech_tone_judge"),
             bland_words=tuple(speech.bland_words or BLAND_WORDS), max_concurrency=ref.max_concurrency,
         )
+
+    def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:
+        """A SpeechEQ target: an embedded chooser baseline, or a chat model hearing audio parts, reading a
+        cascade's transcripts and cues, or reading the oracle's transcripts and tone instructions."""
+        ref = self.slate.target(target_id)
+        if not ref.runs("speech_eq"):
+            raise ValueError(f"target '{target_id}' does not run speech_eq (its benchmarks: {ref.benchmarks}); "
+                             "add speech_eq to its benchmarks in the slate")
+        if ref.is_baseline:
+            if ref.model == "random-chooser":
+                return RandomChooser(ref.id, self.slate.seed)
+            return AcousticChooser(ref.id, clip_features, self.slate.speech.contrast)
+        client = self._client(ref, "speech_target", run_id)
+        if ref.speech_input == "audio":
+            return ChatChooser(client, lambda clip: [input_audio_part(clip.path, ref.audio_format)], "audio")
+        if ref.speech_input == "oracle_text":
+            return ChatChooser(client, oracle_text, "oracle_text")
+        asr = make_asr(ref.cascade.asr_model_path)
+        cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues)
+        render = cascaded_text(lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
+        return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}")
 
     def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""

@@ -47,13 +47,15 @@ def slate_file(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory):
-    """The whole graph materialised once in process: two targets x two pools, two judges, the reports.
-    Yields a read-only DuckDB connection and the Dagster instance."""
-    from pipeline import materialize_all, materialize_reports
+    """The whole graph materialised once in process: two targets x two pools, two judges, the reports, and
+    SpeechEQ on one subscale with the two chooser baselines. Yields a read-only DuckDB connection and the
+    Dagster instance."""
+    from pipeline import materialize_all, materialize_reports, materialize_speech
 
     directory = tmp_path_factory.mktemp("pipeline")
     slate = yaml.safe_load(default_slate_path().read_text())
-    targets = [t for t in slate["targets"] if t["id"] in ("reflective-baseline", "terse-baseline")]
+    targets = [t for t in slate["targets"] if t["id"] in ("reflective-baseline", "terse-baseline")
+               or "speech_eq" in t.get("benchmarks", [])]
     path = write_slate(directory, targets=targets)
     data = directory / "data"
     data.mkdir()
@@ -63,6 +65,7 @@ def warehouse(tmp_path_factory):
     write_annotations(data / "eyt.duckdb", directory / "annotations.csv")
     path = write_slate(directory, targets=targets, human_annotations=str(directory / "annotations.csv"))
     materialize_reports(path, data, instance)
+    materialize_speech(path, data, instance, ["interpersonal_empathy"])
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
     yield con, instance
     con.close()

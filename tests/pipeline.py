@@ -8,8 +8,16 @@ from dagster import DagsterInstance, materialize
 
 from eyt_dagster.config import load_slate
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS, REPORT_ASSETS
+from eyt_dagster.jobs import (
+    DIALOGUE_ASSETS,
+    POOL_ASSETS,
+    REPORT_ASSETS,
+    SEQ_REPORT_ASSETS,
+    SPEECH_BUILD_ASSETS,
+    SPEECH_EVAL_ASSETS,
+)
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
+from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
 from resources.models import BenchmarkResource
 from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
 
@@ -26,11 +34,11 @@ def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance 
     instance = instance or DagsterInstance.ephemeral()
     slate = load_slate(slate_path)
     known = set(instance.get_dynamic_partitions(TARGETS_PARTITION))
-    instance.add_dynamic_partitions(TARGETS_PARTITION, [t.id for t in slate.targets if t.id not in known])
+    instance.add_dynamic_partitions(TARGETS_PARTITION, [t.id for t in slate.eyt_targets if t.id not in known])
     resources = resources_for(slate_path, data_dir)
     for pool in slate.pools:
         materialize(ASSETS, selection=POOL_ASSETS, partition_key=pool, resources=resources, instance=instance)
-    for target in slate.targets:
+    for target in slate.eyt_targets:
         for pool in slate.pools:
             materialize(ASSETS, selection=DIALOGUE_ASSETS, partition_key=str(target_pool_key(target.id, pool)),
                         resources=resources, instance=instance)
@@ -40,3 +48,17 @@ def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance 
 
 def materialize_reports(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
     materialize(ASSETS, selection=REPORT_ASSETS, resources=resources_for(slate_path, data_dir), instance=instance)
+
+
+def materialize_speech(slate_path: Path, data_dir: Path, instance: DagsterInstance, subscales: list[str]) -> None:
+    """SpeechEQ items of the given subscales, every speech target's choices, then the SEQ reports."""
+    slate = load_slate(slate_path)
+    resources = resources_for(slate_path, data_dir)
+    for slug in subscales:
+        materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug, resources=resources, instance=instance)
+    known = set(instance.get_dynamic_partitions(SPEECH_TARGETS_PARTITION))
+    instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, [t.id for t in slate.speech_targets if t.id not in known])
+    for target in slate.speech_targets:
+        materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources,
+                    instance=instance)
+    materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)

@@ -60,3 +60,35 @@ def test_missing_and_malformed_files(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("targets: [unclosed")
     assert "not valid YAML" in str(pytest.raises(SlateError, load_slate, bad).value)
+
+
+def test_targets_say_which_benchmarks_they_run():
+    slate = load_slate()
+    assert [t.id for t in slate.eyt_targets] == ["reflective-baseline", "reflective-baseline-think", "terse-baseline"]
+    assert [t.id for t in slate.speech_targets] == ["random-chooser-baseline", "acoustic-chooser-baseline"]
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ({"id": "x", "model": "random-chooser", "family": "f"}, "embedded model 'random-chooser' cannot run eyt_bench"),
+        ({"id": "x", "model": "reflective", "family": "f", "benchmarks": ["speech_eq"]},
+         "embedded model 'reflective' cannot run speech_eq"),
+        ({"id": "x", "model": "m", "family": "f", "benchmarks": ["speech_eq", "speech_eq"]}, "repeats a benchmark"),
+        ({"id": "x", "model": "m", "family": "f", "benchmarks": ["asr"]}, "benchmarks.0: Input should be"),
+        ({"id": "x", "provider": "openai", "base_url": "http://h/v1", "model": "m", "family": "f",
+          "benchmarks": ["speech_eq"], "speech_input": "video"}, "speech_input: Input should be"),
+    ],
+)
+def test_bad_speech_target_names_the_problem(tmp_path, target, expected):
+    slate = yaml.safe_load(write_slate(tmp_path).read_text())
+    target.setdefault("provider", "embedded")
+    slate["targets"].append(target)
+    (tmp_path / "slate.yaml").write_text(yaml.safe_dump(slate))
+    assert expected in str(pytest.raises(SlateError, load_slate, tmp_path / "slate.yaml").value)
+
+
+def test_unknown_persona_condition_lists_the_known_ones(tmp_path):
+    path = write_slate(tmp_path, speech={"evaluation": {"conditions": ["default", "grumpy"]}})
+    message = str(pytest.raises(SlateError, load_slate, path).value)
+    assert "speech.evaluation.conditions" in message and "deficit_stress_management" in message

@@ -33,6 +33,7 @@ TWINS = {
     "thinking_ablation": ("thinking_ablation", ["pair", "pool", "metric"], ["think", "non_think", "delta"]),
     "human_alignment": ("human_alignment", ["dimension"],
                         ["n_cells", "pearson_r", "bias_0_100", "within_1", "lenience_early", "lenience_late"]),
+    "seq_leaderboard": ("speech.seq_leaderboard", ["target", "condition"], ["n_items", "acc1", "acc2", "acc_traj", "seq"]),
 }
 
 
@@ -43,7 +44,9 @@ def test_sql_twin_equals_the_asset(warehouse, twin):
     for name in (*PRELUDE, twin):
         con.execute((SQL / f"{name}.sql").read_text())
     from_sql = con.execute(f"SELECT * FROM {twin}_sql").df()
-    asset = con.execute(f"SELECT * FROM dialogue.{table}").df()
+    asset = con.execute(f"SELECT * FROM {table if '.' in table else 'dialogue.' + table}").df()
+    if twin == "seq_leaderboard":  # chance rows are for reference only; they have no rows in slm_choices
+        asset = asset[asset["target"] != "chance"]
     if twin == "judge_agreement":  # alpha has no SQL twin; compare the completion row
         asset = asset[asset["measure"] == "completion"]
     if twin == "alpha_sensitivity":  # the asset sweeps the slate's alpha too; the twin the paper's three
@@ -56,6 +59,21 @@ def test_sql_twin_equals_the_asset(warehouse, twin):
     for column in columns:
         left, right = merged[column].astype(float).to_numpy(), merged[f"{column}_sql"].astype(float).to_numpy()
         np.testing.assert_allclose(left, right, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=f"{twin}.{column}")
+
+
+def test_cost_by_role_adds_up_every_role(warehouse):
+    con, _ = warehouse
+    con.execute((SQL / "cost_by_role.sql").read_text())
+    view = con.execute("SELECT * FROM cost_by_role_sql").df().set_index(["role", "model"])
+    turns = con.execute("SELECT * FROM dialogue.dialogue_turns WHERE turn > 0").df()
+    choices = con.execute("SELECT * FROM speech.slm_choices WHERE NOT shared_call").df()
+    assert set(view.index.get_level_values("role")) == {"target", "simulator", "judge", "speech_target"}
+    assert view.loc[("target", "terse-baseline"), "rows"] == (turns["target"] == "terse-baseline").sum()
+    assert view.loc[("speech_target", "acoustic-chooser-baseline"), "rows"] == (
+        choices["target"] == "acoustic-chooser-baseline").sum()
+    assert view.loc[("speech_target", "acoustic-chooser-baseline"), "latency_s"] == pytest.approx(
+        choices.loc[choices["target"] == "acoustic-chooser-baseline", "latency_s"].sum())
+    assert view["cost_usd"].sum() == 0  # embedded baselines cost nothing
 
 
 def test_cross_judge_twin_matches_the_score_rows(warehouse):

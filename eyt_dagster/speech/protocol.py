@@ -7,7 +7,7 @@ import hashlib
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ROUND_TURNS = {1: 4, 2: 6}  # round 1 chooses between the turn-4 clips, round 2 between the turn-6 clips
 OPTIONS = ("resonant", "dissonant")
@@ -20,6 +20,16 @@ class ChoiceReply(BaseModel):
 
     selected_option: Literal[1, 2]
     reasoning: str = Field(default="", description="One or two sentences.")
+
+    @field_validator("selected_option", mode="before")
+    @classmethod
+    def _option_number(cls, value: object) -> object:
+        """Accept the ways models write an option: 1, "1", "Option 1", "option2" (paper App. D's format)."""
+        if isinstance(value, str):
+            digits = "".join(ch for ch in value if ch.isdigit())
+            if digits in ("1", "2") and value.strip().lower().replace(" ", "") in (digits, f"option{digits}"):
+                return int(digits)
+        return value
 
 
 def option_order(item_id: str, round_: int, seed: int, flipped: bool = False) -> tuple[str, str]:

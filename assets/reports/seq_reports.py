@@ -1,0 +1,61 @@
+"""SpeechEQ reports over every target's choices (issue 5, paper §2.5, §4, Tables 3-4, Figures 2-4): the SEQ
+leaderboard, per-subscale and per-composite accuracy, and the correlation with a human ranking."""
+
+from pathlib import Path
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.plots import png_markdown
+from eyt_dagster.speech import seq_tables
+from eyt_dagster.speech.seq_plots import sequential_direct_png, subscale_accuracy_png
+from resources.models import BenchmarkResource
+
+LOGIC_VERSION = "1"
+BASELINE_NOTE = ("is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "
+                 "of a model. SEQ is relative to the cohort in seq_cohort.")
+_REPORT = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
+_CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}
+
+
+def _finish(df: pd.DataFrame, **metadata: object) -> Output[pd.DataFrame]:
+    df = df.copy()
+    df["created_at"] = now_utc()
+    return table_output(df, baselines=BASELINE_NOTE, **metadata)
+
+
+@asset(**_REPORT, ins=_CHOICES)
+def seq_leaderboard(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Per target and persona condition: Acc1, Acc2, Acc_traj with 95% item-bootstrap intervals, SEQ over the
+    condition's cohort, contextual amnesia, direct inference, position bias, parse failures, cost per 100
+    queries, latency and tokens per second; chance rows for reference."""
+    slate = eyt.slate
+    df = seq_tables.seq_leaderboard(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed)
+    conditioning = seq_tables.conditioning_table(df)
+    return _finish(df, conditioning=MetadataValue.md(seq_tables.conditioning_markdown(conditioning)),
+                   cohort=", ".join(sorted(df.loc[df["target"] != seq_tables.CHANCE_TARGET, "target"].unique())))
+
+
+@asset(**_REPORT, ins=_CHOICES)
+def seq_breakdown(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Per target, condition, subscale and composite: accuracies, contextual amnesia and the sequential-vs-
+    direct delta of round 2 (paper Figures 2-3)."""
+    slate = eyt.slate
+    df = seq_tables.seq_breakdown(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed)
+    plots = [png_markdown(subscale_accuracy_png(df), "Acc_traj per subscale"),
+             png_markdown(sequential_direct_png(df), "Round-2 accuracy, direct minus sequential, per subscale")]
+    return _finish(df, plot=MetadataValue.md("\n\n".join(plots)))
+
+
+@asset(**_REPORT, ins={"seq_leaderboard": AssetIn(key=["speech", "seq_leaderboard"])})
+def seq_human_alignment(context: AssetExecutionContext, eyt: BenchmarkResource,
+                        seq_leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Spearman rho of each metric with a human ranking of the targets (paper Table 4), when the slate names a
+    ranking file (speech.evaluation.human_ranking); empty otherwise."""
+    path = eyt.slate.speech.evaluation.human_ranking
+    if not path:
+        context.log.info("no speech.evaluation.human_ranking in the slate: nothing to correlate")
+        return _finish(pd.DataFrame(columns=seq_tables.CORRELATION_COLUMNS), ranking="none configured")
+    ranking = seq_tables.read_human_ranking(Path(path))
+    return _finish(seq_tables.human_correlation(seq_leaderboard, ranking), ranking=str(path))

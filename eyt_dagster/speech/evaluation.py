@@ -1,0 +1,138 @@
+"""The SpeechEQ forced-choice loop (paper §2.4, SPEC §4.4): for one target, every item, persona condition,
+option order and inference mode, ask round 1, then round 2 with the turn-4 clip the history holds. Pure
+logic: the target is any `SpeechChooser`.
+
+Decisions where the paper is silent:
+- Round 1 is the same request under both inference modes, so it is asked once and stored once per mode; the
+  second copy has `shared_call` true (same reply, no new call) and is left out of cost and latency figures.
+- A reply that does not parse after the target's re-asks is wrong and counted as a parse failure; under
+  sequential inference its history then holds the dissonant turn-4 clip (what a wrong choice would leave),
+  and the unparsed text stands as the target's round-1 answer.
+- A call that fails (server error after retries) gives a row with `error` and no verdict; round 2 of that
+  trajectory is not asked. The item is reported as failed, not scored; a rerun repeats only what failed,
+  since finished calls are served from the call cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from eyt_dagster.records import CallStats, Reply
+from eyt_dagster.roles import ReplyUnusableError, RoleCallError
+from eyt_dagster.speech.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
+from eyt_dagster.speech.eq import SUBSCALES
+from eyt_dagster.speech.protocol import ChoiceReply
+from eyt_dagster.speech.records import EqItem
+
+ORDERS: tuple[Order, ...] = ("seeded", "flipped")
+ERROR_MAX_CHARS = 500
+
+
+class SpeechChooser(Protocol):
+    """A SpeechEQ target: picks option 1 or 2 for the current round of a request."""
+
+    model_id: str
+
+    def choose(self, request: ChoiceRequest) -> Reply[ChoiceReply]: ...
+
+
+def _ask(chooser: SpeechChooser, request: ChoiceRequest) -> dict[str, Any]:
+    """One round asked: the outcome fields of its row, and the answer text that stands in the history."""
+    started = time.perf_counter()
+    try:
+        reply = chooser.choose(request)
+    except ReplyUnusableError as exc:
+        return {"selected_option": None, "correct": False, "parse_failed": True, "reasoning": "", "error": None,
+                "answer": exc.raw, **_stats(CallStats(), time.perf_counter() - started),
+                "parse_error": str(exc).splitlines()[0][:ERROR_MAX_CHARS]}
+    except RoleCallError as exc:  # a per-call failure; anything else (a bug, a missing key) fails the run
+        return {"selected_option": None, "correct": None, "parse_failed": False, "reasoning": "",
+                "error": str(exc)[:ERROR_MAX_CHARS], "answer": None, **_stats(CallStats(), time.perf_counter() - started)}
+    wall = time.perf_counter() - started
+    selected = int(reply.value.selected_option)
+    return {"selected_option": selected, "correct": selected == request.current.correct_option,
+            "parse_failed": False, "reasoning": reply.value.reasoning, "error": None,
+            "answer": reply.raw or json.dumps(reply.value.model_dump()), **_stats(reply.stats, wall)}
+
+
+def _stats(stats: CallStats, wall: float) -> dict[str, Any]:
+    """Cost fields of a row. A model call reports its own latency (also when served from the cache, so a
+    rerun reports the same figure); an embedded baseline reports its compute time."""
+    called = stats.calls + stats.cache_hits > 0
+    return {"calls": stats.calls, "cache_hits": stats.cache_hits, "latency_s": stats.latency_s if called else wall,
+            "tokens_in": stats.tokens_in, "tokens_out": stats.tokens_out,
+            "tokens": stats.tokens_in + stats.tokens_out, "cost_usd": stats.cost_usd}
+
+
+def _row(item: EqItem, condition: str, inference: str, order: str, round_: ChoiceRound, outcome: dict[str, Any],
+         history_turn4: str | None, shared: bool) -> dict[str, Any]:
+    composite, _ = SUBSCALES[item.subscale]
+    row = {"item_id": item.dataset_id, "subscale": item.subscale, "composite": composite,
+           "valence": item.scenario.valence, "condition": condition, "inference": inference, "order": order,
+           "round": round_.round, "option1": round_.order[0], "option2": round_.order[1],
+           "history_turn4": history_turn4, "correct_option": round_.correct_option, "shared_call": shared}
+    row.update({k: v for k, v in outcome.items() if k not in ("answer", "parse_error")})
+    if outcome.get("parse_error"):
+        row["reasoning"] = f"(reply did not parse) {outcome['parse_error']}"
+    return row
+
+
+def evaluate_item(item: EqItem, chooser: SpeechChooser, *, condition: str, system_prompt: str, seed: int,
+                  orders: Iterable[Order], inference: Iterable[Inference]) -> list[dict[str, Any]]:
+    """All rows of one item for one condition: per order, round 1 then round 2 under each inference mode."""
+    rows: list[dict[str, Any]] = []
+    modes = list(inference)
+    for order in orders:
+        round1 = choice_round(item, 1, seed, order)
+        first = ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1)
+        r1 = _ask(chooser, first)
+        for n, mode in enumerate(modes):
+            rows.append(_row(item, condition, mode, order, round1, r1, None, shared=n > 0))
+            if r1["error"] is not None:
+                continue
+            if mode == "sequential":
+                chosen = round1.order[r1["selected_option"] - 1] if r1["selected_option"] else "dissonant"
+                answer = r1["answer"]
+            else:
+                chosen, answer = "resonant", direct_answer(round1)
+            round2 = choice_round(item, 2, seed, order, turn4_in_history=chosen)
+            second = ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
+                                   round2=round2, round1_answer=answer)
+            rows.append(_row(item, condition, mode, order, round2, _ask(chooser, second), chosen, shared=False))
+    return rows
+
+
+def evaluate_items(items: list[EqItem], chooser: SpeechChooser, *, conditions: dict[str, str], seed: int,
+                   both_orders: bool, inference: Iterable[Inference], max_workers: int = 1,
+                   on_done: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """Every item under every condition (`conditions`: name -> system prompt); items run in parallel
+    threads (remote targets), rows come back in item order."""
+    orders: tuple[Order, ...] = ORDERS if both_orders else ORDERS[:1]
+    modes = list(inference)
+    jobs = [(item, name, prompt) for name, prompt in conditions.items() for item in items]
+    done = 0
+
+    def run(job: tuple[EqItem, str, str]) -> list[dict[str, Any]]:
+        item, name, prompt = job
+        return evaluate_item(item, chooser, condition=name, system_prompt=prompt, seed=seed, orders=orders,
+                             inference=modes)
+
+    results: list[list[dict[str, Any]]] = []
+    with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
+        for rows in pool.map(run, jobs):
+            results.append(rows)
+            done += 1
+            if on_done is not None:
+                on_done(done, len(jobs))
+    return [row for rows in results for row in rows]
+
+
+def seeded_choice(*parts: object) -> int:
+    """Option 1 or 2 from a hash of the parts: the random baseline's coin, reproducible under the seed."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return digest[0] % 2 + 1

@@ -1,0 +1,220 @@
+"""Clip renderings for SpeechEQ chat targets: input_audio parts, acoustic and classifier emotion cues, ASR."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+import math
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+
+from eyt_dagster.speech.cues import (
+    ENERGY_EDGES_DB, RATE_EDGES_SPS, REFERENCE_PITCH_HZ, VARIABILITY_EDGES_ST, VoiceMeasures, cues_from_labels,
+    emo_des, emo_num,
+)
+from resources import audio_parts
+from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr
+from resources.audio_features import AudioFeatureError
+from resources.audio_parts import AudioPartError, input_audio_part, sniff_format
+from resources.emotion_model import AudioEmotionClassifier, EmotionModelError, make_cue_source
+from resources.tts import EspeakTTS
+from resources.voice_measures import voice_measures
+
+SENTENCE = "I honestly did not expect you to say that to me today."  # 16 syllables
+
+
+@pytest.fixture(scope="module")
+def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real espeak-ng clips: a neutral female voice, and a male voice at two opposite prosodies."""
+    folder = tmp_path_factory.mktemp("clips")
+    tts = EspeakTTS()
+    out = {}
+    for name, instruction, voice in (("neutral", "", "en-us+f3"),
+                                     ("low", "slow, low-pitched and quiet", "en-us+m3"),
+                                     ("high", "fast, high-pitched and loud", "en-us+m3")):
+        path = folder / f"{name}.wav"
+        path.write_bytes(tts.synthesize(SENTENCE, instruction, voice)[0])
+        out[name] = path
+    return out
+
+
+def _decoded(part: dict) -> bytes:
+    assert part["type"] == "input_audio" and set(part["input_audio"]) == {"data", "format"}
+    return base64.b64decode(part["input_audio"]["data"], validate=True)
+
+
+# --- input_audio parts ----------------------------------------------------------------------------------
+def test_input_audio_part_carries_the_exact_file_bytes(clips: dict[str, Path], tmp_path: Path) -> None:
+    part = input_audio_part(str(clips["neutral"]), "wav")
+    assert part["input_audio"]["format"] == "wav" and _decoded(part) == clips["neutral"].read_bytes()
+    assert input_audio_part(clips["neutral"], "wav") == part  # repeat (served from the cache) is identical
+    copy = tmp_path / "clip.wav"  # a rewritten file is re-read, not served stale from the cache
+    copy.write_bytes(clips["neutral"].read_bytes())
+    assert _decoded(input_audio_part(copy, "wav")) == clips["neutral"].read_bytes()
+    copy.write_bytes(clips["low"].read_bytes())
+    assert _decoded(input_audio_part(copy, "wav")) == clips["low"].read_bytes()
+    with pytest.raises(AudioPartError, match="missing.wav"):
+        input_audio_part(tmp_path / "missing.wav", "wav")
+    with pytest.raises(ValueError, match="flac"):
+        input_audio_part(copy, "flac")  # type: ignore[arg-type]
+
+
+def test_conversion_between_wav_and_mp3(clips: dict[str, Path], tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "turn.wav"
+    source.write_bytes(clips["neutral"].read_bytes())
+    wav_info = sf.info(str(source))
+    if not audio_parts.can_write("mp3"):  # an old libsndfile: the error must say what to do
+        with pytest.raises(AudioPartError, match=r"turn\.wav.*audio_format"):
+            input_audio_part(source, "mp3")
+        return
+    mp3 = _decoded(input_audio_part(source, "mp3"))
+    assert sniff_format(mp3[:16]) == "mp3" and mp3 != source.read_bytes()
+    info = sf.info(io.BytesIO(mp3))
+    assert info.format == "MP3" and info.samplerate == wav_info.samplerate and info.channels == 1
+    assert abs(info.duration - wav_info.duration) < 0.15  # encoder padding only
+    # the other way: an MP3 clip (named .wav, to show the content decides) sent as 16-bit PCM WAV
+    mp3_clip = tmp_path / "misnamed.wav"
+    mp3_clip.write_bytes(mp3)
+    wav = _decoded(input_audio_part(mp3_clip, "wav"))
+    back = sf.info(io.BytesIO(wav))
+    assert sniff_format(wav[:16]) == "wav" and (back.format, back.subtype) == ("WAV", "PCM_16")
+    assert back.samplerate == wav_info.samplerate and _decoded(input_audio_part(mp3_clip, "mp3")) == mp3
+    # where MP3 cannot be written, the error names the clip and the setting to change
+    fresh = tmp_path / "other.wav"
+    fresh.write_bytes(clips["high"].read_bytes())
+    monkeypatch.setattr(audio_parts, "can_write", lambda fmt: False)
+    with pytest.raises(AudioPartError, match=r"other\.wav.*audio_format.*\(wav\)"):
+        input_audio_part(fresh, "mp3")
+
+
+# --- acoustic measurements and cues ---------------------------------------------------------------------
+def test_voice_measures_order_two_opposite_voices(clips: dict[str, Path]) -> None:
+    low, high = voice_measures(clips["low"]), voice_measures(clips["high"])
+    print(low, high, sep="\n")
+    assert low.pitch_hz is not None and high.pitch_hz is not None
+    assert 12 * math.log2(high.pitch_hz / low.pitch_hz) > 4  # measured ~7.5 semitones apart
+    assert high.energy_db > low.energy_db + 6  # ~11 dB
+    assert high.rate > low.rate * 1.5 and low.duration_s > high.duration_s * 1.5
+    assert 3.0 < low.rate < 5.0 and 6.5 < high.rate < 9.0  # 16 syllables in ~4.0 s and ~2.1 s
+    assert 0.5 < low.pitch_sd_semitones < 5 and voice_measures(str(clips["low"])) is low  # cached per file
+    low_words, high_words = emo_des(low, "male").split("; "), emo_des(high, "male").split("; ")
+    assert low_words[0].startswith("low,") and low_words[1] == "quiet" and low_words[2] == "slow"
+    assert high_words[0].startswith("high,") and high_words[1] == "loud" and high_words[2].endswith("fast")
+    with pytest.raises(AudioFeatureError, match="nothing.wav"):
+        voice_measures(clips["low"].parent / "nothing.wav")
+
+
+def _m(pitch: float | None = 200.0, sd: float | None = 2.0, energy: float = -22.0, rate: float = 5.0) -> VoiceMeasures:
+    return VoiceMeasures(pitch_hz=pitch, pitch_sd_semitones=sd, energy_db=energy, rate=rate, duration_s=2.8)
+
+
+def test_emo_num_gives_numbers_with_units() -> None:
+    assert emo_num(_m(182.4, 2.14, -21.36, 3.42)) == \
+        "pitch 182 Hz (variability 2.1 st), energy -21.4 dB, rate 3.4 syllables/s, duration 2.8 s"
+    assert emo_num(_m(None, None)).startswith("pitch not measurable (no voiced frames), energy -22.0 dB")
+
+
+def test_emo_des_words_on_band_edges() -> None:
+    female = REFERENCE_PITCH_HZ["female"]
+    assert emo_des(_m(female), "female") == "medium, moderately varied pitch; moderate volume; medium pace"
+    assert emo_des(_m(female * 2 ** (2.001 / 12)), "female").startswith("high,")  # +2 st is the edge
+    assert emo_des(_m(female * 2 ** (1.999 / 12)), "female").startswith("medium,")
+    assert emo_des(_m(female * 2 ** (-2.001 / 12)), "female").startswith("low,")
+    assert emo_des(_m(female * 2 ** (6.001 / 12)), "female").startswith("very high,")
+    assert emo_des(_m(160.0), "female").startswith("low,") and emo_des(_m(160.0), "male").startswith("very high,")
+    assert emo_des(_m(sd=VARIABILITY_EDGES_ST[1]), "female").startswith("medium, lively pitch")  # on edge: up
+    assert "flat pitch" in emo_des(_m(sd=VARIABILITY_EDGES_ST[0] - 0.01), "female")
+    quietest, quiet, loud, loudest = ENERGY_EDGES_DB
+    assert [emo_des(_m(energy=e), "male").split("; ")[1] for e in (quietest - 0.01, quietest, quiet, loud - 0.01,
+                                                                     loud, loudest)] == \
+        ["very quiet", "quiet", "moderate volume", "moderate volume", "loud", "very loud"]
+    slowest, slow, fast, fastest = RATE_EDGES_SPS
+    assert [emo_des(_m(rate=r), "male").split("; ")[2] for r in (slowest - 0.01, slowest, slow, fast, fastest)] == \
+        ["very slow", "slow", "medium pace", "fast", "very fast"]
+    assert emo_des(_m(None, None, -30.0, 2.0), "female") == "pitch not measurable; quiet; very slow"
+    assert emo_des(_m(150.0), None).startswith("medium,")  # no gender: judged against a neutral reference
+
+
+def test_cues_from_labels() -> None:
+    scores = {"neu": 0.17, "ang": 0.62, "sad": 0.21, "hap": 0.0}
+    assert cues_from_labels(scores, "emo_num") == "angry p=0.62, sad p=0.21, neutral p=0.17"
+    assert cues_from_labels(scores, "emo_des") == "angry"
+    assert cues_from_labels({"Happy": 0.5, "calm": 0.25, "x": 0.25}, "emo_des") == "happy, partly calm"  # 0.5 share
+    assert cues_from_labels({"joy": 0.35, "fear": 0.33, "awe": 0.32}, "emo_des") == "possibly joy, partly fear"
+    with pytest.raises(ValueError):
+        cues_from_labels({}, "emo_des")
+    with pytest.raises(ValueError):
+        cues_from_labels(scores, "emo_vad")  # type: ignore[arg-type]
+
+
+def test_acoustic_cue_source(clips: dict[str, Path]) -> None:
+    measures = voice_measures(clips["high"])
+    des, num = make_cue_source(None, "emo_des"), make_cue_source(None, "emo_num")
+    assert des.origin == num.origin == "acoustic"
+    assert des(str(clips["high"]), "male") == emo_des(measures, "male")
+    assert num(str(clips["high"]), "male") == emo_num(measures)
+    with pytest.raises(ValueError):
+        make_cue_source(None, "words")  # type: ignore[arg-type]
+
+
+# --- ASR ------------------------------------------------------------------------------------------------
+def test_reference_transcripts_and_make_asr(clips: dict[str, Path]) -> None:
+    asr = make_asr(None)
+    assert isinstance(asr, ReferenceTranscripts) and asr.transcribe(str(clips["low"]), SENTENCE) == SENTENCE
+    with pytest.raises(ASRError):
+        asr.transcribe(str(clips["low"]), None)
+    assert isinstance(make_asr("/models/whisper-tiny.en"), FasterWhisperASR)
+
+
+def test_faster_whisper_errors_are_clear(clips: dict[str, Path], tmp_path: Path) -> None:
+    asr = FasterWhisperASR(str(tmp_path / "no-such-model"))
+    if importlib.util.find_spec("faster_whisper") is None:
+        with pytest.raises(ASRError, match=r"faster-whisper.*pip install faster-whisper"):
+            asr.transcribe(str(clips["low"]))
+    else:
+        with pytest.raises(ASRError, match=r"no-such-model: no such model folder"):
+            asr.transcribe(str(clips["low"]))
+    with pytest.raises(ASRError, match="absent.wav"):
+        asr.transcribe(str(tmp_path / "absent.wav"))
+
+
+# --- a transformers classifier --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised, very small wav2vec2 audio classifier with three emotion labels, on disk."""
+    from transformers import Wav2Vec2Config, Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
+
+    folder = tmp_path_factory.mktemp("tiny-ser")
+    labels = {0: "ang", 1: "neu", 2: "hap"}
+    config = Wav2Vec2Config(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                            conv_dim=(8,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+                            classifier_proj_size=8, id2label=labels, label2id={v: k for k, v in labels.items()})
+    Wav2Vec2ForSequenceClassification(config).save_pretrained(folder)
+    Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True,
+                             return_attention_mask=False).save_pretrained(folder)
+    return folder
+
+
+def test_audio_emotion_classifier_and_its_cue_source(tiny_classifier: Path, clips: dict[str, Path],
+                                                     tmp_path: Path) -> None:
+    classifier = AudioEmotionClassifier(str(tiny_classifier))
+    scores = classifier.scores(clips["neutral"])
+    assert set(scores) == {"ang", "neu", "hap"} and abs(sum(scores.values()) - 1.0) < 1e-5
+    assert all(0.0 <= s <= 1.0 for s in scores.values()) and classifier.sampling_rate == 16000
+    assert classifier(str(clips["neutral"])) == scores
+    other = classifier.scores(clips["high"])
+    assert set(other) == set(scores) and other != scores  # scored from the audio, not a constant
+    num = make_cue_source(str(tiny_classifier), "emo_num")
+    assert num.origin == f"audio-classifier:{tiny_classifier.name}"
+    assert num(str(clips["neutral"]), "female") == cues_from_labels(scores, "emo_num")
+    assert all(f"{word} p=" in num(str(clips["neutral"]), "female") for word in ("angry", "neutral", "happy"))
+    des = make_cue_source(str(tiny_classifier), "emo_des")
+    assert des(str(clips["neutral"]), "female") == cues_from_labels(scores, "emo_des")
+    with pytest.raises(EmotionModelError, match="no-model"):
+        AudioEmotionClassifier(str(tmp_path / "no-model")).scores(clips["neutral"])
+    with pytest.raises(EmotionModelError, match="gone.wav"):
+        classifier.scores(tmp_path / "gone.wav")

@@ -1,0 +1,70 @@
+"""Asset checks: the contracts on hand-made tables (they must be able to fail), and the checks running with a
+real materialisation of one target x pool partition."""
+
+import pandas as pd
+from dagster import AssetCheckSeverity, DagsterInstance, materialize
+
+from assets.checks import CHECKS
+from conftest import write_slate
+from eyt_dagster import contracts
+from eyt_dagster.definitions import ASSETS
+from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
+from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
+from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+from pipeline import resources_for
+
+
+def test_t_max_contract():
+    turns = pd.DataFrame({"seed_id": ["a", "a", "b"], "turn": [1, 2, 7]})
+    assert contracts.dialogues_within_t_max(turns, 7).passed
+    verdict = contracts.dialogues_within_t_max(turns, 6)
+    assert not verdict.passed and verdict.metadata["over_t_max"] == "b" and verdict.metadata["longest"] == 7
+
+
+def test_subscore_contract_ignores_error_rows_only():
+    good = {c: 0.5 for c in SUBSCORE_COLUMNS}
+    verdicts = pd.DataFrame([{**good, "error": None}, {**{c: None for c in SUBSCORE_COLUMNS}, "error": "HTTP 500"}])
+    assert contracts.subscores_in_scale(verdicts, (0.0, 0.5, 1.0)).passed
+    verdicts.loc[0, "persona_memory"] = 0.7
+    verdict = contracts.subscores_in_scale(verdicts, (0.0, 0.5, 1.0))
+    assert not verdict.passed and verdict.metadata["columns_with_bad_values"] == "persona_memory"
+
+
+def test_candidate_contract(tmp_path):
+    paths = {name: tmp_path / f"{name}.wav" for name in ("r4", "d4", "r6", "d6")}
+    for path in paths.values():
+        path.write_bytes(b"RIFF")
+    row = {"dataset_id": "x", "turn4_resonant_path": str(paths["r4"]), "turn4_dissonant_path": str(paths["d4"]),
+           "turn6_resonant_path": str(paths["r6"]), "turn6_dissonant_path": str(paths["d6"])}
+    assert contracts.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
+    same = {**row, "turn6_dissonant_path": row["turn6_resonant_path"]}
+    assert "x turn 6" in contracts.one_resonant_candidate_per_test_turn(pd.DataFrame([same])).metadata["problems"]
+    paths["d4"].unlink()
+    assert not contracts.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
+
+
+def test_error_rows_are_reported():
+    df = pd.DataFrame({"seed_id": ["a", "b", "c"], "error": [None, "timed out", None]})
+    verdict = contracts.no_error_rows(df, "seed_id")
+    assert not verdict.passed and verdict.metadata == {"error_rows": 1, "ids": "b"} and "timed out" in verdict.description
+    assert contracts.no_error_rows(df.iloc[[0, 2]], "seed_id").passed
+
+
+def test_checks_run_with_a_partition_and_pass(tmp_path):
+    slate = write_slate(tmp_path, targets=[{"id": "terse-baseline", "provider": "embedded", "model": "terse",
+                                            "family": "eyt-baseline-target"}])
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(TARGETS_PARTITION, ["terse-baseline"])
+    resources = resources_for(slate, tmp_path)
+    pools = materialize([*ASSETS, *CHECKS], selection=POOL_ASSETS, partition_key="nemotron_usa",
+                        resources=resources, instance=instance)
+    result = materialize([*ASSETS, *CHECKS], selection=DIALOGUE_ASSETS,
+                         partition_key=str(target_pool_key("terse-baseline", "nemotron_usa")),
+                         resources=resources, instance=instance)
+    evaluations = {(e.asset_key.path[-1], e.check_name): e for r in (pools, result)
+                   for e in r.get_asset_check_evaluations()}
+    assert set(evaluations) == {("chat_seeds", "no_error_rows"), ("dialogue_turns", "no_error_rows"),
+                                ("dialogue_turns", "dialogues_within_t_max"), ("judge_verdicts", "no_error_rows"),
+                                ("judge_verdicts", "subscores_in_scale")}
+    assert all(e.passed for e in evaluations.values())
+    assert evaluations[("dialogue_turns", "no_error_rows")].severity == AssetCheckSeverity.WARN
