@@ -8,6 +8,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 from dagster import DagsterInstance, materialize
 
 from conftest import write_slate
@@ -61,7 +62,6 @@ def evaluated(tmp_path_factory):
         remote = {"id": REMOTE, "provider": "openai", "base_url": server.base_url, "model": "omni-stub-model",
                   "family": "stub-omni", "benchmarks": ["speech_eq"], "speech_input": "audio", "parse_retries": 1,
                   "price_in_per_mtok": 1.0, "price_out_per_mtok": 4.0, "max_concurrency": 2}
-        import yaml
         data = yaml.safe_load(slate.read_text())
         data["targets"].append(remote)
         slate.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -75,6 +75,14 @@ def evaluated(tmp_path_factory):
         assert materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=REMOTE, resources=resources,
                            instance=instance).success
         assert len(model.requests) == first_pass
+    # a human ranking of the three targets (invented for the test: the listening model first)
+    ranking = directory / "ranking.csv"
+    ranking.write_text(f"target,rank\n{REMOTE},1\nacoustic-chooser-baseline,2\nrandom-chooser-baseline,3\n")
+    data = yaml.safe_load(slate.read_text())
+    data["speech"] = {**data.get("speech", {}), "evaluation": {**data["speech"]["evaluation"],
+                                                               "human_ranking": str(ranking)}}
+    slate.write_text(yaml.safe_dump(data, sort_keys=False))
+    resources = resources_for(slate, directory)
     assert materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance).success
     con = duckdb.connect(str(directory / "eyt.duckdb"), read_only=True)
     yield {"con": con, "items": items, "model": model}
@@ -176,3 +184,14 @@ def test_breakdown_covers_the_subscale_and_its_composite(evaluated):
                     "ORDER BY level")
     assert levels == [("composite", "interpersonal"), ("subscale", SUBSCALE)]
 
+
+
+def test_human_ranking_is_correlated_with_every_metric(evaluated):
+    con = evaluated["con"]
+    rows = con.execute("SELECT metric, n_targets, rho FROM speech.seq_human_alignment ORDER BY metric").df()
+    assert rows["metric"].tolist() == ["acc1", "acc2", "acc_traj", "seq"]
+    assert (rows["n_targets"] == 3).all()
+    board = con.execute("SELECT * FROM speech.seq_leaderboard WHERE target <> 'chance'").df()
+    for metric, rho in zip(rows["metric"], rows["rho"]):
+        constant = board[metric].nunique() == 1  # a metric that does not separate the targets has no rank order
+        assert (rho != rho) == constant and (constant or -1 <= rho <= 1), metric
