@@ -60,11 +60,18 @@ def final_verdicts(judge: Judge, dialogue: Dialogue) -> list[dict]:
         return [final_row(target, seed, judge.model_id, None, _failure(exc))]
 
 
-def judge_all(judges: list[Judge], dialogues: list[Dialogue], work: Work, workers: int) -> list[dict]:
-    """Every judge on every dialogue, `workers` calls at a time; rows in judge, then dialogue order."""
+def judge_all(judges: list[Judge], dialogues: list[Dialogue], work: Work, workers: int,
+              on_done: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Every judge on every dialogue, `workers` calls at a time; rows in judge, then dialogue order.
+    `on_done(done, total)` is told after each judged dialogue (in order), for progress logs."""
     jobs = [(judge, dialogue) for judge in judges for dialogue in dialogues]
+    out: list[dict] = []
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return [row for rows in pool.map(lambda job: work(*job), jobs) for row in rows]
+        for done, rows in enumerate(pool.map(lambda job: work(*job), jobs), start=1):
+            out += rows
+            if on_done is not None:
+                on_done(done, len(jobs))
+    return out
 
 
 def verdict_frame(rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str,

@@ -68,3 +68,7 @@ def test_checks_run_with_a_partition_and_pass(tmp_path):
                                 ("judge_verdicts", "subscores_in_scale")}
     assert all(e.passed for e in evaluations.values())
     assert evaluations[("dialogue_turns", "no_error_rows")].severity == AssetCheckSeverity.WARN
+    # long steps report progress in the run log (what the UI's run view shows while they work)
+    messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
+    assert any("dialogues done: 4 of 4 (terse-baseline on nemotron_usa)" in m for m in messages)
+    assert any("turn verdicts: 8 of 8 judge x dialogue done" in m for m in messages)

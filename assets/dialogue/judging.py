@@ -29,11 +29,20 @@ def judge_stats(df: pd.DataFrame) -> CallStats:
     )
 
 
-def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt: str) -> pd.DataFrame:  # noqa: ANN001
-    """Judge the dialogues with each judge and return the table with provenance."""
+PROGRESS_EVERY = 10
+
+
+def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt: str,  # noqa: ANN001
+               context: AssetExecutionContext | None = None) -> pd.DataFrame:
+    """Judge the dialogues with each judge and return the table with provenance (progress to the run log)."""
     refs = [*eyt.slate.judges, *([eyt.slate.replacement_judge] if eyt.slate.replacement_judge else [])]
     workers = max(r.max_concurrency for r in refs)
-    rows = judge_all(judges, dialogues, final_verdicts if final else turn_verdicts, workers)
+
+    def report(done: int, total: int) -> None:
+        if context is not None and (done % PROGRESS_EVERY == 0 or done == total):
+            context.log.info(f"{'final verdicts' if final else 'turn verdicts'}: {done} of {total} judge x dialogue done")
+
+    rows = judge_all(judges, dialogues, final_verdicts if final else turn_verdicts, workers, on_done=report)
     df = verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,
                        seed=eyt.slate.seed)
     df["created_at"] = now_utc()
@@ -50,7 +59,7 @@ def judge_verdicts(
     """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
     judges = eyt.judges(context.run_id)
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
-    df = run_judges(eyt, judges, dialogues, final=False, prompt=TURN_PROMPT_HASH)
+    df = run_judges(eyt, judges, dialogues, final=False, prompt=TURN_PROMPT_HASH, context=context)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     return table_output(df, judges=", ".join(j.model_id for j in judges), prompt_hash=TURN_PROMPT_HASH,
                         **stats_metadata("judge", judge_stats(df)))
@@ -66,7 +75,8 @@ def final_intent_verdicts(
 ) -> Output[pd.DataFrame]:
     """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
     judges = eyt.judges(context.run_id)
-    df = run_judges(eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=FINAL_PROMPT_HASH)
+    df = run_judges(eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=FINAL_PROMPT_HASH,
+                    context=context)
     return table_output(df, judges=", ".join(j.model_id for j in judges), prompt_hash=FINAL_PROMPT_HASH,
                         completed_share=float(df["completed"].mean()) if len(df) else 0.0,
                         **stats_metadata("judge", judge_stats(df)))
