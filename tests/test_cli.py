@@ -56,6 +56,19 @@ def test_eyt_run_then_dagster_job_execute_one_partition(cli_env):
     assert sorted(r.tags["dagster/partition"] for r in runs) == ["nemotron_usa|reflective-baseline", "nemotron_usa|terse-baseline"]
     assert all(r.is_success for r in runs)
 
+    # the README's cron line for the reports, without a daemon: exit 0 and a successful run in the instance
+    reports = run([BIN / "dagster", "job", "execute", "-m", "eyt_dagster.definitions", "-j", "eyt_reports"], env)
+    assert reports.returncode == 0, reports.stderr[-2000:]
+    # a run that fails (a target the slate does not have) exits non-zero, for cron's mail or a wrapper's alert
+    bad_tags = {"dagster/partition": "nemotron_usa|gpt-9", "dagster/partition/pool": "nemotron_usa",
+                "dagster/partition/target": "gpt-9"}
+    failed = run([BIN / "dagster", "job", "execute", "-m", "eyt_dagster.definitions", "-j", "eyt_dialogues",
+                  "--tags", json.dumps(bad_tags)], env)
+    assert failed.returncode != 0
+    with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        report_runs = instance.get_runs(RunsFilter(job_name="eyt_reports"))
+    assert len(report_runs) == 2 and all(r.is_success for r in report_runs)
+
 
 def test_bad_slate_exits_2_with_the_field_named(tmp_path, cli_env):
     bad = write_slate(tmp_path, t_max=1)
