@@ -43,6 +43,11 @@ class _InstanceScopedIOManager(IOManager):
     def handle_output(self, context: OutputContext, obj: Any) -> None:
         if isinstance(obj, pd.DataFrame) and len(obj.columns):
             obj = self._align_schema(context, obj)
+        if isinstance(obj, pd.DataFrame) and obj.empty and not context.has_asset_partitions:
+            # The stock manager skips an empty frame, which would leave the previous run's rows in an
+            # unpartitioned table (e.g. a report whose input file was removed from the slate): replace them.
+            self._create_empty_table(context, obj, replace=True)
+            return
         with partition_loading_context(dynamic_partitions_store=context.step_context.instance):
             self._inner.handle_output(context, obj)
         if isinstance(obj, pd.DataFrame) and obj.empty:
@@ -76,15 +81,17 @@ class _InstanceScopedIOManager(IOManager):
         finally:
             con.close()
 
-    def _create_empty_table(self, context: OutputContext, obj: pd.DataFrame) -> None:
+    def _create_empty_table(self, context: OutputContext, obj: pd.DataFrame, replace: bool = False) -> None:
         """The stock manager writes nothing for an empty frame, so a table with no rows yet would be
-        missing for SQL users; create it with the frame's columns (DAGSTER_NOTES.md, IO manager)."""
+        missing for SQL users; create it with the frame's columns (DAGSTER_NOTES.md, IO manager), or
+        replace an unpartitioned table's old rows."""
         schema, table = context.asset_key.path[-2], context.asset_key.path[-1]
         con = duckdb.connect(self._database)
         try:
             con.register("empty_frame", obj)
             con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-            con.execute(f'CREATE TABLE IF NOT EXISTS "{schema}"."{table}" AS SELECT * FROM empty_frame')
+            create = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE IF NOT EXISTS"
+            con.execute(f'{create} "{schema}"."{table}" AS SELECT * FROM empty_frame')
         finally:
             con.close()
 

@@ -89,3 +89,20 @@ def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_e
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM s.report").fetchone() == (0,)
         assert [r[0] for r in con.execute("DESCRIBE s.report").fetchall()] == ["c"]
+
+
+def test_an_empty_report_replaces_the_previous_rows(tmp_path):
+    db = str(tmp_path / "w.duckdb")
+
+    def version(frame):
+        @asset(key_prefix=["s"], name="report")
+        def report() -> pd.DataFrame:
+            return frame
+        return report
+
+    instance = DagsterInstance.ephemeral()
+    assert run([version(pd.DataFrame({"a": [1, 2]}))], WarehouseIOManager(database=db), instance).success
+    assert run([version(pd.DataFrame({"a": pd.Series([], dtype="int64")}))], WarehouseIOManager(database=db),
+               instance).success
+    with duckdb.connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM s.report").fetchone() == (0,)
