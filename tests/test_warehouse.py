@@ -37,6 +37,16 @@ def run(assets, io_manager, instance, partition_key=None, selection=None):
                        resources={"io_manager": io_manager}, instance=instance, raise_on_error=False)
 
 
+def version(frame: pd.DataFrame):
+    """An unpartitioned asset s.report returning `frame`: a version of the report's code."""
+
+    @asset(key_prefix=["s"], name="report")
+    def report() -> pd.DataFrame:
+        return frame
+
+    return report
+
+
 def test_dynamic_multi_partitions_store_and_load(tmp_path):
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("test_models", ["m1", "m2"])
@@ -73,12 +83,6 @@ def test_partitioned_table_gains_a_new_column(tmp_path):
 def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_exist(tmp_path):
     db = str(tmp_path / "w.duckdb")
 
-    def version(frame):
-        @asset(key_prefix=["s"], name="report")
-        def report() -> pd.DataFrame:
-            return frame
-        return report
-
     instance = DagsterInstance.ephemeral()
     assert run([version(pd.DataFrame({"a": [1]}))], WarehouseIOManager(database=db), instance).success
     assert run([version(pd.DataFrame({"b": ["x"], "a": [2]}))], WarehouseIOManager(database=db), instance).success
@@ -93,12 +97,6 @@ def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_e
 
 def test_an_empty_report_replaces_the_previous_rows(tmp_path):
     db = str(tmp_path / "w.duckdb")
-
-    def version(frame):
-        @asset(key_prefix=["s"], name="report")
-        def report() -> pd.DataFrame:
-            return frame
-        return report
 
     instance = DagsterInstance.ephemeral()
     assert run([version(pd.DataFrame({"a": [1, 2]}))], WarehouseIOManager(database=db), instance).success
