@@ -3,6 +3,8 @@
     eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
+    eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
+    eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
     eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
@@ -17,68 +19,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 import subprocess
+from pathlib import Path
 import sys
 import time
 
 from eyt_dagster.config import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
+from eyt_dagster.launch import execute
 from eyt_dagster.partitions import partition_tags
+from eyt_dagster.refresh import asset_parents, refresh, slate_keys
+from eyt_dagster.target_removal import tables_with_target, target_partitions
 from eyt_dagster.speech.eq import SUBSCALES
-
-
-# The terminal shows one line per run; every event is still stored in the instance for the UI.
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-
-
-def _job(name: str):  # noqa: ANN202
-    from eyt_dagster.definitions import defs
-
-    return defs.resolve_job_def(name)
-
-
-def pools_job():  # noqa: ANN201 - module-level factories so the jobs are reconstructable
-    return _job("eyt_pools")
-
-
-def dialogues_job():  # noqa: ANN201
-    return _job("eyt_dialogues")
-
-
-def reports_job():  # noqa: ANN201
-    return _job("eyt_reports")
-
-
-def speech_job():  # noqa: ANN201
-    return _job("speech_build")
-
-
-def speech_eval_job():  # noqa: ANN201
-    return _job("speech_eval")
-
-
-def speech_reports_job():  # noqa: ANN201
-    return _job("speech_reports")
-
-
-def seq_reports_job():  # noqa: ANN201
-    return _job("seq_reports")
-
-
-def _execute(factory, instance, tags: dict[str, str], label: str) -> bool:  # noqa: ANN001
-    from dagster import execute_job, reconstructable
-
-    started = time.monotonic()
-    with execute_job(reconstructable(factory), instance=instance, tags=tags, raise_on_error=False,
-                     run_config=QUIET) as result:
-        ok = result.success
-        print(f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}")
-        if not ok:
-            for event in result.all_events:
-                if event.is_failure and event.step_key:
-                    print(f"         step {event.step_key}: {event.message}")
-    return ok
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -103,20 +55,20 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"SpeechEQ targets {speech_targets}")
     started, ok = time.monotonic(), True
     for pool in pools if targets else []:
-        ok &= _execute(pools_job, instance, {"dagster/partition": pool}, f"eyt_pools [{pool}]")
+        ok &= execute(instance, "eyt_pools", {"dagster/partition": pool}, f"eyt_pools [{pool}]")
     for target in targets:
         for pool in pools:
-            ok &= _execute(dialogues_job, instance, partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]")
+            ok &= execute(instance, "eyt_dialogues", partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]")
     if not args.no_reports:
-        ok &= _execute(reports_job, instance, {}, "eyt_reports")
+        ok &= execute(instance, "eyt_reports", {}, "eyt_reports")
     if not args.no_speech:
         for slug in args.subscale or sorted(SUBSCALES):
-            ok &= _execute(speech_job, instance, {"dagster/partition": slug}, f"speech_build [{slug}]")
+            ok &= execute(instance, "speech_build", {"dagster/partition": slug}, f"speech_build [{slug}]")
         for target in speech_targets:
-            ok &= _execute(speech_eval_job, instance, {"dagster/partition": target}, f"speech_eval [{target}]")
-        ok &= _execute(speech_reports_job, instance, {}, "speech_reports")
+            ok &= execute(instance, "speech_eval", {"dagster/partition": target}, f"speech_eval [{target}]")
+        ok &= execute(instance, "speech_reports", {}, "speech_reports")
         if speech_targets:
-            ok &= _execute(seq_reports_job, instance, {}, "seq_reports")
+            ok &= execute(instance, "seq_reports", {}, "seq_reports")
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
         _print_leaderboard()
@@ -221,6 +173,94 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scope(args: argparse.Namespace):  # noqa: ANN202
+    """Which assets `eyt refresh` considers: everything, or EYT-Bench only (--no-speech)."""
+    return (lambda asset: not asset.startswith("speech/")) if args.no_speech else (lambda asset: True)
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    slate = load_slate(slate_path_from_env())
+    ensure_dagster_home()
+    instance = DagsterInstance.get()
+    added = register_targets(instance, slate)
+    if added:
+        print(f"registered new target partition(s): {added}")
+    return refresh(instance, _scope(args), slate_keys(slate), dry_run=args.dry_run, backfill=args.backfill,
+                   forced=None if args.reports else set(), reason="--reports")
+
+
+def cmd_remove_target(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    from eyt_dagster import operations as ops
+    from eyt_dagster.instance import TARGET_PARTITION_SETS
+    from resources.warehouse import connect
+
+    target = args.id
+    ensure_dagster_home()
+    instance = DagsterInstance.get()
+    sets = [name for name in TARGET_PARTITION_SETS.values() if instance.has_dynamic_partition(name, target)]
+    tables = [t for t in tables_with_target(target) if t[2]]
+    if not sets and not tables:
+        print(f"eyt: '{target}' is no target partition and has no rows in the warehouse; nothing to delete",
+              file=sys.stderr)
+        return 2
+    try:
+        in_slate = target in {t.id for t in load_slate(slate_path_from_env()).targets}
+    except SlateError:
+        in_slate = False
+    if in_slate and not args.force:
+        print(f"eyt: '{target}' is still in the slate {slate_path_from_env()}: remove it there first (or pass "
+              f"--force; the next `eyt run` / `eyt refresh` would register and evaluate it again)", file=sys.stderr)
+        return 2
+    print(f"target '{target}': partition key in {sets or 'no partition set'}; rows in "
+          f"{', '.join(f'{s}.{t} ({n})' for s, t, n in tables) or 'no table'}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("eyt: not a terminal, so no confirmation can be asked: pass --yes to delete", file=sys.stderr)
+            return 2
+        answer = input(f"Delete target '{target}' and all its rows? This cannot be undone [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing deleted")
+            return 1
+    with connect(read_only=False) as con:
+        for schema, table, _ in tables:
+            deleted = con.execute(f'DELETE FROM "{schema}"."{table}" WHERE target = ?', [target]).fetchone()[0]
+            print(f"  deleted {deleted:>6} row(s) from {schema}.{table}")
+    wiped, unsupported = 0, []
+    materialised = target_partitions(instance, sets, target)
+    affected = {key.to_user_string() for key in materialised} | {f"{s}/{t}" for s, t, _ in tables}
+    for key, partitions in materialised.items():
+        try:
+            instance.wipe_asset_partitions(key, partitions)
+            wiped += len(partitions)
+        except NotImplementedError:
+            unsupported.append(key.to_user_string())
+    for name in sets:
+        instance.delete_dynamic_partition(name, target)
+        print(f"  deleted partition key '{target}' from the dynamic partitions '{name}'")
+    if wiped:
+        print(f"  wiped the materialisation records of {wiped} asset partition(s)")
+    if unsupported:
+        print(f"  kept the materialisation records of {', '.join(unsupported)}: this instance's event log storage "
+              f"cannot wipe single partitions (the runs stay in the history). Re-adding the id '{target}' later "
+              f"would look materialised to Dagster; rebuild it then with `eyt run --target {target}`.")
+    if args.no_reports:
+        print("the report tables still include the target: recompute them with `eyt refresh --reports`")
+        return 0
+    try:
+        keys = slate_keys(load_slate(slate_path_from_env()))
+    except SlateError as exc:
+        print(f"eyt: the reports were not recomputed ({exc}); fix the slate, then run `eyt refresh --reports`",
+              file=sys.stderr)
+        return 1
+    print("recomputing the reports that read the target:")
+    return refresh(instance, lambda asset: True, keys, forced=ops.descendants(affected, asset_parents()),
+                   reason=f"target {target} was removed", only_forced=True)
+
+
 def cmd_register(_: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
@@ -259,6 +299,33 @@ def main(argv: list[str] | None = None) -> int:
     export = sub.add_parser("speech-export", help="write SpeechEQ items in the released layout")
     export.add_argument("dir", help="output directory")
     export.set_defaults(func=cmd_speech_export)
+    refresh = sub.add_parser(
+        "refresh", help="materialise exactly the missing and stale partitions",
+        description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
+                    "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
+                    "per job and partition key, in dependency order, in this process: no daemon needed. Registers "
+                    "the slate's targets first, so a target added to the slate shows up as missing partitions. "
+                    "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).")
+    refresh.add_argument("--dry-run", action="store_true", help="only list the partitions and the runs it would launch")
+    refresh.add_argument("--backfill", action="store_true",
+                         help="submit the partitions as one Dagster asset backfill (launchPartitionBackfill) instead "
+                              "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "
+                              "`dagster-daemon run -w workspace.yaml` with the same DAGSTER_HOME")
+    refresh.add_argument("--no-speech", action="store_true", help="only EYT-Bench assets (leave SpeechEQ alone)")
+    refresh.add_argument("--reports", action="store_true",
+                         help="also recompute every report (unpartitioned asset), stale or not")
+    refresh.set_defaults(func=cmd_refresh)
+    remove = sub.add_parser(
+        "remove-target", help="delete a target's partitions and warehouse rows",
+        description="Delete a target for good (removing it from the slate keeps its history): its key in the "
+                    "dynamic partitions `targets` / `speech_targets`, its rows in every warehouse table with a "
+                    "`target` column and, where the instance's storage allows it, its partitions' materialisation "
+                    "records; then recompute the reports that read it. Asks for confirmation on a terminal.")
+    remove.add_argument("id", help="the target id (its partition key)")
+    remove.add_argument("--yes", action="store_true", help="do not ask for confirmation (required without a terminal)")
+    remove.add_argument("--force", action="store_true", help="delete even though the slate still lists the target")
+    remove.add_argument("--no-reports", action="store_true", help="do not recompute the reports afterwards")
+    remove.set_defaults(func=cmd_remove_target)
     sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
     sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")
