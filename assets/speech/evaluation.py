@@ -6,6 +6,7 @@ import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
+from eyt_dagster.config import TargetRef
 from eyt_dagster.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
 from eyt_dagster.speech.choice import system_prompt
 from eyt_dagster.speech.evaluation import evaluate_items
@@ -16,6 +17,13 @@ from resources.models import BenchmarkResource
 
 LOGIC_VERSION = "1"
 PROGRESS_EVERY = 10
+
+
+def target_kind(ref: TargetRef) -> str:
+    """What the target is, for the table: embedded, audio, cascaded-emo_num / cascaded-emo_des, oracle_text."""
+    if ref.is_baseline:
+        return "embedded"
+    return f"cascaded-{ref.cascade.cues}" if ref.speech_input == "cascaded" else ref.speech_input
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +57,7 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
                           inference=settings.inference, max_workers=1 if ref.is_baseline else ref.max_concurrency,
                           on_done=report)
     df = pd.DataFrame(rows, columns=list(SLM_CHOICE_COLUMNS))
-    kind = "embedded" if ref.is_baseline else ref.speech_input + (f"-{ref.cascade.cues}" if ref.speech_input == "cascaded" else "")
+    kind = target_kind(ref)
     df = df.assign(target=target_id, is_baseline=ref.is_baseline, speech_input=kind, model=ref.model,
                    model_fingerprint=ref.fingerprint(), prompt_hash=eval_prompt_hash(), seed=slate.seed,
                    created_at=now_utc())
