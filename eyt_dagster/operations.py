@@ -1,7 +1,7 @@
 """Planning for `eyt refresh`: from per-partition statuses to the list of runs that bring the graph up to date.
 
 Pure functions over plain data, so they can be tested with hand-made maps; reading the statuses from the
-instance (GraphQL) and launching the runs happen in `eyt_dagster.cli`.
+instance (GraphQL) and launching the runs happen in `eyt_dagster.refresh`.
 
 Vocabulary: an *asset partition* is `(asset, partition)`, with `asset` the user string of the asset key
 ("dialogue/judge_verdicts") and `partition` the partition key string, or None for an unpartitioned asset.

@@ -17,6 +17,19 @@ def tables_with_target(target: str) -> list[tuple[str, str, int]]:
                                             [target]).fetchone()[0]) for schema, table in tables]
 
 
+def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:  # noqa: ANN001 - a PartitionsDefinition
+    """The target ids a partition key names in the given dynamic partition sets (alone or as one dimension)."""
+    from dagster import DynamicPartitionsDefinition, MultiPartitionsDefinition
+
+    if isinstance(pdef, DynamicPartitionsDefinition):
+        return [key] if pdef.name in sets else []
+    if isinstance(pdef, MultiPartitionsDefinition):
+        by_dimension = pdef.get_partition_key_from_str(key).keys_by_dimension
+        return [by_dimension[d.name] for d in pdef.partitions_defs
+                if isinstance(d.partitions_def, DynamicPartitionsDefinition) and d.partitions_def.name in sets]
+    return []
+
+
 def target_partitions(instance, sets: list[str], target: str) -> dict:  # noqa: ANN001
     """{asset key: [partition keys]} of the materialised partitions that belong to `target` in the given
     dynamic partition sets (alone or as one dimension of a multi-partition)."""
@@ -26,17 +39,10 @@ def target_partitions(instance, sets: list[str], target: str) -> dict:  # noqa: 
 
     found = {}
     for node in defs.resolve_asset_graph().asset_nodes:
-        pdef = node.partitions_def
-        if isinstance(pdef, DynamicPartitionsDefinition) and pdef.name in sets:
-            keys = [target]
-        elif isinstance(pdef, MultiPartitionsDefinition):
-            dims = [d.name for d in pdef.partitions_defs
-                    if isinstance(d.partitions_def, DynamicPartitionsDefinition) and d.partitions_def.name in sets]
-            keys = [k for k in instance.get_materialized_partitions(node.key)
-                    if any(pdef.get_partition_key_from_str(k).keys_by_dimension[d] == target for d in dims)]
-        else:
+        if not isinstance(node.partitions_def, (DynamicPartitionsDefinition, MultiPartitionsDefinition)):
             continue
-        keys = [k for k in keys if k in instance.get_materialized_partitions(node.key)]
+        keys = [k for k in instance.get_materialized_partitions(node.key)
+                if target in _targets_in(node.partitions_def, k, sets)]
         if keys:
             found[node.key] = keys
     return found

@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from resources.audio_features import file_version
+
 INSTALL_HINT = "pip install faster-whisper"
 
 
@@ -72,8 +74,7 @@ class FasterWhisperASR:
         p = Path(path)
         if not p.is_file():
             raise ASRError(f"{p}: no such audio file")
-        stat = p.stat()
-        key = (str(p), stat.st_mtime_ns, stat.st_size)
+        key = file_version(p)
         if key in self._cache:
             return self._cache[key]
         model = self.load()

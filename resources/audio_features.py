@@ -31,7 +31,7 @@ import soundfile as sf
 
 from eyt_dagster.speech.contrast import AcousticFeatures
 
-__all__ = ["AcousticFeatures", "AudioFeatureError", "clip_features", "load_clip"]
+__all__ = ["AcousticFeatures", "AudioFeatureError", "clip_features", "file_version", "load_clip"]
 
 ANALYSIS_SR = 22050
 FRAME_LENGTH = 2048
@@ -47,6 +47,13 @@ MIN_PERIODICITY = 0.5
 
 class AudioFeatureError(ValueError):
     """A clip cannot be analysed; the message names the file (or 'array') and the reason."""
+
+
+def file_version(path: str | Path) -> tuple[str, int, int]:
+    """(path, mtime_ns, size): the key under which per-clip results are cached, so a rewritten file is read
+    again. Raises OSError when the file is missing."""
+    stat = Path(path).stat()
+    return str(path), stat.st_mtime_ns, stat.st_size
 
 
 def load_clip(source: str | Path | np.ndarray, sr: int | None = None) -> tuple[np.ndarray, str]:

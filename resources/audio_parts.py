@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import soundfile as sf
 
+from resources.audio_features import file_version
+
 AudioFormat = Literal["wav", "mp3"]
 AUDIO_FORMATS: tuple[AudioFormat, ...] = ("wav", "mp3")
 CACHE_SIZE = 256  # ~0.3 MB of base64 per 5 s of 22 kHz WAV: under 100 MB when full
@@ -82,6 +84,5 @@ def input_audio_part(path: str | Path, fmt: AudioFormat) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise AudioPartError(f"{p}: no such audio file")
-    stat = p.stat()
-    return {"type": "input_audio", "input_audio": {"data": _encoded(str(p), fmt, stat.st_mtime_ns, stat.st_size),
-                                                   "format": fmt}}
+    path_text, mtime_ns, size = file_version(p)
+    return {"type": "input_audio", "input_audio": {"data": _encoded(path_text, fmt, mtime_ns, size), "format": fmt}}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from eyt_dagster.speech.cues import CUE_KINDS, CueKind, cues_from_labels, emo_des, emo_num
+from resources.audio_features import file_version
 from resources.voice_measures import voice_measures
 
 
@@ -72,8 +73,7 @@ class AudioEmotionClassifier:
         p = Path(path)
         if not p.is_file():
             raise EmotionModelError(f"{p}: no such audio file")
-        stat = p.stat()
-        key = (str(p), stat.st_mtime_ns, stat.st_size)
+        key = file_version(p)
         if key in self._cache:
             return dict(self._cache[key])
         pipe, rate = self.load(), self.sampling_rate

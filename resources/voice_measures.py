@@ -24,7 +24,15 @@ import numpy as np
 from scipy.signal import find_peaks
 
 from eyt_dagster.speech.cues import VoiceMeasures
-from resources.audio_features import ANALYSIS_SR, FRAME_LENGTH, HOP_LENGTH, AudioFeatureError, _voiced_f0, load_clip
+from resources.audio_features import (
+    ANALYSIS_SR,
+    FRAME_LENGTH,
+    HOP_LENGTH,
+    AudioFeatureError,
+    _voiced_f0,
+    file_version,
+    load_clip,
+)
 
 __all__ = ["AudioFeatureError", "VoiceMeasures", "syllable_rate", "voice_measures"]
 
@@ -75,7 +83,7 @@ def voice_measures(path: str | Path) -> VoiceMeasures:
     """
     p = Path(path)
     try:
-        stat = p.stat()
+        version = file_version(p)
     except OSError:
         raise AudioFeatureError(f"{p}: no such audio file") from None
-    return _measure(str(p), stat.st_mtime_ns, stat.st_size)
+    return _measure(*version)

@@ -12,16 +12,22 @@ in every report, never model evaluations; they ignore the persona condition's sy
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 
 from eyt_dagster.records import CallStats, Reply
 from eyt_dagster.speech.choice import ChoiceRequest
 from eyt_dagster.speech.contrast import AcousticFeatures, ContrastThresholds
-from eyt_dagster.speech.evaluation import seeded_choice
 from eyt_dagster.speech.protocol import ChoiceReply
 
 LIVELY_VALENCES = ("Positive",)
+
+
+def seeded_choice(*parts: object) -> int:
+    """Option 1 or 2 from a hash of the parts: the random baseline's coin, reproducible under the seed."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return digest[0] % 2 + 1
 
 
 class RandomChooser:

@@ -16,14 +16,14 @@ from typing import Any, Literal
 
 from eyt_dagster.prompts import render, speech_eval_prompts_path as eval_prompts_path
 from eyt_dagster.speech.protocol import ROUND_TURNS, correct_option, option_order
+from eyt_dagster.speech.layout import ROLE
 from eyt_dagster.speech.records import EqItem
 
 Inference = Literal["sequential", "direct"]
 Order = Literal["seeded", "flipped"]
 ContentPart = dict[str, Any]
+EQ_LEVEL = {role: level for level, role in ROLE.items()}  # context / resonant / dissonant -> a clip's eq_level
 RenderClip = Callable[["Utterance"], list[ContentPart]]
-
-
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class ChoiceRequest:
 
 
 def utterance(item: EqItem, turn: int, role: str = "context") -> Utterance:
-    level = {"context": None, "resonant": "high", "dissonant": "low"}[role]
+    level = EQ_LEVEL[role]
     clip = item.clip(turn, level)
     speaker = item.scenario.speaker1 if clip.speaker == 1 else item.scenario.speaker2
     return Utterance(turn=turn, speaker=clip.speaker, text=clip.text, path=clip.path, tone=clip.tone_description,
@@ -118,8 +118,14 @@ def _text(value: str) -> ContentPart:
     return {"type": "text", "text": value}
 
 
-def _clips(item: EqItem, label: str, clip: Utterance, render_clip: RenderClip) -> list[ContentPart]:
+def _clips(label: str, clip: Utterance, render_clip: RenderClip) -> list[ContentPart]:
     return [_text(f"{label}:"), *render_clip(clip)]
+
+
+def _options_and_answer(options: tuple[Utterance, Utterance], render_clip: RenderClip) -> list[ContentPart]:
+    """The two candidates, then how to answer (the same in both rounds)."""
+    parts = [part for n, clip in enumerate(options, start=1) for part in _clips(f"Option {n}", clip, render_clip)]
+    return [*parts, _text(render("choice_round1", "answer", path=eval_prompts_path()).strip())]
 
 
 def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
@@ -129,26 +135,20 @@ def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[Cont
                           situation=item.scenario.description, speaker1=_speaker_label(item, 1),
                           speaker2=_speaker_label(item, 2)).strip())]
     for clip in r1.shown:
-        parts += _clips(item, f"Speaker {clip.speaker}", clip, render_clip)
+        parts += _clips(f"Speaker {clip.speaker}", clip, render_clip)
     parts.append(_text(render("choice_round1", "task", path=path).strip()))
-    for n, clip in enumerate(r1.options, start=1):
-        parts += _clips(item, f"Option {n}", clip, render_clip)
-    parts.append(_text(render("choice_round1", "answer", path=path).strip()))
-    return parts
+    return parts + _options_and_answer(r1.options, render_clip)
 
 
 def round2_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
-    item, r2 = request.item, request.round2
+    r2 = request.round2
     assert r2 is not None
     path = eval_prompts_path()
     chosen, turn5 = r2.shown
     parts = [_text(render("choice_round2", "intro", path=path).strip()), *render_clip(chosen),
-             _text(render("choice_round2", "after", path=path).strip()), *_clips(item, "Speaker 1", turn5, render_clip),
+             _text(render("choice_round2", "after", path=path).strip()), *_clips("Speaker 1", turn5, render_clip),
              _text(render("choice_round2", "task", path=path).strip())]
-    for n, clip in enumerate(r2.options, start=1):
-        parts += _clips(item, f"Option {n}", clip, render_clip)
-    parts.append(_text(render("choice_round1", "answer", path=path).strip()))
-    return parts
+    return parts + _options_and_answer(r2.options, render_clip)
 
 
 def choice_messages(request: ChoiceRequest, render_clip: RenderClip) -> list[dict[str, Any]]:

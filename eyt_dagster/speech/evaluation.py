@@ -15,7 +15,6 @@ Decisions where the paper is silent:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -131,8 +130,3 @@ def evaluate_items(items: list[EqItem], chooser: SpeechChooser, *, conditions: d
                 on_done(done, len(jobs))
     return [row for rows in results for row in rows]
 
-
-def seeded_choice(*parts: object) -> int:
-    """Option 1 or 2 from a hash of the parts: the random baseline's coin, reproducible under the seed."""
-    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
-    return digest[0] % 2 + 1

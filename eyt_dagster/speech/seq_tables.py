@@ -35,6 +35,7 @@ from scipy import stats as sps
 
 from eyt_dagster import stats
 from eyt_dagster.speech import seq
+from eyt_dagster.speech.seq import seq_on_scale
 from eyt_dagster.speech.conditions import CONDITIONS, DEFAULT_CONDITION
 from eyt_dagster.speech.eq import COMPOSITES, SUBSCALE_NAMES, SUBSCALES
 from eyt_dagster.speech.protocol import position_bias_rate
@@ -181,19 +182,6 @@ def _condition_order(conditions: Iterable[object]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------------ SEQ
-
-
-def seq_on_scale(value: float, cohort: Iterable[float]) -> float:
-    """SEQ of a value placed on a cohort's scale without joining it (paper Eq. 1-3): Z from the cohort's
-    median and MAD, SEQ = clip(100 + 15 Z, 40, 160). A cohort with MAD = 0 gives 100 (as seq.robust_z does);
-    NaN for an empty cohort or a NaN value."""
-    x = np.array([v for v in cohort if not pd.isna(v)], dtype=float)
-    if x.size == 0 or pd.isna(value):
-        return NAN
-    median = float(np.median(x))
-    mad = float(np.median(np.abs(x - median)))
-    z = 0.0 if mad == 0 else (float(value) - median) / (seq.MAD_SCALE * mad)
-    return float(np.clip(seq.SEQ_MEAN + seq.SEQ_SD * z, seq.SEQ_MIN, seq.SEQ_MAX))
 
 
 def _cohort(rows: pd.DataFrame) -> dict[str, float]:
