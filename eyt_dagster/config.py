@@ -90,10 +90,12 @@ EMBEDDED_TARGETS: dict[str, tuple[str, ...]] = {
 class CascadeSettings(BaseModel):
     """A cascaded SpeechEQ system (paper §3): speech -> transcript + emotion cues -> the text LLM.
 
-    `cues`: emo_num gives the cues as numbers, emo_des as words. Cues come from `emotion_model_path` (a
-    transformers audio-classification model on disk) when set, else from the project's acoustic features
-    (pitch level and variability, energy, speaking rate). `asr_model_path` (a faster-whisper / CTranslate2
-    model folder) turns ASR on; without it the item's own transcripts are used, an upper bound on ASR quality.
+    `cues`: emo_num gives the cues as numbers, emo_des as words. Cues come from `emotion_model_path` when set:
+    a wav2vec2 regression model giving arousal / dominance / valence (the paper's cascades), or a transformers
+    audio-classification model giving emotion labels, as its config.json says; else from the project's
+    acoustic features (pitch level and variability, energy, speaking rate). See docs/speecheq-cascade.md.
+    `asr_model_path` (a faster-whisper / CTranslate2 model folder) turns ASR on; without it the item's own
+    transcripts are used, an upper bound on ASR quality.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -101,7 +103,8 @@ class CascadeSettings(BaseModel):
     cues: Literal["emo_num", "emo_des"] = "emo_des"
     asr_model_path: str | None = Field(default=None, description="faster-whisper model folder; None = reference transcripts.")
     emotion_model_path: str | None = Field(
-        default=None, description="transformers audio-classification model folder; None = acoustic-feature cues.")
+        default=None, description="transformers audio model folder: a wav2vec2 regression head (arousal / dominance "
+                                  "/ valence) or an emotion classifier; None = acoustic-feature cues.")
 
 
 class TargetRef(ModelRef):

@@ -21,7 +21,7 @@ from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
-from resources.emotion_model import make_cue_source
+from resources.cue_source import make_cue_source
 from resources.tts import EspeakTTS, OpenAISpeechTTS
 from resources.warehouse import WAREHOUSE_FILE
 
@@ -116,7 +116,7 @@ class BenchmarkResource(ConfigurableResource):
         asr = make_asr(ref.cascade.asr_model_path)
         cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues)
         render = cascaded_text(lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
-        return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}")
+        return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin)
 
     def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""

@@ -1,4 +1,5 @@
-"""Clip renderings for SpeechEQ chat targets: input_audio parts, acoustic and classifier emotion cues, ASR."""
+"""Clip renderings for SpeechEQ chat targets: input_audio parts, acoustic, classifier and dimensional (regression)
+emotion cues, ASR."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ import pytest
 import soundfile as sf
 
 from eyt_dagster.speech.cues import (
-    ENERGY_EDGES_DB, RATE_EDGES_SPS, REFERENCE_PITCH_HZ, VARIABILITY_EDGES_ST, VoiceMeasures, cues_from_labels,
-    emo_des, emo_num,
+    ENERGY_EDGES_DB, RATE_EDGES_SPS, REFERENCE_PITCH_HZ, VAD_EDGES, VARIABILITY_EDGES_ST, VoiceMeasures,
+    cues_from_dimensions, cues_from_labels, emo_des, emo_num, vad_word,
 )
 from resources import audio_parts
 from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr
 from resources.audio_features import AudioFeatureError
 from resources.audio_parts import AudioPartError, input_audio_part, sniff_format
-from resources.emotion_model import AudioEmotionClassifier, EmotionModelError, make_cue_source
+from resources.cue_source import make_cue_source
+from resources.emotion_model import AudioEmotionClassifier, EmotionModelError
+from resources.emotion_regression import DimensionalEmotionModel
 from resources.tts import EspeakTTS
 from resources.voice_measures import voice_measures
+from tiny_emotion_models import VAD_LABELS, save_tiny_regression
 
 SENTENCE = "I honestly did not expect you to say that to me today."  # 16 syllables
 
@@ -222,7 +226,7 @@ def test_audio_emotion_classifier_and_its_cue_source(tiny_classifier: Path, clip
     other = classifier.scores(clips["high"])
     assert set(other) == set(scores) and other != scores  # scored from the audio, not a constant
     num = make_cue_source(str(tiny_classifier), "emo_num")
-    assert num.origin == f"audio-classifier:{tiny_classifier.name}"
+    assert num.origin == f"classifier:{tiny_classifier.name}"
     assert num(str(clips["neutral"]), "female") == cues_from_labels(scores, "emo_num")
     assert all(f"{word} p=" in num(str(clips["neutral"]), "female") for word in ("angry", "neutral", "happy"))
     des = make_cue_source(str(tiny_classifier), "emo_des")
@@ -231,3 +235,123 @@ def test_audio_emotion_classifier_and_its_cue_source(tiny_classifier: Path, clip
         AudioEmotionClassifier(str(tmp_path / "no-model")).scores(clips["neutral"])
     with pytest.raises(EmotionModelError, match="gone.wav"):
         classifier.scores(tmp_path / "gone.wav")
+
+
+# --- a dimensional regression model (arousal / dominance / valence), the paper's kind of cue source ------------
+def test_cues_from_dimensions_numbers_and_bands() -> None:
+    assert VAD_EDGES == (0.4, 0.6)  # the hand-computed cases below assume these edges
+    values = {"arousal": 0.7151, "dominance": 0.6, "valence": 0.4249}
+    assert cues_from_dimensions(values, "emo_num") == "valence 0.42, arousal 0.72, dominance 0.60 (each 0-1, low to high)"
+    assert cues_from_dimensions(values, "emo_des") == "neutral valence, high arousal, dominant"
+    assert cues_from_dimensions({"arousal": 0.61, "dominance": 0.39, "valence": 0.5}, "emo_des") == \
+        "neutral valence, high arousal, submissive"
+    assert cues_from_dimensions({"arousal": -0.2, "dominance": 0.5, "valence": 1.3}, "emo_des") == \
+        "positive valence, low arousal, neither submissive nor dominant"
+    # edges: a value on an edge goes up; values are banded after rounding to two places, like the numbers
+    assert [vad_word("arousal", v) for v in (0.394, 0.3951, 0.4, 0.5949, 0.5951, 0.6)] == \
+        ["low arousal", "moderate arousal", "moderate arousal", "moderate arousal", "high arousal", "high arousal"]
+    assert [vad_word("valence", v) for v in (0.0, 0.45, 0.99)] == ["negative valence", "neutral valence", "positive valence"]
+    assert [vad_word("dominance", v) for v in (0.39, 0.4, 0.6)] == ["submissive", "neither submissive nor dominant", "dominant"]
+    with pytest.raises(ValueError, match="lack.*dominance"):
+        cues_from_dimensions({"arousal": 0.5, "valence": 0.5}, "emo_num")
+    with pytest.raises(ValueError):
+        cues_from_dimensions(values, "emo_vad")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        vad_word("energy", 0.5)
+
+
+@pytest.fixture(scope="module")
+def regression_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Tiny random regression models: transformers' layout with the paper's label order, the same weights with
+    the labels in another order, and the paper checkpoint's own head layout."""
+    root = tmp_path_factory.mktemp("tiny-vad")
+    adv = save_tiny_regression(root / "adv")
+    swapped = save_tiny_regression(root / "swapped", {0: "Valence", 1: "arousal", 2: "dominance"}, weights_from=adv)
+    speech = save_tiny_regression(root / "speech-head", layout="speech", seed=1)
+    return {"adv": adv, "swapped": swapped, "speech": speech}
+
+
+def _raw_outputs(folder: Path, clip: Path) -> list[float]:
+    """The model's three outputs for a clip, in output order, computed here without the project's wrapper."""
+    import librosa
+    import torch
+    from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
+
+    extractor = Wav2Vec2FeatureExtractor.from_pretrained(str(folder))
+    model = Wav2Vec2ForSequenceClassification.from_pretrained(str(folder)).eval()
+    y, _ = librosa.load(str(clip), sr=16000, mono=True)
+    with torch.no_grad():
+        return model(**extractor(y, sampling_rate=16000, return_tensors="pt")).logits[0].tolist()
+
+
+def test_regression_model_gives_the_three_values_by_label_name(regression_models: dict[str, Path],
+                                                                clips: dict[str, Path]) -> None:
+    model = DimensionalEmotionModel(str(regression_models["adv"]))
+    values = model.values(clips["neutral"])
+    raw = _raw_outputs(regression_models["adv"], clips["neutral"])
+    assert values == pytest.approx({"arousal": raw[0], "dominance": raw[1], "valence": raw[2]}, abs=1e-6)
+    assert model.name == "regression:adv" and model.sampling_rate == 16000
+    again = DimensionalEmotionModel(str(regression_models["adv"])).values(str(clips["neutral"]))
+    assert again == values  # deterministic: a fresh load gives the same numbers
+    assert model(clips["neutral"]) == values  # cached per file
+    assert model.values(clips["high"]) != values  # read from the audio, not a constant
+    # the same weights with id2label in another order: each output keeps its name, wherever it sits
+    swapped = DimensionalEmotionModel(str(regression_models["swapped"])).values(clips["neutral"])
+    assert swapped == pytest.approx({"valence": raw[0], "arousal": raw[1], "dominance": raw[2]}, abs=1e-6)
+    assert swapped["valence"] == pytest.approx(values["arousal"], abs=1e-6)
+
+
+def test_the_paper_checkpoint_head_layout(regression_models: dict[str, Path], clips: dict[str, Path]) -> None:
+    """Mean of the last hidden states, dense, tanh, linear: computed here from the saved weights by hand."""
+    import librosa
+    import torch
+    from safetensors.torch import load_file
+    from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2Model
+
+    folder = regression_models["speech"]
+    values = DimensionalEmotionModel(str(folder)).values(clips["low"])
+    weights = load_file(str(folder / "model.safetensors"))
+    y, _ = librosa.load(str(clips["low"]), sr=16000, mono=True)
+    inputs = Wav2Vec2FeatureExtractor.from_pretrained(str(folder))(y, sampling_rate=16000, return_tensors="pt")
+    with torch.no_grad():
+        hidden = Wav2Vec2Model.from_pretrained(str(folder)).eval()(**inputs).last_hidden_state.mean(dim=1)[0]
+        inner = torch.tanh(weights["classifier.dense.weight"] @ hidden + weights["classifier.dense.bias"])
+        out = (weights["classifier.out_proj.weight"] @ inner + weights["classifier.out_proj.bias"]).tolist()
+    assert values == pytest.approx(dict(zip(VAD_LABELS.values(), out)), abs=1e-5)
+
+
+def test_regression_cue_source_renders_both_ways(regression_models: dict[str, Path], clips: dict[str, Path]) -> None:
+    folder = regression_models["swapped"]
+    values = DimensionalEmotionModel(str(folder)).values(clips["high"])
+    num, des = make_cue_source(str(folder), "emo_num"), make_cue_source(str(folder), "emo_des")
+    assert num.origin == des.origin == "regression:swapped"
+    assert num(clips["high"], "male") == cues_from_dimensions(values, "emo_num")
+    assert num(clips["high"]).startswith(f"valence {values['valence']:.2f}, arousal {values['arousal']:.2f}, ")
+    assert des(clips["high"], "male") == ", ".join(vad_word(d, values[d]) for d in ("valence", "arousal", "dominance"))
+
+
+def test_bad_regression_folders_are_refused_with_the_path_and_labels(regression_models: dict[str, Path],
+                                                                     clips: dict[str, Path], tmp_path: Path) -> None:
+    wrong = save_tiny_regression(tmp_path / "wrong-labels", {0: "arousal", 1: "valence", 2: "energy"})
+    with pytest.raises(EmotionModelError, match=r"wrong-labels.*arousal, dominance and valence.*'energy'"):
+        make_cue_source(str(wrong), "emo_num")
+    with pytest.raises(EmotionModelError, match=r"wrong-labels.*'energy'"):
+        DimensionalEmotionModel(str(wrong)).values(clips["neutral"])
+    # the dimensions as labels without a regression problem type: refused, not softmaxed as classes
+    unmarked = save_tiny_regression(tmp_path / "unmarked", problem_type=None)
+    with pytest.raises(EmotionModelError, match=r"unmarked.*problem_type.*regression"):
+        make_cue_source(str(unmarked), "emo_des")
+    # the paper's head layout under transformers' class name: its head weights would be random
+    mislabelled = tmp_path / "mislabelled"
+    mislabelled.mkdir()
+    for f in regression_models["speech"].iterdir():
+        (mislabelled / f.name).write_bytes(f.read_bytes())
+    config = (mislabelled / "config.json").read_text()
+    (mislabelled / "config.json").write_text(config.replace("Wav2Vec2ForSpeechClassification",
+                                                            "Wav2Vec2ForSequenceClassification"))
+    with pytest.raises(EmotionModelError, match=r"mislabelled.*lacks weights.*classifier\.weight"):
+        make_cue_source(str(mislabelled), "emo_num")(clips["neutral"])
+    with pytest.raises(EmotionModelError, match=r"no-such-model: no such model folder"):
+        make_cue_source(str(tmp_path / "no-such-model"), "emo_num")
+    with pytest.raises(EmotionModelError, match="gone.wav"):
+        DimensionalEmotionModel(str(regression_models["adv"])).values(tmp_path / "gone.wav")

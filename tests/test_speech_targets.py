@@ -3,6 +3,7 @@ cascade (reference transcripts + acoustic emotion cues, emo_num and emo_des) and
 (transcripts + tone instructions). What the model reads is checked in the requests the server received."""
 
 import json
+import re
 
 import pytest
 
@@ -75,3 +76,58 @@ def test_a_speech_only_target_cannot_run_eyt_and_vice_versa(answered, tmp_path):
         eyt.speech_target("reflective-baseline")
     with pytest.raises(ValueError, match="does not run eyt_bench"):
         eyt.target("random-chooser-baseline")
+
+
+def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
+    """A cascade whose cues come from a (tiny, random) wav2vec2 regression model: the slm_choices asset runs it
+    through the real openai client, the model reads each clip's valence / arousal / dominance in its prompt,
+    and every row records the cue source."""
+    import pandas as pd
+    from dagster import DagsterInstance, build_asset_context
+
+    from assets.speech.evaluation import slm_choices
+    from eyt_dagster.speech.cues import cues_from_dimensions
+    from eyt_dagster.speech.layout import item_rows
+    from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
+    from resources.emotion_regression import DimensionalEmotionModel
+    from tiny_emotion_models import save_tiny_regression
+
+    item = make_item(tmp_path / "clips")
+    model_dir = save_tiny_regression(tmp_path / "tiny-vad", {0: "dominance", 1: "valence", 2: "arousal"})
+    vad = DimensionalEmotionModel(str(model_dir))
+    clip = {c.file_number: c for c in item.clips}
+    requests = []
+
+    def handler(body):
+        requests.append(body)
+        return chat_completion(json.dumps({"selected_option": 2, "reasoning": "read the cues"}))
+
+    instance = DagsterInstance.ephemeral()
+    with serve(handler) as server:
+        cascade = {"emotion_model_path": str(model_dir)}
+        slate = write_slate(tmp_path, targets=[
+            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
+            remote(server, "vad-num", speech_input="cascaded", cascade={**cascade, "cues": "emo_num"}),
+            remote(server, "vad-des", speech_input="cascaded", cascade={**cascade, "cues": "emo_des"})])
+        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["vad-num", "vad-des"])
+        frames = {}
+        for target in ("vad-num", "vad-des"):
+            before = len(requests)
+            context = build_asset_context(partition_key=target, instance=instance)
+            frames[target] = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item)])).value
+            frames[target + ":requests"] = requests[before:]
+    for target, kind in (("vad-num", "emo_num"), ("vad-des", "emo_des")):
+        rows, sent = frames[target], frames[target + ":requests"]
+        assert len(rows) > 0 and set(rows["cue_source"]) == {"regression:tiny-vad"}
+        assert set(rows["speech_input"]) == {f"cascaded-{kind}"} and rows["error"].isna().all()
+        first = first_user_text(sent[0])
+        for number in ("01", "02", "03"):  # the context turns, each with its own clip's cues
+            cue = cues_from_dimensions(vad.values(clip[number].path), kind)
+            assert f'"{clip[number].text}" [voice: {cue}]' in first
+    numeric = re.findall(r"\[voice: ([^\]]*)\]", first_user_text(frames["vad-num:requests"][0]))
+    words = re.findall(r"\[voice: ([^\]]*)\]", first_user_text(frames["vad-des:requests"][0]))
+    assert len(numeric) == len(words) >= 5  # three context turns and the two candidates
+    assert all(re.fullmatch(r"valence -?\d\.\d\d, arousal -?\d\.\d\d, dominance -?\d\.\d\d \(each 0-1, low to high\)", c)
+               for c in numeric)
+    assert all(" arousal" in c and not re.search(r"\d", c) for c in words)  # words only, no numbers

@@ -15,7 +15,7 @@ from eyt_dagster.speech.partitions import speech_target_partitions
 from eyt_dagster.speech.tables import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"  # 2: the cue_source column
 PROGRESS_EVERY = 10
 
 
@@ -58,17 +58,19 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
                           on_done=report)
     df = pd.DataFrame(rows, columns=list(SLM_CHOICE_COLUMNS))
     kind = target_kind(ref)
-    df = df.assign(target=target_id, is_baseline=ref.is_baseline, speech_input=kind, model=ref.model,
-                   model_fingerprint=ref.fingerprint(), prompt_hash=eval_prompt_hash(), seed=slate.seed,
-                   created_at=now_utc())
+    # what fed a cascade's emotion cues ('regression:<model>', 'classifier:<model>', 'acoustic'); None otherwise
+    cue_source = getattr(chooser, "cue_source", None)
+    df = df.assign(target=target_id, is_baseline=ref.is_baseline, speech_input=kind, cue_source=cue_source,
+                   model=ref.model, model_fingerprint=ref.fingerprint(), prompt_hash=eval_prompt_hash(),
+                   seed=slate.seed, created_at=now_utc())
     df = coerce_slm_choices(df)
     asked = df[~df["shared_call"]]
     errors = int(df["error"].notna().sum())
     if errors:
         context.log.warning(f"{target_id}: {errors} call(s) failed; rerun to retry them (finished calls are cached)")
     return table_output(
-        df, items=len(items), conditions=", ".join(settings.conditions), kind=kind, baseline=ref.is_baseline,
-        model=ref.model, queries=len(asked), parse_failures=int(asked["parse_failed"].sum()),
+        df, items=len(items), conditions=", ".join(settings.conditions), kind=kind, cue_source=cue_source or "none",
+        baseline=ref.is_baseline, model=ref.model, queries=len(asked), parse_failures=int(asked["parse_failed"].sum()),
         calls=int(asked["calls"].sum()), cache_hits=int(asked["cache_hits"].sum()),
         tokens=int(asked["tokens"].sum()), cost_usd=round(float(asked["cost_usd"].sum()), 6),
         prompt_hash=eval_prompt_hash(),

@@ -3,8 +3,10 @@
 A cascade hears nothing: it gets the ASR transcript plus a short cue line per clip, either as numbers
 (`emo_num`) or as words (`emo_des`). The paper takes its cues from a speech-emotion model; where none is
 configured the project describes the voice from acoustic measurements instead (`VoiceMeasures`, computed
-by resources/voice_measures.py). A configured transformers classifier's label scores are rendered by
-`cues_from_labels`. This module is pure: it only formats numbers that were measured elsewhere.
+by resources/voice_measures.py). A dimensional regression model's arousal / dominance / valence values (the
+paper's kind of model) are rendered by `cues_from_dimensions`, a classifier's label scores by
+`cues_from_labels`. This module is pure: it only formats numbers that were measured elsewhere. What each cue
+source gives and why the bands sit where they do: docs/speecheq-cascade.md.
 
 Band edges (the `*_EDGES` constants below) are the project's choices, all kept in this one block. A value
 exactly on an edge belongs to the band above it.
@@ -48,6 +50,19 @@ RATE_WORDS: tuple[str, ...] = ("very slow", "slow", "medium pace", "fast", "very
 RUNNER_UP_SHARE = 0.5
 CONFIDENT_SCORE = 0.4
 NUMERIC_TOP_LABELS = 3
+# Dimensional values of a speech-emotion regression model, on the model's own scale. The paper's model
+# (wav2vec2 fine-tuned on MSP-Podcast) reports each dimension on roughly 0 (low) to 1 (high); the middle band
+# is 0.5 +- 0.1. Values are shown and banded after rounding to VAD_DECIMALS places, so the number and the
+# word never disagree. One pair of edges serves all three dimensions (docs/speecheq-cascade.md).
+VAD_DIMENSIONS: tuple[str, ...] = ("valence", "arousal", "dominance")  # rendering order: V, A, D as the paper
+VAD_SCALE = "each 0-1, low to high"
+VAD_DECIMALS = 2
+VAD_EDGES: tuple[float, ...] = (0.4, 0.6)
+VAD_WORDS: dict[str, tuple[str, ...]] = {
+    "valence": ("negative valence", "neutral valence", "positive valence"),
+    "arousal": ("low arousal", "moderate arousal", "high arousal"),
+    "dominance": ("submissive", "neither submissive nor dominant", "dominant"),
+}
 # -------------------------------------------------------------------------------------------------------
 
 # Short emotion codes used by common speech-emotion checkpoints (IEMOCAP, RAVDESS, CREMA-D style) -> words.
@@ -123,3 +138,27 @@ def cues_from_labels(scores: Mapping[str, float], kind: CueKind) -> str:
     if rest and top_score > 0 and rest[0][1] >= RUNNER_UP_SHARE * top_score:
         text += f", partly {label_word(rest[0][0])}"
     return text
+
+
+def vad_word(dimension: str, value: float) -> str:
+    """The band word of one dimension's value (rounded to VAD_DECIMALS first; a value on an edge goes up)."""
+    if dimension not in VAD_WORDS:
+        raise ValueError(f"dimension must be one of {VAD_DIMENSIONS}, got {dimension!r}")
+    return band(round(value, VAD_DECIMALS), VAD_EDGES, VAD_WORDS[dimension])
+
+
+def cues_from_dimensions(values: Mapping[str, float], kind: CueKind) -> str:
+    """Cues from a regression model's dimension -> value map (all of valence, arousal, dominance).
+
+    emo_num: 'valence 0.42, arousal 0.71, dominance 0.63 (each 0-1, low to high)'.
+    emo_des: 'neutral valence, high arousal, dominant'.
+    """
+    if kind not in CUE_KINDS:
+        raise ValueError(f"cue kind must be one of {CUE_KINDS}, got {kind!r}")
+    missing = [d for d in VAD_DIMENSIONS if d not in values]
+    if missing:
+        raise ValueError(f"dimensional values lack {missing}; got {sorted(values)}")
+    if kind == "emo_num":
+        numbers = ", ".join(f"{d} {values[d]:.{VAD_DECIMALS}f}" for d in VAD_DIMENSIONS)
+        return f"{numbers} ({VAD_SCALE})"
+    return ", ".join(vad_word(d, values[d]) for d in VAD_DIMENSIONS)

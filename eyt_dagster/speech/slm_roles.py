@@ -18,13 +18,15 @@ from eyt_dagster.speech.protocol import ChoiceReply
 
 
 class ChatChooser:
-    """A chat model answering SpeechEQ rounds; `render_clip` decides what it hears or reads."""
+    """A chat model answering SpeechEQ rounds; `render_clip` decides what it hears or reads. `cue_source` names
+    what fed a cascade's emotion cues (resources/cue_source.py); None for the other kinds."""
 
-    def __init__(self, client: ChatClient, render_clip: RenderClip, kind: str) -> None:
+    def __init__(self, client: ChatClient, render_clip: RenderClip, kind: str, cue_source: str | None = None) -> None:
         self.client = client
         self.model_id = client.model_id
         self.render_clip = render_clip
         self.kind = kind
+        self.cue_source = cue_source
 
     def choose(self, request: ChoiceRequest) -> Reply[ChoiceReply]:
         messages = choice_messages(request, self.render_clip)

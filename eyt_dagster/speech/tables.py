@@ -20,7 +20,8 @@ SLM_CHOICE_COLUMNS: dict[str, str] = {
     "shared_call": "bool", "reasoning": "string", "error": "string",
     "calls": "int64", "cache_hits": "int64", "latency_s": "float64", "tokens_in": "int64", "tokens_out": "int64",
     "tokens": "int64", "cost_usd": "float64",
-    "is_baseline": "bool", "speech_input": "string", "model": "string", "model_fingerprint": "string",
+    "is_baseline": "bool", "speech_input": "string", "cue_source": "string", "model": "string",
+    "model_fingerprint": "string",
     "prompt_hash": "string", "seed": "int64", "created_at": "datetime64[ns]",
 }
 
