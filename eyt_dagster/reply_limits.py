@@ -15,5 +15,7 @@ PARAGRAPH_CHARS = 800  # two to four sentences: a judge's rationale, a scenario'
 MESSAGE_CHARS = 1500  # a whole chat message: the simulated user's turn or first query
 SPOKEN_LINE_CHARS = 400  # one line of a SpeechEQ dialogue (spoken by TTS, so short by design)
 
-# With these limits the longest reply any schema allows stays under about 3,200 characters (the scenario),
-# roughly 800 tokens of English at ~4 characters a token: inside the default max_tokens of 1,024.
+# With these limits the longest reply any schema allows (compact JSON) is at most this many characters
+# (the SpeechEQ scenario, 3,273): about 820 tokens of English at ~4 characters a token, inside the default
+# max_tokens of 1,024. Text in other scripts takes more tokens per character: raise max_tokens for it.
+LONGEST_REPLY_CHARS = 3300

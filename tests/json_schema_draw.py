@@ -23,6 +23,7 @@ ignored.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import random
 from typing import Any
@@ -345,3 +346,37 @@ def _break(root: dict[str, Any], schema: dict[str, Any], whole: Any, value: Any,
             sub = prefix[i] if i < len(prefix) else node.get("items")
             if isinstance(sub, dict):
                 _break(root, sub, whole, item, [*path, i], out)
+
+
+def longest(schema: dict[str, Any], *, root: dict[str, Any] | None = None) -> int:
+    """The length in characters of the longest compact JSON text the schema allows (strings counted as
+    their characters plus quotes, numbers as 24), or raises UnsupportedSchema when it is unbounded."""
+    root = schema if root is None else root
+    node = _resolve(root, schema)
+    if "const" in node:
+        return len(json.dumps(node["const"], ensure_ascii=False))
+    if "enum" in node:
+        return max(len(json.dumps(v, ensure_ascii=False)) for v in node["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            rest = {k: v for k, v in node.items() if k != key}
+            return max(longest({**rest, **_resolve(root, b)}, root=root) for b in node[key])
+    kind = node.get("type")
+    if kind == "string":
+        if "maxLength" not in node:
+            raise UnsupportedSchema("a string without maxLength has no longest value")
+        return node["maxLength"] + 2
+    if kind in ("integer", "number"):
+        return 24
+    if kind in ("boolean", "null"):
+        return 5
+    if kind == "object":
+        parts = [len(json.dumps(name)) + 1 + longest(sub, root=root) for name, sub in node.get("properties", {}).items()]
+        return 2 + sum(parts) + max(len(parts) - 1, 0)
+    if kind == "array":
+        prefix = node.get("prefixItems", [])
+        if "maxItems" not in node:
+            raise UnsupportedSchema("an array without maxItems has no longest value")
+        sizes = [longest(prefix[i] if i < len(prefix) else node["items"], root=root) for i in range(node["maxItems"])]
+        return 2 + sum(sizes) + max(len(sizes) - 1, 0)
+    raise UnsupportedSchema(f"no longest value for {node}")

@@ -401,6 +401,27 @@ def test_cache_key_is_canonical() -> None:
     assert a != CallCache.key(settings={"temperature": 0.0, "max_tokens": 5}, **base | {"seed": 2})
 
 
+def test_a_ledger_written_before_the_failure_column_gets_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute(
+            "CREATE TABLE ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, run_id TEXT, role TEXT NOT NULL,"
+            " model_id TEXT NOT NULL, purpose TEXT NOT NULL, cache_key TEXT, cached INTEGER NOT NULL,"
+            " tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost_usd REAL NOT NULL, latency_s REAL NOT NULL,"
+            " retries INTEGER NOT NULL, ok INTEGER NOT NULL, error TEXT)")
+        old.execute("INSERT INTO ledger (ts, role, model_id, purpose, cached, tokens_in, tokens_out, cost_usd, latency_s,"
+                    " retries, ok, error) VALUES ('t', 'judge', 'm', 'p', 0, 0, 0, 0, 0, 4, 0, 'timed out')")
+    with CallCache(path) as cache:
+        cache.record(role="judge", model_id="m", purpose="p", cached=False, ok=False, retries=1, failure="timeout")
+        old_row, new_row = cache.ledger()
+        assert old_row["failure"] is None and new_row["failure"] == "timeout"
+        assert cache.summary()["judge"]["failures_by_kind"] == {"unknown": 1, "timeout": 1}
+        with pytest.raises(ValueError, match="unknown failure kind"):
+            cache.record(role="judge", model_id="m", purpose="p", cached=False, ok=False, failure="oops")
+
+
 def test_cache_is_thread_safe(cache: CallCache) -> None:
     def work(i: int) -> None:
         for j in range(25):

@@ -17,7 +17,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.config import ModelRef
-from eyt_dagster.llm_roles import LLMJudge
+from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.reply_limits import LONGEST_REPLY_CHARS
 from eyt_dagster.records import (
     ChatSeed,
     ChatSeedContent,
@@ -28,15 +29,17 @@ from eyt_dagster.records import (
     turn_scores_model,
 )
 from eyt_dagster.speech.eq import FAILURE_ARCHETYPES, TURN_SPEAKER
+from eyt_dagster.records import PersonaRecord
 from eyt_dagster.speech.generators import (
     DialogueCheckReply,
     DialogueReply,
+    LLMSpeechGenerator,
     ScenarioReply,
     tone_selection_schema,
 )
 from eyt_dagster.speech.protocol import ChoiceReply
 from eyt_dagster.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
-from json_schema_draw import break_instance, draw, is_valid
+from json_schema_draw import break_instance, draw, is_valid, longest
 from openai_stub_server import SchemaDrawnReplies, serve
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient, parse_reply, response_format_for
@@ -134,6 +137,14 @@ def test_taxonomy_labels_are_enums_and_free_text_is_bounded():
         assert strings and not unbounded, f"{model.__name__} has unbounded string fields: {unbounded}"
 
 
+def test_the_longest_reply_fits_the_default_max_tokens():
+    default_max_tokens = ModelRef.model_fields["max_tokens"].default
+    assert LONGEST_REPLY_CHARS <= 4 * default_max_tokens  # ~4 characters a token of English
+    sizes = {model.__name__: longest(_sent_schema(model)) for model in ALL_SCHEMAS if model is not ChoiceReply}
+    assert max(sizes.values()) <= LONGEST_REPLY_CHARS, sizes
+    assert sizes["FinalVerdict"] == len('{"completed":false,"satisfaction":') + 24 + len(',"rationale":""}') + 800
+
+
 def _string_nodes(schema: Any) -> list[dict[str, Any]]:
     found = []
     if isinstance(schema, dict):
@@ -196,3 +207,34 @@ def test_judge_against_a_schema_enforcing_server_never_reasks(tmp_path, scale_na
         assert all(getattr(verdict.value, column) in scale for column in SUBSCORE_COLUMNS)
     assert 1 <= final.value.satisfaction <= 5
     assert [name for name, _ in handler.drawn].count("FinalVerdict") == 1
+
+
+def test_every_role_against_a_schema_enforcing_server_never_reasks(tmp_path):
+    """Simulator, target perception and the SpeechEQ text stages, each answered with drawn instances."""
+    with serve(SchemaDrawnReplies(seed=3)) as server, CallCache(tmp_path / "calls.sqlite") as cache:
+        def client(role: str) -> OpenAIChatClient:
+            ref = ModelRef(id=f"{role}-x", provider="openai", model=f"{role}-v1", family=role,
+                           base_url=server.base_url, structured_output="json_schema")
+            return OpenAIChatClient(ref, role=role, cache=cache, seed=5, run_id="r")
+
+        simulator, target = LLMSimulator(client("simulator")), LLMTarget(client("target"))
+        persona = PersonaRecord(persona_id="p1", pool="nemotron_usa", source="fixture", persona_text="A nurse.")
+        content = simulator.generate_seed(persona, seed_id="s1").value
+        seed = ChatSeed(**content.model_dump(), seed_id="s1", pool="nemotron_usa", persona_id="p1",
+                        persona_text="A nurse.")
+        turn = simulator.next_turn(seed, HISTORY).value
+        labels = target.perceive(HISTORY, turn.user_text).value
+        assert turn.progress in ("not_started", "in_progress", "achieved") and labels.emotion
+
+        speech = LLMSpeechGenerator(client("speech_generator"), seed=3)
+        for index in range(3):
+            scenario = speech.scenario("interpersonal_empathy", "Negative", index)
+            lines = speech.dialogue(scenario)
+            assert [line.turn for line in lines] == [1, 2, 3, 4, 5, 6]
+            speech.validate_dialogue(scenario, lines)
+            options = [("resonant", "warm"), ("dissonant:a", "cold"), ("dissonant:b", "flat")]
+            resonant, dissonant, _ = speech.select_tones(scenario, lines, 4, options)
+            assert resonant != dissonant
+        rows = cache.ledger("r")
+    assert rows and all(row["ok"] for row in rows), [row["error"] for row in rows if not row["ok"]]
+    assert len(server.chat_requests) == len(rows) == 3 + 4 * 3

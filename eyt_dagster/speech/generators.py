@@ -404,7 +404,8 @@ class LLMSpeechGenerator:
         messages = self._messages("speech_dialogue", rejected=notes, **self._scenario_fields(scenario))
         reply = self.client.complete_json(messages, DialogueReply,
                                           purpose=f"speech_dialogue:{scenario.subscale}:{len(rejected) + 1}").value
-        return [Line(turn=line.turn, speaker=line.speaker, text=line.text.strip()) for line in reply.lines]
+        # a line of spaces only is kept as sent: the schema cannot portably say "not blank"
+        return [Line(turn=line.turn, speaker=line.speaker, text=line.text.strip() or line.text) for line in reply.lines]
 
     def validate_dialogue(self, scenario: Scenario, lines: list[Line]) -> tuple[bool, str]:
         if self.validator is None:
