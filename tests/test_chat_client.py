@@ -20,6 +20,7 @@ from resources.chat_client import (
     MissingApiKeyError,
     ModelCallError,
     OpenAIChatClient,
+    REASK_MAX_EXTRA_CHARS,
     ReplyCutError,
     ReplyParseError,
     extract_json_object,
@@ -327,6 +328,7 @@ def test_reply_cut_at_max_tokens_is_its_own_failure(cache: CallCache) -> None:
         sent = request.json["messages"]
         assert all("and then again and then again" not in m["content"] for m in sent)  # not pasted back
         assert sent[:2] == MESSAGES and "cut off" in sent[-1]["content"]
+        assert _chars(sent) - _chars(MESSAGES) <= REASK_MAX_EXTRA_CHARS
 
 
 def test_a_cut_reply_then_a_shorter_one(cache: CallCache) -> None:
@@ -350,6 +352,7 @@ def test_reask_prompts_stay_within_a_bounded_size(cache: CallCache, mode: str) -
             client.complete_json(MESSAGES, FinalVerdict, purpose="final")
     sizes = [_chars(r.json["messages"]) for r in server.chat_requests]
     assert len(sizes) == 4 and all(size - sizes[0] <= 1500 for size in sizes[1:]), sizes
+    assert max(sizes) - sizes[0] <= REASK_MAX_EXTRA_CHARS == 1300
     # every re-ask is a request of its own (it names its attempt), so none is answered from the cache
     assert len({json.dumps(r.json["messages"]) for r in server.chat_requests}) == 4
 
