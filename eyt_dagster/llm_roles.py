@@ -7,10 +7,6 @@ calls, and the prediction prompt is never part of the generation call's messages
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from pydantic import create_model, field_validator
-
 from eyt_dagster.prompts import render
 from eyt_dagster.records import (
     ChatSeed,
@@ -22,9 +18,9 @@ from eyt_dagster.records import (
     SimulatorTurn,
     TurnScores,
     UserLabels,
+    turn_scores_model,
 )
 from eyt_dagster.roles import ChatClient, Messages
-from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
 
 
 def transcript(history: list[Exchange]) -> str:
@@ -100,20 +96,6 @@ class LLMTarget:
         return self.client.complete_text(messages, purpose=f"respond:{len(history) + 1}")
 
 
-@lru_cache(maxsize=4)
-def turn_scores_schema(scale: tuple[float, ...]) -> type[TurnScores]:
-    """TurnScores whose 15 sub-scores must be values of `scale` (a reply outside it is re-asked)."""
-
-    def _in_scale(cls: type, value: float) -> float:
-        if float(value) not in scale:
-            raise ValueError(f"score {value} is not one of {list(scale)}")
-        return float(value)
-
-    validators = {"in_scale": field_validator(*SUBSCORE_COLUMNS)(_in_scale)}
-    name = "TurnScores_" + "_".join(str(v).replace(".", "p") for v in scale)
-    return create_model(name, __base__=TurnScores, __validators__=validators)
-
-
 class LLMJudge:
     """The third-party judge as a chat model (temperature comes from the slate; the paper uses 0)."""
 
@@ -132,7 +114,7 @@ class LLMJudge:
                 transcript=transcript(history[:turn]))},
         ]
         return self.client.complete_json(
-            messages, turn_scores_schema(self.scale), purpose=f"judge_turn:{seed.seed_id}:{turn}"
+            messages, turn_scores_model(self.scale), purpose=f"judge_turn:{seed.seed_id}:{turn}"
         )
 
     def judge_final(self, seed: ChatSeed, history: list[Exchange]) -> Reply[FinalVerdict]:

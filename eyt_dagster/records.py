@@ -1,16 +1,21 @@
 """Typed records that flow between the roles of EYT-Bench (simulator, target, judge).
 
 Every reply a model gives is validated into one of these; a value outside a taxonomy is a validation
-error (rejected and retried, never coerced).
+error (rejected and retried, never coerced). The JSON schema of a reply model is what the chat client sends
+to the server, so it states every rule the parser applies: labels as enums, free text with a maximum
+length (eyt_dagster/reply_limits.py), judge scores as the values of the configured scale
+(`turn_scores_model`). See docs/remote-models.md.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from functools import lru_cache
+from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from eyt_dagster.taxonomy import Emotion, ExplicitIntent, LatentIntent, Progress
+from eyt_dagster.reply_limits import LABEL_CHARS, MESSAGE_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS
+from eyt_dagster.taxonomy import SUBSCORE_COLUMNS, Emotion, ExplicitIntent, LatentIntent, Progress
 
 T = TypeVar("T")
 
@@ -37,19 +42,21 @@ class UserLabels(_Strict):
     explicit_intent: ExplicitIntent
     latent_intent: LatentIntent
     emotion: Emotion
-    intent_description: str = Field(min_length=1, description="One sentence: what the user wants now.")
+    intent_description: str = Field(
+        min_length=1, max_length=SENTENCE_CHARS, description="One sentence: what the user wants now.")
 
 
 class ChatSeedContent(_Strict):
     """What the simulator writes for a ChatSEED (paper §3.3): the dialogue's start and goal."""
 
-    topic: str = Field(min_length=1)
+    topic: str = Field(min_length=1, max_length=LABEL_CHARS)
     initial_emotion: Emotion
     initial_explicit_intent: ExplicitIntent
     initial_latent_intent: LatentIntent
-    initial_intent_description: str = Field(min_length=1)
-    final_intent: str = Field(min_length=1, description="One sentence the user must reach by the end.")
-    first_query: str = Field(min_length=1)
+    initial_intent_description: str = Field(min_length=1, max_length=SENTENCE_CHARS)
+    final_intent: str = Field(
+        min_length=1, max_length=SENTENCE_CHARS, description="One sentence the user must reach by the end.")
+    first_query: str = Field(min_length=1, max_length=MESSAGE_CHARS)
 
 
 class ChatSeed(ChatSeedContent):
@@ -72,7 +79,7 @@ class ChatSeed(ChatSeedContent):
 class SimulatorTurn(_Strict):
     """The simulator's next user turn with its gold labels and final-intent progress (Alg. 1, line 7)."""
 
-    user_text: str = Field(min_length=1)
+    user_text: str = Field(min_length=1, max_length=MESSAGE_CHARS)
     labels: UserLabels
     progress: Progress
 
@@ -85,7 +92,9 @@ class Exchange(_Strict):
 
 
 class TurnScores(_Strict):
-    """The judge's 15 sub-indicators for one turn (paper §3.5.3). The allowed values are a setting."""
+    """The judge's 15 sub-indicators for one turn (paper §3.5.3). The allowed values are a setting: a
+    judge model is sent, and validated with, `turn_scores_model(scale)`, whose fields take only the scale's
+    values; this base class (any float) is what the embedded judge baseline fills in."""
 
     empathy_recognition: float
     empathy_attribution: float
@@ -102,7 +111,18 @@ class TurnScores(_Strict):
     anthro_flow: float
     anthro_flexibility: float
     anthro_rhythm: float
-    rationale: str = ""
+    rationale: str = Field(default="", max_length=PARAGRAPH_CHARS)
+
+
+@lru_cache(maxsize=8)
+def turn_scores_model(scale: tuple[float, ...]) -> type[TurnScores]:
+    """TurnScores whose 15 sub-scores take only the values of `scale` (e.g. (0.0, 0.5, 1.0)): the JSON
+    schema says so with an enum, so a server that enforces the schema cannot send a value the parser
+    rejects, and the parser rejects any other value (a server that does not enforce it is re-asked)."""
+    allowed = Literal[tuple(float(v) for v in scale)]  # type: ignore[valid-type]
+    fields: dict[str, Any] = {column: (allowed, ...) for column in SUBSCORE_COLUMNS}
+    name = "TurnScores_" + "_".join(f"{v:g}".replace(".", "p") for v in scale)
+    return create_model(name, __base__=TurnScores, **fields)
 
 
 class FinalVerdict(_Strict):
@@ -110,7 +130,7 @@ class FinalVerdict(_Strict):
 
     completed: bool
     satisfaction: int = Field(ge=1, le=5)
-    rationale: str = ""
+    rationale: str = Field(default="", max_length=PARAGRAPH_CHARS)
 
 
 class CallStats(_Strict):

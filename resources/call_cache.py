@@ -17,7 +17,8 @@ What is stored:
   none), so a rerun goes straight to it and replays from the cache without touching the network.
   Delete the row (or the file) to try json_schema again.
 * `ledger`: one row per call, cached or not, ok or not: who (run, role, model, purpose), tokens,
-  cost, latency, retries, and a short error.
+  cost, latency, the HTTP retries the SDK made (also for a call that failed), and for a failed call
+  its kind (`failure`, one of FAILURE_KINDS) and a short error. See docs/remote-models.md.
 
 Neither table holds an API key or any request header; messages are hashed, not stored.
 """
@@ -62,7 +63,8 @@ CREATE TABLE IF NOT EXISTS ledger (
     latency_s REAL NOT NULL,
     retries INTEGER NOT NULL,
     ok INTEGER NOT NULL,
-    error TEXT
+    error TEXT,
+    failure TEXT
 );
 CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run_id);
 CREATE TABLE IF NOT EXISTS json_modes (
@@ -75,6 +77,17 @@ CREATE TABLE IF NOT EXISTS json_modes (
 """
 
 ERROR_MAX_CHARS = 500
+
+# Why a ledger row is not ok (column `failure`, NULL for an ok row).
+FAILURE_KINDS: dict[str, str] = {
+    "timeout": "no reply within timeout_s, also after the one retry a timeout gets",
+    "connection": "the server could not be reached, after the SDK's retries",
+    "http": "the server answered an HTTP error (408/409/429/5xx after the SDK's retries; others at once)",
+    "format_rejected": "the server refused the response_format; the client moves to the next mode",
+    "invalid_reply": "the reply did not validate against the reply schema; re-asked",
+    "cut_reply": "the reply was cut at max_tokens (finish_reason=length) and did not validate; re-asked",
+    "no_key": "the environment variable that should hold the API key is not set",
+}
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,17 @@ def canonical_json(value: Any) -> str:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _add_failure_column(conn: sqlite3.Connection) -> None:
+    """A ledger written before the `failure` column existed gets it (its old rows have NULL there)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(ledger)")}
+    if "failure" not in columns:
+        try:
+            conn.execute("ALTER TABLE ledger ADD COLUMN failure TEXT")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc):
+                raise
 
 
 class CallCache:
@@ -119,6 +143,7 @@ class CallCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
+            _add_failure_column(conn)
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
@@ -209,18 +234,22 @@ class CallCache:
         latency_s: float = 0.0,
         retries: int = 0,
         error: str | None = None,
+        failure: str | None = None,
         run_id: str | None = None,
         cache_key: str | None = None,
     ) -> None:
-        """Append one call to the ledger. `error` must already be free of secrets; it is truncated."""
+        """Append one call to the ledger. `error` must already be free of secrets; it is truncated.
+        `failure` is the kind of a failed call (a key of FAILURE_KINDS)."""
+        if failure is not None and failure not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind '{failure}'; the kinds are {sorted(FAILURE_KINDS)}")
         if error is not None:
             error = error[:ERROR_MAX_CHARS]
         with self._db() as db:
             db.execute(
                 "INSERT INTO ledger (ts, run_id, role, model_id, purpose, cache_key, cached, tokens_in, tokens_out,"
-                " cost_usd, latency_s, retries, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " cost_usd, latency_s, retries, ok, error, failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (_now(), run_id, role, model_id, purpose, cache_key, int(cached), tokens_in, tokens_out,
-                 cost_usd, latency_s, retries, int(ok), error),
+                 cost_usd, latency_s, retries, int(ok), error, failure),
             )
 
     def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
@@ -235,15 +264,19 @@ class CallCache:
         return rows
 
     def summary(self, run_id: str | None = None, *, by_model: bool = False) -> dict[str, dict[str, Any]]:
-        """Totals per role (or per 'role/model_id'): calls, network_calls, cache_hits, failures,
-        tokens, cost_usd (every reply's cost, cached or not) and spent_usd (network calls only)."""
+        """Totals per role (or per 'role/model_id'): calls, network_calls, cache_hits, failures (and
+        `failures_by_kind`, e.g. {"timeout": 2}), retries, tokens, cost_usd (every reply's cost, cached or
+        not) and spent_usd (network calls only)."""
         totals: dict[str, dict[str, Any]] = {}
         for row in self.ledger(run_id):
             name = f"{row['role']}/{row['model_id']}" if by_model else row["role"]
             t = totals.setdefault(name, dict.fromkeys(
                 ("calls", "network_calls", "cache_hits", "failures", "retries", "tokens_in", "tokens_out"), 0
-            ) | {"cost_usd": 0.0, "spent_usd": 0.0, "latency_s": 0.0})
+            ) | {"cost_usd": 0.0, "spent_usd": 0.0, "latency_s": 0.0, "failures_by_kind": {}})
             t["calls"] += 1
+            if not row["ok"]:
+                kind = row["failure"] or "unknown"
+                t["failures_by_kind"][kind] = t["failures_by_kind"].get(kind, 0) + 1
             t["cache_hits" if row["cached"] else "network_calls"] += 1
             t["failures"] += 0 if row["ok"] else 1
             t["retries"] += row["retries"]

@@ -6,14 +6,21 @@
 * Timeouts and retries: the SDK's own (`timeout=ref.timeout_s`, `max_retries=ref.max_retries`). It
   retries 408/409/429/5xx and connection errors with exponential backoff (0.5 s doubling, cap 8 s,
   jitter), and a `retry-after-ms` / `Retry-After` (seconds or HTTP date) of up to 120 s replaces the
-  backoff. A Retry-After above 120 s is not retried: the call fails with ModelCallError.
+  backoff. A Retry-After above 120 s is not retried: the call fails with ModelCallError. A timeout is
+  retried once only (TIMEOUT_ATTEMPTS): the same request to the same model would most likely need as
+  long again, so the error says to raise `timeout_s`. The attempts are counted by the SDK's HTTP client
+  (`_CountingHttpClient`), so the ledger's `retries` is right for failed calls too.
 * Cache: every successful raw reply is stored in the CallCache under a key of model, base URL,
   messages, settings and seed; an identical later call makes no network call. Validation happens
   after the cache (see resources/call_cache.py).
 * JSON replies: structured output `auto` tries response_format json_schema, then json_object, then
   plain prompting, moving down when the server answers 400/422 about the response format, and
   remembers the mode that works (in the client, and in the cache file for later runs). A reply that does not validate is
-  re-asked with the validation error, up to `parse_retries` times, then ReplyParseError.
+  re-asked with the validation error, up to `parse_retries` times, then ReplyParseError. A reply cut at
+  max_tokens (finish_reason=length) that does not validate is its own failure (ReplyCutError, ledger
+  `cut_reply`): the re-ask says it was cut and asks for a shorter reply, without pasting it back. Every
+  re-ask is the original messages plus at most REASK_MAX_EXTRA_CHARS (an excerpt of the rejected reply
+  and the error), never the growing history of earlier attempts. See docs/remote-models.md.
 * Stats: `CallStats.calls` counts chat requests that went to the network (SDK transport retries are
   not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
   latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
@@ -25,8 +32,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -47,6 +57,10 @@ FORMAT_ORDER = ("json_schema", "json_object", "none")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "guided")
 SERVER_MESSAGE_MAX_CHARS = 300
 PARSE_ERROR_MAX_CHARS = 400
+TIMEOUT_ATTEMPTS = 2  # a request that timed out is sent once more, then the call fails
+REASK_EXCERPT_CHARS = 600  # at most this much of a rejected reply is shown to the model in a re-ask
+REASK_NOTE_CHARS = 300  # the fixed wording of a re-ask note (without the error)
+REASK_MAX_EXTRA_CHARS = REASK_EXCERPT_CHARS + PARSE_ERROR_MAX_CHARS + REASK_NOTE_CHARS
 
 
 class MissingApiKeyError(RuntimeError):
@@ -71,15 +85,24 @@ class ReplyParseError(ReplyUnusableError, ValueError):
     """The model's reply did not validate, even after the allowed re-asks."""
 
     def __init__(self, *, model_id: str, purpose: str, error: str, raw: str, attempts: int) -> None:
-        super().__init__(
-            f"model '{model_id}' ({purpose}): reply did not validate after {attempts} attempt(s): {error}\n"
-            f"last reply: {raw[:1000]}"
-        )
+        super().__init__(self._message(model_id, purpose, error, attempts) + f"\nlast reply: {raw[:1000]}")
         self.model_id = model_id
         self.purpose = purpose
         self.error = error
         self.raw = raw
         self.attempts = attempts
+
+    @staticmethod
+    def _message(model_id: str, purpose: str, error: str, attempts: int) -> str:
+        return f"model '{model_id}' ({purpose}): reply did not validate after {attempts} attempt(s): {error}"
+
+
+class ReplyCutError(ReplyParseError):
+    """The last reply was cut at max_tokens (finish_reason=length) before it was complete JSON."""
+
+    @staticmethod
+    def _message(model_id: str, purpose: str, error: str, attempts: int) -> str:
+        return f"model '{model_id}' ({purpose}): no usable reply in {attempts} attempt(s): {error}"
 
 
 @dataclass(frozen=True)
@@ -90,6 +113,70 @@ class _Outcome:
     stats: CallStats
     key: str
     retries: int
+    finish_reason: str | None = None
+
+
+# -- counting the SDK's attempts ----------------------------------------------------------------
+
+
+def _timeout_errors() -> tuple[type[BaseException], ...]:
+    """The timeout exception of the HTTP library the SDK's client is built on (httpx or httpx2)."""
+    found: list[type[BaseException]] = []
+    for cls in openai.DefaultHttpxClient.__mro__:
+        error = getattr(sys.modules.get(cls.__module__.split(".")[0]), "TimeoutException", None)
+        if isinstance(error, type) and issubclass(error, BaseException) and error not in found:
+            found.append(error)
+    return tuple(found)
+
+
+_TIMEOUT_ERRORS = _timeout_errors()
+
+
+@dataclass
+class _Attempts:
+    """What happened on the wire for one chat request: attempts sent (the SDK's retries included) and
+    how many of them timed out."""
+
+    sent: int = 0
+    timeouts: int = 0
+
+    @property
+    def retries(self) -> int:
+        return max(self.sent - 1, 0)
+
+
+class _CountingHttpClient(openai.DefaultHttpxClient):  # type: ignore[misc, valid-type]
+    """The SDK's HTTP client (same defaults), counting each request's attempts per thread, and ending the
+    SDK's retries after TIMEOUT_ATTEMPTS timeouts: it raises openai.APITimeoutError, which the SDK passes
+    on without retrying (an SDK that retried anyway would get the same error without a request sent)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._local = threading.local()
+
+    @contextmanager
+    def track(self) -> Iterator[_Attempts]:
+        attempts = _Attempts()
+        self._local.current = attempts
+        try:
+            yield attempts
+        finally:
+            self._local.current = None
+
+    def send(self, request: Any, **kwargs: Any) -> Any:
+        attempts: _Attempts | None = getattr(self._local, "current", None)
+        if attempts is None:
+            return super().send(request, **kwargs)
+        if attempts.timeouts >= TIMEOUT_ATTEMPTS:
+            raise openai.APITimeoutError(request=request)
+        attempts.sent += 1
+        try:
+            return super().send(request, **kwargs)
+        except _TIMEOUT_ERRORS:
+            attempts.timeouts += 1
+            if attempts.timeouts >= TIMEOUT_ATTEMPTS:
+                raise openai.APITimeoutError(request=request) from None
+            raise
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -164,15 +251,31 @@ def with_schema_instruction(messages: Messages, schema: type[BaseModel]) -> Mess
     return [{"role": "system", "content": note}, *messages]
 
 
-def reask_messages(messages: Messages, bad_reply: str, error: str) -> Messages:
-    """The conversation plus the rejected reply and a request for corrected JSON."""
+def excerpt(text: str, limit: int = REASK_EXCERPT_CHARS) -> str:
+    """`text`, or its start and a note of how long it was when it is longer than `limit` characters."""
+    if len(text) <= limit:
+        return text
+    note = f" [... cut here; {len(text)} characters in all]"
+    return text[: limit - len(note)] + note
+
+
+def reask_messages(messages: Messages, bad_reply: str, error: str, *, attempt: int, attempts: int,
+                   cut: bool = False) -> Messages:
+    """The ORIGINAL messages plus one re-ask for attempt `attempt` of `attempts`: an excerpt of the rejected
+    reply and the error, or, for a reply cut at max_tokens, only a note asking for a shorter reply (the
+    cut reply is not pasted back). So a re-ask adds at most REASK_MAX_EXTRA_CHARS to the original request,
+    whatever happened before; the attempt number keeps each re-ask a request of its own (not a cache hit)."""
+    if cut:
+        return [*messages, {"role": "user", "content": (
+            f"Your previous reply was cut off at the length limit before the JSON object was complete "
+            f"(attempt {attempt} of {attempts}). Reply again with the complete JSON object only, and keep "
+            f"every text field short.")}]
     return [
         *messages,
-        {"role": "assistant", "content": bad_reply},
-        {
-            "role": "user",
-            "content": f"Your reply was rejected: {error}. Reply again with the corrected JSON object only.",
-        },
+        {"role": "assistant", "content": excerpt(bad_reply)},
+        {"role": "user", "content": (
+            f"Your reply was rejected: {error[:PARSE_ERROR_MAX_CHARS]}. Reply again with the corrected JSON "
+            f"object only (attempt {attempt} of {attempts}).")},
     ]
 
 
@@ -199,6 +302,7 @@ class OpenAIChatClient:
         self.base_url = (ref.base_url or DEFAULT_BASE_URL).rstrip("/")
         self._lock = threading.Lock()
         self._client: openai.OpenAI | None = None
+        self._http: _CountingHttpClient | None = None
         self._json_mode = ref.structured_output
         if ref.structured_output == "auto":
             self._json_mode = cache.json_mode(ref.model, self.base_url) or FORMAT_ORDER[0]
@@ -210,7 +314,7 @@ class OpenAIChatClient:
         """The same client (shared connection and structured-output mode) with another sampling seed."""
         twin = OpenAIChatClient(self.ref, role=self.role, cache=self.cache, seed=seed, run_id=self.run_id)
         with self._lock:
-            twin._client, twin._json_mode = self._client, self._json_mode
+            twin._client, twin._http, twin._json_mode = self._client, self._http, self._json_mode
         return twin
 
     @property
@@ -239,12 +343,15 @@ class OpenAIChatClient:
     def _sdk(self) -> openai.OpenAI:
         with self._lock:
             if self._client is None:
+                http = _CountingHttpClient()
                 self._client = openai.OpenAI(
                     base_url=self.base_url,
                     api_key=self._api_key(),
                     timeout=self.ref.timeout_s,
                     max_retries=self.ref.max_retries,
+                    http_client=http,
                 )
+                self._http = http
             return self._client
 
     def _redact(self, text: str) -> str:
@@ -302,17 +409,20 @@ class OpenAIChatClient:
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
         sdk = self._sdk_or_record(purpose, key)
+        assert self._http is not None
         started = time.perf_counter()
-        try:
-            raw = sdk.chat.completions.with_raw_response.create(**self._request_kwargs(messages, settings))
-            completion = raw.parse()
-        except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the SDK's retries
-            raise self._failed(exc, purpose, key, time.perf_counter() - started, response_format) from None
+        with self._http.track() as attempts:
+            try:
+                raw = sdk.chat.completions.with_raw_response.create(**self._request_kwargs(messages, settings))
+                completion = raw.parse()
+            except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the retries
+                latency = time.perf_counter() - started
+                raise self._failed(exc, purpose, key, latency, response_format, attempts) from None
         latency = time.perf_counter() - started
         reply = self._reply_from(completion, latency)
         self.cache.put(key, model=self.ref.model, text=reply.text, tokens_in=reply.tokens_in,
                        tokens_out=reply.tokens_out, latency_s=latency, finish_reason=reply.finish_reason)
-        return self._outcome(reply, key, cached=False, retries=raw.retries_taken)
+        return self._outcome(reply, key, cached=False, retries=attempts.retries)
 
     def _sdk_or_record(self, purpose: str, key: str) -> openai.OpenAI:
         """The SDK client; a missing key is recorded in the ledger before it is raised."""
@@ -320,7 +430,8 @@ class OpenAIChatClient:
             return self._sdk()
         except MissingApiKeyError:
             self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose,
-                              cached=False, ok=False, error=f"{self.ref.api_key_env} is not set", cache_key=key)
+                              cached=False, ok=False, error=f"{self.ref.api_key_env} is not set", failure="no_key",
+                              cache_key=key)
             raise
 
     @staticmethod
@@ -337,7 +448,7 @@ class OpenAIChatClient:
 
     def _outcome(self, reply: CachedReply, key: str, *, cached: bool, retries: int) -> _Outcome:
         stats = self._stats(reply.tokens_in, reply.tokens_out, reply.latency_s, cached)
-        return _Outcome(text=reply.text, stats=stats, key=key, retries=retries)
+        return _Outcome(text=reply.text, stats=stats, key=key, retries=retries, finish_reason=reply.finish_reason)
 
     def _failed(
         self,
@@ -346,35 +457,41 @@ class OpenAIChatClient:
         key: str,
         latency: float,
         response_format: dict[str, Any] | None,
+        attempts: _Attempts,
     ) -> ModelCallError:
         """Record a failed request and build the error to raise (redacted, no SDK exception chained)."""
         status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
         detail = self._redact(str(exc.message))[:SERVER_MESSAGE_MAX_CHARS]
-        if isinstance(exc, openai.APITimeoutError):
-            what = f"timed out after {self.ref.timeout_s:g} s"
+        timeout = f"{self.ref.timeout_s:g} s"
+        fix = f"raise timeout_s for model '{self.model_id}' in the slate"
+        if isinstance(exc, openai.APITimeoutError) and attempts.timeouts >= TIMEOUT_ATTEMPTS:
+            what, failure = f"timed out after {timeout} twice; {fix}", "timeout"
+        elif isinstance(exc, openai.APITimeoutError):
+            what, failure = f"timed out after {timeout} (max_retries={self.ref.max_retries}); {fix}", "timeout"
         elif status is None:
-            what = f"connection failed ({detail})"
+            what, failure = f"connection failed ({detail})", "connection"
         else:
-            what = f"HTTP {status}: {detail}"
-        retryable = status is None or status in (408, 409, 429) or status >= 500
+            what, failure = f"HTTP {status}: {detail}", "http"
+        retryable = failure != "timeout" and (status is None or status in (408, 409, 429) or status >= 500)
         retries = f" (SDK max_retries={self.ref.max_retries})" if retryable else ""
         message = f"model '{self.model_id}' ({self.role}, {purpose}) at {self.base_url}: {what}{retries}"
-        self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose, cached=False,
-                          ok=False, latency_s=latency, error=what, cache_key=key)
         rejected_format = (
             response_format is not None and status in (400, 422) and isinstance(exc, openai.APIStatusError)
             and _mentions_response_format(exc)
         )
+        self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose, cached=False,
+                          ok=False, latency_s=latency, retries=attempts.retries, error=what,
+                          failure="format_rejected" if rejected_format else failure, cache_key=key)
         error_type = _FormatRejected if rejected_format else ModelCallError
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
 
-    def _record(self, outcome: _Outcome, purpose: str, error: str | None = None) -> None:
+    def _record(self, outcome: _Outcome, purpose: str, error: str | None = None, failure: str | None = None) -> None:
         s = outcome.stats
         self.cache.record(
             run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose,
             cached=s.cache_hits > 0, ok=error is None, tokens_in=s.tokens_in, tokens_out=s.tokens_out,
             cost_usd=s.cost_usd, latency_s=s.latency_s, retries=outcome.retries,
-            error=self._redact(error) if error else None, cache_key=outcome.key,
+            error=self._redact(error) if error else None, failure=failure, cache_key=outcome.key,
         )
 
     # -- the ChatClient protocol ---------------------------------------------------------------
@@ -387,8 +504,10 @@ class OpenAIChatClient:
 
     def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
         """Send the messages; return the reply validated as `schema`, re-asking on a reply that does
-        not validate (up to ref.parse_retries times), then ReplyParseError."""
-        conversation = list(messages)
+        not validate (up to ref.parse_retries times), then ReplyParseError (ReplyCutError when the last
+        reply was cut at max_tokens). A cut reply that validates anyway is used."""
+        original = list(messages)
+        conversation = original
         total = CallStats()
         attempts = self.ref.parse_retries + 1
         for attempt in range(1, attempts + 1):
@@ -397,12 +516,20 @@ class OpenAIChatClient:
             try:
                 value = parse_reply(outcome.text, schema)
             except (ValueError, ValidationError) as exc:
+                cut = outcome.finish_reason == "length"
                 error = self._redact(describe_validation_error(exc))
-                self._record(outcome, purpose, error=f"reply did not validate: {error}")
+                if cut:
+                    error = (f"reply cut at max_tokens={self.ref.max_tokens} (finish_reason=length); "
+                             f"raise max_tokens for model '{self.model_id}' in the slate")
+                    self._record(outcome, purpose, error=error, failure="cut_reply")
+                else:
+                    self._record(outcome, purpose, error=f"reply did not validate: {error}", failure="invalid_reply")
                 if attempt == attempts:
-                    raise ReplyParseError(model_id=self.model_id, purpose=purpose, error=error,
-                                          raw=self._redact(outcome.text), attempts=attempts) from None
-                conversation = reask_messages(conversation, outcome.text, error)
+                    error_type = ReplyCutError if cut else ReplyParseError
+                    raise error_type(model_id=self.model_id, purpose=purpose, error=error,
+                                     raw=self._redact(outcome.text), attempts=attempts) from None
+                conversation = reask_messages(original, self._redact(outcome.text), error, attempt=attempt + 1,
+                                              attempts=attempts, cut=cut)
                 continue
             self._record(outcome, purpose)
             return Reply(value=value, raw=outcome.text, stats=total)

@@ -16,12 +16,23 @@ network calls or check the Authorization header.
         assert server.requests[0].headers["authorization"] == "Bearer k"
 
 `ScriptedReplies` plays a fixed queue of replies; `reject_response_formats` wraps a handler so the
-server answers 400 to the structured-output modes it "does not support".
+server answers 400 to the structured-output modes it "does not support"; `SchemaDrawnReplies` answers
+like a server with constrained decoding (vLLM guided decoding, llama.cpp grammars, OpenAI structured
+output): a random instance of the JSON schema the request's response_format carries.
+
+Like a real server under load, it can also be slow and rate-limited (options of `serve`):
+`delay_s` holds every request that long before answering; `max_in_flight` answers 429 (with
+Retry-After) to a request that arrives while that many are being served; `rate_limit=(n, per_s)`
+serves at most n requests in any per_s-second window and answers 429 to the rest. Requests are served
+on their own threads, so many can be in progress at once (`max_seen_in_flight` tells how many were).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import random
 import threading
 import time
 from collections import deque
@@ -30,6 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from json_schema_draw import draw
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -148,6 +161,34 @@ def reject_response_formats(rejected: set[str], inner: Handler) -> Handler:
     return handler
 
 
+class SchemaDrawnReplies:
+    """A handler that answers like a server enforcing the request's JSON schema (constrained decoding).
+
+    A request with response_format json_schema gets a random instance of that schema as its content;
+    any other request gets `text`. The draw is seeded from `seed` and the request's messages and schema, so
+    the same request always gets the same answer (like a model at temperature 0) whatever the order in
+    which concurrent requests arrive. `drawn` lists (schema name, instance) of every answer drawn."""
+
+    def __init__(self, seed: int = 0, *, text: str = "A plain reply from the schema-enforcing stub.") -> None:
+        self.seed = seed
+        self.text = text
+        self.drawn: list[tuple[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request_json: dict[str, Any]) -> HandlerResult:
+        response_format = request_json.get("response_format") or {}
+        if response_format.get("type") != "json_schema":
+            return self.text
+        spec = response_format["json_schema"]
+        digest = hashlib.sha256(
+            json.dumps([self.seed, request_json.get("messages"), spec], sort_keys=True).encode()
+        ).hexdigest()
+        instance = draw(spec["schema"], random.Random(digest))
+        with self._lock:
+            self.drawn.append((spec.get("name", ""), instance))
+        return json.dumps(instance, ensure_ascii=False)
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     server: StubServer  # type: ignore[assignment]
 
@@ -168,7 +209,17 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self._send(error_response(400, "request body is not a JSON object"))
             return
-        self._send(self.server.dispatch(body))
+        refused = self.server.admit()
+        if refused is not None:
+            self._send(refused)
+            return
+        try:
+            if self.server.delay_s:
+                time.sleep(self.server.delay_s)
+            result = self.server.dispatch(body)
+        finally:
+            self.server.leave()
+        self._send(result)
 
     def do_GET(self) -> None:  # noqa: N802
         self.server.record(RecordedRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
@@ -204,11 +255,26 @@ class StubServer(ThreadingHTTPServer):
     """The running server. `handler` may be swapped between calls; `requests` lists what arrived."""
 
     daemon_threads = True
+    request_queue_size = 64  # many clients may connect at once
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        delay_s: float = 0.0,
+        max_in_flight: int | None = None,
+        rate_limit: tuple[int, float] | None = None,
+    ) -> None:
         super().__init__(("127.0.0.1", 0), _RequestHandler)
         self.handler = handler
+        self.delay_s = delay_s
+        self.max_in_flight = max_in_flight
+        self.rate_limit = rate_limit
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_seen_in_flight = 0
+        self.refused = 0
+        self._served_at: deque[float] = deque()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -225,6 +291,30 @@ class StubServer(ThreadingHTTPServer):
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def admit(self) -> StubResponse | None:
+        """Count a chat request in, or refuse it with a 429 (too many in flight, or over the rate limit)."""
+        with self._lock:
+            now = time.monotonic()
+            if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+                self.refused += 1
+                return rate_limited(1, f"too many requests in flight (at most {self.max_in_flight})")
+            if self.rate_limit is not None:
+                limit, window = self.rate_limit
+                while self._served_at and now - self._served_at[0] >= window:
+                    self._served_at.popleft()
+                if len(self._served_at) >= limit:
+                    self.refused += 1
+                    wait = max(1, math.ceil(window - (now - self._served_at[0])))
+                    return rate_limited(wait, f"rate limit of {limit} requests per {window:g} s reached")
+                self._served_at.append(now)
+            self.in_flight += 1
+            self.max_seen_in_flight = max(self.max_seen_in_flight, self.in_flight)
+            return None
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def dispatch(self, body: dict[str, Any]) -> StubResponse:
         """Run the test's handler; an exception in it becomes a 500 naming the exception."""
@@ -249,9 +339,16 @@ class StubServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(handler: Handler) -> Iterator[StubServer]:
-    """Run a stub server for the duration of the block; yields it (use `.base_url`, `.requests`)."""
-    server = StubServer(handler).start()
+def serve(
+    handler: Handler,
+    *,
+    delay_s: float = 0.0,
+    max_in_flight: int | None = None,
+    rate_limit: tuple[int, float] | None = None,
+) -> Iterator[StubServer]:
+    """Run a stub server for the duration of the block; yields it (use `.base_url`, `.requests`).
+    `delay_s`, `max_in_flight` and `rate_limit` make it slow or rate-limited (see the module docstring)."""
+    server = StubServer(handler, delay_s=delay_s, max_in_flight=max_in_flight, rate_limit=rate_limit).start()
     try:
         yield server
     finally:

@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from resources.chat_client import (
     MissingApiKeyError,
     ModelCallError,
     OpenAIChatClient,
+    REASK_MAX_EXTRA_CHARS,
+    ReplyCutError,
     ReplyParseError,
     extract_json_object,
 )
@@ -221,7 +224,8 @@ def test_server_errors_exhaust_retries_and_raise(cache: CallCache) -> None:
     assert "503" in str(err) and server.base_url in str(err) and "stub/judge-1" in str(err)
     assert err.__cause__ is None and err.__suppress_context__
     [row] = cache.ledger()
-    assert not row["ok"] and "503" in row["error"]
+    assert not row["ok"] and "503" in row["error"] and row["failure"] == "http"
+    assert row["retries"] == 2  # the SDK's retries are in the ledger also for a call that failed
     assert len(cache) == 0  # failures are never cached
 
 
@@ -234,6 +238,123 @@ def test_timeout_raises_model_call_error(cache: CallCache) -> None:
         client = make_client(server, cache, timeout_s=0.3, max_retries=0)
         with pytest.raises(ModelCallError, match="timed out"):
             client.complete_text(MESSAGES, purpose="respond")
+
+
+def test_a_timeout_is_retried_once_then_names_timeout_s(cache: CallCache) -> None:
+    with serve(lambda body: "too late", delay_s=1.0) as server:
+        client = make_client(server, cache, timeout_s=0.3, max_retries=4)
+        started = time.monotonic()
+        with pytest.raises(ModelCallError) as info:
+            client.complete_text(MESSAGES, purpose="respond")
+        elapsed = time.monotonic() - started
+        arrived = len(server.chat_requests)
+    assert arrived == 2  # not 1 + max_retries: the same request would time out again
+    message = str(info.value)
+    assert "timed out after 0.3 s twice" in message and "raise timeout_s" in message and "stub/judge-1" in message
+    assert elapsed < 2.0  # two timeouts of 0.3 s and one backoff of at most 0.5 s
+    [row] = cache.ledger()
+    assert row["retries"] == 1 and row["failure"] == "timeout" and not row["ok"]
+    assert "timeout_s" in row["error"]
+
+
+def test_a_timeout_then_a_reply_counts_one_retry(cache: CallCache) -> None:
+    state = {"calls": 0}
+
+    def slow_once(body: dict[str, Any]) -> str:
+        state["calls"] += 1
+        if state["calls"] == 1:
+            time.sleep(1.0)
+        return "in time"
+
+    with serve(slow_once) as server:
+        reply = make_client(server, cache, timeout_s=0.3).complete_text(MESSAGES, purpose="respond")
+    assert reply.value == "in time" and len(server.chat_requests) == 2
+    [row] = cache.ledger()
+    assert row["ok"] and row["retries"] == 1
+
+
+def test_rate_limited_server_is_waited_for_and_retries_are_counted(cache: CallCache) -> None:
+    with serve(lambda body: "ok", rate_limit=(1, 1.0)) as server:
+        client = make_client(server, cache)
+        client.complete_text(MESSAGES, purpose="first")
+        started = time.monotonic()
+        assert client.complete_text([{"role": "user", "content": "second"}], purpose="second").value == "ok"
+        elapsed = time.monotonic() - started
+    assert server.refused >= 1 and len(server.chat_requests) == 2 + server.refused
+    first, second = cache.ledger()
+    assert first["retries"] == 0 and second["ok"] and second["retries"] == server.refused
+    assert 0.9 <= elapsed < 3.5  # Retry-After: 1
+
+
+def test_many_requests_at_once_and_a_limit_on_requests_in_flight(cache: CallCache) -> None:
+    def ask(client: OpenAIChatClient, i: int) -> str:
+        return client.complete_text([{"role": "user", "content": f"question {i}"}], purpose=f"p{i}").value
+
+    with serve(lambda body: "ok", delay_s=0.4) as server:
+        client = make_client(server, cache)
+        started = time.monotonic()
+        with ThreadPoolExecutor(6) as pool:
+            assert list(pool.map(lambda i: ask(client, i), range(6))) == ["ok"] * 6
+        assert time.monotonic() - started < 6 * 0.4 and server.max_seen_in_flight >= 3
+
+    with serve(lambda body: "ok", delay_s=0.3, max_in_flight=2) as server:
+        client = make_client(server, cache, max_retries=4)
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(lambda i: ask(client, 10 + i), range(4))) == ["ok"] * 4
+        assert server.refused >= 1 and server.max_seen_in_flight <= 2
+    assert sum(row["retries"] for row in cache.ledger()[6:]) == server.refused
+
+
+# -- replies cut at max_tokens, and the size of re-asks ---------------------------------------------
+
+CUT = '{"completed": true, "satisfaction": 4, "rationale": "' + "and then again " * 300  # never closed
+
+
+def test_reply_cut_at_max_tokens_is_its_own_failure(cache: CallCache) -> None:
+    cut = chat_completion(CUT, completion_tokens=1024, finish_reason="length")
+    with serve(ScriptedReplies([cut] * 3)) as server:
+        client = make_client(server, cache, parse_retries=2)
+        with pytest.raises(ReplyCutError) as info:
+            client.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    message = str(info.value)
+    assert "cut at max_tokens=1024" in message and "raise max_tokens" in message and "stub/judge-1" in message
+    assert isinstance(info.value, ReplyParseError)  # still a per-item error of the dialogue
+    assert len(server.chat_requests) == 3
+    rows = cache.ledger()
+    assert [row["failure"] for row in rows] == ["cut_reply"] * 3
+    assert all("max_tokens=1024" in row["error"] for row in rows)
+    assert cache.summary()["judge"]["failures_by_kind"] == {"cut_reply": 3}
+    for request in server.chat_requests[1:]:
+        sent = request.json["messages"]
+        assert all("and then again and then again" not in m["content"] for m in sent)  # not pasted back
+        assert sent[:2] == MESSAGES and "cut off" in sent[-1]["content"]
+        assert _chars(sent) - _chars(MESSAGES) <= REASK_MAX_EXTRA_CHARS
+
+
+def test_a_cut_reply_then_a_shorter_one(cache: CallCache) -> None:
+    with serve(ScriptedReplies([chat_completion(CUT, finish_reason="length"), VALID])) as server:
+        reply = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+    assert reply.value.satisfaction == 4 and reply.stats.calls == 2
+    first, second = cache.ledger()
+    assert (first["ok"], first["failure"], second["ok"], second["failure"]) == (False, "cut_reply", True, None)
+
+
+def _chars(messages: list[dict[str, Any]]) -> int:
+    return sum(len(m["content"]) for m in messages)
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "json_object"])
+def test_reask_prompts_stay_within_a_bounded_size(cache: CallCache, mode: str) -> None:
+    huge = "not json " * 2500  # 22,500 characters, finish_reason=stop
+    with serve(ScriptedReplies([huge] * 4)) as server:
+        client = make_client(server, cache, parse_retries=3, structured_output=mode)
+        with pytest.raises(ReplyParseError):
+            client.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    sizes = [_chars(r.json["messages"]) for r in server.chat_requests]
+    assert len(sizes) == 4 and all(size - sizes[0] <= 1500 for size in sizes[1:]), sizes
+    assert max(sizes) - sizes[0] <= REASK_MAX_EXTRA_CHARS == 1300
+    # every re-ask is a request of its own (it names its attempt), so none is answered from the cache
+    assert len({json.dumps(r.json["messages"]) for r in server.chat_requests}) == 4
 
 
 # -- cache ------------------------------------------------------------------------------------------
@@ -281,6 +402,27 @@ def test_cache_key_is_canonical() -> None:
     b = CallCache.key(settings={"max_tokens": 5, "temperature": 0.0}, **base | {"base_url": "http://h/v1/"})
     assert a == b and len(a) == 64
     assert a != CallCache.key(settings={"temperature": 0.0, "max_tokens": 5}, **base | {"seed": 2})
+
+
+def test_a_ledger_written_before_the_failure_column_gets_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute(
+            "CREATE TABLE ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, run_id TEXT, role TEXT NOT NULL,"
+            " model_id TEXT NOT NULL, purpose TEXT NOT NULL, cache_key TEXT, cached INTEGER NOT NULL,"
+            " tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost_usd REAL NOT NULL, latency_s REAL NOT NULL,"
+            " retries INTEGER NOT NULL, ok INTEGER NOT NULL, error TEXT)")
+        old.execute("INSERT INTO ledger (ts, role, model_id, purpose, cached, tokens_in, tokens_out, cost_usd, latency_s,"
+                    " retries, ok, error) VALUES ('t', 'judge', 'm', 'p', 0, 0, 0, 0, 0, 4, 0, 'timed out')")
+    with CallCache(path) as cache:
+        cache.record(role="judge", model_id="m", purpose="p", cached=False, ok=False, retries=1, failure="timeout")
+        old_row, new_row = cache.ledger()
+        assert old_row["failure"] is None and new_row["failure"] == "timeout"
+        assert cache.summary()["judge"]["failures_by_kind"] == {"unknown": 1, "timeout": 1}
+        with pytest.raises(ValueError, match="unknown failure kind"):
+            cache.record(role="judge", model_id="m", purpose="p", cached=False, ok=False, failure="oops")
 
 
 def test_cache_is_thread_safe(cache: CallCache) -> None:

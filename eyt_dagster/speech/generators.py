@@ -15,13 +15,15 @@ identical requests are answered from the call cache.
 
 from __future__ import annotations
 
+import copy
+import itertools
 import random
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from eyt_dagster.prompts import SPEECH_PROMPT_KEYS, load_prompts, prompt_hash, render, speech_prompts_path
 from eyt_dagster.roles import ChatClient
@@ -39,6 +41,7 @@ from eyt_dagster.speech.eq import (
     TURN_SPEAKER,
     eq_scale,
 )
+from eyt_dagster.reply_limits import LABEL_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS, SPOKEN_LINE_CHARS
 from eyt_dagster.speech.records import Line, Scenario, Speaker
 
 TEMPLATE = templates.GENERATOR_NAME
@@ -129,6 +132,12 @@ class TemplateGenerator:
 
 
 # -- reply schemas (what a model must send back) -----------------------------------------------------------
+# The JSON schema of each is sent to the server, so it states the parser's rules, also those that tie two
+# fields together (two different archetypes; six lines in turn order with the right speakers; two different
+# tone options), as alternatives the schema lists. The parser still accepts a few spellings the schema does
+# not offer (e.g. "The Toxic Optimist", "Female", "speaker 2") from servers that do not enforce it. One
+# rule is not expressible in JSON Schema and stays a check of the parser only: the two speakers' names
+# differ. See docs/remote-models.md.
 
 
 def normalise_archetype(name: str) -> str:
@@ -139,32 +148,37 @@ def normalise_archetype(name: str) -> str:
 
 
 class SpeakerReply(BaseModel):
-    name: str = Field(min_length=1)
-    role: str = Field(min_length=1)
-    gender: str = Field(description="'female' or 'male'")
-    persona: str = ""
+    name: str = Field(min_length=1, max_length=LABEL_CHARS)
+    role: str = Field(min_length=1, max_length=LABEL_CHARS)
+    gender: Literal["female", "male"]
+    persona: str = Field(default="", max_length=LABEL_CHARS)
 
-    @field_validator("gender")
+    @field_validator("gender", mode="before")
     @classmethod
-    def _gender(cls, value: str) -> str:
-        value = value.strip().lower()
-        if value not in ("female", "male"):
-            raise ValueError(f"gender must be 'female' or 'male', not '{value}'")
-        return value
+    def _gender(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+# Every ordered pair of two different archetypes: the schema's way of saying "two different names".
+ARCHETYPE_PAIRS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "enum": [list(pair) for pair in itertools.permutations(FAILURE_ARCHETYPES, 2)],
+    "description": f"Two different names from: {', '.join(FAILURE_ARCHETYPES)}",
+}
 
 
 class ScenarioReply(BaseModel):
     """A generated scenario; subscale, valence and scenario type are the caller's, never the model's."""
 
-    title: str = Field(min_length=1)
-    context: str = Field(min_length=1)
-    description: str = Field(min_length=1)
+    title: str = Field(min_length=1, max_length=LABEL_CHARS)
+    context: str = Field(min_length=1, max_length=SENTENCE_CHARS)
+    description: str = Field(min_length=1, max_length=PARAGRAPH_CHARS)
     speaker1: SpeakerReply
     speaker2: SpeakerReply
-    resonant_persona: str = Field(min_length=1)
-    dissonant_personas: list[str] = Field(description=f"Two different names from: {', '.join(FAILURE_ARCHETYPES)}")
-    skill_tested: str = Field(min_length=1)
-    target_social_intent: str = Field(min_length=1)
+    resonant_persona: str = Field(min_length=1, max_length=LABEL_CHARS)
+    dissonant_personas: Annotated[list[str], WithJsonSchema(ARCHETYPE_PAIRS_SCHEMA)]
+    skill_tested: str = Field(min_length=1, max_length=SENTENCE_CHARS)
+    target_social_intent: str = Field(min_length=1, max_length=SENTENCE_CHARS)
 
     @field_validator("dissonant_personas")
     @classmethod
@@ -190,7 +204,7 @@ _SPEAKER_RE = re.compile(r"^\s*(?:speaker\s*)?([12])\s*$", re.IGNORECASE)
 class LineReply(BaseModel):
     turn: int
     speaker: int = Field(description="1 for turns 1, 3, 5; 2 for turns 2, 4, 6")
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=SPOKEN_LINE_CHARS)
 
     @field_validator("speaker", mode="before")
     @classmethod
@@ -200,8 +214,20 @@ class LineReply(BaseModel):
         return value
 
 
+def _six_lines_schema() -> dict[str, Any]:
+    """The six lines in turn order, each with its turn and speaker fixed (JSON Schema prefixItems)."""
+    text = LineReply.model_json_schema()["properties"]["text"]
+    lines = [
+        {"type": "object", "properties": {"turn": {"type": "integer", "const": turn},
+                                          "speaker": {"type": "integer", "const": speaker}, "text": text},
+         "required": ["turn", "speaker", "text"]}
+        for turn, speaker in sorted(TURN_SPEAKER.items())
+    ]
+    return {"type": "array", "prefixItems": lines, "minItems": len(lines), "maxItems": len(lines)}
+
+
 class DialogueReply(BaseModel):
-    lines: list[LineReply]
+    lines: Annotated[list[LineReply], WithJsonSchema(_six_lines_schema())]
 
     @model_validator(mode="after")
     def _six_turns(self) -> DialogueReply:
@@ -217,7 +243,20 @@ class DialogueReply(BaseModel):
 
 class DialogueCheckReply(BaseModel):
     plausible_both_tones: bool
-    note: str = Field(min_length=1)
+    note: str = Field(min_length=1, max_length=PARAGRAPH_CHARS)
+
+
+def _two_different_options(schema: dict[str, Any], options: int) -> None:
+    """Rewrite {resonant, dissonant, reasoning} as one alternative per resonant option, whose dissonant
+    option is any other: the schema's way of saying the two differ."""
+    body = {key: schema.pop(key) for key in ("type", "properties", "required")}
+    variants = []
+    for resonant in range(1, options + 1):
+        properties = copy.deepcopy(body["properties"])
+        properties["resonant"]["const"] = resonant
+        properties["dissonant"]["enum"] = [d for d in range(1, options + 1) if d != resonant]
+        variants.append({"type": "object", "properties": properties, "required": body["required"]})
+    schema["anyOf"] = variants
 
 
 @lru_cache(maxsize=8)
@@ -225,9 +264,11 @@ def tone_selection_schema(options: int) -> type[BaseModel]:
     """{resonant, dissonant, reasoning} with both numbers in 1..options and different."""
 
     class ToneSelectionReply(BaseModel):
+        model_config = ConfigDict(json_schema_extra=lambda schema, _: _two_different_options(schema, options))
+
         resonant: int = Field(ge=1, le=options, description="Option number of the resonant instruction.")
         dissonant: int = Field(ge=1, le=options, description="Option number of the most dissonant instruction.")
-        reasoning: str = Field(min_length=1)
+        reasoning: str = Field(min_length=1, max_length=PARAGRAPH_CHARS)
 
         @model_validator(mode="after")
         def _different(self) -> ToneSelectionReply:
@@ -363,7 +404,8 @@ class LLMSpeechGenerator:
         messages = self._messages("speech_dialogue", rejected=notes, **self._scenario_fields(scenario))
         reply = self.client.complete_json(messages, DialogueReply,
                                           purpose=f"speech_dialogue:{scenario.subscale}:{len(rejected) + 1}").value
-        return [Line(turn=line.turn, speaker=line.speaker, text=line.text.strip()) for line in reply.lines]
+        # a line of spaces only is kept as sent: the schema cannot portably say "not blank"
+        return [Line(turn=line.turn, speaker=line.speaker, text=line.text.strip() or line.text) for line in reply.lines]
 
     def validate_dialogue(self, scenario: Scenario, lines: list[Line]) -> tuple[bool, str]:
         if self.validator is None:
