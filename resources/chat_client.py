@@ -13,7 +13,11 @@
 * JSON replies: structured output `auto` tries response_format json_schema, then json_object, then
   plain prompting, moving down when the server answers 400/422 about the response format, and
   remembers the mode that works (in the client, and in the cache file for later runs). A reply that does not validate is
-  re-asked with the validation error, up to `parse_retries` times, then ReplyParseError.
+  re-asked with the validation error, up to `parse_retries` times, then ReplyParseError; a re-ask that
+  fails (any HTTP error, also a 400 because the conversation outgrew the context) ends the same way, since
+  the model did answer and its answer did not validate.
+* A 400 / 413 / 422 that is not about the response format refuses the request itself (e.g. a prompt longer
+  than the context) and raises RequestRefusedError (a ModelCallError): retrying it later will not help.
 * Stats: `CallStats.calls` counts chat requests that went to the network (SDK transport retries are
   not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
   latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
@@ -35,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.config import ModelRef
 from eyt_dagster.records import CallStats, Reply
-from eyt_dagster.roles import RoleCallError, ReplyUnusableError
+from eyt_dagster.roles import RequestRefusedError, RoleCallError, ReplyUnusableError
 from resources.call_cache import CallCache, CachedReply
 
 M = TypeVar("M", bound=BaseModel)
@@ -45,6 +49,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "not-needed"
 FORMAT_ORDER = ("json_schema", "json_object", "none")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "guided")
+REFUSED_STATUSES = (400, 413, 422)  # the request itself is refused (not the route, key or response_format)
 SERVER_MESSAGE_MAX_CHARS = 300
 PARSE_ERROR_MAX_CHARS = 400
 
@@ -65,6 +70,10 @@ class ModelCallError(RoleCallError, RuntimeError):
 
 class _FormatRejected(ModelCallError):
     """The server refused the response_format it was sent (a 400/422 naming it)."""
+
+
+class _RequestRefused(ModelCallError, RequestRefusedError):
+    """The server refused the request itself (400 / 413 / 422 not about the response format)."""
 
 
 class ReplyParseError(ReplyUnusableError, ValueError):
@@ -365,7 +374,8 @@ class OpenAIChatClient:
             response_format is not None and status in (400, 422) and isinstance(exc, openai.APIStatusError)
             and _mentions_response_format(exc)
         )
-        error_type = _FormatRejected if rejected_format else ModelCallError
+        error_type = (_FormatRejected if rejected_format
+                      else _RequestRefused if status in REFUSED_STATUSES else ModelCallError)
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
 
     def _record(self, outcome: _Outcome, purpose: str, error: str | None = None) -> None:
@@ -387,17 +397,26 @@ class OpenAIChatClient:
 
     def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
         """Send the messages; return the reply validated as `schema`, re-asking on a reply that does
-        not validate (up to ref.parse_retries times), then ReplyParseError."""
+        not validate (up to ref.parse_retries times), then ReplyParseError. A failure of the first request
+        raises ModelCallError; a failure of a re-ask raises ReplyParseError with the last reply."""
         conversation = list(messages)
         total = CallStats()
         attempts = self.ref.parse_retries + 1
+        last_reply, last_error = "", ""
         for attempt in range(1, attempts + 1):
-            outcome = self._request_json(conversation, schema, purpose)
+            try:
+                outcome = self._request_json(conversation, schema, purpose)
+            except ModelCallError as exc:
+                if attempt == 1:
+                    raise
+                raise ReplyParseError(model_id=self.model_id, purpose=purpose, raw=self._redact(last_reply),
+                                      error=f"{last_error}; then the re-ask failed: {exc}", attempts=attempt) from None
             total = total + outcome.stats
             try:
                 value = parse_reply(outcome.text, schema)
             except (ValueError, ValidationError) as exc:
                 error = self._redact(describe_validation_error(exc))
+                last_reply, last_error = outcome.text, error
                 self._record(outcome, purpose, error=f"reply did not validate: {error}")
                 if attempt == attempts:
                     raise ReplyParseError(model_id=self.model_id, purpose=purpose, error=error,
