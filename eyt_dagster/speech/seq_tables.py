@@ -59,8 +59,8 @@ REQUIRED_COLUMNS = (
 LEADERBOARD_COLUMNS = (
     "target", "condition", "is_baseline", "speech_input", "model", "reply_format", "headline_inference", "n_items",
     "n_error_items", "acc1", "acc1_low", "acc1_high", "acc2", "acc2_low", "acc2_high", "acc_traj", "acc_traj_low",
-    "acc_traj_high", "seq", "seq_cohort", "seq_cohort_kind", "in_seq_cohort", "contextual_amnesia", "acc2_direct", "acc_traj_direct",
-    "sequential_direct_delta", "position_bias_rate", "parse_failure_rate", "cost_per_100_queries",
+    "acc_traj_high", "seq", "seq_cohort", "seq_cohort_kind", "in_seq_cohort", "contextual_amnesia", "acc2_direct",
+    "acc_traj_direct", "sequential_direct_delta", "position_bias_rate", "parse_failure_rate", "cost_per_100_queries",
     "mean_latency_s", "tokens_per_s", "queries",
 )
 BREAKDOWN_COLUMNS = (
