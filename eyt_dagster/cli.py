@@ -143,13 +143,17 @@ def _print_speech_summary() -> None:
         with connect() as con:
             board = con.execute(
                 "SELECT condition, target, is_baseline, n_items, round(acc1, 3) AS acc1, round(acc2, 3) AS acc2, "
-                "round(acc_traj, 3) AS acc_traj, round(seq, 1) AS seq, round(parse_failure_rate, 3) AS parse_fail, "
-                "round(mean_latency_s, 4) AS latency_s FROM speech.seq_leaderboard ORDER BY condition, seq DESC"
+                "round(acc_traj, 3) AS acc_traj, round(seq, 1) AS seq, in_seq_cohort AS in_cohort, "
+                "round(parse_failure_rate, 3) AS parse_fail, round(mean_latency_s, 4) AS latency_s, seq_cohort, "
+                "seq_cohort_kind FROM speech.seq_leaderboard ORDER BY condition, seq DESC"
             ).df()
     except duckdb.CatalogException:
         return
-    print("\nSpeechEQ forced choice (SEQ is relative to the cohort of targets listed; chance = 0.5 / 0.5 / 0.25):")
-    print(board.to_string(index=False))
+    from eyt_dagster.speech.seq_tables import seq_cohort_note
+
+    print("\nSpeechEQ forced choice (chance = 0.5 / 0.5 / 0.25). SEQ is relative to each condition's cohort:")
+    print(seq_cohort_note(board))
+    print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False))
     if board["is_baseline"].any():
         print("\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
               "evaluation.")

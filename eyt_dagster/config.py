@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from eyt_dagster.speech.contrast import ContrastThresholds
+from eyt_dagster.speech.protocol import DEFAULT_REPLY_FORMAT, ReplyFormat
 from eyt_dagster.taxonomy import JUDGE_SCALES, POOLS
 
 DEFAULT_SEED = 20260521
@@ -167,7 +168,16 @@ class SpeechEvaluation(BaseModel):
         description="Round 2 after the model's own round-1 choice (sequential) and/or after the correct clip (direct).")
     both_orders: bool = Field(default=False, description="Also ask every round with the options swapped (position bias).")
     human_ranking: str | None = Field(
-        default=None, description="CSV with columns target,rank (1 = best) to correlate each metric with.")
+        default=None, description="CSV with columns target,rank (1 = best) and optionally item_id (the items the "
+                                  "humans rated) to correlate each metric with; see docs/speecheq-evaluation.md.")
+    reply_format: ReplyFormat = Field(
+        default=DEFAULT_REPLY_FORMAT, description="'paper': acoustic profile of each option and the situational demand "
+                                                  "before reasoning and selection (paper App. D); 'short': reasoning "
+                                                  "and selection only.")
+    seq_cohort: list[str] | None = Field(
+        default=None, min_length=1,
+        description="Target ids whose Acc_traj sets the SEQ scale; default: the end-to-end and cascaded models "
+                    "evaluated, or the baselines when there is none (docs/speecheq-evaluation.md).")
 
     @field_validator("conditions")
     @classmethod
@@ -308,6 +318,7 @@ class Slate(BaseModel):
         ids = [t.id for t in self.targets]
         if len(set(ids)) != len(ids):
             raise ValueError(f"targets: duplicate id in {ids}")
+        self._check_seq_cohort()
         judge_ids = [j.id for j in self.judges]
         if len(set(judge_ids)) != len(judge_ids):
             raise ValueError(f"judges: duplicate id in {judge_ids}")
@@ -336,6 +347,18 @@ class Slate(BaseModel):
                             "allow_same_family: true to run it flagged"
                         )
         return self
+
+    def _check_seq_cohort(self) -> None:
+        named = self.speech.evaluation.seq_cohort
+        if named is None:
+            return
+        speech_ids = [t.id for t in self.speech_targets]
+        for target_id in named:
+            if target_id not in speech_ids:
+                raise ValueError(f"speech.evaluation.seq_cohort: '{target_id}' is not a SpeechEQ target of this slate; "
+                                 f"name targets whose benchmarks include speech_eq: {speech_ids}")
+        if len(set(named)) != len(named):
+            raise ValueError(f"speech.evaluation.seq_cohort: {named} names a target twice")
 
     @property
     def scale(self) -> tuple[float, ...]:

@@ -40,6 +40,12 @@ class ReplyUnusableError(RoleCallError):
     raw: str = ""
 
 
+class RequestRefusedError(RoleCallError):
+    """The server answered this request with a refusal of the request itself (HTTP 400 / 413 / 422 not about
+    the response format, e.g. a prompt longer than the model's context). Unlike a connection failure, a
+    timeout, a rate limit or a server error, retrying the same request later will not help."""
+
+
 PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)
 
 

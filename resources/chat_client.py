@@ -20,7 +20,11 @@
   max_tokens (finish_reason=length) that does not validate is its own failure (ReplyCutError, ledger
   `cut_reply`): the re-ask says it was cut and asks for a shorter reply, without pasting it back. Every
   re-ask is the original messages plus at most REASK_MAX_EXTRA_CHARS (an excerpt of the rejected reply
-  and the error), never the growing history of earlier attempts. See docs/remote-models.md.
+  and the error), never the growing history of earlier attempts. A re-ask that fails (any HTTP error)
+  ends in ReplyParseError too, since the model did answer and its answer did not validate. See
+  docs/remote-models.md.
+* A 400 / 413 / 422 that is not about the response format refuses the request itself (e.g. a prompt longer
+  than the context) and raises RequestRefusedError (a ModelCallError): retrying it later will not help.
 * Stats: `CallStats.calls` counts chat requests that went to the network (SDK transport retries are
   not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
   latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
@@ -45,7 +49,7 @@ from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.config import ModelRef
 from eyt_dagster.records import CallStats, Reply
-from eyt_dagster.roles import RoleCallError, ReplyUnusableError
+from eyt_dagster.roles import RequestRefusedError, RoleCallError, ReplyUnusableError
 from resources.call_cache import CallCache, CachedReply
 
 M = TypeVar("M", bound=BaseModel)
@@ -55,6 +59,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "not-needed"
 FORMAT_ORDER = ("json_schema", "json_object", "none")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "guided")
+REFUSED_STATUSES = (400, 413, 422)  # the request itself is refused (not the route, key or response_format)
 SERVER_MESSAGE_MAX_CHARS = 300
 PARSE_ERROR_MAX_CHARS = 400
 TIMEOUT_ATTEMPTS = 2  # a request that timed out is sent once more, then the call fails
@@ -79,6 +84,10 @@ class ModelCallError(RoleCallError, RuntimeError):
 
 class _FormatRejected(ModelCallError):
     """The server refused the response_format it was sent (a 400/422 naming it)."""
+
+
+class _RequestRefused(ModelCallError, RequestRefusedError):
+    """The server refused the request itself (400 / 413 / 422 not about the response format)."""
 
 
 class ReplyParseError(ReplyUnusableError, ValueError):
@@ -482,7 +491,8 @@ class OpenAIChatClient:
         self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose, cached=False,
                           ok=False, latency_s=latency, retries=attempts.retries, error=what,
                           failure="format_rejected" if rejected_format else failure, cache_key=key)
-        error_type = _FormatRejected if rejected_format else ModelCallError
+        error_type = (_FormatRejected if rejected_format
+                      else _RequestRefused if status in REFUSED_STATUSES else ModelCallError)
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
 
     def _record(self, outcome: _Outcome, purpose: str, error: str | None = None, failure: str | None = None) -> None:
@@ -505,13 +515,21 @@ class OpenAIChatClient:
     def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
         """Send the messages; return the reply validated as `schema`, re-asking on a reply that does
         not validate (up to ref.parse_retries times), then ReplyParseError (ReplyCutError when the last
-        reply was cut at max_tokens). A cut reply that validates anyway is used."""
+        reply was cut at max_tokens). A cut reply that validates anyway is used. A failure of the first
+        request raises ModelCallError; a failure of a re-ask raises ReplyParseError with the last reply."""
         original = list(messages)
         conversation = original
         total = CallStats()
         attempts = self.ref.parse_retries + 1
+        last_reply, last_error = "", ""
         for attempt in range(1, attempts + 1):
-            outcome = self._request_json(conversation, schema, purpose)
+            try:
+                outcome = self._request_json(conversation, schema, purpose)
+            except ModelCallError as exc:
+                if attempt == 1:
+                    raise
+                raise ReplyParseError(model_id=self.model_id, purpose=purpose, raw=self._redact(last_reply),
+                                      error=f"{last_error}; then the re-ask failed: {exc}", attempts=attempt) from None
             total = total + outcome.stats
             try:
                 value = parse_reply(outcome.text, schema)
@@ -524,6 +542,7 @@ class OpenAIChatClient:
                     self._record(outcome, purpose, error=error, failure="cut_reply")
                 else:
                     self._record(outcome, purpose, error=f"reply did not validate: {error}", failure="invalid_reply")
+                last_reply, last_error = outcome.text, error
                 if attempt == attempts:
                     error_type = ReplyCutError if cut else ReplyParseError
                     raise error_type(model_id=self.model_id, purpose=purpose, error=error,

@@ -37,7 +37,7 @@ from eyt_dagster.speech.generators import (
     ScenarioReply,
     tone_selection_schema,
 )
-from eyt_dagster.speech.protocol import ChoiceReply
+from eyt_dagster.speech.protocol import REPLY_SCHEMAS as CHOICE_SCHEMAS
 from eyt_dagster.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
 from json_schema_draw import break_instance, draw, is_valid, longest
 from openai_stub_server import SchemaDrawnReplies, serve
@@ -58,7 +58,7 @@ REPLY_SCHEMAS: dict[str, list[type[BaseModel]]] = {
     "DialogueReply": [DialogueReply],
     "DialogueCheckReply": [DialogueCheckReply],
     "tone_selection_schema(len(options))": [tone_selection_schema(n) for n in (2, 3, 4)],
-    "ChoiceReply": [ChoiceReply],
+    "reply_schema(request.reply_format)": list(CHOICE_SCHEMAS.values()),
 }
 ALL_SCHEMAS = [schema for schemas in REPLY_SCHEMAS.values() for schema in schemas]
 
@@ -130,8 +130,6 @@ def test_taxonomy_labels_are_enums_and_free_text_is_bounded():
     labels = _properties(UserLabels)
     assert len(labels["emotion"]["enum"]) == 15 and len(labels["explicit_intent"]["enum"]) == 12
     for model in ALL_SCHEMAS:
-        if model is ChoiceReply:  # its fields belong to the SpeechEQ protocol (left as they are)
-            continue
         strings = _string_nodes(_sent_schema(model))
         unbounded = [node for node in strings if not ({"maxLength", "enum", "const"} & set(node))]
         assert strings and not unbounded, f"{model.__name__} has unbounded string fields: {unbounded}"
@@ -140,7 +138,7 @@ def test_taxonomy_labels_are_enums_and_free_text_is_bounded():
 def test_the_longest_reply_fits_the_default_max_tokens():
     default_max_tokens = ModelRef.model_fields["max_tokens"].default
     assert LONGEST_REPLY_CHARS <= 4 * default_max_tokens  # ~4 characters a token of English
-    sizes = {model.__name__: longest(_sent_schema(model)) for model in ALL_SCHEMAS if model is not ChoiceReply}
+    sizes = {model.__name__: longest(_sent_schema(model)) for model in ALL_SCHEMAS}
     assert max(sizes.values()) <= LONGEST_REPLY_CHARS, sizes
     assert sizes["FinalVerdict"] == len('{"completed":false,"satisfaction":') + 24 + len(',"rationale":""}') + 800
 

@@ -14,10 +14,12 @@ from eyt_dagster.speech.seq_tables import (
     LEADERBOARD_COLUMNS,
     conditioning_markdown,
     conditioning_table,
+    human_alignment,
     human_correlation,
     read_human_ranking,
     seq_breakdown,
     seq_leaderboard,
+    seq_cohort_note,
     seq_on_scale,
 )
 from eyt_dagster.stats import bootstrap_mean_ci
@@ -39,7 +41,8 @@ def row(target: str, item: str, round_: int, correct: bool | None, **over) -> di
            "correct": correct, "parse_failed": parse_failed, "shared_call": False, "reasoning": "", "error": error,
            "calls": 1, "cache_hits": 0, "latency_s": 1.0, "tokens_in": 100, "tokens_out": 20, "tokens": 120,
            "cost_usd": 0.001, "is_baseline": False, "speech_input": "audio", "model": f"{target}-model",
-           "model_fingerprint": "fp", "prompt_hash": "ph", "seed": 7, "created_at": pd.Timestamp("2026-05-21")}
+           "model_fingerprint": "fp", "prompt_hash": "ph", "seed": 7, "created_at": pd.Timestamp("2026-05-21"),
+           "reply_format": "paper"}
     out.update(over)
     return out
 
@@ -246,11 +249,12 @@ def write(tmp_path, text: str):
 
 
 def test_read_human_ranking_with_ties_and_source(tmp_path):
-    ranking = read_human_ranking(write(tmp_path, "target, rank,source,note\nA,1,prolific,x\nB, 2.5 ,prolific,\n"
-                                                 "C,2.5,prolific,\n"))
-    assert list(ranking.columns) == ["target", "rank", "source"]
+    read = read_human_ranking(write(tmp_path, "target, rank,source,note\nA,1,prolific,x\nB, 2.5 ,prolific,\n"
+                                              "C,2.5,prolific,\n"))
+    ranking = read.targets
+    assert list(ranking.columns) == ["target", "rank", "source"] and read.items is None
     assert list(ranking["rank"]) == [1.0, 2.5, 2.5] and set(ranking["source"]) == {"prolific"}
-    assert list(read_human_ranking(write(tmp_path, "target,rank\nA,1\n"))["source"]) == [""]
+    assert list(read_human_ranking(write(tmp_path, "target,rank\nA,1\n")).targets["source"]) == [""]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -259,6 +263,10 @@ def test_read_human_ranking_with_ties_and_source(tmp_path):
     ("target,rank\nA,0\n", r"ranking\.csv: line 2: field 'rank' is '0'"),
     ("target,rank\nA,1\n,2\n", r"ranking\.csv: line 3: field 'target' is empty"),
     ("target,rank\nA,1\nB,2\nA,3\n", r"ranking\.csv: lines 2, 4: field 'target' repeats \['A'\]"),
+    ("target,item_id,rank\nA,i1,1\nB,,2\n", r"ranking\.csv: line 3: field 'item_id' is empty"),
+    ("target,item_id,rank\nA,i1,1\nB,i1,2\nA,i1,2\n", r"ranking\.csv: lines 2, 4: target 'A' is ranked on item 'i1' "
+                                                          r"more than once"),
+    ("target,item_id,rank\nA,i1,1\nB,i1,2\nA,i2,1\n", r"ranking\.csv: target 'B' has no rank on item\(s\) \['i2'\]"),
 ])
 def test_bad_ranking_files_name_file_line_and_field(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
@@ -319,3 +327,164 @@ def test_empty_choices_give_empty_tables(hand):
     assert seq_breakdown(empty, resamples=10, seed=0).empty
     with pytest.raises(ValueError, match="lacks column"):
         seq_leaderboard(hand.drop(columns=["shared_call"]), resamples=10, seed=0)
+
+
+# ------------------------------------------------------------------------------------------ the SEQ cohort
+
+SQL_DIR = __import__("pathlib").Path(__file__).resolve().parents[1] / "sql"
+# five evaluated models: three end-to-end, two cascades; Acc_traj = right trajectories / 10 items
+MODELS = {"omni-a": ("audio", 3), "omni-b": ("audio", 4), "omni-c": ("audio", 5), "casc-d": ("cascaded-emo_des", 6),
+          "casc-e": ("cascaded-emo_num", 9)}
+
+
+def slate_of_seven() -> list[dict]:
+    """The five models, the two embedded chooser baselines (0.2 and 0.3), an oracle text check (1.0) and an
+    audio model that ran only direct inference (0.8)."""
+    rows = [r for name, (kind, right) in MODELS.items() for r in cohort_rows(name, right, n=10, speech_input=kind)]
+    rows += cohort_rows("random-chooser-baseline", 2, n=10, is_baseline=True, speech_input="embedded")
+    rows += cohort_rows("acoustic-chooser-baseline", 3, n=10, is_baseline=True, speech_input="embedded")
+    rows += cohort_rows("oracle", 10, n=10, speech_input="oracle_text")
+    rows += cohort_rows("direct-only", 8, n=10, inference="direct")
+    return rows
+
+
+def test_seq_cohort_is_the_evaluated_models_only():
+    board = seq_leaderboard(frame(slate_of_seven()), resamples=20, seed=0).set_index("target")
+    # the five alone: 0.3 0.4 0.5 0.6 0.9 -> median 0.5, |x - 0.5| = 0.2 0.1 0 0.1 0.4 -> MAD 0.1
+    unit = 1.4826 * 0.1
+    assert board.loc["casc-d", "seq"] == pytest.approx(100 + 15 * 0.1 / unit)  # 110.1, not 120.2 with baselines
+    assert board.loc["casc-e", "seq"] == pytest.approx(100 + 15 * 0.4 / unit)
+    assert board.loc["omni-a", "seq"] == pytest.approx(100 - 15 * 0.2 / unit)
+    # the rest are placed on the five's scale without moving it
+    assert board.loc["random-chooser-baseline", "seq"] == pytest.approx(100 - 15 * 0.3 / unit)
+    assert board.loc["oracle", "seq"] == pytest.approx(100 + 15 * 0.5 / unit)
+    assert board.loc["direct-only", "headline_inference"] == "direct"
+    assert board.loc["direct-only", "seq"] == pytest.approx(100 + 15 * 0.3 / unit)
+    assert board.loc["chance", "seq"] == pytest.approx(100 - 15 * 0.25 / unit)
+    assert set(board["seq_cohort"]) == {"casc-d,casc-e,omni-a,omni-b,omni-c"}
+    assert set(board["seq_cohort_kind"]) == {"models"}
+    assert sorted(board.index[board["in_seq_cohort"]]) == sorted(MODELS)
+
+
+def test_seq_cohort_falls_back_to_the_baselines_and_says_so():
+    rows = [*cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
+            *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
+            *cohort_rows("oracle", 5, speech_input="oracle_text")]
+    board = seq_leaderboard(frame(rows), resamples=20, seed=0).set_index("target")
+    assert set(board["seq_cohort_kind"]) == {"baselines_only"}
+    assert set(board["seq_cohort"]) == {"acoustic-chooser-baseline,random-chooser-baseline"}
+    # 0.2 and 0.6: median 0.4, MAD 0.2
+    assert board.loc["acoustic-chooser-baseline", "seq"] == pytest.approx(100 + SCALE)
+    assert board.loc["oracle", "seq"] == pytest.approx(100 + 3 * SCALE) and not board.loc["oracle", "in_seq_cohort"]
+    assert "baselines only: no model evaluated" in seq_cohort_note(seq_leaderboard(frame(rows), resamples=20, seed=0))
+
+
+def test_a_named_seq_cohort_replaces_the_rule():
+    board = seq_leaderboard(frame(slate_of_seven()), resamples=20, seed=0,
+                            cohort=["omni-a", "omni-b", "omni-c"]).set_index("target")
+    # 0.3 0.4 0.5: median 0.4, MAD 0.1
+    assert board.loc["casc-d", "seq"] == pytest.approx(100 + 2 * 15 / 1.4826)
+    assert set(board["seq_cohort_kind"]) == {"named"} and set(board["seq_cohort"]) == {"omni-a,omni-b,omni-c"}
+
+
+def test_conditioning_uses_the_same_cohort():
+    rows = [*slate_of_seven(), *cohort_rows("omni-c", 9, n=10, condition="adaptive")]
+    table = conditioning_table(seq_leaderboard(frame(rows), resamples=20, seed=0)).set_index("target")
+    assert table.loc["omni-c", "seq_adaptive"] == pytest.approx(100 + 15 * 0.4 / (1.4826 * 0.1))
+    assert table["seq_scale_cohort"].iloc[0] == "default: casc-d,casc-e,omni-a,omni-b,omni-c"
+
+
+def test_sql_twin_uses_the_same_cohort():
+    import duckdb
+
+    from eyt_dagster.speech.tables import coerce_slm_choices
+
+    choices = coerce_slm_choices(frame(slate_of_seven()))
+    board = seq_leaderboard(choices, resamples=20, seed=0)
+    with duckdb.connect() as con:
+        con.execute("CREATE SCHEMA speech")
+        con.register("choices", choices)
+        con.execute("CREATE TABLE speech.slm_choices AS SELECT * FROM choices")
+        con.execute((SQL_DIR / "seq_leaderboard.sql").read_text())
+        sql = con.execute("SELECT * FROM seq_leaderboard_sql").df().set_index("target")
+    # the twin reads the headline (sequential) rows: the direct-only target has none
+    assert sorted(sql.index) == sorted(set(board["target"]) - {"chance", "direct-only"})
+    expected = board.set_index("target")
+    for target in sql.index:
+        assert sql.loc[target, "seq"] == pytest.approx(expected.loc[target, "seq"]), target
+    assert sql.loc["casc-d", "seq"] == pytest.approx(100 + 15 / 1.4826)
+    assert sql.loc["casc-d", "seq_cohort_kind"] == "models" and not sql.loc["oracle", "in_seq_cohort"]
+
+
+def test_sql_twin_falls_back_to_the_baselines():
+    import duckdb
+
+    from eyt_dagster.speech.tables import coerce_slm_choices
+
+    rows = [*cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
+            *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
+            *cohort_rows("oracle", 5, speech_input="oracle_text")]
+    with duckdb.connect() as con:
+        con.execute("CREATE SCHEMA speech")
+        con.register("choices", coerce_slm_choices(frame(rows)))
+        con.execute("CREATE TABLE speech.slm_choices AS SELECT * FROM choices")
+        con.execute((SQL_DIR / "seq_leaderboard.sql").read_text())
+        sql = con.execute("SELECT * FROM seq_leaderboard_sql").df().set_index("target")
+    assert sql.loc["oracle", "seq"] == pytest.approx(100 + 3 * SCALE)
+    assert set(sql["seq_cohort_kind"]) == {"baselines_only"}
+
+
+def test_a_named_cohort_must_name_speech_targets(tmp_path):
+    import yaml
+
+    from conftest import write_slate
+    from eyt_dagster.config import SlateError, load_slate
+
+    path = write_slate(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["speech"]["evaluation"]["seq_cohort"] = ["random-chooser-baseline", "omni-x"]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SlateError, match=r"speech\.evaluation\.seq_cohort: 'omni-x' is not a SpeechEQ target"):
+        load_slate(path)
+    data["speech"]["evaluation"]["seq_cohort"] = ["reflective-baseline"]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SlateError, match="'reflective-baseline' is not a SpeechEQ target"):
+        load_slate(path)
+    data["speech"]["evaluation"]["seq_cohort"] = ["random-chooser-baseline", "acoustic-chooser-baseline"]
+    path.write_text(yaml.safe_dump(data))
+    assert load_slate(path).speech.evaluation.seq_cohort == ["random-chooser-baseline", "acoustic-chooser-baseline"]
+
+
+# ------------------------------------------------------------------------- human ranking on the rated items
+
+
+def rated_and_unrated() -> pd.DataFrame:
+    """Three models on ten items. On the rated items i0-i2, A is best and C worst (trajectories right: A 3,
+    B 2, C 1); over all ten the order turns round (A 3, B 6, C 8)."""
+    right = {"A": {0, 1, 2}, "B": {0, 1, 3, 4, 5, 6}, "C": {0, 3, 4, 5, 6, 7, 8, 9}}
+    return frame([r for t, ok in right.items() for i in range(10) for r in trajectory(t, f"i{i}", i in ok, True)])
+
+
+def test_human_ranking_on_named_items_uses_those_items_only(tmp_path):
+    # per-item human ranks; mean rank A 4/3, B 2, C 8/3 -> A, B, C
+    text = "target,item_id,rank\n" + "".join(f"{t},{i},{r}\n" for i, ranks in
+                                             [("i0", "123"), ("i1", "132"), ("i2", "213")]
+                                             for t, r in zip("ABC", ranks))
+    ranking = read_human_ranking(write(tmp_path, text))
+    assert ranking.items == ("i0", "i1", "i2")
+    assert list(ranking.targets["rank"]) == pytest.approx([4 / 3, 2.0, 8 / 3])
+    corr = human_alignment(rated_and_unrated(), ranking, resamples=20, seed=0).set_index("metric")
+    assert set(corr["item_scope"]) == {"rated"} and set(corr["n_scope_items"]) == {3}
+    assert corr.loc["acc_traj", "rho"] == pytest.approx(1.0)  # 1, 2/3, 1/3 on the rated items
+    assert corr.loc["seq", "rho"] == pytest.approx(1.0) and corr.loc["acc1", "rho"] == pytest.approx(1.0)
+    # without item ids the same ranks are correlated over every item, where the order is reversed
+    plain = read_human_ranking(write(tmp_path, "target,rank\nA,1\nB,2\nC,3\n"))
+    corr = human_alignment(rated_and_unrated(), plain, resamples=20, seed=0).set_index("metric")
+    assert set(corr["item_scope"]) == {"all"} and set(corr["n_scope_items"]) == {10}
+    assert corr.loc["acc_traj", "rho"] == pytest.approx(-1.0)
+
+
+def test_human_ranking_naming_items_that_were_not_evaluated_is_an_error(tmp_path):
+    ranking = read_human_ranking(write(tmp_path, "target,item_id,rank\nA,i0,1\nB,i0,2\nA,zz,1\nB,zz,2\n"))
+    with pytest.raises(ValueError, match=r"ranking\.csv: item\(s\) \['zz'\] .*not in speech\.slm_choices"):
+        human_alignment(rated_and_unrated(), ranking, resamples=20, seed=0)

@@ -42,8 +42,9 @@ class ListeningModel:
         last = body["messages"][-1]["content"]
         audio = [base64.b64decode(p["input_audio"]["data"]) for p in last if p["type"] == "input_audio"]
         option = 1 if audio[-2] in self.resonant else 2
-        return chat_completion(json.dumps({"reasoning": "listened", "selected_option": option}),
-                               prompt_tokens=900, completion_tokens=12)
+        reply = {"acoustic_profile_1": "heard", "acoustic_profile_2": "heard", "situational_demand": "a fitting voice",
+                 "reasoning": "listened", "selected_option": option}
+        return chat_completion(json.dumps(reply), prompt_tokens=900, completion_tokens=12)
 
 
 @pytest.fixture(scope="module")
@@ -167,10 +168,17 @@ def test_leaderboard_has_every_target_chance_and_the_cohort(evaluated):
     assert set(board.index) == {*BASELINES, REMOTE, "chance"}
     assert board.loc["chance", ["acc1", "acc2", "acc_traj"]].tolist() == [0.5, 0.5, 0.25]
     assert bool(board.loc["random-chooser-baseline", "is_baseline"]) and not bool(board.loc[REMOTE, "is_baseline"])
-    cohort = board.loc[REMOTE, "seq_cohort"]
-    assert set(cohort.split(",")) == {*BASELINES, REMOTE}
+    # the cohort is the one model evaluated; the baselines and chance are placed on its scale (MAD 0: 100)
+    assert set(board["seq_cohort"]) == {REMOTE} and set(board["seq_cohort_kind"]) == {"models"}
+    assert board["in_seq_cohort"].tolist() == [t == REMOTE for t in board.index]
     assert board.loc[REMOTE, "acc_traj"] >= board.loc["random-chooser-baseline", "acc_traj"]
-    assert 40 <= board.loc[REMOTE, "seq"] <= 160
+    assert board.loc[REMOTE, "seq"] == 100.0
+    # the reply format is recorded in the rows and the leaderboard
+    assert q(con, "SELECT DISTINCT reply_format FROM speech.slm_choices") == [("paper",)]
+    assert board.drop(index="chance")["reply_format"].tolist() == ["paper"] * 3
+    profiles = q(con, f"SELECT DISTINCT acoustic_profile_1 FROM speech.slm_choices WHERE target = '{REMOTE}' "
+                      "AND NOT parse_failed")
+    assert profiles == [("heard",)]
     # the leaderboard's accuracy is the table's, recomputed in SQL (headline: seeded order, sequential)
     acc1 = q(con, f"SELECT avg(correct::INT) FROM speech.slm_choices WHERE target = '{REMOTE}' AND round = 1 "
                   "AND \"order\" = 'seeded' AND inference = 'sequential'")[0][0]
@@ -188,9 +196,12 @@ def test_breakdown_covers_the_subscale_and_its_composite(evaluated):
 
 def test_human_ranking_is_correlated_with_every_metric(evaluated):
     con = evaluated["con"]
-    rows = con.execute("SELECT metric, n_targets, rho FROM speech.seq_human_alignment ORDER BY metric").df()
+    rows = con.execute("SELECT metric, n_targets, rho, item_scope, n_scope_items FROM speech.seq_human_alignment "
+                       "ORDER BY metric").df()
     assert rows["metric"].tolist() == ["acc1", "acc2", "acc_traj", "seq"]
     assert (rows["n_targets"] == 3).all()
+    # the ranking file names no items: every item counts
+    assert set(rows["item_scope"]) == {"all"} and set(rows["n_scope_items"]) == {len(evaluated["items"])}
     board = con.execute("SELECT * FROM speech.seq_leaderboard WHERE target <> 'chance'").df()
     for metric, rho in zip(rows["metric"], rows["rho"]):
         constant = board[metric].nunique() == 1  # a metric that does not separate the targets has no rank order

@@ -203,3 +203,42 @@ def test_acoustic_baseline_picks_the_calm_voice_for_pain_and_the_lively_one_for_
     rows = evaluate_item(joy, chooser, condition="default", system_prompt="s", seed=SEED, orders=["seeded"],
                          inference=["sequential"])
     assert all(r["correct"] for r in rows)
+
+
+def test_the_embedded_baselines_fill_the_paper_reply_structure(item):
+    rows = evaluate_item(item, AcousticChooser("acoustic", clip_features), condition="default", system_prompt="s",
+                         seed=SEED, orders=["seeded"], inference=["sequential"])
+    first = rows[0]
+    assert first["reply_format"] == "paper"
+    # each option's profile is its measures: the calm resonant clip is quieter and longer than the lively one
+    profiles = {first["option1"]: first["acoustic_profile_1"], first["option2"]: first["acoustic_profile_2"]}
+    assert all(" Hz" in p and "dBFS" in p and "acoustic baseline" in p for p in profiles.values())
+    resonant = clip_features(item.clip(4, "high").path)
+    assert f"{resonant.rms_db:.1f} dBFS" in profiles["resonant"] and f"{resonant.duration_s:.2f} s" in profiles["resonant"]
+    assert "calmer" in first["situational_demand"] and "negative" in first["situational_demand"]
+    coin = evaluate_item(item, RandomChooser("random", SEED), condition="default", system_prompt="s", seed=SEED,
+                         orders=["seeded"], inference=["sequential"], reply_format="short")
+    assert coin[0]["reply_format"] == "short" and coin[0]["acoustic_profile_1"] is None
+    paper = evaluate_item(item, RandomChooser("random", SEED), condition="default", system_prompt="s", seed=SEED,
+                          orders=["seeded"], inference=["sequential"])
+    assert "not listened to" in paper[0]["acoustic_profile_1"]
+    assert [r["selected_option"] for r in paper] == [r["selected_option"] for r in coin]  # the same coin
+
+
+def test_direct_history_answer_is_in_the_reply_format(item):
+    r1 = choice_round(item, 1, SEED, "seeded")
+    for reply_format, keys in (("paper", ["acoustic_profile_1", "acoustic_profile_2", "situational_demand",
+                                          "reasoning", "selected_option"]),
+                               ("short", ["reasoning", "selected_option"])):
+        target = Scripted([1, 1])
+        evaluate_item(item, target, condition="default", system_prompt="s", seed=SEED, orders=["seeded"],
+                      inference=["direct"], reply_format=reply_format)
+        answer = json.loads(target.requests[1].round1_answer)
+        assert list(answer) == keys and answer["selected_option"] == r1.correct_option
+        assert all(r.reply_format == reply_format for r in target.requests)
+
+
+def test_an_unknown_reply_format_is_refused(item):
+    with pytest.raises(ValueError, match="reply format 'long' is unknown"):
+        evaluate_item(item, Scripted([1]), condition="default", system_prompt="s", seed=SEED, orders=["seeded"],
+                      inference=["sequential"], reply_format="long")

@@ -10,7 +10,7 @@ import pytest
 from conftest import write_slate
 from eyt_dagster.speech.choice import system_prompt
 from eyt_dagster.speech.evaluation import evaluate_items
-from openai_stub_server import chat_completion, serve
+from openai_stub_server import chat_completion, error_response, serve
 from resources.models import BenchmarkResource
 from speech_items import make_item
 
@@ -20,6 +20,11 @@ def remote(server, target_id, **fields):
             "benchmarks": ["speech_eq"], **fields}
 
 
+def paper_reply(option: int) -> str:
+    return json.dumps({"acoustic_profile_1": "slow and low", "acoustic_profile_2": "fast and loud",
+                       "situational_demand": "a calm voice", "reasoning": "option 1 fits", "selected_option": option})
+
+
 @pytest.fixture
 def answered(tmp_path):
     item = make_item(tmp_path / "clips")
@@ -27,7 +32,7 @@ def answered(tmp_path):
 
     def handler(body):
         requests.append(body)
-        return chat_completion(json.dumps({"selected_option": 1, "reasoning": "read it"}))
+        return chat_completion(paper_reply(1))
 
     with serve(handler) as server:
         slate = write_slate(tmp_path, targets=[
@@ -100,7 +105,7 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
 
     def handler(body):
         requests.append(body)
-        return chat_completion(json.dumps({"selected_option": 2, "reasoning": "read the cues"}))
+        return chat_completion(paper_reply(2))
 
     instance = DagsterInstance.ephemeral()
     with serve(handler) as server:
@@ -131,3 +136,135 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     assert all(re.fullmatch(r"valence -?\d\.\d\d, arousal -?\d\.\d\d, dominance -?\d\.\d\d \(each 0-1, low to high\)", c)
                for c in numeric)
     assert all(" arousal" in c and not re.search(r"\d", c) for c in words)  # words only, no numbers
+
+
+# -- a reply that never parses, also when the re-ask fails --------------------------------------------------
+
+REASK_MARK = "Your reply was rejected"
+CONTEXT_FULL = "This model's maximum context length is 4096 tokens; your messages resulted in 5120 tokens."
+
+
+def run_scripted(tmp_path, first_round1, reask):
+    """One item through an oracle target behind the stub server: round 1's first reply is `first_round1`, a
+    re-ask gets `reask`, round 2 gets valid JSON. Returns the rows and the leaderboard row."""
+    import pandas as pd
+
+    from eyt_dagster.speech.seq_tables import seq_leaderboard
+    from eyt_dagster.speech.tables import coerce_slm_choices
+
+    item = make_item(tmp_path / "clips")
+    seen = []
+
+    def handler(body):
+        seen.append(body)
+        if REASK_MARK in json.dumps(body["messages"]):
+            return reask
+        return first_round1 if len(body["messages"]) == 2 else chat_completion(paper_reply(1))
+
+    with serve(handler) as server:
+        slate = write_slate(tmp_path, targets=[
+            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
+            remote(server, "oracle", speech_input="oracle_text", parse_retries=1, max_retries=0)])
+        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        rows = evaluate_items([item], eyt.speech_target("oracle"), conditions={"default": system_prompt("default")},
+                              seed=7, both_orders=False, inference=["sequential"])
+    df = coerce_slm_choices(pd.DataFrame(rows).assign(target="oracle", is_baseline=False, speech_input="audio",
+                                                      model="text-llm", seed=7))
+    board = seq_leaderboard(df, resamples=20, seed=0).set_index("target").loc["oracle"]
+    return rows, board, seen
+
+
+def test_a_reask_refused_with_400_is_a_parse_failure_and_wrong(tmp_path):
+    rows, board, seen = run_scripted(tmp_path, chat_completion("The second voice sounds kinder to me."),
+                                     error_response(400, CONTEXT_FULL, code="context_length_exceeded"))
+    assert sum(REASK_MARK in json.dumps(b["messages"]) for b in seen) == 1  # the re-ask reached the server
+    first = rows[0]
+    assert (first["round"], first["parse_failed"], first["correct"], first["error"]) == (1, True, False, None)
+    assert "HTTP 400" in first["reasoning"] and first["selected_option"] is None
+    # scored: one item, round 1 wrong; two calls made, one of them a parse failure
+    assert (board["n_items"], board["n_error_items"], board["acc1"], board["acc_traj"]) == (1, 0, 0.0, 0.0)
+    assert board["parse_failure_rate"] == 0.5
+
+
+def test_a_reask_that_meets_a_server_error_is_a_parse_failure_too(tmp_path):
+    down = error_response(503, "overloaded", type_="server_error")
+    rows, board, _ = run_scripted(tmp_path, chat_completion("I'd pick the second."), down)
+    assert rows[0]["parse_failed"] is True and rows[0]["correct"] is False and board["n_error_items"] == 0
+
+
+def test_a_first_ask_refused_with_400_is_scored_wrong(tmp_path):
+    rows, board, _ = run_scripted(tmp_path, error_response(400, CONTEXT_FULL), chat_completion(paper_reply(1)))
+    assert rows[0]["parse_failed"] is True and rows[0]["correct"] is False and rows[0]["error"] is None
+    assert board["n_items"] == 1 and board["acc1"] == 0.0
+
+
+@pytest.mark.parametrize("status", [500, 429, 401])
+def test_a_first_ask_that_never_reaches_the_model_leaves_the_item_unscored(tmp_path, status):
+    failure = error_response(status, "no", type_="server_error", headers={"x-should-retry": "false"})
+    rows, board, _ = run_scripted(tmp_path, failure, chat_completion(paper_reply(1)))
+    assert [r["round"] for r in rows] == [1] and rows[0]["correct"] is None and f"HTTP {status}" in rows[0]["error"]
+    assert rows[0]["parse_failed"] is False
+    assert (board["n_items"], board["n_error_items"]) == (0, 1)
+
+
+# -- the reply format ----------------------------------------------------------------------------------------
+
+
+def sent_schema(body) -> dict:
+    assert body["response_format"]["type"] == "json_schema"
+    return body["response_format"]["json_schema"]["schema"]
+
+
+def test_paper_reply_format_asks_profiles_and_demand_before_reasoning_and_choice(answered):
+    item, rows = answered
+    body = rows["oracle:requests"][0]
+    schema = sent_schema(body)
+    assert list(schema["properties"]) == ["acoustic_profile_1", "acoustic_profile_2", "situational_demand",
+                                          "reasoning", "selected_option"]
+    assert all(spec["maxLength"] > 0 for name, spec in schema["properties"].items() if spec["type"] == "string")
+    assert schema["properties"]["selected_option"]["enum"] == [1, 2]
+    assert set(schema["required"]) == set(schema["properties"])
+    text = first_user_text(body)
+    assert text.index('"acoustic_profile_1"') < text.index('"situational_demand"') < text.index('"selected_option"')
+    oracle = rows["oracle"]
+    assert {r["reply_format"] for r in oracle} == {"paper"}
+    assert oracle[0]["acoustic_profile_1"] == "slow and low" and oracle[0]["situational_demand"] == "a calm voice"
+
+
+def test_short_reply_format_is_a_setting(tmp_path):
+    item = make_item(tmp_path / "clips")
+    seen = []
+
+    def handler(body):
+        seen.append(body)
+        return chat_completion(json.dumps({"reasoning": "calmer", "selected_option": "Option 1"}))
+
+    with serve(handler) as server:
+        slate = write_slate(tmp_path, targets=[
+            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
+            remote(server, "oracle", speech_input="oracle_text")])
+        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        rows = evaluate_items([item], eyt.speech_target("oracle"), conditions={"default": system_prompt("default")},
+                              seed=7, both_orders=False, inference=["sequential", "direct"], reply_format="short")
+    assert [list(sent_schema(b)["properties"]) for b in seen] == [["reasoning", "selected_option"]] * 3
+    assert sent_schema(seen[0])["properties"]["reasoning"]["maxLength"] > 0
+    assert "acoustic_profile" not in json.dumps(seen)  # neither the prompt nor the direct history asks for it
+    assert {r["reply_format"] for r in rows} == {"short"} and all(r["acoustic_profile_1"] is None for r in rows)
+    assert all(r["parse_failed"] is False and r["selected_option"] == 1 for r in rows)
+
+
+def test_the_slate_chooses_the_reply_format(tmp_path):
+    import yaml
+
+    from eyt_dagster.config import SlateError, load_slate
+
+    path = write_slate(tmp_path)
+    assert load_slate(path).speech.evaluation.reply_format == "paper"
+    data = yaml.safe_load(path.read_text())
+    data["speech"]["evaluation"]["reply_format"] = "short"
+    path.write_text(yaml.safe_dump(data))
+    assert load_slate(path).speech.evaluation.reply_format == "short"
+    data["speech"]["evaluation"]["reply_format"] = "long"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SlateError, match=r"speech\.evaluation\.reply_format: Input should be 'paper' or 'short'"):
+        load_slate(path)

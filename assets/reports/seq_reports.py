@@ -12,9 +12,10 @@ from eyt_dagster.speech import seq_tables
 from eyt_dagster.speech.seq_plots import sequential_direct_png, subscale_accuracy_png
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"
 BASELINE_NOTE = ("is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "
-                 "of a model. SEQ is relative to the cohort in seq_cohort.")
+                 "of a model. SEQ is relative to the cohort in seq_cohort (seq_cohort_kind says what it is; "
+                 "'baselines_only' = no model evaluated).")
 _REPORT = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
 _CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}
 
@@ -31,10 +32,12 @@ def seq_leaderboard(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output
     condition's cohort, contextual amnesia, direct inference, position bias, parse failures, cost per 100
     queries, latency and tokens per second; chance rows for reference."""
     slate = eyt.slate
-    df = seq_tables.seq_leaderboard(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed)
+    df = seq_tables.seq_leaderboard(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed,
+                                    cohort=slate.speech.evaluation.seq_cohort)
     conditioning = seq_tables.conditioning_table(df)
     return _finish(df, conditioning=MetadataValue.md(seq_tables.conditioning_markdown(conditioning)),
-                   cohort=", ".join(sorted(df.loc[df["target"] != seq_tables.CHANCE_TARGET, "target"].unique())))
+                   cohort=seq_tables.seq_cohort_note(df),
+                   reply_format=", ".join(sorted(set(df["reply_format"].dropna().astype(str)))) or "none")
 
 
 @asset(**_REPORT, ins=_CHOICES)
@@ -48,14 +51,20 @@ def seq_breakdown(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[p
     return _finish(df, plot=MetadataValue.md("\n\n".join(plots)))
 
 
-@asset(**_REPORT, ins={"seq_leaderboard": AssetIn(key=["speech", "seq_leaderboard"])})
+@asset(**_REPORT, ins=_CHOICES)
 def seq_human_alignment(context: AssetExecutionContext, eyt: BenchmarkResource,
-                        seq_leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
+                        slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
     """Spearman rho of each metric with a human ranking of the targets (paper Table 4), when the slate names a
-    ranking file (speech.evaluation.human_ranking); empty otherwise."""
-    path = eyt.slate.speech.evaluation.human_ranking
+    ranking file (speech.evaluation.human_ranking); empty otherwise. The metrics are computed over the items
+    the file names (its item_id column), else over every item; `item_scope` says which."""
+    slate = eyt.slate
+    path = slate.speech.evaluation.human_ranking
     if not path:
         context.log.info("no speech.evaluation.human_ranking in the slate: nothing to correlate")
         return _finish(pd.DataFrame(columns=seq_tables.CORRELATION_COLUMNS), ranking="none configured")
     ranking = seq_tables.read_human_ranking(Path(path))
-    return _finish(seq_tables.human_correlation(seq_leaderboard, ranking), ranking=str(path))
+    df = seq_tables.human_alignment(slm_choices, ranking, resamples=slate.bootstrap_resamples, seed=slate.seed,
+                                    cohort=slate.speech.evaluation.seq_cohort)
+    scope = ("every item" if ranking.items is None
+             else f"the {len(ranking.items)} rated items: {', '.join(ranking.items)}")
+    return _finish(df, ranking=str(path), items=scope)

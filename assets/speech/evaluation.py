@@ -15,7 +15,7 @@ from eyt_dagster.speech.partitions import speech_target_partitions
 from eyt_dagster.speech.tables import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "2"  # 2: the cue_source column
+LOGIC_VERSION = "3"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns
 PROGRESS_EVERY = 10
 
 
@@ -55,7 +55,7 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
 
     rows = evaluate_items(items, chooser, conditions=conditions, seed=slate.seed, both_orders=settings.both_orders,
                           inference=settings.inference, max_workers=1 if ref.is_baseline else ref.max_concurrency,
-                          on_done=report)
+                          on_done=report, reply_format=settings.reply_format)
     df = pd.DataFrame(rows, columns=list(SLM_CHOICE_COLUMNS))
     kind = target_kind(ref)
     # what fed a cascade's emotion cues ('regression:<model>', 'classifier:<model>', 'acoustic'); None otherwise
@@ -70,7 +70,8 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
         context.log.warning(f"{target_id}: {errors} call(s) failed; rerun to retry them (finished calls are cached)")
     return table_output(
         df, items=len(items), conditions=", ".join(settings.conditions), kind=kind, cue_source=cue_source or "none",
-        baseline=ref.is_baseline, model=ref.model, queries=len(asked), parse_failures=int(asked["parse_failed"].sum()),
+        baseline=ref.is_baseline, reply_format=settings.reply_format, model=ref.model, queries=len(asked),
+        parse_failures=int(asked["parse_failed"].sum()),
         calls=int(asked["calls"].sum()), cache_hits=int(asked["cache_hits"].sum()),
         tokens=int(asked["tokens"].sum()), cost_usd=round(float(asked["cost_usd"].sum()), 6),
         prompt_hash=eval_prompt_hash(),

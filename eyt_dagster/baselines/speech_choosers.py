@@ -8,6 +8,9 @@ in every report, never model evaluations; they ignore the persona condition's sy
   one when the scene is Positive (joy is met with energy) and the calmer one when it is Negative or Conflict
   (pain is met gently, pressure with a steady voice). The gaps are counted in units of the contrast filter's
   one-point thresholds, so "clearly different" means the same here as in the dataset filter.
+
+Both fill the reply format the request asks for (eyt_dagster/speech/protocol.py), like a model would: the
+acoustic chooser's profile of each option is its measures, the random chooser says that it did not listen.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections.abc import Callable
 from eyt_dagster.records import CallStats, Reply
 from eyt_dagster.speech.choice import ChoiceRequest
 from eyt_dagster.speech.contrast import AcousticFeatures, ContrastThresholds
-from eyt_dagster.speech.protocol import ChoiceReply
+from eyt_dagster.speech.protocol import AnyChoiceReply, make_reply
 
 LIVELY_VALENCES = ("Positive",)
 
@@ -37,12 +40,15 @@ class RandomChooser:
         self.model_id = model_id
         self.seed = seed
 
-    def choose(self, request: ChoiceRequest) -> Reply[ChoiceReply]:
+    def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         current = request.current
         history = request.round2.shown[0].role if request.round2 else "-"
         option = seeded_choice(self.seed, self.model_id, request.item.dataset_id, current.round, current.order,
                                history, request.condition)
-        reply = ChoiceReply(selected_option=option, reasoning="seeded coin (random baseline)")
+        unheard = "not listened to (random baseline)"
+        reply = make_reply(request.reply_format, selected_option=option, reasoning="seeded coin (random baseline)",
+                           acoustic_profile_1=unheard, acoustic_profile_2=unheard,
+                           situational_demand="not assessed (random baseline)")
         return Reply(value=reply, raw=reply.model_dump_json(), stats=CallStats())
 
 
@@ -67,12 +73,24 @@ class AcousticChooser:
         self.features = features
         self.units = units or ContrastThresholds()
 
-    def choose(self, request: ChoiceRequest) -> Reply[ChoiceReply]:
+    def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         first, second = (self.features(clip.path) for clip in request.current.options)
         gap = arousal_gap(first, second, self.units)
-        lively = request.item.scenario.valence in LIVELY_VALENCES
+        valence = request.item.scenario.valence
+        lively = valence in LIVELY_VALENCES
         option = 1 if (gap >= 0) == lively else 2
-        reply = ChoiceReply(selected_option=option, reasoning=(
-            f"option 1 is {'livelier' if gap >= 0 else 'calmer'} by {abs(gap):.1f} threshold units; a "
-            f"{request.item.scenario.valence.lower()} scene calls for the {'livelier' if lively else 'calmer'} voice"))
+        wanted = "livelier" if lively else "calmer"
+        reply = make_reply(
+            request.reply_format, selected_option=option,
+            acoustic_profile_1=acoustic_profile(first), acoustic_profile_2=acoustic_profile(second),
+            situational_demand=f"a {valence.lower()} scene: the {wanted} of the two voices (arousal-matching rule)",
+            reasoning=(f"option 1 is {'livelier' if gap >= 0 else 'calmer'} by {abs(gap):.1f} threshold units; a "
+                       f"{valence.lower()} scene calls for the {wanted} voice"))
         return Reply(value=reply, raw=reply.model_dump_json(), stats=CallStats())
+
+
+def acoustic_profile(features: AcousticFeatures) -> str:
+    """A clip's measures in words, as the acoustic baseline's profile of an option."""
+    pitch = f"mean pitch {features.mean_pitch_hz:.0f} Hz" if features.mean_pitch_hz else "no voiced pitch found"
+    return (f"{pitch}, loudness {features.rms_db:.1f} dBFS, {features.duration_s:.2f} s long, "
+            f"zero-crossing rate {features.zcr:.3f} (measured, acoustic baseline)")

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eyt_dagster.prompts import render, speech_eval_prompts_path as eval_prompts_path
-from eyt_dagster.speech.protocol import ROUND_TURNS, correct_option, option_order
+from eyt_dagster.speech.protocol import (
+    DEFAULT_REPLY_FORMAT,
+    REPLY_FORMATS,
+    ROUND_TURNS,
+    correct_option,
+    make_reply,
+    option_order,
+)
 from eyt_dagster.speech.layout import ROLE
 from eyt_dagster.speech.records import EqItem
 
@@ -59,7 +66,8 @@ class ChoiceRound:
 @dataclass(frozen=True)
 class ChoiceRequest:
     """Everything a target needs to answer one round: the item, the persona condition's system prompt, the
-    rounds so far and (in round 2) its own round-1 answer as it stands in the conversation."""
+    rounds so far, (in round 2) its own round-1 answer as it stands in the conversation, and the reply
+    format asked for (eyt_dagster/speech/protocol.py)."""
 
     item: EqItem
     condition: str
@@ -67,6 +75,11 @@ class ChoiceRequest:
     round1: ChoiceRound
     round2: ChoiceRound | None = None
     round1_answer: str | None = None
+    reply_format: str = DEFAULT_REPLY_FORMAT
+
+    def __post_init__(self) -> None:
+        if self.reply_format not in REPLY_FORMATS:
+            raise ValueError(f"reply format '{self.reply_format}' is unknown; use one of {list(REPLY_FORMATS)}")
 
     @property
     def current(self) -> ChoiceRound:
@@ -97,9 +110,13 @@ def choice_round(item: EqItem, round_: int, seed: int, order: Order,
     return ChoiceRound(round=round_, shown=shown, options=options)  # type: ignore[arg-type]
 
 
-def direct_answer(round1: ChoiceRound) -> str:
-    """The round-1 answer placed in the history under direct inference: the correct choice, stated plainly."""
-    return json.dumps({"reasoning": "(the correct answer, given as history)", "selected_option": round1.correct_option})
+def direct_answer(round1: ChoiceRound, reply_format: str = DEFAULT_REPLY_FORMAT) -> str:
+    """The round-1 answer placed in the history under direct inference: the correct choice, in the reply
+    format asked for, its texts saying that it was given rather than heard."""
+    given = "(the correct answer, given as history)"
+    reply = make_reply(reply_format, selected_option=round1.correct_option, reasoning=given,
+                       acoustic_profile_1=given, acoustic_profile_2=given, situational_demand=given)
+    return json.dumps(reply.model_dump())
 
 
 def system_prompt(condition: str) -> str:
@@ -122,10 +139,16 @@ def _clips(label: str, clip: Utterance, render_clip: RenderClip) -> list[Content
     return [_text(f"{label}:"), *render_clip(clip)]
 
 
-def _options_and_answer(options: tuple[Utterance, Utterance], render_clip: RenderClip) -> list[ContentPart]:
-    """The two candidates, then how to answer (the same in both rounds)."""
+def _options_and_answer(options: tuple[Utterance, Utterance], render_clip: RenderClip,
+                        reply_format: str) -> list[ContentPart]:
+    """The two candidates, then how to answer (the same in both rounds, in the request's reply format)."""
     parts = [part for n, clip in enumerate(options, start=1) for part in _clips(f"Option {n}", clip, render_clip)]
-    return [*parts, _text(render("choice_round1", "answer", path=eval_prompts_path()).strip())]
+    path = eval_prompts_path()
+    answer = render("choice_round1", f"answer_{reply_format}", path=path).strip()
+    if not answer:
+        raise ValueError(f"prompt file {path}: choice_round1 has no 'answer_{reply_format}' text, which tells a "
+                         f"target how to answer in the '{reply_format}' reply format; add it")
+    return [*parts, _text(answer)]
 
 
 def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
@@ -137,7 +160,7 @@ def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[Cont
     for clip in r1.shown:
         parts += _clips(f"Speaker {clip.speaker}", clip, render_clip)
     parts.append(_text(render("choice_round1", "task", path=path).strip()))
-    return parts + _options_and_answer(r1.options, render_clip)
+    return parts + _options_and_answer(r1.options, render_clip, request.reply_format)
 
 
 def round2_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
@@ -148,7 +171,7 @@ def round2_content(request: ChoiceRequest, render_clip: RenderClip) -> list[Cont
     parts = [_text(render("choice_round2", "intro", path=path).strip()), *render_clip(chosen),
              _text(render("choice_round2", "after", path=path).strip()), *_clips("Speaker 1", turn5, render_clip),
              _text(render("choice_round2", "task", path=path).strip())]
-    return parts + _options_and_answer(r2.options, render_clip)
+    return parts + _options_and_answer(r2.options, render_clip, request.reply_format)
 
 
 def choice_messages(request: ChoiceRequest, render_clip: RenderClip) -> list[dict[str, Any]]:

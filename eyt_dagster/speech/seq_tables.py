@@ -18,15 +18,19 @@ Decisions where the paper is silent:
 - Position bias compares, per item and round, the position chosen in the seeded and the flipped order under
   the headline inference mode; a round-2 pair counts only when both orders had the same turn-4 clip in the
   history (the same question), and a pair with an unparsed reply is skipped.
-- SEQ in the leaderboard is relative to the cohort of its own condition (every non-chance target with
-  clean items there). The conditioning table instead places every condition's Acc_traj on the default
-  condition's cohort scale, so that a persona's effect on one model is comparable across conditions (the
-  reading of paper Figure 4, where a single model is scored under each persona).
+- SEQ in the leaderboard is relative to the cohort of its own condition: the evaluated models (end-to-end
+  `audio` and `cascaded-*` targets that are not baselines), or the ids a slate names, or, when neither
+  exists, the embedded baselines (`seq_cohort_kind` says which). Baselines, oracle text checks, cells that
+  fell back to direct inference and chance are placed on that cohort's scale but never move it. The
+  conditioning table places every condition's Acc_traj on the default condition's cohort scale, so that a
+  persona's effect on one model is comparable across conditions (the reading of paper Figure 4, where a
+  single model is scored under each persona). See docs/speecheq-evaluation.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,13 +54,13 @@ RANKING_COLUMNS = ("target", "rank")
 REQUIRED_COLUMNS = (
     "target", "item_id", "subscale", "composite", "condition", "inference", "order", "round", "history_turn4",
     "selected_option", "correct", "parse_failed", "shared_call", "error", "latency_s", "tokens_out", "cost_usd",
-    "is_baseline", "speech_input", "model",
+    "is_baseline", "speech_input", "model", "reply_format",
 )
 LEADERBOARD_COLUMNS = (
-    "target", "condition", "is_baseline", "speech_input", "model", "headline_inference", "n_items",
+    "target", "condition", "is_baseline", "speech_input", "model", "reply_format", "headline_inference", "n_items",
     "n_error_items", "acc1", "acc1_low", "acc1_high", "acc2", "acc2_low", "acc2_high", "acc_traj", "acc_traj_low",
-    "acc_traj_high", "seq", "seq_cohort", "contextual_amnesia", "acc2_direct", "acc_traj_direct",
-    "sequential_direct_delta", "position_bias_rate", "parse_failure_rate", "cost_per_100_queries",
+    "acc_traj_high", "seq", "seq_cohort", "seq_cohort_kind", "in_seq_cohort", "contextual_amnesia", "acc2_direct",
+    "acc_traj_direct", "sequential_direct_delta", "position_bias_rate", "parse_failure_rate", "cost_per_100_queries",
     "mean_latency_s", "tokens_per_s", "queries",
 )
 BREAKDOWN_COLUMNS = (
@@ -65,8 +69,16 @@ BREAKDOWN_COLUMNS = (
     "acc_traj_low", "acc_traj_high", "contextual_amnesia", "n_items_direct", "acc2_direct",
     "sequential_direct_delta",
 )
-CORRELATION_COLUMNS = ("metric", "condition", "n_targets", "rho", "p_value", "targets")
+CORRELATION_COLUMNS = ("metric", "condition", "n_targets", "rho", "p_value", "targets", "item_scope",
+                       "n_scope_items")
 NAN = float("nan")
+# What a condition's SEQ cohort is made of (column seq_cohort_kind), and how the table's note reads it.
+COHORT_KINDS = {
+    "models": "the end-to-end and cascaded models evaluated",
+    "named": "the targets named in speech.evaluation.seq_cohort",
+    "baselines_only": "baselines only: no model evaluated",
+    "none": "no cohort: neither a model nor a baseline has clean items",
+}
 
 
 # ---------------------------------------------------------------------------------------------- rows -> items
@@ -171,8 +183,10 @@ def _meta(cell: pd.DataFrame) -> dict[str, object]:
         values = cell[col].dropna()
         return values.iloc[0] if len(values) else None
 
+    formats = sorted({str(v) for v in cell["reply_format"].dropna()})
     return {"is_baseline": bool(cell["is_baseline"].fillna(False).astype(bool).any()),
-            "speech_input": first("speech_input"), "model": first("model")}
+            "speech_input": first("speech_input"), "model": first("model"),
+            "reply_format": "+".join(formats) if formats else None}
 
 
 def _condition_order(conditions: Iterable[object]) -> list[str]:
@@ -184,18 +198,50 @@ def _condition_order(conditions: Iterable[object]) -> list[str]:
 # ------------------------------------------------------------------------------------------------------ SEQ
 
 
-def _cohort(rows: pd.DataFrame) -> dict[str, float]:
-    """Acc_traj of the non-chance targets of one condition that have clean items."""
-    members = rows[(rows["target"] != CHANCE_TARGET) & rows["acc_traj"].notna()]
-    return dict(zip(members["target"].astype(str), members["acc_traj"].astype(float)))
+def is_model_kind(speech_input: object, is_baseline: bool) -> bool:
+    """An evaluated model: an end-to-end (`audio`) or cascaded target that is not an embedded baseline. The
+    oracle text check reads the tone instructions, so it measures the items, not a model's hearing."""
+    kind = str(speech_input) if speech_input is not None and not pd.isna(speech_input) else ""
+    return not is_baseline and (kind == "audio" or kind.startswith("cascaded"))
 
 
-def _chance_row(condition: str, cohort: dict[str, float], cohort_text: str) -> dict[str, object]:
+def choose_cohort(cells: Sequence[dict[str, object]], named: Sequence[str] | None = None) -> tuple[list[str], str]:
+    """The SEQ cohort of one condition's leaderboard rows and its kind (COHORT_KINDS). Only cells with clean
+    items under the condition's headline inference are eligible (sequential when any cell ran it), so a
+    cell that fell back to direct inference never moves the scale."""
+    mode = "sequential" if any(c["headline_inference"] == "sequential" for c in cells) else "direct"
+    eligible = [c for c in cells if c["headline_inference"] == mode and not pd.isna(c["acc_traj"])]
+    if named is not None:
+        return sorted(str(c["target"]) for c in eligible if c["target"] in set(named)), "named"
+    for kind, keep in (("models", lambda c: is_model_kind(c["speech_input"], bool(c["is_baseline"]))),
+                       ("baselines_only", lambda c: bool(c["is_baseline"]))):
+        members = sorted(str(c["target"]) for c in eligible if keep(c))
+        if members:
+            return members, kind
+    return [], "none"
+
+
+def _cohort_values(rows: pd.DataFrame) -> list[float]:
+    """Acc_traj of the cohort members among one condition's leaderboard rows."""
+    return rows.loc[rows["in_seq_cohort"].astype(bool), "acc_traj"].astype(float).tolist()
+
+
+def seq_cohort_note(leaderboard: pd.DataFrame) -> str:
+    """One line per condition: what its SEQ cohort is and who is in it (for the table's metadata)."""
+    if leaderboard.empty:
+        return "no rows"
+    rows = leaderboard.drop_duplicates("condition")
+    return "\n".join(f"{c}: {COHORT_KINDS.get(str(k), str(k))} ({m or 'nobody'})"
+                     for c, k, m in zip(rows["condition"], rows["seq_cohort_kind"], rows["seq_cohort"]))
+
+
+def _chance_row(condition: str, cohort: list[float], cohort_text: str, kind: str) -> dict[str, object]:
     chance = seq.CHANCE
     return {"target": CHANCE_TARGET, "condition": condition, "is_baseline": True, "speech_input": CHANCE_TARGET,
-            "model": CHANCE_TARGET, "headline_inference": None, "n_items": 0, "n_error_items": 0,
-            **{k: chance[k] for k in ACCURACIES}, "seq": seq_on_scale(chance["acc_traj"], cohort.values()),
-            "seq_cohort": cohort_text, "contextual_amnesia": chance["acc1"] - chance["acc2"],
+            "model": CHANCE_TARGET, "reply_format": None, "headline_inference": None, "n_items": 0,
+            "n_error_items": 0, **{k: chance[k] for k in ACCURACIES}, "seq": seq_on_scale(chance["acc_traj"], cohort),
+            "seq_cohort": cohort_text, "seq_cohort_kind": kind, "in_seq_cohort": False,
+            "contextual_amnesia": chance["acc1"] - chance["acc2"],
             "acc2_direct": chance["acc2"], "acc_traj_direct": chance["acc_traj"], "sequential_direct_delta": 0.0,
             "queries": 0}
 
@@ -203,11 +249,13 @@ def _chance_row(condition: str, cohort: dict[str, float], cohort_text: str) -> d
 # -------------------------------------------------------------------------------------------------- tables
 
 
-def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
+def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int,
+                    cohort: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per target x condition with the headline accuracies and their item-bootstrap intervals, SEQ
-    within the condition's cohort, the sequential-vs-direct and position-bias checks and the efficiency
-    figures of paper Table 3; plus one chance row per condition (Acc 0.5 / 0.5 / 0.25) placed on that
-    condition's cohort scale. Sorted by condition (default first), SEQ descending, chance last."""
+    on the condition's cohort scale (`cohort` names its members, else `choose_cohort`'s rule), the
+    sequential-vs-direct and position-bias checks and the efficiency figures of paper Table 3; plus one
+    chance row per condition (Acc 0.5 / 0.5 / 0.25) placed on that scale. Sorted by condition (default
+    first), SEQ descending, chance last."""
     _check(choices)
     rows: list[dict[str, object]] = []
     for (target, condition), cell in choices.groupby(["target", "condition"], sort=True):
@@ -226,17 +274,20 @@ def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.D
     ordered: list[dict[str, object]] = []
     for condition in _condition_order(r["condition"] for r in rows):
         part = [r for r in rows if r["condition"] == condition]
-        cohort = _cohort(pd.DataFrame(part))
-        scores = seq.seq_scores(cohort) if cohort else {}
-        cohort_text = ",".join(sorted(cohort))
+        members, kind = choose_cohort(part, cohort)
+        values = [float(r["acc_traj"]) for r in part if r["target"] in members]
+        cohort_text = ",".join(members)
         for r in part:
-            r.update(seq=scores.get(str(r["target"]), NAN), seq_cohort=cohort_text)
+            r.update(seq=seq_on_scale(float(r["acc_traj"]), values), seq_cohort=cohort_text, seq_cohort_kind=kind,
+                     in_seq_cohort=r["target"] in members)
         part.sort(key=lambda r: (np.isnan(r["seq"]), -r["seq"] if not np.isnan(r["seq"]) else 0.0, r["target"]))
-        ordered.extend([*part, _chance_row(condition, cohort, cohort_text)])
+        ordered.extend([*part, _chance_row(condition, values, cohort_text, kind)])
     table = pd.DataFrame(ordered, columns=list(LEADERBOARD_COLUMNS))
-    text = {"target", "condition", "speech_input", "model", "headline_inference", "seq_cohort"}
+    text = {"target", "condition", "speech_input", "model", "reply_format", "headline_inference", "seq_cohort",
+            "seq_cohort_kind"}
     kinds = {c: float for c in LEADERBOARD_COLUMNS if c not in text}
-    return table.astype({**kinds, "n_items": int, "n_error_items": int, "queries": int, "is_baseline": bool})
+    return table.astype({**kinds, "n_items": int, "n_error_items": int, "queries": int, "is_baseline": bool,
+                         "in_seq_cohort": bool})
 
 
 def _names(level: str, key: str) -> tuple[str, str, str]:
@@ -293,7 +344,9 @@ def conditioning_table(leaderboard: pd.DataFrame, *, reference_condition: str = 
     evaluated under a condition, or when the reference condition has no cohort. Chance is the last row."""
     if leaderboard.empty:
         return pd.DataFrame(columns=["target", "is_baseline", "seq_scale_cohort"])
-    reference = _cohort(leaderboard[leaderboard["condition"] == reference_condition])
+    ref_rows = leaderboard[leaderboard["condition"] == reference_condition]
+    reference = _cohort_values(ref_rows)
+    members = ref_rows.loc[ref_rows["in_seq_cohort"].astype(bool), "target"].astype(str).tolist()
     conditions = _condition_order(leaderboard["condition"])
     targets = leaderboard.drop_duplicates("target").set_index("target")["is_baseline"].astype(bool)
     acc = leaderboard.pivot(index="target", columns="condition", values="acc_traj").reindex(columns=conditions)
@@ -301,8 +354,8 @@ def conditioning_table(leaderboard: pd.DataFrame, *, reference_condition: str = 
     for condition in conditions:
         values = acc[condition].to_numpy(dtype=float)
         table[f"acc_traj_{condition}"] = values
-        table[f"seq_{condition}"] = [seq_on_scale(v, reference.values()) for v in values]
-    table["seq_scale_cohort"] = f"{reference_condition}: {','.join(sorted(reference))}"
+        table[f"seq_{condition}"] = [seq_on_scale(v, reference) for v in values]
+    table["seq_scale_cohort"] = f"{reference_condition}: {','.join(sorted(members))}"
     ref_col = f"seq_{reference_condition}" if reference_condition in conditions else f"seq_{conditions[0]}"
     table = table.assign(_chance=table["target"] == CHANCE_TARGET).sort_values(
         ["_chance", ref_col, "target"], ascending=[True, False, True], na_position="last")
@@ -326,42 +379,79 @@ def conditioning_markdown(table: pd.DataFrame, *, digits: int = 1) -> str:
 # ----------------------------------------------------------------------------------------- human rankings
 
 
-def read_human_ranking(path: Path | str) -> pd.DataFrame:
-    """Read a human ranking of targets (paper §4.2, Table 4) from a CSV with a header:
+@dataclass(frozen=True)
+class HumanRanking:
+    """A human ranking of targets: one row per target (target, rank, source), and the items the humans
+    rated (None when the file names none: then the metrics are taken over every item)."""
 
-        target,rank,source
-        qwen-omni,1,prolific-2026-05
-        cascade-emo-des,2,prolific-2026-05
+    targets: pd.DataFrame
+    items: tuple[str, ...] | None
+    path: str = ""
 
-    - target: a target id as in the leaderboard; each target at most once.
+
+def read_human_ranking(path: Path | str) -> HumanRanking:
+    """Read a human ranking of targets (paper §4.2, Table 4) from a CSV with a header, in one of two shapes:
+
+        target,rank,source                    target,item_id,rank
+        qwen-omni,1,prolific-2026-05          qwen-omni,emp-001,1
+        cascade-emo-des,2,prolific-2026-05    cascade-emo-des,emp-001,2
+                                              qwen-omni,stress-004,2
+                                              cascade-emo-des,stress-004,1
+
+    - target: a target id as in the leaderboard.
     - rank: a number > 0, 1 = best; tied targets share a rank (e.g. 2,2 or 2.5,2.5).
+    - item_id (optional): the item (dataset_id) the rank is for. With it, each row is one target's rank on one
+      rated item, every target is ranked on the same items, and a target's rank is its mean rank over them
+      (the per-item rankings aggregated); the metrics are then computed over those items only. Without it,
+      each target appears once and the metrics cover every item.
     - source: optional free text (who ranked, when); other columns are ignored.
 
-    Returns target (str), rank (float), source (str, '' when absent). Errors name the file, the line (the
-    header is line 1) and the field."""
+    Errors name the file, the line (the header is line 1) and the field."""
     raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     raw.columns = [str(c).strip() for c in raw.columns]
     missing = [c for c in RANKING_COLUMNS if c not in raw.columns]
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; expected a header with "
-                         f"{','.join(RANKING_COLUMNS)}[,source]")
+                         f"{','.join(RANKING_COLUMNS)}[,item_id][,source]")
+    has_items = "item_id" in raw.columns
     df = pd.DataFrame({"target": raw["target"].str.strip(), "rank_text": raw["rank"].str.strip(),
+                       "item_id": raw["item_id"].str.strip() if has_items else "",
                        "source": raw["source"].str.strip() if "source" in raw.columns else ""})
     df.index = pd.RangeIndex(2, len(df) + 2)  # file line numbers
     for line, row in df.iterrows():
         if row["target"] == "":
             raise ValueError(f"{path}: line {line}: field 'target' is empty")
+        if has_items and row["item_id"] == "":
+            raise ValueError(f"{path}: line {line}: field 'item_id' is empty; with an item_id column every row "
+                             "names the item its rank is for")
         rank = pd.to_numeric(row["rank_text"], errors="coerce")
         if pd.isna(rank) or not np.isfinite(rank) or rank <= 0:
             raise ValueError(f"{path}: line {line}: field 'rank' is {row['rank_text']!r}; expected a number > 0 "
                              "(1 = best)")
-    dup = df["target"].duplicated(keep=False)
+    df = df.assign(rank=pd.to_numeric(df["rank_text"]).astype(float))
+    if not has_items:
+        dup = df["target"].duplicated(keep=False)
+        if dup.any():
+            lines = ", ".join(str(n) for n in df.index[dup])
+            raise ValueError(f"{path}: lines {lines}: field 'target' repeats {sorted(set(df.loc[dup, 'target']))}; "
+                             "each target is ranked once (or add an item_id column: one rank per rated item)")
+        return HumanRanking(df[["target", "rank", "source"]].reset_index(drop=True), None, str(path))
+    dup = df.duplicated(["target", "item_id"], keep=False)
     if dup.any():
-        lines = ", ".join(str(n) for n in df.index[dup])
-        raise ValueError(f"{path}: lines {lines}: field 'target' repeats {sorted(set(df.loc[dup, 'target']))}; "
-                         "each target is ranked once")
-    out = df.assign(rank=pd.to_numeric(df["rank_text"]).astype(float))[["target", "rank", "source"]]
-    return out.reset_index(drop=True)
+        first = df[dup].iloc[0]
+        lines = ", ".join(str(n) for n in df.index[dup & (df["target"] == first["target"])
+                                                   & (df["item_id"] == first["item_id"])])
+        raise ValueError(f"{path}: lines {lines}: target '{first['target']}' is ranked on item '{first['item_id']}' "
+                         "more than once")
+    items = tuple(sorted(set(df["item_id"])))
+    for target, rows in df.groupby("target", sort=True):
+        lacking = sorted(set(items) - set(rows["item_id"]))
+        if lacking:
+            raise ValueError(f"{path}: target '{target}' has no rank on item(s) {lacking}; every target is ranked "
+                             "on every rated item")
+    per_target = df.groupby("target", sort=False).agg(
+        rank=("rank", "mean"), source=("source", lambda v: next((x for x in v if x), "")))
+    return HumanRanking(per_target.reset_index()[["target", "rank", "source"]], items, str(path))
 
 
 def human_correlation(leaderboard: pd.DataFrame, ranking: pd.DataFrame, condition: str = DEFAULT_CONDITION,
@@ -380,4 +470,26 @@ def human_correlation(leaderboard: pd.DataFrame, ranking: pd.DataFrame, conditio
         p = float(sps.spearmanr(x, y).pvalue) if len(pairs) >= 3 and not np.isnan(rho) else NAN
         out.append({"metric": metric, "condition": condition, "n_targets": len(pairs), "rho": rho,
                     "p_value": p, "targets": ",".join(pairs["target"].astype(str))})
-    return pd.DataFrame(out, columns=list(CORRELATION_COLUMNS))
+    return pd.DataFrame(out, columns=list(CORRELATION_COLUMNS[:-2]))
+
+
+def human_alignment(choices: pd.DataFrame, ranking: HumanRanking, *, resamples: int, seed: int,
+                    cohort: Sequence[str] | None = None, condition: str = DEFAULT_CONDITION) -> pd.DataFrame:
+    """`human_correlation` with the metrics computed over the items the humans rated (paper §4.2 compares
+    rankings "on the same examples"): the leaderboard is rebuilt from those items' rows, SEQ on that
+    leaderboard's cohort. A ranking that names no items is compared over every item. `item_scope` says
+    which ('rated' | 'all'), `n_scope_items` how many items."""
+    evaluated = set(choices["item_id"].astype(str))
+    if ranking.items is None:
+        scope, rows = "all", choices
+        n_items = len(evaluated)
+    else:
+        unknown = sorted(set(ranking.items) - evaluated)
+        if unknown:
+            raise ValueError(f"{ranking.path or 'human ranking'}: item(s) {unknown} are not in speech.slm_choices; "
+                             "name items by their dataset_id, as evaluated")
+        scope, rows = "rated", choices[choices["item_id"].astype(str).isin(ranking.items)]
+        n_items = len(ranking.items)
+    board = seq_leaderboard(rows, resamples=resamples, seed=seed, cohort=cohort)
+    out = human_correlation(board, ranking.targets, condition)
+    return out.assign(item_scope=scope, n_scope_items=n_items)

@@ -3,8 +3,8 @@
 - end-to-end audio models get each clip as an `input_audio` content part (base64 WAV or MP3);
 - cascaded systems get a transcript (ASR or the reference text) with emotion cues (emo_num / emo_des);
 - the oracle text check (paper Table 1) gets the transcript with the tone instruction it was spoken in.
-The reply is the JSON ChoiceReply, validated and re-asked by the chat client; a reply that never validates
-surfaces as a parse failure (eyt_dagster/speech/evaluation.py).
+The reply is JSON in the request's reply format (eyt_dagster/speech/protocol.py), validated and re-asked by
+the chat client; a reply that never validates surfaces as a parse failure (eyt_dagster/speech/evaluation.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from eyt_dagster.records import Reply
 from eyt_dagster.roles import ChatClient
 from eyt_dagster.speech.choice import ChoiceRequest, ContentPart, RenderClip, Utterance, choice_messages
-from eyt_dagster.speech.protocol import ChoiceReply
+from eyt_dagster.speech.protocol import AnyChoiceReply, reply_schema
 
 
 class ChatChooser:
@@ -28,9 +28,10 @@ class ChatChooser:
         self.kind = kind
         self.cue_source = cue_source
 
-    def choose(self, request: ChoiceRequest) -> Reply[ChoiceReply]:
+    def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         messages = choice_messages(request, self.render_clip)
-        return self.client.complete_json(messages, ChoiceReply, purpose=f"speech_eq_round{request.current.round}")
+        return self.client.complete_json(messages, reply_schema(request.reply_format),  # type: ignore[return-value]
+                                         purpose=f"speech_eq_round{request.current.round}")
 
 
 def oracle_text(clip: Utterance) -> list[ContentPart]:

@@ -8,7 +8,7 @@ from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import CategoricalColumnConstraint, NonNullableColumnConstraint
 
 from eyt_dagster.speech.conditions import CONDITIONS
-from eyt_dagster.speech.protocol import OPTIONS
+from eyt_dagster.speech.protocol import OPTIONS, REPLY_FORMATS
 from eyt_dagster.tables import InSetColumnConstraint
 
 # column -> pandas dtype ("Int64" and "boolean" are nullable: no verdict on a failed call)
@@ -17,7 +17,8 @@ SLM_CHOICE_COLUMNS: dict[str, str] = {
     "condition": "string", "inference": "string", "order": "string", "round": "int64",
     "option1": "string", "option2": "string", "history_turn4": "string",
     "selected_option": "Int64", "correct_option": "int64", "correct": "boolean", "parse_failed": "bool",
-    "shared_call": "bool", "reasoning": "string", "error": "string",
+    "shared_call": "bool", "reply_format": "string", "acoustic_profile_1": "string", "acoustic_profile_2": "string",
+    "situational_demand": "string", "reasoning": "string", "error": "string",
     "calls": "int64", "cache_hits": "int64", "latency_s": "float64", "tokens_in": "int64", "tokens_out": "int64",
     "tokens": "int64", "cost_usd": "float64",
     "is_baseline": "bool", "speech_input": "string", "cue_source": "string", "model": "string",
@@ -57,6 +58,7 @@ SlmChoicesFrame = create_dagster_pandas_dataframe_type(
         PandasColumn("correct_option", constraints=[InSetColumnConstraint([1, 2])]),
         PandasColumn.boolean_column("parse_failed", non_nullable=True),
         PandasColumn.boolean_column("shared_call", non_nullable=True),
+        _in("reply_format", REPLY_FORMATS),
         PandasColumn("error"),
     ],
 )
