@@ -88,24 +88,19 @@ def write_slate(path: Path, base_url: str, args: argparse.Namespace) -> None:
 
 
 def ledger_summary(cache_file: Path) -> None:
+    if not cache_file.exists():
+        print("no call ledger was written")
+        return
     con = sqlite3.connect(cache_file)
-    rows = con.execute("SELECT role, ok, cached, retries, error FROM ledger").fetchall()
+    rows = con.execute("SELECT role, ok, retries, failure FROM ledger").fetchall()
     con.close()
     by_role = Counter((r[0], "ok" if r[1] else "failed") for r in rows)
-    kinds: Counter[str] = Counter()
-    for role, ok, _cached, _retries, error in rows:
-        if not ok:
-            text = (error or "").lower()
-            kind = ("cut at max_tokens" if "max_tokens" in text or "cut" in text else
-                    "did not validate" if "validate" in text else
-                    "timeout" if "timed out" in text else
-                    "http error" if "http" in text else "other")
-            kinds[(role, kind)] += 1
-    print(f"\nledger: {len(rows)} calls, {sum(r[3] for r in rows)} SDK retries")
+    kinds = Counter((role, failure or "unknown") for role, ok, _retries, failure in rows if not ok)
+    print(f"\nledger: {len(rows)} calls, {sum(r[2] for r in rows)} SDK retries")
     for (role, state), n in sorted(by_role.items()):
         print(f"  {role:<22} {state:<7} {n}")
     if kinds:
-        print("failed calls by kind:")
+        print("failed calls by kind (the ledger's `failure` column):")
         for (role, kind), n in sorted(kinds.items()):
             print(f"  {role:<22} {kind:<20} {n}")
 
@@ -140,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gguf", required=True, help="path of a GGUF chat model")
     parser.add_argument("--data-dir", help="where to put the warehouse, cache and instance (default: a temp dir)")
     parser.add_argument("--pool", default="nemotron_usa")
-    parser.add_argument("--subscale", default="empathy")
+    parser.add_argument("--subscale", default="interpersonal_empathy")
     parser.add_argument("--dialogues", type=int, default=3)
     parser.add_argument("--t-max", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=512)
