@@ -112,7 +112,9 @@ def test_alpha_sweep_detects_a_rank_flip():
         for turn, score in enumerate(scores, start=1):
             rows.append({"target": target, "pool": "p", "seed_id": f"{target}1", "turn": turn,
                          "empathy": score, "persona": 1.0, "anthropomorphic": 1.0})
-    table = analysis.alpha_sensitivity(pd.DataFrame(rows), (0.05, 0.45))
+    lengths = pd.Series({("A", "p", "A1"): 3, ("B", "p", "B1"): 3}, name="n_turns")
+    lengths = lengths.rename_axis(["target", "pool", "seed_id"])  # each dialogue's T
+    table = analysis.alpha_sensitivity(pd.DataFrame(rows), lengths, (0.05, 0.45))
     empathy = table[table["dimension"] == "empathy"].set_index(["target", "alpha"])
     # weighted A = 20 * (5a + 5a) ; weighted B = 20 * 4 (1 - 2a): alpha 0.05 -> 10 vs 72, alpha 0.45 -> 90 vs 8
     assert empathy.loc[("A", 0.05), "weighted"] == pytest.approx(10.0)
