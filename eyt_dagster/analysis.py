@@ -35,7 +35,7 @@ def _per_dialogue(scores: pd.DataFrame, metric: str) -> pd.Series:
 
 
 def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
-    """Every leaderboard mean with a 95% percentile bootstrap interval, dialogues resampled (SPEC §3.6)."""
+    """Every leaderboard mean with a 95% percentile bootstrap interval, dialogues resampled (docs/eyt-metrics.md)."""
     answered = answered_turns(turns)
     rows = []
     for (target, pool), cell in scores.groupby(CELL):

@@ -1,4 +1,4 @@
-"""Row builders: records and dialogue results to the warehouse tables' rows (SPEC §6). Pure logic."""
+"""Row builders: records and dialogue results to the warehouse tables' rows. Pure logic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The analysis tables (issue 3): SQL twins equal the assets on a materialised warehouse, and the pure
+"""The analysis tables: SQL twins equal the assets on a materialised warehouse, and the pure
 functions behave on hand-made cases."""
 
 from pathlib import Path

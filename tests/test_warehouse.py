@@ -58,7 +58,7 @@ def test_dynamic_multi_partitions_store_and_load(tmp_path):
     assert run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary]).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT n FROM s.summary").fetchone() == (2,)
-    # the stock manager fails on the same graph (the bug the wrapper fixes; DAGSTER_NOTES.md)
+    # the stock manager fails on the same graph (the bug the wrapper fixes)
     stock = run([cells, summary], DuckDBPandasIOManager(database=db), instance, selection=[summary])
     assert not stock.success
 

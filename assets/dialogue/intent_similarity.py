@@ -1,5 +1,5 @@
 """intent_similarity: cosine similarities of intent descriptions per turn, the inputs of intent drift
-(Eq. 1) and directional alignment (SPEC §3.6), computed once per partition with sentence-transformers."""
+(Eq. 1) and directional alignment (docs/eyt-metrics.md), computed once per partition with sentence-transformers."""
 
 import numpy as np
 import pandas as pd

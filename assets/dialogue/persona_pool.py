@@ -1,4 +1,4 @@
-"""persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2, SPEC §3.1)."""
+"""persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2)."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""Analysis tables over all partitions (issue 3): intervals, paired comparisons, ablations, trajectory."""
+"""Analysis tables over all partitions: intervals, paired comparisons, ablations, trajectory."""
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
