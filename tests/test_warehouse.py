@@ -202,3 +202,25 @@ def test_a_failed_load_closes_its_connection(tmp_path):
     key = MultiPartitionKey({"model": "m1", "pool": "a"})
     assert run([cells, summary], WarehouseIOManager(database=db), instance, key, [cells]).success
     assert run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary]).success
+
+
+def test_every_contract_maps_to_duckdb_and_arrow_types():
+    """The one dtype mapping serves DuckDB now and Arrow / Parquet later: an empty partition conformed to its
+    contract converts to Arrow with exactly the contract's schema; so does an error row of dialogue_turns,
+    whose text columns are all missing."""
+    import pyarrow as pa
+
+    from eyt_dagster.storage_types import arrow_schema, conform, duckdb_columns
+
+    for table, columns in warehouse_tables.TABLE_COLUMNS.items():
+        assert set(duckdb_columns(columns)) == set(columns), table
+        empty = conform(pd.DataFrame(), columns, table)
+        arrow = pa.Table.from_pandas(empty, schema=arrow_schema(columns), preserve_index=False)
+        assert arrow.schema.names == list(columns) and arrow.num_rows == 0, table
+    turns = warehouse_tables.TABLE_COLUMNS["dialogue.dialogue_turns"]
+    error_row = pd.DataFrame([{"target": "t", "pool": "nemotron_usa", "seed_id": "s", "turn": 0, "complete": False,
+                               "error": "ModelCallError: 500"}])
+    arrow = pa.Table.from_pandas(conform(error_row, turns, "dialogue.dialogue_turns"), schema=arrow_schema(turns),
+                                 preserve_index=False)
+    assert arrow.column("user_text").null_count == 1 and arrow.schema.field("user_text").type == pa.string()
+    assert duckdb_columns(turns)["turn"] == "BIGINT" and arrow.schema.field("complete").type == pa.bool_()
