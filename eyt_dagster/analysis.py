@@ -35,7 +35,7 @@ def _per_dialogue(scores: pd.DataFrame, metric: str) -> pd.Series:
 
 
 def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
-    """Every leaderboard mean with a 95% percentile bootstrap interval, dialogues resampled (SPEC §3.6)."""
+    """Every leaderboard mean with a 95% percentile bootstrap interval, dialogues resampled (docs/eyt-metrics.md)."""
     answered = answered_turns(turns)
     rows = []
     for (target, pool), cell in scores.groupby(CELL):
@@ -73,12 +73,13 @@ def pairwise_comparisons(scores: pd.DataFrame, *, resamples: int, seed: int) -> 
     return pd.DataFrame(rows)
 
 
-def alpha_sensitivity(turn_dims: pd.DataFrame, alphas: tuple[float, ...]) -> pd.DataFrame:
+def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple[float, ...]) -> pd.DataFrame:
     """Paper Table 8: weighted score per alpha, unweighted, early (t <= 2) and late (t >= 3) raw means and
-    their difference (the warm-up effect), all on 0-100, with a rank-flip check across the sweep."""
+    their difference (the warm-up effect), all on 0-100, with a rank-flip check across the sweep. `lengths`
+    is each finished dialogue's T (dialogue_scores.dialogue_lengths), which the Eq. 4 weights need."""
     rows = []
     for alpha in alphas:
-        per_dialogue = weighted_by_dialogue(turn_dims, alpha)
+        per_dialogue = weighted_by_dialogue(turn_dims, lengths, alpha)
         for (target, pool), cell in per_dialogue.groupby(CELL):
             for d in DIMENSIONS:
                 early, late = cell[f"{d}_early"].mean() * DIMENSION_TO_100, cell[f"{d}_late"].mean() * DIMENSION_TO_100

@@ -61,12 +61,19 @@ def _dialogue_means(verdicts: pd.DataFrame, finals: pd.DataFrame, combine: str) 
     return per.join(metrics.satisfaction_to_100(sat).rename("satisfaction"), how="outer").reset_index()
 
 
+ABLATION_COLUMNS = ["kind", "pool", "metric", "primary", "replacement", "delta", "mean_abs_delta", "kendall_tau",
+                    "spearman_rho", "n_dialogues", "n_targets"]
+
+
 def cross_judge_ablation(
     sample: pd.DataFrame, primary: tuple[pd.DataFrame, pd.DataFrame], replacement: tuple[pd.DataFrame, pd.DataFrame],
     combine: str = "mean",
 ) -> pd.DataFrame:
-    """Paper Table 14: on the sampled dialogues, replacement minus primary per dimension and satisfaction
-    (0-100), and per pool whether the two judges rank the targets alike (Kendall tau-b, Spearman rho)."""
+    """Paper Table 9 / 14: on the sampled dialogues, replacement minus primary per dimension and satisfaction
+    (0-100): `delta` is the signed mean difference (the calibration offset the paper's Delta columns show) and
+    `mean_abs_delta` the mean absolute difference (the paper's mean |Delta| for satisfaction, §4.9), per
+    dialogue for the score rows and per target for the ranking rows; and per pool whether the two judges rank
+    the targets alike (Kendall tau-b, Spearman rho)."""
     keep = sample.set_index(KEYS).index
     def restrict(df: pd.DataFrame) -> pd.DataFrame:
         return df[df.set_index(KEYS).index.isin(keep)]
@@ -77,13 +84,15 @@ def cross_judge_ablation(
     for metric in (*DIMENSIONS, "satisfaction"):
         p, r = both[f"{metric}_primary"], both[f"{metric}_replacement"]
         rows.append({"kind": "score", "pool": "all", "metric": metric, "primary": float(p.mean()),
-                     "replacement": float(r.mean()), "delta": float((r - p).mean()), "kendall_tau": np.nan,
+                     "replacement": float(r.mean()), "delta": float((r - p).mean()),
+                     "mean_abs_delta": float((r - p).abs().mean()), "kendall_tau": np.nan,
                      "spearman_rho": np.nan, "n_dialogues": len(both), "n_targets": both["target"].nunique()})
         for pool, block in both.groupby("pool"):
             by_target = block.groupby("target")[[f"{metric}_primary", f"{metric}_replacement"]].mean()
             x, y = by_target.iloc[:, 0], by_target.iloc[:, 1]
             rows.append({"kind": "ranking", "pool": pool, "metric": metric, "primary": float(x.mean()),
                          "replacement": float(y.mean()), "delta": float((y - x).mean()),
+                         "mean_abs_delta": float((y - x).abs().mean()),
                          "kendall_tau": stats.kendall_tau(x, y), "spearman_rho": stats.spearman_rho(x, y),
                          "n_dialogues": len(block), "n_targets": len(by_target)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=ABLATION_COLUMNS)

@@ -42,8 +42,9 @@ class DialogueResult:
 
 
 def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: int) -> DialogueResult:
-    """Run Algorithm 1 for one ChatSEED. A failed call ends the dialogue with `error` set; the turns done
-    so far are dropped by callers (the call cache keeps them, so a rerun replays them at no cost)."""
+    """Run Algorithm 1 for one ChatSEED. A failed call ends the dialogue with `error` set and the turns done
+    so far kept; the dialogue counts as incomplete (no metric, no judge) until a rerun, which replays those
+    turns from the call cache at no cost and carries on from the failed call."""
     result = DialogueResult(seed=seed)
     history: list[Exchange] = []
     query, gold = seed.first_query, seed.opening_labels()

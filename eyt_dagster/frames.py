@@ -1,4 +1,4 @@
-"""Row builders: records and dialogue results to the warehouse tables' rows (SPEC §6). Pure logic."""
+"""Row builders: records and dialogue results to the warehouse tables' rows. Pure logic."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SEED_COLUMNS = [
 TURN_COLUMNS = [
     "target", "pool", "seed_id", "turn", "user_text",
     *(f"gold_{f}" for f in LABEL_FIELDS), "progress",
-    *(f"pred_{f}" for f in LABEL_FIELDS), "response_text", "error",
+    *(f"pred_{f}" for f in LABEL_FIELDS), "response_text", "error", "complete",
 ]
 VERDICT_COLUMNS = ["target", "pool", "seed_id", "turn", "judge", *SUBSCORE_COLUMNS, "rationale", "raw_reply", "error"]
 FINAL_COLUMNS = ["target", "pool", "seed_id", "judge", "completed", "satisfaction", "rationale", "raw_reply", "error"]
@@ -77,21 +77,24 @@ def seed_row(seed_id: str, persona: PersonaRecord, reply: Reply | None, error: s
 
 
 def turn_rows(result: DialogueResult, target: str) -> list[dict[str, Any]]:
-    """One row per answered turn; a failed dialogue becomes a single row with turn 0 and the error."""
+    """One row per answered turn. A dialogue that failed keeps the turns it answered, marked
+    complete = False, and gets one more row with turn 0 and the error; metrics and judges skip it, and a
+    rerun replays its answered turns from the call cache (see docs/eyt-metrics.md)."""
     seed = result.seed
-    if result.error is not None:
-        row = {c: None for c in TURN_COLUMNS}
-        row.update(target=target, pool=seed.pool, seed_id=seed.seed_id, turn=0, error=result.error)
-        return [row]
+    complete = result.error is None
     rows = []
     for t in result.turns:
         row = {"target": target, "pool": seed.pool, "seed_id": seed.seed_id, "turn": t.turn, "user_text": t.user_text}
         row.update({f"gold_{f}": getattr(t.gold, f) for f in LABEL_FIELDS})
         row["progress"] = t.progress
         row.update({f"pred_{f}": getattr(t.predicted, f) for f in LABEL_FIELDS})
-        row.update(response_text=t.response_text, error=None)
+        row.update(response_text=t.response_text, error=None, complete=complete)
         row.update(stats_columns("target_", t.target_stats))
         row.update(stats_columns("simulator_", t.simulator_stats))
+        rows.append(row)
+    if not complete:
+        row = {c: None for c in TURN_COLUMNS}
+        row.update(target=target, pool=seed.pool, seed_id=seed.seed_id, turn=0, error=result.error, complete=False)
         rows.append(row)
     return rows
 

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 
+from eyt_dagster.dialogue_scores import answered_turns
 from eyt_dagster.frames import (
     FINAL_COLUMNS,
     VERDICT_COLUMNS,
@@ -25,9 +26,9 @@ Work = Callable[[Judge, Dialogue], list[dict]]
 
 
 def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogue]:
-    """Dialogues without an error, with their ChatSEEDs, ordered by target and seed."""
+    """Finished dialogues (incomplete ones are not judged), with their ChatSEEDs, ordered by target and seed."""
     seed_by_id = {r["seed_id"]: seed_from_row(r) for r in seeds[seeds["error"].isna()].to_dict("records")}
-    answered = turns[(turns["turn"] > 0) & turns["error"].isna()]
+    answered = answered_turns(turns)
     return [
         (target, seed_by_id[seed_id], history_from_turns(group))
         for (target, seed_id), group in answered.groupby(["target", "seed_id"], sort=True)
@@ -83,3 +84,13 @@ def verdict_frame(rows: list[dict], *, final: bool, judge_models: dict[str, str]
     df["prompt_hash"] = prompt_hash
     df["slate_seed"] = seed
     return df
+
+
+def failed_verdicts_message(df: pd.DataFrame, what: str, table: str, partition: str) -> str | None:
+    """A line such as "3 of 165 turn verdicts failed in pool|target; see dialogue.judge_verdicts.error",
+    or None when no call failed."""
+    failed = int(df["error"].notna().sum()) if len(df) else 0
+    if not failed:
+        return None
+    return (f"{failed} of {len(df)} {what} failed in {partition}; see dialogue.{table}.error "
+            "(rerun the partition to retry them: finished calls come from the call cache)")

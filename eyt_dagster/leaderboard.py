@@ -1,4 +1,4 @@
-"""The EYT-Bench leaderboard: one row per target x pool with the headline metrics of SPEC §3.6.
+"""The EYT-Bench leaderboard: one row per target x pool with the headline metrics (docs/eyt-metrics.md).
 
 It aggregates the per-dialogue scores (eyt_dagster.dialogue_scores), so each metric has one definition;
 sql/leaderboard.sql computes the same numbers from the raw rows as an independent check.
@@ -33,6 +33,12 @@ def aggregate(scores: pd.DataFrame) -> dict[str, float]:
         out[f"{d}_unweighted"] = scores[f"{d}_sum"].sum() / judged * DIMENSION_TO_100 if judged else float("nan")
     out["mean_turns"] = scores["n_turns"].mean()
     return {k: float(v) for k, v in out.items()}
+
+
+def _recorded(cell: pd.DataFrame, column: str, default: str) -> str:
+    """The setting the cell's dialogue_scores rows were computed with (several if they differ)."""
+    values = sorted(cell[column].dropna().unique()) if column in cell.columns else []
+    return ", ".join(values) if values else default
 
 
 def _role_costs(turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFrame:
@@ -70,6 +76,7 @@ def build_leaderboard(
             "in_slate": ref is not None,
             "self_preference_risk": bool(ref and slate.self_preference_risk(target)),
             "judges": ", ".join(j.id for j in slate.judges),
+            "judge_combine": _recorded(cell, "judge_combine", slate.judge_combine),
             "n_dialogues": len(cell),
             "n_errors": int(turns[(turns["target"] == target) & (turns["pool"] == pool)]["error"].notna().sum()),
             **aggregate(cell),

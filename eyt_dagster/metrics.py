@@ -1,4 +1,4 @@
-"""EYT-Bench metrics (paper §3.5, SPEC §3.6). Pure functions over pandas frames; no Dagster.
+"""EYT-Bench metrics (paper §3.5; docs/eyt-metrics.md). Pure functions over pandas frames; no Dagster.
 
 Scales: accuracies and FICR are shares in [0, 1]; a dimension's per-turn score is the sum of its five
 sub-indicators (0-5) reported on 0-100 (x20); satisfaction 1-5 is reported on 0-100 as (s - 1) * 25.
@@ -14,8 +14,9 @@ from eyt_dagster.taxonomy import DIMENSION_NAMES, RUBRIC, SATISFACTION_MIN
 
 
 def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
-    """Eq. 4: w_1 = w_2 = alpha, w_t = (1 - 2 alpha) / (T - 2) for t >= 3, regenerated at the dialogue's
-    own length T. For T = 2 the weights are (0.5, 0.5) and for T = 1 (1.0) (SPEC §3.6). Sum is 1."""
+    """Paper Eq. 4: w_1 = w_2 = alpha, w_t = (1 - 2 alpha) / (T - 2) for t >= 3, regenerated at the
+    dialogue's own length T (paper §3.5.3, Table 2 and Appendix A). For T = 2 the weights are (0.5, 0.5)
+    and for T = 1 (1.0). Sum is 1."""
     if n_turns < 1:
         raise ValueError("a dialogue has at least one turn")
     if n_turns == 1:
@@ -24,6 +25,20 @@ def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
         return np.array([0.5, 0.5])
     rest = (1.0 - 2.0 * alpha) / (n_turns - 2)
     return np.array([alpha, alpha] + [rest] * (n_turns - 2))
+
+
+def judged_turn_weights(turns: np.ndarray, n_turns: int, alpha: float) -> np.ndarray:
+    """Eq. 4 weights of the judged turns `turns` (1-based turn numbers) of a dialogue of T = `n_turns` turns,
+    renormalised to sum to 1 over those turns. Each turn keeps the weight its position gives it; a turn with
+    no verdict drops out and the others share its weight in proportion (the paper is silent on missing
+    verdicts; see docs/eyt-metrics.md). With every turn judged this is Eq. 4 unchanged."""
+    turns = np.asarray(turns, dtype=int)
+    if len(turns) == 0:
+        return np.array([])
+    if turns.min() < 1 or turns.max() > n_turns:
+        raise ValueError(f"turn numbers {sorted(set(turns.tolist()))} are outside 1..{n_turns}")
+    w = warmup_weights(n_turns, alpha)[turns - 1]
+    return w / w.sum()
 
 
 def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:

@@ -1,15 +1,13 @@
--- leaderboard_sql: the EYT-Bench leaderboard recomputed from the raw rows (SPEC §3.6).
+-- leaderboard_sql: the EYT-Bench leaderboard recomputed from the raw rows.
 -- It must equal the `leaderboard` asset (tests/test_pipeline.py checks it). A temporary view, so it works on a
 -- read-only connection too: duckdb -readonly data/eyt.duckdb, then
 --   .read sql/turn_dimensions.sql
 --   .read sql/leaderboard.sql
 --   SELECT * FROM leaderboard_sql;
--- alpha (the warm-up weight of turns 1 and 2, Eq. 4) is 0.10 here, the slate default: edit `params` to change it.
+-- alpha (the warm-up weight of turns 1 and 2, Eq. 4) and how judges combine are the settings in
+-- sql/turn_dimensions.sql. Only finished dialogues count (finished_turns, dialogue_lengths).
 CREATE OR REPLACE TEMP VIEW leaderboard_sql AS
-WITH params AS (SELECT 0.10 AS alpha),
-turns AS (
-    SELECT * FROM dialogue.dialogue_turns WHERE error IS NULL AND turn > 0
-),
+WITH turns AS (SELECT * FROM finished_turns),
 labels AS (
     SELECT target, pool, count(DISTINCT seed_id) AS n_dialogues,
            avg((gold_explicit_intent = pred_explicit_intent)::DOUBLE) AS explicit_acc,
@@ -34,27 +32,31 @@ emotion_f1 AS (
         GROUP BY c.target, c.pool, c.label
     ) c GROUP BY c.target, c.pool
 ),
-drift AS (  -- Eq. 1 per dialogue, then the mean over dialogues
+drift AS (  -- Eq. 1 per finished dialogue, then the mean over dialogues
     SELECT target, pool, avg(d) AS drift
-    FROM (SELECT target, pool, seed_id, avg(1 - cos_gold_pred) AS d FROM dialogue.intent_similarity GROUP BY ALL)
+    FROM (SELECT target, pool, seed_id, avg(1 - cos_gold_pred) AS d
+          FROM dialogue.intent_similarity JOIN dialogue_lengths USING (target, pool, seed_id) GROUP BY ALL)
     GROUP BY target, pool
 ),
-finals AS (  -- judges combined: majority vote (a tie is not completed), mean satisfaction
+finals AS (  -- judges combined: majority vote (a tie is not completed), satisfaction by judges_combined
     SELECT target, pool, avg((2 * votes > judges)::DOUBLE) AS ficr, avg((sat - 1) * 25) AS satisfaction
-    FROM (SELECT target, pool, seed_id, sum(completed::INT) AS votes, count(*) AS judges, avg(satisfaction) AS sat
-          FROM dialogue.final_intent_verdicts WHERE error IS NULL GROUP BY ALL)
+    FROM (SELECT target, pool, seed_id, sum(completed::INT) AS votes, count(*) AS judges,
+                 judges_combined(satisfaction) AS sat
+          FROM dialogue.final_intent_verdicts JOIN dialogue_lengths USING (target, pool, seed_id)
+          WHERE error IS NULL GROUP BY ALL)
     GROUP BY target, pool
 ),
-scored AS (SELECT * FROM turn_dimensions),  -- per turn, judges averaged, dimensions on 0-5
-weighted AS (  -- Eq. 3-4: weights regenerated at each dialogue's own length T
-    SELECT s.*, CASE WHEN n = 1 THEN 1.0 WHEN n = 2 THEN 0.5
-                     WHEN turn <= 2 THEN alpha ELSE (1 - 2 * alpha) / (n - 2) END AS w
-    FROM (SELECT *, count(*) OVER (PARTITION BY target, pool, seed_id) AS n FROM scored) s, params
+scored AS (  -- per judged turn of a finished dialogue, judges combined, dimensions on 0-5, with its T
+    SELECT * FROM turn_dimensions JOIN dialogue_lengths USING (target, pool, seed_id)
+),
+weighted AS (  -- Eq. 3-4: weights at each dialogue's own length T, renormalised over its judged turns
+    SELECT *, warmup_weight(turn, n_turns, eyt_alpha()) AS w FROM scored
 ),
 subjective AS (
     SELECT target, pool,
            avg(we) * 20 AS empathy, avg(wp) * 20 AS persona, avg(wa) * 20 AS anthropomorphic
-    FROM (SELECT target, pool, seed_id, sum(w * empathy) AS we, sum(w * persona) AS wp, sum(w * anthropomorphic) AS wa
+    FROM (SELECT target, pool, seed_id, sum(w * empathy) / sum(w) AS we, sum(w * persona) / sum(w) AS wp,
+                 sum(w * anthropomorphic) / sum(w) AS wa
           FROM weighted GROUP BY ALL)
     GROUP BY target, pool
 ),

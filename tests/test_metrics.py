@@ -11,7 +11,7 @@ from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
 
 
 def test_table2_weights_t10_alpha010_are_all_one_tenth():
-    # Paper Table 2 / SPEC §3.6: T = 10, alpha = 0.10 gives ten weights of 0.10.
+    # Paper Table 2: T = 10, alpha = 0.10 gives ten weights of 0.10.
     np.testing.assert_allclose(metrics.warmup_weights(10, 0.10), [0.1] * 10)
 
 
@@ -20,7 +20,7 @@ def test_table2_weights_t10_alpha010_are_all_one_tenth():
     [
         (4, 0.10, [0.1, 0.1, 0.4, 0.4]),  # (1 - 0.2) / 2
         (5, 0.15, [0.15, 0.15, 0.7 / 3, 0.7 / 3, 0.7 / 3]),
-        (2, 0.10, [0.5, 0.5]),  # SPEC: T_actual = 2 uses (0.5, 0.5)
+        (2, 0.10, [0.5, 0.5]),  # T_actual = 2 uses (0.5, 0.5) (docs/eyt-metrics.md)
         (3, 0.05, [0.05, 0.05, 0.9]),
     ],
 )
@@ -48,7 +48,9 @@ def _verdicts(rows):
 def test_short_early_stopped_dialogue_weighted_and_unweighted():
     # Dialogue a stops at T = 3 with empathy sums 5, 1, 2; dialogue b runs T = 2 with 4, 2.
     sums = metrics.dimension_sums(_verdicts([("a", 1, 5), ("a", 2, 1), ("a", 3, 2), ("b", 1, 4), ("b", 2, 2)]))
-    per_dialogue = weighted_by_dialogue(sums, alpha=0.10)
+    lengths = pd.Series({("t", "nemotron_usa", "a"): 3, ("t", "nemotron_usa", "b"): 2}, name="n_turns")
+    lengths.index.names = ["target", "pool", "seed_id"]
+    per_dialogue = weighted_by_dialogue(sums, lengths, alpha=0.10)
     per_dialogue["n_turns"] = per_dialogue["n_judged_turns"]
     for short in ("explicit", "latent", "emotion"):
         per_dialogue[f"{short}_correct"] = 0

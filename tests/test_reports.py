@@ -1,4 +1,4 @@
-"""The analysis tables (issue 3): SQL twins equal the assets on a materialised warehouse, and the pure
+"""The analysis tables: SQL twins equal the assets on a materialised warehouse, and the pure
 functions behave on hand-made cases."""
 
 from pathlib import Path
@@ -82,7 +82,8 @@ def test_cross_judge_twin_matches_the_score_rows(warehouse):
     twin = con.execute("SELECT * FROM cross_judge_ablation_sql").df().set_index("metric")
     asset = con.execute("SELECT * FROM dialogue.cross_judge_ablation WHERE kind = 'score'").df().set_index("metric")
     for metric in twin.index:
-        assert asset.loc[metric, "delta"] == pytest.approx(twin.loc[metric, "delta"], abs=1e-9)
+        for column in ("primary", "replacement", "delta", "mean_abs_delta"):
+            assert asset.loc[metric, column] == pytest.approx(twin.loc[metric, column], abs=1e-9), (metric, column)
     # the lenient replacement judge scores higher than the primary ensemble on every dimension
     assert (twin["delta"] > 0).all()
 
@@ -112,7 +113,9 @@ def test_alpha_sweep_detects_a_rank_flip():
         for turn, score in enumerate(scores, start=1):
             rows.append({"target": target, "pool": "p", "seed_id": f"{target}1", "turn": turn,
                          "empathy": score, "persona": 1.0, "anthropomorphic": 1.0})
-    table = analysis.alpha_sensitivity(pd.DataFrame(rows), (0.05, 0.45))
+    lengths = pd.Series({("A", "p", "A1"): 3, ("B", "p", "B1"): 3}, name="n_turns")
+    lengths = lengths.rename_axis(["target", "pool", "seed_id"])  # each dialogue's T
+    table = analysis.alpha_sensitivity(pd.DataFrame(rows), lengths, (0.05, 0.45))
     empathy = table[table["dimension"] == "empathy"].set_index(["target", "alpha"])
     # weighted A = 20 * (5a + 5a) ; weighted B = 20 * 4 (1 - 2a): alpha 0.05 -> 10 vs 72, alpha 0.45 -> 90 vs 8
     assert empathy.loc[("A", 0.05), "weighted"] == pytest.approx(10.0)
@@ -175,3 +178,34 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
     assert "baseline" in page and "data:image/png;base64," in page
     assert " [" in page  # intervals shown as value [low, high]
     assert "<script" not in page and "http://" not in page and "https://" not in page
+
+
+def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
+    """Paper §4.9 reports the mean |Delta| (0.07 on satisfaction); the signed mean hides opposite shifts."""
+    from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+
+    def verdicts(empathy_by_seed: dict[str, float], judge: str) -> pd.DataFrame:
+        rows = []
+        for seed_id, value in empathy_by_seed.items():
+            row = {"target": "t", "pool": "p", "seed_id": seed_id, "turn": 1, "judge": judge, "error": None,
+                   **{c: 0.0 for c in SUBSCORE_COLUMNS}}
+            row["empathy_recognition"], row["empathy_attribution"] = 1.0, value - 1.0
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def finals(satisfaction_by_seed: dict[str, int], judge: str) -> pd.DataFrame:
+        return pd.DataFrame([{"target": "t", "pool": "p", "seed_id": k, "judge": judge, "completed": True,
+                              "satisfaction": v, "error": None} for k, v in satisfaction_by_seed.items()])
+
+    sample = pd.DataFrame({"target": ["t", "t"], "pool": ["p", "p"], "seed_id": ["s1", "s2"]})
+    # empathy 2 -> 2.5 (+10 on 0-100) and 2 -> 1.5 (-10); satisfaction 3 -> 4 (+25) and 4 -> 4 (0)
+    table = calibration.cross_judge_ablation(
+        sample, (verdicts({"s1": 2.0, "s2": 2.0}, "j"), finals({"s1": 3, "s2": 4}, "j")),
+        (verdicts({"s1": 2.5, "s2": 1.5}, "r"), finals({"s1": 4, "s2": 4}, "r")))
+    score = table[table["kind"] == "score"].set_index("metric")
+    assert score.loc["empathy", "delta"] == pytest.approx(0.0)
+    assert score.loc["empathy", "mean_abs_delta"] == pytest.approx(10.0)
+    assert score.loc["satisfaction", "delta"] == pytest.approx(12.5)
+    assert score.loc["satisfaction", "mean_abs_delta"] == pytest.approx(12.5)
+    ranking = table[table["kind"] == "ranking"].set_index("metric")
+    assert ranking.loc["empathy", "delta"] == pytest.approx(0.0)  # one target: its mean shift is 0

@@ -11,7 +11,7 @@ from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.roles import PER_ITEM_ERRORS
 from eyt_dagster.records import CallStats
-from eyt_dagster.tables import ChatSeedsFrame
+from eyt_dagster.tables import CHAT_SEEDS_COLUMNS, ChatSeedsFrame, conform_table
 from resources.models import BenchmarkResource
 from resources.warehouse import read_partition
 
@@ -61,7 +61,8 @@ def chat_seeds(
     if errors:
         context.log.warning(f"{errors} ChatSEED(s) failed in pool {pool}; rerun the asset to retry only those")
     return table_output(
-        df, simulator=simulator.model_id, prompt_hash=PROMPT_HASH, reused_rows=len(kept),
+        conform_table(df, "dialogue.chat_seeds"), simulator=simulator.model_id, prompt_hash=PROMPT_HASH,
+        reused_rows=len(kept),
         **stats_metadata("simulator", stats),
     )
 
@@ -76,4 +77,5 @@ def _finished_seeds(warehouse: Path, pool: str, simulator_id: str) -> dict[str, 
         & (previous["simulator"] == simulator_id)
         & (previous["prompt_hash"] == PROMPT_HASH)
     ]
+    ok = ok[[c for c in ok.columns if c in CHAT_SEEDS_COLUMNS]]  # a column the code no longer writes is dropped
     return {row["seed_id"]: row for row in ok.to_dict("records")}

@@ -9,10 +9,10 @@ from eyt_dagster.frames import TURN_COLUMNS, seed_from_row, stat_column_names, t
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.records import CallStats
-from eyt_dagster.tables import DialogueTurnsFrame
+from eyt_dagster.tables import DialogueTurnsFrame, conform_table
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
 PROGRESS_EVERY = 10
 
@@ -35,6 +35,9 @@ def dialogue_turns(
     slate = eyt.slate
     simulator, target = eyt.simulator(context.run_id), eyt.target(target_id, context.run_id)
     seeds = [seed_from_row(r) for r in chat_seeds[chat_seeds["error"].isna()].to_dict("records")]
+    if len(seeds) < len(chat_seeds):
+        context.log.warning(f"{len(chat_seeds) - len(seeds)} of {len(chat_seeds)} ChatSEEDs of pool {pool} failed and "
+                            "have no dialogue; see dialogue.chat_seeds.error and rerun chat_seeds to retry them")
 
     def report(done: int, total: int) -> None:
         if done % PROGRESS_EVERY == 0 or done == total:
@@ -53,14 +56,23 @@ def dialogue_turns(
     df["created_at"] = now_utc()
     target_stats = sum((t.target_stats for r in results for t in r.turns), CallStats())
     simulator_stats = sum((t.simulator_stats for r in results for t in r.turns), CallStats())
-    failed = [r.seed.seed_id for r in results if r.error]
+    failed = [r for r in results if r.error]
+    finished = len(results) - len(failed)
     if failed:
-        context.log.warning(f"{len(failed)} dialogue(s) failed: {failed[:5]}; rerun to retry (finished calls are cached)")
-    answered = df[df["turn"] > 0]
+        first = failed[0]
+        context.log.warning(
+            f"{finished} of {len(results)} dialogues finished in {context.partition_key}; see "
+            f"dialogue.dialogue_turns.error (rows with turn 0; the answered turns of an unfinished dialogue are kept "
+            f"with complete = false and left out of every metric). First: {first.seed.seed_id} after "
+            f"{len(first.turns)} turn(s): {first.error[:300]}. Rerun the partition to finish them: answered calls "
+            "come from the call cache.")
+    answered = df[(df["turn"] > 0) & df["complete"].astype(bool)]
     return table_output(
-        df,
+        conform_table(df, "dialogue.dialogue_turns"),
         dialogues=len(results),
+        finished_dialogues=finished,
         failed_dialogues=len(failed),
+        failed_seed_ids=", ".join(r.seed.seed_id for r in failed[:5]),
         mean_turns=float(answered.groupby("seed_id")["turn"].max().mean()) if len(answered) else 0.0,
         target_model=slate.target(target_id).model,
         simulator=simulator.model_id,
@@ -69,4 +81,3 @@ def dialogue_turns(
         **stats_metadata("target", target_stats),
         **stats_metadata("simulator", simulator_stats),
     )
-

@@ -1,17 +1,18 @@
 """intent_similarity: cosine similarities of intent descriptions per turn, the inputs of intent drift
-(Eq. 1) and directional alignment (SPEC §3.6), computed once per partition with sentence-transformers."""
+(Eq. 1) and directional alignment (docs/eyt-metrics.md), computed once per partition with sentence-transformers."""
 
 import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
+from eyt_dagster.dialogue_scores import answered_turns
 from eyt_dagster.partitions import by_pool, target_pool_partitions
-from eyt_dagster.tables import IntentSimilarityFrame
+from eyt_dagster.tables import IntentSimilarityFrame, conform_table
 from resources.embeddings import embed
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"
 COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final"]
 
 
@@ -32,7 +33,7 @@ def intent_similarity(
 ) -> Output[pd.DataFrame]:
     """Per turn: cos(gold, predicted intent description) and cos(predicted, the ChatSEED's final intent)."""
     model = eyt.slate.embedding_model
-    turns = dialogue_turns[(dialogue_turns["turn"] > 0) & dialogue_turns["error"].isna()].copy()
+    turns = answered_turns(dialogue_turns).copy()  # finished dialogues only
     finals = chat_seeds.set_index("seed_id")["final_intent"]
     turns["final_intent"] = turns["seed_id"].map(finals)
     df = turns[["target", "pool", "seed_id", "turn"]].copy()
@@ -47,7 +48,7 @@ def intent_similarity(
     df["embedding_model"] = model
     df["created_at"] = now_utc()
     context.log.info(f"embedded {len(turns)} turns with {model}")
-    return table_output(df, embedding_model=model)
+    return table_output(conform_table(df, "dialogue.intent_similarity"), embedding_model=model)
 
 
 def _cosines(vectors: dict[str, np.ndarray], left: pd.Series, right: pd.Series) -> list[float]:

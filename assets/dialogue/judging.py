@@ -4,11 +4,18 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
-from eyt_dagster.judging import final_verdicts, finished_dialogues, judge_all, turn_verdicts, verdict_frame
+from eyt_dagster.judging import (
+    failed_verdicts_message,
+    final_verdicts,
+    finished_dialogues,
+    judge_all,
+    turn_verdicts,
+    verdict_frame,
+)
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.records import CallStats
-from eyt_dagster.tables import FinalIntentVerdictsFrame, JudgeVerdictsFrame
+from eyt_dagster.tables import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
 from resources.models import BenchmarkResource
 
 LOGIC_VERSION = "1"
@@ -61,8 +68,9 @@ def judge_verdicts(
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
     df = run_judges(eyt, judges, dialogues, final=False, prompt=TURN_PROMPT_HASH, context=context)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
-    return table_output(df, judges=", ".join(j.model_id for j in judges), prompt_hash=TURN_PROMPT_HASH,
-                        **stats_metadata("judge", judge_stats(df)))
+    log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
+    return table_output(conform_table(df, "dialogue.judge_verdicts"), judges=", ".join(j.model_id for j in judges),
+                        prompt_hash=TURN_PROMPT_HASH, **stats_metadata("judge", judge_stats(df)))
 
 
 @asset(
@@ -77,6 +85,15 @@ def final_intent_verdicts(
     judges = eyt.judges(context.run_id)
     df = run_judges(eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=FINAL_PROMPT_HASH,
                     context=context)
-    return table_output(df, judges=", ".join(j.model_id for j in judges), prompt_hash=FINAL_PROMPT_HASH,
-                        completed_share=float(df["completed"].mean()) if len(df) else 0.0,
+    log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
+    completed = df["completed"].dropna()
+    return table_output(conform_table(df, "dialogue.final_intent_verdicts"),
+                        judges=", ".join(j.model_id for j in judges), prompt_hash=FINAL_PROMPT_HASH,
+                        completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
                         **stats_metadata("judge", judge_stats(df)))
+
+
+def log_failed_verdicts(context: AssetExecutionContext, df: pd.DataFrame, what: str, table: str) -> None:
+    message = failed_verdicts_message(df, what, table, context.partition_key)
+    if message:
+        context.log.warning(message)

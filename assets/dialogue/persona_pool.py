@@ -1,4 +1,4 @@
-"""persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2, SPEC §3.1)."""
+"""persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2)."""
 
 import random
 
@@ -9,7 +9,7 @@ from assets._output import now_utc, table_output
 from eyt_dagster.frames import persona_rows
 from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.sampling import draw_pool
-from eyt_dagster.tables import PersonaPoolFrame
+from eyt_dagster.tables import PersonaPoolFrame, conform_table
 from resources.embeddings import embed
 from resources.models import BenchmarkResource
 from resources.persona_sources import load_pool_records
@@ -45,6 +45,7 @@ def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outp
     context.log.info(f"{pool}: read {len(records)} from {where}, {len(dedup.duplicate_of)} near-duplicates dropped, "
                      f"{len(df)} sampled")
     return table_output(
-        df, source=where, read=len(records), near_duplicates_dropped=len(dedup.duplicate_of),
+        conform_table(df, "dialogue.persona_pool"), source=where, read=len(records),
+        near_duplicates_dropped=len(dedup.duplicate_of),
         sampled=len(df), embedding_model=slate.embedding_model,
     )

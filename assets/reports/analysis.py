@@ -1,4 +1,4 @@
-"""Analysis tables over all partitions (issue 3): intervals, paired comparisons, ablations, trajectory."""
+"""Analysis tables over all partitions: intervals, paired comparisons, ablations, trajectory."""
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
@@ -6,13 +6,13 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from assets._output import now_utc, table_output
 from assets.reports._flags import baseline_note, flag_targets
 from eyt_dagster import analysis
-from eyt_dagster.dialogue_scores import turn_dimension_scores
+from eyt_dagster.dialogue_scores import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
 from eyt_dagster.report_sections import interval_cells
 from eyt_dagster.taxonomy import ALPHA_SWEEP, POOLS
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"
 INTERVAL_PREVIEW = ("explicit_acc", "emotion_acc", "drift", "ficr", "satisfaction", "empathy", "persona",
                     "anthropomorphic")
 _REPORT = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
@@ -57,12 +57,15 @@ def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) 
                    significant=int(df["excludes_zero"].sum()) if len(df) else 0)
 
 
-@asset(**_REPORT, ins=_ins("judge_verdicts"))
-def alpha_sensitivity(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
+@asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))
+def alpha_sensitivity(
+    eyt: BenchmarkResource, judge_verdicts: pd.DataFrame, dialogue_turns: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """Paper Table 8: weighted scores for alpha in {0.05, 0.10, 0.15}, early minus late raw scores (the
     warm-up effect) and whether any two targets swap ranks across the sweep."""
     dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
-    df = analysis.alpha_sensitivity(dims, tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha})))
+    alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
+    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas)
     plot = png_markdown(alpha_sweep_png(flag_targets(df, eyt.slate)), "Weighted scores by alpha") if len(df) else ""
     return _finish(df, eyt, plot=MetadataValue.md(plot),
                    rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)

@@ -10,6 +10,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_output
 from assets.dialogue.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats, run_judges
 from assets.reports._flags import baseline_note, flag_targets
+from eyt_dagster.calibration import ABLATION_COLUMNS
 from eyt_dagster.calibration import cross_judge_ablation as ablation_table
 from eyt_dagster.calibration import cross_judge_sample, judge_agreement as agreement_table
 from eyt_dagster.dialogue_scores import turn_dimension_scores
@@ -81,7 +82,7 @@ def cross_judge_final_verdicts(
 
 
 @asset(
-    **_REPORT, code_version=LOGIC_VERSION,
+    **_REPORT, code_version=f"{LOGIC_VERSION}.1",  # .1: mean_abs_delta column
     ins=_ins("dialogue_scores", "judge_verdicts", "final_intent_verdicts", "cross_judge_verdicts",
              "cross_judge_final_verdicts"),
 )
@@ -93,8 +94,7 @@ def cross_judge_ablation(
     subsample, and whether each pool's target ranking survives (Kendall tau, Spearman rho)."""
     sample = cross_judge_sample(dialogue_scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
     if cross_judge_verdicts.empty:
-        df = pd.DataFrame(columns=["kind", "pool", "metric", "primary", "replacement", "delta", "kendall_tau",
-                                   "spearman_rho", "n_dialogues", "n_targets"])
+        df = pd.DataFrame(columns=ABLATION_COLUMNS)
     else:
         df = ablation_table(sample, (judge_verdicts, final_intent_verdicts),
                             (cross_judge_verdicts, cross_judge_final_verdicts), eyt.slate.judge_combine)

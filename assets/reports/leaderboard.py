@@ -5,10 +5,10 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.leaderboard import BASELINE_NOTE, build_leaderboard
-from eyt_dagster.tables import LeaderboardFrame
+from eyt_dagster.tables import LeaderboardFrame, conform_table
 from resources.models import BenchmarkResource
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"
 
 
 @asset(
@@ -37,4 +37,5 @@ def leaderboard(
     note = (f"Rows for {', '.join(baselines)} are {BASELINE_NOTE}s: reference points, not evaluations of a model."
             if baselines else "No embedded baselines in this table.")
     context.log.info(note)
-    return table_output(board, baselines=note, slate=eyt.slate.name)
+    return table_output(conform_table(board, "dialogue.leaderboard"), baselines=note, slate=eyt.slate.name,
+                        judge_combine=eyt.slate.judge_combine)
