@@ -188,7 +188,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     if added:
         print(f"registered new target partition(s): {added}")
     return refresh(instance, _scope(args), slate_keys(slate), dry_run=args.dry_run, backfill=args.backfill,
-                   forced=None if args.reports else set(), reason="--reports")
+                   forced=None if args.reports else set(), reason="--reports", slate=slate)
 
 
 def cmd_remove_target(args: argparse.Namespace) -> int:
@@ -303,10 +303,13 @@ def main(argv: list[str] | None = None) -> int:
         "refresh", help="materialise exactly the missing and stale partitions",
         description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
                     "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
-                    "per job and partition key, in dependency order, in this process: no daemon needed. Registers "
-                    "the slate's targets first, so a target added to the slate shows up as missing partitions. "
+                    "per job and partition key, in dependency order, in this process: no daemon needed. First it "
+                    "registers the slate's targets (a "
+                    "target added to the slate shows up as missing partitions) and records the settings of every "
+                    "target and pool that changed (their partitions show up as stale, with the settings named). "
                     "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).")
-    refresh.add_argument("--dry-run", action="store_true", help="only list the partitions and the runs it would launch")
+    refresh.add_argument("--dry-run", action="store_true",
+                         help="only list the partitions and the runs it would launch (it still does the first steps)")
     refresh.add_argument("--backfill", action="store_true",
                          help="submit the partitions as one Dagster asset backfill (launchPartitionBackfill) instead "
                               "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "

@@ -17,6 +17,8 @@ import pandas as pd
 from dagster import InputContext, IOManager, OutputContext, partition_loading_context
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 
+from eyt_dagster.slate_settings import SETTINGS_KEY
+
 WAREHOUSE_FILE = "eyt.duckdb"
 
 
@@ -41,6 +43,9 @@ class _InstanceScopedIOManager(IOManager):
         self._database = database
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
+        settings = (context.definition_metadata or {}).get(SETTINGS_KEY)
+        if settings is not None:  # the slate settings this output was computed with (docs/operations.md)
+            context.add_output_metadata({SETTINGS_KEY: settings})
         if isinstance(obj, pd.DataFrame) and len(obj.columns):
             obj = self._align_schema(context, obj)
         if isinstance(obj, pd.DataFrame) and obj.empty and not context.has_asset_partitions:
