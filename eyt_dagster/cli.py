@@ -25,6 +25,7 @@ import sys
 import time
 
 from eyt_dagster.config import SlateError, load_slate, slate_path_from_env
+from eyt_dagster.dead_runs import mark_dead_runs
 from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.launch import execute
 from eyt_dagster.partitions import partition_tags
@@ -39,6 +40,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     slate = load_slate(slate_path_from_env())
     ensure_dagster_home()
     instance = DagsterInstance.get()
+    report_dead_runs(instance)
     register_targets(instance, slate)
     unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
     if unknown:
@@ -75,6 +77,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if ok and not args.no_speech:
         _print_speech_summary()
     return 0 if ok else 1
+
+
+def report_dead_runs(instance) -> None:  # noqa: ANN001 - DagsterInstance
+    """Mark the runs whose process on this host is gone as failed (eyt_dagster/dead_runs.py) and say so."""
+    for line in mark_dead_runs(instance):
+        print(f"marked failed: {line}")
 
 
 def _print_leaderboard() -> None:
@@ -184,6 +192,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     slate = load_slate(slate_path_from_env())
     ensure_dagster_home()
     instance = DagsterInstance.get()
+    report_dead_runs(instance)
     added = register_targets(instance, slate)
     if added:
         print(f"registered new target partition(s): {added}")
@@ -304,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
                     "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
                     "per job and partition key, in dependency order, in this process: no daemon needed. First it "
-                    "registers the slate's targets (a "
+                    "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
                     "target added to the slate shows up as missing partitions) and records the settings of every "
                     "target and pool that changed (their partitions show up as stale, with the settings named). "
                     "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).")

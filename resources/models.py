@@ -43,13 +43,16 @@ class BenchmarkResource(ConfigurableResource):
         return load_slate(self.slate_path)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
-        """When a run starts (before any step reads its inputs' versions): record the slate's per-target and
-        per-pool settings that changed, so the partitions this run writes name the settings they were computed
-        with (docs/operations.md)."""
+        """When a run starts (before any step reads its inputs' versions): tag the run with this process, for the
+        dead-run check, and record the slate's per-target and per-pool settings that changed, so the partitions
+        this run writes name the settings they were computed with (docs/operations.md)."""
+        from eyt_dagster.dead_runs import process_tags
         from eyt_dagster.settings_sources import record_settings
 
         if context.instance is None:
             return
+        if context.run_id:
+            context.instance.add_run_tags(context.run_id, process_tags())
         record_settings(context.instance, self.slate)
 
     @property
