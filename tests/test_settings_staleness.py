@@ -198,3 +198,27 @@ def test_change_text_names_fields_by_setting_and_judges_by_id():
                                         "j2 (added); simulator settings changed: temperature; "
                                         "speech.evaluation settings changed: both_orders")
     assert ss.change_text(old, old) == ""
+
+
+def test_observing_the_target_settings_records_every_slate_target_with_its_settings(tmp_path):
+    """What the UI's "Observe" does on dialogue/target_settings (no partition chosen): one observation per
+    slate target, data version = the hash of its settings, the settings as metadata."""
+    from dagster import AssetKey, AssetRecordsFilter
+
+    from eyt_dagster.definitions import ASSETS
+
+    (tmp_path / "data").mkdir()
+    path = write_slate(tmp_path)
+    instance = DagsterInstance.ephemeral()
+    key = AssetKey(["dialogue", "target_settings"])
+    result = materialize(ASSETS, selection=AssetSelection.assets(key), resources=resources_for(path, tmp_path / "data"),
+                         instance=instance)
+    records = instance.fetch_observations(AssetRecordsFilter(asset_key=key), limit=50).records
+    in_run = {r.partition_key: r for r in records if r.run_id == result.run_id}
+    slate = load_slate(path)
+    assert set(in_run) == {t.id for t in slate.eyt_targets}
+    for ref in slate.eyt_targets:
+        observed = in_run[ref.id].asset_observation
+        assert observed.tags["dagster/data_version"] == ss.fingerprint(ss.eyt_target_settings(ref))
+        assert observed.metadata[ss.SETTINGS_KEY].value == ss.eyt_target_settings(ref)
+        assert "max_concurrency" not in observed.metadata[ss.SETTINGS_KEY].value
