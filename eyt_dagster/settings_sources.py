@@ -6,11 +6,12 @@ decisions are in docs/operations.md).
   materialisation, so a later change can be named.
 * Per-partition settings (a target's model settings, a pool's source): three observable source assets,
   partitioned by target or pool, whose per-partition data version is a hash of the partition's settings.
-  `dialogue/target_settings` (by target) feeds each target x pool cell of `dialogue/dialogue_turns`, `dialogue/pool_settings`
-  feeds `dialogue/persona_pool`, `speech/target_settings` feeds `speech/slm_choices`. `record_settings` records
-  an observation for every partition whose settings changed; the `eyt` resource calls it when any run starts
-  (before a step reads its inputs' versions), `eyt refresh` before it reads the statuses, and the UI's
-  "Observe" runs the same. So Dagster's per-partition staleness, in the UI too, follows a target's settings.
+  `dialogue/target_settings` (by target) feeds each target x pool cell of `dialogue/dialogue_turns`,
+  `dialogue/pool_settings` feeds `dialogue/persona_pool`, `speech/target_settings` feeds `speech/slm_choices`.
+  `record_settings` records an observation for every partition whose settings changed; the `eyt` resource calls
+  it when any run starts (before a step reads its inputs' versions), `eyt refresh` before it reads the statuses,
+  and the UI's "Observe" does the same. So Dagster's per-partition staleness, in the UI too, follows a target's
+  settings.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ SOURCES = (
     PartitionSettings(
         AssetKey(["dialogue", "target_settings"]), target_partitions, AssetKey(["dialogue", "dialogue_turns"]),
         "target", lambda slate: {t.id: ss.eyt_target_settings(t) for t in slate.eyt_targets},
-        "The slate settings of each EYT-Bench target that decide its replies (model, endpoint, temperature, max_tokens, "
-        "thinking, reasoning effort, extra body, parse retries, structured output, prices). Its data version per "
-        "partition is a hash of them, so changing a target makes exactly its dialogue partitions stale.",
+        "The slate settings of each EYT-Bench target that decide its replies (model, endpoint, temperature, "
+        "max_tokens, thinking, reasoning effort, extra body, parse retries, structured output, prices). Its data "
+        "version per partition is a hash of them, so changing a target makes exactly its dialogue partitions stale.",
         MultiToSingleDimensionPartitionMapping(partition_dimension_name="target")),
     PartitionSettings(
         AssetKey(["dialogue", "pool_settings"]), pool_partitions, AssetKey(["dialogue", "persona_pool"]),

@@ -105,7 +105,8 @@ def test_a_target_setting_makes_exactly_that_targets_partitions_stale(world, cap
     assert list(stale) == [("dialogue/dialogue_turns", CELL_A)], rows
     assert stale[("dialogue/dialogue_turns", CELL_A)].startswith(f"target {A} settings changed: {field}")
     assert {p for (_, p), (status, _) in rows.items() if status == "STALE" and p != "-"} == {CELL_A}  # B is fresh
-    assert rows[("dialogue/judge_verdicts", CELL_A)][1] == f"upstream dialogue/dialogue_turns[{CELL_A}] will be re-materialised"
+    upstream = f"upstream dialogue/dialogue_turns[{CELL_A}] will be re-materialised"
+    assert rows[("dialogue/judge_verdicts", CELL_A)][1] == upstream
 
 
 def edit_key(key, value):
