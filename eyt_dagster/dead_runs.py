@@ -72,8 +72,8 @@ def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
     pid = int(tags[PID_TAG])
     if process_alive(pid, tags.get(START_TAG)):
         return None
-    return (f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. Marked "
-            f"failed by eyt; rerun it to resume (finished partitions and model calls are kept).")
+    return (f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. "
+            f"Rerun it to resume (finished partitions and model calls are kept).")
 
 
 def mark_dead_runs(instance) -> list[str]:  # noqa: ANN001 - DagsterInstance
@@ -83,7 +83,7 @@ def mark_dead_runs(instance) -> list[str]:  # noqa: ANN001 - DagsterInstance
         run = record.dagster_run
         why = why_dead(dict(run.tags))
         if why:
-            instance.report_run_failed(run, message=f"Run {run.run_id} ({run.job_name}): {why}")
+            instance.report_run_failed(run, message=f"Run {run.run_id} ({run.job_name}) marked failed by eyt: {why}")
             marked.append(f"run {run.run_id[:8]} ({run.job_name}, {run.status.value}): {why}")
     return marked
 
