@@ -8,12 +8,14 @@ resources in `resources/`.
 import warnings
 
 # Dagster APIs this project relies on that Dagster 1.13 still labels beta or preview. Their behaviour is
-# pinned by the tests (tests/test_pipeline.py), so the label is not repeated on every import.
+# pinned by the tests (tests/test_pipeline.py; observable source assets: tests/test_settings_staleness.py), so the
+# label is not repeated on every import.
 ACCEPTED_BETA_APIS = (
     "PandasColumn",
     "create_dagster_pandas_dataframe_type",
     "MultiToSingleDimensionPartitionMapping",
     "asset_check",
     "data_version",
+    "observable_source_asset",
 )
 warnings.filterwarnings("ignore", message=rf".*`({'|'.join(ACCEPTED_BETA_APIS)})`.* is currently in (beta|preview).*")

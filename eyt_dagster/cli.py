@@ -25,6 +25,7 @@ import sys
 import time
 
 from eyt_dagster.config import SlateError, load_slate, slate_path_from_env
+from eyt_dagster.dead_runs import mark_dead_runs
 from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.launch import execute
 from eyt_dagster.partitions import partition_tags
@@ -39,6 +40,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     slate = load_slate(slate_path_from_env())
     ensure_dagster_home()
     instance = DagsterInstance.get()
+    report_dead_runs(instance)
     register_targets(instance, slate)
     unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
     if unknown:
@@ -75,6 +77,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if ok and not args.no_speech:
         _print_speech_summary()
     return 0 if ok else 1
+
+
+def report_dead_runs(instance) -> None:  # noqa: ANN001 - DagsterInstance
+    """Mark the runs whose process on this host is gone as failed (eyt_dagster/dead_runs.py) and say so."""
+    for line in mark_dead_runs(instance):
+        print(f"marked failed: {line}")
 
 
 def _print_leaderboard() -> None:
@@ -188,11 +196,12 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     slate = load_slate(slate_path_from_env())
     ensure_dagster_home()
     instance = DagsterInstance.get()
+    report_dead_runs(instance)
     added = register_targets(instance, slate)
     if added:
         print(f"registered new target partition(s): {added}")
     return refresh(instance, _scope(args), slate_keys(slate), dry_run=args.dry_run, backfill=args.backfill,
-                   forced=None if args.reports else set(), reason="--reports")
+                   forced=None if args.reports else set(), reason="--reports", slate=slate)
 
 
 def cmd_remove_target(args: argparse.Namespace) -> int:
@@ -307,10 +316,13 @@ def main(argv: list[str] | None = None) -> int:
         "refresh", help="materialise exactly the missing and stale partitions",
         description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
                     "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
-                    "per job and partition key, in dependency order, in this process: no daemon needed. Registers "
-                    "the slate's targets first, so a target added to the slate shows up as missing partitions. "
+                    "per job and partition key, in dependency order, in this process: no daemon needed. First it "
+                    "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
+                    "target added to the slate shows up as missing partitions) and records the settings of every "
+                    "target and pool that changed (their partitions show up as stale, with the settings named). "
                     "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).")
-    refresh.add_argument("--dry-run", action="store_true", help="only list the partitions and the runs it would launch")
+    refresh.add_argument("--dry-run", action="store_true",
+                         help="only list the partitions and the runs it would launch (it still does the first steps)")
     refresh.add_argument("--backfill", action="store_true",
                          help="submit the partitions as one Dagster asset backfill (launchPartitionBackfill) instead "
                               "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "

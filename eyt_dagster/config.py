@@ -73,10 +73,20 @@ class ModelRef(BaseModel):
     def is_baseline(self) -> bool:
         return self.provider == "embedded"
 
+    def answer_settings(self) -> dict:
+        """The settings that decide this model's replies and the numbers stored with them (prices give the cost
+        columns): everything but the fields in NOT_ANSWER_FIELDS."""
+        return self.model_dump(exclude=set(NOT_ANSWER_FIELDS))
+
     def fingerprint(self) -> str:
-        """A hash of everything that changes this model's replies (not its key, which is never here)."""
-        settings = self.model_dump(exclude={"id", "max_concurrency", "timeout_s", "max_retries"})
-        return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+        """A hash of `answer_settings()` (never a key: the slate holds only the name of its variable)."""
+        return hashlib.sha256(json.dumps(self.answer_settings(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+# Fields that say how a model is named, reached or throttled, never what it answers: changing one makes no
+# result stale (see docs/operations.md). `id` is the partition key or the role's name in the rows, tracked apart.
+NOT_ANSWER_FIELDS = frozenset({"id", "family", "benchmarks", "api_key_env", "timeout_s", "max_retries",
+                               "max_concurrency"})
 
 
 BENCHMARKS = ("eyt_bench", "speech_eq")

@@ -1,7 +1,9 @@
 """The code location `eyt_dagster`: the one Definitions object (assets, jobs, resources).
 
 Settings come from the environment when the location loads: `EYT_DATA_DIR` (default ./data) holds the
-warehouse `eyt.duckdb` and the call cache; `EYT_SLATE` names the slate (default: the packaged one).
+warehouse `eyt.duckdb` and the call cache; `EYT_SLATE` names the slate (default: the packaged one). The slate is
+read here too: each asset's code version includes a hash of the slate settings it reads, and the per-target
+and per-pool settings are observable source assets (eyt_dagster/settings_sources.py, docs/operations.md).
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from assets.reports.speech_build_report import speech_build_report
 from assets.speech.audio_stages import speech_audio
 from assets.speech.evaluation import slm_choices
 from assets.speech.text_stages import dialogues, scenarios, tone_instructions, tone_selection
-from eyt_dagster.config import slate_path_from_env
+from eyt_dagster.config import Slate, load_slate, slate_path_from_env
 from eyt_dagster.jobs import JOBS
+from eyt_dagster.settings_sources import SETTINGS_ASSETS, track_settings
 from resources.models import BenchmarkResource
 from resources.warehouse import WarehouseIOManager, data_dir, warehouse_path
 
-ASSETS = [
+# The asset functions as written; `assets_for(slate)` adds the slate's settings to them.
+BASE_ASSETS = [
     persona_pool,
     chat_seeds,
     dialogue_turns,
@@ -78,11 +82,24 @@ ASSETS = [
 ]
 
 
-def build_resources() -> dict[str, object]:
+def assets_for(slate: Slate) -> list:
+    """Every asset, with the slate's settings as tracked inputs, and the settings source assets."""
+    return [*SETTINGS_ASSETS, *track_settings(BASE_ASSETS, slate)]
+
+
+def build_resources(slate_path: str | None = None) -> dict[str, object]:
     return {
-        "eyt": BenchmarkResource(slate_path=str(slate_path_from_env()), data_dir=str(data_dir())),
+        "eyt": BenchmarkResource(slate_path=str(slate_path or slate_path_from_env()), data_dir=str(data_dir())),
         "io_manager": WarehouseIOManager(database=str(warehouse_path())),
     }
 
 
-defs = Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, resources=build_resources(), executor=in_process_executor)
+def build_defs(slate_path: str | None = None) -> Definitions:
+    """The code location for a slate file (default: EYT_SLATE); a slate that does not validate fails here."""
+    path = str(slate_path or slate_path_from_env())
+    return Definitions(assets=assets_for(load_slate(path)), asset_checks=CHECKS, jobs=JOBS,
+                       resources=build_resources(path), executor=in_process_executor)
+
+
+defs = build_defs()
+ASSETS = list(defs.assets or [])

@@ -21,10 +21,12 @@ def execute(instance, job_name: str, tags: dict[str, str], label: str, asset_sel
     """Run one job (optionally only some of its assets, as AssetKeys) and print one line; True on success."""
     from dagster import build_reconstructable_job, execute_job
 
+    from eyt_dagster.dead_runs import process_tags
+
     started = time.monotonic()
     job = build_reconstructable_job("eyt_dagster.launch", "job_by_name", (job_name,),
                                     reconstructor_working_directory=str(PROJECT_ROOT))
-    with execute_job(job, instance=instance, tags=tags, raise_on_error=False, run_config=QUIET,
+    with execute_job(job, instance=instance, tags={**tags, **process_tags()}, raise_on_error=False, run_config=QUIET,
                      asset_selection=asset_selection) as result:
         ok = result.success
         print(f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}")

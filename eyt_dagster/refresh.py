@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - moved in another Dagster version
     _SKIP_THRESHOLD = 100
 _CAUSE = "key { path } partitionKey category reason dependency { path } dependencyPartitionKey"
 _NODES_QUERY = """query EytAssetNodes {
-  assetNodes { assetKey { path } jobNames opName isPartitioned dependencyKeys { path }
+  assetNodes { assetKey { path } jobNames opName isPartitioned isMaterializable dependencyKeys { path }
                staleStatus staleCauses { %s } assetMaterializations(limit: 1) { timestamp } }
 }""" % _CAUSE
 _PARTITIONS_QUERY = """query EytPartitionStatus($keys: [AssetKeyInput!]) {
@@ -43,18 +43,19 @@ def _location():
     return entry["module_name"], entry.get("location_name") or entry["module_name"]
 
 
-def _workspace(instance):  # noqa: ANN001, ANN202
+def _workspace(instance, target=None):  # noqa: ANN001, ANN202
     """A workspace holding the code location loaded in this process (no webserver, no code server). The
     location's code versions are those of this process's import: `eyt refresh` is a fresh process, so a
-    prompt edited since the last run shows up as a new code version."""
+    prompt or slate edited since the last run shows up as a new code version. `target` (a
+    LoadableTargetOrigin) loads another definitions file instead of the workspace's module."""
     from dagster._core.remote_origin import InProcessCodeLocationOrigin
     from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
     from dagster._core.workspace.context import WorkspaceProcessContext
     from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
 
     module, name = _location()
-    origin = InProcessCodeLocationOrigin(
-        LoadableTargetOrigin(module_name=module, working_directory=str(PROJECT_ROOT)), location_name=name)
+    target = target or LoadableTargetOrigin(module_name=module, working_directory=str(PROJECT_ROOT))
+    origin = InProcessCodeLocationOrigin(target, location_name=name)
     return WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin))
 
 
@@ -92,14 +93,25 @@ class AssetState:
 
     `include` says which assets to consider; `slate_keys` maps "pool" and each dynamic target set
     ("targets", "speech_targets") to the slate's keys: partitions of a pool or target not in the slate are left
-    alone (a target dropped from the slate keeps its history) and listed in `left_alone`."""
+    alone (a target dropped from the slate keeps its history) and listed in `left_alone`. Source assets (the
+    slate's settings) are inputs, not results: they are not listed. With `slate`, causes that come from changed
+    slate settings name them (eyt_dagster/settings_sources.py)."""
 
-    def __init__(self, context, instance, include, slate_keys: dict[str, set[str]]) -> None:  # noqa: ANN001
+    def __init__(self, context, instance, include, slate_keys: dict[str, set[str]], slate=None) -> None:  # noqa: ANN001
         from dagster import AssetKey, partition_loading_context
+
+        from eyt_dagster.settings_sources import SettingsHistory
 
         request = context.create_request_context()
         graph = request.asset_graph
-        nodes = [n for n in _graphql(request, _NODES_QUERY)["assetNodes"] if include("/".join(n["assetKey"]["path"]))]
+        nodes = [n for n in _graphql(request, _NODES_QUERY)["assetNodes"]
+                 if n["isMaterializable"] and include("/".join(n["assetKey"]["path"]))]
+        history = slate and SettingsHistory(instance, slate, {
+            "/".join(n["assetKey"]["path"]): graph.get(AssetKey(n["assetKey"]["path"])).code_version for n in nodes})
+
+        def why(cause: dict, asset: str, partition: str | None) -> str:
+            return (history and history.explain(asset, partition, cause)) or _cause_text(cause, asset, partition)
+
         self.statuses: dict = {}
         self.causes: dict = {}
         self.latest = {}
@@ -119,7 +131,7 @@ class AssetState:
                     job_assets.setdefault(job, []).append(asset)
             if not n["isPartitioned"]:
                 self.statuses[(asset, None)] = n["staleStatus"]
-                self.causes[(asset, None)] = [_cause_text(c, asset, None) for c in n["staleCauses"]]
+                self.causes[(asset, None)] = [why(c, asset, None) for c in n["staleCauses"]]
         partitioned = [{"path": n["assetKey"]["path"]} for n in nodes if n["isPartitioned"]]
         for n in _graphql(request, _PARTITIONS_QUERY, {"keys": partitioned})["assetNodes"] if partitioned else []:
             asset = "/".join(n["assetKey"]["path"])
@@ -133,7 +145,7 @@ class AssetState:
                     self.left_alone.update(outside)
                     continue
                 self.statuses[(asset, key)] = status
-                self.causes[(asset, key)] = [_cause_text(c, asset, key) for c in causes or []]
+                self.causes[(asset, key)] = [why(c, asset, key) for c in causes or []]
         self.together = {a: [b for b in outs if b != a] for outs in by_op.values() if len(outs) > 1 for a in outs}
         from eyt_dagster import operations as ops
 
@@ -194,15 +206,22 @@ def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
 
 
 def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,  # noqa: ANN001
-             forced: set[str] | None = frozenset(), reason: str = "", only_forced: bool = False) -> int:
+             forced: set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
+             slate=None, target=None) -> int:  # noqa: ANN001
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
-    `only_forced` leaves out everything else (but what lies downstream of them)."""
+    `only_forced` leaves out everything else (but what lies downstream of them). With `slate`, its per-target
+    and per-pool settings are recorded first (settings_sources.record_settings), so a changed target shows as
+    stale partitions, and causes name the settings that changed. `target` loads other definitions (tests)."""
     from eyt_dagster import operations as ops
 
     started = time.monotonic()
-    with _workspace(instance) as context:
-        state = AssetState(context, instance, include, keys)
+    if slate is not None:
+        from eyt_dagster.settings_sources import record_settings
+
+        record_settings(instance, slate)
+    with _workspace(instance, target) as context:
+        state = AssetState(context, instance, include, keys, slate)
         if state.left_alone:
             print("left alone, not in the slate (`eyt remove-target ID` deletes a target): "
                   + ", ".join(sorted(state.left_alone)))

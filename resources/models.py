@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, InitResourceContext
 
 from eyt_dagster.baselines import make_embedded
 from eyt_dagster.config import ModelRef, Slate, load_slate
@@ -41,6 +41,19 @@ class BenchmarkResource(ConfigurableResource):
     @cached_property
     def slate(self) -> Slate:
         return load_slate(self.slate_path)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        """When a run starts (before any step reads its inputs' versions): tag the run with this process, for the
+        dead-run check, and record the slate's per-target and per-pool settings that changed, so the partitions
+        this run writes name the settings they were computed with (docs/operations.md)."""
+        from eyt_dagster.dead_runs import process_tags
+        from eyt_dagster.settings_sources import record_settings
+
+        if context.instance is None:
+            return
+        if context.run_id:
+            context.instance.add_run_tags(context.run_id, process_tags())
+        record_settings(context.instance, self.slate)
 
     @property
     def warehouse(self) -> Path:

@@ -31,6 +31,7 @@ from dagster_duckdb.io_manager import DuckDbClient
 from dagster_duckdb_pandas import DuckDBPandasIOManager, DuckDBPandasTypeHandler
 
 from eyt_dagster.storage_types import conform, duckdb_columns
+from eyt_dagster.slate_settings import SETTINGS_KEY
 from eyt_dagster.warehouse_tables import declared_columns
 
 WAREHOUSE_FILE = "eyt.duckdb"
@@ -60,6 +61,9 @@ class _InstanceScopedIOManager(IOManager):
         self._inner = inner
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
+        settings = (context.definition_metadata or {}).get(SETTINGS_KEY)
+        if settings is not None:  # the slate settings this output was computed with (docs/operations.md)
+            context.add_output_metadata({SETTINGS_KEY: settings})
         with partition_loading_context(dynamic_partitions_store=context.step_context.instance):
             self._inner.handle_output(context, obj)
 

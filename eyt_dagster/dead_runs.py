@@ -1,0 +1,101 @@
+"""Runs whose process is gone. A run killed with `kill -9` (or on a machine that went down) never reports its end,
+so the instance and the UI show it STARTED forever; rerunning resumes the work, but the record lies.
+
+Every run records where it executes: `eyt` tags the runs it creates, and the `eyt` resource tags every run that
+uses it (from the UI, cron or the daemon) when it starts, with the host name, the pid and, on Linux, the process
+start time (so a pid reused by a later process is not taken for the run). A STARTED or STARTING run whose tags
+name this host and a process that no longer exists is reported failed through the instance, with the pid in the
+message. A run on another host, a run whose process is alive and a run with no such tags are left alone.
+
+`mark_dead_runs` is what `eyt run` and `eyt refresh` call first (cron needs no daemon); `EytRunLauncher` gives
+Dagster's own run monitoring (the daemon, `run_monitoring` in dagster.yaml) the same check. See
+docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from dagster import DagsterRunStatus, DefaultRunLauncher, RunsFilter
+
+# Worker health types for a run launcher's check (Dagster exports the launcher classes, not these two).
+from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
+
+HOST_TAG, PID_TAG, START_TAG = "eyt/host", "eyt/pid", "eyt/process_start"
+JUDGED_STATUSES = (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING)
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (field 3, the state, first), or None off Linux."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2:].split()
+
+
+def process_start(pid: int) -> str | None:
+    """When the process started, in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    fields = _stat(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def process_tags(pid: int | None = None) -> dict[str, str]:
+    """The tags that say where a run executes: this host, the pid (default: this process) and its start time."""
+    pid = pid or os.getpid()
+    start = process_start(pid)
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), **({START_TAG: start} if start else {})}
+
+
+def process_alive(pid: int, start: str | None = None) -> bool:
+    """Whether process `pid` exists on this host and is the one that started at `start` (when given). An exited
+    process that its parent has not reaped yet (a zombie) is not alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        pass
+    fields = _stat(pid)
+    if fields is None:
+        return True
+    return fields[0] != "Z" and (start is None or process_start(pid) == start)
+
+
+def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
+    """Why a run's process is known to be gone, or None when it is alive, on another host, or untagged."""
+    host = host or socket.gethostname()
+    if tags.get(HOST_TAG) != host or not tags.get(PID_TAG, "").isdigit():
+        return None
+    pid = int(tags[PID_TAG])
+    if process_alive(pid, tags.get(START_TAG)):
+        return None
+    return (f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. "
+            f"Rerun it to resume (finished partitions and model calls are kept).")
+
+
+def mark_dead_runs(instance) -> list[str]:  # noqa: ANN001 - DagsterInstance
+    """Report every STARTED / STARTING run whose process on this host is gone as failed; return one line per run."""
+    marked = []
+    for record in instance.get_run_records(RunsFilter(statuses=list(JUDGED_STATUSES))):
+        run = record.dagster_run
+        why = why_dead(dict(run.tags))
+        if why:
+            instance.report_run_failed(run, message=f"Run {run.run_id} ({run.job_name}) marked failed by eyt: {why}")
+            marked.append(f"run {run.run_id[:8]} ({run.job_name}, {run.status.value}): {why}")
+    return marked
+
+
+class EytRunLauncher(DefaultRunLauncher):
+    """Dagster's default run launcher plus a worker health check, so the daemon's run monitoring marks a run
+    whose process is gone as failed (the default launcher has no such check). dagster.yaml selects it."""
+
+    @property
+    def supports_check_run_worker_health(self) -> bool:
+        return True
+
+    def check_run_worker_health(self, run) -> CheckRunHealthResult:  # noqa: ANN001 - DagsterRun
+        why = why_dead(dict(run.tags))
+        return CheckRunHealthResult(WorkerStatus.FAILED, why) if why else CheckRunHealthResult(WorkerStatus.RUNNING)

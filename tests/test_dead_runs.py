@@ -1,0 +1,110 @@
+"""Runs whose process is gone: a real `eyt run` held by a localhost model server that does not answer is killed with
+SIGKILL; the instance still says STARTED until `eyt`'s check (what `eyt run` / `eyt refresh` do first) reports it
+failed, naming the pid. While the process lives, the run is left alone."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import write_slate
+from eyt_dagster.config import default_slate_path
+from eyt_dagster.dead_runs import EytRunLauncher, HOST_TAG, PID_TAG, mark_dead_runs, process_tags, why_dead
+from openai_stub_server import serve
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited and been reaped."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_why_dead_judges_only_this_hosts_runs_whose_process_is_gone():
+    here = socket.gethostname()
+    gone = dead_pid()
+    assert why_dead({HOST_TAG: here, PID_TAG: str(os.getpid())}) is None  # alive
+    assert why_dead({HOST_TAG: "another-host", PID_TAG: str(gone)}) is None  # another machine's run
+    assert why_dead({}) is None  # no record of where it ran
+    assert f"pid {gone} on {here}" in why_dead({HOST_TAG: here, PID_TAG: str(gone)})
+    # a live pid that started at another time is another process (the run's pid was reused)
+    reused = {**process_tags(), "eyt/process_start": "1"}
+    assert (why_dead(reused) is not None) == Path("/proc/self/stat").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_run_is_marked_failed_and_a_live_one_is_left_alone(tmp_path):
+    from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
+
+    release = threading.Event()
+
+    def hold(_request):  # the simulator's first call never gets an answer while the test runs
+        release.wait(120)
+        return "{}"
+
+    with serve(hold) as server:
+        simulator = {"id": "slow-simulator", "provider": "openai", "model": "slow", "family": "test-sim",
+                     "base_url": server.base_url, "timeout_s": 300, "max_retries": 0}
+        default = {t["id"]: t for t in yaml.safe_load(default_slate_path().read_text())["targets"]}
+        slate = write_slate(tmp_path, simulator=simulator, targets=[default["reflective-baseline"]],
+                            dialogues_per_pool=1, pool_size=8, pools={"nemotron_usa": {"source": "fixture"}})
+        data = tmp_path / "data"
+        env = {**os.environ, "EYT_DATA_DIR": str(data), "EYT_SLATE": str(slate), "HF_HUB_OFFLINE": "1"}
+        env.pop("DAGSTER_HOME", None)
+        process = subprocess.Popen([BIN / "eyt", "run", "--no-speech", "--no-reports"], cwd=ROOT, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 240
+            while not server.requests:  # the run is under way, waiting for the simulator
+                assert process.poll() is None, "eyt run ended before it reached the simulator"
+                assert time.monotonic() < deadline, "eyt run did not reach the simulator in time"
+                time.sleep(0.5)
+            with DagsterInstance.from_config(str(data / "dagster_home")) as instance:
+                [run] = instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED]))
+                assert run.tags[PID_TAG] == str(process.pid) and run.tags[HOST_TAG] == socket.gethostname()
+                assert mark_dead_runs(instance) == []  # alive: left alone
+                assert EytRunLauncher().check_run_worker_health(run).status.value == "RUNNING"
+                assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED
+
+                process.send_signal(signal.SIGKILL)
+                process.wait(30)
+                assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED  # the record lies
+                assert EytRunLauncher().check_run_worker_health(run).status.value == "FAILED"  # what the daemon sees
+                marked = mark_dead_runs(instance)
+                assert len(marked) == 1 and run.run_id[:8] in marked[0] and f"pid {process.pid}" in marked[0]
+                after = instance.get_run_by_id(run.run_id)
+                assert after.status == DagsterRunStatus.FAILURE
+                failure = instance.all_logs(run.run_id)[-1]
+                assert failure.dagster_event.event_type == DagsterEventType.RUN_FAILURE
+                assert f"pid {process.pid}" in failure.message
+                assert mark_dead_runs(instance) == []  # once
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+                process.wait(30)
+
+
+def test_every_run_that_uses_the_slate_records_its_process(tmp_path):
+    """Runs started outside `eyt` (the UI, cron, the daemon) get the tags from the `eyt` resource."""
+    from dagster import AssetSelection, DagsterInstance, materialize
+
+    from eyt_dagster.definitions import ASSETS
+    from pipeline import resources_for
+
+    (tmp_path / "data").mkdir()
+    instance = DagsterInstance.ephemeral()
+    result = materialize(ASSETS, selection=AssetSelection.assets(["dialogue", "human_annotations"]),
+                         resources=resources_for(write_slate(tmp_path), tmp_path / "data"), instance=instance)
+    tags = instance.get_run_by_id(result.run_id).tags
+    assert tags[PID_TAG] == str(os.getpid()) and tags[HOST_TAG] == socket.gethostname()
