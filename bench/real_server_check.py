@@ -138,9 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subscale", default="interpersonal_empathy")
     parser.add_argument("--dialogues", type=int, default=3)
     parser.add_argument("--t-max", type=int, default=4)
-    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--timeout-s", type=float, default=120.0)
-    parser.add_argument("--ctx-size", type=int, default=8192)
+    parser.add_argument("--ctx-size", type=int, default=16384, help="llama-server context, shared by its slots")
     parser.add_argument("--parallel", type=int, default=4, help="llama-server slots")
     args = parser.parse_args(argv)
 
