@@ -142,11 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=120.0)
     parser.add_argument("--ctx-size", type=int, default=16384, help="llama-server context, shared by its slots")
     parser.add_argument("--parallel", type=int, default=4, help="llama-server slots")
+    parser.add_argument("--port", type=int, help="llama-server port (default: a free one); the base URL is part "
+                        "of every call's cache key, so a rerun over the same data dir needs the same port")
     args = parser.parse_args(argv)
 
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="eyt-real-server-")).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = args.port or free_port()
     base = f"http://127.0.0.1:{port}"
     server_log = data_dir / "llama-server.log"
     command = [args.server_bin, "-m", args.gguf, "--host", "127.0.0.1", "--port", str(port),

@@ -495,6 +495,16 @@ class OpenAIChatClient:
                       else _RequestRefused if status in REFUSED_STATUSES else ModelCallError)
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
 
+    def _cut_message(self, stats: CallStats) -> str:
+        """Why a reply ended with finish_reason=length: max_tokens, or (fewer tokens than that) a server whose
+        context window was full, which a larger max_tokens would not fix."""
+        if 0 < stats.tokens_out < self.ref.max_tokens:
+            return (f"reply cut after {stats.tokens_out} tokens (finish_reason=length), below max_tokens="
+                    f"{self.ref.max_tokens}: the server's context window filled up (prompt {stats.tokens_in} tokens); "
+                    f"give the server of model '{self.model_id}' a larger context per request")
+        return (f"reply cut at max_tokens={self.ref.max_tokens} (finish_reason=length); "
+                f"raise max_tokens for model '{self.model_id}' in the slate")
+
     def _record(self, outcome: _Outcome, purpose: str, error: str | None = None, failure: str | None = None) -> None:
         s = outcome.stats
         self.cache.record(
@@ -537,8 +547,7 @@ class OpenAIChatClient:
                 cut = outcome.finish_reason == "length"
                 error = self._redact(describe_validation_error(exc))
                 if cut:
-                    error = (f"reply cut at max_tokens={self.ref.max_tokens} (finish_reason=length); "
-                             f"raise max_tokens for model '{self.model_id}' in the slate")
+                    error = self._cut_message(outcome.stats)
                     self._record(outcome, purpose, error=error, failure="cut_reply")
                 else:
                     self._record(outcome, purpose, error=f"reply did not validate: {error}", failure="invalid_reply")

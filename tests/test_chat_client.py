@@ -310,6 +310,20 @@ def test_many_requests_at_once_and_a_limit_on_requests_in_flight(cache: CallCach
 CUT = '{"completed": true, "satisfaction": 4, "rationale": "' + "and then again " * 300  # never closed
 
 
+def test_reply_cut_by_a_full_context_says_so_not_max_tokens(cache: CallCache) -> None:
+    """llama-server ends a reply with finish_reason=length when the slot's context fills up, after fewer tokens
+    than max_tokens: raising max_tokens would not help, so the error says what would."""
+    cut = chat_completion(CUT, prompt_tokens=4021, completion_tokens=75, finish_reason="length")
+    with serve(ScriptedReplies([cut] * 3)) as server:
+        client = make_client(server, cache, parse_retries=2)
+        with pytest.raises(ReplyCutError) as info:
+            client.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    message = str(info.value)
+    assert "after 75 tokens" in message and "below max_tokens=1024" in message and "context" in message
+    assert "raise max_tokens" not in message and "stub/judge-1" in message
+    assert [row["failure"] for row in cache.ledger()] == ["cut_reply"] * 3
+
+
 def test_reply_cut_at_max_tokens_is_its_own_failure(cache: CallCache) -> None:
     cut = chat_completion(CUT, completion_tokens=1024, finish_reason="length")
     with serve(ScriptedReplies([cut] * 3)) as server:
