@@ -158,6 +158,8 @@ WIDE = [
      {**{(a, POOL): "slate settings changed: seed" for a in ("dialogue/persona_pool", "dialogue/chat_seeds")},
       **{(a, c): "slate settings changed: seed" for c in CELLS
          for a in ("dialogue/dialogue_turns", "dialogue/judge_verdicts", "dialogue/final_intent_verdicts")}}),
+    ("judge_combine", edit_key("judge_combine", "median"),
+     {("dialogue/dialogue_scores", c): "slate settings changed: judge_combine" for c in CELLS}),
     ("dialogues_per_pool", edit_key("dialogues_per_pool", 3),
      {("dialogue/chat_seeds", POOL): "slate settings changed: dialogues_per_pool"}),
     ("pool source", lambda raw: raw["pools"][POOL].update(revision="v2"),
