@@ -160,8 +160,12 @@ class ParquetWarehouse(UPathIOManager):
         write_file(data, Path(str(path)))
         rows = TableMetadataSet(partition_row_count=data.num_rows) if context.has_asset_partitions \
             else TableMetadataSet(row_count=data.num_rows)
-        context.add_output_metadata({**rows, "dataframe_columns": MetadataValue.table_schema(TableSchema(
-            columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema]))})
+        query = f"SELECT * FROM {table}"  # how to read what was written, through eyt.duckdb's views
+        if context.has_asset_partitions:
+            where = _partition_columns(context, context.asset_partition_key).items()
+            query += " WHERE " + " AND ".join(f"{c} = '{v.replace(chr(39), chr(39) * 2)}'" for c, v in where)
+        context.add_output_metadata({**rows, "Query": query, "dataframe_columns": MetadataValue.table_schema(
+            TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema]))})
         prepare(self.database, context.log, table)
 
     def _folder(self, context: InputContext) -> Path:

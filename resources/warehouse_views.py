@@ -17,7 +17,6 @@ from pathlib import Path
 import duckdb
 
 from resources.warehouse_files import (
-    PARTITION_FILE,
     TABLE_FILE,
     data_files,
     partition_file,
@@ -142,5 +141,3 @@ def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, layouts: Mapping[
         done.append(table)
     return done
 
-
-__all__ = ["PARTITION_FILE", "WAREHOUSE_FILE", "ensure_views", "migrate_tables", "stored_tables", "view_sql"]

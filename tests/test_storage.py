@@ -263,3 +263,14 @@ def test_removing_a_target_deletes_its_partition_files_and_its_report_rows(tmp_p
     with connect(data / "eyt.duckdb") as con:
         assert con.execute("SELECT target, x FROM s.turns").fetchall() == [("kept", 3)]
         assert con.execute("SELECT target FROM s.board").fetchall() == [("kept",)]
+
+
+def test_a_write_records_the_query_that_reads_it(tmp_path):
+    database = tmp_path / "data" / "eyt.duckdb"
+    ROWS["p3"] = (4, 1)
+    result = materialize([slots], partition_key="p3", resources={"io_manager": WarehouseIOManager(database=str(database))},
+                         instance=DagsterInstance.ephemeral())
+    query = next(m for m in result.asset_materializations_for_node("s__slots")).metadata["Query"].value
+    assert query == "SELECT * FROM s.slots WHERE slot = 'p3'"
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute(query).fetchall() == [("p3", 1, i) for i in range(4)]
