@@ -5,6 +5,7 @@
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
+    eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
     eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
     eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
@@ -30,7 +31,7 @@ from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_tar
 from eyt_dagster.launch import execute
 from eyt_dagster.partitions import partition_tags
 from eyt_dagster.refresh import asset_parents, refresh, slate_keys
-from eyt_dagster.target_removal import tables_with_target, target_partitions
+from eyt_dagster.target_removal import delete_target_rows, tables_with_target, target_partitions
 from eyt_dagster.speech.eq import SUBSCALES
 
 
@@ -171,8 +172,9 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     import duckdb
 
     from eyt_dagster.speech.layout import item_from_rows
+    from resources.data_paths import resolve_path_columns
     from resources.speech_layout import write_released
-    from resources.warehouse import connect
+    from resources.warehouse import connect, data_dir
 
     try:
         with connect() as con:
@@ -180,6 +182,7 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     except (duckdb.CatalogException, duckdb.IOException):
         print("eyt: no speech.eq_items table yet; run `eyt run` (or the speech_build job) first", file=sys.stderr)
         return 2
+    rows = resolve_path_columns(rows, data_dir())  # clip paths are stored relative to the data directory
     written = write_released([item_from_rows(row) for row in rows.to_dict("records")], Path(args.dir))
     print(f"wrote {len(written)} item folder(s) under {args.dir}")
     return 0
@@ -209,7 +212,6 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
 
     from eyt_dagster import operations as ops
     from eyt_dagster.instance import TARGET_PARTITION_SETS
-    from resources.warehouse import connect
 
     target = args.id
     ensure_dagster_home()
@@ -238,10 +240,9 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing deleted")
             return 1
-    with connect(read_only=False) as con:
-        for schema, table, _ in tables:
-            deleted = con.execute(f'DELETE FROM "{schema}"."{table}" WHERE target = ?', [target]).fetchone()[0]
-            print(f"  deleted {deleted:>6} row(s) from {schema}.{table}")
+    for schema, table, _ in tables:
+        deleted = delete_target_rows(target, f"{schema}.{table}")
+        print(f"  deleted {deleted:>6} row(s) from {schema}.{table}")
     wiped, unsupported = 0, []
     materialised = target_partitions(instance, sets, target)
     affected = {key.to_user_string() for key in materialised} | {f"{s}/{t}" for s, t, _ in tables}
@@ -272,6 +273,20 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
     print("recomputing the reports that read the target:")
     return refresh(instance, lambda asset: True, keys, forced=ops.descendants(affected, asset_parents()),
                    reason=f"target {target} was removed", only_forced=True)
+
+
+def cmd_migrate(_: argparse.Namespace) -> int:
+    import logging
+
+    from resources.warehouse import prepare, warehouse_path
+
+    logging.basicConfig(level=logging.INFO, format="  %(message)s")
+    if prepare(warehouse_path(), logging.getLogger("eyt")):
+        print(f"{warehouse_path()}: views over {warehouse_path().parent / 'warehouse'} are current")
+        return 0
+    print(f"eyt: {warehouse_path()} is open in another process (a `duckdb` shell, a notebook): close it and run "
+          f"`eyt migrate` again", file=sys.stderr)
+    return 1
 
 
 def cmd_register(_: argparse.Namespace) -> int:
@@ -342,6 +357,13 @@ def main(argv: list[str] | None = None) -> int:
     remove.add_argument("--force", action="store_true", help="delete even though the slate still lists the target")
     remove.add_argument("--no-reports", action="store_true", help="do not recompute the reports afterwards")
     remove.set_defaults(func=cmd_remove_target)
+    sub.add_parser(
+        "migrate", help="move an older warehouse's tables into Parquet files; re-point the views after a move",
+        description="Export every real table of an older eyt.duckdb into the Parquet layout under "
+                    "<data dir>/warehouse (one file per partition, every row kept) and replace it by a view; and "
+                    "re-create any view that is missing or still points at the data directory's old location. "
+                    "Every run and every eyt command does the same when it starts; see docs/storage.md.",
+    ).set_defaults(func=cmd_migrate)
     sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
     sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")

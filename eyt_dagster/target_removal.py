@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def tables_with_target(target: str) -> list[tuple[str, str, int]]:
     """(schema, table, rows of the target) for every warehouse table with a `target` column."""
@@ -15,6 +17,40 @@ def tables_with_target(target: str) -> list[tuple[str, str, int]]:
                              "ORDER BY ALL").fetchall()
         return [(schema, table, con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE target = ?',
                                             [target]).fetchone()[0]) for schema, table in tables]
+
+
+def delete_target_rows(target: str, table: str, directory: Path | None = None) -> int:
+    """Delete the target's rows from one table's Parquet files: a file holding nothing else (the target's
+    partitions) is removed with its `target=` folder, any other file holding its rows (a report, say) is
+    rewritten without them (an atomic replace). Returns the number of rows deleted."""
+    import duckdb
+
+    from resources.warehouse import data_dir
+    from resources.warehouse_files import data_files, encode_value, table_dir, warehouse_root, write_file
+
+    folder = table_dir(warehouse_root(directory or data_dir()), table)
+    deleted = 0
+    con = duckdb.connect()
+    try:
+        for path in data_files(folder):
+            total, mine = con.execute("SELECT count(*), count(*) FILTER (WHERE target = ?) FROM read_parquet(?)",
+                                      [target, str(path)]).fetchall()[0]
+            if not mine:
+                continue
+            deleted += mine
+            if mine == total:
+                path.unlink()
+            else:
+                write_file(con.sql("SELECT * FROM read_parquet(?) WHERE target IS DISTINCT FROM ?",
+                                   params=[str(path), target]).to_arrow_table(), path)
+    finally:
+        con.close()
+    for empty in sorted(folder.rglob(f"target={encode_value(target)}"), key=lambda p: -len(p.parts)):
+        if empty.is_dir() and not any(empty.rglob("*.parquet")):
+            for leftover in sorted(empty.rglob("*"), key=lambda p: -len(p.parts)):
+                leftover.rmdir() if leftover.is_dir() else leftover.unlink()
+            empty.rmdir()
+    return deleted
 
 
 def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:  # noqa: ANN001 - a PartitionsDefinition

@@ -1,40 +1,55 @@
-"""The DuckDB warehouse: where it lives, the IO manager that writes assets into it, and read helpers.
+"""The warehouse: where it lives, the IO manager that writes assets into it, and read helpers.
 
-`EYT_DATA_DIR` (default ./data) holds the warehouse `eyt.duckdb`, the call cache and the Dagster
-instance. Schemas are the asset key prefixes (`dialogue`, `speech`), tables the asset names.
+`EYT_DATA_DIR` (default ./data) holds the results as Parquet files under `warehouse/` (one file per
+partition, resources/warehouse_files.py), `eyt.duckdb` with one view per table over them (the SQL entry point,
+resources/warehouse_views.py), the call cache and the Dagster instance. Schemas are the asset key prefixes
+(`dialogue`, `speech`), tables the asset names. Why files and not tables in one DuckDB file: docs/storage.md.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import time
 from collections.abc import Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
 from dagster import (
+    ConfigurableIOManagerFactory,
     InputContext,
     IOManager,
     MetadataValue,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
     OutputContext,
     TableColumn,
     TableSchema,
+    UPathIOManager,
     partition_loading_context,
 )
-# DbIOManager / TableSlice / TableMetadataSet are what dagster-duckdb itself builds on (not exported by dagster)
+# TableMetadataSet gives the standard row-count metadata keys (not exported by dagster)
 from dagster._core.definitions.metadata import TableMetadataSet
-from dagster._core.storage.db_io_manager import DbIOManager, TableSlice
-from dagster_duckdb.io_manager import DuckDbClient
-from dagster_duckdb_pandas import DuckDBPandasIOManager, DuckDBPandasTypeHandler
 
-from eyt_dagster.storage_types import conform, duckdb_columns
 from eyt_dagster.slate_settings import SETTINGS_KEY
-from eyt_dagster.warehouse_tables import declared_columns
+from eyt_dagster.warehouse_tables import TABLE_COLUMNS
+from resources.warehouse_files import (
+    PARTITION_FILE,
+    SCHEMA_FILE,
+    TABLE_FILE,
+    arrow_table,
+    data_files,
+    partition_folder,
+    read_files,
+    table_dir,
+    warehouse_root,
+    write_file,
+)
+from resources.warehouse_views import WAREHOUSE_FILE, ensure_views, stored_tables
 
-WAREHOUSE_FILE = "eyt.duckdb"
+_log = logging.getLogger(__name__)
 
 
 def data_dir() -> Path:
@@ -45,24 +60,43 @@ def warehouse_path() -> Path:
     return data_dir() / WAREHOUSE_FILE
 
 
-NULL_TYPE = '"NULL"'  # DuckDB's type for a column inferred from nothing but missing values
-_RETRIES = 10  # a locked file (another process writing) is retried with growing waits, about 100 s in all
+class MissingTableError(RuntimeError):
+    """An asset reads a table that no run has written yet."""
+
+
+_VIEWED: set[tuple[str, str]] = set()  # (data dir, table) whose view this process has seen current
+
+
+def _layouts() -> dict[str, list[str]]:
+    from eyt_dagster.warehouse_tables import partition_columns
+
+    return partition_columns()
+
+
+def prepare(database: Path, log: Any = None, table: str | None = None) -> bool:
+    """Views (and, for an older warehouse, the migration) once per process and data directory, and again for a
+    table this process has not seen a view of; a blocked update is logged and retried on the next call."""
+    database = Path(database).resolve()
+    key = str(database)
+    if (key, table or "") in _VIEWED:
+        return True
+    ok = ensure_views(database, _layouts, log=log)
+    if ok:
+        _VIEWED.update({(key, t) for t in [*TABLE_COLUMNS, *stored_tables(warehouse_root(database.parent)), ""]})
+    return ok
 
 
 class _InstanceScopedIOManager(IOManager):
-    """Runs the DuckDB IO manager with the run's instance as the dynamic-partitions store.
-
-    The stock manager resolves multi-partition keys that have a dynamic dimension (our `target`) with no
-    instance in scope and fails with "The instance is not available to load partitions".
-    `partition_loading_context` is Dagster's public way to provide it.
-    """
+    """Runs the IO manager with the run's instance as the dynamic-partitions store: multi-partition keys with a
+    dynamic dimension (our `target`) need one, and `partition_loading_context` is Dagster's public way to
+    provide it. Also records the slate settings an output was computed with (docs/operations.md)."""
 
     def __init__(self, inner: IOManager) -> None:
         self._inner = inner
 
     def handle_output(self, context: OutputContext, obj: Any) -> None:
         settings = (context.definition_metadata or {}).get(SETTINGS_KEY)
-        if settings is not None:  # the slate settings this output was computed with (docs/operations.md)
+        if settings is not None:
             context.add_output_metadata({SETTINGS_KEY: settings})
         with partition_loading_context(dynamic_partitions_store=context.step_context.instance):
             self._inner.handle_output(context, obj)
@@ -72,154 +106,132 @@ class _InstanceScopedIOManager(IOManager):
             return self._inner.load_input(context)
 
 
-def _connect_with_retries(database: str, config: dict[str, Any]) -> duckdb.DuckDBPyConnection:
-    for attempt in range(_RETRIES + 1):
-        try:
-            return duckdb.connect(database, read_only=False, config=config)
-        except (duckdb.IOException, RuntimeError):  # the file is locked by another process
-            if attempt == _RETRIES:
-                raise
-            time.sleep(min(0.2 * 2**attempt, 30.0))
-    raise AssertionError("unreachable")
+def _table(context: InputContext | OutputContext) -> str:
+    return ".".join(context.asset_key.path)
 
 
-class _WarehouseClient(DuckDbClient):
-    """The stock DuckDB client with two changes. The connection is closed whatever happens: the stock client
-    leaves it open when a load or a write raises, and every later connection to the file from this process
-    with another configuration (a read-only one, say) then fails with "Can't open a connection to same
-    database file with a different configuration". And a write (delete the partition's rows, insert the new
-    ones) is one transaction, so a write that fails leaves the previous rows in place."""
-
-    @staticmethod
-    def delete_table_slice(context: OutputContext, table_slice: TableSlice, connection) -> None:  # noqa: ANN001
-        # checked rather than caught: a failed statement would abort the write's transaction
-        if table_types(connection, table_slice.schema, table_slice.table):
-            DuckDbClient.delete_table_slice(context, table_slice, connection)
-
-    @staticmethod
-    @contextmanager
-    def connect(context, _):  # noqa: ANN001, ANN205 - DbClient signature
-        con = _connect_with_retries(context.resource_config["database"],
-                                    dict(context.resource_config.get("connection_config") or {}))
-        try:
-            con.begin()
-            yield con
-            con.commit()
-        except BaseException:
-            with suppress(duckdb.Error):
-                con.rollback()
-            raise
-        finally:
-            con.close()
+def _partition_columns(context: InputContext | OutputContext, key: Any) -> dict[str, str]:
+    """Partition key -> {column: value} in dimension-name order, columns named by the asset's partition_expr."""
+    meta = (context.upstream_output.definition_metadata if isinstance(context, InputContext)
+            else context.definition_metadata) or {}
+    expr = meta.get("partition_expr")
+    pdef = context.asset_partitions_def
+    if isinstance(pdef, MultiPartitionsDefinition):
+        if not isinstance(key, MultiPartitionKey):
+            key = pdef.get_partition_key_from_str(str(key))
+        by_dim = key.keys_by_dimension
+        return {(expr or {}).get(d, d) if isinstance(expr, dict) else d: by_dim[d] for d in sorted(by_dim)}
+    return {expr if isinstance(expr, str) else "partition": str(key)}
 
 
-class _ContractTypeHandler(DuckDBPandasTypeHandler):
-    """Stores a DataFrame with the column types of its table's contract (see `write_frame`)."""
+class ParquetWarehouse(UPathIOManager):
+    """Dagster's path-based IO manager writing one Parquet file per partition (an atomic replace, so readers
+    and other writers never wait) and reading exactly the requested partitions back as one DataFrame."""
 
-    def handle_output(
-        self, context: OutputContext, table_slice: TableSlice, obj: pd.DataFrame, connection  # noqa: ANN001
-    ) -> None:
-        stored = write_frame(connection, table_slice.schema, table_slice.table, obj,
-                             partitioned=bool(table_slice.partition_dimensions), log=context.log)
-        rows = TableMetadataSet(partition_row_count=len(stored)) if context.has_partition_key \
-            else TableMetadataSet(row_count=len(stored))
-        context.add_output_metadata({
-            **rows,
-            "dataframe_columns": MetadataValue.table_schema(TableSchema(columns=[
-                TableColumn(name=name, type=column_type)
-                for name, column_type in table_types(connection, table_slice.schema, table_slice.table).items()
-            ])),
-        })
+    extension = ".parquet"
 
-    def load_input(self, context: InputContext, table_slice: TableSlice, connection) -> pd.DataFrame:  # noqa: ANN001
-        if not table_types(connection, table_slice.schema, table_slice.table):
-            raise MissingTableError(
-                f"{table_slice.schema}.{table_slice.table} is not in the warehouse yet: materialise the asset "
-                f"{table_slice.schema}/{table_slice.table} (at least one partition) before the assets that read it"
-            )
-        return super().load_input(context, table_slice, connection)
+    def __init__(self, database: Path) -> None:
+        from upath import UPath
 
+        self.database = Path(database)
+        self.directory = self.database.parent
+        super().__init__(base_path=UPath(str(warehouse_root(self.directory))))
 
-class MissingTableError(RuntimeError):
-    """An asset reads a table that no run has written yet."""
+    def get_asset_relative_path(self, context: InputContext | OutputContext):  # noqa: ANN201
+        from upath import UPath
 
+        if context.has_asset_partitions:
+            return UPath(*context.asset_key.path)
+        return UPath(*context.asset_key.path, Path(TABLE_FILE).stem)
 
-def table_types(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> dict[str, str]:
-    """Column -> DuckDB type of an existing table, in order; empty when the table does not exist."""
-    return dict(con.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
-        "ORDER BY ordinal_position", [schema, table]).fetchall())
+    def get_path_for_partition(self, context: InputContext | OutputContext, path, partition: str):  # noqa: ANN001, ANN201
+        if isinstance(context, OutputContext):
+            key = context.asset_partition_key
+        else:
+            keys = [k for k in context.asset_partition_keys if _formatted(k) == partition]
+            if len(keys) != 1:
+                raise ValueError(f"{_table(context)}: cannot tell which partition '{partition}' is")
+            key = keys[0]
+        return path / str(partition_folder(_partition_columns(context, key))) / Path(PARTITION_FILE).stem
 
+    def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path) -> None:  # noqa: ANN001
+        table = _table(context)
+        data = arrow_table(obj, table)
+        write_file(data, Path(str(path)))
+        rows = TableMetadataSet(partition_row_count=data.num_rows) if context.has_asset_partitions \
+            else TableMetadataSet(row_count=data.num_rows)
+        query = f"SELECT * FROM {table}"  # how to read what was written, through eyt.duckdb's views
+        if context.has_asset_partitions:
+            where = _partition_columns(context, context.asset_partition_key).items()
+            query += " WHERE " + " AND ".join(f"{c} = '{v.replace(chr(39), chr(39) * 2)}'" for c, v in where)
+        context.add_output_metadata({**rows, "Query": query, "dataframe_columns": MetadataValue.table_schema(
+            TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema]))})
+        prepare(self.database, context.log, table)
 
-def _frame_types(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> dict[str, str]:
-    """Types of a table without a contract: as DuckDB reads the frame, an all-missing column as text."""
-    con.register("eyt_frame_types", frame)
-    try:
-        described = con.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM eyt_frame_types)")
-        return {name: "VARCHAR" if column_type == NULL_TYPE else column_type
-                for name, column_type in described.fetchall()}
-    finally:
-        con.unregister("eyt_frame_types")
+    def _folder(self, context: InputContext) -> Path:
+        return table_dir(warehouse_root(self.directory), _table(context))
 
+    def _missing(self, context: InputContext) -> MissingTableError:
+        table = _table(context)
+        return MissingTableError(f"{table} is not in the warehouse yet: materialise the asset "
+                                 f"{table.replace('.', '/')} (at least one partition) before the assets that read it")
 
-def write_frame(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame, *,
-                partitioned: bool, log: Any = None) -> pd.DataFrame:
-    """Insert `frame` into schema.table (the partition's old rows are already deleted) and return the rows as
-    stored. A table with a contract (eyt_dagster/warehouse_tables.py) gets the contract's columns and types,
-    and the frame is cast to them; any other table gets the frame's types, an all-missing column as text.
+    def load_from_path(self, context: InputContext, path) -> pd.DataFrame:  # noqa: ANN001
+        folder = self._folder(context)
+        if not Path(str(path)).exists() and not (folder / SCHEMA_FILE).exists():
+            raise self._missing(context)
+        return read_files([Path(str(path))], folder)
 
-    An unpartitioned table is rewritten whole, so it is recreated on every write (columns may change between
-    versions of the code). A partitioned table keeps its other partitions: a declared column it lacks is
-    added (missing in the older partitions), a column stored with DuckDB's type NULL (an older warehouse typed
-    it from an all-missing first write) gets its declared type, columns the code no longer writes stay."""
-    full_name, quoted = f"{schema}.{table}", f'"{schema}"."{table}"'
-    declared = declared_columns(full_name)
-    if declared is not None:
-        frame = conform(frame, declared, full_name)
-        types = duckdb_columns(declared)
-    else:
-        types = _frame_types(con, frame)
-    existing = table_types(con, schema, table)
-    if not partitioned or not existing:
-        columns = ", ".join(f'"{name}" {column_type}' for name, column_type in types.items())
-        con.execute(f"CREATE OR REPLACE TABLE {quoted} ({columns})")
-    else:
-        added = [name for name in types if name not in existing]
-        for name in added:
-            con.execute(f'ALTER TABLE {quoted} ADD COLUMN "{name}" {types[name]}')
-        retyped = [name for name in types if existing.get(name) == NULL_TYPE and types[name] != NULL_TYPE]
-        for name in retyped:
-            con.execute(f'ALTER TABLE {quoted} ALTER COLUMN "{name}" SET DATA TYPE {types[name]}')
-        if log is not None and (added or retyped):
-            log.info(f"{full_name}: added column(s) {added} (missing in older partitions); "
-                     f"typed column(s) {retyped} from the contract")
-    if len(frame):
-        con.register("eyt_incoming", frame)
-        try:
-            con.execute(f"INSERT INTO {quoted} BY NAME SELECT * FROM eyt_incoming")
-        finally:
-            con.unregister("eyt_incoming")
-    return frame
+    def load_partitions(self, context: InputContext) -> pd.DataFrame:
+        """The requested partitions' files (the ones written so far) in one frame: one partition, the
+        `pool|target` keys of a multi-partition, or every partition a report reads."""
+        folder = self._folder(context)
+        if not folder.is_dir() or not any(folder.rglob("*.parquet")):
+            raise self._missing(context)
+        files = [folder / partition_folder(_partition_columns(context, k)) / PARTITION_FILE
+                 for k in context.asset_partition_keys]
+        return read_files(files, folder)
 
 
-class WarehouseIOManager(DuckDBPandasIOManager):
-    """The DuckDB pandas IO manager with the dynamic-partition fix, contract-typed tables, connections that
-    are always closed and transactional writes (a partition is written delete-then-insert)."""
+def _formatted(key: Any) -> str:
+    """How UPathIOManager formats a partition key into a path string."""
+    if isinstance(key, MultiPartitionKey):
+        return "/".join(v for _, v in sorted(key.keys_by_dimension.items()))
+    return str(key)
 
-    def create_io_manager(self, context) -> IOManager:  # type: ignore[override]  # noqa: ANN001
-        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
-        inner = DbIOManager(
-            db_client=_WarehouseClient(), database=self.database, schema=self.schema_,
-            type_handlers=[_ContractTypeHandler()], default_load_type=pd.DataFrame,
-            io_manager_name="WarehouseIOManager",
-        )
-        return _InstanceScopedIOManager(inner)
+
+class WarehouseIOManager(ConfigurableIOManagerFactory):
+    """The warehouse IO manager. `database` is the path of eyt.duckdb; its folder is the data directory."""
+
+    database: str
+
+    def create_io_manager(self, context) -> IOManager:  # noqa: ANN001
+        database = Path(self.database).resolve()
+        prepare(database, getattr(context, "log", None) or _log)
+        return _InstanceScopedIOManager(ParquetWarehouse(database))
+
+
+def store_frame(directory: Path, table: str, frame: pd.DataFrame, partition_by: Sequence[str] = ()) -> list[Path]:
+    """Write a frame into the warehouse outside Dagster: one file per distinct value of `partition_by`
+    (whole partitions replaced), or the whole unpartitioned table."""
+    root = warehouse_root(directory)
+    if not partition_by:
+        return [write_file(arrow_table(frame, table), table_dir(root, table) / TABLE_FILE)]
+    written = []
+    for values, rows in frame.groupby(list(partition_by), sort=True, dropna=False):
+        values = values if isinstance(values, tuple) else (values,)
+        path = table_dir(root, table) / partition_folder(dict(zip(partition_by, map(str, values)))) / PARTITION_FILE
+        written.append(write_file(arrow_table(rows.reset_index(drop=True), table), path))
+    return written
 
 
 @contextmanager
 def connect(path: Path | None = None, *, read_only: bool = True):
-    """A short-lived connection; close it promptly, since an open one blocks the IO manager's writes."""
-    con = duckdb.connect(str(path or warehouse_path()), read_only=read_only)
+    """A short-lived connection to eyt.duckdb (views over the Parquet files); close it promptly, since an open
+    one keeps the views from being updated. The views are checked (and re-pointed after a move) first."""
+    path = Path(path or warehouse_path())
+    prepare(path)
+    con = duckdb.connect(str(path), read_only=read_only)
     try:
         yield con
     finally:
@@ -229,18 +241,20 @@ def connect(path: Path | None = None, *, read_only: bool = True):
 def read_partition(
     table: str, filters: dict[str, Sequence[str] | str], path: Path | None = None
 ) -> pd.DataFrame:
-    """Rows of `schema.table` matching the filters, or an empty frame when the table does not exist yet."""
-    path = path or warehouse_path()
-    if not path.exists():
+    """Rows of `schema.table` matching the filters, read from its Parquet files (eyt.duckdb is not opened, so
+    this never waits for a lock), or an empty frame when the table has no file yet."""
+    path = Path(path or warehouse_path())
+    files = [str(f) for f in data_files(table_dir(warehouse_root(path.parent), table))]
+    if not files:
         return pd.DataFrame()
-    where, params = [], []
+    where, params = [], [files]
     for column, value in filters.items():
         values = [value] if isinstance(value, str) else list(value)
-        where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+        where.append(f'"{column}" IN ({", ".join("?" for _ in values)})')
         params.extend(values)
-    sql = f"SELECT * FROM {table}" + (f" WHERE {' AND '.join(where)}" if where else "")
-    with connect(path) as con:
-        try:
-            return con.execute(sql, params).df()
-        except duckdb.CatalogException:
-            return pd.DataFrame()
+    sql = "SELECT * FROM read_parquet(?, union_by_name = true)" + (f" WHERE {' AND '.join(where)}" if where else "")
+    con = duckdb.connect()
+    try:
+        return con.execute(sql, params).df()
+    finally:
+        con.close()

@@ -22,7 +22,7 @@ from eyt_dagster.dialogue_scores import dialogue_scores as score_dialogues
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.taxonomy import RUBRIC
 from pipeline import resources_for
-from resources.warehouse import WAREHOUSE_FILE, write_frame
+from resources.warehouse import WAREHOUSE_FILE, store_frame
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 TARGET, NEMO, PM = "reflective-baseline", "nemotron_usa", "personamem_v2"
@@ -107,10 +107,8 @@ def case(tmp_path_factory):
                         replacement_judge=None, judge_combine="median")
     data = directory / "data"
     data.mkdir()
-    with duckdb.connect(str(data / WAREHOUSE_FILE)) as con:
-        con.execute("CREATE SCHEMA dialogue")
-        for table, frame in case_tables().items():
-            write_frame(con, "dialogue", table, frame, partitioned=True)
+    for table, frame in case_tables().items():
+        store_frame(data, f"dialogue.{table}", frame, partition_by=("pool", "target"))
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(TARGETS_PARTITION, [TARGET])
     resources = resources_for(slate, data)

@@ -11,6 +11,7 @@ from conftest import write_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_REPORT_ASSETS
 from pipeline import resources_for
+from resources.data_paths import resolve_path_columns
 
 SUBSCALES = ("interpersonal_empathy", "stress_management_optimism")
 
@@ -30,6 +31,11 @@ def speech_warehouse(tmp_path_factory):
     con = duckdb.connect(str(directory / "eyt.duckdb"), read_only=True)
     yield con
     con.close()
+
+
+def data_dir_of(con) -> Path:
+    return Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
+                .fetchone()[0]).parent
 
 
 def q(con, sql):
@@ -60,11 +66,14 @@ def test_contrast_rows_add_up_and_regeneration_follows_the_rule(speech_warehouse
 
 def test_items_passed_on_both_test_turns_and_their_clips_exist(speech_warehouse):
     con = speech_warehouse
-    items = con.execute("SELECT * FROM speech.eq_items").df()
-    assert len(items) >= 2  # at least one item per subscale on the embedded defaults
-    assert (items["turn4_contrast"] >= 4).all() and (items["turn6_contrast"] >= 4).all()
-    paths = [c for c in items.columns if c.endswith("_path")]
+    stored = con.execute("SELECT * FROM speech.eq_items").df()
+    assert len(stored) >= 2  # at least one item per subscale on the embedded defaults
+    assert (stored["turn4_contrast"] >= 4).all() and (stored["turn6_contrast"] >= 4).all()
+    paths = [c for c in stored.columns if c.endswith("_path")]
     assert len(paths) == 8
+    # stored relative to the data directory (audio/<xx>/<sha256>.wav), so the directory can move
+    assert all(p.startswith("audio/") for column in paths for p in stored[column]), stored[paths].iloc[0]
+    items = resolve_path_columns(stored, data_dir_of(con))
     for column in paths:
         assert all(Path(p).is_file() and Path(p).stat().st_size > 1000 for p in items[column]), column
     assert (items["turn4_resonant_path"] != items["turn4_dissonant_path"]).all()
@@ -92,8 +101,8 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     assert (summary["items"] + summary["discarded"] == summary["scenarios"]).all()
     assert summary["items"].sum() == len(tables["eq_items"])
 
-    data_dir = Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
-                    .fetchone()[0]).parent
+    data_dir = data_dir_of(con)
+    tables["eq_items"] = resolve_path_columns(tables["eq_items"], data_dir)
     out = tmp_path / "released"
     result = subprocess.run([Path(sys.executable).parent / "eyt", "speech-export", str(out)], capture_output=True,
                             text=True, timeout=120, env={**os.environ, "EYT_DATA_DIR": str(data_dir)})
@@ -115,7 +124,8 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
 
     con = speech_warehouse
     slug = "interpersonal_empathy"
-    built = con.execute(f"SELECT * FROM speech.eq_items WHERE subscale = '{slug}'").df()
+    built = resolve_path_columns(con.execute(f"SELECT * FROM speech.eq_items WHERE subscale = '{slug}'").df(),
+                                 data_dir_of(con))
     released = tmp_path / "released"
     folders = write_released([item_from_rows(r) for r in built.to_dict("records")], released)
     broken = folders[0].parent / "broken-copy"

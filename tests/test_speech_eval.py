@@ -17,6 +17,7 @@ from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL
 from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
 from openai_stub_server import chat_completion, serve
 from pipeline import resources_for
+from resources.data_paths import resolve_path_columns
 
 SUBSCALE = "interpersonal_empathy"
 BASELINES = ["random-chooser-baseline", "acoustic-chooser-baseline"]
@@ -56,7 +57,8 @@ def evaluated(tmp_path_factory):
     assert materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=SUBSCALE, resources=resources,
                        instance=instance).success
     with duckdb.connect(str(directory / "eyt.duckdb"), read_only=True) as con:
-        items = con.execute("SELECT * FROM speech.eq_items ORDER BY dataset_id").df()
+        items = resolve_path_columns(con.execute("SELECT * FROM speech.eq_items ORDER BY dataset_id").df(),
+                                     directory)  # clip paths are stored relative to the data directory
     resonant = {Path(p).read_bytes(): "resonant" for p in [*items["turn4_resonant_path"], *items["turn6_resonant_path"]]}
     model = ListeningModel(resonant, spoiled_text=situation(items.iloc[0]))
     with serve(model) as server:

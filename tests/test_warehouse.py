@@ -13,7 +13,6 @@ from dagster import (
     asset,
     materialize,
 )
-from dagster_duckdb_pandas import DuckDBPandasIOManager
 
 from eyt_dagster import warehouse_tables
 from resources.warehouse import WarehouseIOManager
@@ -58,9 +57,6 @@ def test_dynamic_multi_partitions_store_and_load(tmp_path):
     assert run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary]).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT n FROM s.summary").fetchone() == (2,)
-    # the stock manager fails on the same graph (the bug the wrapper fixes)
-    stock = run([cells, summary], DuckDBPandasIOManager(database=db), instance, selection=[summary])
-    assert not stock.success
 
 
 def test_partitioned_table_gains_a_new_column(tmp_path):

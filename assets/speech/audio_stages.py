@@ -15,6 +15,7 @@ from eyt_dagster.speech.layout import clip_rows, item_rows
 from eyt_dagster.speech.partitions import subscale_partitions
 from eyt_dagster.speech.records import Line, Scenario
 from resources.audio_features import clip_features
+from resources.data_paths import relative_path_columns
 from resources.models import BenchmarkResource
 from resources.speech_layout import import_released
 from resources.tts import store_clip
@@ -75,7 +76,8 @@ def speech_audio(
         if n % PROGRESS_EVERY == 0 or n == len(scenarios):
             context.log.info(f"{slug}: {n} of {len(scenarios)} scenarios synthesised, {len(clips)} clips so far")
     now = now_utc()
-    frames = {name: pd.DataFrame(rows).assign(subscale=slug, created_at=now)
+    # clip paths are stored relative to the data directory, so it can be moved (docs/storage.md)
+    frames = {name: relative_path_columns(pd.DataFrame(rows), data_dir).assign(subscale=slug, created_at=now)
               for name, rows in (("tts_clips", clips), ("contrast_scores", contrasts), ("eq_items", items))}
     regenerated = int((frames["contrast_scores"]["attempt"] > 0).sum()) if contrasts else 0
     yield Output(**_with_meta(frames["tts_clips"], "tts_clips", engine=getattr(tts, "name", "tts")))

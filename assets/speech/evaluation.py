@@ -11,6 +11,7 @@ from eyt_dagster.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eva
 from eyt_dagster.speech.choice import system_prompt
 from eyt_dagster.speech.evaluation import evaluate_items
 from eyt_dagster.speech.layout import item_from_rows
+from resources.data_paths import resolve_path_columns
 from eyt_dagster.speech.partitions import speech_target_partitions
 from eyt_dagster.speech.tables import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
 from resources.models import BenchmarkResource
@@ -46,7 +47,8 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
     target_id, slate = context.partition_key, eyt.slate
     ref, settings = slate.target(target_id), slate.speech.evaluation
     chooser = eyt.speech_target(target_id, context.run_id)
-    items = [item_from_rows(row) for row in eq_items.sort_values("dataset_id").to_dict("records")]
+    clips = resolve_path_columns(eq_items, eyt.data_dir)  # stored relative to the data directory
+    items = [item_from_rows(row) for row in clips.sort_values("dataset_id").to_dict("records")]
     conditions = {name: system_prompt(name) for name in settings.conditions}
 
     def report(done: int, total: int) -> None:
