@@ -133,6 +133,23 @@ def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path
         spans = sorted((records[r.run_id].start_time, records[r.run_id].end_time) for r in runs)
         assert any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1)), spans
 
+        # the steps calling the shared judge (one pool, limit 1 in dagster.yaml) never overlapped across runs
+        judge = []
+        for r in runs:
+            times = {}
+            for record in instance.all_logs(r.run_id):
+                event = record.dagster_event
+                if event and event.step_key in ("judge_verdicts", "dialogue__judge_verdicts") or (
+                        event and event.step_key and event.step_key.endswith("judge_verdicts")
+                        and "final" not in event.step_key):
+                    if event.event_type_value == "STEP_START":
+                        times["start"] = record.timestamp
+                    elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE"):
+                        times["end"] = record.timestamp
+            judge.append((times["start"], times["end"]))
+        judge.sort()
+        assert all(judge[i + 1][0] >= judge[i][1] for i in range(len(judge) - 1)), judge
+
         # a run that fails (a target the instance does not know) makes the whole call fail
         bad = Run("eyt_dialogues", partition_tags("gpt-9", "nemotron_usa"), "eyt_dialogues [nemotron_usa|gpt-9]")
         good = Run("eyt_pools", {"dagster/partition": "nemotron_usa"}, "eyt_pools [nemotron_usa]")
