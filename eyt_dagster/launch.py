@@ -86,6 +86,7 @@ class Launcher:
         self._pool = None
 
     def __enter__(self) -> "Launcher":
+        ensure_pools(self.instance)
         if self.parallel > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -130,3 +131,16 @@ def execute_runs(instance, runs, parallel: int) -> bool:  # noqa: ANN001 - Dagst
         outcome = run_all(runs, launcher.start, parallel, on_skip=lambda i, run: print(
             f"  skip   {run.label:<48} (an upstream run failed)", flush=True))
     return all(state == OK for state in outcome.values())
+
+
+def ensure_pools(instance) -> None:  # noqa: ANN001 - DagsterInstance
+    """Give the location's pools their instance default limit before any run starts. Dagster creates a pool's limit
+    when a step first claims a slot; on Postgres two runs doing that at the same moment both insert it and one run
+    fails on the unique key (seen with bench/postgres_instance.py)."""
+    from eyt_dagster.partitions import JUDGE_POOL, SIMULATOR_POOL
+
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return
+    for pool in (JUDGE_POOL, SIMULATOR_POOL):
+        storage.initialize_concurrency_limit_to_default(pool)

@@ -155,3 +155,18 @@ def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path
         good = Run("eyt_pools", {"dagster/partition": "nemotron_usa"}, "eyt_pools [nemotron_usa]")
         assert execute_runs(instance, [good, bad], 2) is False
     assert "FAILED eyt_dialogues [nemotron_usa|gpt-9]" in capsys.readouterr().out
+
+
+def test_the_pools_get_their_limit_before_any_run(tmp_path):
+    from dagster import DagsterInstance
+
+    from eyt_dagster.launch import ensure_pools
+    from eyt_dagster.instance import INSTANCE_YAML
+
+    (tmp_path / "dagster.yaml").write_text(INSTANCE_YAML.read_text())
+    with DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert not {"eyt_judge", "eyt_simulator"} & instance.event_log_storage.get_concurrency_keys()
+        ensure_pools(instance)
+        ensure_pools(instance)  # again: no error, limits unchanged
+        for pool in ("eyt_judge", "eyt_simulator"):
+            assert instance.event_log_storage.get_concurrency_info(pool).slot_count == 1  # dagster.yaml's default
