@@ -3,6 +3,7 @@
     eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
+    eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
@@ -28,8 +29,8 @@ import time
 from eyt_dagster.config import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.dead_runs import mark_dead_runs
 from eyt_dagster.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
-from eyt_dagster.launch import execute
-from eyt_dagster.partitions import partition_tags
+from eyt_dagster.launch import DEFAULT_PARALLEL, execute_runs
+from eyt_dagster.run_plan import eyt_runs
 from eyt_dagster.refresh import asset_parents, refresh, slate_keys
 from eyt_dagster.target_removal import delete_target_rows, tables_with_target, target_partitions
 from eyt_dagster.speech.eq import SUBSCALES
@@ -56,28 +57,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     print(f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
           f"SpeechEQ targets {speech_targets}")
-    started, ok = time.monotonic(), True
-    for pool in pools if targets else []:
-        ok &= execute(instance, "eyt_pools", {"dagster/partition": pool}, f"eyt_pools [{pool}]")
-    for target in targets:
-        for pool in pools:
-            ok &= execute(instance, "eyt_dialogues", partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]")
-    if not args.no_reports:
-        ok &= execute(instance, "eyt_reports", {}, "eyt_reports")
-    if not args.no_speech:
-        for slug in args.subscale or sorted(SUBSCALES):
-            ok &= execute(instance, "speech_build", {"dagster/partition": slug}, f"speech_build [{slug}]")
-        for target in speech_targets:
-            ok &= execute(instance, "speech_eval", {"dagster/partition": target}, f"speech_eval [{target}]")
-        ok &= execute(instance, "speech_reports", {}, "speech_reports")
-        if speech_targets:
-            ok &= execute(instance, "seq_reports", {}, "seq_reports")
+    started = time.monotonic()
+    runs = eyt_runs(pools, targets, reports=not args.no_reports, subscales=args.subscale or sorted(SUBSCALES),
+                    speech_targets=speech_targets, speech=not args.no_speech)
+    ok = execute_runs(instance, runs, args.parallel)
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
         _print_leaderboard()
     if ok and not args.no_speech:
         _print_speech_summary()
     return 0 if ok else 1
+
+
+def _parallel(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--parallel must be at least 1, got {value}")
+    return value
 
 
 def report_dead_runs(instance) -> None:  # noqa: ANN001 - DagsterInstance
@@ -204,7 +200,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     if added:
         print(f"registered new target partition(s): {added}")
     return refresh(instance, _scope(args), slate_keys(slate), dry_run=args.dry_run, backfill=args.backfill,
-                   forced=None if args.reports else set(), reason="--reports", slate=slate)
+                   forced=None if args.reports else set(), reason="--reports", slate=slate, parallel=args.parallel)
 
 
 def cmd_remove_target(args: argparse.Namespace) -> int:
@@ -320,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
     run.add_argument("--no-speech", action="store_true", help="skip building the SpeechEQ items")
     run.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
+    run.add_argument("--parallel", type=_parallel, default=DEFAULT_PARALLEL, metavar="N",
+                     help=f"run up to N independent partition runs at once, each in a worker process (default "
+                          f"{DEFAULT_PARALLEL}; 1: one after another in this process); see docs/operations.md")
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
@@ -331,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         "refresh", help="materialise exactly the missing and stale partitions",
         description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
                     "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
-                    "per job and partition key, in dependency order, in this process: no daemon needed. First it "
+                    "per job and partition key, in dependency order, up to --parallel at once: no daemon needed. First it "
                     "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
                     "target added to the slate shows up as missing partitions) and records the settings of every "
                     "target and pool that changed (their partitions show up as stale, with the settings named). "
@@ -343,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
                               "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "
                               "`dagster-daemon run -w workspace.yaml` with the same DAGSTER_HOME")
     refresh.add_argument("--no-speech", action="store_true", help="only EYT-Bench assets (leave SpeechEQ alone)")
+    refresh.add_argument("--parallel", type=_parallel, default=DEFAULT_PARALLEL, metavar="N",
+                         help=f"run up to N independent runs at once, each in a worker process (default "
+                              f"{DEFAULT_PARALLEL}; 1: one after another in this process)")
     refresh.add_argument("--reports", action="store_true",
                          help="also recompute every report (unpartitioned asset), stale or not")
     refresh.set_defaults(func=cmd_refresh)

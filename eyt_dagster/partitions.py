@@ -33,3 +33,10 @@ def partition_tags(target: str, pool: str) -> dict[str, str]:
         "dagster/partition/pool": pool,
         "dagster/partition/target": target,
     }
+
+
+# Dagster pools of the steps that call a model every target x pool cell shares: at most the pool's limit of such
+# steps run at once across all runs of the instance (dagster.yaml: one), so the judge's and the simulator's
+# `max_concurrency` is what their endpoints get in total, however many cells run side by side (docs/operations.md).
+JUDGE_POOL = "eyt_judge"
+SIMULATOR_POOL = "eyt_simulator"

@@ -9,7 +9,7 @@ import sys
 import time
 
 from eyt_dagster.instance import PROJECT_ROOT
-from eyt_dagster.launch import execute
+from eyt_dagster.launch import Launcher
 
 try:  # the number of upstream partitions from which Dagster stops comparing data versions along an edge
     from dagster._core.definitions.data_version import (
@@ -207,12 +207,13 @@ def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
 
 def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,  # noqa: ANN001
              forced: set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
-             slate=None, target=None) -> int:  # noqa: ANN001
+             slate=None, target=None, parallel: int = 1) -> int:  # noqa: ANN001
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
     `only_forced` leaves out everything else (but what lies downstream of them). With `slate`, its per-target
     and per-pool settings are recorded first (settings_sources.record_settings), so a changed target shows as
-    stale partitions, and causes name the settings that changed. `target` loads other definitions (tests)."""
+    stale partitions, and causes name the settings that changed. `target` loads other definitions (tests).
+    `parallel`: how many runs at once (eyt_dagster/run_plan.py)."""
     from eyt_dagster import operations as ops
 
     started = time.monotonic()
@@ -246,30 +247,34 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
             return 0
         if backfill:
             return _submit_backfill(context, instance, findings)
-    return _execute_plan(instance, runs, state.partitions_def)
+    return _execute_plan(instance, runs, state.partitions_def, parallel)
 
 
-def _execute_plan(instance, runs, partitions_def) -> int:  # noqa: ANN001
-    from dagster import AssetKey, partition_loading_context
+def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:  # noqa: ANN001
+    from dagster import partition_loading_context
 
-    from eyt_dagster import operations as ops
+    from eyt_dagster.run_plan import OK, SKIPPED, Run, run_all
 
-    started, failed, skipped = time.monotonic(), set(), 0
-    for i, run in enumerate(runs):
-        if ops.skipped_by_failure(runs, failed, i):
-            print(f"  skip   {run.label:<48} (an upstream run failed)")
-            failed.add(i)
-            skipped += 1
-            continue
+    started = time.monotonic()
+    planned = []
+    for run in runs:
         tags = {"eyt/command": "refresh"}
+        exclusive = None
         if run.partition is not None:
             with partition_loading_context(dynamic_partitions_store=instance):
                 tags.update(partitions_def[run.job].get_tags_for_partition_key(run.partition))
-        if not execute(instance, run.job, tags, run.label, [AssetKey.from_user_string(a) for a in run.assets]):
-            failed.add(i)
-    ok = not failed
-    print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s: {len(runs) - len(failed)} run(s) "
-          f"succeeded, {len(failed) - skipped} failed, {skipped} skipped")
+            # the cells of one target call the same endpoint: one at a time (docs/operations.md)
+            exclusive = tags.get("dagster/partition/target") or (run.partition if run.job == "speech_eval" else None)
+        planned.append(Run(run.job, tags, run.label, tuple(run.assets), tuple(run.after),
+                           f"target:{exclusive}" if exclusive else None, needs_all_inputs=run.partition is not None))
+    with Launcher(instance, parallel) as launcher:
+        outcome = run_all(planned, launcher.start, parallel, on_skip=lambda i, run: print(
+            f"  skip   {run.label:<48} (an upstream run failed)", flush=True))
+    skipped = sum(state == SKIPPED for state in outcome.values())
+    failed = sum(state != OK for state in outcome.values()) - skipped
+    ok = not failed and not skipped
+    print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s: {len(runs) - failed - skipped} run(s) "
+          f"succeeded, {failed} failed, {skipped} skipped")
     return 0 if ok else 1
 
 

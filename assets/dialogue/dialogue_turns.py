@@ -6,7 +6,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.dialogue import run_dialogues
 from eyt_dagster.frames import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
-from eyt_dagster.partitions import by_pool, target_pool_partitions
+from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.records import CallStats
 from eyt_dagster.tables import DialogueTurnsFrame, conform_table
@@ -25,6 +25,7 @@ PROGRESS_EVERY = 10
     dagster_type=DialogueTurnsFrame,
     metadata={"partition_expr": {"target": "target", "pool": "pool"}},
     code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
+    pool=SIMULATOR_POOL,
 )
 def dialogue_turns(
     context: AssetExecutionContext, eyt: BenchmarkResource, chat_seeds: pd.DataFrame

@@ -12,7 +12,7 @@ from eyt_dagster.judging import (
     turn_verdicts,
     verdict_frame,
 )
-from eyt_dagster.partitions import by_pool, target_pool_partitions
+from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.records import CallStats
 from eyt_dagster.tables import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
@@ -59,6 +59,7 @@ def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt
 @asset(
     key_prefix=["dialogue"], group_name="dialogue", partitions_def=target_pool_partitions, ins=_INS,
     dagster_type=JudgeVerdictsFrame, metadata=_PARTITION_EXPR, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
+    pool=JUDGE_POOL,
 )
 def judge_verdicts(
     context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
@@ -76,7 +77,7 @@ def judge_verdicts(
 @asset(
     key_prefix=["dialogue"], group_name="dialogue", partitions_def=target_pool_partitions, ins=_INS,
     dagster_type=FinalIntentVerdictsFrame, metadata=_PARTITION_EXPR,
-    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}", pool=JUDGE_POOL,
 )
 def final_intent_verdicts(
     context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
