@@ -61,8 +61,11 @@ def test_a_killed_run_is_marked_failed_and_a_live_one_is_left_alone(tmp_path):
         data = tmp_path / "data"
         env = {**os.environ, "EYT_DATA_DIR": str(data), "EYT_SLATE": str(slate), "HF_HUB_OFFLINE": "1"}
         env.pop("DAGSTER_HOME", None)
+        # its own process group: `eyt run` may hand the run to a worker process, and kill -9 of the group is what
+        # a machine going down does to both
         process = subprocess.Popen([BIN / "eyt", "run", "--no-speech", "--no-reports"], cwd=ROOT, env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
         try:
             deadline = time.monotonic() + 240
             while not server.requests:  # the run is under way, waiting for the simulator
@@ -71,27 +74,28 @@ def test_a_killed_run_is_marked_failed_and_a_live_one_is_left_alone(tmp_path):
                 time.sleep(0.5)
             with DagsterInstance.from_config(str(data / "dagster_home")) as instance:
                 [run] = instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED]))
-                assert run.tags[PID_TAG] == str(process.pid) and run.tags[HOST_TAG] == socket.gethostname()
+                pid = int(run.tags[PID_TAG])  # `eyt` itself, or the worker process it ran the run in
+                assert os.getpgid(pid) == process.pid and run.tags[HOST_TAG] == socket.gethostname()
                 assert mark_dead_runs(instance) == []  # alive: left alone
                 assert EytRunLauncher().check_run_worker_health(run).status.value == "RUNNING"
                 assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED
 
-                process.send_signal(signal.SIGKILL)
+                os.killpg(process.pid, signal.SIGKILL)
                 process.wait(30)
                 assert instance.get_run_by_id(run.run_id).status == DagsterRunStatus.STARTED  # the record lies
                 assert EytRunLauncher().check_run_worker_health(run).status.value == "FAILED"  # what the daemon sees
                 marked = mark_dead_runs(instance)
-                assert len(marked) == 1 and run.run_id[:8] in marked[0] and f"pid {process.pid}" in marked[0]
+                assert len(marked) == 1 and run.run_id[:8] in marked[0] and f"pid {pid}" in marked[0]
                 after = instance.get_run_by_id(run.run_id)
                 assert after.status == DagsterRunStatus.FAILURE
                 failure = instance.all_logs(run.run_id)[-1]
                 assert failure.dagster_event.event_type == DagsterEventType.RUN_FAILURE
-                assert f"pid {process.pid}" in failure.message
+                assert f"pid {pid}" in failure.message
                 assert mark_dead_runs(instance) == []  # once
         finally:
             release.set()
             if process.poll() is None:
-                process.kill()
+                os.killpg(process.pid, signal.SIGKILL)
                 process.wait(30)
 
 
