@@ -16,8 +16,9 @@ Where the numbers come from:
   partitions (they run one after another). A dialogue's chain is two calls per turn (perception and
   reply side by side, then the simulator); a ChatSEED or a judge verdict is one call (plus its re-asks).
   The whole's ideal is the sum of the stages' ideals.
-* latency part = wall time with latency - wall time without; ratio = latency part / ideal. A ratio of
-  1.0 means the schedule loses nothing to waiting beyond what the latency itself forces.
+* latency part = wall time with latency - wall time without; part/ideal = latency part / ideal (how the
+  users measured it; below 1 when client work overlaps the waits). wall/bound = wall time with latency /
+  max(ideal, wall time without latency): no schedule can beat either bound, so 1.0 is the best possible.
 """
 
 from __future__ import annotations
@@ -200,17 +201,19 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
 
 
 def table(slow: Measurement, fast: Measurement | None) -> str:
-    """The per-stage table: calls, wall time at each latency, latency part, ideal and ratio."""
+    """The per-stage table: calls, wall time at each latency, latency part, ideal and the two ratios."""
     lat = f"{slow.latency_s:g}s"
-    head = f"{'stage':<24}{'calls':>7}{'wall@' + lat:>12}{'wall@0s':>10}{'latency part':>14}{'ideal':>9}{'ratio':>8}"
+    head = (f"{'stage':<24}{'calls':>7}{'wall@' + lat:>11}{'wall@0s':>10}{'lat. part':>11}{'ideal':>9}"
+            f"{'part/ideal':>12}{'wall/bound':>12}")
     lines = [head, "-" * len(head)]
 
     def line(name: str, calls: int, wall: float, wall0: float | None, ideal: float) -> str:
         part = wall - wall0 if wall0 is not None else None
-        ratio = part / ideal if part is not None and ideal > 0 else None
-        return (f"{name:<24}{calls:>7}{wall:>11.2f}s{(f'{wall0:.2f}s' if wall0 is not None else '-'):>10}"
-                f"{(f'{part:.2f}s' if part is not None else '-'):>14}{ideal:>8.2f}s"
-                f"{(f'{ratio:.2f}x' if ratio is not None else '-'):>8}")
+        ratio = f"{part / ideal:.2f}x" if part is not None and ideal > 0 else "-"
+        bound = max(ideal, wall0 or 0.0)
+        return (f"{name:<24}{calls:>7}{wall:>10.2f}s{(f'{wall0:.2f}s' if wall0 is not None else '-'):>10}"
+                f"{(f'{part:.2f}s' if part is not None else '-'):>11}{ideal:>8.2f}s{ratio:>12}"
+                f"{(f'{wall / bound:.2f}x' if bound > 0 else '-'):>12}")
 
     for stage in STAGES:
         s = slow.stages[stage]
@@ -218,6 +221,14 @@ def table(slow: Measurement, fast: Measurement | None) -> str:
     lines.append(line("whole (eyt run)", slow.total_calls, slow.total_wall_s, fast.total_wall_s if fast else None,
                       slow.total_ideal_s))
     return "\n".join(lines)
+
+
+def from_json(path: Path) -> tuple[Measurement, Measurement | None]:
+    """The measurements an earlier `eyt bench --json` wrote (to print them with this table)."""
+    runs = [Measurement(latency_s=r["latency_s"], total_wall_s=r["total_wall_s"], max_in_flight=r["max_in_flight"],
+                        stages={k: StageFigures(**v) for k, v in r["stages"].items()})
+            for r in json.loads(path.read_text())["runs"]]
+    return runs[0], (runs[1] if len(runs) > 1 else None)
 
 
 def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None = None,
@@ -233,7 +244,8 @@ def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None =
             f"{s.latency_s:g} s (server held at most {slow.max_in_flight} requests at once)\n"
             + table(slow, fast)
             + "\nwall: Dagster step start to end, summed over partitions; ideal: latency x max(waves per endpoint, "
-              "longest dependent chain); ratio = latency part / ideal (docs/throughput.md)")
+              "longest dependent chain); part/ideal = (wall@L - wall@0) / ideal; wall/bound = wall@L / max(ideal, "
+              "wall@0) (docs/throughput.md)")
     if json_out is not None:
         json_out.write_text(json.dumps({
             "settings": {**s.__dict__, "pools": list(s.pools)},

@@ -5,7 +5,17 @@ import json
 import openai
 import pytest
 
-from eyt_dagster.bench import BenchSettings, chain_length, run_bench, stage_ideals
+from eyt_dagster.bench import (
+    STAGES,
+    BenchSettings,
+    Measurement,
+    StageFigures,
+    chain_length,
+    from_json,
+    run_bench,
+    stage_ideals,
+    table,
+)
 from eyt_dagster.bench_server import PLAIN_REPLY, LatencyServer
 from eyt_dagster.json_schema_draw import is_valid
 from eyt_dagster.records import SimulatorTurn
@@ -28,6 +38,16 @@ def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
     assert ideals[("b", "dialogue_turns")] == (9, 3.0)
     assert ideals[("b", "judge_verdicts")] == (4, 1.0)
     assert chain_length("dialogue_turns", ["simulate:pool:x:1", "simulate:pool:y:1", "simulate:pool:y:2"]) == 4
+
+
+def test_table_ratios():
+    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in STAGES})
+    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in STAGES})
+    lines = table(slow, fast).splitlines()
+    # latency part 3 - 1 = 2 s over an ideal of 1 s; wall 3 s over the larger bound, max(1, 1) = 1 s
+    assert lines[2].split() == ["chat_seeds", "4", "3.00s", "1.00s", "2.00s", "1.00s", "2.00x", "3.00x"]
+    # the whole: 16 calls, part 10 - 4 = 6 s, ideal 4 x 1 s; bound max(4, 4) = 4 s
+    assert lines[-1].split()[-7:] == ["16", "10.00s", "4.00s", "6.00s", "4.00s", "1.50x", "2.50x"]
 
 
 def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
@@ -53,6 +73,8 @@ def test_bench_runs_and_prints_every_stage(tmp_path):
     for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "whole (eyt run)"):
         assert stage in text
     figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
+    slow, fast = from_json(tmp_path / "bench.json")
+    assert fast is None and slow.total_calls == sum(f["calls"] for f in figures.values())
     assert figures["chat_seeds"]["calls"] == 2 and figures["final_intent_verdicts"]["calls"] == 2
     # 2 dialogues of at most 2 turns: 3 calls per turn
     assert 6 <= figures["dialogue_turns"]["calls"] <= 12 and figures["dialogue_turns"]["calls"] % 3 == 0
