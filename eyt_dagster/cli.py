@@ -12,6 +12,7 @@
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
     eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
+    eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
 Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them.
 Exit status is non-zero when any run fails.
@@ -307,6 +308,17 @@ def cmd_dev(args: argparse.Namespace) -> int:
     return subprocess.call(command, cwd=PROJECT_ROOT)
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from eyt_dagster.bench import BenchSettings, run_bench
+
+    settings = BenchSettings(latency_s=args.latency, pools=tuple(args.pool or BenchSettings.pools),
+                             dialogues_per_pool=args.dialogues, t_max=args.t_max, targets=args.targets,
+                             judges=args.judges, max_concurrency=args.concurrency, reports=args.reports)
+    print(run_bench(settings, zero=not args.no_zero, keep=Path(args.keep) if args.keep else None,
+                    json_out=Path(args.json) if args.json else None))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="eyt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -368,6 +380,25 @@ def main(argv: list[str] | None = None) -> int:
     ).set_defaults(func=cmd_migrate)
     sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
     sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
+    bench = sub.add_parser(
+        "bench", help="measure how close a run comes to the latency bound, per stage",
+        description="Start a localhost OpenAI-compatible server answering after --latency seconds, put every "
+                    "EYT-Bench role on it (each model with --concurrency as max_concurrency), run `eyt run "
+                    "--no-speech` in a fresh data dir, then again at latency 0, and print per stage: network calls, "
+                    "wall times, the part the latency adds, the latency-bound ideal and the ratio. See "
+                    "docs/throughput.md.")
+    bench.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per request (0.2)")
+    bench.add_argument("--pool", action="append", help="a fixture pool (repeatable; default both)")
+    bench.add_argument("--dialogues", type=int, default=16, help="dialogues_per_pool (16)")
+    bench.add_argument("--t-max", type=int, default=10, help="t_max (10)")
+    bench.add_argument("--targets", type=int, default=1, help="remote targets (1)")
+    bench.add_argument("--judges", type=int, default=1, help="remote judges (1)")
+    bench.add_argument("--concurrency", type=int, default=32, help="max_concurrency of every model (32)")
+    bench.add_argument("--reports", action="store_true", help="also materialise the reports (no model calls)")
+    bench.add_argument("--no-zero", action="store_true", help="skip the run at latency 0")
+    bench.add_argument("--keep", help="keep the data dirs (latency-*) under this directory")
+    bench.add_argument("--json", help="also write the figures to this JSON file")
+    bench.set_defaults(func=cmd_bench)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")
     dev.add_argument("--port", type=int, default=3000)
     dev.set_defaults(func=cmd_dev)

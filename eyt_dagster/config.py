@@ -50,7 +50,8 @@ class ModelRef(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0, description="HTTP retries (429/5xx/timeouts), honouring Retry-After.")
     parse_retries: int = Field(default=2, ge=0, description="Re-asks after a reply that does not validate.")
-    max_concurrency: int = Field(default=4, ge=1, description="Dialogues of one partition run in parallel.")
+    max_concurrency: int = Field(default=4, ge=1, description=(
+        "Requests in flight to this endpoint (base URL + model) at once, across every caller of the process."))
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
     extra_body: dict = Field(default_factory=dict, description="Extra fields for the request body (server-specific).")
 

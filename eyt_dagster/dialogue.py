@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from eyt_dagster.records import CallStats, ChatSeed, Exchange, UserLabels
+from eyt_dagster.parallel import ordered_map
+from eyt_dagster.records import CallStats, ChatSeed, Exchange, Reply, UserLabels
 from eyt_dagster.roles import PER_ITEM_ERRORS, Simulator, Target
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
@@ -46,13 +47,36 @@ def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: in
     so far kept; the dialogue counts as incomplete (no metric, no judge) until a rerun, which replays those
     turns from the call cache at no cost and carries on from the failed call."""
     result = DialogueResult(seed=seed)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="perception") as side:
+        _play(result, seed, simulator, target, t_max, side)
+    return result
+
+
+def _perceive_and_respond(target: Target, history: list[Exchange], query: str,
+                          side: ThreadPoolExecutor) -> tuple[Reply[UserLabels], Reply[str]]:
+    """Perception on the side thread while the reply is asked here. Both are awaited; when both fail, the
+    perception's error is the one raised (as when they ran one after the other)."""
+    perceiving = side.submit(target.perceive, history, query)
+    try:
+        reply = target.respond(history, query)
+    except BaseException:
+        failed = perceiving.exception()
+        if failed is not None:
+            raise failed from None
+        raise
+    return perceiving.result(), reply
+
+
+def _play(result: DialogueResult, seed: ChatSeed, simulator: Simulator, target: Target, t_max: int,
+          side: ThreadPoolExecutor) -> None:
     history: list[Exchange] = []
     query, gold = seed.first_query, seed.opening_labels()
     consecutive_achieved = 0
     try:
         for t in range(1, t_max + 1):
-            perception = target.perceive(history, query)  # line 4: perception, prediction prompt P_p
-            reply = target.respond(history, query)  # line 5: generation, system prompt only
+            # lines 4-5: perception (prediction prompt P_p) and generation (system prompt only) both read only
+            # the history and q_t, so they are sent side by side
+            perception, reply = _perceive_and_respond(target, history, query, side)
             history = [*history, Exchange(user_text=query, response_text=reply.value)]  # line 6
             nxt = simulator.next_turn(seed, history)  # line 7: q_{t+1}, gold labels, p_{t+1}
             result.turns.append(
@@ -73,7 +97,6 @@ def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: in
             query, gold = nxt.value.user_text, nxt.value.labels
     except PER_ITEM_ERRORS as exc:  # a failed or unusable call: record it, keep the other dialogues going
         result.error = f"{type(exc).__name__}: {exc}"
-    return result
 
 
 def run_dialogues(
@@ -85,19 +108,7 @@ def run_dialogues(
     max_workers: int = 1,
     on_done: Callable[[int, int], None] | None = None,
 ) -> list[DialogueResult]:
-    """Run many dialogues, up to `max_workers` at once; each dialogue's turns stay in order.
+    """Run many dialogues, up to `max_workers` at once; each dialogue's turns stay in order (how many
+    requests reach each model at once is its endpoint's budget, resources/endpoint_gates.py).
     Results come back in the order of `seeds`. `on_done(done, total)` reports progress."""
-    total = len(seeds)
-    results: list[DialogueResult | None] = [None] * total
-    done = 0
-
-    def work(i: int) -> int:
-        results[i] = run_dialogue(seeds[i], simulator, target, t_max)
-        return i
-
-    with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
-        for _ in pool.map(work, range(total)):
-            done += 1
-            if on_done:
-                on_done(done, total)
-    return [r for r in results if r is not None]
+    return ordered_map(lambda seed: run_dialogue(seed, simulator, target, t_max), seeds, max_workers, on_done)

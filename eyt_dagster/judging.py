@@ -4,7 +4,6 @@ verdict) for each judge. Used by the judge-verdict assets and by the cross-judge
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
 
@@ -18,11 +17,11 @@ from eyt_dagster.frames import (
     stat_column_names,
     verdict_row,
 )
+from eyt_dagster.parallel import ordered_map
 from eyt_dagster.records import ChatSeed, Exchange
 from eyt_dagster.roles import PER_ITEM_ERRORS, Judge
 
 Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
-Work = Callable[[Judge, Dialogue], list[dict]]
 
 
 def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogue]:
@@ -40,39 +39,34 @@ def _failure(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def turn_verdicts(judge: Judge, dialogue: Dialogue) -> list[dict]:
-    """The judge's scores for every turn of one dialogue; a failed turn becomes an error row."""
+def turn_verdict(judge: Judge, dialogue: Dialogue, turn: int) -> dict:
+    """The judge's scores for one turn of one dialogue; a failed call becomes an error row."""
     target, seed, history = dialogue
-    rows = []
-    for turn in range(1, len(history) + 1):
-        try:
-            rows.append(verdict_row(target, seed, turn, judge.model_id, judge.score_turn(seed, history, turn), None))
-        except PER_ITEM_ERRORS as exc:  # kept as an error row; a rerun retries it
-            rows.append(verdict_row(target, seed, turn, judge.model_id, None, _failure(exc)))
-    return rows
+    try:
+        return verdict_row(target, seed, turn, judge.model_id, judge.score_turn(seed, history, turn), None)
+    except PER_ITEM_ERRORS as exc:  # kept as an error row; a rerun retries it
+        return verdict_row(target, seed, turn, judge.model_id, None, _failure(exc))
 
 
-def final_verdicts(judge: Judge, dialogue: Dialogue) -> list[dict]:
+def final_verdict(judge: Judge, dialogue: Dialogue) -> dict:
     """The judge's final-intent verdict on one dialogue (or an error row)."""
     target, seed, history = dialogue
     try:
-        return [final_row(target, seed, judge.model_id, judge.judge_final(seed, history), None)]
+        return final_row(target, seed, judge.model_id, judge.judge_final(seed, history), None)
     except PER_ITEM_ERRORS as exc:
-        return [final_row(target, seed, judge.model_id, None, _failure(exc))]
+        return final_row(target, seed, judge.model_id, None, _failure(exc))
 
 
-def judge_all(judges: list[Judge], dialogues: list[Dialogue], work: Work, workers: int,
+def judge_all(judges: list[Judge], dialogues: list[Dialogue], *, final: bool, workers: int,
               on_done: Callable[[int, int], None] | None = None) -> list[dict]:
-    """Every judge on every dialogue, `workers` calls at a time; rows in judge, then dialogue order.
-    `on_done(done, total)` is told after each judged dialogue (in order), for progress logs."""
-    jobs = [(judge, dialogue) for judge in judges for dialogue in dialogues]
-    out: list[dict] = []
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for done, rows in enumerate(pool.map(lambda job: work(*job), jobs), start=1):
-            out += rows
-            if on_done is not None:
-                on_done(done, len(jobs))
-    return out
+    """Every judge on every dialogue (every turn of it, or its final verdict), as one flat pool of independent
+    calls, `workers` at a time (each judge's endpoint budget caps its own share); rows in judge, dialogue,
+    turn order. `on_done(done, total)` is told after each verdict (in order), for progress logs."""
+    if final:
+        return ordered_map(lambda job: final_verdict(*job), [(j, d) for j in judges for d in dialogues], workers,
+                           on_done)
+    jobs = [(j, d, turn) for j in judges for d in dialogues for turn in range(1, len(d[2]) + 1)]
+    return ordered_map(lambda job: turn_verdict(*job), jobs, workers, on_done)
 
 
 def verdict_frame(rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str,

@@ -10,6 +10,9 @@
   retried once only (TIMEOUT_ATTEMPTS): the same request to the same model would most likely need as
   long again, so the error says to raise `timeout_s`. The attempts are counted by the SDK's HTTP client
   (`_CountingHttpClient`), so the ledger's `retries` is right for failed calls too.
+* Concurrency: at most the model's `max_concurrency` requests are in flight to one endpoint (base URL +
+  model) across the whole process, and a 429 pauses every caller of that endpoint and lowers its budget
+  for a while (resources/endpoint_gates.py, docs/throughput.md).
 * Cache: every successful raw reply is stored in the CallCache under a key of model, base URL,
   messages, settings and seed; an identical later call makes no network call. Validation happens
   after the cache (see resources/call_cache.py).
@@ -42,6 +45,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import openai
@@ -51,6 +55,7 @@ from eyt_dagster.config import ModelRef
 from eyt_dagster.records import CallStats, Reply
 from eyt_dagster.roles import RequestRefusedError, RoleCallError, ReplyUnusableError
 from resources.call_cache import CallCache, CachedReply
+from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 
 M = TypeVar("M", bound=BaseModel)
 Messages = list[dict[str, str]]
@@ -157,11 +162,14 @@ class _Attempts:
 class _CountingHttpClient(openai.DefaultHttpxClient):  # type: ignore[misc, valid-type]
     """The SDK's HTTP client (same defaults), counting each request's attempts per thread, and ending the
     SDK's retries after TIMEOUT_ATTEMPTS timeouts: it raises openai.APITimeoutError, which the SDK passes
-    on without retrying (an SDK that retried anyway would get the same error without a request sent)."""
+    on without retrying (an SDK that retried anyway would get the same error without a request sent).
+    Every attempt passes the endpoint's gate (resources/endpoint_gates.py): a slot of the endpoint's
+    process-wide budget, and the shared pause after a 429."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, gate: EndpointGate | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._local = threading.local()
+        self._gate = gate
 
     @contextmanager
     def track(self) -> Iterator[_Attempts]:
@@ -173,6 +181,14 @@ class _CountingHttpClient(openai.DefaultHttpxClient):  # type: ignore[misc, vali
             self._local.current = None
 
     def send(self, request: Any, **kwargs: Any) -> Any:
+        if self._gate is None:
+            return self._send(request, **kwargs)
+        with self._gate.slot():
+            response = self._send(request, **kwargs)
+        self._gate.answered(response.status_code, retry_after_seconds(response.headers))
+        return response
+
+    def _send(self, request: Any, **kwargs: Any) -> Any:
         attempts: _Attempts | None = getattr(self._local, "current", None)
         if attempts is None:
             return super().send(request, **kwargs)
@@ -238,10 +254,21 @@ def schema_name(schema: type[BaseModel]) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "reply"
 
 
+@lru_cache(maxsize=64)
+def _schema_text(schema: type[BaseModel]) -> str:
+    return json.dumps(schema.model_json_schema(), ensure_ascii=False)
+
+
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """`schema.model_json_schema()`, a fresh copy each time: pydantic builds it anew on every call, which cost
+    about 2.5 ms per request, more than the rest of a cached call together (see docs/throughput.md)."""
+    return json.loads(_schema_text(schema))
+
+
 def response_format_for(mode: str, schema: type[BaseModel]) -> dict[str, Any] | None:
     """The response_format to send in a structured-output mode ('none' sends none)."""
     if mode == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": schema_name(schema), "schema": schema.model_json_schema()}}
+        return {"type": "json_schema", "json_schema": {"name": schema_name(schema), "schema": json_schema_of(schema)}}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
@@ -252,7 +279,7 @@ def with_schema_instruction(messages: Messages, schema: type[BaseModel]) -> Mess
     where the server does not receive the schema; json_object also requires the word JSON)."""
     note = (
         "Reply with one JSON object only (no prose, no code fences) that validates against this JSON schema:\n"
-        + json.dumps(schema.model_json_schema(), ensure_ascii=False)
+        + _schema_text(schema)
     )
     if messages and messages[0].get("role") == "system":
         first = dict(messages[0], content=f"{messages[0].get('content', '')}\n\n{note}")
@@ -352,7 +379,7 @@ class OpenAIChatClient:
     def _sdk(self) -> openai.OpenAI:
         with self._lock:
             if self._client is None:
-                http = _CountingHttpClient()
+                http = _CountingHttpClient(gate_for(self.base_url, self.ref.model, self.ref.max_concurrency))
                 self._client = openai.OpenAI(
                     base_url=self.base_url,
                     api_key=self._api_key(),

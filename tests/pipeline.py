@@ -31,6 +31,13 @@ def resources_for(slate_path: Path, data_dir: Path) -> dict:
 
 def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance | None = None) -> DagsterInstance:
     """Pools, then every target x pool cell, then the reports; raises if any run fails."""
+    instance = materialize_dialogues(slate_path, data_dir, instance)
+    materialize_reports(slate_path, data_dir, instance)
+    return instance
+
+
+def materialize_dialogues(slate_path: Path, data_dir: Path, instance: DagsterInstance | None = None) -> DagsterInstance:
+    """Pools, then every target x pool cell (no reports); raises if any run fails."""
     instance = instance or DagsterInstance.ephemeral()
     slate = load_slate(slate_path)
     known = set(instance.get_dynamic_partitions(TARGETS_PARTITION))
@@ -42,7 +49,6 @@ def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance 
         for pool in slate.pools:
             materialize(ASSETS, selection=DIALOGUE_ASSETS, partition_key=str(target_pool_key(target.id, pool)),
                         resources=resources, instance=instance)
-    materialize_reports(slate_path, data_dir, instance)
     return instance
 
 

@@ -497,3 +497,14 @@ def test_stub_server_404s_other_paths() -> None:
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(server.base_url + "/models", timeout=5)
     assert info.value.code == 404
+
+
+def test_the_schema_sent_is_pydantics_and_a_fresh_copy_each_time() -> None:
+    from eyt_dagster.records import turn_scores_model
+    from resources.chat_client import json_schema_of
+
+    schema = turn_scores_model((0.0, 0.5, 1.0))
+    first = json_schema_of(schema)
+    assert first == schema.model_json_schema()
+    first["properties"].clear()  # a caller changing its copy does not change the next request's schema
+    assert json_schema_of(schema) == schema.model_json_schema()

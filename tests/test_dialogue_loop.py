@@ -1,6 +1,7 @@
 """Algorithm 1: stopping rules, error handling, label rejection, and prompt-disjoint perception/generation."""
 
 import json
+import threading
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -151,3 +152,33 @@ def test_labels_outside_the_taxonomy_are_rejected_not_coerced():
     bad = json.dumps({**LABELS.model_dump(), "emotion": "happy"})
     with pytest.raises(ValidationError):
         LLMTarget(RecordingClient([bad])).perceive([], "hello")
+
+
+def test_perception_and_reply_of_a_turn_are_asked_at_the_same_time():
+    both_asked = threading.Barrier(2, timeout=5)  # broken (an error) unless both calls are under way together
+
+    class Meeting(EchoTarget):
+        def perceive(self, history, query):
+            both_asked.wait()
+            return super().perceive(history, query)
+
+        def respond(self, history, query):
+            both_asked.wait()
+            return super().respond(history, query)
+
+    result = run_dialogue(SEED, ScriptedSimulator(["achieved"] * 4), Meeting(), t_max=3)
+    assert result.error is None and [t.response_text for t in result.turns] == [
+        f"reply to {SEED.first_query}", "reply to user 2"]
+    assert all(t.predicted == LABELS for t in result.turns)
+
+
+def test_when_perception_and_reply_both_fail_the_perception_error_is_recorded():
+    class BothFail(EchoTarget):
+        def perceive(self, history, query):
+            raise RoleCallError("perception refused")
+
+        def respond(self, history, query):
+            raise RoleCallError("reply refused")
+
+    result = run_dialogue(SEED, ScriptedSimulator(["achieved"] * 4), BothFail(), t_max=3)
+    assert "perception refused" in result.error and not result.turns

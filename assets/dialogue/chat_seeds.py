@@ -7,6 +7,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.frames import persona_from_row, seed_row
+from eyt_dagster.parallel import ordered_map
 from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.prompts import prompt_hash
 from eyt_dagster.roles import PER_ITEM_ERRORS
@@ -37,19 +38,22 @@ def chat_seeds(
     simulator = eyt.simulator(context.run_id)
     kept = _finished_seeds(eyt.warehouse, pool, simulator.model_id)
     personas = persona_pool.head(slate.dialogues_per_pool).to_dict("records")
-    rows, stats = [], CallStats()
-    for persona_row in personas:
+
+    def one_seed(persona_row: dict) -> tuple[dict, CallStats]:
         persona = persona_from_row(persona_row)
         seed_id = f"{pool}:{persona.persona_id}"
         if seed_id in kept and kept[seed_id]["persona_text"] == persona.persona_text:
-            rows.append(kept[seed_id])
-            continue
+            return kept[seed_id], CallStats()
         try:
             reply = simulator.generate_seed(persona, seed_id=seed_id)
-            rows.append(seed_row(seed_id, persona, reply, None))
-            stats = stats + reply.stats
+            return seed_row(seed_id, persona, reply, None), reply.stats
         except PER_ITEM_ERRORS as exc:  # kept as an error row; the next run retries exactly these
-            rows.append(seed_row(seed_id, persona, None, f"{type(exc).__name__}: {exc}"))
+            return seed_row(seed_id, persona, None, f"{type(exc).__name__}: {exc}"), CallStats()
+
+    # the seeds are independent calls: as many at once as the simulator's budget allows, rows in persona order
+    done = ordered_map(one_seed, personas, slate.simulator.max_concurrency)
+    rows = [row for row, _ in done]
+    stats = sum((s for _, s in done), CallStats())
     df = pd.DataFrame(rows)
     df["simulator"] = simulator.model_id
     df["prompt_hash"] = PROMPT_HASH

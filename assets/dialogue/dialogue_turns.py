@@ -44,10 +44,11 @@ def dialogue_turns(
         if done % PROGRESS_EVERY == 0 or done == total:
             context.log.info(f"dialogues done: {done} of {total} ({target_id} on {pool})")
 
-    results = run_dialogues(
-        seeds, simulator, target, slate.t_max,
-        max_workers=slate.target(target_id).max_concurrency, on_done=report,
-    )
+    # Dialogues under way: enough to fill the target's and the simulator's budgets at once (a dialogue waits on
+    # one of them at a time); each endpoint's gate caps what reaches it (resources/endpoint_gates.py).
+    t_ref = slate.target(target_id)
+    workers = t_ref.max_concurrency + (0 if slate.simulator.is_baseline else slate.simulator.max_concurrency)
+    results = run_dialogues(seeds, simulator, target, slate.t_max, max_workers=workers, on_done=report)
     rows = [row for result in results for row in turn_rows(result, target_id)]
     df = pd.DataFrame(rows, columns=[*TURN_COLUMNS, *stat_column_names("target_", "simulator_")])
     df["simulator"] = simulator.model_id

@@ -6,10 +6,8 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.judging import (
     failed_verdicts_message,
-    final_verdicts,
     finished_dialogues,
     judge_all,
-    turn_verdicts,
     verdict_frame,
 )
 from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
@@ -43,13 +41,16 @@ def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt
                context: AssetExecutionContext | None = None) -> pd.DataFrame:
     """Judge the dialogues with each judge and return the table with provenance (progress to the run log)."""
     refs = [*eyt.slate.judges, *([eyt.slate.replacement_judge] if eyt.slate.replacement_judge else [])]
-    workers = max(r.max_concurrency for r in refs)
+    # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
+    used = {j.model_id for j in judges}
+    workers = sum(r.max_concurrency for r in refs if r.id in used)
+    every = PROGRESS_EVERY * (1 if final else 10)
 
     def report(done: int, total: int) -> None:
-        if context is not None and (done % PROGRESS_EVERY == 0 or done == total):
-            context.log.info(f"{'final verdicts' if final else 'turn verdicts'}: {done} of {total} judge x dialogue done")
+        if context is not None and (done % every == 0 or done == total):
+            context.log.info(f"{'final verdicts' if final else 'turn verdicts'}: {done} of {total} done")
 
-    rows = judge_all(judges, dialogues, final_verdicts if final else turn_verdicts, workers, on_done=report)
+    rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=report)
     df = verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,
                        seed=eyt.slate.seed)
     df["created_at"] = now_utc()

@@ -1,0 +1,81 @@
+"""`eyt bench`: the ideal from hand-computed call counts, the server's answers, and one tiny run end to end."""
+
+import json
+
+import openai
+import pytest
+
+from eyt_dagster.bench import (
+    STAGES,
+    BenchSettings,
+    Measurement,
+    StageFigures,
+    chain_length,
+    from_json,
+    run_bench,
+    stage_ideals,
+    table,
+)
+from eyt_dagster.bench_server import PLAIN_REPLY, LatencyServer
+from eyt_dagster.json_schema_draw import is_valid
+from eyt_dagster.records import SimulatorTurn
+
+
+def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
+    rows = (
+        # 5 ChatSEEDs on a budget of 2: ceil(5/2) = 3 waves, chain 1
+        [{"run_id": "a", "model_id": "sim", "purpose": f"chat_seed:p:{i}"} for i in range(5)]
+        # one dialogue of 3 turns: 3 perceive + 3 respond + 3 simulate; budgets 2 (target) and 2 (simulator):
+        # waves ceil(6/2) = 3 and ceil(3/2) = 2, chain 2 x 3 = 6
+        + [{"run_id": "b", "model_id": "tgt", "purpose": f"{kind}:{t}"} for t in (1, 2, 3) for kind in ("perceive", "respond")]
+        + [{"run_id": "b", "model_id": "sim", "purpose": f"simulate:p:7:{t}"} for t in (1, 2, 3)]
+        # a judge verdict and its re-ask (chain 2), plus 2 other verdicts: 4 calls, budget 2 -> 2 waves
+        + [{"run_id": "b", "model_id": "judge", "purpose": p} for p in ("judge_turn:p:7:1", "judge_turn:p:7:1",
+                                                                           "judge_turn:p:7:2", "judge_turn:p:7:3")]
+    )
+    ideals = stage_ideals(rows, {"sim": 2, "tgt": 2, "judge": 2}, 0.5)
+    assert ideals[("a", "chat_seeds")] == (5, 1.5)
+    assert ideals[("b", "dialogue_turns")] == (9, 3.0)
+    assert ideals[("b", "judge_verdicts")] == (4, 1.0)
+    assert chain_length("dialogue_turns", ["simulate:pool:x:1", "simulate:pool:y:1", "simulate:pool:y:2"]) == 4
+
+
+def test_table_ratios():
+    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in STAGES})
+    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in STAGES})
+    lines = table(slow, fast).splitlines()
+    # latency part 3 - 1 = 2 s over an ideal of 1 s; wall 3 s over the larger bound, max(1, 1) = 1 s
+    assert lines[2].split() == ["chat_seeds", "4", "3.00s", "1.00s", "2.00s", "1.00s", "2.00x", "3.00x"]
+    # the whole: 16 calls, part 10 - 4 = 6 s, ideal 4 x 1 s; bound max(4, 4) = 4 s
+    assert lines[-1].split()[-7:] == ["16", "10.00s", "4.00s", "6.00s", "4.00s", "1.50x", "2.50x"]
+
+
+def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
+    schema = SimulatorTurn.model_json_schema()
+    with LatencyServer(0.1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        messages = [{"role": "user", "content": "hi"}]
+        fmt = {"type": "json_schema", "json_schema": {"name": "SimulatorTurn", "schema": schema}}
+        first = client.chat.completions.create(model="m", messages=messages, response_format=fmt)
+        again = client.chat.completions.create(model="m", messages=messages, response_format=fmt)
+        plain = client.chat.completions.create(model="m", messages=messages)
+        assert server.requests == 3
+    value = json.loads(first.choices[0].message.content)
+    assert is_valid(schema, value) and SimulatorTurn.model_validate(value)
+    assert again.choices[0].message.content == first.choices[0].message.content
+    assert plain.choices[0].message.content == PLAIN_REPLY
+
+
+@pytest.mark.slow
+def test_bench_runs_and_prints_every_stage(tmp_path):
+    settings = BenchSettings(latency_s=0.05, pools=("nemotron_usa",), dialogues_per_pool=2, t_max=2, max_concurrency=4)
+    text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
+    for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "whole (eyt run)"):
+        assert stage in text
+    figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
+    slow, fast = from_json(tmp_path / "bench.json")
+    assert fast is None and slow.total_calls == sum(f["calls"] for f in figures.values())
+    assert figures["chat_seeds"]["calls"] == 2 and figures["final_intent_verdicts"]["calls"] == 2
+    # 2 dialogues of at most 2 turns: 3 calls per turn
+    assert 6 <= figures["dialogue_turns"]["calls"] <= 12 and figures["dialogue_turns"]["calls"] % 3 == 0
+    assert all(f["wall_s"] > 0 for f in figures.values())
