@@ -71,4 +71,5 @@ def test_checks_run_with_a_partition_and_pass(tmp_path):
     # long steps report progress in the run log (what the UI's run view shows while they work)
     messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
     assert any("dialogues done: 4 of 4 (terse-baseline on nemotron_usa)" in m for m in messages)
-    assert any("turn verdicts: 8 of 8 judge x dialogue done" in m for m in messages)
+    # one verdict per judge x dialogue x turn: 2 judges x 4 dialogues x 6 turns (terse runs to T_max = 6)
+    assert any("turn verdicts: 48 of 48 done" in m for m in messages)
