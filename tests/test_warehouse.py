@@ -2,7 +2,6 @@
 
 import duckdb
 import pandas as pd
-import pytest
 from dagster import (
     AssetIn,
     DagsterInstance,
