@@ -5,10 +5,12 @@ prompt, report string or doc that cites them ("SPEC §3.6", "DAGSTER_NOTES.md", 
 nowhere; the content belongs in docs/ (docs/index.md maps it) and the citation should name that file, or a
 paper's equation or table. Public upstream links (a GitHub URL of Dagster or DuckDB) are fine.
 
-Three checks over every tracked text file:
+Checks over every tracked text file:
 - no citation of the outside documents or of a project issue number;
-- every path to a Markdown file that a file mentions (`docs/method.md`, `sql/README.md`) exists;
-- every `docs/<name>.md#<anchor>` names a heading of that file (GitHub's anchor rule).
+- every path to a Markdown file that a file mentions (`docs/method.md`, `sql/README.md`) exists, and every
+  `docs/<name>.md#<anchor>` names a heading of that file (GitHub's anchor rule);
+- every relative link of a Markdown file (`[text](method.md#seq)`) leads to a file and heading that exist;
+- docs/index.md links every page of docs/, so the map stays complete.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ OUTSIDE_DOCUMENTS = [
 ISSUE_NUMBER = re.compile(r"(?i)\b(?:issues?|tickets?|bugs?|PR|pull request)\s*#?\d+\b")
 UPSTREAM = re.compile(r"https?://|\b[\w.-]+/[\w.-]+#\d+\b")
 # A path to a Markdown file: at least one folder, or a bare name at the repository root.
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 MD_PATH = re.compile(r"(?<![\w/.:-])((?:\.\./|\./)?(?:[\w.-]+/)+[\w.-]+\.md|README\.md)(?:#([\w-]+))?")
 
 
@@ -133,3 +136,29 @@ def test_every_cited_markdown_file_and_anchor_exists() -> None:
                 elif anchor and target.suffix == ".md" and anchor not in anchors_of(target):
                     missing.append(f"{where}: {name} has no heading for #{anchor}")
     assert not missing, "\n".join(missing)
+
+
+def test_every_relative_markdown_link_resolves() -> None:
+    broken = []
+    for path in tracked_text_files():
+        if path.suffix != ".md":
+            continue
+        for number, line in enumerate(lines_of(path), 1):
+            for target in MD_LINK.findall(line):
+                if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+                    continue
+                name, _, anchor = target.partition("#")
+                resolved = (path.parent / name).resolve() if name else path
+                where = f"{path.relative_to(ROOT)}:{number}: ({target})"
+                if not resolved.exists():
+                    broken.append(f"{where} leads to no file")
+                elif anchor and resolved.suffix == ".md" and anchor not in anchors_of(resolved):
+                    broken.append(f"{where} names no heading of {resolved.relative_to(ROOT)}")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_docs_index_links_every_page() -> None:
+    index = ROOT / "docs" / "index.md"
+    linked = {target.partition("#")[0] for target in MD_LINK.findall(index.read_text(encoding="utf-8"))}
+    pages = {p.name for p in (ROOT / "docs").glob("*.md") if p.name != "index.md"}
+    assert not pages - linked, f"add these pages to docs/index.md: {sorted(pages - linked)}"
