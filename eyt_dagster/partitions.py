@@ -27,7 +27,7 @@ def target_pool_key(target: str, pool: str) -> MultiPartitionKey:
 
 
 def partition_tags(target: str, pool: str) -> dict[str, str]:
-    """The run tags `dagster job execute` needs for one target x pool partition: it has no partition flag (docs/operations.md)."""
+    """The run tags `dagster job execute` needs for one target x pool partition: it has no partition flag (docs/operations.md#schedule-with-cron)."""
     return {
         "dagster/partition": str(target_pool_key(target, pool)),
         "dagster/partition/pool": pool,
