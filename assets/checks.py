@@ -13,7 +13,7 @@ from eyt_dagster.speech.partitions import speech_target_partitions, subscale_par
 from resources.models import BenchmarkResource
 
 
-# Partitioned checks are a preview feature in dagster 1.13 (they work here; tests/test_checks.py runs them); one notice is
+# Partitioned checks are a preview feature in dagster 1.13 (they work: tests/test_checks.py); one notice is
 # enough, not one per check on every code-location load.
 warnings.filterwarnings("ignore", category=PreviewWarning, message=".*partitions_def on an AssetCheckSpec")
 

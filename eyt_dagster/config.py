@@ -166,7 +166,7 @@ TEMPLATE_GENERATOR = "template-baseline"
 
 
 class SpeechEvaluation(BaseModel):
-    """How SpeechEQ targets are tested (paper §2.4-2.5; docs/speecheq-evaluation.md): which persona conditions, which inference
+    """How SpeechEQ targets are tested (paper §2.4-2.5, docs/speecheq-evaluation.md): persona conditions, inference
     modes, whether both option orders are asked, and an optional human ranking to correlate with."""
 
     model_config = ConfigDict(extra="forbid")
@@ -202,7 +202,7 @@ class SpeechEvaluation(BaseModel):
 
 
 class SpeechSettings(BaseModel):
-    """SpeechEQ dataset building (docs/method.md#speecheq-dataset-building): how many items, which text generator, validator, tone judge and
+    """SpeechEQ items (docs/method.md#building-items): how many, which text generator, validator, tone judge and
     TTS engine. The text roles name 'template-baseline' (the embedded template generator) or the id of a
     model in `models`: a `provider: openai` chat model, or `provider: embedded` with model 'template-baseline'."""
 

@@ -1,4 +1,4 @@
-"""Deduplication and seeded (stratified) sampling of persona pools (paper §3.2; docs/method.md#persona-pools). Pure logic."""
+"""Deduplication and seeded (stratified) sampling of persona pools (paper §3.2, docs/method.md). Pure logic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-clip acoustic features for the SpeechEQ contrast filter (docs/method.md#acoustic-contrast-filter), computed with librosa.
+"""Per-clip acoustic features for the SpeechEQ contrast filter (docs/method.md), computed with librosa.
 
 Choices, each measured on espeak-ng clips of 0.9-6 s:
 - Audio is read with soundfile (WAV, FLAC, OGG, MP3), mixed down to mono and resampled to 22,050 Hz
