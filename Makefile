@@ -1,5 +1,5 @@
 # Quickstart targets. `make run` and `make test` each set up .venv on first use.
-# torch is installed first, pinned to the CPU build this machine's pip finds (OFFLINE.md): a bare
+# torch is installed first, pinned to a version whose CPU build (2.13.0+cpu) the package index has: a bare
 # `torch` requirement would otherwise pull the multi-GB CUDA build through sentence-transformers.
 VENV ?= .venv
 PYTHON ?= python3

@@ -21,7 +21,7 @@ def now_utc() -> pd.Timestamp:
 
 def content_version(df: pd.DataFrame) -> DataVersion:
     """A hash of the rows minus timestamps and timings, so an identical re-run does not make
-    downstream partitions stale (DAGSTER_NOTES.md)."""
+    downstream partitions stale (docs/operations.md#what-makes-a-result-stale)."""
     stable = df.drop(columns=[c for c in VOLATILE_COLUMNS if c in df.columns])
     digest = hashlib.sha256(pd.util.hash_pandas_object(stable.astype(str), index=False).values.tobytes())
     return DataVersion(digest.hexdigest()[:16])

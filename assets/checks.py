@@ -1,4 +1,4 @@
-"""Asset checks (issue 6): the contracts of eyt_dagster/contracts.py run after each partition is written, and
+"""Asset checks: the contracts of eyt_dagster/contracts.py run after each partition is written, and
 show in the UI next to the asset. The error-row checks warn (the run keeps its finished work; a rerun retries
 the failed calls); the others are errors."""
 
@@ -13,7 +13,7 @@ from eyt_dagster.speech.partitions import speech_target_partitions, subscale_par
 from resources.models import BenchmarkResource
 
 
-# Partitioned checks are a preview feature in dagster 1.13 (DAGSTER_NOTES.md: measured to work); one notice is
+# Partitioned checks are a preview feature in dagster 1.13 (they work: tests/test_checks.py); one notice is
 # enough, not one per check on every code-location load.
 warnings.filterwarnings("ignore", category=PreviewWarning, message=".*partitions_def on an AssetCheckSpec")
 

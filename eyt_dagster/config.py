@@ -166,7 +166,7 @@ TEMPLATE_GENERATOR = "template-baseline"
 
 
 class SpeechEvaluation(BaseModel):
-    """How SpeechEQ targets are tested (issue 5, paper §2.4-2.5): which persona conditions, which inference
+    """How SpeechEQ targets are tested (paper §2.4-2.5, docs/speecheq-evaluation.md): persona conditions, inference
     modes, whether both option orders are asked, and an optional human ranking to correlate with."""
 
     model_config = ConfigDict(extra="forbid")
@@ -202,7 +202,7 @@ class SpeechEvaluation(BaseModel):
 
 
 class SpeechSettings(BaseModel):
-    """SpeechEQ dataset building (issue 4): how many items, which text generator, validator, tone judge and
+    """SpeechEQ items (docs/method.md#building-items): how many, which text generator, validator, tone judge and
     TTS engine. The text roles name 'template-baseline' (the embedded template generator) or the id of a
     model in `models`: a `provider: openai` chat model, or `provider: embedded` with model 'template-baseline'."""
 
@@ -279,7 +279,7 @@ class ReasoningPair(BaseModel):
 
 
 class Slate(BaseModel):
-    """A whole benchmark configuration (issue 2, 'Slate config')."""
+    """A whole benchmark configuration: the slate (docs/remote-models.md#the-slate)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -303,7 +303,7 @@ class Slate(BaseModel):
     simulator: ModelRef
     targets: list[TargetRef] = Field(min_length=1)
     judges: list[ModelRef] = Field(min_length=1)
-    # Analysis (issue 3): uncertainty, ablations and calibration.
+    # Analysis (docs/method.md#statistics): uncertainty, ablations and calibration.
     bootstrap_resamples: int = Field(default=1000, ge=100, description="Resamples for every 95% interval.")
     reasoning_pairs: list[ReasoningPair] = Field(default_factory=list)
     thinking_highlight: float = Field(default=0.3, gt=0, description="|delta| that highlights an objective cell.")

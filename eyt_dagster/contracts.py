@@ -1,4 +1,4 @@
-"""Contracts the asset checks guard (issue 6), as pure functions over a table's rows: each returns whether it
+"""Contracts the asset checks guard (docs/method.md), pure functions over a table's rows: each says whether it
 holds and a few facts for the UI. Dagster wiring is in assets/checks.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Asset jobs. A job runs assets of one partitions definition (DAGSTER_NOTES.md), hence one job per
+"""Asset jobs. A Dagster asset job can only hold assets of one partitions definition, hence one job per
 partitioning: pools, target x pool, subscale, speech target, and the unpartitioned reports."""
 
 from __future__ import annotations

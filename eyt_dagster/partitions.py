@@ -1,4 +1,4 @@
-"""Partitions of the asset graph (SPEC §2): `pool` is static, `target` is dynamic (one key per slate target)."""
+"""Partitions of the asset graph (docs/method.md#partitions): `pool` static, `target` dynamic (a key per target)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def target_pool_key(target: str, pool: str) -> MultiPartitionKey:
 
 
 def partition_tags(target: str, pool: str) -> dict[str, str]:
-    """The run tags `dagster job execute` needs for one target x pool partition (DAGSTER_NOTES.md, CLI)."""
+    """The tags `dagster job execute` (no partition flag) needs for a target x pool run (docs/operations.md)."""
     return {
         "dagster/partition": str(target_pool_key(target, pool)),
         "dagster/partition/pool": pool,

@@ -1,4 +1,4 @@
-"""Persona pools (SPEC §3.1, paper §3.2 and App. B): the two public schemas to PersonaRecords,
+"""Persona pools (paper §3.2 and App. B; docs/method.md#persona-pools): the two public schemas to PersonaRecords,
 near-duplicate removal and seeded (stratified) sampling.
 
 Pure logic: functions take DataFrames and embedding matrices. Reading files or the hub is
@@ -26,7 +26,7 @@ from eyt_dagster.records import PersonaRecord
 NEMOTRON_SCHEMA = "Nemotron-Personas-USA"
 PERSONAMEM_SCHEMA = "PersonaMem-v2"
 
-# The columns of the public Nemotron-Personas-USA release (SPEC §3.1).
+# The columns of the public Nemotron-Personas-USA release (nvidia/Nemotron-Personas-USA on the hub).
 NEMOTRON_COLUMNS: tuple[str, ...] = (
     "uuid", "professional_persona", "sports_persona", "arts_persona", "travel_persona",
     "culinary_persona", "persona", "cultural_background", "skills_and_expertise",

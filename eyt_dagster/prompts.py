@@ -1,7 +1,7 @@
 """Prompt templates: loaded from one YAML per language, rendered with named placeholders, hashed.
 
 The hash of the templates an asset uses is part of that asset's `code_version`, so editing a prompt makes
-exactly the partitions that depend on it stale (DAGSTER_NOTES.md, "Staleness after prompt changes").
+exactly the partitions that depend on it stale (docs/operations.md#code-versions).
 
 Three prompt files: EYT-Bench's (`prompts_path()`, keys PROMPT_KEYS) and SpeechEQ's text generator's
 (`speech_prompts_path()`, keys SPEECH_PROMPT_KEYS) and SpeechEQ's evaluation

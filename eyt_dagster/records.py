@@ -25,7 +25,7 @@ class _Strict(BaseModel):
 
 
 class PersonaRecord(_Strict):
-    """One row of a persona pool (SPEC §3.1): the same fields for both pools."""
+    """One row of a persona pool (docs/method.md#persona-pools): the same fields for both pools."""
 
     persona_id: str
     pool: str

@@ -11,7 +11,7 @@ from eyt_dagster.report_html import Section
 # (table, title, description) in report order; every one is a table in the warehouse's dialogue schema.
 REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
     ("leaderboard", "Leaderboard",
-     "Headline metrics per target and pool (SPEC §3.6) with 95% bootstrap intervals resampled by dialogue. "
+     "Headline metrics per target and pool (docs/eyt-metrics.md) with 95% bootstrap intervals resampled by dialogue. "
      "Accuracies and FICR are shares; satisfaction and the three dimensions are on 0-100."),
     ("pairwise_comparisons", "Paired comparisons",
      "For each pair of targets on the same ChatSEEDs: the mean per-dialogue difference (a - b) and its 95% "

@@ -1,4 +1,4 @@
-"""Deduplication and seeded (stratified) sampling of persona pools (paper §3.2, SPEC §3.1). Pure logic."""
+"""Deduplication and seeded (stratified) sampling of persona pools (paper §3.2, docs/method.md). Pure logic."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class DedupResult:
 
 
 def deduplicate(records: Sequence[PersonaRecord], embeddings: np.ndarray, threshold: float) -> DedupResult:
-    """Greedy near-duplicate removal (SPEC §3.1: cosine >= threshold on all-MiniLM-L6-v2).
+    """Greedy near-duplicate removal (paper App. B: cosine >= threshold on all-MiniLM-L6-v2).
 
     Records are visited in persona_id order, so the result does not depend on file order; a record is
     kept unless its cosine to an already-kept record is >= threshold. Row i of `embeddings` is record i.
@@ -44,7 +44,7 @@ def deduplicate(records: Sequence[PersonaRecord], embeddings: np.ndarray, thresh
 
 
 def occupation_age_stratum(record: PersonaRecord) -> str:
-    """Pool A's stratum (SPEC §3.1): occupation_group x age_bucket."""
+    """Pool A's stratum (paper App. B): occupation_group x age_bucket."""
     return f"{record.attributes.get('occupation_group', OTHER_GROUP)}|{record.attributes.get('age_bucket', 'unknown')}"
 
 

@@ -1,4 +1,4 @@
-"""Statistics behind the analysis tables (SPEC §3.6): bootstrap intervals clustered by dialogue, agreement
+"""Statistics of the analysis tables (docs/method.md#statistics): bootstrap intervals clustered by dialogue, agreement
 coefficients and rank correlations. Pure functions over numpy / pandas; no Dagster, no I/O.
 
 The coefficients delegate to well-kept implementations (scipy.stats, scikit-learn, the `krippendorff`

@@ -1,7 +1,7 @@
 """Label taxonomies, rubric and constants of EYT-Bench: the one place each of these facts lives.
 
 The paper (App. C, Table 11) gives the class counts and a few examples but not the full lists; the lists
-below are the project's decision recorded in SPEC.md §3.4. Prompts render these lists from here.
+below are the project's decision (docs/method.md#label-taxonomies). Prompts render these lists from here.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ SUBSCORE_COLUMNS: tuple[str, ...] = tuple(f"{dim}_{sub}" for dim, subs in RUBRIC
 # Sub-indicator scales: the main text's 3-point scale is the default; App. D's binary one is a setting.
 JUDGE_SCALES: dict[str, tuple[float, ...]] = {"three_point": (0.0, 0.5, 1.0), "binary": (0.0, 1.0)}
 
-# Headline scaling (SPEC §3.6): a dimension sum 0-5 is shown as 0-100; satisfaction 1-5 maps to 0-100.
+# Headline scaling (docs/method.md#headline-scales): a dimension sum 0-5 shows as 0-100; satisfaction 1-5 too.
 DIMENSION_TO_100 = 20.0
 SATISFACTION_MIN, SATISFACTION_MAX = 1, 5
 

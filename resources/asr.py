@@ -1,4 +1,4 @@
-"""Speech recognition for cascaded SpeechEQ systems (paper §3, SPEC §4.4): the transcript the text LLM reads.
+"""Speech recognition for cascaded SpeechEQ systems (paper §3, docs/speecheq-cascade.md): the transcript an LLM reads.
 
 `ReferenceTranscripts` hands back the words each clip was synthesised from: a perfect recogniser, so a
 cascade run with it is an upper bound on what any real ASR front end would allow. `FasterWhisperASR` runs

@@ -1,6 +1,6 @@
-"""Per-clip acoustic features for the SpeechEQ contrast filter (SPEC §4.2 item 6), computed with librosa.
+"""Per-clip acoustic features for the SpeechEQ contrast filter (docs/method.md), computed with librosa.
 
-Choices, each measured on espeak-ng clips (OFFLINE.md) of 0.9-6 s:
+Choices, each measured on espeak-ng clips of 0.9-6 s:
 - Audio is read with soundfile (WAV, FLAC, OGG, MP3), mixed down to mono and resampled to 22,050 Hz
   whatever its source rate, so that every clip is analysed with the same frames, mel bands and ZCR scale:
   a pair from two sources (a 24 kHz TTS file, a 44.1 kHz MP3) stays comparable, and so does the fixed

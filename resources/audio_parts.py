@@ -1,4 +1,4 @@
-"""Clips as OpenAI `input_audio` content parts, for end-to-end audio chat targets (SPEC §4.4).
+"""Clips as OpenAI `input_audio` content parts, for end-to-end audio chat targets (docs/method.md#targets).
 
 A part carries the file's bytes in base64 with the format name ('wav' or 'mp3'). A clip already in the
 requested format is sent byte for byte; the container is recognised from the file's first bytes, not its

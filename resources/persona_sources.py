@@ -1,4 +1,4 @@
-"""Read a persona pool from the shipped fixture, a local copy, or the Hugging Face hub (SPEC §3.1).
+"""Read a persona pool from the shipped fixture, a local copy, or the Hugging Face hub (docs/method.md#persona-pools).
 
 Every source is read as the published layout:
 - nemotron_usa: `data/train-*.parquet` (all shards) under the path, or one parquet file;

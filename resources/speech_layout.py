@@ -1,4 +1,4 @@
-"""Reading and writing SpeechEQ data on disk in the released layout (SPEC §4.3).
+"""Reading and writing SpeechEQ data on disk in the released layout (docs/method.md#the-released-layout).
 
 `import_released` walks `<root>/<subscale_slug>/<dataset_id>/`, checks each folder completely (metadata parses
 and maps, all eight clips exist as .mp3/.wav inside the folder, the slug folder agrees with eq_scale) and

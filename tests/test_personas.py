@@ -1,4 +1,4 @@
-"""Persona pools: schema mapping, errors, deduplication, sampling and the loaders (SPEC §3.1)."""
+"""Persona pools: schema mapping, errors, deduplication, sampling and the loaders (docs/method.md#persona-pools)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ import time
 import urllib.request
 
 CHROMIUM = "/usr/bin/chromium"
-# What this machine's Chromium needs headless as root on a closed network (machines/python.md): without the
+# What this machine's Chromium needs headless as root on a closed network: without the
 # background-networking flags it keeps trying Google's hosts.
 HEADLESS_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -1,4 +1,4 @@
-"""SpeechEQ reports over every target's choices (issue 5, paper §2.5, §4, Tables 3-4, Figures 2-4): the SEQ
+"""SpeechEQ reports over every target's choices (paper §2.5, §4, Tables 3-4, Figures 2-4; docs/method.md#seq): the SEQ
 leaderboard, per-subscale and per-composite accuracy, and the correlation with a human ranking."""
 
 from pathlib import Path

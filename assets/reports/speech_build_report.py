@@ -1,4 +1,4 @@
-"""speech_build_report: what the SpeechEQ builder did per subscale (issue 4, Reports)."""
+"""speech_build_report: what the SpeechEQ builder did per subscale (docs/method.md#building-items)."""
 
 import pandas as pd
 from dagster import AssetIn, MetadataValue, Output, asset

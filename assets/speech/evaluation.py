@@ -1,4 +1,4 @@
-"""speech.slm_choices: one SpeechEQ target's forced choices on every item (issue 5, paper §2.4)."""
+"""speech.slm_choices: one SpeechEQ target's forced choices on every item (paper §2.4; docs/speecheq-evaluation.md)."""
 
 from functools import lru_cache
 

@@ -1,4 +1,4 @@
-"""Embedded SpeechEQ baselines (SPEC §5): two choosers that need no model. They are baselines, named as such
+"""Embedded SpeechEQ baselines (docs/method.md): two choosers that need no model. They are baselines, named as such
 in every report, never model evaluations; they ignore the persona condition's system prompt.
 
 - `random-chooser`: a seeded coin per item, round, order, history and condition (expected accuracy 0.5 per

@@ -1,4 +1,4 @@
-"""Persona conditions of the SpeechEQ forced-choice test (paper §4 'safety trap', App. E; SPEC §4.4): the
+"""Persona conditions of the SpeechEQ forced-choice test (paper §4 'safety trap', App. E; docs/method.md): the
 system prompt a target evaluates under. The names are fixed here; the prompt texts live in the evaluation
 prompt file (prompts/speech_eval_en.yaml, key `conditions`), written in the project's own words."""
 

@@ -1,4 +1,4 @@
-"""Emotion cues for cascaded SpeechEQ systems (paper §3, SPEC §4.4): what a text LLM reads about a voice.
+"""Emotion cues for cascaded SpeechEQ systems (paper §3, docs/speecheq-cascade.md): what a text LLM reads of a voice.
 
 A cascade hears nothing: it gets the ASR transcript plus a short cue line per clip, either as numbers
 (`emo_num`) or as words (`emo_des`). The paper takes its cues from a speech-emotion model; where none is

@@ -1,4 +1,4 @@
-"""SpeechEQ's fixed vocabulary (paper §2.1-2.2, App. A-B; SPEC §4.1-4.3): the EQ-i 2.0 composites and
+"""SpeechEQ's fixed vocabulary (paper §2.1-2.2, App. A-B; docs/method.md#speecheq): the EQ-i 2.0 composites and
 subscales, valences, scenario types, the failure archetypes for dissonant personas, the bland tone words
 that are rejected, and the released data's turn/audio layout. One place for each of these facts."""
 

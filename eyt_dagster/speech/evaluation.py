@@ -1,4 +1,4 @@
-"""The SpeechEQ forced-choice loop (paper §2.4, SPEC §4.4): for one target, every item, persona condition,
+"""The SpeechEQ forced-choice loop (paper §2.4, docs/speecheq-evaluation.md): for a target, every item, condition,
 option order and inference mode, ask round 1, then round 2 with the turn-4 clip the history holds. Pure
 logic: the target is any `SpeechChooser`.
 

@@ -1,4 +1,4 @@
-"""SpeechEQ text generators (paper §2.2-2.3, App. B; SPEC §4.2): scenario, six-turn dialogue, its validation,
+"""SpeechEQ text generators (paper §2.2-2.3, App. B; docs/method.md): scenario, six-turn dialogue, its validation,
 tone instructions and tone selection, behind one protocol so the text-stage assets never know which one runs.
 
 * `TemplateGenerator`: the embedded template baseline (eyt_dagster/speech/templates.py), no language model.

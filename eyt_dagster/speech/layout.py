@@ -1,4 +1,4 @@
-"""The released SpeechEQ layout (SPEC §4.3) as a pure mapping: metadata.json <-> EqItem <-> table rows.
+"""The released SpeechEQ layout (docs/method.md) as a pure mapping: metadata.json <-> EqItem <-> table rows.
 
 An item folder is `<root>/<subscale_slug>/<dataset_id>/` with `metadata.json` and `audio/01..08.(mp3|wav)`.
 metadata.json keys this module reads, and writes back in the same shape:

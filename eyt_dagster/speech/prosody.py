@@ -1,4 +1,4 @@
-"""From a tone instruction's physical words to espeak-ng prosody (SPEC §4.2 item 5): the documented lexicon.
+"""From a tone instruction's physical words to espeak-ng prosody (docs/method.md#speech-synthesis): the lexicon.
 
 Each lexicon entry is an `Adjustment`: a factor on speaking rate and on volume, and an offset on base pitch,
 pitch range and the pause between words. An instruction is matched case-insensitively on whole words and

@@ -1,4 +1,4 @@
-"""The two-round forced-choice protocol of SpeechEQ (paper §2.4, SPEC §4.4), the parts that need no model:
+"""SpeechEQ's two-round forced-choice protocol (paper §2.4, docs/speecheq-evaluation.md), the parts needing no model:
 the seeded option order, the reply a model must give, and the accuracies over its choices. Pure logic.
 
 Two reply formats (see docs/speecheq-evaluation.md):

@@ -1,6 +1,6 @@
 """SpeechEQ records: a scenario, its six-turn dialogue, and an evaluation item with its eight clips.
 
-An item is what the released data holds in one `<subscale_slug>/<dataset_id>/` folder (SPEC §4.3); the
+An item is what the released data holds in one `<subscale_slug>/<dataset_id>/` folder (docs/method.md); the
 project's generator produces the same records, so generated and published datasets are interchangeable.
 """
 

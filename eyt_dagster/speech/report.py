@@ -1,4 +1,4 @@
-"""The SpeechEQ builder's per-subscale summary (issue 4, Reports). Pure logic over the speech tables."""
+"""The SpeechEQ builder's per-subscale summary (docs/method.md#building-items). Pure logic over speech tables."""
 
 from __future__ import annotations
 

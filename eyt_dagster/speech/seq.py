@@ -1,4 +1,4 @@
-"""The Spoken Emotional Quotient (paper §2.5, SPEC §4.4): accuracy over a cohort of models standardised
+"""The Spoken Emotional Quotient (paper §2.5, Eq. 2-3; docs/method.md#seq): accuracy over a cohort of models scaled
 like an IQ scale. Pure logic."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SpeechEQ result tables (paper §2.4-2.5, §4; SPEC §4.4) built from speech.slm_choices. Pure pandas, no I/O
+"""SpeechEQ result tables (paper §2.4-2.5, §4; docs/speecheq-evaluation.md) from speech.slm_choices. Pure, no I/O
 except reading a human ranking CSV.
 
 Vocabulary used below:

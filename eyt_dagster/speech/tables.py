@@ -1,4 +1,4 @@
-"""Table contracts of the SpeechEQ evaluation (SPEC §6): the columns of speech.slm_choices in order, their
+"""Table contracts of the SpeechEQ evaluation (docs/sql.md): the columns of speech.slm_choices in order, their
 dtypes, and the dagster-pandas type Dagster checks every output against."""
 
 from __future__ import annotations
