@@ -9,6 +9,7 @@ from dagster import DagsterInstance, materialize
 from eyt_dagster.config import load_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import (
+    CARD_ASSETS,
     DIALOGUE_ASSETS,
     POOL_ASSETS,
     REPORT_ASSETS,
@@ -68,3 +69,8 @@ def materialize_speech(slate_path: Path, data_dir: Path, instance: DagsterInstan
         materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources,
                     instance=instance)
     materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)
+
+
+def materialize_unified(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
+    """The model cards and paper tables, over whatever both benchmarks have materialised."""
+    materialize(ASSETS, selection=CARD_ASSETS, resources=resources_for(slate_path, data_dir), instance=instance)
