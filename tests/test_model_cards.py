@@ -100,3 +100,98 @@ def test_model_card_plot_is_in_the_materialisation(warehouse):
     event = instance.get_latest_materialization_event(AssetKey(["reports", "model_cards"]))
     plot = event.asset_materialization.metadata["plot"].value
     assert plot.startswith("![Model cards](data:image/png;base64,")
+
+
+# ------------------------------------------------------------------ one model on both benchmarks, remote
+
+
+KEY = "sk-test-cards-5e6f"
+
+
+def paper_reply(option: int) -> str:
+    import json
+
+    return json.dumps({"acoustic_profile_1": "slow and low", "acoustic_profile_2": "fast and loud",
+                       "situational_demand": "a calm voice", "reasoning": "option 1 fits", "selected_option": option})
+
+
+def remote(model_id, family, base_url, **extra):
+    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": family,
+            "base_url": base_url, "api_key_env": "EYT_CARDS_KEY", "max_concurrency": 2, **extra}
+
+
+@pytest.fixture(scope="module")
+def both_run(tmp_path_factory):
+    """A slate whose `omni` model runs both benchmarks through the real openai client against the localhost
+    server (dialogues from the role-playing handler, audio forced choices answered with option 1), beside a
+    text-only remote model and a speech-only embedded baseline."""
+    from conftest import write_slate
+    from openai_stub_server import serve
+    from pipeline import materialize_all, materialize_speech, materialize_unified
+    from role_play import RolePlay
+
+    tmp_path = tmp_path_factory.mktemp("cards_both")
+    role_play = RolePlay()
+
+    def handler(body):
+        try:
+            role_play.role_of(body)
+        except AssertionError:  # not an EYT role: a SpeechEQ forced choice
+            return paper_reply(1)
+        return role_play(body)
+
+    with pytest.MonkeyPatch.context() as monkeypatch, serve(handler) as server:
+        monkeypatch.setenv("EYT_CARDS_KEY", KEY)
+        url = server.base_url
+        slate = write_slate(
+            tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=2, t_max=3,
+            simulator=remote("sim-model", "fam-sim", url), judges=[remote("judge-model", "fam-judge", url)],
+            replacement_judge=None, human_annotations=None,
+            targets=[remote("omni", "fam-omni", url, benchmarks=["eyt_bench", "speech_eq"], price_in_per_mtok=2.0,
+                            price_out_per_mtok=8.0),
+                     remote("chat-only", "fam-chat", url),
+                     {"id": "random-chooser-baseline", "provider": "embedded", "model": "random-chooser",
+                      "family": "eyt-baseline-speech", "benchmarks": ["speech_eq"]}],
+            speech={"evaluation": {"conditions": ["default"], "inference": ["sequential"]}})
+        data = tmp_path / "data"
+        data.mkdir()
+        instance = materialize_all(slate, data)
+        materialize_speech(slate, data, instance, ["interpersonal_empathy"])
+        materialize_unified(slate, data, instance)
+        yield data, slate, instance
+
+
+def test_one_model_on_both_benchmarks_gets_one_card_with_both_halves(both_run):
+    import sqlite3
+
+    data, *_ = both_run
+    with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+        cards = con.execute("SELECT * FROM reports.model_cards ORDER BY target").df().set_index("target")
+        assert list(cards.index) == ["chat-only", "omni", "random-chooser-baseline"]
+        omni = check_card_equals_tables(con, "omni")
+        assert omni["has_eyt_bench"] and omni["has_speech_eq"] and not omni["is_baseline"]
+        assert omni["speech_n_items"] > 0 and not pd.isna(omni["speech_acc1"])
+        assert omni[f"eyt_{POOLED}_empathy"] == pytest.approx(omni["eyt_nemotron_usa_empathy"])  # one pool only
+        assert pd.isna(omni["eyt_personamem_v2_empathy"])  # the pool the slate does not run: NULL
+        for target in ("chat-only", "random-chooser-baseline"):
+            check_card_equals_tables(con, target)
+        chat, chooser = cards.loc["chat-only"], cards.loc["random-chooser-baseline"]
+        assert chat["has_eyt_bench"] and not chat["has_speech_eq"]
+        assert all(pd.isna(chat[c]) for c in SPEECH_COLUMNS)
+        assert chooser["has_speech_eq"] and not chooser["has_eyt_bench"] and chooser["is_baseline"]
+        assert all(pd.isna(chooser[f"eyt_{s}_{m}"]) for s in (*POOLS, POOLED) for m in EYT_METRICS)
+        # the fingerprint: model name, endpoint and answer settings, never the key or its variable
+        assert omni["model"] == "omni-v1" and omni["endpoint"].startswith("http://127.0.0.1")
+        assert '"temperature": 0.0' in omni["answer_settings"] and "EYT_CARDS_KEY" not in omni["answer_settings"]
+        assert len(omni["model_fingerprint"]) == 12
+        hashes = con.execute("SELECT DISTINCT prompt_hash FROM speech.slm_choices WHERE target = 'omni'").df()
+        assert omni["speech_prompt_hashes"] == ", ".join(sorted(hashes["prompt_hash"]))
+    # cost per benchmark equals what the call ledger recorded as spent on this single clean run
+    with sqlite3.connect(data / "cache" / "model_calls.sqlite") as ledger:
+        spent = dict(ledger.execute("SELECT role, sum(cost_usd) FROM ledger WHERE model_id = 'omni' AND cached = 0 "
+                                    "AND ok = 1 GROUP BY role").fetchall())
+    assert omni["eyt_cost_usd"] > 0 and omni["eyt_cost_usd"] == pytest.approx(spent["target"])
+    assert omni["speech_cost_usd"] > 0 and omni["speech_cost_usd"] == pytest.approx(spent["speech_target"])
+    for path in data.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
