@@ -24,6 +24,7 @@ EYT_AXES = (
     ("satisfaction", "satisfaction", lambda v: v / 100), ("empathy", "Empathy", lambda v: v / 100),
     ("persona", "Persona", lambda v: v / 100), ("anthropomorphic", "Anthropomorphic", lambda v: v / 100),
 )
+SHORT = {"EYT-Bench": "EYT", "SpeechEQ": "Speech"}
 SPEECH_AXES = (
     ("acc1", "Acc1", lambda v: v), ("acc2", "Acc2", lambda v: v), ("acc_traj", "Acc_traj", lambda v: v),
     ("seq", "(SEQ-40)/120", lambda v: (v - 40) / 120),
@@ -62,7 +63,7 @@ def model_cards_png(cards: pd.DataFrame, *, title: str = "Model cards (pooled EY
                 ax.barh(y, v, color=color, height=0.7)
                 if not (math.isnan(lo) or math.isnan(hi)):
                     ax.plot([lo, hi], [y, y], color="0.2", linewidth=1)
-        ax.set_yticks(ys, [f"{b[:3]}: {label}" for b, label, *_ in axes], fontsize=7)
+        ax.set_yticks(ys, [f"{SHORT[b]}: {label}" for b, label, *_ in axes], fontsize=7)
         ax.set_xlim(0, 1)
         ax.axhline(len(SPEECH_AXES) - 0.5, color="0.6", linewidth=0.8)
         for has, y, name in ((card.get("has_eyt_bench"), len(axes) - len(EYT_AXES) / 2 - 0.5, "EYT-Bench"),

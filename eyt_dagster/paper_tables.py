@@ -420,11 +420,17 @@ def latex_escape(text: str) -> str:
     return "".join(out)
 
 
+def _align(cells: pd.Series) -> str:
+    """'r' for a column of numbers (or dashes), 'l' for text."""
+    numeric = len(cells) and all(str(v)[:1].isdigit() or str(v)[:1] in "-+." or str(v) == DASH for v in cells)
+    return "r" if numeric else "l"
+
+
 def to_latex(table: PaperTable, footnote: list[str]) -> str:
     cols = list(table.cells.columns)
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
              rf"\caption{{{latex_escape(table.caption)}}}", rf"\label{{tab:{table.name}}}",
-             r"\begin{tabular}{" + "l" * min(len(cols), 3) + "r" * max(len(cols) - 3, 0) + "}", r"\toprule",
+             r"\begin{tabular}{" + "".join(_align(table.cells[c]) for c in cols) + "}", r"\toprule",
              " & ".join(latex_escape(c) for c in cols) + r" \\", r"\midrule"]
     for row in table.cells.itertuples(index=False):
         lines.append(" & ".join(latex_escape(str(v)) for v in row) + r" \\")

@@ -16,6 +16,7 @@ from eyt_dagster.jobs import (
     SEQ_REPORT_ASSETS,
     SPEECH_BUILD_ASSETS,
     SPEECH_EVAL_ASSETS,
+    SPEECH_REPORT_ASSETS,
 )
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
@@ -72,5 +73,7 @@ def materialize_speech(slate_path: Path, data_dir: Path, instance: DagsterInstan
 
 
 def materialize_unified(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
-    """The model cards and paper tables, over whatever both benchmarks have materialised."""
-    materialize(ASSETS, selection=CARD_ASSETS, resources=resources_for(slate_path, data_dir), instance=instance)
+    """The SpeechEQ build report, then the model cards and paper tables over whatever both benchmarks have."""
+    resources = resources_for(slate_path, data_dir)
+    materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources, instance=instance)
+    materialize(ASSETS, selection=CARD_ASSETS, resources=resources, instance=instance)
