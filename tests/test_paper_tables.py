@@ -129,3 +129,16 @@ def test_number_formatting_is_fixed():
     assert pt.interval(0.5, float("nan"), 0.7, 3) == "0.500"
     assert pt.interval(0.5, 0.25, 0.75, 2) == "0.50 [0.25, 0.75]"
     assert pt.latex_escape("a_b & 50% \u2020 |J-H|<=1") == "a\\_b \\& 50\\% $\\dagger$ |J-H|$\\leq$1"
+
+
+def test_thinking_table_marks_highlighted_deltas_and_keeps_row_order():
+    rows = []
+    for metric, (t, n) in {"latent_acc": (0.9, 0.4), "empathy": (70.0, 69.5)}.items():
+        rows.append({"pair": "g", "think_target": "g-think", "non_think_target": "g", "pool": "personamem_v2",
+                     "metric": metric, "think": t, "non_think": n, "delta": t - n,
+                     "highlighted": metric == "latent_acc"})
+    cells = pt.thinking({"dialogue.thinking_ablation": pd.DataFrame(rows)})
+    assert list(cells["Row"]) == ["think: g-think", "non-think: g", "\u0394 (think - non-think)"]
+    assert list(cells["Lat."]) == ["0.900", "0.400", "0.500*"]
+    assert list(cells["Emp."]) == ["70.0", "69.5", "0.5"]
+    assert list(cells["Exp."]) == [pt.DASH] * 3 and set(cells["Pool"]) == {"PM"}
