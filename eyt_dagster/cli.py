@@ -9,6 +9,7 @@
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
     eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
     eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
+    eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse (--out DIR)
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
     eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
@@ -101,34 +102,34 @@ def _print_leaderboard() -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    import duckdb
-
-    from eyt_dagster.prompts import PROMPT_KEYS, prompt_hash
-    from eyt_dagster.report_html import render_report, write_report
-    from eyt_dagster.report_sections import REPORT_TABLES, build_sections
-    from resources.warehouse import connect, warehouse_path
+    from eyt_dagster.prompts import PROMPT_KEYS, SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
+    from eyt_dagster.report_commands import report_html
+    from eyt_dagster.report_html import write_report
+    from resources.warehouse import prepare, warehouse_path
 
     slate_path = slate_path_from_env()
-    load_slate(slate_path)  # a broken slate fails here with the field named
+    slate = load_slate(slate_path)  # a broken slate fails here with the field named
     if not warehouse_path().exists():
         print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
         return 2
-    names = [name for name, *_ in REPORT_TABLES] + ["leaderboard_intervals"]
-    tables = {}
-    with connect() as con:
-        for name in names:
-            try:
-                tables[name] = con.execute(f"SELECT * FROM dialogue.{name}").df()
-            except duckdb.CatalogException:
-                print(f"  (table dialogue.{name} is not materialised yet; left out)")
-    baselines = sorted(set(tables.get("leaderboard", {}).get("target", [])) & {
-        t.id for t in load_slate(slate_path).targets if t.is_baseline})
-    html = render_report(
-        build_sections(tables), title="EYT-Bench report", generated_at=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        slate_yaml=slate_path.read_text(), prompt_hashes={key: prompt_hash(key) for key in PROMPT_KEYS},
-        baseline_targets=baselines,
-    )
+    prepare(warehouse_path())
+    hashes = {key: prompt_hash(key) for key in PROMPT_KEYS}
+    hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
+    html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
     print(f"wrote {write_report(args.out, html)}")
+    return 0
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    from eyt_dagster.report_commands import write_paper_tables
+    from resources.warehouse import warehouse_path
+
+    slate = load_slate(slate_path_from_env())
+    if not warehouse_path().exists():
+        print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
+        return 2
+    for path in write_paper_tables(warehouse_path(), slate, Path(args.out), args.format):
+        print(f"wrote {path}")
     return 0
 
 
@@ -335,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
     report.set_defaults(func=cmd_report)
+    tables = sub.add_parser("tables", help="write the papers' tables from the warehouse (LaTeX, Markdown or CSV)")
+    tables.add_argument("--format", choices=("latex", "markdown", "csv"), default="markdown")
+    tables.add_argument("--out", default="eyt_tables", help="output folder (default eyt_tables)")
+    tables.set_defaults(func=cmd_tables)
     export = sub.add_parser("speech-export", help="write SpeechEQ items in the released layout")
     export.add_argument("dir", help="output directory")
     export.set_defaults(func=cmd_speech_export)

@@ -35,6 +35,8 @@ from assets.reports.calibration import (
     judge_agreement,
 )
 from assets.reports.leaderboard import leaderboard
+from assets.reports.model_cards import model_cards
+from assets.reports.paper_tables import paper_tables
 from assets.reports.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard
 from assets.reports.speech_build_report import speech_build_report
 from assets.speech.audio_stages import speech_audio
@@ -79,6 +81,8 @@ BASE_ASSETS = [
     seq_leaderboard,
     seq_breakdown,
     seq_human_alignment,
+    model_cards,
+    paper_tables,
 ]
 
 

@@ -18,7 +18,9 @@ SPEECH_REPORT_ASSETS = AssetSelection.assets(["speech", "speech_build_report"])
 SEQ_REPORT_ASSETS = AssetSelection.assets(
     ["speech", "seq_leaderboard"], ["speech", "seq_breakdown"], ["speech", "seq_human_alignment"],
 )
-REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS - SEQ_REPORT_ASSETS
+# Reports over both benchmarks: run after the EYT and the SEQ reports (docs/reports.md).
+CARD_ASSETS = AssetSelection.assets(["reports", "model_cards"], ["reports", "paper_tables"])
+REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS - SEQ_REPORT_ASSETS - CARD_ASSETS
 SPEECH_BUILD_ASSETS = AssetSelection.groups("speech") - SPEECH_EVAL_ASSETS
 
 eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
@@ -44,4 +46,10 @@ seq_reports = define_asset_job(
     description="The SEQ leaderboard, per-subscale breakdown and human-ranking correlation over all speech targets.",
 )
 
-JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_eval, speech_reports, seq_reports]
+unified_reports = define_asset_job(
+    "unified_reports", CARD_ASSETS,
+    description="Model cards over both benchmarks and the paper tables exported as files.",
+)
+
+JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_eval, speech_reports, seq_reports,
+        unified_reports]

@@ -111,7 +111,7 @@ def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = Tr
         runs.append(Run("eyt_reports", label="eyt_reports", after=tuple(pool_run.values()) + tuple(cells),
                         needs_all_inputs=False))
     if not speech:
-        return runs
+        return _with_unified(runs, reports)
     built = []
     for slug in subscales:
         built.append(len(runs))
@@ -124,4 +124,12 @@ def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = Tr
     runs.append(Run("speech_reports", label="speech_reports", after=tuple(built), needs_all_inputs=False))
     if speech_targets:
         runs.append(Run("seq_reports", label="seq_reports", after=tuple(evaluated), needs_all_inputs=False))
+    return _with_unified(runs, reports)
+
+
+def _with_unified(runs: list[Run], reports: bool) -> list[Run]:
+    """The runs, then (with reports) the model cards and paper tables, which read both benchmarks' reports."""
+    if reports:
+        runs.append(Run("unified_reports", label="unified_reports", after=tuple(range(len(runs))),
+                        needs_all_inputs=False))
     return runs

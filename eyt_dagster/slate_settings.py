@@ -158,6 +158,8 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort"),
     "speech/seq_breakdown": ("seed", "bootstrap_resamples"),
     "speech/seq_human_alignment": ("speech.evaluation.human_ranking", "speech.evaluation.seq_cohort"),
+    "reports/model_cards": ("name", "seed", "bootstrap_resamples", *_FLAGGED),
+    "reports/paper_tables": ("name", "seed"),
 }
 
 # Slate fields no asset reads as a setting: checked when the slate loads, or read through the partitions

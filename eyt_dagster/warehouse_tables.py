@@ -4,11 +4,13 @@ a table not listed here is typed from the frame, with an all-missing column stor
 
 from __future__ import annotations
 
+from eyt_dagster.model_cards import MODEL_CARD_COLUMNS
 from eyt_dagster.speech.tables import SLM_CHOICE_COLUMNS
 from eyt_dagster.storage_types import Columns
 from eyt_dagster.tables import DIALOGUE_TABLES
 
-TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, "speech.slm_choices": SLM_CHOICE_COLUMNS}
+TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, "speech.slm_choices": SLM_CHOICE_COLUMNS,
+                                     "reports.model_cards": MODEL_CARD_COLUMNS}
 
 
 def declared_columns(table: str) -> Columns | None:

@@ -50,7 +50,7 @@ def warehouse(tmp_path_factory):
     """The whole graph materialised once in process: two targets x two pools, two judges, the reports, and
     SpeechEQ on one subscale with the two chooser baselines. Yields a read-only DuckDB connection and the
     Dagster instance."""
-    from pipeline import materialize_all, materialize_reports, materialize_speech
+    from pipeline import materialize_all, materialize_reports, materialize_speech, materialize_unified
 
     directory = tmp_path_factory.mktemp("pipeline")
     slate = yaml.safe_load(default_slate_path().read_text())
@@ -66,6 +66,7 @@ def warehouse(tmp_path_factory):
     path = write_slate(directory, targets=targets, human_annotations=str(directory / "annotations.csv"))
     materialize_reports(path, data, instance)
     materialize_speech(path, data, instance, ["interpersonal_empathy"])
+    materialize_unified(path, data, instance)
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
     yield con, instance
     con.close()

@@ -9,12 +9,14 @@ from dagster import DagsterInstance, materialize
 from eyt_dagster.config import load_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import (
+    CARD_ASSETS,
     DIALOGUE_ASSETS,
     POOL_ASSETS,
     REPORT_ASSETS,
     SEQ_REPORT_ASSETS,
     SPEECH_BUILD_ASSETS,
     SPEECH_EVAL_ASSETS,
+    SPEECH_REPORT_ASSETS,
 )
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
@@ -68,3 +70,10 @@ def materialize_speech(slate_path: Path, data_dir: Path, instance: DagsterInstan
         materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources,
                     instance=instance)
     materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)
+
+
+def materialize_unified(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
+    """The SpeechEQ build report, then the model cards and paper tables over whatever both benchmarks have."""
+    resources = resources_for(slate_path, data_dir)
+    materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources, instance=instance)
+    materialize(ASSETS, selection=CARD_ASSETS, resources=resources, instance=instance)

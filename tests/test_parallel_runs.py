@@ -48,7 +48,7 @@ def test_eyt_runs_wait_for_their_inputs_and_run_side_by_side_within_the_bound():
     labels = [r.label for r in runs]
     recorder = Recorder()
     outcome = run_all(runs, recorder.start, parallel=3)
-    assert set(outcome.values()) == {OK} and len(outcome) == len(runs) == 12
+    assert set(outcome.values()) == {OK} and len(outcome) == len(runs) == 13
     assert recorder.peak == 3  # side by side, never more than asked
     index = {label: i for i, label in enumerate(labels)}
 
@@ -63,6 +63,8 @@ def test_eyt_runs_wait_for_their_inputs_and_run_side_by_side_within_the_bound():
         before(f"speech_build [{slug}]", "speech_eval [x]")
         before(f"speech_build [{slug}]", "speech_reports")
     before("speech_eval [x]", "seq_reports")
+    before("seq_reports", "unified_reports")
+    before("eyt_reports", "unified_reports")
     # the two cells of one target (same endpoint) never overlap: the Recorder asserts it, and both ran
     assert {i for kind, i in recorder.events if kind == "end"} == set(range(len(runs)))
 
@@ -75,9 +77,9 @@ def test_a_failed_pool_skips_its_cells_but_not_the_reports_and_one_at_a_time_kee
     labels = [r.label for r in runs]
     assert {labels[i]: state for i, state in outcome.items()} == {
         "eyt_pools [p1]": OK, "eyt_pools [p2]": FAILED, "eyt_dialogues [p1|a]": OK,
-        "eyt_dialogues [p2|a]": SKIPPED, "eyt_reports": OK}
+        "eyt_dialogues [p2|a]": SKIPPED, "eyt_reports": OK, "unified_reports": OK}
     assert skipped == ["eyt_dialogues [p2|a]"]
-    assert [i for kind, i in recorder.events if kind == "start"] == [0, 1, 2, 4]
+    assert [i for kind, i in recorder.events if kind == "start"] == [0, 1, 2, 4, 5]
 
 
 def test_a_launcher_that_raises_is_a_failed_run_and_bad_plans_are_refused():

@@ -1,0 +1,36 @@
+"""model_cards: one row per model id across EYT-Bench and SpeechEQ (docs/reports.md).
+
+It depends on both benchmarks' tables but reads them itself (empty when never materialised) instead of through
+asset inputs, so that a slate running one benchmark only still gets its cards, with the other half NULL.
+"""
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetKey, MetadataValue, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.model_card_plots import model_cards_png
+from eyt_dagster.model_cards import MODEL_CARD_COLUMNS, build_model_cards
+from eyt_dagster.plots import png_markdown
+from eyt_dagster.report_sources import CARD_READS, card_inputs
+from eyt_dagster.storage_types import conform
+from resources.models import BenchmarkResource
+
+LOGIC_VERSION = "1"
+BASELINE_NOTE = ("is_baseline rows are embedded rule-based baselines: reference points, not evaluations of a "
+                 "language model.")
+
+
+@asset(key_prefix=["reports"], group_name="reports", code_version=LOGIC_VERSION,
+       deps=[AssetKey(name.split(".")) for name in CARD_READS])
+def model_cards(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+    """One row per model id over both benchmarks: EYT-Bench headline metrics per pool and pooled, SpeechEQ
+    Acc1 / Acc2 / Acc_traj / SEQ with the cohort, 95% intervals, cost and latency per benchmark, the model
+    fingerprint and prompt hashes. A benchmark the model did not run leaves its columns NULL."""
+    cards = build_model_cards(eyt.slate, **card_inputs(eyt.warehouse))
+    cards["created_at"] = now_utc()
+    cards = conform(cards, MODEL_CARD_COLUMNS, "reports.model_cards")
+    both = int((cards["has_eyt_bench"] & cards["has_speech_eq"]).sum())
+    context.log.info(f"{len(cards)} model cards, {both} with both benchmarks")
+    plot = png_markdown(model_cards_png(cards), "Model cards") if len(cards) else "_no models yet_"
+    return table_output(cards, baselines=BASELINE_NOTE, plot=MetadataValue.md(plot), both_benchmarks=both,
+                        slate=eyt.slate.name)

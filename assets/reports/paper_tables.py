@@ -1,0 +1,39 @@
+"""paper_tables: every table the two papers report, exported as LaTeX, Markdown and CSV files under
+<data dir>/exports/<format>/ (docs/reports.md); the stored table lists the files and their hashes."""
+
+import hashlib
+
+import pandas as pd
+from dagster import AssetIn, MetadataValue, Output, asset
+
+from assets._output import table_output
+from eyt_dagster import paper_tables as pt
+from eyt_dagster.report_sources import code_version, read_tables
+from resources.models import BenchmarkResource
+
+LOGIC_VERSION = "1"
+EXPORT_DIR = "exports"
+_DEPS = [name for name in pt.SOURCE_TABLES if name != "reports.model_cards"]
+
+
+@asset(key_prefix=["reports"], group_name="reports", code_version=LOGIC_VERSION,
+       ins={"model_cards": AssetIn(key=["reports", "model_cards"])},
+       deps=[name.split(".") for name in _DEPS])
+def paper_tables(eyt: BenchmarkResource, model_cards: pd.DataFrame) -> Output[pd.DataFrame]:
+    """The papers' tables from the warehouse, one file per table and format; the same warehouse gives
+    byte-identical files (sorted rows, fixed decimals, no timestamps)."""
+    sources = {**read_tables(eyt.warehouse, _DEPS), "reports.model_cards": model_cards}
+    tables = pt.build_tables(sources)
+    footnote = pt.provenance(sources, slate=eyt.slate.name, seed=eyt.slate.seed,
+                             code_version=code_version(pt.TABLES_VERSION))
+    root = eyt.warehouse.parent / EXPORT_DIR
+    rows = []
+    for fmt in pt.FORMATS:
+        for path in pt.write_tables(tables, root / fmt, fmt, footnote):
+            rows.append({"format": fmt, "file": str(path.relative_to(eyt.warehouse.parent)),
+                         "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+    index = pd.DataFrame(rows).sort_values(["format", "file"]).reset_index(drop=True)
+    main = next(t for t in tables if t.name == "eyt_objective")
+    seq = next(t for t in tables if t.name == "seq_main")
+    return table_output(index, folder=str(root), eyt_objective=MetadataValue.md(pt.to_markdown(main, footnote)),
+                        seq_main=MetadataValue.md(pt.to_markdown(seq, footnote)))

@@ -1,0 +1,68 @@
+"""The full report (`eyt report`): model cards first, both benchmarks' sections, one self-contained HTML file that
+headless Chromium renders offline with every section and every image."""
+
+import pandas as pd
+import pytest
+
+from eyt_dagster.config import load_slate
+from eyt_dagster.report_commands import report_html
+from eyt_dagster.report_sections import REPORT_TABLES
+from eyt_dagster.report_speech_sections import CARDS_TITLE, SPEECH_TITLES, card_section, speech_sections
+from ui_browser import CHROMIUM, Chromium, chromium_path
+
+# Every section the report must hold, in order (the EYT-Bench titles from report_sections).
+TITLES = [CARDS_TITLE, *(title for _, title, _ in REPORT_TABLES), *SPEECH_TITLES]
+
+
+@pytest.fixture(scope="module")
+def page(warehouse, tmp_path_factory):
+    con, _ = warehouse
+    data = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+    from pathlib import Path
+
+    warehouse_file = Path(data)
+    slate_file = warehouse_file.parent.parent / "slate.yaml"
+    html = report_html(warehouse_file, load_slate(slate_file), slate_file.read_text(), {"target": "abc123"},
+                       generated_at="fixed")
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    out.write_text(html, encoding="utf-8")
+    return out, html
+
+
+def test_report_is_self_contained_and_opens_with_the_model_cards(page):
+    _, html = page
+    assert "<script" not in html and "http://" not in html and "https://" not in html and "<link" not in html
+    positions = [html.find(f"<h2>{title}</h2>") for title in TITLES]
+    assert all(p > 0 for p in positions), [t for t, p in zip(TITLES, positions) if p < 0]
+    assert positions == sorted(positions)  # model cards first, then EYT-Bench, then SpeechEQ
+    assert html.count("data:image/png;base64,") >= 10
+    assert "acoustic-chooser-baseline" in html and "baselines_only" in html  # the SEQ cohort is named
+    assert "discard_rate" in html
+
+
+def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
+    if chromium_path() is None:  # a failure, not a skip: CI installs it
+        pytest.fail(f"Chromium is not installed ({CHROMIUM})")
+    out, _ = page
+    with Chromium(tmp_path / "chromium", width=1400, height=1000) as browser:
+        browser.navigate(out.as_uri())
+        text = browser.wait_for_text(TITLES, timeout=60)
+        headings = browser.evaluate("[...document.querySelectorAll('section h2')].map(h => h.textContent)")
+        assert headings[:len(TITLES)] == TITLES
+        images = browser.wait_until(
+            "[...document.images].map(i => i.complete && i.naturalWidth > 0)", lambda v: v and all(v),
+            "every image decoded")
+        assert len(images) >= 10
+        # the card table shows a SpeechEQ-only model with its EYT-Bench cells empty (an en dash)
+        cards = browser.evaluate("document.querySelector('#s1 table').innerText")
+        assert "random-chooser-baseline" in cards and "\u2013" in cards
+        assert "Embedded baselines" in text
+        shot = browser.screenshot(tmp_path / "report.png")
+    assert shot.stat().st_size > 20_000
+
+
+def test_sections_without_data_say_so():
+    empty = speech_sections({})
+    assert [s.title for s in empty] == list(SPEECH_TITLES)
+    assert all(s.note for s in empty)
+    assert card_section(pd.DataFrame()).note
