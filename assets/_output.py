@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
+from typing import Any
 
 import pandas as pd
 from dagster import DataVersion, MetadataValue, Output
@@ -48,9 +49,9 @@ def stats_metadata(role: str, stats: CallStats) -> dict[str, object]:
     }
 
 
-def table_output(df: pd.DataFrame, **metadata: object) -> Output[pd.DataFrame]:
+def table_output(df: pd.DataFrame, **metadata: Any) -> Output[pd.DataFrame]:
     """Wrap a table: row count, preview, error count (when the table has an `error` column), extras."""
-    meta: dict[str, object] = {"dagster/row_count": len(df), "preview": markdown_preview(df)}
+    meta: dict[str, Any] = {"dagster/row_count": len(df), "preview": markdown_preview(df)}
     if "error" in df.columns:
         meta["error_rows"] = int(df["error"].notna().sum())
     meta.update(metadata)

@@ -3,6 +3,7 @@ show in the UI next to the asset. The error-row checks warn (the run keeps its f
 the failed calls); the others are errors."""
 
 import warnings
+from typing import Any
 
 import pandas as pd
 from dagster import AssetCheckResult, AssetCheckSeverity, PreviewWarning, asset_check
@@ -41,7 +42,8 @@ def one_resonant_candidate_per_test_turn(eq_items: pd.DataFrame) -> AssetCheckRe
     return _result(contracts.one_resonant_candidate_per_test_turn(eq_items))
 
 
-_ERRORS = dict(name="no_error_rows", description="Lists the rows whose model call failed (warns; a rerun retries them).")
+_ERRORS: dict[str, Any] = dict(
+    name="no_error_rows", description="Lists the rows whose model call failed (warns; a rerun retries them).")
 
 
 @asset_check(asset=["dialogue", "chat_seeds"], partitions_def=pool_partitions, **_ERRORS)

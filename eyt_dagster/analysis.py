@@ -39,7 +39,7 @@ def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resample
     answered = answered_turns(turns)
     rows = []
     for (target, pool), cell in scores.groupby(CELL):
-        def add(metric: str, est: tuple[float, float, float]) -> None:
+        def add(metric: str, est: tuple[float, ...]) -> None:
             rows.append({"target": target, "pool": pool, "metric": metric, "value": est[0], "ci_low": est[1],
                          "ci_high": est[2], "n_dialogues": len(cell), "resamples": resamples})
 

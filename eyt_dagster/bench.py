@@ -125,7 +125,7 @@ def step_times(dagster_home: Path) -> dict[tuple[str, str], float]:
                 stage = _stage_of(entry.step_key or "")
                 if stage is None:
                     continue
-                if entry.dagster_event.event_type == DagsterEventType.STEP_START:
+                if entry.dagster_event_type == DagsterEventType.STEP_START:
                     started[stage] = entry.timestamp
                 elif stage in started:
                     out[(run.run_id, stage)] = entry.timestamp - started.pop(stage)

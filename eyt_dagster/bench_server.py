@@ -45,7 +45,7 @@ def completion(content: str, model: str) -> dict[str, Any]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: LatencyServer  # type: ignore[assignment]
+    server: LatencyServer
     protocol_version = "HTTP/1.1"  # keep-alive, like a real server behind the SDK's connection pool
     # headers and body go out in two writes; with Nagle's algorithm on, the client's delayed ACK holds the
     # second one ~40 ms, which would add that much "latency" to every request

@@ -92,6 +92,9 @@ NOT_ANSWER_FIELDS = frozenset({"id", "family", "benchmarks", "api_key_env", "tim
 
 BENCHMARKS = ("eyt_bench", "speech_eq")
 Benchmark = Literal["eyt_bench", "speech_eq"]
+# Default lists of Literals are typed constants whose .copy is the default_factory (a fresh list per model):
+# mypy cannot type a lambda's list of Literals through pydantic's Field.
+_EYT_ONLY: list[Benchmark] = ["eyt_bench"]
 # Embedded baselines by benchmark: a target's embedded model must come from the benchmarks it runs.
 EMBEDDED_TARGETS: dict[str, tuple[str, ...]] = {
     "eyt_bench": ("reflective", "terse"),
@@ -123,7 +126,7 @@ class TargetRef(ModelRef):
     """A model under test. `benchmarks` says which benchmarks it runs (a model may run both); its id is its
     partition key in each benchmark's target partitions."""
 
-    benchmarks: list[Benchmark] = Field(default_factory=lambda: ["eyt_bench"], min_length=1)
+    benchmarks: list[Benchmark] = Field(default_factory=_EYT_ONLY.copy, min_length=1)
     speech_input: Literal["audio", "cascaded", "oracle_text"] = Field(
         default="audio", description="SpeechEQ: audio parts (end-to-end), a cascade, or transcripts + tone "
                                      "instructions (the oracle text check of paper Table 1).")
@@ -163,6 +166,7 @@ class PoolSource(BaseModel):
 
 
 TEMPLATE_GENERATOR = "template-baseline"
+_BOTH_INFERENCES: list[Literal["sequential", "direct"]] = ["sequential", "direct"]  # a default: see _EYT_ONLY
 
 
 class SpeechEvaluation(BaseModel):
@@ -175,7 +179,7 @@ class SpeechEvaluation(BaseModel):
         default_factory=lambda: ["default"],
         description="Persona conditions (system prompts): default, adaptive, global_deficit, deficit_<composite>.")
     inference: list[Literal["sequential", "direct"]] = Field(
-        default_factory=lambda: ["sequential", "direct"], min_length=1,
+        default_factory=_BOTH_INFERENCES.copy, min_length=1,
         description="Round 2 after the model's own round-1 choice (sequential) and/or after the correct clip (direct).")
     both_orders: bool = Field(default=False, description="Also ask every round with the options swapped (position bias).")
     human_ranking: str | None = Field(
@@ -201,6 +205,10 @@ class SpeechEvaluation(BaseModel):
         return value
 
 
+SpeechTextRole = Literal["generator", "validator", "tone_judge"]
+_ALL_VALENCES: list[Literal["Positive", "Negative", "Conflict"]] = ["Positive", "Negative", "Conflict"]  # see _EYT_ONLY
+
+
 class SpeechSettings(BaseModel):
     """SpeechEQ items (docs/method.md#building-items): how many, which text generator, validator, tone judge and
     TTS engine. The text roles name 'template-baseline' (the embedded template generator) or the id of a
@@ -219,7 +227,7 @@ class SpeechSettings(BaseModel):
                                   "generator. 'template-baseline' = the rule judge.")
     items_per_valence: int = Field(default=1, ge=1, description="Scenarios per subscale and valence.")
     valences: list[Literal["Positive", "Negative", "Conflict"]] = Field(
-        default_factory=lambda: ["Positive", "Negative", "Conflict"])
+        default_factory=_ALL_VALENCES.copy)
     bland_words: list[str] | None = Field(default=None, description="Rejected tone words; default: speech/eq.py.")
     max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
     tts: ModelRef | None = Field(default=None, description="OpenAI-compatible speech endpoint; None = espeak-ng.")
@@ -250,13 +258,14 @@ class SpeechSettings(BaseModel):
                 raise ValueError(f"speech.{role}: '{value}' is neither '{TEMPLATE_GENERATOR}' nor the id of a model "
                                  f"in speech.models {ids}")
         if self.text_model("generator") is None:
-            for role in ("validator", "tone_judge"):
+            chat_roles: tuple[SpeechTextRole, ...] = ("validator", "tone_judge")
+            for role in chat_roles:
                 if self.text_model(role) is not None:
                     raise ValueError(f"speech.{role}: a chat model needs a chat-model generator; with the template "
                                      f"generator leave {role} unset (its lines are neutral and its judge is a rule)")
         return self
 
-    def text_model(self, role: Literal["generator", "validator", "tone_judge"]) -> ModelRef | None:
+    def text_model(self, role: SpeechTextRole) -> ModelRef | None:
         """The chat model playing a speech text role, or None for the embedded template baseline. The validator
         and the tone judge default to the generator."""
         value = getattr(self, role)

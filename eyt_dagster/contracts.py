@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -18,7 +19,7 @@ SHOW = 5  # how many offending ids a failed check names
 class Verdict:
     passed: bool
     description: str
-    metadata: dict[str, object] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)  # Dagster metadata values
 
 
 def dialogues_within_t_max(turns: pd.DataFrame, t_max: int) -> Verdict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from eyt_dagster.config import Slate, load_slate, slate_path_from_env
 from eyt_dagster.partitions import TARGETS_PARTITION
@@ -30,7 +31,8 @@ def ensure_dagster_home() -> Path:
 
 
 # benchmark -> the dynamic partitions set of its targets
-TARGET_PARTITION_SETS = {"eyt_bench": TARGETS_PARTITION, "speech_eq": SPEECH_TARGETS_PARTITION}
+TARGET_PARTITION_SETS: dict[Literal["eyt_bench", "speech_eq"], str] = {
+    "eyt_bench": TARGETS_PARTITION, "speech_eq": SPEECH_TARGETS_PARTITION}
 
 
 def register_targets(instance, slate: Slate | None = None) -> list[str]:  # noqa: ANN001 - DagsterInstance
@@ -40,7 +42,7 @@ def register_targets(instance, slate: Slate | None = None) -> list[str]:  # noqa
     added = []
     for benchmark, name in TARGET_PARTITION_SETS.items():
         existing = set(instance.get_dynamic_partitions(name))
-        new = [t.id for t in slate.targets_of(benchmark) if t.id not in existing]  # type: ignore[arg-type]
+        new = [t.id for t in slate.targets_of(benchmark) if t.id not in existing]
         if new:
             instance.add_dynamic_partitions(name, new)
             added += [f"{name}:{key}" for key in new]

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from eyt_dagster.instance import PROJECT_ROOT
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # Partition runs at once: two cores by default; a worker process costs an import of the code location (~5 s) and
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
@@ -83,7 +87,7 @@ class Launcher:
     def __init__(self, instance, parallel: int) -> None:  # noqa: ANN001 - DagsterInstance
         self.instance = instance
         self.parallel = parallel
-        self._pool = None
+        self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> "Launcher":
         ensure_pools(self.instance)

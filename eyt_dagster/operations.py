@@ -66,11 +66,12 @@ def outdated_by_time(statuses: Mapping[AssetPartition, str], latest: Mapping[str
     """Unpartitioned assets reported FRESH but materialised before one of their `unchecked` parents (the
     parents whose data versions Dagster does not compare: 100 or more partitions). `latest` maps an asset to
     the time of its last materialisation, any partition (None: never)."""
-    found = {}
+    found: dict[AssetPartition, Finding] = {}
     for (asset, partition), status in statuses.items():
-        if partition is not None or status != FRESH or latest.get(asset) is None:
+        mine = latest.get(asset)
+        if partition is not None or status != FRESH or mine is None:
             continue
-        newer = sorted(p for p in unchecked.get(asset, ()) if (latest.get(p) or 0) > latest[asset])
+        newer = sorted(p for p in unchecked.get(asset, ()) if (latest.get(p) or 0) > mine)
         if newer:
             causes = tuple(f"upstream {p} was materialised after it" for p in newer)
             found[(asset, None)] = Finding(asset, None, STALE, causes)

@@ -119,7 +119,7 @@ def turn_scores_model(scale: tuple[float, ...]) -> type[TurnScores]:
     """TurnScores whose 15 sub-scores take only the values of `scale` (e.g. (0.0, 0.5, 1.0)): the JSON
     schema says so with an enum, so a server that enforces the schema cannot send a value the parser
     rejects, and the parser rejects any other value (a server that does not enforce it is re-asked)."""
-    allowed = Literal[tuple(float(v) for v in scale)]  # type: ignore[valid-type]
+    allowed = Literal[tuple(float(v) for v in scale)]  # type: ignore[valid-type]  # a run-time Literal of floats
     fields: dict[str, Any] = {column: (allowed, ...) for column in SUBSCORE_COLUMNS}
     name = "TurnScores_" + "_".join(f"{v:g}".replace(".", "p") for v in scale)
     return create_model(name, __base__=TurnScores, **fields)

@@ -206,7 +206,7 @@ def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
 
 
 def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,  # noqa: ANN001
-             forced: set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
+             forced: frozenset[str] | set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
              slate=None, target=None, parallel: int = 1) -> int:  # noqa: ANN001
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
@@ -227,8 +227,9 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
             print("left alone, not in the slate (`eyt remove-target ID` deletes a target): "
                   + ", ".join(sorted(state.left_alone)))
         reports = {a for a, p in state.statuses if p is None}
-        forced_findings = {(a, None): ops.Finding(a, None, ops.STALE, (reason,))
-                           for a in sorted(reports if forced is None else reports & set(forced))}
+        forced_findings: dict[ops.AssetPartition, ops.Finding] = {
+            (a, None): ops.Finding(a, None, ops.STALE, (reason,))
+            for a in sorted(reports if forced is None else reports & set(forced))}
         findings = (ops.propagate(forced_findings, state.statuses, state.children, state.together) if only_forced
                     else state.findings(forced_findings))
         fresh = sum(state.statuses[k] == ops.FRESH for k in state.statuses if k not in findings)

@@ -16,6 +16,7 @@ import numbers
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -66,7 +67,7 @@ def _missing(value: object) -> bool:
     return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
-def _numeric(value: object) -> bool:
+def _numeric(value: object) -> TypeGuard[numbers.Real]:
     """A real number that is not a bool (numpy scalars included)."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 

@@ -18,7 +18,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from eyt_dagster.config import TEMPLATE_GENERATOR, ModelRef, PoolSource, Slate, TargetRef
 
@@ -71,9 +71,9 @@ def _file(value: str | None) -> dict[str, Any] | None:
     return {"path": value, "sha256": digest}
 
 
-def _speech_role(role: str) -> Callable[[Slate], Any]:
+def _speech_role(role: Literal["generator", "validator", "tone_judge"]) -> Callable[[Slate], Any]:
     def read(slate: Slate) -> Any:
-        ref = slate.speech.text_model(role)  # type: ignore[arg-type]
+        ref = slate.speech.text_model(role)
         return role_settings(ref) if ref is not None else TEMPLATE_GENERATOR
     return read
 
@@ -197,7 +197,8 @@ def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
 def change_text(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """Why an asset's slate-wide settings differ, e.g. 'slate settings changed: t_max; simulator settings changed:
     temperature'; '' when they do not. Names come from the top level of `changed_paths`."""
-    scalars, nested = [], {}
+    scalars: list[str] = []
+    nested: dict[str, list[str]] = {}
     for where in changed_paths(dict(old), dict(new)):
         top = next((name for name in sorted(set(old) | set(new), key=len, reverse=True)
                     if where == name or where.startswith(name + ".") or where.startswith(name + " ")), where)

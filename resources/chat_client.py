@@ -159,7 +159,7 @@ class _Attempts:
         return max(self.sent - 1, 0)
 
 
-class _CountingHttpClient(openai.DefaultHttpxClient):  # type: ignore[misc, valid-type]
+class _CountingHttpClient(openai.DefaultHttpxClient):
     """The SDK's HTTP client (same defaults), counting each request's attempts per thread, and ending the
     SDK's retries after TIMEOUT_ATTEMPTS timeouts: it raises openai.APITimeoutError, which the SDK passes
     on without retrying (an SDK that retried anyway would get the same error without a request sent).
@@ -339,7 +339,7 @@ class OpenAIChatClient:
         self._lock = threading.Lock()
         self._client: openai.OpenAI | None = None
         self._http: _CountingHttpClient | None = None
-        self._json_mode = ref.structured_output
+        self._json_mode: str = ref.structured_output
         if ref.structured_output == "auto":
             self._json_mode = cache.json_mode(ref.model, self.base_url) or FORMAT_ORDER[0]
 

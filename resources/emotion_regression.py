@@ -57,7 +57,7 @@ def is_dimensional(config: Mapping[str, Any]) -> bool:
 
 
 @lru_cache(maxsize=1)
-def speech_classification_class() -> type:
+def speech_classification_class() -> Any:  # a transformers model class, defined at run time
     """The model class of the `Wav2Vec2ForSpeechClassification` layout: wav2vec2, the mean of the last hidden
     states over time, then a dense layer, tanh and a linear output (weights `classifier.dense.*` and
     `classifier.out_proj.*`). Built on first use so torch is imported only when a model is loaded."""

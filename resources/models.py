@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Literal
 
 from dagster import ConfigurableResource, InitResourceContext
 
@@ -99,7 +100,7 @@ class BenchmarkResource(ConfigurableResource):
         if ref is None:
             return TemplateGenerator(self.slate.seed)
 
-        def client(role: str, ledger_role: str):  # noqa: ANN202 - OpenAIChatClient | None
+        def client(role: Literal["validator", "tone_judge"], ledger_role: str):  # noqa: ANN202 - OpenAIChatClient | None
             other = speech.text_model(role)
             return self._client(other, ledger_role, run_id) if other is not None else None
 

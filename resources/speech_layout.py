@@ -88,7 +88,8 @@ def import_released(root: Path) -> ImportReport:
     root = Path(root)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a directory of SpeechEQ data (<root>/<subscale_slug>/<dataset_id>/)")
-    report, seen = ImportReport(), {}
+    report = ImportReport()
+    seen: dict[str, str] = {}  # dataset_id -> the folder it came from
     for slug_dir in _subdirs(root):
         if slug_dir.name not in SUBSCALES:
             report.skipped.append((str(slug_dir), f"'{slug_dir.name}' is not an EQ-i 2.0 subscale slug"))

@@ -112,8 +112,9 @@ def _table(context: InputContext | OutputContext) -> str:
 
 def _partition_columns(context: InputContext | OutputContext, key: Any) -> dict[str, str]:
     """Partition key -> {column: value} in dimension-name order, columns named by the asset's partition_expr."""
-    meta = (context.upstream_output.definition_metadata if isinstance(context, InputContext)
-            else context.definition_metadata) or {}
+    output = context.upstream_output if isinstance(context, InputContext) else context
+    assert output is not None  # an asset's input is loaded from its upstream asset's output
+    meta = output.definition_metadata or {}
     expr = meta.get("partition_expr")
     pdef = context.asset_partitions_def
     if isinstance(pdef, MultiPartitionsDefinition):
@@ -247,7 +248,8 @@ def read_partition(
     files = [str(f) for f in data_files(table_dir(warehouse_root(path.parent), table))]
     if not files:
         return pd.DataFrame()
-    where, params = [], [files]
+    where: list[str] = []
+    params: list[list[str] | str] = [files]
     for column, value in filters.items():
         values = [value] if isinstance(value, str) else list(value)
         where.append(f'"{column}" IN ({", ".join("?" for _ in values)})')

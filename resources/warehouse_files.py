@@ -132,14 +132,14 @@ def write_schema_file(root: Path, table: str) -> Path | None:
 def read_files(files: Iterable[Path], folder: Path) -> pd.DataFrame:
     """The rows of the given files (those that exist), with the table's schema-file columns first; a frame with
     just those columns when no file has rows."""
-    files = [str(f) for f in files if Path(f).exists()]
+    paths = [str(f) for f in files if Path(f).exists()]
     schema = Path(folder) / SCHEMA_FILE
     if schema.exists():
-        files.insert(0, str(schema))
-    if not files:
+        paths.insert(0, str(schema))
+    if not paths:
         return pd.DataFrame()
     con = duckdb.connect()
     try:
-        return con.execute("SELECT * FROM read_parquet(?, union_by_name = true)", [files]).df()
+        return con.execute("SELECT * FROM read_parquet(?, union_by_name = true)", [paths]).df()
     finally:
         con.close()

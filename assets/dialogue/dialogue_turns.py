@@ -62,6 +62,7 @@ def dialogue_turns(
     finished = len(results) - len(failed)
     if failed:
         first = failed[0]
+        assert first.error is not None  # `failed` holds the results with an error
         context.log.warning(
             f"{finished} of {len(results)} dialogues finished in {context.partition_key}; see "
             f"dialogue.dialogue_turns.error (rows with turn 0; the answered turns of an unfinished dialogue are kept "

@@ -1,5 +1,7 @@
 """Analysis tables over all partitions: intervals, paired comparisons, ablations, trajectory."""
 
+from typing import Any
+
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
@@ -15,7 +17,7 @@ from resources.models import BenchmarkResource
 LOGIC_VERSION = "2"
 INTERVAL_PREVIEW = ("explicit_acc", "emotion_acc", "drift", "ficr", "satisfaction", "empathy", "persona",
                     "anthropomorphic")
-_REPORT = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:

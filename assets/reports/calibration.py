@@ -3,6 +3,7 @@ and alignment with human annotations."""
 
 from importlib import resources as importlib_resources
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
@@ -19,7 +20,7 @@ from eyt_dagster.judging import finished_dialogues
 from resources.models import BenchmarkResource
 
 LOGIC_VERSION = "1"
-_REPORT = dict(key_prefix=["dialogue"], group_name="reports")
+_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports")
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:

@@ -2,6 +2,7 @@
 leaderboard, per-subscale and per-composite accuracy, and the correlation with a human ranking."""
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
@@ -16,7 +17,7 @@ LOGIC_VERSION = "2"
 BASELINE_NOTE = ("is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "
                  "of a model. SEQ is relative to the cohort in seq_cohort (seq_cohort_kind says what it is; "
                  "'baselines_only' = no model evaluated).")
-_REPORT = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: dict[str, Any] = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
 _CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}
 
 

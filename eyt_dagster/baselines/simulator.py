@@ -93,6 +93,7 @@ class AgendaSimulator:
         start_negative = seed.initial_emotion in NEGATIVE_EMOTIONS
         for k, aspect in enumerate(aspects[1:], start=1):
             last = k == len(aspects) - 1
+            pool: tuple[str, ...]  # the emotions this step's label is drawn from
             if start_negative:
                 pool = ("hope", "relief", "curiosity") if last else (seed.initial_emotion,) * 2 + ("hope", "curiosity")
             else:

@@ -86,12 +86,12 @@ class ChoiceRequest:
         return self.round2 if self.round2 is not None else self.round1
 
 
-def utterance(item: EqItem, turn: int, role: str = "context") -> Utterance:
+def utterance(item: EqItem, turn: int, role: Literal["context", "resonant", "dissonant"] = "context") -> Utterance:
     level = EQ_LEVEL[role]
     clip = item.clip(turn, level)
     speaker = item.scenario.speaker1 if clip.speaker == 1 else item.scenario.speaker2
     return Utterance(turn=turn, speaker=clip.speaker, text=clip.text, path=clip.path, tone=clip.tone_description,
-                     role=role, gender=speaker.gender)  # type: ignore[arg-type]
+                     role=role, gender=speaker.gender)
 
 
 def choice_round(item: EqItem, round_: int, seed: int, order: Order,
@@ -107,7 +107,7 @@ def choice_round(item: EqItem, round_: int, seed: int, order: Order,
         if turn4_in_history is None:
             raise ValueError(f"item {item.dataset_id}: round 2 needs the turn-4 clip in the history")
         shown = (utterance(item, 4, turn4_in_history), utterance(item, 5))
-    return ChoiceRound(round=round_, shown=shown, options=options)  # type: ignore[arg-type]
+    return ChoiceRound(round=round_, shown=shown, options=options)
 
 
 def direct_answer(round1: ChoiceRound, reply_format: str = DEFAULT_REPLY_FORMAT) -> str:

@@ -24,7 +24,7 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from eyt_dagster.records import CallStats, Reply
 from eyt_dagster.roles import ReplyUnusableError, RequestRefusedError, RoleCallError
@@ -110,8 +110,11 @@ def evaluate_item(item: EqItem, chooser: SpeechChooser, *, condition: str, syste
             rows.append(_row(item, condition, mode, order, round1, r1, None, shared=n > 0, reply_format=reply_format))
             if r1["error"] is not None:
                 continue
+            chosen: Literal["resonant", "dissonant"]
             if mode == "sequential":
-                chosen = round1.order[r1["selected_option"] - 1] if r1["selected_option"] else "dissonant"
+                # a round's options are its resonant and dissonant clips, never a context clip
+                chosen = (cast(Literal["resonant", "dissonant"], round1.order[r1["selected_option"] - 1])
+                          if r1["selected_option"] else "dissonant")
                 answer = r1["answer"]
             else:
                 chosen, answer = "resonant", direct_answer(round1, reply_format)

@@ -21,7 +21,7 @@ import random
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
@@ -209,8 +209,8 @@ class LineReply(BaseModel):
     @field_validator("speaker", mode="before")
     @classmethod
     def _speaker(cls, value: Any) -> Any:
-        if isinstance(value, str) and _SPEAKER_RE.match(value):
-            return int(_SPEAKER_RE.match(value).group(1))
+        if isinstance(value, str) and (match := _SPEAKER_RE.match(value)):
+            return int(match.group(1))
         return value
 
 
@@ -257,6 +257,14 @@ def _two_different_options(schema: dict[str, Any], options: int) -> None:
         properties["dissonant"]["enum"] = [d for d in range(1, options + 1) if d != resonant]
         variants.append({"type": "object", "properties": properties, "required": body["required"]})
     schema["anyOf"] = variants
+
+
+class ToneSelection(Protocol):
+    """The fields of a reply validated by `tone_selection_schema(n)` (a model class made per n)."""
+
+    resonant: int
+    dissonant: int
+    reasoning: str
 
 
 @lru_cache(maxsize=8)
@@ -463,8 +471,9 @@ class LLMSpeechGenerator:
         line = next(line for line in lines if line.turn == turn)
         messages = self._messages("speech_tone_selection", dialogue=dialogue_text(lines, scenario), turn=turn,
                                   text=line.text, options=shown, **self._scenario_fields(scenario))
-        reply = self.judge.complete_json(messages, tone_selection_schema(len(options)),
+        value = self.judge.complete_json(messages, tone_selection_schema(len(options)),
                                          purpose=f"speech_tone_selection:{scenario.subscale}:{turn}").value
+        reply = cast(ToneSelection, value)  # mypy sees a BaseModel; the class made for n options has these fields
         key = ", ".join(f"{n} = {options[i][0]}" for n, i in enumerate(order, start=1))
         why = f"{reply.reasoning.strip()} [options shown: {key}]"
         return order[reply.resonant - 1], order[reply.dissonant - 1], why

@@ -18,7 +18,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ROUND_TURNS = {1: 4, 2: 6}  # round 1 chooses between the turn-4 clips, round 2 between the turn-6 clips
-OPTIONS = ("resonant", "dissonant")
+OptionRole = Literal["resonant", "dissonant"]
+OPTIONS: tuple[OptionRole, OptionRole] = ("resonant", "dissonant")
 
 
 ReplyFormat = Literal["paper", "short"]
@@ -77,10 +78,10 @@ class PaperChoiceReply(BaseModel):
 
 
 AnyChoiceReply = ChoiceReply | PaperChoiceReply
-REPLY_SCHEMAS: dict[str, type[BaseModel]] = {"paper": PaperChoiceReply, "short": ChoiceReply}
+REPLY_SCHEMAS: dict[str, type[AnyChoiceReply]] = {"paper": PaperChoiceReply, "short": ChoiceReply}
 
 
-def reply_schema(reply_format: str) -> type[BaseModel]:
+def reply_schema(reply_format: str) -> type[AnyChoiceReply]:
     """The pydantic model a reply in this format must validate as."""
     try:
         return REPLY_SCHEMAS[reply_format]
@@ -97,10 +98,10 @@ def make_reply(reply_format: str, *, selected_option: int, reasoning: str, acous
         fields.update(acoustic_profile_1=acoustic_profile_1[:PROFILE_MAX_CHARS],
                       acoustic_profile_2=acoustic_profile_2[:PROFILE_MAX_CHARS],
                       situational_demand=situational_demand[:PROFILE_MAX_CHARS])
-    return reply_schema(reply_format).model_validate(fields)  # type: ignore[return-value]
+    return reply_schema(reply_format).model_validate(fields)
 
 
-def option_order(item_id: str, round_: int, seed: int, flipped: bool = False) -> tuple[str, str]:
+def option_order(item_id: str, round_: int, seed: int, flipped: bool = False) -> tuple[OptionRole, OptionRole]:
     """Which clip is option 1 and which option 2, drawn from the seed per item and round (reproducible;
     `flipped` gives the other order, for the position-bias setting)."""
     digest = hashlib.sha256(f"{seed}:{item_id}:{round_}".encode()).digest()

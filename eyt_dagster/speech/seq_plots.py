@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
 from eyt_dagster.plots import COLORS, DPI, _label, _placeholder, _to_png
 from eyt_dagster.speech.conditions import DEFAULT_CONDITION
@@ -90,6 +90,7 @@ def sequential_direct_png(breakdown: pd.DataFrame | None, *, condition: str = DE
     fig, ax = _grouped_bars(rows, "sequential_direct_delta")
     if len(_targets(rows)) == 1:
         for bar in ax.patches:
+            assert isinstance(bar, Rectangle)  # the axes hold barh's bars only
             bar.set_color("C2" if bar.get_width() > 0 else "C3")
         handles = [Patch(color="C2", label="direct better"), Patch(color="C3", label="sequential better or equal")]
         _legend(fig, ax, handles, title=_label(*_targets(rows)[0]))

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -257,12 +258,12 @@ def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int,
     chance row per condition (Acc 0.5 / 0.5 / 0.25) placed on that scale. Sorted by condition (default
     first), SEQ descending, chance last."""
     _check(choices)
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []  # table rows: column -> value of any column type
     for (target, condition), cell in choices.groupby(["target", "condition"], sort=True):
         mode = headline_inference(cell)
         seeded = cell[cell["order"] == HEADLINE_ORDER]
         items = _items(seeded, mode)
-        row: dict[str, object] = {"target": str(target), "condition": str(condition), **_meta(cell),
+        row: dict[str, Any] = {"target": str(target), "condition": str(condition), **_meta(cell),
                                   "headline_inference": mode, "n_error_items": int(items["failed"].sum())}
         row.update(_accuracy_cis(items, resamples=resamples, seed=seed))
         direct = _direct_accuracies(_items(seeded, "direct"))
@@ -271,7 +272,7 @@ def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int,
                    sequential_direct_delta=direct["acc2_direct"] - row["acc2"],
                    position_bias_rate=_position_bias(cell, mode), **_efficiency(cell))
         rows.append(row)
-    ordered: list[dict[str, object]] = []
+    ordered: list[dict[str, Any]] = []
     for condition in _condition_order(r["condition"] for r in rows):
         part = [r for r in rows if r["condition"] == condition]
         members, kind = choose_cohort(part, cohort)
@@ -318,7 +319,7 @@ def seq_breakdown(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.Dat
                 "headline_inference": mode}
         for level in ("composite", "subscale"):
             keys = sorted(set(items[level].astype(str)) | set(direct[level].astype(str)),
-                          key=lambda k, lv=level: (_eq_position(lv, k), k))
+                          key=lambda k: (_eq_position(level, k), k))  # sorted() calls it at once
             for key in keys:
                 display, composite, composite_name = _names(level, key)
                 row = {**base, "level": level, "name": key, "display_name": display, "composite": composite,

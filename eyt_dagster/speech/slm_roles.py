@@ -30,7 +30,7 @@ class ChatChooser:
 
     def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         messages = choice_messages(request, self.render_clip)
-        return self.client.complete_json(messages, reply_schema(request.reply_format),  # type: ignore[return-value]
+        return self.client.complete_json(messages, reply_schema(request.reply_format),
                                          purpose=f"speech_eq_round{request.current.round}")
 
 
