@@ -1,4 +1,4 @@
-"""Asset checks (issue 6): the contracts of eyt_dagster/contracts.py run after each partition is written, and
+"""Asset checks (issue 6): the contracts of eyt_dagster/core/contracts.py run after each partition is written, and
 show in the UI next to the asset. The error-row checks warn (the run keeps its finished work; a rerun retries
 the failed calls); the others are errors."""
 
@@ -7,9 +7,9 @@ import warnings
 import pandas as pd
 from dagster import AssetCheckResult, AssetCheckSeverity, PreviewWarning, asset_check
 
-from eyt_dagster import contracts
+from eyt_dagster.core import contracts
 from eyt_dagster.partitions import pool_partitions, target_pool_partitions
-from eyt_dagster.speech.partitions import speech_target_partitions, subscale_partitions
+from eyt_dagster.speech_partitions import speech_target_partitions, subscale_partitions
 from resources.models import BenchmarkResource
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dagster import Definitions, in_process_executor
 
 from assets.checks import CHECKS
-from assets.dialogue.chat_seeds import chat_seeds
-from assets.dialogue.dialogue_scores import dialogue_scores
-from assets.dialogue.dialogue_turns import dialogue_turns
-from assets.dialogue.intent_similarity import intent_similarity
-from assets.dialogue.judging import final_intent_verdicts, judge_verdicts
-from assets.dialogue.persona_pool import persona_pool
+from assets.eyt_bench.chat_seeds import chat_seeds
+from assets.eyt_bench.dialogue_scores import dialogue_scores
+from assets.eyt_bench.dialogue_turns import dialogue_turns
+from assets.eyt_bench.intent_similarity import intent_similarity
+from assets.eyt_bench.judging import final_intent_verdicts, judge_verdicts
+from assets.eyt_bench.persona_pool import persona_pool
 from assets.reports.analysis import (
     alpha_sensitivity,
     leaderboard_intervals,
@@ -37,10 +37,10 @@ from assets.reports.calibration import (
 from assets.reports.leaderboard import leaderboard
 from assets.reports.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard
 from assets.reports.speech_build_report import speech_build_report
-from assets.speech.audio_stages import speech_audio
-from assets.speech.evaluation import slm_choices
-from assets.speech.text_stages import dialogues, scenarios, tone_instructions, tone_selection
-from eyt_dagster.config import Slate, load_slate, slate_path_from_env
+from assets.speech_eq.audio_stages import speech_audio
+from assets.speech_eq.evaluation import slm_choices
+from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions, tone_selection
+from eyt_dagster.core.config import Slate, load_slate, slate_path_from_env
 from eyt_dagster.jobs import JOBS
 from eyt_dagster.settings_sources import SETTINGS_ASSETS, track_settings
 from resources.models import BenchmarkResource

@@ -10,7 +10,7 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from eyt_dagster.taxonomy import POOLS
+from eyt_dagster.eyt_bench.taxonomy import POOLS
 
 TARGETS_PARTITION = "targets"
 

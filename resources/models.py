@@ -7,15 +7,15 @@ from pathlib import Path
 
 from dagster import ConfigurableResource, InitResourceContext
 
-from eyt_dagster.baselines import make_embedded
-from eyt_dagster.config import ModelRef, Slate, load_slate
-from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
-from eyt_dagster.roles import Judge, Simulator, Target
-from eyt_dagster.speech.eq import BLAND_WORDS
-from eyt_dagster.speech.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
-from eyt_dagster.baselines.speech_choosers import AcousticChooser, RandomChooser
-from eyt_dagster.speech.evaluation import SpeechChooser
-from eyt_dagster.speech.slm_roles import ChatChooser, cascaded_text, oracle_text
+from eyt_dagster.eyt_bench.baselines import make_embedded
+from eyt_dagster.core.config import ModelRef, Slate, load_slate
+from eyt_dagster.eyt_bench.llm_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.core.roles import Judge, Simulator, Target
+from eyt_dagster.speech_eq.eq import BLAND_WORDS
+from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
+from eyt_dagster.speech_eq.speech_choosers import AcousticChooser, RandomChooser
+from eyt_dagster.speech_eq.evaluation import SpeechChooser
+from eyt_dagster.speech_eq.slm_roles import ChatChooser, cascaded_text, oracle_text
 from resources.asr import make_asr
 from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part
@@ -46,7 +46,7 @@ class BenchmarkResource(ConfigurableResource):
         """When a run starts (before any step reads its inputs' versions): tag the run with this process, for the
         dead-run check, and record the slate's per-target and per-pool settings that changed, so the partitions
         this run writes name the settings they were computed with (docs/operations.md)."""
-        from eyt_dagster.dead_runs import process_tags
+        from eyt_dagster.ops.dead_runs import process_tags
         from eyt_dagster.settings_sources import record_settings
 
         if context.instance is None:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster import analysis, calibration
+from eyt_dagster.eyt_bench import analysis, calibration
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 # Shared views the twins build on, read in this order (each file says which it needs).
@@ -145,7 +145,7 @@ def test_cross_judge_sample_is_stratified_and_seeded():
 
 
 def test_identical_judges_agree_perfectly():
-    from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+    from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
     rng = np.random.default_rng(0)
     base = pd.DataFrame({"target": "t", "pool": "p", "seed_id": [f"s{i}" for i in range(20)], "turn": 1,
@@ -182,7 +182,7 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
 
 def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
     """Paper §4.9 reports the mean |Delta| (0.07 on satisfaction); the signed mean hides opposite shifts."""
-    from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+    from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
     def verdicts(empathy_by_seed: dict[str, float], judge: str) -> pd.DataFrame:
         rows = []

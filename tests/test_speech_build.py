@@ -88,7 +88,7 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     import subprocess
     import sys
 
-    from eyt_dagster.speech.report import build_summary
+    from eyt_dagster.speech_eq.report import build_summary
     from resources.speech_layout import import_released
 
     con = speech_warehouse
@@ -119,7 +119,7 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
 def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehouse, tmp_path):
     import shutil
 
-    from eyt_dagster.speech.layout import item_from_rows
+    from eyt_dagster.speech_eq.layout import item_from_rows
     from resources.speech_layout import write_released
 
     con = speech_warehouse

@@ -13,12 +13,12 @@ from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 from pydantic import ValidationError
 
 from conftest import write_slate
-from eyt_dagster.config import ModelRef, SlateError, load_slate
+from eyt_dagster.core.config import ModelRef, SlateError, load_slate
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
-from eyt_dagster.speech import templates
-from eyt_dagster.speech.eq import VALENCES
-from eyt_dagster.speech.generators import (
+from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
+from eyt_dagster.speech_eq import templates
+from eyt_dagster.speech_eq.eq import VALENCES
+from eyt_dagster.speech_eq.generators import (
     DialogueReply,
     LLMSpeechGenerator,
     ScenarioReply,

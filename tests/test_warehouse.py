@@ -13,7 +13,7 @@ from dagster import (
     materialize,
 )
 
-from eyt_dagster import warehouse_tables
+from eyt_dagster.core import warehouse_tables
 from resources.warehouse import WarehouseIOManager
 
 MODELS = DynamicPartitionsDefinition(name="test_models")
@@ -205,7 +205,7 @@ def test_every_contract_maps_to_duckdb_and_arrow_types():
     whose text columns are all missing."""
     import pyarrow as pa
 
-    from eyt_dagster.storage_types import arrow_schema, conform, duckdb_columns
+    from eyt_dagster.core.storage_types import arrow_schema, conform, duckdb_columns
 
     for table, columns in warehouse_tables.TABLE_COLUMNS.items():
         assert set(duckdb_columns(columns)) == set(columns), table

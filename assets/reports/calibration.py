@@ -8,14 +8,14 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
-from assets.dialogue.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats, run_judges
+from assets.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats, run_judges
 from assets.reports._flags import baseline_note, flag_targets
-from eyt_dagster.calibration import ABLATION_COLUMNS
-from eyt_dagster.calibration import cross_judge_ablation as ablation_table
-from eyt_dagster.calibration import cross_judge_sample, judge_agreement as agreement_table
-from eyt_dagster.dialogue_scores import turn_dimension_scores
-from eyt_dagster.human_alignment import alignment_table, read_annotations
-from eyt_dagster.judging import finished_dialogues
+from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
+from eyt_dagster.eyt_bench.calibration import cross_judge_ablation as ablation_table
+from eyt_dagster.eyt_bench.calibration import cross_judge_sample, judge_agreement as agreement_table
+from eyt_dagster.eyt_bench.dialogue_scores import turn_dimension_scores
+from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotations
+from eyt_dagster.eyt_bench.judging import finished_dialogues
 from resources.models import BenchmarkResource
 
 LOGIC_VERSION = "1"
@@ -114,7 +114,7 @@ def annotations_path(setting: str | None) -> Path | None:
 
 @asset(**_REPORT, code_version=LOGIC_VERSION)
 def human_annotations(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
-    """Human scores imported from the CSV the slate names (format: eyt_dagster/human_alignment.py); rows
+    """Human scores imported from the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py); rows
     with an empty score are kept as missing. Empty when the slate names no file."""
     path = annotations_path(eyt.slate.human_annotations)
     if path is None:

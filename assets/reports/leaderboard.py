@@ -4,8 +4,8 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.leaderboard import BASELINE_NOTE, build_leaderboard
-from eyt_dagster.tables import LeaderboardFrame, conform_table
+from eyt_dagster.eyt_bench.leaderboard import BASELINE_NOTE, build_leaderboard
+from eyt_dagster.eyt_bench.tables import LeaderboardFrame, conform_table
 from resources.models import BenchmarkResource
 
 LOGIC_VERSION = "2"

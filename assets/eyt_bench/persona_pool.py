@@ -1,0 +1,51 @@
+"""persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2)."""
+
+import random
+
+import pandas as pd
+from dagster import AssetExecutionContext, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.eyt_bench.frames import persona_rows
+from eyt_dagster.partitions import pool_partitions
+from eyt_dagster.eyt_bench.sampling import draw_pool
+from eyt_dagster.eyt_bench.tables import PersonaPoolFrame, conform_table
+from resources.embeddings import embed
+from resources.models import BenchmarkResource
+from resources.persona_sources import load_pool_records
+
+LOGIC_VERSION = "1"
+
+
+@asset(
+    key_prefix=["dialogue"],
+    group_name="dialogue",
+    partitions_def=pool_partitions,
+    dagster_type=PersonaPoolFrame,
+    metadata={"partition_expr": "pool"},
+    code_version=LOGIC_VERSION,
+)
+def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+    """Personas of one pool: near-duplicates (cosine >= threshold) removed, up to `pool_size` sampled with
+    the seed (Pool A stratified by occupation group x age bucket), in a seeded evaluation order."""
+    slate, pool = eyt.slate, context.partition_key
+    records, where = load_pool_records(pool, slate.pools[pool])
+    chosen, dedup = draw_pool(
+        records, slate.pool_size, slate.seed, slate.dedup_threshold,
+        embed=lambda texts: embed(texts, slate.embedding_model), stratified=(pool == "nemotron_usa"),
+    )
+    df = persona_rows(chosen)
+    # The first `dialogues_per_pool` rows by this rank get ChatSEEDs: a seeded random order, so the
+    # evaluation subset is a random draw from the sample rather than the lowest persona ids.
+    ranks = list(range(len(df)))
+    random.Random(f"{slate.seed}:{pool}:order").shuffle(ranks)
+    df["sample_rank"] = ranks
+    df = df.sort_values("sample_rank").reset_index(drop=True)
+    df["created_at"] = now_utc()
+    context.log.info(f"{pool}: read {len(records)} from {where}, {len(dedup.duplicate_of)} near-duplicates dropped, "
+                     f"{len(df)} sampled")
+    return table_output(
+        conform_table(df, "dialogue.persona_pool"), source=where, read=len(records),
+        near_duplicates_dropped=len(dedup.duplicate_of),
+        sampled=len(df), embedding_model=slate.embedding_model,
+    )
