@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pandas as pd
 from dagster import DataVersion, MetadataValue, Output
 
-from eyt_dagster.core.records import CallStats
+from eyt_dagster.core.role_types import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
 PREVIEW_ROWS = 10

@@ -40,10 +40,10 @@ from dagster import (
 from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSION_TAG
 
 from eyt_dagster.core import slate_settings as ss
-from eyt_dagster.core.config import Slate
+from eyt_dagster.core.slate import Slate
 from eyt_dagster.partitions import pool_partitions, target_partitions
 from eyt_dagster.speech_partitions import speech_target_partitions
-from resources.models import BenchmarkResource
+from resources.benchmark import BenchmarkResource
 
 SETTINGS_KEY = ss.SETTINGS_KEY
 CODE_VERSION_MARK = "+settings."

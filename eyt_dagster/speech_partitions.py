@@ -2,7 +2,7 @@
 
 from dagster import DynamicPartitionsDefinition, StaticPartitionsDefinition
 
-from eyt_dagster.speech_eq.eq import SUBSCALES
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 subscale_partitions = StaticPartitionsDefinition(sorted(SUBSCALES))
 

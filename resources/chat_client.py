@@ -51,9 +51,9 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.core.config import ModelRef
-from eyt_dagster.core.records import CallStats, Reply
-from eyt_dagster.core.roles import RequestRefusedError, RoleCallError, ReplyUnusableError
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.role_protocols import RequestRefusedError, RoleCallError, ReplyUnusableError
 from resources.call_cache import CallCache, CachedReply
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance, materialize
 
-from eyt_dagster.core.config import load_slate
+from eyt_dagster.core.slate import load_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import (
     DIALOGUE_ASSETS,
@@ -18,7 +18,7 @@ from eyt_dagster.jobs import (
 )
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.speech_partitions import SPEECH_TARGETS_PARTITION
-from resources.models import BenchmarkResource
+from resources.benchmark import BenchmarkResource
 from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
 
 

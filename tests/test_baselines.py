@@ -15,8 +15,8 @@ from eyt_dagster.eyt_bench.baselines import AgendaSimulator, ReflectiveTarget, R
 from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.baselines.judge import RULES, snap
 from eyt_dagster.eyt_bench.baselines.simulator import addresses
-from eyt_dagster.core.config import ModelRef
-from eyt_dagster.core.records import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, JUDGE_SCALES, LATENT_INTENTS, SUBSCORE_COLUMNS
 
 SEED = 20260521

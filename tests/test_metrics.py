@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from eyt_dagster.eyt_bench import metrics
-from eyt_dagster.eyt_bench.dialogue_scores import weighted_by_dialogue
+from eyt_dagster.eyt_bench.dialogue_scoring import weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import aggregate
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 

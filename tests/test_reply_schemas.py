@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.core.config import ModelRef
-from eyt_dagster.eyt_bench.llm_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.core.reply_limits import LONGEST_REPLY_CHARS
-from eyt_dagster.core.records import (
+from eyt_dagster.core.role_types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -28,8 +28,8 @@ from eyt_dagster.core.records import (
     UserLabels,
     turn_scores_model,
 )
-from eyt_dagster.speech_eq.eq import FAILURE_ARCHETYPES, TURN_SPEAKER
-from eyt_dagster.core.records import PersonaRecord
+from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, TURN_SPEAKER
+from eyt_dagster.core.role_types import PersonaRecord
 from eyt_dagster.speech_eq.generators import (
     DialogueCheckReply,
     DialogueReply,

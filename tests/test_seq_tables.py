@@ -397,7 +397,7 @@ def test_conditioning_uses_the_same_cohort():
 def test_sql_twin_uses_the_same_cohort():
     import duckdb
 
-    from eyt_dagster.speech_eq.tables import coerce_slm_choices
+    from eyt_dagster.speech_eq.table_contracts import coerce_slm_choices
 
     choices = coerce_slm_choices(frame(slate_of_seven()))
     board = seq_leaderboard(choices, resamples=20, seed=0)
@@ -419,7 +419,7 @@ def test_sql_twin_uses_the_same_cohort():
 def test_sql_twin_falls_back_to_the_baselines():
     import duckdb
 
-    from eyt_dagster.speech_eq.tables import coerce_slm_choices
+    from eyt_dagster.speech_eq.table_contracts import coerce_slm_choices
 
     rows = [*cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
             *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
@@ -438,7 +438,7 @@ def test_a_named_cohort_must_name_speech_targets(tmp_path):
     import yaml
 
     from conftest import write_slate
-    from eyt_dagster.core.config import SlateError, load_slate
+    from eyt_dagster.core.slate import SlateError, load_slate
 
     path = write_slate(tmp_path)
     data = yaml.safe_load(path.read_text())

@@ -2,7 +2,7 @@
 
 import pytest
 
-from eyt_dagster.speech_eq.eq import SUBSCALES, VALENCES
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES, VALENCES
 from eyt_dagster.speech_eq.templates import make_dialogue, make_scenario, select_tones, tone_options
 from eyt_dagster.speech_eq.tones import rejection_reason
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from eyt_dagster.speech_eq.eq import BLAND_WORDS
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
 from eyt_dagster.speech_eq.prosody import LEXICON, LIMITS, NEUTRAL, VOICES, prosody_for, voice_for
 from resources.tts import EspeakTTS, OpenAISpeechTTS, TTSError, pcm_to_wav, repair_wav_header, store_clip
 

@@ -4,13 +4,13 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
-from eyt_dagster.eyt_bench.dialogue import run_dialogues
-from eyt_dagster.eyt_bench.frames import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
+from eyt_dagster.eyt_bench.dialogue_loop import run_dialogues
+from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
 from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
 from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.records import CallStats
-from eyt_dagster.eyt_bench.tables import DialogueTurnsFrame, conform_table
-from resources.models import BenchmarkResource
+from eyt_dagster.core.role_types import CallStats
+from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
+from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")

@@ -3,7 +3,7 @@ shares a family with a judge (self-preference risk)."""
 
 import pandas as pd
 
-from eyt_dagster.core.config import Slate
+from eyt_dagster.core.slate import Slate
 
 
 def flag_targets(df: pd.DataFrame, slate: Slate, column: str = "target") -> pd.DataFrame:

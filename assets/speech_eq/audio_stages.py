@@ -10,14 +10,14 @@ from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asse
 from assets._output import now_utc, table_output
 from eyt_dagster.speech_eq.build import build_item, contrast_row
 from eyt_dagster.speech_eq.contrast import ContrastThresholds, contrast_score
-from eyt_dagster.speech_eq.eq import TEST_TURNS
-from eyt_dagster.speech_eq.layout import clip_rows, item_rows
+from eyt_dagster.speech_eq.vocabulary import TEST_TURNS
+from eyt_dagster.speech_eq.release_format import clip_rows, item_rows
 from eyt_dagster.speech_partitions import subscale_partitions
-from eyt_dagster.speech_eq.records import Line, Scenario
+from eyt_dagster.speech_eq.item_types import Line, Scenario
 from resources.audio_features import clip_features
 from resources.data_paths import relative_path_columns
-from resources.models import BenchmarkResource
-from resources.speech_layout import import_released
+from resources.benchmark import BenchmarkResource
+from resources.speech_release import import_released
 from resources.tts import store_clip
 
 LOGIC_VERSION = "1"

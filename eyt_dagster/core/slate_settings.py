@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from eyt_dagster.core.config import TEMPLATE_GENERATOR, ModelRef, PoolSource, Slate, TargetRef
+from eyt_dagster.core.slate import TEMPLATE_GENERATOR, ModelRef, PoolSource, Slate, TargetRef
 
 # The metadata entry holding an asset's settings: on its definition, on each materialisation (copied by the
 # warehouse IO manager) and on each settings observation.

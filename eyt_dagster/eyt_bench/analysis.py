@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import stats
-from eyt_dagster.eyt_bench.dialogue_scores import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import HEADLINE
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100, EMOTIONS
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from eyt_dagster.eyt_bench.dialogue_scores import answered_turns
-from eyt_dagster.eyt_bench.frames import (
+from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_bench.table_rows import (
     FINAL_COLUMNS,
     VERDICT_COLUMNS,
     final_row,
@@ -18,8 +18,8 @@ from eyt_dagster.eyt_bench.frames import (
     verdict_row,
 )
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.records import ChatSeed, Exchange
-from eyt_dagster.core.roles import PER_ITEM_ERRORS, Judge
+from eyt_dagster.core.role_types import ChatSeed, Exchange
+from eyt_dagster.core.role_protocols import PER_ITEM_ERRORS, Judge
 
 Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
 

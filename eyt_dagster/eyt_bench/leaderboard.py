@@ -1,6 +1,6 @@
 """The EYT-Bench leaderboard: one row per target x pool with the headline metrics (docs/eyt-metrics.md).
 
-It aggregates the per-dialogue scores (eyt_dagster.eyt_bench.dialogue_scores), so each metric has one definition;
+It aggregates the per-dialogue scores (eyt_dagster.eyt_bench.dialogue_scoring), so each metric has one definition;
 sql/leaderboard.sql computes the same numbers from the raw rows as an independent check.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.eyt_bench import metrics
-from eyt_dagster.core.config import Slate
-from eyt_dagster.eyt_bench.dialogue_scores import DIMENSIONS, LABELS, answered_turns
+from eyt_dagster.core.slate import Slate
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
 
 CELL = ["target", "pool"]

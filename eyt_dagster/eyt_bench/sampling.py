@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from eyt_dagster.eyt_bench.personas import OTHER_GROUP
-from eyt_dagster.core.records import PersonaRecord
+from eyt_dagster.core.role_types import PersonaRecord
 
 @dataclass(frozen=True)
 class DedupResult:

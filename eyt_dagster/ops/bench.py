@@ -38,10 +38,10 @@ from pathlib import Path
 import yaml
 
 from eyt_dagster.ops.bench_server import LatencyServer
-from eyt_dagster.core.config import default_slate_path
+from eyt_dagster.core.slate import default_slate_path
 
 STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
-# ledger purpose prefix -> stage (eyt_dagster/eyt_bench/llm_roles.py names the purposes)
+# ledger purpose prefix -> stage (eyt_dagster/eyt_bench/chat_roles.py names the purposes)
 PURPOSE_STAGE = {"chat_seed": "chat_seeds", "perceive": "dialogue_turns", "respond": "dialogue_turns",
                  "simulate": "dialogue_turns", "judge_turn": "judge_verdicts", "judge_final": "final_intent_verdicts"}
 LEDGER_FILE = "cache/model_calls.sqlite"

@@ -27,14 +27,14 @@ from pathlib import Path
 import sys
 import time
 
-from eyt_dagster.core.config import SlateError, load_slate, slate_path_from_env
+from eyt_dagster.core.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
 from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
-from eyt_dagster.speech_eq.eq import SUBSCALES
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -104,7 +104,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     import duckdb
 
     from eyt_dagster.core.prompts import PROMPT_KEYS, prompt_hash
-    from eyt_dagster.reporting.report_html import render_report, write_report
+    from eyt_dagster.reporting.html_report import render_report, write_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
     from resources.warehouse import connect, warehouse_path
 
@@ -168,9 +168,9 @@ def _print_speech_summary() -> None:
 def cmd_speech_export(args: argparse.Namespace) -> int:
     import duckdb
 
-    from eyt_dagster.speech_eq.layout import item_from_rows
+    from eyt_dagster.speech_eq.release_format import item_from_rows
     from resources.data_paths import resolve_path_columns
-    from resources.speech_layout import write_released
+    from resources.speech_release import write_released
     from resources.warehouse import connect, data_dir
 
     try:
@@ -207,7 +207,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 def cmd_remove_target(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
-    from eyt_dagster.ops import operations as ops
+    from eyt_dagster.ops import refresh_plan as ops
     from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
     target = args.id

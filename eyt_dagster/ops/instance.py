@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from eyt_dagster.core.config import Slate, load_slate, slate_path_from_env
+from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
 from eyt_dagster.partitions import TARGETS_PARTITION
 from eyt_dagster.speech_partitions import SPEECH_TARGETS_PARTITION
 

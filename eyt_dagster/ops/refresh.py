@@ -1,5 +1,5 @@
 """`eyt refresh`: read every partition's status from the instance's GraphQL API (in process: no webserver, no
-code server), plan the runs that clear what is missing or stale (eyt_dagster/ops/operations.py), and launch them here
+code server), plan the runs that clear what is missing or stale (eyt_dagster/ops/refresh_plan.py), and launch them here
 or submit them as one backfill for the daemon."""
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class AssetState:
                 self.statuses[(asset, key)] = status
                 self.causes[(asset, key)] = [why(c, asset, key) for c in causes or []]
         self.together = {a: [b for b in outs if b != a] for outs in by_op.values() if len(outs) > 1 for a in outs}
-        from eyt_dagster.ops import operations as ops
+        from eyt_dagster.ops import refresh_plan as ops
 
         self.order = ops.job_order(job_assets, self.parents)
         self.job_of = {a: job for job in reversed(self.order) for a in job_assets[job]}
@@ -165,7 +165,7 @@ class AssetState:
     def findings(self, extra: dict | None = None) -> dict:
         """Dagster's STALE / MISSING partitions, reports older than a parent Dagster does not compare, `extra`,
         and every asset partition downstream of those."""
-        from eyt_dagster.ops import operations as ops
+        from eyt_dagster.ops import refresh_plan as ops
 
         unchecked = ops.unchecked_parents(self.parents, self.partition_counts, _SKIP_THRESHOLD)
         direct = {**(extra or {}), **ops.outdated_by_time(self.statuses, self.latest, unchecked),
@@ -214,7 +214,7 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
     and per-pool settings are recorded first (settings_sources.record_settings), so a changed target shows as
     stale partitions, and causes name the settings that changed. `target` loads other definitions (tests).
     `parallel`: how many runs at once (eyt_dagster/ops/run_plan.py)."""
-    from eyt_dagster.ops import operations as ops
+    from eyt_dagster.ops import refresh_plan as ops
 
     started = time.monotonic()
     if slate is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.reporting import plots
-from eyt_dagster.reporting.report_html import Section
+from eyt_dagster.reporting.html_report import Section
 
 # (table, title, description) in report order; every one is a table in the warehouse's dialogue schema.
 REPORT_TABLES: tuple[tuple[str, str, str], ...] = (

@@ -23,8 +23,8 @@ from eyt_dagster.speech_eq.protocol import (
     make_reply,
     option_order,
 )
-from eyt_dagster.speech_eq.layout import ROLE
-from eyt_dagster.speech_eq.records import EqItem
+from eyt_dagster.speech_eq.release_format import ROLE
+from eyt_dagster.speech_eq.item_types import EqItem
 
 Inference = Literal["sequential", "direct"]
 Order = Literal["seeded", "flipped"]

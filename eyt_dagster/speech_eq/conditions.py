@@ -4,7 +4,7 @@ prompt file (prompts/speech_eval_en.yaml, key `conditions`), written in the proj
 
 from __future__ import annotations
 
-from eyt_dagster.speech_eq.eq import COMPOSITES
+from eyt_dagster.speech_eq.vocabulary import COMPOSITES
 
 DEFAULT_CONDITION = "default"
 # default: a plain assistant; adaptive: an emotionally adaptive listener; global_deficit: a listener who

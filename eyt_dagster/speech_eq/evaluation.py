@@ -26,12 +26,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from eyt_dagster.core.records import CallStats, Reply
-from eyt_dagster.core.roles import ReplyUnusableError, RequestRefusedError, RoleCallError
+from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.role_protocols import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
-from eyt_dagster.speech_eq.eq import SUBSCALES
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, PROFILE_FIELDS, AnyChoiceReply
-from eyt_dagster.speech_eq.records import EqItem
+from eyt_dagster.speech_eq.item_types import EqItem
 
 ORDERS: tuple[Order, ...] = ("seeded", "flipped")
 ERROR_MAX_CHARS = 500

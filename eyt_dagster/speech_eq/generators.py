@@ -26,9 +26,9 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, prompt_hash, render, speech_prompts_path
-from eyt_dagster.core.roles import ChatClient
+from eyt_dagster.core.role_protocols import ChatClient
 from eyt_dagster.speech_eq import templates
-from eyt_dagster.speech_eq.eq import (
+from eyt_dagster.speech_eq.vocabulary import (
     BLAND_WORDS,
     CONTEXT_TURNS,
     FAILURE_ARCHETYPES,
@@ -42,7 +42,7 @@ from eyt_dagster.speech_eq.eq import (
     eq_scale,
 )
 from eyt_dagster.core.reply_limits import LABEL_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS, SPOKEN_LINE_CHARS
-from eyt_dagster.speech_eq.records import Line, Scenario, Speaker
+from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
 
 TEMPLATE = templates.GENERATOR_NAME
 TEMPLATE_NOTE = "template lines are neutral by construction"

@@ -41,7 +41,7 @@ from eyt_dagster.core import stats
 from eyt_dagster.speech_eq import seq
 from eyt_dagster.speech_eq.seq import seq_on_scale
 from eyt_dagster.speech_eq.conditions import CONDITIONS, DEFAULT_CONDITION
-from eyt_dagster.speech_eq.eq import COMPOSITES, SUBSCALE_NAMES, SUBSCALES
+from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALE_NAMES, SUBSCALES
 from eyt_dagster.speech_eq.protocol import position_bias_rate
 
 CHANCE_TARGET = "chance"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from eyt_dagster.speech_eq.eq import BLAND_WORDS, TONE_WORDS_MAX, TONE_WORDS_MIN
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TONE_WORDS_MAX, TONE_WORDS_MIN
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 

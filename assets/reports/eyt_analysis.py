@@ -6,11 +6,11 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from assets._output import now_utc, table_output
 from assets.reports._flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench import analysis
-from eyt_dagster.eyt_bench.dialogue_scores import dialogue_lengths, turn_dimension_scores
+from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
 from eyt_dagster.reporting.report_sections import interval_cells
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
-from resources.models import BenchmarkResource
+from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
 INTERVAL_PREVIEW = ("explicit_acc", "emotion_acc", "drift", "ficr", "satisfaction", "empathy", "persona",

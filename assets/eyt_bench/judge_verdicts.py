@@ -12,9 +12,9 @@ from eyt_dagster.eyt_bench.judging import (
 )
 from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.records import CallStats
-from eyt_dagster.eyt_bench.tables import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
-from resources.models import BenchmarkResource
+from eyt_dagster.core.role_types import CallStats
+from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
+from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"
 TURN_PROMPT_HASH = prompt_hash("judge_turn")

@@ -5,8 +5,8 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.eyt_bench.leaderboard import BASELINE_NOTE, build_leaderboard
-from eyt_dagster.eyt_bench.tables import LeaderboardFrame, conform_table
-from resources.models import BenchmarkResource
+from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
+from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
 

@@ -1,6 +1,6 @@
 """Algorithm 1 of EYT-Bench: one multi-turn dialogue from a ChatSEED, and many of them in parallel.
 
-Pure logic: it drives a Simulator and a Target (eyt_dagster.core.roles) and knows nothing of Dagster.
+Pure logic: it drives a Simulator and a Target (eyt_dagster.core.role_protocols) and knows nothing of Dagster.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.records import CallStats, ChatSeed, Exchange, Reply, UserLabels
-from eyt_dagster.core.roles import PER_ITEM_ERRORS, Simulator, Target
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, Reply, UserLabels
+from eyt_dagster.core.role_protocols import PER_ITEM_ERRORS, Simulator, Target
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
 

@@ -8,14 +8,14 @@ from pathlib import Path
 from dagster import ConfigurableResource, InitResourceContext
 
 from eyt_dagster.eyt_bench.baselines import make_embedded
-from eyt_dagster.core.config import ModelRef, Slate, load_slate
-from eyt_dagster.eyt_bench.llm_roles import LLMJudge, LLMSimulator, LLMTarget
-from eyt_dagster.core.roles import Judge, Simulator, Target
-from eyt_dagster.speech_eq.eq import BLAND_WORDS
+from eyt_dagster.core.slate import ModelRef, Slate, load_slate
+from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.core.role_protocols import Judge, Simulator, Target
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
 from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
-from eyt_dagster.speech_eq.speech_choosers import AcousticChooser, RandomChooser
+from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
-from eyt_dagster.speech_eq.slm_roles import ChatChooser, cascaded_text, oracle_text
+from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
 from resources.asr import make_asr
 from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part

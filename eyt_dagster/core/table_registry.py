@@ -4,9 +4,9 @@ a table not listed here is typed from the frame, with an all-missing column stor
 
 from __future__ import annotations
 
-from eyt_dagster.speech_eq.tables import SLM_CHOICE_COLUMNS
+from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS
 from eyt_dagster.core.storage_types import Columns
-from eyt_dagster.eyt_bench.tables import DIALOGUE_TABLES
+from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
 
 TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, "speech.slm_choices": SLM_CHOICE_COLUMNS}
 

@@ -9,7 +9,7 @@ from dagster_pandas.constraints import CategoricalColumnConstraint, NonNullableC
 
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.protocol import OPTIONS, REPLY_FORMATS
-from eyt_dagster.eyt_bench.tables import InSetColumnConstraint
+from eyt_dagster.eyt_bench.table_contracts import InSetColumnConstraint
 
 # column -> pandas dtype ("Int64" and "boolean" are nullable: no verdict on a failed call)
 SLM_CHOICE_COLUMNS: dict[str, str] = {

@@ -8,7 +8,7 @@ calls, and the prediction prompt is never part of the generation call's messages
 from __future__ import annotations
 
 from eyt_dagster.core.prompts import render
-from eyt_dagster.core.records import (
+from eyt_dagster.core.role_types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -20,7 +20,7 @@ from eyt_dagster.core.records import (
     UserLabels,
     turn_scores_model,
 )
-from eyt_dagster.core.roles import ChatClient, Messages
+from eyt_dagster.core.role_protocols import ChatClient, Messages
 
 
 def transcript(history: list[Exchange]) -> str:

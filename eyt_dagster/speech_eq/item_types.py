@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from eyt_dagster.speech_eq.eq import AUDIO_FILES, SUBSCALES, TURN_SPEAKER, Valence
+from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, SUBSCALES, TURN_SPEAKER, Valence
 
 
 class _Record(BaseModel):

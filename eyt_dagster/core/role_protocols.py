@@ -1,6 +1,6 @@
 """The three roles of EYT-Bench and the chat client the model-backed roles use.
 
-Both the embedded baselines (eyt_dagster.eyt_bench.baselines) and the LLM-backed roles (eyt_dagster.eyt_bench.llm_roles)
+Both the embedded baselines (eyt_dagster.eyt_bench.baselines) and the LLM-backed roles (eyt_dagster.eyt_bench.chat_roles)
 implement these protocols, so the dialogue loop and the assets never know which one they drive.
 """
 
@@ -10,7 +10,7 @@ from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.core.records import (
+from eyt_dagster.core.role_types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,

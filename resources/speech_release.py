@@ -4,7 +4,7 @@
 and maps, all eight clips exist as .mp3/.wav inside the folder, the slug folder agrees with eq_scale) and
 reports a bad folder instead of raising. `write_released` exports items in the same layout, one folder at a
 time through a hidden temporary folder, so a folder is either absent or complete. The metadata mapping itself
-is `eyt_dagster.speech_eq.layout`.
+is `eyt_dagster.speech_eq.release_format`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from eyt_dagster.speech_eq.eq import SUBSCALES
-from eyt_dagster.speech_eq.layout import (AUDIO_EXTENSIONS, LayoutError, audio_entries, clip_extension,
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
+from eyt_dagster.speech_eq.release_format import (AUDIO_EXTENSIONS, LayoutError, audio_entries, clip_extension,
                                        item_to_metadata, metadata_to_item)
-from eyt_dagster.speech_eq.records import EqItem
+from eyt_dagster.speech_eq.item_types import EqItem
 
 METADATA_FILE = "metadata.json"
 

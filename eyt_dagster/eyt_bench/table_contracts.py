@@ -11,8 +11,8 @@ from __future__ import annotations
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
 
-from eyt_dagster.eyt_bench.dialogue_scores import DIMENSIONS
-from eyt_dagster.eyt_bench.frames import FINAL_COLUMNS, PERSONA_COLUMNS, SEED_COLUMNS, STAT_FIELDS, TURN_COLUMNS, VERDICT_COLUMNS
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
+from eyt_dagster.eyt_bench.table_rows import FINAL_COLUMNS, PERSONA_COLUMNS, SEED_COLUMNS, STAT_FIELDS, TURN_COLUMNS, VERDICT_COLUMNS
 from eyt_dagster.core.storage_types import Columns, conform
 from eyt_dagster.eyt_bench.taxonomy import (
     EMOTIONS,
