@@ -153,7 +153,7 @@ def test_identical_judges_agree_perfectly():
     finals = pd.DataFrame({"target": "t", "pool": "p", "seed_id": [f"s{i}" for i in range(20)],
                            "completed": rng.random(20) > 0.5, "satisfaction": 3, "error": None})
     verdicts = pd.concat([base.assign(judge="j1"), base.assign(judge="j2")])
-    table = calibration.judge_agreement(verdicts, pd.concat([finals.assign(judge="j1"), finals.assign(judge="j2")]))
+    table = calibration.agreement_table(verdicts, pd.concat([finals.assign(judge="j1"), finals.assign(judge="j2")]))
     table = table.set_index("measure")
     assert table.loc["empathy", "alpha_interval"] == pytest.approx(1.0)
     assert table.loc["completion", "unanimous_share"] == 1.0
@@ -199,7 +199,7 @@ def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
 
     sample = pd.DataFrame({"target": ["t", "t"], "pool": ["p", "p"], "seed_id": ["s1", "s2"]})
     # empathy 2 -> 2.5 (+10 on 0-100) and 2 -> 1.5 (-10); satisfaction 3 -> 4 (+25) and 4 -> 4 (0)
-    table = calibration.cross_judge_ablation(
+    table = calibration.ablation_table(
         sample, (verdicts({"s1": 2.0, "s2": 2.0}, "j"), finals({"s1": 3, "s2": 4}, "j")),
         (verdicts({"s1": 2.5, "s2": 1.5}, "r"), finals({"s1": 4, "s2": 4}, "r")))
     score = table[table["kind"] == "score"].set_index("metric")

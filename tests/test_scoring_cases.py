@@ -18,7 +18,7 @@ from conftest import write_slate
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_scores as score_dialogues
+from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC
 from pipeline import resources_for

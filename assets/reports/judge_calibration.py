@@ -11,8 +11,8 @@ from assets._output import now_utc, stats_metadata, table_output
 from assets.eyt_bench.judge_verdicts import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats, run_judges
 from assets.reports._flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
-from eyt_dagster.eyt_bench.calibration import cross_judge_ablation as ablation_table
-from eyt_dagster.eyt_bench.calibration import cross_judge_sample, judge_agreement as agreement_table
+from eyt_dagster.eyt_bench.calibration import ablation_table
+from eyt_dagster.eyt_bench.calibration import agreement_table, cross_judge_sample
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotations
 from eyt_dagster.eyt_bench.judging import finished_dialogues

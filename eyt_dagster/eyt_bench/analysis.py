@@ -76,7 +76,7 @@ def pairwise_comparisons(scores: pd.DataFrame, *, resamples: int, seed: int) -> 
 def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple[float, ...]) -> pd.DataFrame:
     """Paper Table 8: weighted score per alpha, unweighted, early (t <= 2) and late (t >= 3) raw means and
     their difference (the warm-up effect), all on 0-100, with a rank-flip check across the sweep. `lengths`
-    is each finished dialogue's T (dialogue_scores.dialogue_lengths), which the Eq. 4 weights need."""
+    is each finished dialogue's T (dialogue_scoring.dialogue_lengths), which the Eq. 4 weights need."""
     rows = []
     for alpha in alphas:
         per_dialogue = weighted_by_dialogue(turn_dims, lengths, alpha)

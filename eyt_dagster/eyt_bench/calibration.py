@@ -19,7 +19,7 @@ TURN_KEYS = [*KEYS, "turn"]
 CELL = ["target", "pool"]
 
 
-def judge_agreement(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFrame:
+def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFrame:
     """Per dimension, Krippendorff's alpha across judges (ordinal and interval, over judged turns); for
     completion, nominal alpha and the share of dialogues whose judges voted unanimously."""
     ok, ok_finals = ok_rows(verdicts), ok_rows(finals)
@@ -67,7 +67,7 @@ ABLATION_COLUMNS = ["kind", "pool", "metric", "primary", "replacement", "delta",
                     "spearman_rho", "n_dialogues", "n_targets"]
 
 
-def cross_judge_ablation(
+def ablation_table(
     sample: pd.DataFrame, primary: tuple[pd.DataFrame, pd.DataFrame], replacement: tuple[pd.DataFrame, pd.DataFrame],
     combine: str = "mean",
 ) -> pd.DataFrame:

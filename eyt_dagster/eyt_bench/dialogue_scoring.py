@@ -113,7 +113,7 @@ def failed_verdicts(verdicts: pd.DataFrame) -> pd.Series:
     return verdicts["error"].notna().groupby([verdicts[k] for k in KEYS]).sum().astype("int64")
 
 
-def dialogue_scores(
+def score_dialogues(
     turns: pd.DataFrame,
     verdicts: pd.DataFrame,
     finals: pd.DataFrame,
