@@ -4,7 +4,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
-from assets.reports._flags import baseline_note, flag_targets
+from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
 from eyt_dagster.eyt_bench import analysis
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
@@ -47,7 +47,7 @@ def leaderboard_intervals(
 def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
     df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
-    baselines = [t.id for t in eyt.slate.targets if t.is_baseline]
+    baselines = baseline_targets(eyt.slate)
     plot = png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
     if len(df):
         df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
@@ -90,7 +90,7 @@ def persona_source_comparison(eyt: BenchmarkResource, leaderboard: pd.DataFrame)
     """Paper Table 5: family-level means of every headline metric per pool and the pool-to-pool shift."""
     families = {t.id: t.family for t in eyt.slate.targets}
     df = analysis.persona_source_comparison(leaderboard, families, (POOLS[0], POOLS[1]))
-    baseline_families = sorted({t.family for t in eyt.slate.targets if t.is_baseline})
+    baseline_families = sorted({eyt.slate.target(t).family for t in baseline_targets(eyt.slate)})
     df["is_baseline_family"] = df["family"].isin(baseline_families) if len(df) else []
     return _finish(df, eyt, flag=None)
 

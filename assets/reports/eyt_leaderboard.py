@@ -4,7 +4,8 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.eyt_bench.leaderboard import BASELINE_NOTE, build_leaderboard
+from eyt_dagster.core.baseline_flags import baseline_note
+from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
 from resources.benchmark import BenchmarkResource
 
@@ -33,9 +34,7 @@ def leaderboard(
     subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
     board = build_leaderboard(eyt.slate, dialogue_scores, dialogue_turns, judge_verdicts, final_intent_verdicts)
     board["created_at"] = now_utc()
-    baselines = sorted(board.loc[board["is_baseline"], "target"].unique()) if len(board) else []
-    note = (f"Rows for {', '.join(baselines)} are {BASELINE_NOTE}s: reference points, not evaluations of a model."
-            if baselines else "No embedded baselines in this table.")
+    note = baseline_note(board)
     context.log.info(note)
     return table_output(conform_table(board, "dialogue.leaderboard"), baselines=note, slate=eyt.slate.name,
                         judge_combine=eyt.slate.judge_combine)

@@ -9,7 +9,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
 from assets.eyt_bench.judge_verdicts import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats, run_judges
-from assets.reports._flags import baseline_note, flag_targets
+from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.calibration import ablation_table
 from eyt_dagster.eyt_bench.calibration import agreement_table, cross_judge_sample

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.core.slate import Slate
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
 
 CELL = ["target", "pool"]
-BASELINE_NOTE = "embedded baseline (rule-based, not a language model)"
 HEADLINE = ["explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift", "ficr", "satisfaction",
             *DIMENSIONS, *(f"{d}_unweighted" for d in DIMENSIONS), "mean_turns"]
 
@@ -71,8 +71,8 @@ def build_leaderboard(
             "pool": pool,
             "family": ref.family if ref else None,
             "thinking": bool(ref.thinking) if ref else None,
-            "is_baseline": bool(ref.is_baseline) if ref else False,
-            "target_kind": BASELINE_NOTE if ref and ref.is_baseline else "model",
+            "is_baseline": is_baseline(slate, target),
+            "target_kind": BASELINE_KIND if is_baseline(slate, target) else "model",
             "in_slate": ref is not None,
             "self_preference_risk": bool(ref and slate.self_preference_risk(target)),
             "judges": ", ".join(j.id for j in slate.judges),

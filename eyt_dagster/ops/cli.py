@@ -84,7 +84,7 @@ def report_dead_runs(instance) -> None:  # noqa: ANN001 - DagsterInstance
 
 
 def _print_leaderboard() -> None:
-    from eyt_dagster.eyt_bench.leaderboard import BASELINE_NOTE
+    from eyt_dagster.core.baseline_flags import BASELINE_KIND
     from resources.warehouse import connect
 
     with connect() as con:
@@ -97,12 +97,13 @@ def _print_leaderboard() -> None:
         ).df()
     print(board.to_string(index=False))
     if board["is_baseline"].any():
-        print(f"\nis_baseline = True marks an {BASELINE_NOTE}: a reference point, not a model's evaluation.")
+        print(f"\nis_baseline = True marks an {BASELINE_KIND}: a reference point, not a model's evaluation.")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     import duckdb
 
+    from eyt_dagster.core.baseline_flags import baseline_targets
     from eyt_dagster.core.prompts import PROMPT_KEYS, prompt_hash
     from eyt_dagster.reporting.html_report import render_report, write_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
@@ -121,8 +122,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 tables[name] = con.execute(f"SELECT * FROM dialogue.{name}").df()
             except duckdb.CatalogException:
                 print(f"  (table dialogue.{name} is not materialised yet; left out)")
-    baselines = sorted(set(tables.get("leaderboard", {}).get("target", [])) & {
-        t.id for t in load_slate(slate_path).targets if t.is_baseline})
+    baselines = sorted(set(tables.get("leaderboard", {}).get("target", [])) & set(baseline_targets(load_slate(slate_path))))
     html = render_report(
         build_sections(tables), title="EYT-Bench report", generated_at=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         slate_yaml=slate_path.read_text(), prompt_hashes={key: prompt_hash(key) for key in PROMPT_KEYS},
