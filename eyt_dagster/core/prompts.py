@@ -34,29 +34,28 @@ TAXONOMY_FIELDS = {
 }
 
 
-def prompts_path() -> Path:
-    """`EYT_PROMPTS` names a prompt file; the default is the packaged English one."""
-    override = os.environ.get("EYT_PROMPTS")
+def _prompt_file(env_var: str, packaged: str) -> Path:
+    """The prompt file named by the environment variable `env_var`, else the packaged file `packaged`."""
+    override = os.environ.get(env_var)
     if override:
         return Path(override)
-    return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / "default_en.yaml"))
+    return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / packaged))
+
+
+def prompts_path() -> Path:
+    """`EYT_PROMPTS` names a prompt file; the default is the packaged English one."""
+    return _prompt_file("EYT_PROMPTS", "default_en.yaml")
 
 
 def speech_prompts_path() -> Path:
     """`EYT_SPEECH_PROMPTS` names the SpeechEQ generator's prompt file; the default is the packaged English one."""
-    override = os.environ.get("EYT_SPEECH_PROMPTS")
-    if override:
-        return Path(override)
-    return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / "speech_en.yaml"))
+    return _prompt_file("EYT_SPEECH_PROMPTS", "speech_en.yaml")
 
 
 def speech_eval_prompts_path() -> Path:
     """`EYT_SPEECH_EVAL_PROMPTS` names the SpeechEQ evaluation prompt file (forced-choice rounds and persona
     conditions); the default is the packaged English one."""
-    override = os.environ.get("EYT_SPEECH_EVAL_PROMPTS")
-    if override:
-        return Path(override)
-    return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / "speech_eval_en.yaml"))
+    return _prompt_file("EYT_SPEECH_EVAL_PROMPTS", "speech_eval_en.yaml")
 
 
 @lru_cache(maxsize=16)
