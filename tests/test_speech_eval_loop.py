@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser, arousal_gap
 from eyt_dagster.core.role_types import CallStats, Reply
-from eyt_dagster.core.role_protocols import ReplyUnusableError, RoleCallError
+from eyt_dagster.core.errors import ReplyUnusableError, RoleCallError
 from eyt_dagster.speech_eq.choice import choice_messages, choice_round, system_prompt
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.evaluation import evaluate_item, evaluate_items

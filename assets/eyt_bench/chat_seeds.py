@@ -10,7 +10,7 @@ from eyt_dagster.eyt_bench.table_rows import persona_from_row, seed_row
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_protocols import PER_ITEM_ERRORS
+from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.core.role_types import CallStats
 from eyt_dagster.eyt_bench.table_contracts import CHAT_SEEDS_COLUMNS, ChatSeedsFrame, conform_table
 from resources.benchmark import BenchmarkResource

@@ -27,7 +27,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.core.role_protocols import PER_ITEM_ERRORS
+from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
 from eyt_dagster.speech_eq.generators import MAX_DIALOGUE_ATTEMPTS, SpeechGenerator, speech_prompt_hash, tone_slots
 from eyt_dagster.speech_partitions import subscale_partitions

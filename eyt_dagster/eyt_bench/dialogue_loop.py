@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, Reply, UserLabels
-from eyt_dagster.core.role_protocols import PER_ITEM_ERRORS, Simulator, Target
+from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.role_protocols import Simulator, Target
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
 

@@ -19,7 +19,8 @@ from eyt_dagster.eyt_bench.table_rows import (
 )
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.role_types import ChatSeed, Exchange
-from eyt_dagster.core.role_protocols import PER_ITEM_ERRORS, Judge
+from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.role_protocols import Judge
 
 Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
 

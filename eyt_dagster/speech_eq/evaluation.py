@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from eyt_dagster.core.role_types import CallStats, Reply
-from eyt_dagster.core.role_protocols import ReplyUnusableError, RequestRefusedError, RoleCallError
+from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, PROFILE_FIELDS, AnyChoiceReply
