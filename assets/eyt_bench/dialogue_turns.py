@@ -3,7 +3,7 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, stats_metadata, table_output
+from assets._output import now_utc, progress_logger, stats_metadata, table_output
 from eyt_dagster.eyt_bench.dialogue_loop import run_dialogues
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
 from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
@@ -14,7 +14,6 @@ from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
-PROGRESS_EVERY = 10
 
 
 @asset(
@@ -40,9 +39,7 @@ def dialogue_turns(
         context.log.warning(f"{len(chat_seeds) - len(seeds)} of {len(chat_seeds)} ChatSEEDs of pool {pool} failed and "
                             "have no dialogue; see dialogue.chat_seeds.error and rerun chat_seeds to retry them")
 
-    def report(done: int, total: int) -> None:
-        if done % PROGRESS_EVERY == 0 or done == total:
-            context.log.info(f"dialogues done: {done} of {total} ({target_id} on {pool})")
+    report = progress_logger(context, lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})")
 
     # Dialogues under way: enough to fill the target's and the simulator's budgets at once (a dialogue waits on
     # one of them at a time); each endpoint's gate caps what reaches it (resources/endpoint_gates.py).

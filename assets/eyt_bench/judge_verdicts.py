@@ -3,7 +3,7 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, stats_metadata, table_output
+from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_output
 from eyt_dagster.eyt_bench.judging import (
     failed_verdicts_message,
     finished_dialogues,
@@ -34,7 +34,6 @@ def judge_stats(df: pd.DataFrame) -> CallStats:
     )
 
 
-PROGRESS_EVERY = 10
 
 
 def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt: str,  # noqa: ANN001
@@ -44,11 +43,8 @@ def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt
     # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
     used = {j.model_id for j in judges}
     workers = sum(r.max_concurrency for r in refs if r.id in used)
-    every = PROGRESS_EVERY * (1 if final else 10)
-
-    def report(done: int, total: int) -> None:
-        if context is not None and (done % every == 0 or done == total):
-            context.log.info(f"{'final verdicts' if final else 'turn verdicts'}: {done} of {total} done")
+    report = progress_logger(context, lambda done, total: f"{'final verdicts' if final else 'turn verdicts'}: {done} of {total} done",
+                             every=PROGRESS_EVERY * (1 if final else 10))
 
     rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=report)
     df = verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
-from assets._output import now_utc, table_output
+from assets._output import now_utc, progress_logger, table_output
 from eyt_dagster.speech_eq.build import build_item, contrast_row
 from eyt_dagster.speech_eq.contrast import ContrastThresholds, contrast_score
 from eyt_dagster.speech_eq.vocabulary import TEST_TURNS
@@ -21,7 +21,6 @@ from resources.speech_release import import_released
 from resources.tts import store_clip
 
 LOGIC_VERSION = "1"
-PROGRESS_EVERY = 5
 
 
 def _out(description: str) -> AssetOut:
@@ -54,6 +53,8 @@ def speech_audio(
     if "accepted" in dialogues.columns:  # rejected dialogue versions stay in the table as a record only
         dialogues = dialogues[dialogues["accepted"]]
     clips, contrasts, items, skipped = [], [], [], []
+    report = progress_logger(
+        context, lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(clips)} clips so far", every=5)
     for n, row in enumerate(scenarios.itertuples(), start=1):
         sid = row.scenario_id
         scenario = Scenario.model_validate_json(row.scenario_json)
@@ -73,8 +74,7 @@ def speech_audio(
         if result.item:
             items.append({**item_rows(result.item), "turn4_contrast": result.composite[4],
                           "turn6_contrast": result.composite[6]})
-        if n % PROGRESS_EVERY == 0 or n == len(scenarios):
-            context.log.info(f"{slug}: {n} of {len(scenarios)} scenarios synthesised, {len(clips)} clips so far")
+        report(n, len(scenarios))
     now = now_utc()
     # clip paths are stored relative to the data directory, so it can be moved (docs/storage.md)
     frames = {name: relative_path_columns(pd.DataFrame(rows), data_dir).assign(subscale=slug, created_at=now)

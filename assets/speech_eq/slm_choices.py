@@ -5,7 +5,7 @@ from functools import lru_cache
 import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, table_output
+from assets._output import now_utc, progress_logger, table_output
 from eyt_dagster.core.slate import TargetRef
 from eyt_dagster.core.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
 from eyt_dagster.speech_eq.choice import system_prompt
@@ -17,7 +17,6 @@ from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS, SlmChoices
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "3"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns
-PROGRESS_EVERY = 10
 
 
 def target_kind(ref: TargetRef) -> str:
@@ -51,9 +50,7 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
     items = [item_from_rows(row) for row in clips.sort_values("dataset_id").to_dict("records")]
     conditions = {name: system_prompt(name) for name in settings.conditions}
 
-    def report(done: int, total: int) -> None:
-        if done % PROGRESS_EVERY == 0 or done == total:
-            context.log.info(f"{target_id}: {done} of {total} item x condition trajectories answered")
+    report = progress_logger(context, lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered")
 
     rows = evaluate_items(items, chooser, conditions=conditions, seed=slate.seed, both_orders=settings.both_orders,
                           inference=settings.inference, max_workers=1 if ref.is_baseline else ref.max_concurrency,
