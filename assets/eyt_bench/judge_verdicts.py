@@ -5,20 +5,18 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_output
 from eyt_dagster.eyt_bench.judging import (
+    FINAL_PROMPT_HASH,
+    TURN_PROMPT_HASH,
     failed_verdicts_message,
     finished_dialogues,
-    judge_all,
-    verdict_frame,
+    judge_stats,
+    run_judges,
 )
 from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
-from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_types import CallStats
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"
-TURN_PROMPT_HASH = prompt_hash("judge_turn")
-FINAL_PROMPT_HASH = prompt_hash("judge_final")
 _INS = {
     "dialogue_turns": AssetIn(key=["dialogue", "dialogue_turns"]),
     "chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool),
@@ -26,29 +24,14 @@ _INS = {
 _PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
 
 
-def judge_stats(df: pd.DataFrame) -> CallStats:
-    """What the judge calls behind these rows cost (cache hits report the original reply's cost)."""
-    return CallStats(
-        tokens_in=int(df["judge_tokens_in"].sum()), tokens_out=int(df["judge_tokens_out"].sum()),
-        cost_usd=float(df["judge_cost_usd"].sum()), latency_s=float(df["judge_latency_s"].sum()),
-    )
-
-
-
-
-def run_judges(eyt: BenchmarkResource, judges, dialogues, *, final: bool, prompt: str,  # noqa: ANN001
-               context: AssetExecutionContext | None = None) -> pd.DataFrame:
-    """Judge the dialogues with each judge and return the table with provenance (progress to the run log)."""
-    refs = [*eyt.slate.judges, *([eyt.slate.replacement_judge] if eyt.slate.replacement_judge else [])]
-    # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
-    used = {j.model_id for j in judges}
-    workers = sum(r.max_concurrency for r in refs if r.id in used)
-    report = progress_logger(context, lambda done, total: f"{'final verdicts' if final else 'turn verdicts'}: {done} of {total} done",
+def _verdicts(context: AssetExecutionContext, eyt: BenchmarkResource, judges: list, dialogues: list, *,
+              final: bool) -> pd.DataFrame:
+    """The verdict table of these dialogues, with progress to the run log."""
+    what = "final verdicts" if final else "turn verdicts"
+    report = progress_logger(context, lambda done, total: f"{what}: {done} of {total} done",
                              every=PROGRESS_EVERY * (1 if final else 10))
-
-    rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=report)
-    df = verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,
-                       seed=eyt.slate.seed)
+    df = run_judges(eyt.slate, judges, dialogues, final=final, prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
+                    on_done=report)
     df["created_at"] = now_utc()
     return df
 
@@ -64,7 +47,7 @@ def judge_verdicts(
     """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
     judges = eyt.judges(context.run_id)
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
-    df = run_judges(eyt, judges, dialogues, final=False, prompt=TURN_PROMPT_HASH, context=context)
+    df = _verdicts(context, eyt, judges, dialogues, final=False)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
     return table_output(conform_table(df, "dialogue.judge_verdicts"), judges=", ".join(j.model_id for j in judges),
@@ -81,8 +64,7 @@ def final_intent_verdicts(
 ) -> Output[pd.DataFrame]:
     """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
     judges = eyt.judges(context.run_id)
-    df = run_judges(eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=FINAL_PROMPT_HASH,
-                    context=context)
+    df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True)
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()
     return table_output(conform_table(df, "dialogue.final_intent_verdicts"),

@@ -8,14 +8,13 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
-from assets.eyt_bench.judge_verdicts import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats, run_judges
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.calibration import ablation_table
 from eyt_dagster.eyt_bench.calibration import agreement_table, cross_judge_sample
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotations
-from eyt_dagster.eyt_bench.judging import finished_dialogues
+from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, finished_dialogues, judge_stats, run_judges
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"
@@ -54,7 +53,8 @@ def _replacement_verdicts(
     if judge is None:
         context.log.info("the slate names no replacement_judge; the cross-judge tables are empty")
     prompt = FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH
-    df = run_judges(eyt, [judge] if judge else [], dialogues, final=final, prompt=prompt)
+    df = run_judges(eyt.slate, [judge] if judge else [], dialogues, final=final, prompt=prompt)
+    df["created_at"] = now_utc()
     return table_output(df, replacement_judge=judge.model_id if judge else "none", sampled_dialogues=len(dialogues),
                         **stats_metadata("judge", judge_stats(df)))
 

@@ -18,11 +18,16 @@ from eyt_dagster.eyt_bench.table_rows import (
     verdict_row,
 )
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.role_types import ChatSeed, Exchange
+from eyt_dagster.core.prompts import prompt_hash
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange
+from eyt_dagster.core.slate import Slate
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.core.role_protocols import Judge
 
 Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
+# The judge prompts' hashes: part of the verdict assets' code versions and of every verdict row.
+TURN_PROMPT_HASH = prompt_hash("judge_turn")
+FINAL_PROMPT_HASH = prompt_hash("judge_final")
 
 
 def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogue]:
@@ -89,3 +94,23 @@ def failed_verdicts_message(df: pd.DataFrame, what: str, table: str, partition: 
         return None
     return (f"{failed} of {len(df)} {what} failed in {partition}; see dialogue.{table}.error "
             "(rerun the partition to retry them: finished calls come from the call cache)")
+
+
+def run_judges(slate: Slate, judges: list[Judge], dialogues: list[Dialogue], *, final: bool, prompt: str,
+               on_done: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Judge the dialogues with each judge and return the table with provenance (`on_done` reports progress)."""
+    refs = [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
+    # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
+    used = {j.model_id for j in judges}
+    workers = sum(r.max_concurrency for r in refs if r.id in used)
+    rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=on_done)
+    return verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,
+                         seed=slate.seed)
+
+
+def judge_stats(df: pd.DataFrame) -> CallStats:
+    """What the judge calls behind these rows cost (cache hits report the original reply's cost)."""
+    return CallStats(
+        tokens_in=int(df["judge_tokens_in"].sum()), tokens_out=int(df["judge_tokens_out"].sum()),
+        cost_usd=float(df["judge_cost_usd"].sum()), latency_s=float(df["judge_latency_s"].sum()),
+    )
