@@ -1,14 +1,12 @@
 """persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2)."""
 
-import random
-
 import pandas as pd
 from dagster import AssetExecutionContext, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.eyt_bench.table_rows import persona_rows
 from eyt_dagster.partitions import pool_partitions
-from eyt_dagster.eyt_bench.sampling import draw_pool
+from eyt_dagster.eyt_bench.sampling import draw_pool, evaluation_order
 from eyt_dagster.eyt_bench.table_contracts import PersonaPoolFrame, conform_table
 from resources.embeddings import embed
 from resources.benchmark import BenchmarkResource
@@ -35,11 +33,7 @@ def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outp
         embed=lambda texts: embed(texts, slate.embedding_model), stratified=(pool == "nemotron_usa"),
     )
     df = persona_rows(chosen)
-    # The first `dialogues_per_pool` rows by this rank get ChatSEEDs: a seeded random order, so the
-    # evaluation subset is a random draw from the sample rather than the lowest persona ids.
-    ranks = list(range(len(df)))
-    random.Random(f"{slate.seed}:{pool}:order").shuffle(ranks)
-    df["sample_rank"] = ranks
+    df["sample_rank"] = evaluation_order(len(df), slate.seed, pool)
     df = df.sort_values("sample_rank").reset_index(drop=True)
     df["created_at"] = now_utc()
     context.log.info(f"{pool}: read {len(records)} from {where}, {len(dedup.duplicate_of)} near-duplicates dropped, "

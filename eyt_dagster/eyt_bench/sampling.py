@@ -109,3 +109,11 @@ def draw_pool(
     candidates = stratified_sample(records, pool_size * OVERSAMPLE, seed, strata)
     dedup = deduplicate(candidates, embed([r.persona_text for r in candidates]), threshold)
     return stratified_sample(dedup.kept, pool_size, seed, strata), dedup
+
+
+def evaluation_order(count: int, seed: int, pool: str) -> list[int]:
+    """A seeded random rank for each of `count` sampled personas. The first `dialogues_per_pool` by this rank
+    get ChatSEEDs, so the evaluation subset is a random draw from the sample rather than the lowest persona ids."""
+    ranks = list(range(count))
+    random.Random(f"{seed}:{pool}:order").shuffle(ranks)
+    return ranks
