@@ -1,7 +1,5 @@
 """chat_seeds: one ChatSEED per persona, written by the simulator (paper §3.3)."""
 
-from pathlib import Path
-
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
@@ -12,9 +10,8 @@ from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.core.prompts import prompt_hash
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.core.role_types import CallStats
-from eyt_dagster.eyt_bench.table_contracts import CHAT_SEEDS_COLUMNS, ChatSeedsFrame, conform_table
+from eyt_dagster.eyt_bench.table_contracts import ChatSeedsFrame, conform_table
 from resources.benchmark import BenchmarkResource
-from resources.warehouse import read_partition
 
 LOGIC_VERSION = "1"
 PROMPT_HASH = prompt_hash("seed_generation")
@@ -32,18 +29,16 @@ PROMPT_HASH = prompt_hash("seed_generation")
 def chat_seeds(
     context: AssetExecutionContext, eyt: BenchmarkResource, persona_pool: pd.DataFrame
 ) -> Output[pd.DataFrame]:
-    """ChatSEEDs for the first `dialogues_per_pool` personas; rows that failed last run are retried,
-    finished rows (same simulator and prompt) are kept as they are."""
+    """ChatSEEDs for the first `dialogues_per_pool` personas. A rerun asks the simulator again: seeds whose
+    request finished before come from the call cache unchanged, rows that failed are retried (as dialogue_turns
+    resumes)."""
     slate, pool = eyt.slate, context.partition_key
     simulator = eyt.simulator(context.run_id)
-    kept = _finished_seeds(eyt.warehouse, pool, simulator.model_id)
     personas = persona_pool.head(slate.dialogues_per_pool).to_dict("records")
 
     def one_seed(persona_row: dict) -> tuple[dict, CallStats]:
         persona = persona_from_row(persona_row)
         seed_id = f"{pool}:{persona.persona_id}"
-        if seed_id in kept and kept[seed_id]["persona_text"] == persona.persona_text:
-            return kept[seed_id], CallStats()
         try:
             reply = simulator.generate_seed(persona, seed_id=seed_id)
             return seed_row(seed_id, persona, reply, None), reply.stats
@@ -58,28 +53,12 @@ def chat_seeds(
     df["simulator"] = simulator.model_id
     df["prompt_hash"] = PROMPT_HASH
     df["slate_seed"] = slate.seed
-    if "created_at" not in df.columns:
-        df["created_at"] = pd.NaT
-    df["created_at"] = pd.to_datetime(df["created_at"]).fillna(now_utc())
+    df["created_at"] = now_utc()
     errors = int(df["error"].notna().sum())
     if errors:
         context.log.warning(f"{errors} ChatSEED(s) failed in pool {pool}; rerun the asset to retry only those")
     return table_output(
         conform_table(df, "dialogue.chat_seeds"), simulator=simulator.model_id, prompt_hash=PROMPT_HASH,
-        reused_rows=len(kept),
+        reused_rows=sum(1 for _, s in done if s.calls == 0 and s.cache_hits > 0),
         **stats_metadata("simulator", stats),
     )
-
-
-def _finished_seeds(warehouse: Path, pool: str, simulator_id: str) -> dict[str, dict]:
-    """Rows of an earlier run that need no new call: no error, same simulator, same prompt."""
-    previous = read_partition("dialogue.chat_seeds", {"pool": pool}, warehouse)
-    if previous.empty:
-        return {}
-    ok = previous[
-        previous["error"].isna()
-        & (previous["simulator"] == simulator_id)
-        & (previous["prompt_hash"] == PROMPT_HASH)
-    ]
-    ok = ok[[c for c in ok.columns if c in CHAT_SEEDS_COLUMNS]]  # a column the code no longer writes is dropped
-    return {row["seed_id"]: row for row in ok.to_dict("records")}
