@@ -29,10 +29,10 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, table_output
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
-from eyt_dagster.speech_eq.generators import MAX_DIALOGUE_ATTEMPTS, SpeechGenerator, speech_prompt_hash, tone_slots
+from eyt_dagster.speech_eq.generators import SpeechGenerator, speech_prompt_hash
 from eyt_dagster.speech_partitions import subscale_partitions
 from eyt_dagster.speech_eq.item_types import Line, Scenario
-from eyt_dagster.speech_eq.tones import rejection_reason
+from eyt_dagster.speech_eq.text_attempts import DialogueVersion, dialogue_versions, tone_attempts
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
@@ -149,28 +149,8 @@ def dialogues(context: AssetExecutionContext, eyt: BenchmarkResource, scenarios:
     checks that; a version it rejects is kept (accepted = false) and the dialogue regenerated, at most twice."""
     generator = eyt.speech_generator(context.run_id)
 
-    def make(item: tuple[str, Scenario]) -> tuple[list[tuple[list[Line], bool, str]], list[str]]:
-        sid, scenario = item
-        versions: list[tuple[list[Line], bool, str]] = []
-        rejected: list[tuple[list[Line], str]] = []
-        errors: list[str] = []
-        for attempt in range(1, MAX_DIALOGUE_ATTEMPTS + 1):
-            try:
-                lines = generator.dialogue(scenario, rejected)
-            except PER_ITEM_ERRORS as exc:
-                errors.append(f"{sid}: dialogue attempt {attempt} not generated: {exc}")
-                break
-            try:
-                plausible, note = generator.validate_dialogue(scenario, lines)
-            except PER_ITEM_ERRORS as exc:  # unchecked: keep this version, flagged, and stop
-                versions.append((lines, False, f"validator call failed: {exc}"))
-                errors.append(f"{sid}: dialogue check of attempt {attempt} failed: {exc}")
-                break
-            versions.append((lines, plausible, note))
-            if plausible:
-                break
-            rejected.append((lines, note))
-        return versions, errors
+    def make(item: tuple[str, Scenario]) -> tuple[list[DialogueVersion], list[str]]:
+        return dialogue_versions(generator, *item)
 
     items = list(_scenarios(scenarios).items())
     rows, errors, regenerated, implausible = [], [], 0, 0
@@ -207,29 +187,8 @@ def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, sc
 
     def make(item: tuple[str, Scenario]) -> tuple[list[dict], list[str]]:
         sid, scenario = item
-        lines = lines_of.get(sid)
-        if not lines:
-            return [], [f"{sid}: no accepted dialogue, so no tone instructions"]
-        rows, errors = [], []
-        for turn, kinds in tone_slots(scenario).items():
-            for index, kind in enumerate(kinds):
-                rejected: list[tuple[str, str]] = []
-                for attempt in range(1, ask_again + 1):
-                    try:
-                        instruction = generator.tone_instruction(scenario, lines, turn, kind, attempt, list(rejected))
-                        reason = rejection_reason(instruction, bland)
-                    except PER_ITEM_ERRORS as exc:
-                        instruction, reason = "", f"call failed: {exc}"
-                        errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")
-                    rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
-                                 "option_index": index, "persona_kind": kind, "attempt": attempt,
-                                 "instruction": instruction, "accepted": reason is None, "rejection_reason": reason,
-                                 "generator": generator.name,
-                                 "prompt_hash": _prompt_hash(generator, "tone_instructions")})
-                    if reason is None or reason.startswith("call failed"):
-                        break
-                    rejected.append((instruction, reason))
-        return rows, errors
+        return tone_attempts(generator, sid, scenario, lines_of.get(sid), bland=bland, attempts=ask_again,
+                             prompt_hash=_prompt_hash(generator, "tone_instructions"))
 
     items = list(_scenarios(scenarios).items())
     rows, errors = [], []
