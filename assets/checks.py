@@ -9,7 +9,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, PreviewWarning, asset_
 
 from eyt_dagster.core import table_checks
 from eyt_dagster.partitions import pool_partitions, target_pool_partitions
-from eyt_dagster.speech_partitions import speech_target_partitions, subscale_partitions
+from eyt_dagster.partitions import speech_target_partitions, subscale_partitions
 from resources.benchmark import BenchmarkResource
 
 

@@ -42,7 +42,7 @@ from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSIO
 from eyt_dagster.core import slate_settings as ss
 from eyt_dagster.core.slate import Slate
 from eyt_dagster.partitions import pool_partitions, target_partitions
-from eyt_dagster.speech_partitions import speech_target_partitions
+from eyt_dagster.partitions import speech_target_partitions
 from resources.benchmark import BenchmarkResource
 
 SETTINGS_KEY = ss.SETTINGS_KEY

@@ -17,7 +17,7 @@ from eyt_dagster.jobs import (
     SPEECH_EVAL_ASSETS,
 )
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.speech_partitions import SPEECH_TARGETS_PARTITION
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
 from resources.benchmark import BenchmarkResource
 from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
 

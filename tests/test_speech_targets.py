@@ -93,7 +93,7 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     from assets.speech_eq.slm_choices import slm_choices
     from eyt_dagster.speech_eq.cues import cues_from_dimensions
     from eyt_dagster.speech_eq.release_format import item_rows
-    from eyt_dagster.speech_partitions import SPEECH_TARGETS_PARTITION
+    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
     from resources.emotion_regression import DimensionalEmotionModel
     from tiny_emotion_models import save_tiny_regression
 

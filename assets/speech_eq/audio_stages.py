@@ -12,7 +12,7 @@ from eyt_dagster.speech_eq.build import build_item, contrast_row
 from eyt_dagster.speech_eq.contrast import ContrastThresholds, contrast_score
 from eyt_dagster.speech_eq.vocabulary import TEST_TURNS
 from eyt_dagster.speech_eq.release_format import clip_rows, item_rows
-from eyt_dagster.speech_partitions import subscale_partitions
+from eyt_dagster.partitions import subscale_partitions
 from eyt_dagster.speech_eq.item_types import Line, Scenario
 from resources.audio_features import clip_features
 from resources.data_paths import relative_path_columns

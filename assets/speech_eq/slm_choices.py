@@ -12,7 +12,7 @@ from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
 from eyt_dagster.speech_eq.release_format import item_from_rows
 from resources.data_paths import resolve_path_columns
-from eyt_dagster.speech_partitions import speech_target_partitions
+from eyt_dagster.partitions import speech_target_partitions
 from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
 from resources.benchmark import BenchmarkResource
 

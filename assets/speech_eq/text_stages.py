@@ -30,7 +30,7 @@ from assets._output import now_utc, table_output
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
 from eyt_dagster.speech_eq.generators import SpeechGenerator, speech_prompt_hash
-from eyt_dagster.speech_partitions import subscale_partitions
+from eyt_dagster.partitions import subscale_partitions
 from eyt_dagster.speech_eq.item_types import Line, Scenario
 from eyt_dagster.speech_eq.text_attempts import DialogueVersion, dialogue_versions, tone_attempts
 from resources.benchmark import BenchmarkResource

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
 from eyt_dagster.partitions import TARGETS_PARTITION
-from eyt_dagster.speech_partitions import SPEECH_TARGETS_PARTITION
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
