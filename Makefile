@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 export EYT_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: install run test dev clean-data
+.PHONY: install run test test-fast dev clean-data
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ run: install  ## materialise the whole EYT graph on the default (embedded-baseli
 
 test: install  ## run the test suite (what CI runs)
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+
+test-fast: install  ## the suite without the tests marked slow (CLI subprocesses, the browser UI)
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
 dev: install  ## the Dagster UI on this project's instance, http://127.0.0.1:3000
 	$(BIN)/eyt dev
