@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 export EYT_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: install run test typecheck dev clean-data
+.PHONY: install run test test-fast typecheck dev clean-data
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,9 @@ run: install  ## materialise the whole EYT graph on the default (embedded-baseli
 
 test: install  ## run the test suite (what CI runs)
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q
+
+test-fast: install  ## the suite without the tests marked slow (CLI subprocesses, the browser UI)
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
 typecheck: install  ## mypy over eyt_dagster, assets and resources (settings: [tool.mypy] in pyproject.toml)
 	$(BIN)/mypy --config-file pyproject.toml

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
 import pandas as pd
-from dagster import DataVersion, MetadataValue, Output
+from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output
 
-from eyt_dagster.records import CallStats
+from eyt_dagster.core.role_types import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
 PREVIEW_ROWS = 10
 PREVIEW_CELL_CHARS = 60
+PROGRESS_EVERY = 10  # items between two progress lines in the run log
+
+
+def progress_logger(context: AssetExecutionContext | None, message: Callable[[int, int], str],
+                    every: int = PROGRESS_EVERY) -> Callable[[int, int], None]:
+    """An `on_done(done, total)` callback that logs `message(done, total)` every `every` items and at the end."""
+    def report(done: int, total: int) -> None:
+        if context is not None and (done % every == 0 or done == total):
+            context.log.info(message(done, total))
+    return report
 
 
 def now_utc() -> pd.Timestamp:

@@ -36,7 +36,7 @@ concurrency:
     tag_concurrency_limits:
       - {key: dagster/partition/target, value: {applyLimitPerUniqueValue: true}, limit: 1}
   pools: {default_limit: 1}
-run_launcher: {module: eyt_dagster.dead_runs, class: EytRunLauncher}
+run_launcher: {module: eyt_dagster.ops.dead_runs, class: EytRunLauncher}
 """
 
 

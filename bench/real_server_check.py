@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         slate_file = data_dir / "slate.yaml"
         write_slate(slate_file, f"{base}/v1", args)
         env = dict(os.environ, EYT_SLATE=str(slate_file), EYT_DATA_DIR=str(data_dir), HF_HUB_OFFLINE="1")
-        eyt = [sys.executable, "-m", "eyt_dagster.cli", "run", "--pool", args.pool, "--subscale", args.subscale]
+        eyt = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", "--pool", args.pool, "--subscale", args.subscale]
         print("running:", " ".join(eyt), f"(EYT_DATA_DIR={data_dir})")
         started = time.monotonic()
         run = subprocess.run(eyt, env=env, cwd=ROOT)

@@ -1,4 +1,6 @@
-"""Partitions of the asset graph (docs/method.md#partitions): `pool` static, `target` dynamic (a key per target)."""
+"""Partitions of the asset graph (docs/method.md#partitions). EYT-Bench: `pool` is static, `target` is dynamic (one
+key per slate target). SpeechEQ: generation by EQ-i subscale (one subscale can be regenerated alone), evaluation
+by target."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from dagster import (
     StaticPartitionsDefinition,
 )
 
-from eyt_dagster.taxonomy import POOLS
+from eyt_dagster.eyt_bench.taxonomy import POOLS
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 TARGETS_PARTITION = "targets"
 
@@ -40,3 +43,11 @@ def partition_tags(target: str, pool: str) -> dict[str, str]:
 # `max_concurrency` is what their endpoints get in total, however many cells run side by side (docs/operations.md).
 JUDGE_POOL = "eyt_judge"
 SIMULATOR_POOL = "eyt_simulator"
+
+subscale_partitions = StaticPartitionsDefinition(sorted(SUBSCALES))
+
+# SpeechEQ targets: one key per slate target whose benchmarks include speech_eq. A separate set from
+# EYT-Bench's "targets", so a speech-only model leaves no missing EYT partitions (and vice versa); a model that
+# runs both benchmarks is a key in both.
+SPEECH_TARGETS_PARTITION = "speech_targets"
+speech_target_partitions = DynamicPartitionsDefinition(name=SPEECH_TARGETS_PARTITION)

@@ -1,4 +1,4 @@
-"""The slate as tracked inputs of the asset graph (the plain mapping is eyt_dagster/slate_settings.py; the
+"""The slate as tracked inputs of the asset graph (the plain mapping is eyt_dagster/core/slate_settings.py; the
 decisions are in docs/operations.md).
 
 * Slate-wide settings: each asset's code version gets `+settings.<hash>` of the settings it reads, and its
@@ -39,11 +39,11 @@ from dagster import (
 # at the top level in 1.13.
 from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSION_TAG
 
-from eyt_dagster import slate_settings as ss
-from eyt_dagster.config import Slate
+from eyt_dagster.core import slate_settings as ss
+from eyt_dagster.core.slate import Slate
 from eyt_dagster.partitions import pool_partitions, target_partitions
-from eyt_dagster.speech.partitions import speech_target_partitions
-from resources.models import BenchmarkResource
+from eyt_dagster.partitions import speech_target_partitions
+from resources.benchmark import BenchmarkResource
 
 SETTINGS_KEY = ss.SETTINGS_KEY
 CODE_VERSION_MARK = "+settings."

@@ -29,7 +29,7 @@ import librosa
 import numpy as np
 import soundfile as sf
 
-from eyt_dagster.speech.contrast import AcousticFeatures
+from eyt_dagster.speech_eq.contrast import AcousticFeatures
 
 __all__ = ["AcousticFeatures", "AudioFeatureError", "clip_features", "file_version", "load_clip"]
 

@@ -51,14 +51,14 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.config import ModelRef
-from eyt_dagster.records import CallStats, Reply
-from eyt_dagster.roles import RequestRefusedError, RoleCallError, ReplyUnusableError
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
+from eyt_dagster.core.role_protocols import Messages
 from resources.call_cache import CallCache, CachedReply
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 
 M = TypeVar("M", bound=BaseModel)
-Messages = list[dict[str, str]]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "not-needed"

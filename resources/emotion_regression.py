@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from eyt_dagster.speech.cues import VAD_DIMENSIONS
+from eyt_dagster.speech_eq.cues import VAD_DIMENSIONS
 from resources.audio_features import file_version
 from resources.emotion_model import EmotionModelError, clip_path, read_clip, read_model_config
 

@@ -19,8 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from eyt_dagster.config import PoolSource
-from eyt_dagster.personas import (
+from eyt_dagster.core.slate import PoolSource
+from eyt_dagster.eyt_bench.personas import (
     BIG_FIVE_COLUMNS,
     NEMOTRON_COLUMNS,
     NEMOTRON_RECORD_COLUMNS,
@@ -31,7 +31,7 @@ from eyt_dagster.personas import (
     personamem_to_records,
     require_columns,
 )
-from eyt_dagster.records import PersonaRecord
+from eyt_dagster.core.role_types import PersonaRecord
 
 PERSONAMEM_SPLITS = ("train", "val", "benchmark")
 

@@ -2,7 +2,7 @@
 
 `EspeakTTS`: libespeak-ng via ctypes, from PyPI `espeakng-loader` (library + data) or the system's (Debian
 `apt-get install espeak-ng`; ESPEAK_NG_LIBRARY / ESPEAK_NG_DATA override); one lock for espeak's global
-state; 22.05 kHz mono 16-bit WAV; prosody from eyt_dagster/speech/prosody.py. espeak keeps state between
+state; 22.05 kHz mono 16-bit WAV; prosody from eyt_dagster/speech_eq/prosody.py. espeak keeps state between
 calls, so a repeat in one process may differ by a few samples (a fresh process repeats exactly).
 `OpenAISpeechTTS`: `/audio/speech` with instructions; streamed WAV headers repaired. `store_clip`:
 content-addressed files `audio/<sha256[:2]>/<sha256>.<ext>` under the data directory.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eyt_dagster.speech.prosody import VOICES, gender_key, prosody_for, voice_for
+from eyt_dagster.speech_eq.prosody import VOICES, gender_key, prosody_for, voice_for
 
 INSTALL_HINT = "pip install espeakng-loader (ships libespeak-ng and its data) or apt-get install espeak-ng"
 _LOCK = threading.Lock()  # espeak-ng is one global C state per process

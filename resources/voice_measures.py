@@ -1,4 +1,4 @@
-"""Acoustic measurements behind the acoustic emotion cues of cascaded SpeechEQ systems (eyt_dagster/speech/cues.py).
+"""Acoustic measurements behind the acoustic emotion cues of cascaded SpeechEQ systems (eyt_dagster/speech_eq/cues.py).
 
 Loading, trimming and the voiced-frame pitch track are those of resources/audio_features.py (librosa.yin
 with its loudness, periodicity and octave gates), so the cues and the contrast filter see the same pitch.
@@ -23,7 +23,7 @@ import librosa
 import numpy as np
 from scipy.signal import find_peaks
 
-from eyt_dagster.speech.cues import VoiceMeasures
+from eyt_dagster.speech_eq.cues import VoiceMeasures
 from resources.audio_features import (
     ANALYSIS_SR,
     FRAME_LENGTH,

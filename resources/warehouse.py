@@ -33,8 +33,8 @@ from dagster import (
 # TableMetadataSet gives the standard row-count metadata keys (not exported by dagster)
 from dagster._core.definitions.metadata import TableMetadataSet
 
-from eyt_dagster.slate_settings import SETTINGS_KEY
-from eyt_dagster.warehouse_tables import TABLE_COLUMNS
+from eyt_dagster.core.slate_settings import SETTINGS_KEY
+from eyt_dagster.core.table_registry import TABLE_COLUMNS
 from resources.warehouse_files import (
     PARTITION_FILE,
     SCHEMA_FILE,
@@ -68,7 +68,7 @@ _VIEWED: set[tuple[str, str]] = set()  # (data dir, table) whose view this proce
 
 
 def _layouts() -> dict[str, list[str]]:
-    from eyt_dagster.warehouse_tables import partition_columns
+    from eyt_dagster.core.table_registry import partition_columns
 
     return partition_columns()
 

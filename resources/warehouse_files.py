@@ -24,8 +24,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from eyt_dagster.storage_types import arrow_schema, conform
-from eyt_dagster.warehouse_tables import declared_columns
+from eyt_dagster.core.storage_types import arrow_schema, conform
+from eyt_dagster.core.table_registry import declared_columns
 
 WAREHOUSE_FOLDER = "warehouse"
 PARTITION_FILE = "part.parquet"

@@ -26,8 +26,8 @@ from resources.warehouse_files import (
     write_file,
     write_schema_file,
 )
-from eyt_dagster.storage_types import duckdb_columns
-from eyt_dagster.warehouse_tables import TABLE_COLUMNS, declared_columns
+from eyt_dagster.core.storage_types import duckdb_columns
+from eyt_dagster.core.table_registry import TABLE_COLUMNS, declared_columns
 
 WAREHOUSE_FILE = "eyt.duckdb"
 _log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance, materialize
 
-from eyt_dagster.config import load_slate
+from eyt_dagster.core.slate import load_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import (
     CARD_ASSETS,
@@ -19,8 +19,8 @@ from eyt_dagster.jobs import (
     SPEECH_REPORT_ASSETS,
 )
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
-from resources.models import BenchmarkResource
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+from resources.benchmark import BenchmarkResource
 from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from eyt_dagster.prompts import load_prompts
-from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.core.prompts import load_prompts
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
 
 def _opening(key: str) -> str:

@@ -11,13 +11,13 @@ from statistics import mean
 
 import pytest
 
-from eyt_dagster.baselines import AgendaSimulator, ReflectiveTarget, RubricJudge, TerseTarget, make_embedded
-from eyt_dagster.baselines import lexicon as lx
-from eyt_dagster.baselines.judge import RULES, snap
-from eyt_dagster.baselines.simulator import addresses
-from eyt_dagster.config import ModelRef
-from eyt_dagster.records import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
-from eyt_dagster.taxonomy import EMOTIONS, EXPLICIT_INTENTS, JUDGE_SCALES, LATENT_INTENTS, SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.baselines import AgendaSimulator, ReflectiveTarget, RubricJudge, TerseTarget, make_embedded
+from eyt_dagster.eyt_bench.baselines import lexicon as lx
+from eyt_dagster.eyt_bench.baselines.judge import RULES, snap
+from eyt_dagster.eyt_bench.baselines.simulator import addresses
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
+from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, JUDGE_SCALES, LATENT_INTENTS, SUBSCORE_COLUMNS
 
 SEED = 20260521
 PERSONAS = [
@@ -112,7 +112,7 @@ def test_seed_is_deterministic_and_varies_with_seed_id(sim: AgendaSimulator) -> 
 
 def test_seed_does_not_depend_on_python_hash_salt(sim: AgendaSimulator) -> None:
     code = ("import sys, json; sys.path.insert(0, '.'); from tests.test_baselines import PERSONAS, SEED;"
-            "from eyt_dagster.baselines import AgendaSimulator;"
+            "from eyt_dagster.eyt_bench.baselines import AgendaSimulator;"
             "print(AgendaSimulator('s', SEED).generate_seed(PERSONAS[2], seed_id='pm-7').raw)")
     expected = sim.generate_seed(PERSONAS[2], seed_id="pm-7").raw
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -5,7 +5,7 @@ import json
 import openai
 import pytest
 
-from eyt_dagster.bench import (
+from eyt_dagster.ops.bench import (
     STAGES,
     BenchSettings,
     Measurement,
@@ -16,9 +16,9 @@ from eyt_dagster.bench import (
     stage_ideals,
     table,
 )
-from eyt_dagster.bench_server import PLAIN_REPLY, LatencyServer
-from eyt_dagster.json_schema_draw import is_valid
-from eyt_dagster.records import SimulatorTurn
+from eyt_dagster.ops.bench_server import PLAIN_REPLY, LatencyServer
+from eyt_dagster.ops.json_schema_draw import is_valid
+from eyt_dagster.core.role_types import SimulatorTurn
 
 
 def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-from eyt_dagster.speech.cues import (
+from eyt_dagster.speech_eq.cues import (
     ENERGY_EDGES_DB, RATE_EDGES_SPS, REFERENCE_PITCH_HZ, VAD_EDGES, VARIABILITY_EDGES_ST, VoiceMeasures,
     cues_from_dimensions, cues_from_labels, emo_des, emo_num, vad_word,
 )

@@ -6,27 +6,27 @@ from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
 from assets.checks import CHECKS
 from conftest import write_slate
-from eyt_dagster import contracts
+from eyt_dagster.core import table_checks
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from pipeline import resources_for
 
 
 def test_t_max_contract():
     turns = pd.DataFrame({"seed_id": ["a", "a", "b"], "turn": [1, 2, 7]})
-    assert contracts.dialogues_within_t_max(turns, 7).passed
-    verdict = contracts.dialogues_within_t_max(turns, 6)
+    assert table_checks.dialogues_within_t_max(turns, 7).passed
+    verdict = table_checks.dialogues_within_t_max(turns, 6)
     assert not verdict.passed and verdict.metadata["over_t_max"] == "b" and verdict.metadata["longest"] == 7
 
 
 def test_subscore_contract_ignores_error_rows_only():
     good = {c: 0.5 for c in SUBSCORE_COLUMNS}
     verdicts = pd.DataFrame([{**good, "error": None}, {**{c: None for c in SUBSCORE_COLUMNS}, "error": "HTTP 500"}])
-    assert contracts.subscores_in_scale(verdicts, (0.0, 0.5, 1.0)).passed
+    assert table_checks.subscores_in_scale(verdicts, (0.0, 0.5, 1.0)).passed
     verdicts.loc[0, "persona_memory"] = 0.7
-    verdict = contracts.subscores_in_scale(verdicts, (0.0, 0.5, 1.0))
+    verdict = table_checks.subscores_in_scale(verdicts, (0.0, 0.5, 1.0))
     assert not verdict.passed and verdict.metadata["columns_with_bad_values"] == "persona_memory"
 
 
@@ -36,18 +36,18 @@ def test_candidate_contract(tmp_path):
         path.write_bytes(b"RIFF")
     row = {"dataset_id": "x", "turn4_resonant_path": str(paths["r4"]), "turn4_dissonant_path": str(paths["d4"]),
            "turn6_resonant_path": str(paths["r6"]), "turn6_dissonant_path": str(paths["d6"])}
-    assert contracts.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
+    assert table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
     same = {**row, "turn6_dissonant_path": row["turn6_resonant_path"]}
-    assert "x turn 6" in contracts.one_resonant_candidate_per_test_turn(pd.DataFrame([same])).metadata["problems"]
+    assert "x turn 6" in table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([same])).metadata["problems"]
     paths["d4"].unlink()
-    assert not contracts.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
+    assert not table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
 
 
 def test_error_rows_are_reported():
     df = pd.DataFrame({"seed_id": ["a", "b", "c"], "error": [None, "timed out", None]})
-    verdict = contracts.no_error_rows(df, "seed_id")
+    verdict = table_checks.no_error_rows(df, "seed_id")
     assert not verdict.passed and verdict.metadata == {"error_rows": 1, "ids": "b"} and "timed out" in verdict.description
-    assert contracts.no_error_rows(df.iloc[[0, 2]], "seed_id").passed
+    assert table_checks.no_error_rows(df.iloc[[0, 2]], "seed_id").passed
 
 
 def test_checks_run_with_a_partition_and_pass(tmp_path):

@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from conftest import write_slate
-from eyt_dagster.config import SlateError, load_slate
+from eyt_dagster.core.slate import SlateError, load_slate
 
 
 def test_default_slate_is_embedded_baselines_only():

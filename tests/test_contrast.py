@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 from pydantic import ValidationError
 
-from eyt_dagster.speech.contrast import (
+from eyt_dagster.speech_eq.contrast import (
     FEATURES,
     AcousticFeatures,
     ContrastThresholds,

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from conftest import write_slate
-from eyt_dagster.config import default_slate_path
-from eyt_dagster.dead_runs import EytRunLauncher, HOST_TAG, PID_TAG, mark_dead_runs, process_tags, why_dead
+from eyt_dagster.core.slate import default_slate_path
+from eyt_dagster.ops.dead_runs import EytRunLauncher, HOST_TAG, PID_TAG, mark_dead_runs, process_tags, why_dead
 from openai_stub_server import serve
 
 ROOT = Path(__file__).resolve().parents[1]

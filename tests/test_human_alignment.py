@@ -1,4 +1,4 @@
-"""eyt_dagster.human_alignment: the annotation reader and Table 15 on a case computed by hand."""
+"""eyt_dagster.eyt_bench.human_alignment: the annotation reader and Table 15 on a case computed by hand."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster import human_alignment as ha
+from eyt_dagster.eyt_bench import human_alignment as ha
 
-EXAMPLE = Path(ha.__file__).parent / "fixtures" / "human_annotations_example.csv"
+EXAMPLE = Path(ha.__file__).parents[1] / "fixtures" / "human_annotations_example.csv"
 HEADER = "annotator,target,pool,seed_id,turn,dimension,score\n"
 
 # Empathy of one dialogue, annotators A and B; B left turn 4 empty; turn 5 has no judge score.

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster import metrics
-from eyt_dagster.dialogue_scores import weighted_by_dialogue
-from eyt_dagster.leaderboard import aggregate
-from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench import metrics
+from eyt_dagster.eyt_bench.dialogue_scoring import weighted_by_dialogue
+from eyt_dagster.eyt_bench.leaderboard import aggregate
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
 
 def test_table2_weights_t10_alpha010_are_all_one_tenth():

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from conftest import write_slate
-from eyt_dagster import operations as ops
-from eyt_dagster.config import default_slate_path
+from eyt_dagster.ops import refresh_plan as ops
+from eyt_dagster.core.slate import default_slate_path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from eyt_dagster import paper_tables as pt
-from eyt_dagster.config import load_slate
-from eyt_dagster.report_commands import write_paper_tables
+from eyt_dagster.core.slate import load_slate
+from eyt_dagster.reporting.report_commands import write_paper_tables
 
 
 @pytest.fixture(scope="module")

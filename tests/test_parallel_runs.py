@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from conftest import write_slate
-from eyt_dagster.run_plan import FAILED, OK, SKIPPED, Run, eyt_runs, run_all
+from eyt_dagster.ops.run_plan import FAILED, OK, SKIPPED, Run, eyt_runs, run_all
 
 
 class Recorder:
@@ -99,8 +99,8 @@ def test_a_launcher_that_raises_is_a_failed_run_and_bad_plans_are_refused():
 def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path, monkeypatch, capsys):
     from dagster import DagsterInstance, RunsFilter
 
-    from eyt_dagster.cli import main
-    from eyt_dagster.launch import execute_runs
+    from eyt_dagster.ops.cli import main
+    from eyt_dagster.ops.launch import execute_runs
     from eyt_dagster.partitions import partition_tags
 
     data = tmp_path / "data"
@@ -162,8 +162,8 @@ def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path
 def test_the_pools_get_their_limit_before_any_run(tmp_path):
     from dagster import DagsterInstance
 
-    from eyt_dagster.launch import ensure_pools
-    from eyt_dagster.instance import INSTANCE_YAML
+    from eyt_dagster.ops.launch import ensure_pools
+    from eyt_dagster.ops.instance import INSTANCE_YAML
 
     (tmp_path / "dagster.yaml").write_text(INSTANCE_YAML.read_text())
     with DagsterInstance.from_config(str(tmp_path)) as instance:

@@ -13,8 +13,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from eyt_dagster.config import PoolSource
-from eyt_dagster.personas import (
+from eyt_dagster.core.slate import PoolSource
+from eyt_dagster.eyt_bench.personas import (
     NEMOTRON_COLUMNS,
     PersonaSchemaError,
     age_bucket,
@@ -23,8 +23,8 @@ from eyt_dagster.personas import (
     parse_list,
     personamem_to_records,
 )
-from eyt_dagster.sampling import allocate, deduplicate, occupation_age_stratum, sample, stratified_sample
-from eyt_dagster.records import PersonaRecord
+from eyt_dagster.eyt_bench.sampling import allocate, deduplicate, occupation_age_stratum, sample, stratified_sample
+from eyt_dagster.core.role_types import PersonaRecord
 from resources import persona_sources
 from resources.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
 
@@ -304,7 +304,7 @@ def test_draw_pool_drops_near_duplicates_before_sampling():
             vectors[ids.index(1)] = vectors[ids.index(0)]
         return vectors
 
-    from eyt_dagster.sampling import draw_pool
+    from eyt_dagster.eyt_bench.sampling import draw_pool
 
     chosen, dedup = draw_pool(records, 20, seed=7, threshold=0.85, embed=fake_embed, stratified=False)
     assert dedup.duplicate_of == {"p01": "p00"}

@@ -4,7 +4,7 @@ then checked with SQL, the way a user would query the warehouse."""
 import duckdb
 import pytest
 
-from eyt_dagster.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS, SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS, SUBSCORE_COLUMNS
 
 
 def q(con, sql):

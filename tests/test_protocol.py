@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from eyt_dagster.speech.protocol import ChoiceReply, accuracies, correct_option, option_order, position_bias_rate
+from eyt_dagster.speech_eq.protocol import ChoiceReply, accuracies, correct_option, option_order, position_bias_rate
 
 
 def test_option_order_is_reproducible_balanced_and_flippable():

@@ -4,7 +4,7 @@ import duckdb
 import pytest
 
 from conftest import write_slate
-from eyt_dagster.prompts import render
+from eyt_dagster.core.prompts import render
 from openai_stub_server import StubResponse, serve
 from pipeline import materialize_all
 from role_play import RolePlay

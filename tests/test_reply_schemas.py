@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.config import ModelRef
-from eyt_dagster.llm_roles import LLMJudge, LLMSimulator, LLMTarget
-from eyt_dagster.reply_limits import LONGEST_REPLY_CHARS
-from eyt_dagster.records import (
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.core.reply_limits import LONGEST_REPLY_CHARS
+from eyt_dagster.core.role_types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -28,17 +28,17 @@ from eyt_dagster.records import (
     UserLabels,
     turn_scores_model,
 )
-from eyt_dagster.speech.eq import FAILURE_ARCHETYPES, TURN_SPEAKER
-from eyt_dagster.records import PersonaRecord
-from eyt_dagster.speech.generators import (
+from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, TURN_SPEAKER
+from eyt_dagster.core.role_types import PersonaRecord
+from eyt_dagster.speech_eq.generators import (
     DialogueCheckReply,
     DialogueReply,
     LLMSpeechGenerator,
     ScenarioReply,
     tone_selection_schema,
 )
-from eyt_dagster.speech.protocol import REPLY_SCHEMAS as CHOICE_SCHEMAS
-from eyt_dagster.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
+from eyt_dagster.speech_eq.protocol import REPLY_SCHEMAS as CHOICE_SCHEMAS
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
 from json_schema_draw import break_instance, draw, is_valid, longest
 from openai_stub_server import SchemaDrawnReplies, serve
 from resources.call_cache import CallCache

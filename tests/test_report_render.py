@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster import plots
-from eyt_dagster.report_html import Section, render_report, render_table, write_report
+from eyt_dagster.reporting import plots
+from eyt_dagster.reporting.html_report import Section, render_report, render_table, write_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 DIMS = ("empathy", "persona", "anthropomorphic")

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster import analysis, calibration
+from eyt_dagster.eyt_bench import analysis, calibration
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 # Shared views the twins build on, read in this order (each file says which it needs).
@@ -145,7 +145,7 @@ def test_cross_judge_sample_is_stratified_and_seeded():
 
 
 def test_identical_judges_agree_perfectly():
-    from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+    from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
     rng = np.random.default_rng(0)
     base = pd.DataFrame({"target": "t", "pool": "p", "seed_id": [f"s{i}" for i in range(20)], "turn": 1,
@@ -153,7 +153,7 @@ def test_identical_judges_agree_perfectly():
     finals = pd.DataFrame({"target": "t", "pool": "p", "seed_id": [f"s{i}" for i in range(20)],
                            "completed": rng.random(20) > 0.5, "satisfaction": 3, "error": None})
     verdicts = pd.concat([base.assign(judge="j1"), base.assign(judge="j2")])
-    table = calibration.judge_agreement(verdicts, pd.concat([finals.assign(judge="j1"), finals.assign(judge="j2")]))
+    table = calibration.agreement_table(verdicts, pd.concat([finals.assign(judge="j1"), finals.assign(judge="j2")]))
     table = table.set_index("measure")
     assert table.loc["empathy", "alpha_interval"] == pytest.approx(1.0)
     assert table.loc["completion", "unanimous_share"] == 1.0
@@ -182,7 +182,7 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
 
 def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
     """Paper §4.9 reports the mean |Delta| (0.07 on satisfaction); the signed mean hides opposite shifts."""
-    from eyt_dagster.taxonomy import SUBSCORE_COLUMNS
+    from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
     def verdicts(empathy_by_seed: dict[str, float], judge: str) -> pd.DataFrame:
         rows = []
@@ -199,7 +199,7 @@ def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
 
     sample = pd.DataFrame({"target": ["t", "t"], "pool": ["p", "p"], "seed_id": ["s1", "s2"]})
     # empathy 2 -> 2.5 (+10 on 0-100) and 2 -> 1.5 (-10); satisfaction 3 -> 4 (+25) and 4 -> 4 (0)
-    table = calibration.cross_judge_ablation(
+    table = calibration.ablation_table(
         sample, (verdicts({"s1": 2.0, "s2": 2.0}, "j"), finals({"s1": 3, "s2": 4}, "j")),
         (verdicts({"s1": 2.5, "s2": 1.5}, "r"), finals({"s1": 4, "s2": 4}, "r")))
     score = table[table["kind"] == "score"].set_index("metric")

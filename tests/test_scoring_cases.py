@@ -15,12 +15,12 @@ import yaml
 from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 
 from conftest import write_slate
-from eyt_dagster import metrics
-from eyt_dagster.config import default_slate_path
+from eyt_dagster.eyt_bench import metrics
+from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.dialogue_scores import dialogue_scores as score_dialogues
+from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.taxonomy import RUBRIC
+from eyt_dagster.eyt_bench.taxonomy import RUBRIC
 from pipeline import resources_for
 from resources.warehouse import WAREHOUSE_FILE, store_frame
 

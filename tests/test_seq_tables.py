@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster.speech.protocol import accuracies
-from eyt_dagster.speech.seq_plots import sequential_direct_png, subscale_accuracy_png
-from eyt_dagster.speech.seq_tables import (
+from eyt_dagster.speech_eq.protocol import accuracies
+from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
+from eyt_dagster.speech_eq.seq_tables import (
     BREAKDOWN_COLUMNS,
     LEADERBOARD_COLUMNS,
     conditioning_markdown,
@@ -22,7 +22,7 @@ from eyt_dagster.speech.seq_tables import (
     seq_cohort_note,
     seq_on_scale,
 )
-from eyt_dagster.stats import bootstrap_mean_ci
+from eyt_dagster.core.stats import bootstrap_mean_ci
 
 SCALE = 15 / 1.4826  # one cohort MAD in SEQ points
 PNG = b"\x89PNG"
@@ -397,7 +397,7 @@ def test_conditioning_uses_the_same_cohort():
 def test_sql_twin_uses_the_same_cohort():
     import duckdb
 
-    from eyt_dagster.speech.tables import coerce_slm_choices
+    from eyt_dagster.speech_eq.table_contracts import coerce_slm_choices
 
     choices = coerce_slm_choices(frame(slate_of_seven()))
     board = seq_leaderboard(choices, resamples=20, seed=0)
@@ -419,7 +419,7 @@ def test_sql_twin_uses_the_same_cohort():
 def test_sql_twin_falls_back_to_the_baselines():
     import duckdb
 
-    from eyt_dagster.speech.tables import coerce_slm_choices
+    from eyt_dagster.speech_eq.table_contracts import coerce_slm_choices
 
     rows = [*cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
             *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
@@ -438,7 +438,7 @@ def test_a_named_cohort_must_name_speech_targets(tmp_path):
     import yaml
 
     from conftest import write_slate
-    from eyt_dagster.config import SlateError, load_slate
+    from eyt_dagster.core.slate import SlateError, load_slate
 
     path = write_slate(tmp_path)
     data = yaml.safe_load(path.read_text())

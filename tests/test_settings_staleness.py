@@ -14,12 +14,12 @@ from dagster import AssetSelection, DagsterInstance, materialize
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from conftest import write_slate
-from eyt_dagster import slate_settings as ss
-from eyt_dagster.config import default_slate_path, load_slate
+from eyt_dagster.core import slate_settings as ss
+from eyt_dagster.core.slate import default_slate_path, load_slate
 from eyt_dagster.definitions import assets_for
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.refresh import refresh, slate_keys
+from eyt_dagster.ops.refresh import refresh, slate_keys
 from eyt_dagster.settings_sources import record_settings
 from pipeline import resources_for
 
@@ -196,7 +196,7 @@ def test_unchanged_slate_leaves_every_materialised_partition_fresh(world, capsys
 
 def test_every_slate_field_is_read_by_an_asset_or_declared_unread():
     """A new slate field must be placed: read by some asset (slate_settings.READERS) or declared in NOT_READ."""
-    from eyt_dagster.config import NOT_ANSWER_FIELDS, Slate, SpeechSettings, TargetRef
+    from eyt_dagster.core.slate import NOT_ANSWER_FIELDS, Slate, SpeechSettings, TargetRef
 
     fields = (set(Slate.model_fields) - {"speech"}) | {f"speech.{f}" for f in SpeechSettings.model_fields}
     assert fields <= set(ss.READERS) | ss.NOT_READ, sorted(fields - set(ss.READERS) - ss.NOT_READ)

@@ -88,8 +88,8 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     import subprocess
     import sys
 
-    from eyt_dagster.speech.report import build_summary
-    from resources.speech_layout import import_released
+    from eyt_dagster.speech_eq.build_summary import build_summary
+    from resources.speech_release import import_released
 
     con = speech_warehouse
     tables = {t: con.execute(f"SELECT * FROM speech.{t}").df()
@@ -119,8 +119,8 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
 def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehouse, tmp_path):
     import shutil
 
-    from eyt_dagster.speech.layout import item_from_rows
-    from resources.speech_layout import write_released
+    from eyt_dagster.speech_eq.release_format import item_from_rows
+    from resources.speech_release import write_released
 
     con = speech_warehouse
     slug = "interpersonal_empathy"

@@ -14,7 +14,7 @@ from dagster import DagsterInstance, materialize
 from conftest import write_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS
-from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
 from openai_stub_server import chat_completion, serve
 from pipeline import resources_for
 from resources.data_paths import resolve_path_columns

@@ -13,12 +13,12 @@ from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 from pydantic import ValidationError
 
 from conftest import write_slate
-from eyt_dagster.config import ModelRef, SlateError, load_slate
+from eyt_dagster.core.slate import ModelRef, SlateError, load_slate
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
-from eyt_dagster.speech import templates
-from eyt_dagster.speech.eq import VALENCES
-from eyt_dagster.speech.generators import (
+from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
+from eyt_dagster.speech_eq import templates
+from eyt_dagster.speech_eq.vocabulary import VALENCES
+from eyt_dagster.speech_eq.generators import (
     DialogueReply,
     LLMSpeechGenerator,
     ScenarioReply,
@@ -30,7 +30,7 @@ from openai_stub_server import serve
 from pipeline import resources_for
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
-from resources.models import BenchmarkResource
+from resources.benchmark import BenchmarkResource
 
 SLUG = "interpersonal_empathy"
 TEXT_ASSETS = AssetSelection.assets(*[AssetKey(["speech", n]) for n in

@@ -8,10 +8,10 @@ import re
 import pytest
 
 from conftest import write_slate
-from eyt_dagster.speech.choice import system_prompt
-from eyt_dagster.speech.evaluation import evaluate_items
+from eyt_dagster.speech_eq.choice import system_prompt
+from eyt_dagster.speech_eq.evaluation import evaluate_items
 from openai_stub_server import chat_completion, error_response, serve
-from resources.models import BenchmarkResource
+from resources.benchmark import BenchmarkResource
 from speech_items import make_item
 
 
@@ -90,10 +90,10 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     import pandas as pd
     from dagster import DagsterInstance, build_asset_context
 
-    from assets.speech.evaluation import slm_choices
-    from eyt_dagster.speech.cues import cues_from_dimensions
-    from eyt_dagster.speech.layout import item_rows
-    from eyt_dagster.speech.partitions import SPEECH_TARGETS_PARTITION
+    from assets.speech_eq.slm_choices import slm_choices
+    from eyt_dagster.speech_eq.cues import cues_from_dimensions
+    from eyt_dagster.speech_eq.release_format import item_rows
+    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
     from resources.emotion_regression import DimensionalEmotionModel
     from tiny_emotion_models import save_tiny_regression
 
@@ -149,8 +149,8 @@ def run_scripted(tmp_path, first_round1, reask):
     re-ask gets `reask`, round 2 gets valid JSON. Returns the rows and the leaderboard row."""
     import pandas as pd
 
-    from eyt_dagster.speech.seq_tables import seq_leaderboard
-    from eyt_dagster.speech.tables import coerce_slm_choices
+    from eyt_dagster.speech_eq.seq_tables import seq_leaderboard
+    from eyt_dagster.speech_eq.table_contracts import coerce_slm_choices
 
     item = make_item(tmp_path / "clips")
     seen = []
@@ -256,7 +256,7 @@ def test_short_reply_format_is_a_setting(tmp_path):
 def test_the_slate_chooses_the_reply_format(tmp_path):
     import yaml
 
-    from eyt_dagster.config import SlateError, load_slate
+    from eyt_dagster.core.slate import SlateError, load_slate
 
     path = write_slate(tmp_path)
     assert load_slate(path).speech.evaluation.reply_format == "paper"

@@ -1,4 +1,4 @@
-"""eyt_dagster.stats against hand-computed and textbook values."""
+"""eyt_dagster.core.stats against hand-computed and textbook values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as sps
 from sklearn.metrics import cohen_kappa_score, f1_score
 
-from eyt_dagster import stats
+from eyt_dagster.core import stats
 
 NAN = np.nan
 

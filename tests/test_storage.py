@@ -179,7 +179,7 @@ def test_partition_values_make_safe_folder_names():
 
 
 def test_a_moved_data_directory_keeps_its_views_and_clip_paths(tmp_path, monkeypatch):
-    from eyt_dagster.cli import main
+    from eyt_dagster.ops.cli import main
 
     data = tmp_path / "data"
     database = data / "eyt.duckdb"
@@ -207,7 +207,7 @@ def test_a_moved_data_directory_keeps_its_views_and_clip_paths(tmp_path, monkeyp
 def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
     """A data directory from before the Parquet layout (real tables in eyt.duckdb) is exported per partition,
     its tables replaced by views, and every row reads back the same."""
-    from eyt_dagster.cli import main
+    from eyt_dagster.ops.cli import main
 
     data = tmp_path / "data"
     data.mkdir()
@@ -247,7 +247,7 @@ def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
 
 
 def test_removing_a_target_deletes_its_partition_files_and_its_report_rows(tmp_path, monkeypatch):
-    from eyt_dagster.target_removal import delete_target_rows
+    from eyt_dagster.ops.target_removal import delete_target_rows
 
     data = tmp_path / "data"
     turns = pd.DataFrame({"target": ["gone/m:1", "gone/m:1", "kept"], "pool": ["nemotron_usa"] * 3,

@@ -1,6 +1,6 @@
 """The bland-word filter and the word-count rule for tone instructions."""
 
-from eyt_dagster.speech.tones import bland_words_in, rejection_reason
+from eyt_dagster.speech_eq.tones import bland_words_in, rejection_reason
 
 
 def test_bland_words_are_found_as_whole_words_only():

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from eyt_dagster.speech.eq import BLAND_WORDS
-from eyt_dagster.speech.prosody import LEXICON, LIMITS, NEUTRAL, VOICES, prosody_for, voice_for
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
+from eyt_dagster.speech_eq.prosody import LEXICON, LIMITS, NEUTRAL, VOICES, prosody_for, voice_for
 from resources.tts import EspeakTTS, OpenAISpeechTTS, TTSError, pcm_to_wav, repair_wav_header, store_clip
 
 SENTENCE = "I honestly did not expect you to say that to me today."

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from conftest import write_slate
-from eyt_dagster.config import default_slate_path
+from eyt_dagster.core.slate import default_slate_path
 from ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from dagster import (
     materialize,
 )
 
-from eyt_dagster import warehouse_tables
+from eyt_dagster.core import table_registry
 from resources.warehouse import WarehouseIOManager
 
 MODELS = DynamicPartitionsDefinition(name="test_models")
@@ -123,7 +123,7 @@ def column_types(db: str, table: str) -> dict[str, str]:
 def test_column_types_come_from_the_contract_not_from_the_first_frame(tmp_path, monkeypatch):
     """A first write whose `error` and `note` columns are all missing (every call failed, or none did) used to
     create them with DuckDB's type NULL, and the next write with text in them failed."""
-    monkeypatch.setitem(warehouse_tables.TABLE_COLUMNS, "s.typed",
+    monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed",
                         {"pool": "string", "turn": "int64", "note": "string", "error": "string", "score": "float64"})
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
@@ -153,7 +153,7 @@ def test_a_table_without_a_contract_stores_an_all_missing_column_as_text(tmp_pat
 
 
 def test_a_column_an_older_warehouse_stored_as_null_gets_its_contract_type(tmp_path, monkeypatch):
-    monkeypatch.setitem(warehouse_tables.TABLE_COLUMNS, "s.typed", {"pool": "string", "error": "string"})
+    monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed", {"pool": "string", "error": "string"})
     db = str(tmp_path / "w.duckdb")
     with duckdb.connect(db) as con:  # what the stock IO manager made of an all-missing first write
         con.execute("CREATE SCHEMA s")
@@ -165,7 +165,7 @@ def test_a_column_an_older_warehouse_stored_as_null_gets_its_contract_type(tmp_p
 
 
 def test_a_write_that_fails_keeps_the_partition_s_previous_rows(tmp_path, monkeypatch):
-    monkeypatch.setitem(warehouse_tables.TABLE_COLUMNS, "s.typed", {"pool": "string", "x": "float64"})
+    monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed", {"pool": "string", "x": "float64"})
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
     assert run([pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [1.0]})})], WarehouseIOManager(database=db),
@@ -205,14 +205,14 @@ def test_every_contract_maps_to_duckdb_and_arrow_types():
     whose text columns are all missing."""
     import pyarrow as pa
 
-    from eyt_dagster.storage_types import arrow_schema, conform, duckdb_columns
+    from eyt_dagster.core.storage_types import arrow_schema, conform, duckdb_columns
 
-    for table, columns in warehouse_tables.TABLE_COLUMNS.items():
+    for table, columns in table_registry.TABLE_COLUMNS.items():
         assert set(duckdb_columns(columns)) == set(columns), table
         empty = conform(pd.DataFrame(), columns, table)
         arrow = pa.Table.from_pandas(empty, schema=arrow_schema(columns), preserve_index=False)
         assert arrow.schema.names == list(columns) and arrow.num_rows == 0, table
-    turns = warehouse_tables.TABLE_COLUMNS["dialogue.dialogue_turns"]
+    turns = table_registry.TABLE_COLUMNS["dialogue.dialogue_turns"]
     error_row = pd.DataFrame([{"target": "t", "pool": "nemotron_usa", "seed_id": "s", "turn": 0, "complete": False,
                                "error": "ModelCallError: 500"}])
     arrow = pa.Table.from_pandas(conform(error_row, turns, "dialogue.dialogue_turns"), schema=arrow_schema(turns),

@@ -1,0 +1,1 @@
+"""Report assets over every partition: the EYT-Bench leaderboard, analyses and judge calibration; the SpeechEQ reports."""

@@ -8,8 +8,8 @@ from dagster import AssetIn, MetadataValue, Output, asset
 
 from assets._output import table_output
 from eyt_dagster import paper_tables as pt
-from eyt_dagster.report_sources import code_version, read_tables
-from resources.models import BenchmarkResource
+from eyt_dagster.reporting.report_sources import code_version, read_tables
+from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"
 EXPORT_DIR = "exports"

@@ -8,10 +8,10 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.plots import png_markdown
-from eyt_dagster.speech import seq_tables
-from eyt_dagster.speech.seq_plots import sequential_direct_png, subscale_accuracy_png
-from resources.models import BenchmarkResource
+from eyt_dagster.reporting.plots import png_markdown
+from eyt_dagster.speech_eq import seq_tables
+from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
+from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
 BASELINE_NOTE = ("is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "

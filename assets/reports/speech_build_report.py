@@ -4,8 +4,8 @@ import pandas as pd
 from dagster import AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.plots import distribution_png, png_markdown
-from eyt_dagster.speech.report import build_summary
+from eyt_dagster.reporting.plots import distribution_png, png_markdown
+from eyt_dagster.speech_eq.build_summary import build_summary
 
 LOGIC_VERSION = "1"
 GAP_UNITS = {"pitch": "semitones", "rate": "relative ZCR", "centroid": "relative", "rms": "dB", "mfcc": "L2",

@@ -1,0 +1,79 @@
+"""judge_verdicts and final_intent_verdicts: the third-party judge on each dialogue (paper §3.5.2-3.5.3)."""
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_output
+from eyt_dagster.eyt_bench.judging import (
+    FINAL_PROMPT_HASH,
+    TURN_PROMPT_HASH,
+    failed_verdicts_message,
+    finished_dialogues,
+    judge_stats,
+    run_judges,
+)
+from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
+from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
+from resources.benchmark import BenchmarkResource
+
+LOGIC_VERSION = "1"
+_INS = {
+    "dialogue_turns": AssetIn(key=["dialogue", "dialogue_turns"]),
+    "chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool),
+}
+_PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
+
+
+def _verdicts(context: AssetExecutionContext, eyt: BenchmarkResource, judges: list, dialogues: list, *,
+              final: bool) -> pd.DataFrame:
+    """The verdict table of these dialogues, with progress to the run log."""
+    what = "final verdicts" if final else "turn verdicts"
+    report = progress_logger(context, lambda done, total: f"{what}: {done} of {total} done",
+                             every=PROGRESS_EVERY * (1 if final else 10))
+    df = run_judges(eyt.slate, judges, dialogues, final=final, prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
+                    on_done=report)
+    df["created_at"] = now_utc()
+    return df
+
+
+@asset(
+    key_prefix=["dialogue"], group_name="dialogue", partitions_def=target_pool_partitions, ins=_INS,
+    dagster_type=JudgeVerdictsFrame, metadata=_PARTITION_EXPR, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
+    pool=JUDGE_POOL,
+)
+def judge_verdicts(
+    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
+    judges = eyt.judges(context.run_id)
+    dialogues = finished_dialogues(dialogue_turns, chat_seeds)
+    df = _verdicts(context, eyt, judges, dialogues, final=False)
+    context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
+    log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
+    return table_output(conform_table(df, "dialogue.judge_verdicts"), judges=", ".join(j.model_id for j in judges),
+                        prompt_hash=TURN_PROMPT_HASH, **stats_metadata("judge", judge_stats(df)))
+
+
+@asset(
+    key_prefix=["dialogue"], group_name="dialogue", partitions_def=target_pool_partitions, ins=_INS,
+    dagster_type=FinalIntentVerdictsFrame, metadata=_PARTITION_EXPR,
+    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}", pool=JUDGE_POOL,
+)
+def final_intent_verdicts(
+    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
+    judges = eyt.judges(context.run_id)
+    df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True)
+    log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
+    completed = df["completed"].dropna()
+    return table_output(conform_table(df, "dialogue.final_intent_verdicts"),
+                        judges=", ".join(j.model_id for j in judges), prompt_hash=FINAL_PROMPT_HASH,
+                        completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
+                        **stats_metadata("judge", judge_stats(df)))
+
+
+def log_failed_verdicts(context: AssetExecutionContext, df: pd.DataFrame, what: str, table: str) -> None:
+    message = failed_verdicts_message(df, what, table, context.partition_key)
+    if message:
+        context.log.warning(message)

@@ -1,0 +1,109 @@
+"""Analysis tables over all partitions: intervals, paired comparisons, ablations, trajectory."""
+
+from typing import Any
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
+from eyt_dagster.eyt_bench import analysis
+from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
+from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
+from eyt_dagster.reporting.report_sections import interval_cells
+from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
+from resources.benchmark import BenchmarkResource
+
+LOGIC_VERSION = "2"
+INTERVAL_PREVIEW = ("explicit_acc", "emotion_acc", "drift", "ficr", "satisfaction", "empathy", "persona",
+                    "anthropomorphic")
+_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+
+
+def _ins(*names: str) -> dict[str, AssetIn]:
+    return {name: AssetIn(key=["dialogue", name]) for name in names}
+
+
+def _finish(df: pd.DataFrame, eyt: BenchmarkResource, *, flag: str | None = "target", **metadata) -> Output:
+    if flag and len(df):
+        df = flag_targets(df, eyt.slate, flag)
+    df["created_at"] = now_utc()
+    note = baseline_note(df, flag) if flag else "rows name targets in pairs; see is_baseline_* columns"
+    return table_output(df, baselines=note, **metadata)
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores", "dialogue_turns"))
+def leaderboard_intervals(
+    eyt: BenchmarkResource, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
+    df = analysis.leaderboard_intervals(dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples,
+                                        seed=eyt.slate.seed)
+    plot = png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals") if len(df) else ""
+    table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
+    preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
+    return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores"))
+def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
+    df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    baselines = baseline_targets(eyt.slate)
+    plot = png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
+    if len(df):
+        df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
+        risky = [t.id for t in eyt.slate.targets if eyt.slate.self_preference_risk(t.id)]
+        df["self_preference_risk"] = df["target_a"].isin(risky) | df["target_b"].isin(risky)
+    return _finish(df, eyt, flag=None, plot=MetadataValue.md(plot),
+                   significant=int(df["excludes_zero"].sum()) if len(df) else 0)
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))
+def alpha_sensitivity(
+    eyt: BenchmarkResource, judge_verdicts: pd.DataFrame, dialogue_turns: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Paper Table 8: weighted scores for alpha in {0.05, 0.10, 0.15}, early minus late raw scores (the
+    warm-up effect) and whether any two targets swap ranks across the sweep."""
+    dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
+    alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
+    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas)
+    plot = png_markdown(alpha_sweep_png(flag_targets(df, eyt.slate)), "Weighted scores by alpha") if len(df) else ""
+    return _finish(df, eyt, plot=MetadataValue.md(plot),
+                   rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts"))
+def turn_curves(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Mean score per turn index, per target, pool and dimension (0-100): the warm-up curve."""
+    df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine))
+    plot = png_markdown(turn_curves_png(flag_targets(df, eyt.slate)), "Mean score by turn") if len(df) else ""
+    return _finish(df, eyt, plot=MetadataValue.md(plot))
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores"))
+def trajectory(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Paper Table 13: drift, directional alignment, FICR, satisfaction and mean turns per target and pool."""
+    return _finish(analysis.trajectory(dialogue_scores), eyt)
+
+
+@asset(**_REPORT, ins=_ins("leaderboard"))
+def persona_source_comparison(eyt: BenchmarkResource, leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Paper Table 5: family-level means of every headline metric per pool and the pool-to-pool shift."""
+    families = {t.id: t.family for t in eyt.slate.targets}
+    df = analysis.persona_source_comparison(leaderboard, families, (POOLS[0], POOLS[1]))
+    baseline_families = sorted({eyt.slate.target(t).family for t in baseline_targets(eyt.slate)})
+    df["is_baseline_family"] = df["family"].isin(baseline_families) if len(df) else []
+    return _finish(df, eyt, flag=None)
+
+
+@asset(**_REPORT, ins=_ins("leaderboard"))
+def thinking_ablation(
+    context: AssetExecutionContext, eyt: BenchmarkResource, leaderboard: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Paper Table 7: think minus non-think for every reasoning pair declared in the slate."""
+    pairs = [(p.name, p.think, p.non_think) for p in eyt.slate.reasoning_pairs]
+    if not pairs:
+        context.log.info("the slate declares no reasoning_pairs; the table is empty")
+    df = analysis.thinking_ablation(leaderboard, pairs, eyt.slate.thinking_highlight)
+    return _finish(df, eyt, flag="think_target", highlighted=int(df["highlighted"].sum()) if len(df) else 0)

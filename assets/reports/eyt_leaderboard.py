@@ -1,0 +1,40 @@
+"""leaderboard: the headline table over every target x pool partition (reads all partitions)."""
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.core.baseline_flags import baseline_note
+from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
+from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
+from resources.benchmark import BenchmarkResource
+
+LOGIC_VERSION = "2"
+
+
+@asset(
+    key_prefix=["dialogue"],
+    group_name="reports",
+    ins={
+        name: AssetIn(key=["dialogue", name])
+        for name in ("dialogue_scores", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
+    },
+    dagster_type=LeaderboardFrame,
+    code_version=LOGIC_VERSION,
+)
+def leaderboard(
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    dialogue_scores: pd.DataFrame,
+    dialogue_turns: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
+    subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
+    board = build_leaderboard(eyt.slate, dialogue_scores, dialogue_turns, judge_verdicts, final_intent_verdicts)
+    board["created_at"] = now_utc()
+    note = baseline_note(board)
+    context.log.info(note)
+    return table_output(conform_table(board, "dialogue.leaderboard"), baselines=note, slate=eyt.slate.name,
+                        judge_combine=eyt.slate.judge_combine)

@@ -1,0 +1,147 @@
+"""Judge calibration tables (paper §4.9, Tables 9, 14, 15): ensemble agreement, the cross-judge ablation
+and alignment with human annotations."""
+
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import now_utc, stats_metadata, table_output
+from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
+from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
+from eyt_dagster.eyt_bench.calibration import ablation_table
+from eyt_dagster.eyt_bench.calibration import agreement_table, cross_judge_sample
+from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
+from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotations
+from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, finished_dialogues, judge_stats, run_judges
+from resources.benchmark import BenchmarkResource
+
+LOGIC_VERSION = "1"
+_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports")
+
+
+def _ins(*names: str) -> dict[str, AssetIn]:
+    return {name: AssetIn(key=["dialogue", name]) for name in names}
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts", "final_intent_verdicts"), code_version=LOGIC_VERSION)
+def judge_agreement(
+    eyt: BenchmarkResource, judge_verdicts: pd.DataFrame, final_intent_verdicts: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """How far the slate's judges agree: Krippendorff's alpha per dimension and the share of dialogues
+    whose completion vote was unanimous (NaN with a single judge)."""
+    df = agreement_table(judge_verdicts, final_intent_verdicts)
+    df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
+    df["created_at"] = now_utc()
+    return table_output(df, judges=df["judges"].iloc[0] if len(df) else "")
+
+
+def _sampled_dialogues(eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):  # noqa: ANN202
+    sample = cross_judge_sample(scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
+    keep = sample.set_index(["target", "pool", "seed_id"]).index
+    chosen = turns[turns.set_index(["target", "pool", "seed_id"]).index.isin(keep)]
+    return finished_dialogues(chosen, seeds)
+
+
+def _replacement_verdicts(
+    context: AssetExecutionContext, eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.DataFrame,
+    seeds: pd.DataFrame, *, final: bool,
+) -> Output[pd.DataFrame]:
+    judge = eyt.replacement_judge(context.run_id)
+    dialogues = _sampled_dialogues(eyt, scores, turns, seeds) if judge else []
+    if judge is None:
+        context.log.info("the slate names no replacement_judge; the cross-judge tables are empty")
+    prompt = FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH
+    df = run_judges(eyt.slate, [judge] if judge else [], dialogues, final=final, prompt=prompt)
+    df["created_at"] = now_utc()
+    return table_output(df, replacement_judge=judge.model_id if judge else "none", sampled_dialogues=len(dialogues),
+                        **stats_metadata("judge", judge_stats(df)))
+
+
+_CROSS_INS = _ins("dialogue_scores", "dialogue_turns", "chat_seeds")
+
+
+@asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}")
+def cross_judge_verdicts(
+    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_scores: pd.DataFrame,
+    dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """The replacement judge's per-turn scores on a stratified, seeded subsample of dialogues (only the
+    replacement judge is called; the primary verdicts are reused)."""
+    return _replacement_verdicts(context, eyt, dialogue_scores, dialogue_turns, chat_seeds, final=False)
+
+
+@asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}")
+def cross_judge_final_verdicts(
+    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_scores: pd.DataFrame,
+    dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """The replacement judge's final-intent verdicts on the same subsample."""
+    return _replacement_verdicts(context, eyt, dialogue_scores, dialogue_turns, chat_seeds, final=True)
+
+
+@asset(
+    **_REPORT, code_version=f"{LOGIC_VERSION}.1",  # .1: mean_abs_delta column
+    ins=_ins("dialogue_scores", "judge_verdicts", "final_intent_verdicts", "cross_judge_verdicts",
+             "cross_judge_final_verdicts"),
+)
+def cross_judge_ablation(
+    eyt: BenchmarkResource, dialogue_scores: pd.DataFrame, judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame, cross_judge_verdicts: pd.DataFrame, cross_judge_final_verdicts: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Paper Table 14: replacement minus primary judge per dimension and satisfaction (0-100) on the
+    subsample, and whether each pool's target ranking survives (Kendall tau, Spearman rho)."""
+    sample = cross_judge_sample(dialogue_scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
+    if cross_judge_verdicts.empty:
+        df = pd.DataFrame(columns=ABLATION_COLUMNS)
+    else:
+        df = ablation_table(sample, (judge_verdicts, final_intent_verdicts),
+                            (cross_judge_verdicts, cross_judge_final_verdicts), eyt.slate.judge_combine)
+    replacement = eyt.slate.replacement_judge
+    df["primary_judges"] = ", ".join(j.id for j in eyt.slate.judges)
+    df["replacement_judge"] = replacement.id if replacement else None
+    df["created_at"] = now_utc()
+    return table_output(df, sampled_dialogues=len(sample))
+
+
+def annotations_path(setting: str | None) -> Path | None:
+    """The slate's `human_annotations`: a CSV path, 'example' for the shipped example, or None."""
+    if setting == "example":
+        return Path(str(importlib_resources.files("eyt_dagster") / "fixtures" / "human_annotations_example.csv"))
+    return Path(setting) if setting else None
+
+
+@asset(**_REPORT, code_version=LOGIC_VERSION)
+def human_annotations(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+    """Human scores imported from the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py); rows
+    with an empty score are kept as missing. Empty when the slate names no file."""
+    path = annotations_path(eyt.slate.human_annotations)
+    if path is None:
+        context.log.info("the slate names no human_annotations file; the table is empty")
+        df = pd.DataFrame(columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"])
+    else:
+        df = read_annotations(path)
+    df["source_file"] = str(path) if path else None
+    df["created_at"] = now_utc()
+    return table_output(df, annotations_file=str(path) if path else "none",
+                        missing_scores=int(df["score"].isna().sum()))
+
+
+@asset(**_REPORT, ins=_ins("judge_verdicts", "human_annotations"), code_version=LOGIC_VERSION)
+def human_alignment(
+    context: AssetExecutionContext, eyt: BenchmarkResource, judge_verdicts: pd.DataFrame,
+    human_annotations: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance
+    bands, early/late lenience)."""
+    if human_annotations.empty:
+        df = pd.DataFrame(columns=["dimension", "n_cells"])
+    else:
+        judge = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
+        df = alignment_table(human_annotations, judge)
+        context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), eyt.slate)))
+    df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
+    df["created_at"] = now_utc()
+    return table_output(df)

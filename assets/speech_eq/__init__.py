@@ -1,0 +1,1 @@
+"""SpeechEQ assets: the text stages, the audio stages and the forced-choice evaluation (slm_choices)."""

@@ -1,0 +1,1 @@
+"""Shared by both benchmarks: the slate, record types and role protocols, prompts, statistics, table types."""

@@ -1,0 +1,71 @@
+"""The three roles of EYT-Bench and the chat client the model-backed roles use.
+
+Both the embedded baselines (eyt_dagster.eyt_bench.baselines) and the LLM-backed roles (eyt_dagster.eyt_bench.chat_roles)
+implement these protocols, so the dialogue loop and the assets never know which one they drive.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from eyt_dagster.core.role_types import (
+    ChatSeed,
+    ChatSeedContent,
+    Exchange,
+    FinalVerdict,
+    PersonaRecord,
+    Reply,
+    SimulatorTurn,
+    TurnScores,
+    UserLabels,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+Messages = list[dict[str, str]]
+
+
+class ChatClient(Protocol):
+    """A chat-completion endpoint for one configured model (resources.chat_client implements it)."""
+
+    model_id: str
+
+    def complete_text(self, messages: Messages, *, purpose: str) -> Reply[str]:
+        """Send the messages; return the assistant's text."""
+        ...
+
+    def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
+        """Send the messages; return the reply validated as `schema` (retrying a reply that does not parse)."""
+        ...
+
+
+class Simulator(Protocol):
+    """The user simulator M_u: writes ChatSEEDs and, per turn, the next user message (Alg. 1, line 7)."""
+
+    model_id: str
+
+    def generate_seed(self, persona: PersonaRecord, *, seed_id: str) -> Reply[ChatSeedContent]: ...
+
+    def next_turn(self, seed: ChatSeed, history: list[Exchange]) -> Reply[SimulatorTurn]: ...
+
+
+class Target(Protocol):
+    """The model under test M_t. Perception and generation are separate calls (Alg. 1, lines 4-5)."""
+
+    model_id: str
+
+    def perceive(self, history: list[Exchange], query: str) -> Reply[UserLabels]: ...
+
+    def respond(self, history: list[Exchange], query: str) -> Reply[str]: ...
+
+
+class Judge(Protocol):
+    """The third-party judge: 15 sub-indicators per turn and a final-intent verdict per dialogue."""
+
+    model_id: str
+
+    def score_turn(self, seed: ChatSeed, history: list[Exchange], turn: int) -> Reply[TurnScores]: ...
+
+    def judge_final(self, seed: ChatSeed, history: list[Exchange]) -> Reply[FinalVerdict]: ...

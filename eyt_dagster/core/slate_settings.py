@@ -1,0 +1,220 @@
+"""Which slate settings each asset reads, as plain data, so a changed setting makes exactly the results that
+read it stale (docs/operations.md has the table and the reasons).
+
+Two kinds of settings:
+* slate-wide and role-wide ones (`seed`, `t_max`, the simulator, the judges...): `asset_settings(asset, slate)`
+  gives the values an asset reads; their hash goes into the asset's code version (eyt_dagster/settings_sources.py).
+* per-partition ones (a target's model settings, a pool's source): `eyt_target_settings`, `speech_target_settings`
+  and `pool_settings` give one partition's values; they are the data versions of the observable source assets
+  `dialogue/target_settings`, `speech/target_settings` and `dialogue/pool_settings`.
+
+A model's settings are its `answer_settings()` (config.py): what it is reached through, how many calls run at once
+and its family are left out, since they do not change an answer. Pure functions, no Dagster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from eyt_dagster.core.slate import TEMPLATE_GENERATOR, ModelRef, PoolSource, Slate, TargetRef
+
+# The metadata entry holding an asset's settings: on its definition, on each materialisation (copied by the
+# warehouse IO manager) and on each settings observation.
+SETTINGS_KEY = "eyt/settings"
+# A TargetRef's fields that only SpeechEQ reads.
+SPEECH_TARGET_FIELDS = ("speech_input", "audio_format", "cascade")
+
+
+def plain(value: Any) -> Any:  # noqa: ANN401
+    """The value as JSON gives it back (tuples become lists...), so values read from stored metadata compare
+    equal to the slate's."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def fingerprint(value: Any) -> str:
+    """A short hash of a JSON-able value (keys sorted)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def role_settings(ref: ModelRef | None) -> dict[str, Any] | None:
+    """A role's model (simulator, judge...): its answer settings and its id, which the rows record."""
+    if ref is None:
+        return None
+    return {"id": ref.id, **{k: v for k, v in ref.answer_settings().items() if k in ModelRef.model_fields}}
+
+
+def eyt_target_settings(ref: TargetRef) -> dict[str, Any]:
+    """What decides a target's EYT-Bench replies (its id is the partition key, so it is not repeated here)."""
+    return plain({k: v for k, v in ref.answer_settings().items() if k in ModelRef.model_fields})
+
+
+def speech_target_settings(ref: TargetRef) -> dict[str, Any]:
+    """What decides a target's SpeechEQ choices: its model settings and how it hears the clips."""
+    return plain({**eyt_target_settings(ref), **{k: ref.answer_settings()[k] for k in SPEECH_TARGET_FIELDS}})
+
+
+def pool_settings(source: PoolSource) -> dict[str, Any]:
+    return plain(source.model_dump())
+
+
+def _file(value: str | None) -> dict[str, Any] | None:
+    """A file the slate names: its name and, when it is a readable file, a hash of its bytes (an edited CSV is a
+    changed setting too)."""
+    if value is None:
+        return None
+    path = Path(value)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else None
+    return {"path": value, "sha256": digest}
+
+
+def _speech_role(role: Literal["generator", "validator", "tone_judge"]) -> Callable[[Slate], Any]:
+    def read(slate: Slate) -> Any:
+        ref = slate.speech.text_model(role)
+        return role_settings(ref) if ref is not None else TEMPLATE_GENERATOR
+    return read
+
+
+def _target_flags(slate: Slate) -> dict[str, dict[str, Any]]:
+    """Per target, what the reports print beside its numbers: family, baseline, thinking, self-preference risk."""
+    return {t.id: {"family": t.family, "is_baseline": t.is_baseline, "thinking": t.thinking,
+                   "benchmarks": list(t.benchmarks), "self_preference_risk": slate.self_preference_risk(t.id)}
+            for t in slate.targets}
+
+
+# Setting name (as a slate path) -> what an asset reads of it.
+READERS: dict[str, Callable[[Slate], Any]] = {
+    "name": lambda s: s.name,
+    "seed": lambda s: s.seed,
+    "pool_size": lambda s: s.pool_size,
+    "dedup_threshold": lambda s: s.dedup_threshold,
+    "embedding_model": lambda s: s.embedding_model,
+    "dialogues_per_pool": lambda s: s.dialogues_per_pool,
+    "t_max": lambda s: s.t_max,
+    "alpha": lambda s: s.alpha,
+    "judge_scale": lambda s: s.judge_scale,
+    "judge_combine": lambda s: s.judge_combine,
+    "bootstrap_resamples": lambda s: s.bootstrap_resamples,
+    "thinking_highlight": lambda s: s.thinking_highlight,
+    "cross_judge_dialogues": lambda s: s.cross_judge_dialogues,
+    "reasoning_pairs": lambda s: [p.model_dump() for p in s.reasoning_pairs],
+    "human_annotations": lambda s: _file(s.human_annotations),
+    "simulator": lambda s: role_settings(s.simulator),
+    "judges": lambda s: [role_settings(j) for j in s.judges],
+    "replacement_judge": lambda s: role_settings(s.replacement_judge),
+    "targets": _target_flags,
+    "speech.generator": _speech_role("generator"),
+    "speech.validator": _speech_role("validator"),
+    "speech.tone_judge": _speech_role("tone_judge"),
+    "speech.items_per_valence": lambda s: s.speech.items_per_valence,
+    "speech.valences": lambda s: list(s.speech.valences),
+    "speech.bland_words": lambda s: s.speech.bland_words,
+    "speech.max_tone_attempts": lambda s: s.speech.max_tone_attempts,
+    "speech.tts": lambda s: role_settings(s.speech.tts),
+    "speech.contrast": lambda s: s.speech.contrast.model_dump(),
+    "speech.source": lambda s: {"source": s.speech.source, "released_path": s.speech.released_path},
+    "speech.evaluation": lambda s: s.speech.evaluation.model_dump(exclude={"human_ranking", "seq_cohort"}),
+    "speech.evaluation.seq_cohort": lambda s: s.speech.evaluation.seq_cohort,
+    "speech.evaluation.human_ranking": lambda s: _file(s.speech.evaluation.human_ranking),
+}
+
+_FLAGGED = ("targets",)  # reports that print is_baseline / self_preference_risk beside each target
+_JUDGED = ("seed", "judge_scale")  # every judge call: the scale it scores on, the seed it is sent
+
+# Asset (user string) -> the slate-wide settings it reads. An asset not listed reads none.
+ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
+    "dialogue/persona_pool": ("seed", "pool_size", "dedup_threshold", "embedding_model"),
+    "dialogue/chat_seeds": ("seed", "dialogues_per_pool", "simulator"),
+    "dialogue/dialogue_turns": ("seed", "t_max", "simulator"),
+    "dialogue/judge_verdicts": (*_JUDGED, "judges"),
+    "dialogue/final_intent_verdicts": (*_JUDGED, "judges"),
+    "dialogue/intent_similarity": ("embedding_model",),
+    "dialogue/dialogue_scores": ("alpha", "judge_combine"),
+    "dialogue/leaderboard": ("name", "alpha", "judge_combine", "judges", *_FLAGGED),
+    "dialogue/leaderboard_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "dialogue/pairwise_comparisons": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "dialogue/alpha_sensitivity": ("alpha", "judge_combine", *_FLAGGED),
+    "dialogue/turn_curves": ("judge_combine", *_FLAGGED),
+    "dialogue/trajectory": _FLAGGED,
+    "dialogue/persona_source_comparison": _FLAGGED,
+    "dialogue/thinking_ablation": ("reasoning_pairs", "thinking_highlight", *_FLAGGED),
+    "dialogue/judge_agreement": ("judges",),
+    "dialogue/cross_judge_verdicts": (*_JUDGED, "cross_judge_dialogues", "replacement_judge"),
+    "dialogue/cross_judge_final_verdicts": (*_JUDGED, "cross_judge_dialogues", "replacement_judge"),
+    "dialogue/cross_judge_ablation": ("seed", "cross_judge_dialogues", "judge_combine", "judges", "replacement_judge"),
+    "dialogue/human_annotations": ("human_annotations",),
+    "dialogue/human_alignment": ("judge_combine", "judges"),
+    "speech/scenarios": ("seed", "speech.generator", "speech.valences", "speech.items_per_valence", "speech.source"),
+    "speech/dialogues": ("seed", "speech.generator", "speech.validator"),
+    "speech/tone_instructions": ("seed", "speech.generator", "speech.bland_words", "speech.max_tone_attempts"),
+    "speech/tone_selection": ("seed", "speech.generator", "speech.tone_judge"),
+    "speech/tts_clips": ("speech.tts", "speech.contrast", "speech.source"),
+    "speech/contrast_scores": ("speech.tts", "speech.contrast", "speech.source"),
+    "speech/eq_items": ("speech.tts", "speech.contrast", "speech.source"),
+    "speech/slm_choices": ("seed", "speech.evaluation", "speech.contrast"),
+    "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort"),
+    "speech/seq_breakdown": ("seed", "bootstrap_resamples"),
+    "speech/seq_human_alignment": ("speech.evaluation.human_ranking", "speech.evaluation.seq_cohort"),
+    "reports/model_cards": ("name", "seed", "bootstrap_resamples", *_FLAGGED),
+    "reports/paper_tables": ("name", "seed"),
+}
+
+# Slate fields no asset reads as a setting: checked when the slate loads, or read through the partitions
+# (pools: dialogue/pool_settings; targets: the target_settings sources and the `targets` flags).
+NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.released_path"})
+
+
+def asset_settings(asset: str, slate: Slate) -> dict[str, Any]:
+    """The slate-wide settings `asset` reads, by name."""
+    return plain({name: READERS[name](slate) for name in ASSET_SETTINGS.get(asset, ())})
+
+
+def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
+    """Dotted paths where two settings values differ. Lists of models are compared by id ('judges.j2.model');
+    other lists whole. A key present on one side only is reported with '(added)' or '(removed)'."""
+    if old == new:
+        return []
+    if isinstance(old, list) and isinstance(new, list) and all(
+            isinstance(x, Mapping) and "id" in x for x in old + new):
+        return changed_paths({x["id"]: x for x in old}, {x["id"]: x for x in new}, path)
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        found = []
+        for key in sorted(set(old) | set(new), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in old:
+                found.append(f"{where} (added)")
+            elif key not in new:
+                found.append(f"{where} (removed)")
+            else:
+                found += changed_paths(old[key], new[key], where)
+        return found
+    return [path or "(value)"]
+
+
+def change_text(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why an asset's slate-wide settings differ, e.g. 'slate settings changed: t_max; simulator settings changed:
+    temperature'; '' when they do not. Names come from the top level of `changed_paths`."""
+    scalars: list[str] = []
+    nested: dict[str, list[str]] = {}
+    for where in changed_paths(dict(old), dict(new)):
+        top = next((name for name in sorted(set(old) | set(new), key=len, reverse=True)
+                    if where == name or where.startswith(name + ".") or where.startswith(name + " ")), where)
+        rest = where[len(top):].lstrip(".").strip()
+        if rest and not rest.startswith("("):
+            nested.setdefault(top, []).append(rest)
+        else:
+            scalars.append(where)
+    parts = [f"slate settings changed: {', '.join(scalars)}"] if scalars else []
+    parts += [f"{top} settings changed: {', '.join(fields)}" for top, fields in nested.items()]
+    return "; ".join(parts)
+
+
+def partition_change_text(kind: str, key: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    """Why one target's or pool's settings differ, e.g. 'target tgt-a settings changed: temperature'."""
+    if new is None:
+        return f"{kind} {key} is not in the slate"
+    fields = changed_paths(dict(old), dict(new)) if old is not None else []
+    return f"{kind} {key} settings changed" + (f": {', '.join(fields)}" if fields else "")

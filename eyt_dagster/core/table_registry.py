@@ -1,0 +1,37 @@
+"""Which warehouse tables declare their columns: table name ("schema.table") -> column dtypes. The warehouse
+IO manager creates and casts these tables from their contract (types mapped in eyt_dagster/core/storage_types.py);
+a table not listed here is typed from the frame, with an all-missing column stored as text."""
+
+from __future__ import annotations
+
+from eyt_dagster.core.storage_types import Columns
+from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
+from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
+from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS
+
+TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, "speech.slm_choices": SLM_CHOICE_COLUMNS,
+                                     "reports.model_cards": MODEL_CARD_COLUMNS}
+
+
+def declared_columns(table: str) -> Columns | None:
+    return TABLE_COLUMNS.get(table)
+
+
+def partition_columns() -> dict[str, list[str]]:
+    """"schema.table" -> the columns its partition dimensions are stored in (by dimension name), for every
+    partitioned asset of the code location: how an older warehouse's tables are split into partition files."""
+    from dagster import MultiPartitionsDefinition
+
+    from eyt_dagster.definitions import defs
+
+    found = {}
+    for node in defs.resolve_asset_graph().asset_nodes:
+        if node.partitions_def is None or len(node.key.path) != 2:
+            continue
+        expr = (node.metadata or {}).get("partition_expr")
+        if isinstance(node.partitions_def, MultiPartitionsDefinition):
+            dims = sorted(d.name for d in node.partitions_def.partitions_defs)
+            found[".".join(node.key.path)] = [(expr or {}).get(d, d) for d in dims]
+        elif isinstance(expr, str):
+            found[".".join(node.key.path)] = [expr]
+    return found

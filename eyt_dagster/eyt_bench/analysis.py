@@ -1,0 +1,148 @@
+"""EYT-Bench analysis tables (paper Tables 5, 7, 8, 13 and beyond): pure functions over per-dialogue and
+per-turn scores. Each returns a long-format DataFrame that an asset stores and the HTML report renders."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from eyt_dagster.core import stats
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
+from eyt_dagster.eyt_bench.leaderboard import HEADLINE
+from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100, EMOTIONS
+
+CELL = ["target", "pool"]
+# Metrics that are a ratio of per-dialogue sums (pooled over turns) and the columns that hold them.
+RATIO_METRICS = {
+    **{f"{s}_acc": (f"{s}_correct", "n_turns", 1.0) for s in LABELS},
+    **{f"{d}_unweighted": (f"{d}_sum", "n_judged_turns", DIMENSION_TO_100) for d in DIMENSIONS},
+}
+# Metrics that are a mean over dialogues of a per-dialogue column.
+MEAN_METRICS = {"drift": "drift", "directional_alignment": "directional_alignment", "ficr": "completed",
+                "satisfaction": "satisfaction", **{d: d for d in DIMENSIONS}, "mean_turns": "n_turns"}
+PAIRED_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr", "satisfaction", *DIMENSIONS)
+OBJECTIVE_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift")
+
+
+def _per_dialogue(scores: pd.DataFrame, metric: str) -> pd.Series:
+    """One value per dialogue for `metric` (a ratio metric becomes that dialogue's own ratio)."""
+    if metric in RATIO_METRICS:
+        num, den, scale = RATIO_METRICS[metric]
+        return scores[num] / scores[den].replace(0, np.nan) * scale
+    return scores[MEAN_METRICS[metric]].astype(float)
+
+
+def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
+    """Every leaderboard mean with a 95% percentile bootstrap interval, dialogues resampled (docs/eyt-metrics.md)."""
+    answered = answered_turns(turns)
+    rows = []
+    for (target, pool), cell in scores.groupby(CELL):
+        def add(metric: str, est: tuple[float, ...]) -> None:
+            rows.append({"target": target, "pool": pool, "metric": metric, "value": est[0], "ci_low": est[1],
+                         "ci_high": est[2], "n_dialogues": len(cell), "resamples": resamples})
+
+        for metric, (num, den, scale) in RATIO_METRICS.items():
+            est = stats.bootstrap_ratio_ci(cell[num], cell[den], resamples=resamples, seed=seed)
+            add(metric, tuple(v * scale for v in est))
+        for metric, column in MEAN_METRICS.items():
+            add(metric, stats.bootstrap_mean_ci(cell[column].astype(float), resamples=resamples, seed=seed))
+        cell_turns = answered[(answered["target"] == target) & (answered["pool"] == pool)]
+        counts = np.array([stats.class_counts(g["gold_emotion"], g["pred_emotion"], EMOTIONS)
+                           for _, g in cell_turns.groupby("seed_id")]).reshape(-1, len(EMOTIONS), 3)
+        add("emotion_macro_f1", stats.bootstrap_macro_f1_ci(counts, resamples=resamples, seed=seed))
+    return pd.DataFrame(rows)
+
+
+def pairwise_comparisons(scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
+    """For each pool and pair of targets, the paired bootstrap difference (a - b) of per-dialogue values on
+    the ChatSEEDs both played, and whether its 95% interval excludes zero."""
+    rows = []
+    for pool, in_pool in scores.groupby("pool"):
+        for a, b in combinations(sorted(in_pool["target"].unique()), 2):
+            left = in_pool[in_pool["target"] == a].set_index("seed_id")
+            right = in_pool[in_pool["target"] == b].set_index("seed_id")
+            shared = left.index.intersection(right.index)
+            for metric in PAIRED_METRICS:
+                x, y = _per_dialogue(left.loc[shared], metric), _per_dialogue(right.loc[shared], metric)
+                res = stats.paired_bootstrap_diff(x.to_numpy(), y.to_numpy(), resamples=resamples, seed=seed)
+                rows.append({"pool": pool, "metric": metric, "target_a": a, "target_b": b, "n_paired": res["n"],
+                             "mean_a": float(x.mean()), "mean_b": float(y.mean()), "diff": res["diff"],
+                             "ci_low": res["low"], "ci_high": res["high"], "excludes_zero": res["excludes_zero"]})
+    return pd.DataFrame(rows)
+
+
+def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple[float, ...]) -> pd.DataFrame:
+    """Paper Table 8: weighted score per alpha, unweighted, early (t <= 2) and late (t >= 3) raw means and
+    their difference (the warm-up effect), all on 0-100, with a rank-flip check across the sweep. `lengths`
+    is each finished dialogue's T (dialogue_scoring.dialogue_lengths), which the Eq. 4 weights need."""
+    rows = []
+    for alpha in alphas:
+        per_dialogue = weighted_by_dialogue(turn_dims, lengths, alpha)
+        for (target, pool), cell in per_dialogue.groupby(CELL):
+            for d in DIMENSIONS:
+                early, late = cell[f"{d}_early"].mean() * DIMENSION_TO_100, cell[f"{d}_late"].mean() * DIMENSION_TO_100
+                rows.append({"target": target, "pool": pool, "dimension": d, "alpha": alpha,
+                             "weighted": float(cell[d].mean()),
+                             "unweighted": float(cell[f"{d}_sum"].sum() / cell["n_judged_turns"].sum() * DIMENSION_TO_100),
+                             "early": float(early), "late": float(late), "warmup_delta": float(early - late)})
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    flips = {}
+    for (pool, d), block in table.groupby(["pool", "dimension"]):
+        wide = block.pivot(index="target", columns="alpha", values="weighted")
+        flips[(pool, d)] = len(stats.rank_flips(wide)) > 0
+    table["rank_flip"] = [flips[(p, d)] for p, d in zip(table["pool"], table["dimension"])]
+    return table
+
+
+def turn_curves(turn_dims: pd.DataFrame) -> pd.DataFrame:
+    """Mean score (0-100) per turn index, per target, pool and dimension: the warm-up curve."""
+    long = turn_dims.melt(id_vars=[*KEYS, "turn"], value_vars=list(DIMENSIONS), var_name="dimension", value_name="score")
+    out = long.groupby([*CELL, "dimension", "turn"]).agg(mean_score=("score", "mean"), n=("score", "size")).reset_index()
+    out["mean_score"] *= DIMENSION_TO_100
+    return out
+
+
+def trajectory(scores: pd.DataFrame) -> pd.DataFrame:
+    """Paper Table 13: drift, directional alignment, FICR, satisfaction and mean turns per target and pool."""
+    return scores.groupby(CELL).agg(
+        n_dialogues=("seed_id", "size"), drift=("drift", "mean"),
+        directional_alignment=("directional_alignment", "mean"), ficr=("completed", "mean"),
+        satisfaction=("satisfaction", "mean"), mean_turns=("n_turns", "mean"),
+    ).reset_index()
+
+
+def persona_source_comparison(board: pd.DataFrame, families: dict[str, str], pools: tuple[str, str]) -> pd.DataFrame:
+    """Paper Table 5: each family's mean of every headline metric per pool, and the shift between pools."""
+    board = board.assign(family=board["target"].map(families).fillna("(not in slate)"))
+    means = board.groupby(["family", "pool"])[list(HEADLINE)].mean()
+    counts = board.groupby("family")["target"].nunique()
+    rows = []
+    for family in means.index.get_level_values("family").unique():
+        for metric in HEADLINE:
+            a = means.loc[(family, pools[0]), metric] if (family, pools[0]) in means.index else np.nan
+            b = means.loc[(family, pools[1]), metric] if (family, pools[1]) in means.index else np.nan
+            rows.append({"family": family, "metric": metric, pools[0]: a, pools[1]: b, "shift": b - a,
+                         "n_targets": int(counts[family])})
+    return pd.DataFrame(rows)
+
+
+def thinking_ablation(board: pd.DataFrame, pairs: list[tuple[str, str, str]], highlight: float) -> pd.DataFrame:
+    """Paper Table 7: for each declared (name, think, non_think) pair and pool, think minus non-think on
+    every headline metric; objective-metric cells with |delta| >= highlight are flagged."""
+    indexed = board.set_index(CELL)
+    rows = []
+    for name, think, non_think in pairs:
+        for pool in sorted(board["pool"].unique()):
+            if (think, pool) not in indexed.index or (non_think, pool) not in indexed.index:
+                continue
+            for metric in HEADLINE:
+                t, n = indexed.loc[(think, pool), metric], indexed.loc[(non_think, pool), metric]
+                rows.append({"pair": name, "think_target": think, "non_think_target": non_think, "pool": pool,
+                             "metric": metric, "think": t, "non_think": n, "delta": t - n,
+                             "highlighted": bool(metric in OBJECTIVE_METRICS and abs(t - n) >= highlight)})
+    return pd.DataFrame(rows, columns=["pair", "think_target", "non_think_target", "pool", "metric", "think",
+                                       "non_think", "delta", "highlighted"])

@@ -1,0 +1,100 @@
+"""Judge calibration (paper §4.9, Tables 9 and 14): agreement within an ensemble, and the cross-judge
+ablation that re-judges a stratified subsample with a judge of another family. Pure logic."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+
+from eyt_dagster.eyt_bench import metrics
+
+from eyt_dagster.core import stats
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, ok_rows
+from eyt_dagster.eyt_bench.sampling import allocate
+from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
+
+TURN_KEYS = [*KEYS, "turn"]
+CELL = ["target", "pool"]
+
+
+def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFrame:
+    """Per dimension, Krippendorff's alpha across judges (ordinal and interval, over judged turns); for
+    completion, nominal alpha and the share of dialogues whose judges voted unanimously."""
+    ok, ok_finals = ok_rows(verdicts), ok_rows(finals)
+    judges = sorted(ok["judge"].unique())
+    dims = metrics.dimension_sums(ok).assign(judge=ok["judge"].to_numpy())
+    rows = []
+    for d in DIMENSIONS:
+        wide = dims.pivot_table(index="judge", columns=TURN_KEYS, values=d, aggfunc="first")
+        ratings = wide.to_numpy(dtype=float)
+        rows.append({"measure": d, "n_judges": len(judges), "n_units": wide.shape[1],
+                     "alpha_ordinal": stats.krippendorff_alpha(ratings, "ordinal"),
+                     "alpha_interval": stats.krippendorff_alpha(ratings, "interval"),
+                     "unanimous_share": float("nan")})
+    votes = ok_finals.pivot_table(index="judge", columns=KEYS, values="completed", aggfunc="first").astype(float)
+    unanimous = votes.nunique(axis=0, dropna=True) == 1 if votes.size else pd.Series(dtype=bool)
+    rows.append({"measure": "completion", "n_judges": len(judges), "n_units": votes.shape[1],
+                 "alpha_ordinal": float("nan"), "alpha_interval": float("nan"),
+                 "alpha_nominal": stats.krippendorff_alpha(votes.to_numpy(), "nominal") if votes.size else float("nan"),
+                 "unanimous_share": float(unanimous.mean()) if len(unanimous) and len(judges) > 1 else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def cross_judge_sample(scores: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """A stratified, seeded subsample of n dialogues across the (pool, target) cells (largest-remainder
+    allocation in proportion to each cell's dialogues). Returns the sampled (target, pool, seed_id) rows."""
+    cells = {f"{p}|{t}": sorted(g["seed_id"]) for (t, p), g in scores.groupby(CELL)}
+    quota = allocate({k: len(v) for k, v in cells.items()}, min(n, len(scores)))
+    rows = []
+    for key, ids in sorted(cells.items()):
+        pool, target = key.split("|", 1)
+        for seed_id in sorted(random.Random(f"{seed}:cross-judge:{key}").sample(ids, quota[key])):
+            rows.append({"target": target, "pool": pool, "seed_id": seed_id})
+    return pd.DataFrame(rows, columns=KEYS)
+
+
+def _dialogue_means(verdicts: pd.DataFrame, finals: pd.DataFrame, combine: str) -> pd.DataFrame:
+    """Per dialogue: mean per-turn dimension score (0-100) and satisfaction (0-100), judges combined."""
+    dims = metrics.dimension_sums(metrics.combine_judges(ok_rows(verdicts), combine))
+    per = dims.groupby(KEYS)[list(DIMENSIONS)].mean() * DIMENSION_TO_100
+    sat = metrics.combine_final_verdicts(ok_rows(finals), combine).set_index(KEYS)["satisfaction"]
+    return per.join(metrics.satisfaction_to_100(sat).rename("satisfaction"), how="outer").reset_index()
+
+
+ABLATION_COLUMNS = ["kind", "pool", "metric", "primary", "replacement", "delta", "mean_abs_delta", "kendall_tau",
+                    "spearman_rho", "n_dialogues", "n_targets"]
+
+
+def ablation_table(
+    sample: pd.DataFrame, primary: tuple[pd.DataFrame, pd.DataFrame], replacement: tuple[pd.DataFrame, pd.DataFrame],
+    combine: str = "mean",
+) -> pd.DataFrame:
+    """Paper Table 9 / 14: on the sampled dialogues, replacement minus primary per dimension and satisfaction
+    (0-100): `delta` is the signed mean difference (the calibration offset the paper's Delta columns show) and
+    `mean_abs_delta` the mean absolute difference (the paper's mean |Delta| for satisfaction, §4.9), per
+    dialogue for the score rows and per target for the ranking rows; and per pool whether the two judges rank
+    the targets alike (Kendall tau-b, Spearman rho)."""
+    keep = sample.set_index(KEYS).index
+    def restrict(df: pd.DataFrame) -> pd.DataFrame:
+        return df[df.set_index(KEYS).index.isin(keep)]
+    a = _dialogue_means(restrict(primary[0]), restrict(primary[1]), combine)
+    b = _dialogue_means(restrict(replacement[0]), restrict(replacement[1]), combine)
+    both = a.merge(b, on=KEYS, suffixes=("_primary", "_replacement"))
+    rows = []
+    for metric in (*DIMENSIONS, "satisfaction"):
+        p, r = both[f"{metric}_primary"], both[f"{metric}_replacement"]
+        rows.append({"kind": "score", "pool": "all", "metric": metric, "primary": float(p.mean()),
+                     "replacement": float(r.mean()), "delta": float((r - p).mean()),
+                     "mean_abs_delta": float((r - p).abs().mean()), "kendall_tau": np.nan,
+                     "spearman_rho": np.nan, "n_dialogues": len(both), "n_targets": both["target"].nunique()})
+        for pool, block in both.groupby("pool"):
+            by_target = block.groupby("target")[[f"{metric}_primary", f"{metric}_replacement"]].mean()
+            x, y = by_target.iloc[:, 0], by_target.iloc[:, 1]
+            rows.append({"kind": "ranking", "pool": pool, "metric": metric, "primary": float(x.mean()),
+                         "replacement": float(y.mean()), "delta": float((y - x).mean()),
+                         "mean_abs_delta": float((y - x).abs().mean()),
+                         "kendall_tau": stats.kendall_tau(x, y), "spearman_rho": stats.spearman_rho(x, y),
+                         "n_dialogues": len(block), "n_targets": len(by_target)})
+    return pd.DataFrame(rows, columns=ABLATION_COLUMNS)

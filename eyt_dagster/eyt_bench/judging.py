@@ -1,0 +1,116 @@
+"""Running judges over finished dialogues: one row per turn (15 sub-indicators) or per dialogue (final
+verdict) for each judge. Used by the judge-verdict assets and by the cross-judge ablation. Pure logic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_bench.table_rows import (
+    FINAL_COLUMNS,
+    VERDICT_COLUMNS,
+    final_row,
+    history_from_turns,
+    seed_from_row,
+    stat_column_names,
+    verdict_row,
+)
+from eyt_dagster.core.parallel import ordered_map
+from eyt_dagster.core.prompts import prompt_hash
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange
+from eyt_dagster.core.slate import Slate
+from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.role_protocols import Judge
+
+Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
+# The judge prompts' hashes: part of the verdict assets' code versions and of every verdict row.
+TURN_PROMPT_HASH = prompt_hash("judge_turn")
+FINAL_PROMPT_HASH = prompt_hash("judge_final")
+
+
+def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogue]:
+    """Finished dialogues (incomplete ones are not judged), with their ChatSEEDs, ordered by target and seed."""
+    seed_by_id = {r["seed_id"]: seed_from_row(r) for r in seeds[seeds["error"].isna()].to_dict("records")}
+    answered = answered_turns(turns)
+    return [
+        (target, seed_by_id[seed_id], history_from_turns(group))
+        for (target, seed_id), group in answered.groupby(["target", "seed_id"], sort=True)
+        if seed_id in seed_by_id
+    ]
+
+
+def _failure(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def turn_verdict(judge: Judge, dialogue: Dialogue, turn: int) -> dict:
+    """The judge's scores for one turn of one dialogue; a failed call becomes an error row."""
+    target, seed, history = dialogue
+    try:
+        return verdict_row(target, seed, turn, judge.model_id, judge.score_turn(seed, history, turn), None)
+    except PER_ITEM_ERRORS as exc:  # kept as an error row; a rerun retries it
+        return verdict_row(target, seed, turn, judge.model_id, None, _failure(exc))
+
+
+def final_verdict(judge: Judge, dialogue: Dialogue) -> dict:
+    """The judge's final-intent verdict on one dialogue (or an error row)."""
+    target, seed, history = dialogue
+    try:
+        return final_row(target, seed, judge.model_id, judge.judge_final(seed, history), None)
+    except PER_ITEM_ERRORS as exc:
+        return final_row(target, seed, judge.model_id, None, _failure(exc))
+
+
+def judge_all(judges: list[Judge], dialogues: list[Dialogue], *, final: bool, workers: int,
+              on_done: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Every judge on every dialogue (every turn of it, or its final verdict), as one flat pool of independent
+    calls, `workers` at a time (each judge's endpoint budget caps its own share); rows in judge, dialogue,
+    turn order. `on_done(done, total)` is told after each verdict (in order), for progress logs."""
+    if final:
+        return ordered_map(lambda job: final_verdict(*job), [(j, d) for j in judges for d in dialogues], workers,
+                           on_done)
+    jobs = [(j, d, turn) for j in judges for d in dialogues for turn in range(1, len(d[2]) + 1)]
+    return ordered_map(lambda job: turn_verdict(*job), jobs, workers, on_done)
+
+
+def verdict_frame(rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str,
+                  seed: int) -> pd.DataFrame:
+    """Rows as a table with fixed columns (also when empty) and provenance."""
+    columns = FINAL_COLUMNS if final else VERDICT_COLUMNS
+    df = pd.DataFrame(rows, columns=[*columns, *stat_column_names("judge_")])
+    df["judge_model"] = df["judge"].map(judge_models)
+    df["prompt_hash"] = prompt_hash
+    df["slate_seed"] = seed
+    return df
+
+
+def failed_verdicts_message(df: pd.DataFrame, what: str, table: str, partition: str) -> str | None:
+    """A line such as "3 of 165 turn verdicts failed in pool|target; see dialogue.judge_verdicts.error",
+    or None when no call failed."""
+    failed = int(df["error"].notna().sum()) if len(df) else 0
+    if not failed:
+        return None
+    return (f"{failed} of {len(df)} {what} failed in {partition}; see dialogue.{table}.error "
+            "(rerun the partition to retry them: finished calls come from the call cache)")
+
+
+def run_judges(slate: Slate, judges: list[Judge], dialogues: list[Dialogue], *, final: bool, prompt: str,
+               on_done: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Judge the dialogues with each judge and return the table with provenance (`on_done` reports progress)."""
+    refs = [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
+    # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
+    used = {j.model_id for j in judges}
+    workers = sum(r.max_concurrency for r in refs if r.id in used)
+    rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=on_done)
+    return verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,
+                         seed=slate.seed)
+
+
+def judge_stats(df: pd.DataFrame) -> CallStats:
+    """What the judge calls behind these rows cost (cache hits report the original reply's cost)."""
+    return CallStats(
+        tokens_in=int(df["judge_tokens_in"].sum()), tokens_out=int(df["judge_tokens_out"].sum()),
+        cost_usd=float(df["judge_cost_usd"].sum()), latency_s=float(df["judge_latency_s"].sum()),
+    )

@@ -1,0 +1,93 @@
+"""The EYT-Bench leaderboard: one row per target x pool with the headline metrics (docs/eyt-metrics.md).
+
+It aggregates the per-dialogue scores (eyt_dagster.eyt_bench.dialogue_scoring), so each metric has one definition;
+sql/leaderboard.sql computes the same numbers from the raw rows as an independent check.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
+from eyt_dagster.eyt_bench import metrics
+from eyt_dagster.core.slate import Slate
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
+from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
+
+CELL = ["target", "pool"]
+HEADLINE = ["explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift", "ficr", "satisfaction",
+            *DIMENSIONS, *(f"{d}_unweighted" for d in DIMENSIONS), "mean_turns"]
+
+
+def aggregate(scores: pd.DataFrame) -> dict[str, float]:
+    """Headline metrics of one group of per-dialogue rows: pooled label accuracies and unweighted scores
+    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores."""
+    turns = scores["n_turns"].sum()
+    out = {f"{short}_acc": scores[f"{short}_correct"].sum() / turns if turns else float("nan") for short in LABELS}
+    out["drift"] = scores["drift"].mean()
+    out["ficr"] = scores["completed"].astype(float).mean()
+    out["satisfaction"] = scores["satisfaction"].mean()
+    judged = scores["n_judged_turns"].sum()
+    for d in DIMENSIONS:
+        out[d] = scores[d].mean()
+        out[f"{d}_unweighted"] = scores[f"{d}_sum"].sum() / judged * DIMENSION_TO_100 if judged else float("nan")
+    out["mean_turns"] = scores["n_turns"].mean()
+    return {k: float(v) for k, v in out.items()}
+
+
+def _recorded(cell: pd.DataFrame, column: str, default: str) -> str:
+    """The setting the cell's dialogue_scores rows were computed with (several if they differ)."""
+    values = sorted(cell[column].dropna().unique()) if column in cell.columns else []
+    return ", ".join(values) if values else default
+
+
+def _role_costs(turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFrame:
+    """Tokens and cost per role and cell, error rows included (a failed call may still have cost)."""
+    out = pd.DataFrame()
+    for role, frames in (("simulator", [turns]), ("target", [turns]), ("judge", [verdicts, finals])):
+        parts = []
+        for frame in frames:
+            part = frame[CELL].copy()
+            part["tokens"] = frame[f"{role}_tokens_in"].fillna(0) + frame[f"{role}_tokens_out"].fillna(0)
+            part["cost_usd"] = frame[f"{role}_cost_usd"].fillna(0)
+            parts.append(part)
+        summed = pd.concat(parts).groupby(CELL).sum().add_prefix(f"{role}_")
+        out = summed if out.empty else out.join(summed, how="outer")
+    return out.reset_index()
+
+
+def build_leaderboard(
+    slate: Slate, scores: pd.DataFrame, turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame
+) -> pd.DataFrame:
+    """One row per target x pool present in `scores`, with baseline and self-preference flags and costs."""
+    answered = answered_turns(turns)
+    targets = {t.id: t for t in slate.targets}
+    rows = []
+    for (target, pool), cell in scores.groupby(CELL):
+        ref = targets.get(target)
+        cell_turns = answered[(answered["target"] == target) & (answered["pool"] == pool)]
+        row = {
+            "target": target,
+            "pool": pool,
+            "family": ref.family if ref else None,
+            "thinking": bool(ref.thinking) if ref else None,
+            "is_baseline": is_baseline(slate, target),
+            "target_kind": BASELINE_KIND if is_baseline(slate, target) else "model",
+            "in_slate": ref is not None,
+            "self_preference_risk": bool(ref and slate.self_preference_risk(target)),
+            "judges": ", ".join(j.id for j in slate.judges),
+            "judge_combine": _recorded(cell, "judge_combine", slate.judge_combine),
+            "n_dialogues": len(cell),
+            "n_errors": int(turns[(turns["target"] == target) & (turns["pool"] == pool)]["error"].notna().sum()),
+            **aggregate(cell),
+            "emotion_macro_f1": metrics.macro_f1(cell_turns["gold_emotion"], cell_turns["pred_emotion"]),
+        }
+        rows.append(row)
+    board = pd.DataFrame(rows)
+    if board.empty:
+        return board
+    board = board.merge(_role_costs(turns, verdicts, finals), on=CELL, how="left")
+    board["alpha"] = slate.alpha
+    board["slate"] = slate.name
+    return board.sort_values(["pool", "target"]).reset_index(drop=True)
+

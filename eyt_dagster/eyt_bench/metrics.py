@@ -1,0 +1,85 @@
+"""EYT-Bench metrics (paper §3.5; docs/eyt-metrics.md). Pure functions over pandas frames; no Dagster.
+
+Scales: accuracies and FICR are shares in [0, 1]; a dimension's per-turn score is the sum of its five
+sub-indicators (0-5) reported on 0-100 (x20); satisfaction 1-5 is reported on 0-100 as (s - 1) * 25.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import f1_score
+
+from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, RUBRIC, SATISFACTION_MIN
+
+
+def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
+    """Paper Eq. 4: w_1 = w_2 = alpha, w_t = (1 - 2 alpha) / (T - 2) for t >= 3, regenerated at the
+    dialogue's own length T (paper §3.5.3, Table 2 and Appendix A). For T = 2 the weights are (0.5, 0.5)
+    and for T = 1 (1.0). Sum is 1."""
+    if n_turns < 1:
+        raise ValueError("a dialogue has at least one turn")
+    if n_turns == 1:
+        return np.array([1.0])
+    if n_turns == 2:
+        return np.array([0.5, 0.5])
+    rest = (1.0 - 2.0 * alpha) / (n_turns - 2)
+    return np.array([alpha, alpha] + [rest] * (n_turns - 2))
+
+
+def judged_turn_weights(turns: np.ndarray, n_turns: int, alpha: float) -> np.ndarray:
+    """Eq. 4 weights of the judged turns `turns` (1-based turn numbers) of a dialogue of T = `n_turns` turns,
+    renormalised to sum to 1 over those turns. Each turn keeps the weight its position gives it; a turn with
+    no verdict drops out and the others share its weight in proportion (the paper is silent on missing
+    verdicts; see docs/eyt-metrics.md). With every turn judged this is Eq. 4 unchanged."""
+    turns = np.asarray(turns, dtype=int)
+    if len(turns) == 0:
+        return np.array([])
+    if turns.min() < 1 or turns.max() > n_turns:
+        raise ValueError(f"turn numbers {sorted(set(turns.tolist()))} are outside 1..{n_turns}")
+    w = warmup_weights(n_turns, alpha)[turns - 1]
+    return w / w.sum()
+
+
+def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
+    """Macro-F1 over the labels that occur in gold or predictions (sklearn's default label set), so a
+    class no turn mentions does not count as an F1 of 0."""
+    if len(gold) == 0:
+        return float("nan")
+    return float(f1_score(gold.astype(str), predicted.astype(str), average="macro", zero_division=0))
+
+
+def intent_drift(cosines: pd.Series) -> float:
+    """Eq. 1 for one dialogue: mean over its turns of 1 - cos(v(gold description), v(predicted))."""
+    return float((1.0 - cosines).mean())
+
+
+def dimension_sums(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per judged turn, each dimension's score 0-5: the sum of its five sub-indicators."""
+    out = verdicts[["target", "pool", "seed_id", "turn"]].copy()
+    for dim, subs in RUBRIC.items():
+        out[DIMENSION_NAMES[dim]] = verdicts[[f"{dim}_{s}" for s in subs]].sum(axis=1)
+    return out
+
+
+def combine_judges(verdicts: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
+    """One row per (target, pool, seed_id, turn): the judges' sub-scores combined by mean or median."""
+    keys = ["target", "pool", "seed_id", "turn"]
+    value_cols = [c for c in verdicts.columns if c.split("_", 1)[0] in RUBRIC]
+    return verdicts.groupby(keys, as_index=False)[value_cols].agg(how)
+
+
+def combine_final_verdicts(finals: pd.DataFrame, how: str = "mean") -> pd.DataFrame:
+    """One row per dialogue: completion by majority vote of the judges (a tie counts as not completed:
+    the benchmark only credits a goal most judges saw reached) and satisfaction by mean or median."""
+    keys = ["target", "pool", "seed_id"]
+    grouped = finals.groupby(keys, as_index=False).agg(
+        votes=("completed", "sum"), judges=("completed", "size"), satisfaction=("satisfaction", how)
+    )
+    grouped["completed"] = grouped["votes"] * 2 > grouped["judges"]
+    return grouped[keys + ["completed", "satisfaction"]]
+
+
+def satisfaction_to_100(satisfaction: pd.Series) -> pd.Series:
+    """Map the judge's 1-5 satisfaction linearly onto 0-100."""
+    return (satisfaction - SATISFACTION_MIN) * 25.0

@@ -1,0 +1,53 @@
+"""The EYT-Bench roles a slate names, built: an embedded baseline, or a chat model through a ChatClient.
+
+BenchmarkResource (resources/benchmark.py) holds the slate and the call cache and hands this factory a way to
+make a chat client; which class plays which role is decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from eyt_dagster.core.role_protocols import ChatClient, Judge, Simulator, Target
+from eyt_dagster.core.slate import ModelRef, Slate
+from eyt_dagster.eyt_bench.baselines import make_embedded
+from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
+
+# (model, ledger role, run id) -> a chat client for that model
+ClientFactory = Callable[[ModelRef, str, str | None], ChatClient]
+
+
+class EytRoles:
+    """The simulator, targets and judges of one slate."""
+
+    def __init__(self, slate: Slate, client: ClientFactory) -> None:
+        self.slate = slate
+        self._client = client
+
+    def simulator(self, run_id: str | None = None) -> Simulator:
+        ref = self.slate.simulator
+        if ref.is_baseline:
+            return make_embedded("simulator", ref, seed=self.slate.seed, scale=self.slate.scale)
+        return LLMSimulator(self._client(ref, "simulator", run_id))
+
+    def target(self, target_id: str, run_id: str | None = None) -> Target:
+        ref = self.slate.target(target_id)
+        if not ref.runs("eyt_bench"):
+            raise ValueError(f"target '{target_id}' does not run eyt_bench (its benchmarks: {ref.benchmarks}); "
+                             "add eyt_bench to its benchmarks in the slate")
+        if ref.is_baseline:
+            return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
+        return LLMTarget(self._client(ref, "target", run_id))
+
+    def _judge(self, ref: ModelRef, run_id: str | None) -> Judge:
+        if ref.is_baseline:
+            return make_embedded("judge", ref, seed=self.slate.seed, scale=self.slate.scale)
+        return LLMJudge(self._client(ref, "judge", run_id), self.slate.scale)
+
+    def judges(self, run_id: str | None = None) -> list[Judge]:
+        return [self._judge(ref, run_id) for ref in self.slate.judges]
+
+    def replacement_judge(self, run_id: str | None = None) -> Judge | None:
+        """The cross-judge ablation's judge of a third family, when the slate names one."""
+        ref = self.slate.replacement_judge
+        return self._judge(ref, run_id) if ref else None

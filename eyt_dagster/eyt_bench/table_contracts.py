@@ -1,0 +1,256 @@
+"""Table contracts of the `dialogue` schema, declared once: each table's columns with their dtypes (the
+warehouse creates and casts the table from these; eyt_dagster/core/storage_types.py maps them to DuckDB and Arrow
+types), and a dagster-pandas DataFrame type with the value constraints.
+
+Dagster checks every asset output against its contract before the IO manager stores it, and the UI shows
+each table's columns. Labels must come from the taxonomies; sub-scores from the judge scales.
+"""
+
+from __future__ import annotations
+
+from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
+from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
+
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
+from eyt_dagster.eyt_bench.table_rows import FINAL_COLUMNS, PERSONA_COLUMNS, SEED_COLUMNS, STAT_FIELDS, TURN_COLUMNS, VERDICT_COLUMNS
+from eyt_dagster.core.storage_types import Columns, conform
+from eyt_dagster.eyt_bench.taxonomy import (
+    EMOTIONS,
+    EXPLICIT_INTENTS,
+    JUDGE_SCALES,
+    LATENT_INTENTS,
+    POOLS,
+    PROGRESS_LABELS,
+    SUBSCORE_COLUMNS,
+)
+
+ALLOWED_SUBSCORES = sorted({v for scale in JUDGE_SCALES.values() for v in scale})
+
+
+class InSetColumnConstraint(ColumnConstraint):
+    """Every non-missing value is one of `allowed` (for numeric sets, which categorical columns can't do)."""
+
+    def __init__(self, allowed: list[float]) -> None:
+        self.allowed = allowed
+        super().__init__(
+            markdown_description=f"values in {allowed}", error_description=f"values must be one of {allowed}"
+        )
+
+    def validate(self, dataframe, column_name):  # noqa: ANN001 - dagster-pandas signature
+        column = dataframe[column_name]
+        bad = dataframe[column.notna() & ~column.isin(self.allowed)]
+        if not bad.empty:
+            raise ColumnConstraintViolationException(
+                constraint_name=self.name,
+                constraint_description=self.error_description,
+                column_name=column_name,
+                offending_rows=bad,
+            )
+
+
+TEXT_DTYPES = frozenset({"object", "string", "category"})  # conformed frames hold text as pandas "string"
+
+
+def _label(name: str, labels: tuple[str, ...]) -> PandasColumn:
+    return PandasColumn.categorical_column(name, categories=set(labels), of_types=TEXT_DTYPES,
+                                           ignore_missing_vals=True)
+
+
+def _keys(*partition_columns: str) -> list[PandasColumn]:
+    columns = []
+    for name in partition_columns:
+        if name == "pool":
+            columns.append(PandasColumn.categorical_column("pool", categories=set(POOLS), of_types=TEXT_DTYPES,
+                                                           non_nullable=True))
+        else:
+            columns.append(PandasColumn.string_column(name, non_nullable=True))
+    return columns
+
+
+
+# Column dtypes of every dialogue table, in table order (pandas dtypes; see eyt_dagster/core/storage_types.py).
+def _text(names, **dtypes: str) -> dict[str, str]:  # noqa: ANN001
+    """`names` as text columns unless `dtypes` says otherwise."""
+    return {name: dtypes.get(name, "string") for name in names}
+
+
+def _stats(prefix: str) -> dict[str, str]:
+    return {f"{prefix}{field}": "Int64" if field.startswith("tokens") else "float64" for field in STAT_FIELDS}
+
+
+_CREATED = {"created_at": "datetime64[ns]"}
+_PROVENANCE = {"prompt_hash": "string", "slate_seed": "Int64", **_CREATED}
+_SUBSCORES = {c: "float64" for c in SUBSCORE_COLUMNS}
+
+PERSONA_POOL_COLUMNS: Columns = {**_text(PERSONA_COLUMNS), "sample_rank": "Int64", **_CREATED}
+CHAT_SEEDS_COLUMNS: Columns = {
+    **_text(SEED_COLUMNS), "error": "string", "raw_reply": "string", **_stats("simulator_"),
+    "simulator": "string", **_PROVENANCE,
+}
+DIALOGUE_TURNS_COLUMNS: Columns = {
+    **_text(TURN_COLUMNS, turn="int64", complete="boolean"), **_stats("target_"), **_stats("simulator_"),
+    "simulator": "string", "target_model": "string", **_PROVENANCE,
+}
+JUDGE_VERDICTS_COLUMNS: Columns = {
+    **_text(VERDICT_COLUMNS, turn="int64", **_SUBSCORES), **_stats("judge_"), "judge_model": "string", **_PROVENANCE,
+}
+FINAL_VERDICTS_COLUMNS: Columns = {
+    **_text(FINAL_COLUMNS, completed="boolean", satisfaction="Int64"), **_stats("judge_"), "judge_model": "string",
+    **_PROVENANCE,
+}
+INTENT_SIMILARITY_COLUMNS: Columns = {
+    **_text(["target", "pool", "seed_id"]), "turn": "int64", "cos_gold_pred": "float64", "cos_pred_final": "float64",
+    "embedding_model": "string", **_CREATED,
+}
+DIALOGUE_SCORES_COLUMNS: Columns = {
+    **_text(["target", "pool", "seed_id"]), "n_turns": "int64",
+    **{f"{short}_correct": "Int64" for short in ("explicit", "latent", "emotion")},
+    "drift": "float64", "directional_alignment": "float64", "completed": "boolean", "satisfaction": "float64",
+    **{d: "float64" for d in DIMENSIONS},
+    **{f"{d}_{part}": "float64" for d in DIMENSIONS for part in ("sum", "early", "late")},
+    "n_judged_turns": "int64", "n_failed_verdicts": "int64", "n_failed_final_verdicts": "int64",
+    "alpha": "float64", "judge_combine": "string", **_CREATED,
+}
+_HEADLINE_FLOATS = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift", "ficr", "satisfaction",
+                    *DIMENSIONS, *(f"{d}_unweighted" for d in DIMENSIONS), "mean_turns")
+LEADERBOARD_COLUMNS: Columns = {
+    **_text(["target", "pool", "family"]), "thinking": "boolean", "is_baseline": "bool", "target_kind": "string",
+    "in_slate": "bool", "self_preference_risk": "bool", "judges": "string", "judge_combine": "string",
+    "n_dialogues": "int64", "n_errors": "int64", **{c: "float64" for c in _HEADLINE_FLOATS},
+    **{f"{role}_{what}": "Int64" if what == "tokens" else "float64"
+       for role in ("simulator", "target", "judge") for what in ("tokens", "cost_usd")},
+    "alpha": "float64", "slate": "string", **_CREATED,
+}
+# Every table of the `dialogue` schema with a contract: the warehouse IO manager types these from here.
+DIALOGUE_TABLES: dict[str, Columns] = {
+    "dialogue.persona_pool": PERSONA_POOL_COLUMNS,
+    "dialogue.chat_seeds": CHAT_SEEDS_COLUMNS,
+    "dialogue.dialogue_turns": DIALOGUE_TURNS_COLUMNS,
+    "dialogue.judge_verdicts": JUDGE_VERDICTS_COLUMNS,
+    "dialogue.final_intent_verdicts": FINAL_VERDICTS_COLUMNS,
+    "dialogue.intent_similarity": INTENT_SIMILARITY_COLUMNS,
+    "dialogue.dialogue_scores": DIALOGUE_SCORES_COLUMNS,
+    "dialogue.leaderboard": LEADERBOARD_COLUMNS,
+    "dialogue.cross_judge_verdicts": JUDGE_VERDICTS_COLUMNS,
+    "dialogue.cross_judge_final_verdicts": FINAL_VERDICTS_COLUMNS,
+}
+
+
+def conform_table(df, table: str):  # noqa: ANN001, ANN201
+    """`df` cast to the contract of `table` (e.g. "dialogue.dialogue_turns"): its columns, order and dtypes."""
+    return conform(df, DIALOGUE_TABLES[table], table)
+
+
+PersonaPoolFrame = create_dagster_pandas_dataframe_type(
+    name="PersonaPoolFrame",
+    description="dialogue.persona_pool: one row per sampled persona.",
+    columns=[
+        *_keys("pool"),
+        PandasColumn.string_column("persona_id", non_nullable=True),
+        PandasColumn.string_column("persona_text", non_nullable=True),
+        PandasColumn.string_column("attributes"),
+        PandasColumn.string_column("topic_tags"),
+    ],
+)
+
+ChatSeedsFrame = create_dagster_pandas_dataframe_type(
+    name="ChatSeedsFrame",
+    description="dialogue.chat_seeds: one ChatSEED per persona; rows with `error` are retried next run.",
+    columns=[
+        *_keys("pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True, unique=True),
+        _label("initial_emotion", EMOTIONS),
+        _label("initial_explicit_intent", EXPLICIT_INTENTS),
+        _label("initial_latent_intent", LATENT_INTENTS),
+        PandasColumn.string_column("final_intent"),
+        PandasColumn.string_column("error"),
+    ],
+)
+
+DialogueTurnsFrame = create_dagster_pandas_dataframe_type(
+    name="DialogueTurnsFrame",
+    description="dialogue.dialogue_turns: one row per answered turn (Algorithm 1). A dialogue whose call failed "
+    "keeps its answered turns with complete = false, plus an error row with turn 0.",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.integer_column("turn", min_value=0, non_nullable=True),
+        *(_label(f"{side}_explicit_intent", EXPLICIT_INTENTS) for side in ("gold", "pred")),
+        *(_label(f"{side}_latent_intent", LATENT_INTENTS) for side in ("gold", "pred")),
+        *(_label(f"{side}_emotion", EMOTIONS) for side in ("gold", "pred")),
+        _label("progress", PROGRESS_LABELS),
+        PandasColumn.string_column("error"),
+        PandasColumn.boolean_column("complete", non_nullable=True),
+    ],
+)
+
+JudgeVerdictsFrame = create_dagster_pandas_dataframe_type(
+    name="JudgeVerdictsFrame",
+    description="dialogue.judge_verdicts: one row per turn per judge, 15 sub-indicators (paper §3.5.3).",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.integer_column("turn", min_value=1, non_nullable=True),
+        PandasColumn.string_column("judge", non_nullable=True),
+        *(PandasColumn(c, constraints=[InSetColumnConstraint(ALLOWED_SUBSCORES)]) for c in SUBSCORE_COLUMNS),
+        PandasColumn.string_column("error"),
+    ],
+)
+
+FinalIntentVerdictsFrame = create_dagster_pandas_dataframe_type(
+    name="FinalIntentVerdictsFrame",
+    description="dialogue.final_intent_verdicts: one row per dialogue per judge (completion, satisfaction 1-5).",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.string_column("judge", non_nullable=True),
+        PandasColumn.numeric_column("satisfaction", min_value=1, max_value=5, ignore_missing_vals=True),
+        PandasColumn.string_column("error"),
+    ],
+)
+
+IntentSimilarityFrame = create_dagster_pandas_dataframe_type(
+    name="IntentSimilarityFrame",
+    description="dialogue.intent_similarity: per turn, cosine of the intent descriptions (Eq. 1 inputs).",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.integer_column("turn", min_value=1, non_nullable=True),
+        PandasColumn.numeric_column("cos_gold_pred", min_value=-1.0001, max_value=1.0001, non_nullable=True),
+        PandasColumn.numeric_column("cos_pred_final", min_value=-1.0001, max_value=1.0001, non_nullable=True),
+    ],
+)
+
+_share = dict(min_value=0.0, max_value=1.0, ignore_missing_vals=True)
+_score = dict(min_value=0.0, max_value=100.0, ignore_missing_vals=True)
+
+DialogueScoresFrame = create_dagster_pandas_dataframe_type(
+    name="DialogueScoresFrame",
+    description="dialogue.dialogue_scores: one row per finished dialogue with every per-dialogue metric.",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.integer_column("n_turns", min_value=1, non_nullable=True),
+        *(PandasColumn.integer_column(c, min_value=0, non_nullable=True)
+          for c in ("n_judged_turns", "n_failed_verdicts", "n_failed_final_verdicts")),
+        PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
+        PandasColumn.numeric_column("directional_alignment", min_value=-1.0, max_value=1.0, ignore_missing_vals=True),
+        *(PandasColumn.numeric_column(c, **_score) for c in ("satisfaction", "empathy", "persona", "anthropomorphic")),
+    ],
+)
+LeaderboardFrame = create_dagster_pandas_dataframe_type(
+    name="LeaderboardFrame",
+    description="dialogue.leaderboard: one row per target x pool with the headline metrics.",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.boolean_column("is_baseline", non_nullable=True),
+        PandasColumn.integer_column("n_dialogues", min_value=0, non_nullable=True),
+        *(PandasColumn.numeric_column(c, **_share) for c in
+          ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "ficr")),
+        *(PandasColumn.numeric_column(c, **_score) for c in (
+            "satisfaction", "empathy", "persona", "anthropomorphic",
+            "empathy_unweighted", "persona_unweighted", "anthropomorphic_unweighted")),
+        PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
+        PandasColumn.numeric_column("mean_turns", min_value=0.0, ignore_missing_vals=True),
+    ],
+)

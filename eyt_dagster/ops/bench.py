@@ -1,0 +1,255 @@
+"""`eyt bench`: how close a run's schedule comes to the bound set by model latency (see docs/throughput.md).
+
+It starts a localhost OpenAI-compatible server that answers every request after a fixed latency
+(eyt_dagster/ops/bench_server.py), writes a slate with every EYT-Bench role on it (simulator, targets, judges;
+every model with the same `max_concurrency`), runs `eyt run --no-speech` on that slate in a fresh data
+directory, and then again with no latency. Per stage it prints the network calls, the wall time at each
+latency, the part the latency adds, the latency-bound ideal and their ratio.
+
+Where the numbers come from:
+* wall time of a stage: Dagster's STEP_START to STEP_SUCCESS/STEP_FAILURE event timestamps of its step,
+  summed over the runs (partitions) of `eyt run`; the in-process executor runs one step at a time, so
+  the sum is the time the stage held the run. The whole: the wall time of the `eyt run` process.
+* calls: the call ledger's rows that went to the network (resources/call_cache.py), by run and purpose.
+* ideal of a stage in one partition: latency x max(the most waves any one endpoint needs,
+  ceil(calls to it / its max_concurrency), and the longest chain of dependent calls); summed over the
+  partitions (they run one after another). A dialogue's chain is two calls per turn (perception and
+  reply side by side, then the simulator); a ChatSEED or a judge verdict is one call (plus its re-asks).
+  The whole's ideal is the sum of the stages' ideals.
+* latency part = wall time with latency - wall time without; part/ideal = latency part / ideal (how the
+  users measured it; below 1 when client work overlaps the waits). wall/bound = wall time with latency /
+  max(ideal, wall time without latency): no schedule can beat either bound, so 1.0 is the best possible.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from eyt_dagster.ops.bench_server import LatencyServer
+from eyt_dagster.core.slate import default_slate_path
+
+STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
+# ledger purpose prefix -> stage (eyt_dagster/eyt_bench/chat_roles.py names the purposes)
+PURPOSE_STAGE = {"chat_seed": "chat_seeds", "perceive": "dialogue_turns", "respond": "dialogue_turns",
+                 "simulate": "dialogue_turns", "judge_turn": "judge_verdicts", "judge_final": "final_intent_verdicts"}
+LEDGER_FILE = "cache/model_calls.sqlite"
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    latency_s: float = 0.2
+    pools: tuple[str, ...] = ("nemotron_usa", "personamem_v2")
+    dialogues_per_pool: int = 16
+    t_max: int = 10
+    targets: int = 1
+    judges: int = 1
+    max_concurrency: int = 32
+    reports: bool = False
+
+
+@dataclass
+class StageFigures:
+    calls: int = 0
+    wall_s: float = 0.0
+    ideal_s: float = 0.0
+
+
+@dataclass
+class Measurement:
+    latency_s: float
+    total_wall_s: float
+    stages: dict[str, StageFigures] = field(default_factory=dict)
+    max_in_flight: int = 0
+
+    @property
+    def total_calls(self) -> int:
+        return sum(s.calls for s in self.stages.values())
+
+    @property
+    def total_ideal_s(self) -> float:
+        return sum(s.ideal_s for s in self.stages.values())
+
+
+def _model(model_id: str, family: str, base_url: str, concurrency: int) -> dict:
+    return {"id": model_id, "provider": "openai", "model": f"{model_id}-bench", "family": family,
+            "base_url": base_url, "max_concurrency": concurrency, "max_tokens": 512, "timeout_s": 60.0}
+
+
+def bench_slate(settings: BenchSettings, base_url: str) -> dict:
+    """The default slate with every EYT-Bench role on the bench server (no SpeechEQ target, no ablation judge)."""
+    slate = yaml.safe_load(default_slate_path().read_text())
+    c = settings.max_concurrency
+    slate.update({
+        "name": "eyt-bench-throughput",
+        "pools": {pool: {"source": "fixture"} for pool in settings.pools},
+        "dialogues_per_pool": settings.dialogues_per_pool,
+        "t_max": settings.t_max,
+        "bootstrap_resamples": 200,
+        "simulator": _model("bench-simulator", "bench-sim", base_url, c),
+        "targets": [_model(f"bench-target-{i}", "bench-target", base_url, c) for i in range(1, settings.targets + 1)],
+        "judges": [_model(f"bench-judge-{i}", f"bench-judge-{i}", base_url, c) for i in range(1, settings.judges + 1)],
+        "replacement_judge": None,
+        "reasoning_pairs": [],
+    })
+    return slate
+
+
+def _stage_of(step_key: str) -> str | None:
+    name = step_key.rsplit("__", 1)[-1]
+    return name if name in STAGES else None
+
+
+def step_times(dagster_home: Path) -> dict[tuple[str, str], float]:
+    """(run id, stage) -> seconds from the step's STEP_START to its STEP_SUCCESS / STEP_FAILURE event."""
+    from dagster import DagsterEventType, DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    kinds = {DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE}
+    out: dict[tuple[str, str], float] = {}
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(dagster_home))) as instance:
+        for run in instance.get_runs():
+            started: dict[str, float] = {}
+            for entry in instance.all_logs(run.run_id, of_type=kinds):
+                stage = _stage_of(entry.step_key or "")
+                if stage is None:
+                    continue
+                if entry.dagster_event_type == DagsterEventType.STEP_START:
+                    started[stage] = entry.timestamp
+                elif stage in started:
+                    out[(run.run_id, stage)] = entry.timestamp - started.pop(stage)
+    return out
+
+
+def ledger_rows(data_dir: Path) -> list[dict]:
+    """The network calls of the ledger (cache hits left out)."""
+    with sqlite3.connect(data_dir / LEDGER_FILE) as con:
+        con.row_factory = sqlite3.Row
+        return [dict(r) for r in con.execute("SELECT run_id, model_id, purpose FROM ledger WHERE cached = 0")]
+
+
+def chain_length(stage: str, purposes: list[str]) -> int:
+    """The longest chain of calls that must follow one another in one partition of a stage."""
+    per_purpose = Counter(purposes)  # a purpose with k rows is a call and its k-1 re-asks
+    if stage != "dialogue_turns":
+        return max(per_purpose.values(), default=0)
+    turns: dict[str, int] = defaultdict(int)
+    for purpose in purposes:
+        if purpose.startswith("simulate:"):  # simulate:<seed id>:<turn>; one per answered turn
+            seed_id, _, turn = purpose[len("simulate:"):].rpartition(":")
+            turns[seed_id] = max(turns[seed_id], int(turn))
+    return 2 * max(turns.values(), default=0)
+
+
+def stage_ideals(rows: list[dict], budgets: dict[str, int], latency_s: float) -> dict[tuple[str, str], tuple[int, float]]:
+    """(run id, stage) -> (network calls, latency-bound ideal in seconds)."""
+    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        stage = PURPOSE_STAGE.get(row["purpose"].split(":", 1)[0])
+        if stage is not None:
+            grouped[(row["run_id"], stage)].append(row)
+    out = {}
+    for key, group in grouped.items():
+        by_model = Counter(r["model_id"] for r in group)
+        waves = max(math.ceil(n / budgets[m]) for m, n in by_model.items())
+        chain = chain_length(key[1], [r["purpose"] for r in group])
+        out[key] = (len(group), max(waves, chain) * latency_s)
+    return out
+
+
+def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Measurement:
+    """One `eyt run --no-speech` against the bench server at `latency_s`, in a fresh data dir under workdir."""
+    data_dir = workdir / f"latency-{latency_s:g}"
+    data_dir.mkdir(parents=True)
+    with LatencyServer(latency_s) as server:
+        slate = bench_slate(settings, server.base_url)
+        slate_path = data_dir / "slate.yaml"
+        slate_path.write_text(yaml.safe_dump(slate, sort_keys=False))
+        env = {**os.environ, "EYT_DATA_DIR": str(data_dir), "DAGSTER_HOME": str(data_dir / "dagster_home"),
+               "EYT_SLATE": str(slate_path)}
+        command = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", "--no-speech",
+                   *([] if settings.reports else ["--no-reports"])]
+        started = time.monotonic()
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        wall = time.monotonic() - started
+        max_in_flight = server.max_in_flight
+    if done.returncode != 0:
+        raise RuntimeError(f"eyt run failed (exit {done.returncode}) at latency {latency_s:g} s:\n"
+                           f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    budgets = {m["id"]: m["max_concurrency"] for m in [slate["simulator"], *slate["targets"], *slate["judges"]]}
+    ideals = stage_ideals(ledger_rows(data_dir), budgets, settings.latency_s)
+    walls = step_times(data_dir / "dagster_home")
+    result = Measurement(latency_s=latency_s, total_wall_s=wall, max_in_flight=max_in_flight,
+                         stages={stage: StageFigures() for stage in STAGES})
+    for (run_id, stage), seconds in walls.items():
+        result.stages[stage].wall_s += seconds
+    for (run_id, stage), (calls, ideal) in ideals.items():
+        result.stages[stage].calls += calls
+        result.stages[stage].ideal_s += ideal
+    return result
+
+
+def table(slow: Measurement, fast: Measurement | None) -> str:
+    """The per-stage table: calls, wall time at each latency, latency part, ideal and the two ratios."""
+    lat = f"{slow.latency_s:g}s"
+    head = (f"{'stage':<24}{'calls':>7}{'wall@' + lat:>11}{'wall@0s':>10}{'lat. part':>11}{'ideal':>9}"
+            f"{'part/ideal':>12}{'wall/bound':>12}")
+    lines = [head, "-" * len(head)]
+
+    def line(name: str, calls: int, wall: float, wall0: float | None, ideal: float) -> str:
+        part = wall - wall0 if wall0 is not None else None
+        ratio = f"{part / ideal:.2f}x" if part is not None and ideal > 0 else "-"
+        bound = max(ideal, wall0 or 0.0)
+        return (f"{name:<24}{calls:>7}{wall:>10.2f}s{(f'{wall0:.2f}s' if wall0 is not None else '-'):>10}"
+                f"{(f'{part:.2f}s' if part is not None else '-'):>11}{ideal:>8.2f}s{ratio:>12}"
+                f"{(f'{wall / bound:.2f}x' if bound > 0 else '-'):>12}")
+
+    for stage in STAGES:
+        s = slow.stages[stage]
+        lines.append(line(stage, s.calls, s.wall_s, fast.stages[stage].wall_s if fast else None, s.ideal_s))
+    lines.append(line("whole (eyt run)", slow.total_calls, slow.total_wall_s, fast.total_wall_s if fast else None,
+                      slow.total_ideal_s))
+    return "\n".join(lines)
+
+
+def from_json(path: Path) -> tuple[Measurement, Measurement | None]:
+    """The measurements an earlier `eyt bench --json` wrote (to print them with this table)."""
+    runs = [Measurement(latency_s=r["latency_s"], total_wall_s=r["total_wall_s"], max_in_flight=r["max_in_flight"],
+                        stages={k: StageFigures(**v) for k, v in r["stages"].items()})
+            for r in json.loads(path.read_text())["runs"]]
+    return runs[0], (runs[1] if len(runs) > 1 else None)
+
+
+def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None = None,
+              json_out: Path | None = None) -> str:
+    """Both measurements and the report text (also written as JSON to json_out when given)."""
+    with tempfile.TemporaryDirectory(prefix="eyt-bench-") as tmp:
+        workdir = keep or Path(tmp)
+        slow = measure(settings, workdir, latency_s=settings.latency_s)
+        fast = measure(settings, workdir, latency_s=0.0) if zero else None
+    s = settings
+    text = (f"eyt bench: {len(s.pools)} pool(s) x {s.dialogues_per_pool} dialogues, t_max {s.t_max}, "
+            f"{s.targets} target(s), {s.judges} judge(s), max_concurrency {s.max_concurrency}, latency "
+            f"{s.latency_s:g} s (server held at most {slow.max_in_flight} requests at once)\n"
+            + table(slow, fast)
+            + "\nwall: Dagster step start to end, summed over partitions; ideal: latency x max(waves per endpoint, "
+              "longest dependent chain); part/ideal = (wall@L - wall@0) / ideal; wall/bound = wall@L / max(ideal, "
+              "wall@0) (docs/throughput.md)")
+    if json_out is not None:
+        json_out.write_text(json.dumps({
+            "settings": {**s.__dict__, "pools": list(s.pools)},
+            "runs": [{"latency_s": m.latency_s, "total_wall_s": m.total_wall_s, "max_in_flight": m.max_in_flight,
+                      "stages": {k: v.__dict__ for k, v in m.stages.items()}} for m in (slow, fast) if m],
+        }, indent=2))
+    return text

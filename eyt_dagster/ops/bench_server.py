@@ -1,0 +1,126 @@
+"""A localhost OpenAI-compatible chat server with a fixed latency, for `eyt bench` (stdlib only).
+
+POST /v1/chat/completions waits `latency_s`, then answers: a request whose response_format is json_schema
+gets a valid instance of that schema (drawn by eyt_dagster/ops/json_schema_draw.py, seeded by the request's
+messages and schema, so the same request always gets the same answer whatever the order of arrival); any
+other request gets a fixed sentence. Each request is served on its own thread, so the server never limits
+concurrency: what is measured is the client's schedule. `max_in_flight` tells the most requests it held at
+once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from eyt_dagster.ops.json_schema_draw import draw
+
+CHAT_PATH = "/v1/chat/completions"
+PLAIN_REPLY = "That sounds hard; tell me more about what happened, and we can look at it together."
+
+
+def answer(request: dict[str, Any]) -> str:
+    """The assistant content for one chat request."""
+    response_format = request.get("response_format") or {}
+    if response_format.get("type") != "json_schema":
+        return PLAIN_REPLY
+    spec = response_format["json_schema"]
+    digest = hashlib.sha256(json.dumps([request.get("messages"), spec], sort_keys=True).encode()).hexdigest()
+    return json.dumps(draw(spec["schema"], random.Random(digest)), ensure_ascii=False)
+
+
+def completion(content: str, model: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-bench-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": len(content.split()),
+                  "total_tokens": 10 + len(content.split())},
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: LatencyServer
+    protocol_version = "HTTP/1.1"  # keep-alive, like a real server behind the SDK's connection pool
+    # headers and body go out in two writes; with Nagle's algorithm on, the client's delayed ACK holds the
+    # second one ~40 ms, which would add that much "latency" to every request
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - no access log
+        return
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.rstrip("/") != CHAT_PATH:
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+            return
+        self.server.enter()
+        try:
+            if self.server.latency_s:
+                time.sleep(self.server.latency_s)
+            reply = completion(answer(body), str(body.get("model", "")))
+        finally:
+            self.server.leave()
+        self._send(200, reply)
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+class LatencyServer(ThreadingHTTPServer):
+    """The running server; `base_url` for the slate, `requests` and `max_in_flight` for the report."""
+
+    daemon_threads = True
+    request_queue_size = 512
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.latency_s = latency_s
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def enter(self) -> None:
+        with self._lock:
+            self.requests += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def __enter__(self) -> LatencyServer:
+        self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), name="bench-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,419 @@
+"""`eyt`: run the benchmark through the Dagster instance from a terminal or cron.
+
+    eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
+    eyt run --target T      only that target's partitions (plus the pools they read and the reports)
+    eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
+    eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
+    eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
+    eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
+    eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
+    eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
+    eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
+    eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse (--out DIR)
+    eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
+    eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
+    eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
+    eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
+
+Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them.
+Exit status is non-zero when any run fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+from pathlib import Path
+import sys
+import time
+
+from eyt_dagster.core.slate import SlateError, load_slate, slate_path_from_env
+from eyt_dagster.ops.dead_runs import mark_dead_runs
+from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
+from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
+from eyt_dagster.ops.run_plan import eyt_runs
+from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
+from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    slate = load_slate(slate_path_from_env())
+    ensure_dagster_home()
+    instance = DagsterInstance.get()
+    report_dead_runs(instance)
+    register_targets(instance, slate)
+    unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
+    if unknown:
+        print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
+        return 2
+    targets = [t.id for t in slate.eyt_targets if not args.target or t.id in args.target]
+    speech_targets = [t.id for t in slate.speech_targets if not args.target or t.id in args.target]
+    pools = args.pool or list(slate.pools)
+    wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
+    if wrong:
+        print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
+        return 2
+    print(f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
+          f"SpeechEQ targets {speech_targets}")
+    started = time.monotonic()
+    runs = eyt_runs(pools, targets, reports=not args.no_reports, subscales=args.subscale or sorted(SUBSCALES),
+                    speech_targets=speech_targets, speech=not args.no_speech)
+    ok = execute_runs(instance, runs, args.parallel)
+    print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
+    if ok and not args.no_reports:
+        _print_leaderboard()
+    if ok and not args.no_speech:
+        _print_speech_summary()
+    return 0 if ok else 1
+
+
+def _parallel(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--parallel must be at least 1, got {value}")
+    return value
+
+
+def report_dead_runs(instance) -> None:  # noqa: ANN001 - DagsterInstance
+    """Mark the runs whose process on this host is gone as failed (eyt_dagster/ops/dead_runs.py) and say so."""
+    for line in mark_dead_runs(instance):
+        print(f"marked failed: {line}")
+
+
+def _print_leaderboard() -> None:
+    from eyt_dagster.core.baseline_flags import BASELINE_KIND
+    from resources.warehouse import connect
+
+    with connect() as con:
+        board = con.execute(
+            "SELECT pool, target, is_baseline, n_dialogues, round(explicit_acc, 3) AS explicit_acc, "
+            "round(emotion_acc, 3) AS emotion_acc, round(drift, 3) AS drift, round(ficr, 3) AS ficr, "
+            "round(satisfaction, 1) AS sat, round(empathy, 1) AS empathy, round(persona, 1) AS persona, "
+            "round(anthropomorphic, 1) AS anthro, round(mean_turns, 2) AS turns "
+            "FROM dialogue.leaderboard ORDER BY pool, target"
+        ).df()
+    print(board.to_string(index=False))
+    if board["is_baseline"].any():
+        print(f"\nis_baseline = True marks an {BASELINE_KIND}: a reference point, not a model's evaluation.")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from eyt_dagster.core.prompts import PROMPT_KEYS, SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
+    from eyt_dagster.reporting.report_commands import report_html
+    from eyt_dagster.reporting.html_report import write_report
+    from resources.warehouse import prepare, warehouse_path
+
+    slate_path = slate_path_from_env()
+    slate = load_slate(slate_path)  # a broken slate fails here with the field named
+    if not warehouse_path().exists():
+        print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
+        return 2
+    prepare(warehouse_path())
+    hashes = {key: prompt_hash(key) for key in PROMPT_KEYS}
+    hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
+    html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
+    print(f"wrote {write_report(args.out, html)}")
+    return 0
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    from eyt_dagster.reporting.report_commands import write_paper_tables
+    from resources.warehouse import warehouse_path
+
+    slate = load_slate(slate_path_from_env())
+    if not warehouse_path().exists():
+        print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
+        return 2
+    for path in write_paper_tables(warehouse_path(), slate, Path(args.out), args.format):
+        print(f"wrote {path}")
+    return 0
+
+
+def _print_speech_summary() -> None:
+    import duckdb
+
+    from resources.warehouse import connect
+
+    with connect() as con:
+        summary = con.execute(
+            "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
+            "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
+        ).df()
+        generators = ", ".join(r[0] for r in con.execute("SELECT DISTINCT generator FROM speech.scenarios").fetchall())
+    print(f"\nSpeechEQ items (text generator: {generators}; 'template-baseline' is an embedded baseline):")
+    print(summary.to_string(index=False))
+    try:
+        with connect() as con:
+            board = con.execute(
+                "SELECT condition, target, is_baseline, n_items, round(acc1, 3) AS acc1, round(acc2, 3) AS acc2, "
+                "round(acc_traj, 3) AS acc_traj, round(seq, 1) AS seq, in_seq_cohort AS in_cohort, "
+                "round(parse_failure_rate, 3) AS parse_fail, round(mean_latency_s, 4) AS latency_s, seq_cohort, "
+                "seq_cohort_kind FROM speech.seq_leaderboard ORDER BY condition, seq DESC"
+            ).df()
+    except duckdb.CatalogException:
+        return
+    from eyt_dagster.speech_eq.seq_tables import seq_cohort_note
+
+    print("\nSpeechEQ forced choice (chance = 0.5 / 0.5 / 0.25). SEQ is relative to each condition's cohort:")
+    print(seq_cohort_note(board))
+    print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False))
+    if board["is_baseline"].any():
+        print("\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
+              "evaluation.")
+
+
+def cmd_speech_export(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from eyt_dagster.speech_eq.release_format import item_from_rows
+    from resources.data_paths import resolve_path_columns
+    from resources.speech_release import write_released
+    from resources.warehouse import connect, data_dir
+
+    try:
+        with connect() as con:
+            rows = con.execute("SELECT * FROM speech.eq_items ORDER BY subscale, dataset_id").df()
+    except (duckdb.CatalogException, duckdb.IOException):
+        print("eyt: no speech.eq_items table yet; run `eyt run` (or the speech_build job) first", file=sys.stderr)
+        return 2
+    rows = resolve_path_columns(rows, data_dir())  # clip paths are stored relative to the data directory
+    written = write_released([item_from_rows(row) for row in rows.to_dict("records")], Path(args.dir))
+    print(f"wrote {len(written)} item folder(s) under {args.dir}")
+    return 0
+
+
+def _scope(args: argparse.Namespace):  # noqa: ANN202
+    """Which assets `eyt refresh` considers: everything, or EYT-Bench only (--no-speech)."""
+    return (lambda asset: not asset.startswith("speech/")) if args.no_speech else (lambda asset: True)
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    slate = load_slate(slate_path_from_env())
+    ensure_dagster_home()
+    instance = DagsterInstance.get()
+    report_dead_runs(instance)
+    added = register_targets(instance, slate)
+    if added:
+        print(f"registered new target partition(s): {added}")
+    return refresh(instance, _scope(args), slate_keys(slate), dry_run=args.dry_run, backfill=args.backfill,
+                   forced=None if args.reports else set(), reason="--reports", slate=slate, parallel=args.parallel)
+
+
+def cmd_remove_target(args: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    from eyt_dagster.ops import refresh_plan as ops
+    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
+
+    target = args.id
+    ensure_dagster_home()
+    instance = DagsterInstance.get()
+    sets = [name for name in TARGET_PARTITION_SETS.values() if instance.has_dynamic_partition(name, target)]
+    tables = [t for t in tables_with_target(target) if t[2]]
+    if not sets and not tables:
+        print(f"eyt: '{target}' is no target partition and has no rows in the warehouse; nothing to delete",
+              file=sys.stderr)
+        return 2
+    try:
+        in_slate = target in {t.id for t in load_slate(slate_path_from_env()).targets}
+    except SlateError:
+        in_slate = False
+    if in_slate and not args.force:
+        print(f"eyt: '{target}' is still in the slate {slate_path_from_env()}: remove it there first (or pass "
+              f"--force; the next `eyt run` / `eyt refresh` would register and evaluate it again)", file=sys.stderr)
+        return 2
+    print(f"target '{target}': partition key in {sets or 'no partition set'}; rows in "
+          f"{', '.join(f'{s}.{t} ({n})' for s, t, n in tables) or 'no table'}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("eyt: not a terminal, so no confirmation can be asked: pass --yes to delete", file=sys.stderr)
+            return 2
+        answer = input(f"Delete target '{target}' and all its rows? This cannot be undone [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing deleted")
+            return 1
+    for schema, table, _ in tables:
+        deleted = delete_target_rows(target, f"{schema}.{table}")
+        print(f"  deleted {deleted:>6} row(s) from {schema}.{table}")
+    wiped, unsupported = 0, []
+    materialised = target_partitions(instance, sets, target)
+    affected = {key.to_user_string() for key in materialised} | {f"{s}/{t}" for s, t, _ in tables}
+    for key, partitions in materialised.items():
+        try:
+            instance.wipe_asset_partitions(key, partitions)
+            wiped += len(partitions)
+        except NotImplementedError:
+            unsupported.append(key.to_user_string())
+    for name in sets:
+        instance.delete_dynamic_partition(name, target)
+        print(f"  deleted partition key '{target}' from the dynamic partitions '{name}'")
+    if wiped:
+        print(f"  wiped the materialisation records of {wiped} asset partition(s)")
+    if unsupported:
+        print(f"  kept the materialisation records of {', '.join(unsupported)}: this instance's event log storage "
+              f"cannot wipe single partitions (the runs stay in the history). Re-adding the id '{target}' later "
+              f"would look materialised to Dagster; rebuild it then with `eyt run --target {target}`.")
+    if args.no_reports:
+        print("the report tables still include the target: recompute them with `eyt refresh --reports`")
+        return 0
+    try:
+        keys = slate_keys(load_slate(slate_path_from_env()))
+    except SlateError as exc:
+        print(f"eyt: the reports were not recomputed ({exc}); fix the slate, then run `eyt refresh --reports`",
+              file=sys.stderr)
+        return 1
+    print("recomputing the reports that read the target:")
+    return refresh(instance, lambda asset: True, keys, forced=ops.descendants(affected, asset_parents()),
+                   reason=f"target {target} was removed", only_forced=True)
+
+
+def cmd_migrate(_: argparse.Namespace) -> int:
+    import logging
+
+    from resources.warehouse import prepare, warehouse_path
+
+    logging.basicConfig(level=logging.INFO, format="  %(message)s")
+    if prepare(warehouse_path(), logging.getLogger("eyt")):
+        print(f"{warehouse_path()}: views over {warehouse_path().parent / 'warehouse'} are current")
+        return 0
+    print(f"eyt: {warehouse_path()} is open in another process (a `duckdb` shell, a notebook): close it and run "
+          f"`eyt migrate` again", file=sys.stderr)
+    return 1
+
+
+def cmd_register(_: argparse.Namespace) -> int:
+    from dagster import DagsterInstance
+
+    ensure_dagster_home()
+    new = register_targets(DagsterInstance.get())
+    print(f"registered {len(new)} new target partition(s): {new}" if new else "all slate targets are registered")
+    return 0
+
+
+def cmd_env(_: argparse.Namespace) -> int:
+    home = ensure_dagster_home()
+    print(f"export DAGSTER_HOME={home}")
+    print(f"export EYT_SLATE={slate_path_from_env()}")
+    return 0
+
+
+def cmd_dev(args: argparse.Namespace) -> int:
+    ensure_dagster_home()
+    command = ["dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
+    return subprocess.call(command, cwd=PROJECT_ROOT)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from eyt_dagster.ops.bench import BenchSettings, run_bench
+
+    settings = BenchSettings(latency_s=args.latency, pools=tuple(args.pool or BenchSettings.pools),
+                             dialogues_per_pool=args.dialogues, t_max=args.t_max, targets=args.targets,
+                             judges=args.judges, max_concurrency=args.concurrency, reports=args.reports)
+    print(run_bench(settings, zero=not args.no_zero, keep=Path(args.keep) if args.keep else None,
+                    json_out=Path(args.json) if args.json else None))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="eyt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="materialise the EYT graph for the slate")
+    run.add_argument("--target", action="append", help="only this target (repeatable)")
+    run.add_argument("--pool", action="append", help="only this pool (repeatable)")
+    run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
+    run.add_argument("--no-speech", action="store_true", help="skip building the SpeechEQ items")
+    run.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
+    run.add_argument("--parallel", type=_parallel, default=DEFAULT_PARALLEL, metavar="N",
+                     help=f"run up to N independent partition runs at once, each in a worker process (default "
+                          f"{DEFAULT_PARALLEL}; 1: one after another in this process); see docs/operations.md")
+    run.set_defaults(func=cmd_run)
+    report = sub.add_parser("report", help="write a self-contained HTML report")
+    report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
+    report.set_defaults(func=cmd_report)
+    tables = sub.add_parser("tables", help="write the papers' tables from the warehouse (LaTeX, Markdown or CSV)")
+    tables.add_argument("--format", choices=("latex", "markdown", "csv"), default="markdown")
+    tables.add_argument("--out", default="eyt_tables", help="output folder (default eyt_tables)")
+    tables.set_defaults(func=cmd_tables)
+    export = sub.add_parser("speech-export", help="write SpeechEQ items in the released layout")
+    export.add_argument("dir", help="output directory")
+    export.set_defaults(func=cmd_speech_export)
+    refresh = sub.add_parser(
+        "refresh", help="materialise exactly the missing and stale partitions",
+        description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
+                    "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
+                    "per job and partition key, in dependency order, up to --parallel at once: no daemon needed. First it "
+                    "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
+                    "target added to the slate shows up as missing partitions) and records the settings of every "
+                    "target and pool that changed (their partitions show up as stale, with the settings named). "
+                    "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).")
+    refresh.add_argument("--dry-run", action="store_true",
+                         help="only list the partitions and the runs it would launch (it still does the first steps)")
+    refresh.add_argument("--backfill", action="store_true",
+                         help="submit the partitions as one Dagster asset backfill (launchPartitionBackfill) instead "
+                              "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "
+                              "`dagster-daemon run -w workspace.yaml` with the same DAGSTER_HOME")
+    refresh.add_argument("--no-speech", action="store_true", help="only EYT-Bench assets (leave SpeechEQ alone)")
+    refresh.add_argument("--parallel", type=_parallel, default=DEFAULT_PARALLEL, metavar="N",
+                         help=f"run up to N independent runs at once, each in a worker process (default "
+                              f"{DEFAULT_PARALLEL}; 1: one after another in this process)")
+    refresh.add_argument("--reports", action="store_true",
+                         help="also recompute every report (unpartitioned asset), stale or not")
+    refresh.set_defaults(func=cmd_refresh)
+    remove = sub.add_parser(
+        "remove-target", help="delete a target's partitions and warehouse rows",
+        description="Delete a target for good (removing it from the slate keeps its history): its key in the "
+                    "dynamic partitions `targets` / `speech_targets`, its rows in every warehouse table with a "
+                    "`target` column and, where the instance's storage allows it, its partitions' materialisation "
+                    "records; then recompute the reports that read it. Asks for confirmation on a terminal.")
+    remove.add_argument("id", help="the target id (its partition key)")
+    remove.add_argument("--yes", action="store_true", help="do not ask for confirmation (required without a terminal)")
+    remove.add_argument("--force", action="store_true", help="delete even though the slate still lists the target")
+    remove.add_argument("--no-reports", action="store_true", help="do not recompute the reports afterwards")
+    remove.set_defaults(func=cmd_remove_target)
+    sub.add_parser(
+        "migrate", help="move an older warehouse's tables into Parquet files; re-point the views after a move",
+        description="Export every real table of an older eyt.duckdb into the Parquet layout under "
+                    "<data dir>/warehouse (one file per partition, every row kept) and replace it by a view; and "
+                    "re-create any view that is missing or still points at the data directory's old location. "
+                    "Every run and every eyt command does the same when it starts; see docs/storage.md.",
+    ).set_defaults(func=cmd_migrate)
+    sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
+    sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
+    bench = sub.add_parser(
+        "bench", help="measure how close a run comes to the latency bound, per stage",
+        description="Start a localhost OpenAI-compatible server answering after --latency seconds, put every "
+                    "EYT-Bench role on it (each model with --concurrency as max_concurrency), run `eyt run "
+                    "--no-speech` in a fresh data dir, then again at latency 0, and print per stage: network calls, "
+                    "wall times, the part the latency adds, the latency-bound ideal and the ratio. See "
+                    "docs/throughput.md.")
+    bench.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per request (0.2)")
+    bench.add_argument("--pool", action="append", help="a fixture pool (repeatable; default both)")
+    bench.add_argument("--dialogues", type=int, default=16, help="dialogues_per_pool (16)")
+    bench.add_argument("--t-max", type=int, default=10, help="t_max (10)")
+    bench.add_argument("--targets", type=int, default=1, help="remote targets (1)")
+    bench.add_argument("--judges", type=int, default=1, help="remote judges (1)")
+    bench.add_argument("--concurrency", type=int, default=32, help="max_concurrency of every model (32)")
+    bench.add_argument("--reports", action="store_true", help="also materialise the reports (no model calls)")
+    bench.add_argument("--no-zero", action="store_true", help="skip the run at latency 0")
+    bench.add_argument("--keep", help="keep the data dirs (latency-*) under this directory")
+    bench.add_argument("--json", help="also write the figures to this JSON file")
+    bench.set_defaults(func=cmd_bench)
+    dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")
+    dev.add_argument("--port", type=int, default=3000)
+    dev.set_defaults(func=cmd_dev)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SlateError as exc:
+        print(f"eyt: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

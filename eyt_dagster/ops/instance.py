@@ -1,0 +1,49 @@
+"""Where the Dagster instance lives: $EYT_DATA_DIR/dagster_home, holding a link to the repo's dagster.yaml.
+
+`dagster dev` otherwise makes a throw-away instance, so runs would not persist; `eyt` sets DAGSTER_HOME
+for itself and prints the line to export for other Dagster commands.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
+from eyt_dagster.partitions import TARGETS_PARTITION
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
+
+
+def ensure_dagster_home() -> Path:
+    """Create DAGSTER_HOME (default $EYT_DATA_DIR/dagster_home) with dagster.yaml linked in; export it."""
+    home = Path(os.environ.get("DAGSTER_HOME") or Path(os.environ.get("EYT_DATA_DIR") or "data") / "dagster_home")
+    home = home.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    link = home / "dagster.yaml"
+    if not link.exists() and INSTANCE_YAML.exists():
+        link.symlink_to(INSTANCE_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+# benchmark -> the dynamic partitions set of its targets
+TARGET_PARTITION_SETS: dict[Literal["eyt_bench", "speech_eq"], str] = {
+    "eyt_bench": TARGETS_PARTITION, "speech_eq": SPEECH_TARGETS_PARTITION}
+
+
+def register_targets(instance, slate: Slate | None = None) -> list[str]:  # noqa: ANN001 - DagsterInstance
+    """Add every slate target as a key of its benchmarks' dynamic target partitions (`targets` for EYT-Bench,
+    `speech_targets` for SpeechEQ); return the new keys as 'set:id'."""
+    slate = slate or load_slate(slate_path_from_env())
+    added = []
+    for benchmark, name in TARGET_PARTITION_SETS.items():
+        existing = set(instance.get_dynamic_partitions(name))
+        new = [t.id for t in slate.targets_of(benchmark) if t.id not in existing]
+        if new:
+            instance.add_dynamic_partitions(name, new)
+            added += [f"{name}:{key}" for key in new]
+    return added

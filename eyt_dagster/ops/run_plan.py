@@ -1,0 +1,135 @@
+"""Running a list of runs that depend on each other, several at once (what `eyt run` and `eyt refresh` do).
+
+Pure scheduling over plain data: `run_all` takes the runs (each naming the earlier runs whose output it reads)
+and a `launch` callable, and starts every run whose inputs are done as soon as a slot is free, at most
+`parallel` at once. Two runs with the same `exclusive` key (a target id: the cells of one target in several
+pools call the same endpoint) never run at the same time, so a target's `max_concurrency` is what its endpoint
+gets in total. A partitioned run whose input run failed is skipped; a report still runs over the partitions that
+exist. The launcher (a worker process per slot) is in eyt_dagster/ops/launch.py; see docs/operations.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+
+OK, FAILED, SKIPPED = "ok", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One job run: its tags (the partition), the assets it selects (empty: the whole job), the indexes of the
+    earlier runs it reads from, and a key no other run may hold while it runs (None: no such key).
+    `needs_all_inputs` False: it runs even when an input run failed (a report over the partitions that exist)."""
+
+    job: str
+    tags: dict[str, str] = field(default_factory=dict)
+    label: str = ""
+    assets: tuple[str, ...] = ()
+    after: tuple[int, ...] = ()
+    exclusive: str | None = None
+    needs_all_inputs: bool = True
+
+
+def check_order(runs: Sequence[Run]) -> None:
+    """Each run may only wait for earlier runs (so the list is a valid order and holds no cycle)."""
+    for i, run in enumerate(runs):
+        wrong = [j for j in run.after if not 0 <= j < i]
+        if wrong:
+            raise ValueError(f"run {i} ({run.label or run.job}) waits for {wrong}: only earlier runs can be waited for")
+
+
+def run_all(runs: Sequence[Run], start: Callable[[int, Run], Future], parallel: int,
+            on_skip: Callable[[int, Run], None] = lambda i, run: None) -> dict[int, str]:
+    """Start the runs through `start(index, run)` (which returns a Future of True on success), at most
+    `parallel` at once, each once all its `after` runs have ended and no running run holds its `exclusive`
+    key; return index -> OK / FAILED / SKIPPED. A run whose `after` holds a failed or skipped run is skipped
+    (unless it does not `needs_all_inputs`) (reported through `on_skip`). A future that raises counts as a failure."""
+    if parallel < 1:
+        raise ValueError(f"parallel must be at least 1, got {parallel}")
+    check_order(runs)
+    outcome: dict[int, str] = {}
+    running: dict[Future, int] = {}
+    waiting = list(range(len(runs)))
+    while waiting or running:
+        changed = True
+        while changed and len(running) < parallel:
+            changed = False
+            held = {runs[i].exclusive for i in running.values()} - {None}
+            for i in list(waiting):
+                if len(running) >= parallel:
+                    break
+                run = runs[i]
+                if not all(j in outcome for j in run.after):
+                    continue
+                if run.needs_all_inputs and any(outcome[j] != OK for j in run.after):
+                    waiting.remove(i)
+                    outcome[i] = SKIPPED
+                    on_skip(i, run)
+                    changed = True
+                    continue
+                if run.exclusive is not None and run.exclusive in held:
+                    continue
+                waiting.remove(i)
+                running[start(i, run)] = i
+                held.add(run.exclusive)
+        if not running:
+            if waiting:  # cannot happen with check_order; guards against a silent endless loop
+                raise RuntimeError(f"runs {waiting} can never start")
+            break
+        done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+        for future in done:
+            i = running.pop(future)
+            try:
+                outcome[i] = OK if future.result() else FAILED
+            except Exception:  # noqa: BLE001 - a launcher that crashed is a failed run, reported by the caller
+                outcome[i] = FAILED
+    return outcome
+
+
+def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = True, subscales: Sequence[str] = (),
+             speech_targets: Sequence[str] = (), speech: bool = True) -> list[Run]:
+    """The runs of `eyt run`, in an order that is also a valid one-after-another order: each pool, each target x
+    pool cell (after its pool; one cell of a target at a time), the EYT reports (after every cell), each
+    subscale's SpeechEQ items, each speech target's choices (after every subscale, one run per target), the
+    build report (after the subscales) and the SEQ reports (after the choices)."""
+    from eyt_dagster.partitions import partition_tags
+
+    runs: list[Run] = []
+    pool_run = {}
+    for pool in pools if targets else []:
+        pool_run[pool] = len(runs)
+        runs.append(Run("eyt_pools", {"dagster/partition": pool}, f"eyt_pools [{pool}]"))
+    cells = []
+    for target in targets:
+        for pool in pools:
+            cells.append(len(runs))
+            runs.append(Run("eyt_dialogues", partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]",
+                            after=(pool_run[pool],), exclusive=f"target:{target}"))
+    if reports:
+        runs.append(Run("eyt_reports", label="eyt_reports", after=tuple(pool_run.values()) + tuple(cells),
+                        needs_all_inputs=False))
+    if not speech:
+        return _with_unified(runs, reports)
+    built = []
+    for slug in subscales:
+        built.append(len(runs))
+        runs.append(Run("speech_build", {"dagster/partition": slug}, f"speech_build [{slug}]"))
+    evaluated = []
+    for target in speech_targets:
+        evaluated.append(len(runs))
+        runs.append(Run("speech_eval", {"dagster/partition": target}, f"speech_eval [{target}]", after=tuple(built),
+                        exclusive=f"speech_target:{target}", needs_all_inputs=False))
+    runs.append(Run("speech_reports", label="speech_reports", after=tuple(built), needs_all_inputs=False))
+    if speech_targets:
+        runs.append(Run("seq_reports", label="seq_reports", after=tuple(evaluated), needs_all_inputs=False))
+    return _with_unified(runs, reports)
+
+
+def _with_unified(runs: list[Run], reports: bool) -> list[Run]:
+    """The runs, then (with reports) the model cards and paper tables, which read both benchmarks' reports."""
+    if reports:
+        runs.append(Run("unified_reports", label="unified_reports", after=tuple(range(len(runs))),
+                        needs_all_inputs=False))
+    return runs

@@ -1,0 +1,1 @@
+"""The shareable HTML report: its sections and the figures (no Dagster)."""

@@ -1,0 +1,476 @@
+"""The tables the two papers report, rebuilt from the warehouse's report tables and written as LaTeX, Markdown or
+CSV (`eyt tables`, and the `reports/paper_tables` asset). See docs/reports.md.
+
+Each table is a frame of display strings, so every format shows the same cells: numbers at a fixed number of
+decimals per column, a point estimate with an interval as `mean [low, high]`, a missing value as an en dash,
+and an embedded baseline's name followed by a dagger. Rows are sorted (models before baselines, then by name),
+no timestamp is written, and each file ends with a provenance footnote (slate, seed, prompt hashes, code
+version), so the same warehouse gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
+from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET, conditioning_table
+from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
+
+FORMATS = {"latex": ".tex", "markdown": ".md", "csv": ".csv"}
+TABLES_VERSION = "1"  # bump when a table's layout changes
+DASH = "\u2013"
+DAGGER = "\u2020"
+BASELINE_FOOTNOTE = f"{DAGGER} embedded rule-based baseline: a reference point, not an evaluation of a language model."
+POOL_LABELS = {"nemotron_usa": "Nemo.", "personamem_v2": "PM"}
+# metric -> (column label, decimals): shares at 3 decimals, 0-100 scores at 1
+EYT_LABELS = {"explicit_acc": ("Exp.", 3), "latent_acc": ("Lat.", 3), "emotion_acc": ("Emo.", 3),
+              "emotion_macro_f1": ("Emo. F1", 3), "drift": ("Drift\u2193", 3), "ficr": ("FICR", 3),
+              "satisfaction": ("Sat.", 1), "empathy": ("Emp.", 1), "persona": ("Per.", 1),
+              "anthropomorphic": ("Ant.", 1), "directional_alignment": ("Dir. align", 3),
+              "mean_turns": ("Turns", 2)}
+OBJECTIVE = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr")
+SUBJECTIVE = ("empathy", "persona", "anthropomorphic")
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    name: str
+    caption: str
+    cells: pd.DataFrame  # display strings, first column the row label
+
+
+def num(value: object, decimals: int) -> str:
+    """A number at fixed decimals (negative zero shown as zero), or an en dash when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
+        return DASH
+    text = f"{float(value):.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def interval(value: object, low: object, high: object, decimals: int) -> str:
+    """`mean [low, high]`; the bare mean when the interval is missing."""
+    if num(low, decimals) == DASH or num(high, decimals) == DASH or num(value, decimals) == DASH:
+        return num(value, decimals)
+    return f"{num(value, decimals)} [{num(low, decimals)}, {num(high, decimals)}]"
+
+
+def model_label(target: object, is_baseline: object) -> str:
+    return f"{target} {DAGGER}" if bool(is_baseline) and not pd.isna(is_baseline) else str(target)
+
+
+def _ordered(df: pd.DataFrame, flag: str = "is_baseline", by: tuple[str, ...] = ("target",)) -> pd.DataFrame:
+    """Models first, then baselines, each sorted by `by` (a deterministic order)."""
+    if df.empty:
+        return df
+    key = df[flag].fillna(False).astype(bool) if flag in df else pd.Series(False, index=df.index)
+    return df.assign(_b=key.to_numpy()).sort_values(["_b", *by], kind="mergesort").drop(columns="_b")
+
+
+def _frame(rows: list[dict[str, str]], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=columns).fillna(DASH)
+
+
+# ------------------------------------------------------------------------------------------------ EYT-Bench
+
+
+def _pools(board: pd.DataFrame) -> list[str]:
+    present = set(board["pool"]) if len(board) else set()
+    return [p for p in POOLS if p in present]
+
+
+def _per_pool(t: dict[str, pd.DataFrame], metrics: tuple[str, ...]) -> pd.DataFrame:
+    """Paper Tables 3-4: one row per target, each pool's metrics with their intervals."""
+    board, intervals = t["dialogue.leaderboard"], t["dialogue.leaderboard_intervals"]
+    pools = _pools(board)
+    columns = ["Model"] + [f"{POOL_LABELS.get(p, p)} {EYT_LABELS[m][0]}" for p in pools for m in metrics]
+    bounds = intervals.set_index(["target", "pool", "metric"]) if len(intervals) else pd.DataFrame()
+    rows = []
+    firsts = _ordered(board.drop_duplicates("target")) if len(board) else board
+    for rec in firsts.to_dict("records"):
+        row = {"Model": model_label(rec["target"], rec["is_baseline"])}
+        for p in pools:
+            cell = board[(board["target"] == rec["target"]) & (board["pool"] == p)]
+            for m in metrics:
+                label, d = EYT_LABELS[m]
+                key = (rec["target"], p, m)
+                if cell.empty:
+                    continue
+                low, high = (bounds.loc[key, ["ci_low", "ci_high"]] if len(bounds) and key in bounds.index
+                             else (math.nan, math.nan))
+                row[f"{POOL_LABELS.get(p, p)} {label}"] = interval(cell[m].iloc[0], low, high, d)
+        rows.append(row)
+    return _frame(rows, columns)
+
+
+def eyt_objective(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    return _per_pool(t, OBJECTIVE)
+
+
+def eyt_subjective(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    return _per_pool(t, SUBJECTIVE)
+
+
+def persona_sources(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Paper Table 5: family means per pool and the shift from the first pool to the second."""
+    df = t["dialogue.persona_source_comparison"]
+    metrics = [m for m in ("explicit_acc", "latent_acc", "drift", "ficr", *SUBJECTIVE)]
+    columns = ["Family", "Pool"] + [EYT_LABELS[m][0] for m in metrics]
+    if df.empty:
+        return _frame([], columns)
+    rows = []
+    flags = df.groupby("family")["is_baseline_family"].any() if "is_baseline_family" in df else {}
+    for family in _ordered(pd.DataFrame({"family": sorted(df["family"].unique()),
+                                         "is_baseline": [bool(flags.get(f, False)) for f in
+                                                         sorted(df["family"].unique())]}), by=("family",))["family"]:
+        part = df[df["family"] == family].set_index("metric")
+        for column in (*POOLS, "shift"):
+            if column not in part.columns:
+                continue
+            row = {"Family": model_label(family, flags.get(family, False)),
+                   "Pool": POOL_LABELS.get(column, "shift")}
+            for m in metrics:
+                if m in part.index:
+                    row[EYT_LABELS[m][0]] = num(part.loc[m, column], EYT_LABELS[m][1])
+            rows.append(row)
+    return _frame(rows, columns)
+
+
+def thinking(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Paper Table 7: think, non-think and their difference per pair and pool; `*` marks a highlighted delta."""
+    df = t["dialogue.thinking_ablation"]
+    metrics = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr", *SUBJECTIVE)
+    columns = ["Pair", "Pool", "Row"] + [EYT_LABELS[m][0] for m in metrics]
+    if df.empty:
+        return _frame([], columns)
+    rows = []
+    for (pair, pool), part in df.sort_values(["pair", "pool"]).groupby(["pair", "pool"], sort=False):
+        part = part.set_index("metric")
+        think, non_think = part["think_target"].iloc[0], part["non_think_target"].iloc[0]
+        for kind, label in (("think", f"think: {think}"), ("non_think", f"non-think: {non_think}"),
+                            ("delta", "\u0394 (think - non-think)")):
+            row = {"Pair": pair, "Pool": POOL_LABELS.get(pool, pool), "Row": label}
+            for m in metrics:
+                if m in part.index:
+                    text = num(part.loc[m, kind], EYT_LABELS[m][1])
+                    if kind == "delta" and bool(part.loc[m, "highlighted"]):
+                        text += "*"
+                    row[EYT_LABELS[m][0]] = text
+            rows.append(row)
+    return _frame(rows, columns)
+
+
+def warmup(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Paper Table 8: weighted Empathy at each alpha of the sweep per pool, and early minus late raw Empathy."""
+    df = t["dialogue.alpha_sensitivity"]
+    pools = _pools(df) if len(df) else []
+    alphas = [a for a in ALPHA_SWEEP]
+    columns = (["Model"] + [f"{POOL_LABELS.get(p, p)} Emp. a={a:.2f}" for p in pools for a in alphas]
+               + [f"{POOL_LABELS.get(p, p)} Early-Late" for p in pools])
+    if df.empty:
+        return _frame([], columns)
+    emp = df[df["dimension"] == "empathy"].assign(alpha=lambda x: x["alpha"].round(4))
+    rows = []
+    for rec in _ordered(emp.drop_duplicates("target")).to_dict("records"):
+        row = {"Model": model_label(rec["target"], rec["is_baseline"])}
+        for p in pools:
+            part = emp[(emp["target"] == rec["target"]) & (emp["pool"] == p)].set_index("alpha")
+            for a in alphas:
+                if round(a, 4) in part.index:
+                    row[f"{POOL_LABELS.get(p, p)} Emp. a={a:.2f}"] = num(part.loc[round(a, 4), "weighted"], 1)
+            if len(part):
+                row[f"{POOL_LABELS.get(p, p)} Early-Late"] = num(part["warmup_delta"].iloc[0], 1)
+        rows.append(row)
+    return _frame(rows, columns)
+
+
+def cross_judge(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Paper Tables 9 / 14: replacement minus primary judges on the subsample (0-100 scores)."""
+    df = t["dialogue.cross_judge_ablation"]
+    columns = ["Metric", "Primary", "Replacement", "\u0394", "mean |\u0394|"]
+    if df.empty:
+        return _frame([], columns)
+    score = df[df["kind"] == "score"].sort_values("metric")
+    rows = [{"Metric": r["metric"], "Primary": num(r["primary"], 1), "Replacement": num(r["replacement"], 1),
+             "\u0394": num(r["delta"], 1), "mean |\u0394|": num(r["mean_abs_delta"], 1)}
+            for r in score.to_dict("records")]
+    return _frame(rows, columns)
+
+
+def trajectory(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Paper Table 13: trajectory metrics per target and pool, with their intervals."""
+    df, intervals = t["dialogue.trajectory"], t["dialogue.leaderboard_intervals"]
+    metrics = ("drift", "directional_alignment", "ficr", "satisfaction", "mean_turns")
+    columns = ["Model", "Pool"] + [EYT_LABELS[m][0] for m in metrics]
+    if df.empty:
+        return _frame([], columns)
+    bounds = intervals.set_index(["target", "pool", "metric"]) if len(intervals) else pd.DataFrame()
+    rows = []
+    for rec in _ordered(df, by=("pool", "target")).to_dict("records"):
+        row = {"Model": model_label(rec["target"], rec["is_baseline"]), "Pool": POOL_LABELS.get(rec["pool"], rec["pool"])}
+        for m in metrics:
+            key = (rec["target"], rec["pool"], m)
+            low, high = (bounds.loc[key, ["ci_low", "ci_high"]] if len(bounds) and key in bounds.index
+                         else (math.nan, math.nan))
+            row[EYT_LABELS[m][0]] = interval(rec[m], low, high, EYT_LABELS[m][1])
+        rows.append(row)
+    return _frame(rows, columns)
+
+
+def judge_human(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Paper Table 15: the judges against the human mean, per dimension."""
+    df = t["dialogue.human_alignment"]
+    spec = (("pearson_r", "r", 2), ("spearman_rho", "\u03c1", 2), ("bias_0_100", "Bias", 1),
+            ("qwk_judge_human", "\u03ba JH", 2), ("qwk_human_human", "\u03ba HH", 2),
+            ("krippendorff_alpha_ordinal", "\u03b1 ord", 2), ("within_1", "|J-H|<=1", 3), ("n_cells", "cells", 0))
+    columns = ["Dimension"] + [label for _, label, _ in spec]
+    if df.empty:
+        return _frame([], columns)
+    rows = [{"Dimension": r["dimension"], **{label: num(r.get(c), d) for c, label, d in spec}}
+            for r in df.sort_values("dimension").to_dict("records")]
+    return _frame(rows, columns)
+
+
+# ------------------------------------------------------------------------------------------------ SpeechEQ
+
+
+def _seq_rows(t: dict[str, pd.DataFrame], oracle: bool) -> pd.DataFrame:
+    df = t["speech.seq_leaderboard"]
+    if df.empty:
+        return df
+    rows = df[df["condition"] == DEFAULT_CONDITION]
+    is_oracle = rows["speech_input"].astype(str) == "oracle_text"
+    return rows[is_oracle] if oracle else rows[~is_oracle]
+
+
+def _acc(rec: dict, metric: str) -> str:
+    return interval(rec[metric], rec[f"{metric}_low"], rec[f"{metric}_high"], 3)
+
+
+def seq_main(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """SpeechEQ Table 3: accuracies with intervals, SEQ over the cohort, and efficiency (default condition)."""
+    df = _seq_rows(t, oracle=False)
+    columns = ["Model", "Input", "Acc1", "Acc2", "Acc_traj", "SEQ", "Cost/100 q. (USD)", "Latency (s)", "Tok/s"]
+    if df.empty:
+        return _frame([], columns)
+    df = df.assign(_chance=df["target"] == CHANCE_TARGET).sort_values(["_chance", "is_baseline", "target"])
+    rows = [{"Model": model_label(r["target"], r["is_baseline"]), "Input": r["speech_input"] or DASH,
+             "Acc1": _acc(r, "acc1"), "Acc2": _acc(r, "acc2"), "Acc_traj": _acc(r, "acc_traj"),
+             "SEQ": num(r["seq"], 1), "Cost/100 q. (USD)": num(r["cost_per_100_queries"], 4),
+             "Latency (s)": num(r["mean_latency_s"], 3), "Tok/s": num(r["tokens_per_s"], 1)}
+            for r in df.to_dict("records")]
+    return _frame(rows, columns)
+
+
+def seq_oracle(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """SpeechEQ Table 1: the oracle text check (transcripts + tone instructions)."""
+    df = _seq_rows(t, oracle=True)
+    columns = ["Model", "Acc1", "Acc2", "Acc_traj"]
+    rows = [{"Model": model_label(r["target"], r["is_baseline"]), "Acc1": _acc(r, "acc1"),
+             "Acc2": _acc(r, "acc2"), "Acc_traj": _acc(r, "acc_traj")}
+            for r in (_ordered(df).to_dict("records") if len(df) else [])]
+    return _frame(rows, columns)
+
+
+def seq_human(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """SpeechEQ Table 4: Spearman rho of each metric with the human ranking."""
+    df = t["speech.seq_human_alignment"]
+    columns = ["Metric", "Condition", "Targets", "\u03c1", "p"]
+    if df.empty:
+        return _frame([], columns)
+    rows = [{"Metric": r["metric"], "Condition": r["condition"], "Targets": num(r["n_targets"], 0),
+             "\u03c1": num(r["rho"], 3), "p": num(r["p_value"], 3)}
+            for r in df.sort_values(["condition", "metric"]).to_dict("records")]
+    return _frame(rows, columns)
+
+
+def seq_subscales(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The data behind SpeechEQ Figures 2-3: accuracy per subscale and composite, and round-2 direct minus
+    sequential (default condition)."""
+    df = t["speech.seq_breakdown"]
+    columns = ["Model", "Level", "Name", "Items", "Acc1", "Acc2", "Acc_traj", "Direct - sequential"]
+    if df.empty:
+        return _frame([], columns)
+    df = df[df["condition"] == DEFAULT_CONDITION]
+    rows = [{"Model": model_label(r["target"], r["is_baseline"]), "Level": r["level"], "Name": r["display_name"],
+             "Items": num(r["n_items"], 0), "Acc1": _acc(r, "acc1"), "Acc2": _acc(r, "acc2"),
+             "Acc_traj": _acc(r, "acc_traj"), "Direct - sequential": num(r["sequential_direct_delta"], 3)}
+            for r in _ordered(df, by=("target", "level", "name")).to_dict("records")]
+    return _frame(rows, columns)
+
+
+def seq_conditioning(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The data behind SpeechEQ Figure 4 / Table 6: Acc_traj and SEQ per persona condition."""
+    board = t["speech.seq_leaderboard"]
+    table = conditioning_table(board) if len(board) else pd.DataFrame()
+    value_columns = [c for c in table.columns if c.startswith(("acc_traj_", "seq_")) and c != "seq_scale_cohort"]
+    columns = ["Model", *value_columns]
+    if table.empty:
+        return _frame([], columns)
+    rows = [{"Model": model_label(r["target"], r["is_baseline"]),
+             **{c: num(r[c], 3 if c.startswith("acc") else 1) for c in value_columns}}
+            for r in table.to_dict("records")]
+    return _frame(rows, columns)
+
+
+# name -> (caption, builder, warehouse tables read)
+TABLES: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], pd.DataFrame]]] = {
+    "eyt_objective": ("EYT-Bench objective metrics per pool (paper Table 3), 95% intervals", eyt_objective),
+    "eyt_subjective": ("EYT-Bench subjective dimensions on 0-100 per pool (paper Table 4), 95% intervals",
+                       eyt_subjective),
+    "eyt_persona_sources": ("Family-level comparison across persona pools (paper Table 5)", persona_sources),
+    "eyt_thinking": ("Thinking on/off (paper Table 7); * marks |delta| at or above the slate's threshold",
+                     thinking),
+    "eyt_warmup": ("Warm-up weight sensitivity: weighted Empathy by alpha, early minus late (paper Table 8)",
+                   warmup),
+    "eyt_cross_judge": ("Cross-judge ablation, replacement minus primary judges (paper Tables 9/14)", cross_judge),
+    "eyt_trajectory": ("Trajectory metrics per pool (paper Table 13), 95% intervals", trajectory),
+    "eyt_judge_human": ("Judge-human alignment (paper Table 15)", judge_human),
+    "seq_main": ("SpeechEQ results, default condition (paper Table 3), 95% item-bootstrap intervals", seq_main),
+    "seq_oracle": ("SpeechEQ oracle text check (paper Table 1)", seq_oracle),
+    "seq_human": ("SEQ metrics against a human ranking, Spearman (paper Table 4)", seq_human),
+    "seq_subscales": ("SpeechEQ accuracy per subscale and composite (data of paper Figures 2-3)", seq_subscales),
+    "seq_conditioning": ("SpeechEQ persona conditioning (data of paper Figure 4 / Table 6)", seq_conditioning),
+}
+SOURCE_TABLES = (
+    "dialogue.leaderboard", "dialogue.leaderboard_intervals", "dialogue.persona_source_comparison",
+    "dialogue.thinking_ablation", "dialogue.alpha_sensitivity", "dialogue.cross_judge_ablation",
+    "dialogue.trajectory", "dialogue.human_alignment", "speech.seq_leaderboard", "speech.seq_human_alignment",
+    "speech.seq_breakdown", "reports.model_cards",
+)
+
+
+def build_tables(sources: dict[str, pd.DataFrame]) -> list[PaperTable]:
+    """Every paper table from the warehouse frames (a missing table reads as no rows)."""
+    frames = {name: sources.get(name, pd.DataFrame()) for name in SOURCE_TABLES}
+    return [PaperTable(name, caption, builder(frames)) for name, (caption, builder) in TABLES.items()]
+
+
+# ------------------------------------------------------------------------------------------------ provenance
+
+
+def _seq_cohort(sources: dict[str, pd.DataFrame]) -> str:
+    board = sources.get("speech.seq_leaderboard", pd.DataFrame())
+    if board.empty:
+        return ""
+    rows = board[(board["condition"] == DEFAULT_CONDITION) & (board["target"] != CHANCE_TARGET)]
+    cohorts = sorted({f"{k}: {c}" for k, c in zip(rows["seq_cohort_kind"], rows["seq_cohort"]) if not pd.isna(c)})
+    return "; ".join(cohorts)
+
+
+def provenance(sources: dict[str, pd.DataFrame], *, slate: str, seed: int, code_version: str) -> list[str]:
+    """The footnote lines: slate, seed, the prompt hashes the numbers come from, code version, SEQ cohort."""
+    cards = sources.get("reports.model_cards", pd.DataFrame())
+    hashes: set[str] = set()
+    for column in ("eyt_prompt_hashes", "speech_prompt_hashes"):
+        if column in cards:
+            for value in cards[column].dropna():
+                hashes |= {h.strip() for h in str(value).split(",") if h.strip()}
+    lines = [f"Slate {slate}, seed {seed}; code {code_version}.",
+             f"Prompt hashes: {', '.join(sorted(hashes)) or 'none recorded'}."]
+    cohort = _seq_cohort(sources)
+    if cohort:
+        lines.append(f"SEQ cohort ({DEFAULT_CONDITION} condition): {cohort}.")
+    lines.append(BASELINE_FOOTNOTE)
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------ rendering
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(table: PaperTable, footnote: list[str]) -> str:
+    cols = list(table.cells.columns)
+    lines = [f"**{table.caption}**", "", "| " + " | ".join(_md_cell(c) for c in cols) + " |",
+             "| " + " | ".join("---" for _ in cols) + " |"]
+    for row in table.cells.itertuples(index=False):
+        lines.append("| " + " | ".join(_md_cell(str(v)) for v in row) + " |")
+    if table.cells.empty:
+        lines.append("")
+        lines.append("_No rows: nothing in the warehouse for this table._")
+    lines.append("")
+    lines += [f"_{line}_" if line else "" for line in footnote]
+    return "\n".join(lines) + "\n"
+
+
+LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                 DASH: "--", DAGGER: r"$\dagger$", "\u2193": r"$\downarrow$", "\u0394": r"$\Delta$",
+                 "\u03c1": r"$\rho$", "\u03ba": r"$\kappa$", "\u03b1": r"$\alpha$", "<=": r"$\leq$"}
+
+
+def latex_escape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text[i:i + 2] == "<=":
+            out.append(LATEX_ESCAPES["<="])
+            i += 2
+            continue
+        out.append(LATEX_ESCAPES.get(text[i], text[i]))
+        i += 1
+    return "".join(out)
+
+
+def _align(cells: pd.Series) -> str:
+    """'r' for a column of numbers (or dashes), 'l' for text."""
+    numeric = len(cells) and all(str(v)[:1].isdigit() or str(v)[:1] in "-+." or str(v) == DASH for v in cells)
+    return "r" if numeric else "l"
+
+
+def to_latex(table: PaperTable, footnote: list[str]) -> str:
+    cols = list(table.cells.columns)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small",
+             rf"\caption{{{latex_escape(table.caption)}}}", rf"\label{{tab:{table.name}}}",
+             r"\begin{tabular}{" + "".join(_align(table.cells[c]) for c in cols) + "}", r"\toprule",
+             " & ".join(latex_escape(c) for c in cols) + r" \\", r"\midrule"]
+    for row in table.cells.itertuples(index=False):
+        lines.append(" & ".join(latex_escape(str(v)) for v in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [r"\par\footnotesize " + latex_escape(line) for line in footnote]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(table: PaperTable) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table.cells.columns)
+    writer.writerows(table.cells.itertuples(index=False))
+    return buf.getvalue()
+
+
+def render(table: PaperTable, fmt: str, footnote: list[str]) -> str:
+    if fmt == "markdown":
+        return to_markdown(table, footnote)
+    if fmt == "latex":
+        return to_latex(table, footnote)
+    if fmt == "csv":
+        return to_csv(table)
+    raise ValueError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
+
+
+def write_tables(tables: list[PaperTable], out: Path, fmt: str, footnote: list[str]) -> list[Path]:
+    """One file per table (CSV: the provenance in PROVENANCE.txt beside them, since a CSV has no footnote);
+    files are written only when their bytes change."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    files = [(out / f"{t.name}{FORMATS[fmt]}", render(t, fmt, footnote)) for t in tables]
+    if fmt == "csv":
+        files.append((out / "PROVENANCE.txt", "\n".join(footnote) + "\n"))
+    for path, text in files:
+        data = text.encode("utf-8")
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        written.append(path)
+    return written

@@ -1,0 +1,58 @@
+"""`eyt report` and `eyt tables`: read the warehouse's report tables (both benchmarks) and write the HTML report
+or the paper tables (docs/reports.md). Model cards come from reports.model_cards when it is materialised,
+else they are built from the same tables on the spot, so the commands work before the unified_reports job."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from eyt_dagster import paper_tables as pt
+from eyt_dagster.core.slate import Slate
+from eyt_dagster.reporting.model_cards import build_model_cards
+from eyt_dagster.reporting.report_sources import card_inputs, code_version, read_table, read_tables
+
+SPEECH_TABLES = ("speech.seq_leaderboard", "speech.seq_breakdown", "speech.seq_human_alignment",
+                 "speech.speech_build_report", "speech.contrast_scores")
+CARDS = "reports.model_cards"
+
+
+def model_cards(warehouse: Path, slate: Slate) -> pd.DataFrame:
+    cards = read_table(warehouse, CARDS)
+    return cards if len(cards) else build_model_cards(slate, **card_inputs(warehouse))
+
+
+def report_html(warehouse: Path, slate: Slate, slate_yaml: str, prompt_hashes: dict[str, str],
+                generated_at: str | None = None) -> str:
+    """The whole report: the model cards, the EYT-Bench sections, then the SpeechEQ sections."""
+    from eyt_dagster.core.baseline_flags import baseline_targets
+    from eyt_dagster.reporting.html_report import render_report
+    from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
+    from eyt_dagster.reporting.speech_sections import card_section, speech_sections
+
+    dialogue = {}
+    for name in [n for n, *_ in REPORT_TABLES] + ["leaderboard_intervals"]:
+        df = read_table(warehouse, f"dialogue.{name}")
+        if len(df.columns):
+            dialogue[name] = df
+    speech = read_tables(warehouse, SPEECH_TABLES)
+    cards = model_cards(warehouse, slate)
+    listed = set(baseline_targets(slate))
+    named = set(cards["target"]) if len(cards) else set()
+    board = speech["speech.seq_leaderboard"]
+    chance = set(board.loc[board["target"] == "chance", "target"]) if len(board) else set()
+    sections = [card_section(cards), *build_sections(dialogue), *speech_sections(speech)]
+    return render_report(sections, title="EYT-Bench and SpeechEQ report",
+                         generated_at=generated_at or time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                         slate_yaml=slate_yaml, prompt_hashes=prompt_hashes,
+                         baseline_targets=sorted((named & listed) | chance))
+
+
+def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> list[Path]:
+    """Every paper table in one format under `out` (see eyt_dagster/reporting/paper_tables.py)."""
+    sources = read_tables(warehouse, [n for n in pt.SOURCE_TABLES if n != CARDS])
+    sources[CARDS] = model_cards(warehouse, slate)
+    footnote = pt.provenance(sources, slate=slate.name, seed=slate.seed, code_version=code_version(pt.TABLES_VERSION))
+    return pt.write_tables(pt.build_tables(sources), out, fmt, footnote)

@@ -1,0 +1,97 @@
+"""What the shareable HTML report contains: the tables in order, their explanations and their plots.
+Pure logic over DataFrames already read from the warehouse (the `eyt report` command does the reading)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from eyt_dagster.reporting import plots
+from eyt_dagster.reporting.html_report import Section
+
+# (table, title, description) in report order; every one is a table in the warehouse's dialogue schema.
+REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
+    ("leaderboard", "Leaderboard",
+     "Headline metrics per target and pool (docs/eyt-metrics.md) with 95% bootstrap intervals resampled by dialogue. "
+     "Accuracies and FICR are shares; satisfaction and the three dimensions are on 0-100."),
+    ("pairwise_comparisons", "Paired comparisons",
+     "For each pair of targets on the same ChatSEEDs: the mean per-dialogue difference (a - b) and its 95% "
+     "paired bootstrap interval. Only differences whose interval excludes zero are distinguishable from noise."),
+    ("trajectory", "Trajectory (paper Table 13)",
+     "Intent drift (Eq. 1), directional alignment (Spearman of turn index vs similarity to the final intent), "
+     "FICR and satisfaction."),
+    ("alpha_sensitivity", "Warm-up weight sensitivity (paper Table 8)",
+     "Weighted scores for each alpha, early (turns 1-2) and late (turns 3+) raw means and their difference; "
+     "rank_flip marks a pool x dimension where two targets swap order across the sweep."),
+    ("turn_curves", "Score by turn", "Mean judge score per turn index (0-100)."),
+    ("persona_source_comparison", "Persona source comparison (paper Table 5)",
+     "Family-level means per persona pool and the shift from the first pool to the second."),
+    ("thinking_ablation", "Thinking on/off (paper Table 7)",
+     "Think minus non-think for the reasoning pairs declared in the slate; highlighted marks objective "
+     "metrics whose difference reaches the slate's threshold."),
+    ("judge_agreement", "Judge agreement", "Krippendorff's alpha across the slate's judges, and the share of "
+     "dialogues whose completion vote was unanimous."),
+    ("cross_judge_ablation", "Cross-judge ablation (paper Tables 9/14)",
+     "Replacement judge minus primary judges on a stratified subsample; ranking rows give Kendall tau and "
+     "Spearman rho between the two judges' target rankings per pool."),
+    ("human_alignment", "Judge-human alignment (paper Table 15)",
+     "The primary judges against the human annotations named in the slate."),
+)
+DROP = ("created_at",)
+
+
+def wide_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
+    """leaderboard_intervals (long) to one row per target x pool with X, X_ci_low, X_ci_high columns."""
+    if intervals.empty:
+        return pd.DataFrame(columns=["target", "pool"])
+    wide = intervals.pivot_table(index=["target", "pool"], columns="metric", values=["value", "ci_low", "ci_high"])
+    out = pd.DataFrame(index=wide.index)
+    for metric in intervals["metric"].unique():
+        out[metric] = wide[("value", metric)]
+        out[f"{metric}_ci_low"] = wide[("ci_low", metric)]
+        out[f"{metric}_ci_high"] = wide[("ci_high", metric)]
+    return out.reset_index()
+
+
+def leaderboard_with_intervals(board: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard's identity and flag columns next to every metric with its interval."""
+    keep = [c for c in ("target", "pool", "is_baseline", "self_preference_risk", "n_dialogues", "n_errors")
+            if c in board.columns]
+    return board[keep].merge(wide_intervals(intervals), on=["target", "pool"], how="left")
+
+
+def build_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
+    """One section per report table present, with the plots that go with it."""
+    sections = []
+    for name, title, description in REPORT_TABLES:
+        if name not in tables:
+            continue
+        df = tables[name].drop(columns=[c for c in DROP if c in tables[name].columns])
+        images: list[tuple[str, bytes]] = []
+        note = "" if len(df) else "No rows: the slate does not configure this analysis, or nothing is materialised yet."
+        if name == "leaderboard" and "leaderboard_intervals" in tables:
+            intervals = tables["leaderboard_intervals"].merge(df[["target", "pool", "is_baseline"]], on=["target", "pool"])
+            df = leaderboard_with_intervals(df, tables["leaderboard_intervals"])
+            images = [(f"{m} with 95% intervals", plots.interval_png(intervals, m)) for m in ("empathy", "ficr")]
+        elif name == "pairwise_comparisons" and len(df):
+            images = [("Empathy: paired differences", plots.pairwise_png(df, "empathy"))]
+        elif name == "alpha_sensitivity" and len(df):
+            images = [("Weighted score by alpha", plots.alpha_sweep_png(df))]
+        elif name == "turn_curves" and len(df):
+            images = [("Mean score by turn", plots.turn_curves_png(df))]
+        sections.append(Section(title=title, description=description, table=df, images=images, note=note))
+    return sections
+
+
+def interval_cells(intervals: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """One row per target x pool, each metric as text 'value [low, high]', for a markdown preview."""
+    rows = []
+    for (target, pool), cell in intervals.groupby(["target", "pool"]):
+        row = {"target": target, "pool": pool}
+        by_metric = cell.set_index("metric")
+        for metric in metrics:
+            if metric in by_metric.index:
+                v, lo, hi = by_metric.loc[metric, ["value", "ci_low", "ci_high"]]
+                digits = 3 if abs(v) <= 1 else 1
+                row[metric] = f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,76 @@
+"""The SpeechEQ roles a slate names, built: the text generator, each target's chooser and the synthesiser,
+each an embedded baseline or a model reached over the network.
+
+BenchmarkResource (resources/benchmark.py) holds the slate and the call cache and hands this factory a way to
+make a chat client; which class plays which role, and how a target hears a clip, is decided here.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from eyt_dagster.core.slate import Slate
+from eyt_dagster.eyt_bench.role_factory import ClientFactory
+from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser
+from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
+from eyt_dagster.speech_eq.evaluation import SpeechChooser
+from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
+from resources.asr import make_asr
+from resources.audio_features import clip_features
+from resources.audio_parts import input_audio_part
+from resources.cue_source import make_cue_source
+from resources.tts import EspeakTTS, OpenAISpeechTTS
+
+
+class SpeechRoles:
+    """The SpeechEQ generator, targets and synthesiser of one slate."""
+
+    def __init__(self, slate: Slate, client: ClientFactory) -> None:
+        self.slate = slate
+        self._client = client
+
+    def speech_generator(self, run_id: str | None = None) -> SpeechGenerator:
+        """The SpeechEQ text generator: the embedded template baseline, or chat models (ledger roles
+        speech_generator, speech_validator and speech_tone_judge)."""
+        speech = self.slate.speech
+        ref = speech.text_model("generator")
+        if ref is None:
+            return TemplateGenerator(self.slate.seed)
+
+        def client(role: Literal["validator", "tone_judge"], ledger_role: str):  # noqa: ANN202 - ChatClient | None
+            other = speech.text_model(role)
+            return self._client(other, ledger_role, run_id) if other is not None else None
+
+        return LLMSpeechGenerator(
+            self._client(ref, "speech_generator", run_id), self.slate.seed,
+            validator=client("validator", "speech_validator"), judge=client("tone_judge", "speech_tone_judge"),
+            bland_words=tuple(speech.bland_words or BLAND_WORDS), max_concurrency=ref.max_concurrency,
+        )
+
+    def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:
+        """A SpeechEQ target: an embedded chooser baseline, or a chat model hearing audio parts, reading a
+        cascade's transcripts and cues, or reading the oracle's transcripts and tone instructions."""
+        ref = self.slate.target(target_id)
+        if not ref.runs("speech_eq"):
+            raise ValueError(f"target '{target_id}' does not run speech_eq (its benchmarks: {ref.benchmarks}); "
+                             "add speech_eq to its benchmarks in the slate")
+        if ref.is_baseline:
+            if ref.model == "random-chooser":
+                return RandomChooser(ref.id, self.slate.seed)
+            # each candidate clip is read in both orders and both inference modes: measure it once
+            return AcousticChooser(ref.id, lru_cache(maxsize=8192)(clip_features), self.slate.speech.contrast)
+        client = self._client(ref, "speech_target", run_id)
+        if ref.speech_input == "audio":
+            return ChatChooser(client, lambda clip: [input_audio_part(clip.path, ref.audio_format)], "audio")
+        if ref.speech_input == "oracle_text":
+            return ChatChooser(client, oracle_text, "oracle_text")
+        asr = make_asr(ref.cascade.asr_model_path)
+        cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues)
+        render = cascaded_text(lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
+        return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin)
+
+    def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
+        """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""
+        ref = self.slate.speech.tts
+        return OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()

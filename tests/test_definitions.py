@@ -1,0 +1,103 @@
+"""The definitions tier: the code location loads and every asset, table contract and job is wired as the
+project expects. Nothing is materialised, so this runs in seconds (`make test-fast` includes it)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from dagster import AssetKey, Definitions, check_dagster_type
+
+from eyt_dagster.core.storage_types import conform
+from eyt_dagster.core.table_registry import TABLE_COLUMNS
+
+GROUPS = {"dialogue", "speech", "reports"}
+JOB_NAMES = {"eyt_pools", "eyt_dialogues", "eyt_reports", "speech_build", "speech_eval", "speech_reports",
+             "seq_reports"}
+# The settings the slate feeds into the graph (observable source assets, eyt_dagster/settings_sources.py).
+SETTINGS_SOURCES = {"dialogue/pool_settings", "dialogue/target_settings", "speech/target_settings"}
+# Tables without a declared column contract: the IO manager types them from the frame. Listed, so that a new
+# asset has to declare its columns in eyt_dagster/core/table_registry.py or be added here on purpose.
+WITHOUT_COLUMN_CONTRACT = {
+    "dialogue.alpha_sensitivity", "dialogue.cross_judge_ablation", "dialogue.human_alignment",
+    "dialogue.human_annotations", "dialogue.judge_agreement", "dialogue.leaderboard_intervals",
+    "dialogue.pairwise_comparisons", "dialogue.persona_source_comparison", "dialogue.thinking_ablation",
+    "dialogue.trajectory", "dialogue.turn_curves",
+    "speech.contrast_scores", "speech.dialogues", "speech.eq_items", "speech.scenarios", "speech.tone_instructions",
+    "speech.tone_selection", "speech.tts_clips", "speech.seq_breakdown", "speech.seq_human_alignment",
+    "speech.seq_leaderboard", "speech.speech_build_report",
+}
+
+
+@pytest.fixture(scope="module")
+def defs(tmp_path_factory) -> Definitions:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+        monkeypatch.delenv("EYT_SLATE", raising=False)  # the packaged default slate
+        from eyt_dagster.definitions import build_defs
+
+        yield build_defs()
+
+
+def _materialised(defs: Definitions) -> dict[AssetKey, object]:
+    graph = defs.resolve_asset_graph()
+    return {node.key: node for node in graph.asset_nodes if node.is_materializable}
+
+
+def _output_type(defs: Definitions, key: AssetKey):  # noqa: ANN202 - DagsterType
+    assets_def = defs.resolve_asset_graph().get(key).assets_def
+    return assets_def.op.outs[assets_def.get_output_name_for_asset_key(key)].dagster_type
+
+
+def test_the_definitions_load_with_every_asset_and_job(defs):
+    Definitions.validate_loadable(defs)
+    graph = defs.resolve_asset_graph()
+    keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    tables = {key.replace("/", ".") for key in keys} - {k.replace("/", ".") for k in SETTINGS_SOURCES}
+    assert {k for k in keys if graph.get(AssetKey.from_user_string(k)).is_observable} == SETTINGS_SOURCES
+    assert tables == set(TABLE_COLUMNS) | WITHOUT_COLUMN_CONTRACT  # every table is listed exactly once
+    assert not set(TABLE_COLUMNS) & WITHOUT_COLUMN_CONTRACT
+    assert {job.name for job in defs.jobs} == JOB_NAMES
+    assert len(list(defs.asset_checks or [])) > 0
+
+
+def test_every_asset_has_a_group_a_description_and_a_code_version(defs):
+    graph = defs.resolve_asset_graph()
+    for node in graph.asset_nodes:
+        name = node.key.to_user_string()
+        assert node.group_name in GROUPS, f"{name}: group {node.group_name!r}"
+        assert node.description and node.description.strip(), f"{name} has no description"
+        if node.is_materializable:
+            assert node.code_version, f"{name} has no code version"
+
+
+def test_declared_tables_and_their_dagster_types_agree(defs):
+    """A table with declared columns is stored with exactly those; where its asset also has a dagster-pandas
+    type, an empty table with the declared columns passes that type, and one lacking a column it checks fails."""
+    typed = 0
+    for key in _materialised(defs):
+        table = ".".join(key.path)
+        dagster_type = _output_type(defs, key)
+        if table not in TABLE_COLUMNS:
+            assert dagster_type.display_name in ("DataFrame", "Any"), f"{table}: a type check but no declared columns"
+            continue
+        if dagster_type.display_name in ("DataFrame", "Any"):  # stored typed, checked by the asset checks only
+            continue
+        typed += 1
+        empty = conform(pd.DataFrame(), TABLE_COLUMNS[table], table)
+        assert check_dagster_type(dagster_type, empty).success, f"{table}: declared columns fail {dagster_type.display_name}"
+        broken = empty.drop(columns=["pool" if "pool" in empty.columns else empty.columns[0]])
+        assert not check_dagster_type(dagster_type, broken).success, f"{table}: the type check cannot fail"
+    assert typed == 9  # persona_pool, chat_seeds, dialogue_turns, both verdicts, intent_similarity, dialogue_scores, leaderboard, slm_choices
+
+
+def test_every_job_resolves_to_assets_of_one_partitioning(defs):
+    graph = defs.resolve_asset_graph()
+    covered = set()
+    for job in defs.jobs:
+        job_def = defs.resolve_job_def(job.name)
+        keys = set(job_def.asset_layer.executable_asset_keys)
+        assert keys, f"job {job.name} selects no asset"
+        partitionings = {repr(graph.get(k).partitions_def) for k in keys}
+        assert len(partitionings) == 1, f"job {job.name} mixes partitionings: {partitionings}"
+        covered |= keys
+    assert covered == set(_materialised(defs)), "an asset no job materialises"
