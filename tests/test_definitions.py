@@ -12,7 +12,7 @@ from eyt_dagster.core.table_registry import TABLE_COLUMNS
 
 GROUPS = {"dialogue", "speech", "reports"}
 JOB_NAMES = {"eyt_pools", "eyt_dialogues", "eyt_reports", "speech_build", "speech_eval", "speech_reports",
-             "seq_reports"}
+             "seq_reports", "unified_reports"}
 # The settings the slate feeds into the graph (observable source assets, eyt_dagster/settings_sources.py).
 SETTINGS_SOURCES = {"dialogue/pool_settings", "dialogue/target_settings", "speech/target_settings"}
 # Tables without a declared column contract: the IO manager types them from the frame. Listed, so that a new

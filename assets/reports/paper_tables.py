@@ -7,7 +7,7 @@ import pandas as pd
 from dagster import AssetIn, MetadataValue, Output, asset
 
 from assets._output import table_output
-from eyt_dagster import paper_tables as pt
+from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting.report_sources import code_version, read_tables
 from resources.benchmark import BenchmarkResource
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 from eyt_dagster.core.storage_types import Columns
 from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
+from eyt_dagster.reporting.paper_tables import EXPORT_INDEX_COLUMNS
 from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS
 
 TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, "speech.slm_choices": SLM_CHOICE_COLUMNS,
-                                     "reports.model_cards": MODEL_CARD_COLUMNS}
+                                     "reports.model_cards": MODEL_CARD_COLUMNS,
+                                     "reports.paper_tables": EXPORT_INDEX_COLUMNS}
 
 
 def declared_columns(table: str) -> Columns | None:

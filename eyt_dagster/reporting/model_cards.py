@@ -18,7 +18,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from eyt_dagster import analysis, metrics
+from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.core.slate import Slate, TargetRef
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.leaderboard import aggregate

@@ -27,6 +27,8 @@ FORMATS = {"latex": ".tex", "markdown": ".md", "csv": ".csv"}
 TABLES_VERSION = "1"  # bump when a table's layout changes
 DASH = "\u2013"
 DAGGER = "\u2020"
+# The table contract of reports.paper_tables: one row per file written (paths relative to the data directory).
+EXPORT_INDEX_COLUMNS: dict[str, str] = {"format": "string", "file": "string", "sha256": "string"}
 BASELINE_FOOTNOTE = f"{DAGGER} embedded rule-based baseline: a reference point, not an evaluation of a language model."
 POOL_LABELS = {"nemotron_usa": "Nemo.", "personamem_v2": "PM"}
 # metric -> (column label, decimals): shares at 3 decimals, 0-100 scores at 1
