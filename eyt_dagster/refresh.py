@@ -56,7 +56,6 @@ class AssetState:
         self.statuses: dict = {}
         self.causes: dict = {}
         self.parents = {}
-        self.partition_counts: dict[str, int] = {}
         self.left_alone: set[str] = set()
         latest = staleness.Latest(instance)
         with partition_loading_context(dynamic_partitions_store=instance):
@@ -64,8 +63,6 @@ class AssetState:
                 asset = node.key.to_user_string()
                 self.parents[asset] = [p.to_user_string() for p in node.parent_keys]
                 partitions = [None] if node.partitions_def is None else node.partitions_def.get_partition_keys()
-                if node.partitions_def is not None:
-                    self.partition_counts[asset] = len(partitions)
                 for partition in partitions:
                     outside = partition is not None and outside_slate(node.partitions_def, partition, keys)
                     if outside:

@@ -147,3 +147,43 @@ def test_workspace_loads_the_module_that_holds_the_sensor():
 
     entry = yaml.safe_load((Path(__file__).resolve().parents[1] / "workspace.yaml").read_text())["load_from"][0]
     assert entry["python_module"]["module_name"] == "eyt_dagster.definitions"
+
+
+def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data(instance):
+    """Dagster stops comparing data versions from 100 upstream partitions on; staleness.py compares them anyway: a
+    re-recorded partition with the same data version changes nothing, one with new data makes the report stale."""
+    from dagster import AssetMaterialization, StaticPartitionsDefinition, partition_loading_context
+
+    from eyt_dagster import staleness
+
+    parts = StaticPartitionsDefinition([f"p{i:03d}" for i in range(120)])
+    cells, report = AssetKey(["m", "cells"]), AssetKey(["m", "report"])
+
+    @asset(key=cells, partitions_def=parts, code_version="1")
+    def many() -> int:
+        return 1
+
+    @asset(key=report, code_version="1", deps=[cells])
+    def over_all() -> int:
+        return 1
+
+    def record(key, partition, version, code="1"):  # noqa: ANN001, ANN202
+        instance.report_runless_asset_event(AssetMaterialization(key, partition=partition, tags={
+            staleness.DATA_VERSION_TAG: version, staleness.CODE_VERSION_TAG: code}))
+
+    def state():  # noqa: ANN202
+        graph_ = Definitions(assets=[many, over_all]).resolve_asset_graph()
+        with partition_loading_context(dynamic_partitions_store=instance):
+            return staleness.state(graph_, staleness.Latest(instance), report, None)
+
+    assert state().status == staleness.MISSING
+    for key in parts.get_partition_keys():
+        record(cells, key, "v1")
+    record(report, None, "r1")
+    assert state() == staleness.State(staleness.FRESH)
+    record(cells, "p042", "v1")  # rebuilt with identical contents
+    assert state() == staleness.State(staleness.FRESH)
+    record(cells, "p117", "v2")  # new contents in one partition of 120
+    assert state() == staleness.State(staleness.STALE, (staleness.cause(cells, None, "DATA", "has a new data version"),))
+    record(report, None, "r2", code="0")  # recomputed, but by other code than the definition's
+    assert state() == staleness.State(staleness.STALE, (staleness.cause(report, None, "CODE", "has a new code version"),))
