@@ -104,12 +104,20 @@ class InSlate(AutomationCondition):
         return _partitions_where(context, lambda p: p is None or not outside_slate(pdef, p, self.keys))
 
 
+_LATEST: list = [None, None]  # (evaluation, staleness.Latest): the records read once per evaluation, for all assets
+
+
+def _latest_for(context: AutomationContext) -> staleness.Latest:
+    instance = context.asset_graph_view.instance
+    evaluation = (context.evaluation_time, id(instance))
+    if _LATEST[0] != evaluation:
+        _LATEST[:] = [evaluation, staleness.Latest(instance)]
+    return _LATEST[1]
+
+
 class OutOfDate(AutomationCondition):
     """True for the partitions that are missing, or whose code version or inputs changed since their latest
-    materialisation (eyt_dagster/staleness.py). Records are read once per evaluation and shared by all assets."""
-
-    def __init__(self) -> None:
-        self._latest: tuple[object, staleness.Latest] | None = None
+    materialisation (eyt_dagster/staleness.py)."""
 
     @property
     def name(self) -> str:
@@ -120,12 +128,8 @@ class OutOfDate(AutomationCondition):
         return "Missing, or a new code version or new input data since the latest materialization"
 
     def evaluate(self, context: AutomationContext) -> AutomationResult:
-        instance = context.asset_graph_view.instance
-        when = (context.evaluation_time, id(instance))
-        if self._latest is None or self._latest[0] != when:
-            self._latest = (when, staleness.Latest(instance))
-        latest = self._latest[1]
-        with partition_loading_context(dynamic_partitions_store=instance):
+        latest = _latest_for(context)
+        with partition_loading_context(dynamic_partitions_store=context.asset_graph_view.instance):
             return _partitions_where(context, lambda p: staleness.state(
                 context.asset_graph, latest, context.key, p).status != staleness.FRESH)
 
@@ -143,13 +147,14 @@ def condition(keys: Mapping[str, Sequence[str]]) -> AutomationCondition:
     # a parent that runs in the same run (same partition) is requested: this partition is recomputed with it
     follows = AutomationCondition.any_deps_match(AutomationCondition.will_be_requested()).with_label(
         "any_deps_will_be_requested")
-    # a parent partition of the slate is missing and not requested with it: wait for it (a report waits for every
-    # cell of the slate; partitions outside the slate never hold anything up)
-    deps_missing = AutomationCondition.any_deps_match(
-        InSlate(keys) & AutomationCondition.missing() & ~AutomationCondition.will_be_requested()
-    ).with_label("any_slate_deps_missing")
+    # a parent partition of the slate is missing or out of date and not requested with it: wait until it has been
+    # (re)computed, rather than run now on old inputs and again afterwards (a cell waits for its pool, a report for
+    # every cell of the slate; partitions outside the slate never hold anything up)
+    deps_pending = AutomationCondition.any_deps_match(
+        InSlate(keys) & OutOfDate() & ~AutomationCondition.will_be_requested()
+    ).with_label("any_slate_deps_out_of_date")
     return (InSlate(keys) & (fires | follows) & ~AutomationCondition.in_progress()
-            & ~AutomationCondition.any_deps_in_progress() & ~deps_missing).with_label("eyt_refresh")
+            & ~AutomationCondition.any_deps_in_progress() & ~deps_pending).with_label("eyt_refresh")
 
 
 def with_automation(assets: Sequence, keys: Mapping[str, Sequence[str]]) -> list:
