@@ -117,7 +117,8 @@ def _latest_for(context: AutomationContext) -> staleness.Latest:
 
 class OutOfDate(AutomationCondition):
     """True for the partitions that are missing, or whose code version or inputs changed since their latest
-    materialisation (eyt_dagster/staleness.py)."""
+    materialisation (eyt_dagster/staleness.py). Never for a source asset (the slate's settings): it is observed,
+    not computed."""
 
     @property
     def name(self) -> str:
@@ -128,6 +129,8 @@ class OutOfDate(AutomationCondition):
         return "Missing, or a new code version or new input data since the latest materialization"
 
     def evaluate(self, context: AutomationContext) -> AutomationResult:
+        if not context.asset_graph.get(context.key).is_materializable:  # a settings source: an input, never run
+            return AutomationResult(context, context.get_empty_subset())
         latest = _latest_for(context)
         with partition_loading_context(dynamic_partitions_store=context.asset_graph_view.instance):
             return _partitions_where(context, lambda p: staleness.state(

@@ -3,7 +3,8 @@
 directory; and the code location's definitions carry them (every asset a condition, the sensor on all assets).
 
 The graph is a miniature of the project's with its partitions: a pool asset, two target x pool assets (the second
-reads the first) and an unpartitioned report, with the slate choosing one pool and two of three registered targets."""
+reads the first; the first also reads a per-target settings source, observed like dialogue/target_settings) and an
+unpartitioned report, with the slate choosing one pool and two of three registered targets."""
 
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from dagster import (
     AssetDep,
     AssetIn,
     AssetKey,
+    AssetObservation,
+    AssetSpec,
     AutomationConditionSensorDefinition,
     DagsterInstance,
     DefaultSensorStatus,
@@ -21,19 +24,23 @@ from dagster import (
     evaluate_automation_conditions,
     materialize,
 )
+from dagster import MultiToSingleDimensionPartitionMapping
 
 from eyt_dagster.automation import SENSOR_NAME, automation_sensor, with_automation
 from eyt_dagster.partitions import (
     TARGETS_PARTITION,
     by_pool,
     pool_partitions,
+    target_partitions,
     target_pool_key,
     target_pool_partitions,
 )
+from eyt_dagster.staleness import DATA_VERSION_TAG
 
 POOL = "nemotron_usa"
 SLATE = {"pool": {POOL}, "targets": {"a", "b"}}  # target "c" is registered but not in the slate
 SEEDS, TURNS, VERDICTS, BOARD = (AssetKey(["t", name]) for name in ("seeds", "turns", "verdicts", "board"))
+SETTINGS = AssetKey(["t", "settings"])
 
 
 def graph(verdicts_version: str) -> list:
@@ -43,8 +50,11 @@ def graph(verdicts_version: str) -> list:
     def seeds(context):  # noqa: ANN001, ANN202
         return context.partition_key
 
+    settings = AssetSpec(SETTINGS, partitions_def=target_partitions)  # observed, never computed
+
     @asset(key=TURNS, partitions_def=target_pool_partitions, code_version="1",
-           ins={"seeds": AssetIn(key=SEEDS, partition_mapping=by_pool)})
+           ins={"seeds": AssetIn(key=SEEDS, partition_mapping=by_pool)},
+           deps=[AssetDep(SETTINGS, partition_mapping=MultiToSingleDimensionPartitionMapping("target"))])
     def turns(seeds):  # noqa: ANN001, ANN202
         return seeds
 
@@ -56,7 +66,7 @@ def graph(verdicts_version: str) -> list:
     def board() -> int:
         return 1
 
-    return with_automation([seeds, turns, verdicts, board], SLATE)
+    return [settings, *with_automation([seeds, turns, verdicts, board], SLATE)]
 
 
 def requested(result) -> set:  # noqa: ANN001 - EvaluateAutomationConditionsResult
@@ -66,6 +76,11 @@ def requested(result) -> set:  # noqa: ANN001 - EvaluateAutomationConditionsResu
 
 def cell(target: str) -> str:
     return str(target_pool_key(target, POOL))
+
+
+def observe(instance, target: str, version: str) -> None:  # noqa: ANN001
+    """What record_settings does when a target's settings change: an observation whose data version is their hash."""
+    instance.report_runless_asset_event(AssetObservation(SETTINGS, partition=target, tags={DATA_VERSION_TAG: version}))
 
 
 @pytest.fixture
@@ -78,6 +93,8 @@ def instance(tmp_path):
 
 def test_conditions_request_missing_then_exactly_the_partitions_a_code_change_makes_stale(instance):
     v1 = graph("1")
+    for target in "abc":
+        observe(instance, target, "s1")
     # nothing materialised: only the slate's pool; its cells wait for it (other pools, target c: not the slate's)
     assert requested(evaluate_automation_conditions(v1, instance)) == {("seeds", POOL)}
 
@@ -90,6 +107,15 @@ def test_conditions_request_missing_then_exactly_the_partitions_a_code_change_ma
         materialize(v1, selection=[TURNS, VERDICTS], partition_key=cell(target), instance=instance)
     assert requested(evaluate_automation_conditions(v1, instance)) == {("board", None)}
     materialize(v1, selection=[BOARD], instance=instance)
+    assert requested(evaluate_automation_conditions(v1, instance)) == set()
+
+    # target a's settings change (b's are recorded again unchanged): a's cell only. Redone, its outputs have the
+    # same data versions as before (these assets' versions do not depend on the settings), so the report is not
+    # out of date and nothing more is requested
+    observe(instance, "b", "s1")
+    observe(instance, "a", "s2")
+    assert requested(evaluate_automation_conditions(v1, instance)) == {("turns", cell("a")), ("verdicts", cell("a"))}
+    materialize(v1, selection=[TURNS, VERDICTS], partition_key=cell("a"), instance=instance)
     assert requested(evaluate_automation_conditions(v1, instance)) == set()
 
     # a new code version of t/verdicts (what a judge prompt edit does): exactly its slate partitions, not the turns
