@@ -104,7 +104,8 @@ class AssetState:
 
     def findings(self, extra: dict | None = None) -> dict:
         """What the automation conditions request (with the state and causes of each), `extra`, and every asset
-        partition downstream of those, in any job. A partition that is missing itself is listed as missing."""
+        partition downstream of those, in any job. A partition that is out of date itself is listed with its own
+        state and causes."""
         from eyt_dagster import operations as ops
 
         direct = {key: ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
@@ -114,7 +115,10 @@ class AssetState:
         for key in self.requested:  # requested although fresh and not below another finding (a daemon-only cause)
             if key in self.statuses and key not in found:
                 found[key] = ops.Finding(key[0], key[1], ops.STALE, (REQUESTED,))
-        return {key: ops.Finding(key[0], key[1], ops.MISSING) if self.statuses[key] == ops.MISSING else finding
+        # a partition reached from upstream that is out of date itself (a cell that waited for its pool) keeps its
+        # own state and causes
+        return {key: finding if self.statuses[key] == ops.FRESH or key in direct else
+                ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
                 for key, finding in found.items()}
 
 
