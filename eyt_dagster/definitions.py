@@ -42,6 +42,7 @@ from assets.reports.speech_build_report import speech_build_report
 from assets.speech_eq.audio_stages import speech_audio
 from assets.speech_eq.slm_choices import slm_choices
 from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions, tone_selection
+from eyt_dagster.automation import automation_sensor, slate_keys, with_automation
 from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
 from eyt_dagster.jobs import JOBS
 from eyt_dagster.settings_sources import SETTINGS_ASSETS, track_settings
@@ -87,8 +88,9 @@ BASE_ASSETS = [
 
 
 def assets_for(slate: Slate) -> list:
-    """Every asset, with the slate's settings as tracked inputs, and the settings source assets."""
-    return [*SETTINGS_ASSETS, *track_settings(BASE_ASSETS, slate)]
+    """Every asset, with the slate's settings as tracked inputs and the automation condition that keeps the slate's
+    partitions up to date (docs/refresh.md), and the settings source assets."""
+    return [*SETTINGS_ASSETS, *with_automation(track_settings(BASE_ASSETS, slate), slate_keys(slate))]
 
 
 def build_resources(slate_path: str | None = None) -> dict[str, object]:
@@ -102,7 +104,7 @@ def build_defs(slate_path: str | None = None) -> Definitions:
     """The code location for a slate file (default: EYT_SLATE); a slate that does not validate fails here."""
     path = str(slate_path or slate_path_from_env())
     return Definitions(assets=assets_for(load_slate(path)), asset_checks=CHECKS, jobs=JOBS,
-                       resources=build_resources(path), executor=in_process_executor)
+                       sensors=[automation_sensor()], resources=build_resources(path), executor=in_process_executor)
 
 
 defs = build_defs()

@@ -35,14 +35,11 @@ from dagster import (
     observable_source_asset,
 )
 
-# Dagster's event tag for a data version (what its webserver sets for a reported observation); not exported
-# at the top level in 1.13.
-from dagster._core.definitions.data_version import CODE_VERSION_TAG, DATA_VERSION_TAG
-
 from eyt_dagster.core import slate_settings as ss
 from eyt_dagster.core.slate import Slate
 from eyt_dagster.partitions import pool_partitions, target_partitions
 from eyt_dagster.partitions import speech_target_partitions
+from eyt_dagster.staleness import CODE_VERSION_TAG, DATA_VERSION_TAG
 from resources.benchmark import BenchmarkResource
 
 SETTINGS_KEY = ss.SETTINGS_KEY

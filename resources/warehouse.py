@@ -30,8 +30,6 @@ from dagster import (
     UPathIOManager,
     partition_loading_context,
 )
-# TableMetadataSet gives the standard row-count metadata keys (not exported by dagster)
-from dagster._core.definitions.metadata import TableMetadataSet
 
 from eyt_dagster.core.slate_settings import SETTINGS_KEY
 from eyt_dagster.core.table_registry import TABLE_COLUMNS
@@ -159,8 +157,9 @@ class ParquetWarehouse(UPathIOManager):
         table = _table(context)
         data = arrow_table(obj, table)
         write_file(data, Path(str(path)))
-        rows = TableMetadataSet(partition_row_count=data.num_rows) if context.has_asset_partitions \
-            else TableMetadataSet(row_count=data.num_rows)
+        # Dagster's standard row-count metadata keys (the UI shows them as the table's row count)
+        count = "dagster/partition_row_count" if context.has_asset_partitions else "dagster/row_count"
+        rows = {count: MetadataValue.int(data.num_rows)}
         query = f"SELECT * FROM {table}"  # how to read what was written, through eyt.duckdb's views
         if context.has_asset_partitions:
             where = _partition_columns(context, context.asset_partition_key).items()

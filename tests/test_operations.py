@@ -118,17 +118,6 @@ def test_job_order_follows_the_asset_graph_and_refuses_cycles():
         ops.job_order({"x": ["a"], "y": ["b"]}, {"a": ["b"], "b": ["a"]})
 
 
-def test_reports_older_than_a_parent_dagster_does_not_compare_are_stale():
-    parents = {BOARD: [SCORES, JUDGE], SCORES: [TURNS]}
-    unchecked = ops.unchecked_parents(parents, {SCORES: 120, JUDGE: 3, TURNS: 120})
-    assert unchecked == {BOARD: [SCORES]}  # SCORES is partitioned, so only the report is checked
-    latest = {BOARD: 100.0, SCORES: 150.0, JUDGE: 200.0}
-    found = ops.outdated_by_time({(BOARD, None): "FRESH"}, latest, unchecked)
-    assert found[(BOARD, None)].causes == ("upstream d/scores was materialised after it",)
-    assert ops.outdated_by_time({(BOARD, None): "FRESH"}, {**latest, SCORES: 50.0}, unchecked) == {}
-    assert ops.outdated_by_time({(BOARD, None): "MISSING"}, {SCORES: 150.0}, unchecked) == {}
-
-
 def test_descendants_include_the_assets_themselves():
     assert ops.descendants([JUDGE], PARENTS) == {JUDGE, SCORES, BOARD}
     assert ops.descendants([BOARD], PARENTS) == {BOARD}

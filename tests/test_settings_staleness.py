@@ -2,7 +2,7 @@
 stale, with the setting named, and settings that do not change answers make nothing stale.
 
 One small graph (two embedded targets, one pool) is materialised once in process; each case writes an edited copy
-of its slate, loads the code location from that copy in process and asks `eyt refresh --dry-run`'s function what
+of its slate, builds the code location's definitions from that copy in process and asks `eyt refresh --dry-run`'s function what
 it would run (no run is launched), then puts the recorded settings back."""
 
 import re
@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 from dagster import AssetSelection, DagsterInstance, materialize
-from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from conftest import write_slate
 from eyt_dagster.core import slate_settings as ss
 from eyt_dagster.core.slate import default_slate_path, load_slate
-from eyt_dagster.definitions import assets_for
+from eyt_dagster.definitions import assets_for, build_defs
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.ops.refresh import refresh, slate_keys
@@ -61,14 +60,11 @@ def dry_run(world, capsys, name, edit):
     edit(raw)
     edited = directory / f"slate_{name}.yaml"
     edited.write_text(yaml.safe_dump(raw, sort_keys=False))
-    module = directory / f"defs_{name}.py"
-    module.write_text(f"from eyt_dagster.definitions import build_defs\ndefs = build_defs({str(edited)!r})\n")
     slate = load_slate(edited)
     capsys.readouterr()
     try:
         code = refresh(instance, lambda asset: not asset.startswith("speech/"), slate_keys(slate), dry_run=True,
-                       slate=slate, target=LoadableTargetOrigin(python_file=str(module), attribute="defs",
-                                                                working_directory=str(ROOT)))
+                       slate=slate, defs=build_defs(str(edited)))
     finally:
         record_settings(instance, load_slate(path))
     out = capsys.readouterr().out

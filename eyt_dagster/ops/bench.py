@@ -114,11 +114,10 @@ def _stage_of(step_key: str) -> str | None:
 def step_times(dagster_home: Path) -> dict[tuple[str, str], float]:
     """(run id, stage) -> seconds from the step's STEP_START to its STEP_SUCCESS / STEP_FAILURE event."""
     from dagster import DagsterEventType, DagsterInstance
-    from dagster._core.instance.ref import InstanceRef
 
     kinds = {DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE}
     out: dict[tuple[str, str], float] = {}
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(dagster_home))) as instance:
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
         for run in instance.get_runs():
             started: dict[str, float] = {}
             for entry in instance.all_logs(run.run_id, of_type=kinds):

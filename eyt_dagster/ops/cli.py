@@ -12,7 +12,8 @@
     eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse (--out DIR)
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
-    eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance
+    eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance (--automation: with
+                            the daemon keeping the slate up to date, docs/refresh.md)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
 Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them.
@@ -304,9 +305,12 @@ def cmd_env(_: argparse.Namespace) -> int:
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
+    from eyt_dagster.automation import AUTOMATION_ENV
+
     ensure_dagster_home()
     command = ["dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
-    return subprocess.call(command, cwd=PROJECT_ROOT)
+    env = {**os.environ, AUTOMATION_ENV: "on"} if args.automation else None
+    return subprocess.call(command, cwd=PROJECT_ROOT, env=env)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -345,8 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     export.set_defaults(func=cmd_speech_export)
     refresh = sub.add_parser(
         "refresh", help="materialise exactly the missing and stale partitions",
-        description="List every missing or stale asset partition (Dagster's per-partition status, read through the "
-                    "instance's GraphQL API, plus everything downstream of it) and materialise exactly those, one run "
+        description="List every missing or stale asset partition (what the assets' automation conditions request, "
+                    "evaluated once through Dagster's public API, plus everything downstream of it; docs/refresh.md) "
+                    "and materialise exactly those, one run "
                     "per job and partition key, in dependency order, up to --parallel at once: no daemon needed. First it "
                     "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
                     "target added to the slate shows up as missing partitions) and records the settings of every "
@@ -406,6 +411,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.set_defaults(func=cmd_bench)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")
     dev.add_argument("--port", type=int, default=3000)
+    dev.add_argument("--automation", action="store_true",
+                     help="start the automation sensor `eyt_automation` running, so the daemon keeps the slate's "
+                          "partitions up to date by itself (docs/refresh.md); without it, switch it on in the UI")
     dev.set_defaults(func=cmd_dev)
     args = parser.parse_args(argv)
     try:

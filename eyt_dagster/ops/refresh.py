@@ -1,74 +1,17 @@
-"""`eyt refresh`: read every partition's status from the instance's GraphQL API (in process: no webserver, no
-code server), plan the runs that clear what is missing or stale (eyt_dagster/ops/refresh_plan.py), and launch them here
-or submit them as one backfill for the daemon."""
+"""`eyt refresh`: evaluate the assets' automation conditions once, without a daemon, through Dagster's public
+`evaluate_automation_conditions` (the same conditions `dagster dev`'s daemon evaluates, eyt_dagster/automation.py),
+add what lies downstream of the requested partitions in other jobs, plan the runs (eyt_dagster/ops/refresh_plan.py) and
+launch them here or submit them as one backfill for the daemon. See docs/refresh.md."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
-from eyt_dagster.ops.instance import PROJECT_ROOT
+from eyt_dagster.automation import outside_slate, slate_keys  # noqa: F401 - slate_keys: part of this module's API
 from eyt_dagster.ops.launch import Launcher
 
-try:  # the number of upstream partitions from which Dagster stops comparing data versions along an edge
-    from dagster._core.definitions.data_version import (
-        SKIP_PARTITION_DATA_VERSION_DEPENDENCY_THRESHOLD as _SKIP_THRESHOLD,
-    )
-except ImportError:  # pragma: no cover - moved in another Dagster version
-    _SKIP_THRESHOLD = 100
-_CAUSE = "key { path } partitionKey category reason dependency { path } dependencyPartitionKey"
-_NODES_QUERY = """query EytAssetNodes {
-  assetNodes { assetKey { path } jobNames opName isPartitioned isMaterializable dependencyKeys { path }
-               staleStatus staleCauses { %s } assetMaterializations(limit: 1) { timestamp } }
-}""" % _CAUSE
-_PARTITIONS_QUERY = """query EytPartitionStatus($keys: [AssetKeyInput!]) {
-  assetNodes(assetKeys: $keys) { assetKey { path } partitionKeys staleStatusByPartition
-                                 staleCausesByPartition { %s } }
-}""" % _CAUSE
-_BACKFILL_MUTATION = """mutation EytBackfill($params: LaunchBackfillParams!) {
-  launchPartitionBackfill(backfillParams: $params) {
-    __typename
-    ... on LaunchBackfillSuccess { backfillId }
-    ... on Error { message }
-  }
-}"""
-
-
-def _location():
-    """(module, location name) of the code location in the repo's workspace.yaml."""
-    import yaml
-
-    entry = yaml.safe_load((PROJECT_ROOT / "workspace.yaml").read_text())["load_from"][0]["python_module"]
-    return entry["module_name"], entry.get("location_name") or entry["module_name"]
-
-
-def _workspace(instance, target=None):  # noqa: ANN001, ANN202
-    """A workspace holding the code location loaded in this process (no webserver, no code server). The
-    location's code versions are those of this process's import: `eyt refresh` is a fresh process, so a
-    prompt or slate edited since the last run shows up as a new code version. `target` (a
-    LoadableTargetOrigin) loads another definitions file instead of the workspace's module."""
-    from dagster._core.remote_origin import InProcessCodeLocationOrigin
-    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-    from dagster._core.workspace.context import WorkspaceProcessContext
-    from dagster._core.workspace.load_target import InProcessWorkspaceLoadTarget
-
-    module, name = _location()
-    target = target or LoadableTargetOrigin(module_name=module, working_directory=str(PROJECT_ROOT))
-    origin = InProcessCodeLocationOrigin(target, location_name=name)
-    return WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin))
-
-
-def _graphql(request_context, query: str, variables: dict | None = None) -> dict:  # noqa: ANN001
-    import asyncio
-
-    from dagster_graphql.schema import create_schema
-
-    result = asyncio.run(create_schema().execute_async(query, context_value=request_context,
-                                                       variable_values=variables))
-    if result.errors:
-        raise RuntimeError(f"GraphQL query failed: {result.errors[0]}")
-    return result.data
+REQUESTED = "requested by its automation condition"
 
 
 def _cause_text(cause: dict, asset: str, partition: str | None) -> str:
@@ -87,133 +30,116 @@ def _cause_text(cause: dict, asset: str, partition: str | None) -> str:
 
 
 class AssetState:
-    """What `eyt refresh` knows about the graph: per asset partition status and causes (Dagster's), last
-    materialisation times, parents, the job of every asset, the job order, each job's partitions definition
-    and the partition-level children of every asset partition.
+    """What `eyt refresh` knows about the graph: per asset partition status and causes (eyt_dagster/staleness.py),
+    what the automation conditions request, the parents and job of every asset, the job order, each job's
+    partitions definition and the partition-level children of every asset partition.
 
-    `include` says which assets to consider; `slate_keys` maps "pool" and each dynamic target set
+    `include` says which assets to consider; `keys` (slate_keys) maps "pool" and each dynamic target set
     ("targets", "speech_targets") to the slate's keys: partitions of a pool or target not in the slate are left
     alone (a target dropped from the slate keeps its history) and listed in `left_alone`. Source assets (the
     slate's settings) are inputs, not results: they are not listed. With `slate`, causes that come from changed
     slate settings name them (eyt_dagster/settings_sources.py)."""
 
-    def __init__(self, context, instance, include, slate_keys: dict[str, set[str]], slate=None) -> None:  # noqa: ANN001
-        from dagster import AssetKey, partition_loading_context
+    def __init__(self, defs, instance, include, keys: dict[str, set[str]], slate=None) -> None:  # noqa: ANN001
+        from dagster import AssetKey, AssetSelection, evaluate_automation_conditions, partition_loading_context
 
+        from eyt_dagster import staleness
+        from eyt_dagster.ops import refresh_plan as ops
         from eyt_dagster.settings_sources import SettingsHistory
 
-        request = context.create_request_context()
-        graph = request.asset_graph
-        nodes = [n for n in _graphql(request, _NODES_QUERY)["assetNodes"]
-                 if n["isMaterializable"] and include("/".join(n["assetKey"]["path"]))]
-        history = slate and SettingsHistory(instance, slate, {
-            "/".join(n["assetKey"]["path"]): graph.get(AssetKey(n["assetKey"]["path"])).code_version for n in nodes})
+        graph = defs.resolve_asset_graph()
+        nodes = [n for n in graph.asset_nodes if n.is_materializable and include(n.key.to_user_string())]
+        history = slate and SettingsHistory(instance, slate, {n.key.to_user_string(): n.code_version for n in nodes})
 
         def why(cause: dict, asset: str, partition: str | None) -> str:
             return (history and history.explain(asset, partition, cause)) or _cause_text(cause, asset, partition)
 
         self.statuses: dict = {}
         self.causes: dict = {}
-        self.latest = {}
         self.parents = {}
-        self.partition_counts: dict[str, int] = {}
         self.left_alone: set[str] = set()
-        job_assets: dict[str, list[str]] = {}
-        by_op: dict[str, list[str]] = {}
-        for n in nodes:
-            asset = "/".join(n["assetKey"]["path"])
-            by_op.setdefault(n["opName"] or asset, []).append(asset)
-            self.parents[asset] = ["/".join(d["path"]) for d in n["dependencyKeys"]]
-            done = n["assetMaterializations"]
-            self.latest[asset] = float(done[0]["timestamp"]) if done else None
-            for job in n["jobNames"]:
-                if not job.startswith("__"):
-                    job_assets.setdefault(job, []).append(asset)
-            if not n["isPartitioned"]:
-                self.statuses[(asset, None)] = n["staleStatus"]
-                self.causes[(asset, None)] = [why(c, asset, None) for c in n["staleCauses"]]
-        partitioned = [{"path": n["assetKey"]["path"]} for n in nodes if n["isPartitioned"]]
-        for n in _graphql(request, _PARTITIONS_QUERY, {"keys": partitioned})["assetNodes"] if partitioned else []:
-            asset = "/".join(n["assetKey"]["path"])
-            pdef = graph.get(AssetKey(n["assetKey"]["path"])).partitions_def
-            self.partition_counts[asset] = len(n["partitionKeys"])
-            for key, status, causes in zip(n["partitionKeys"], n["staleStatusByPartition"],
-                                           n["staleCausesByPartition"] or [[]] * len(n["partitionKeys"])):
-                outside = [f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in _slate_dimensions(pdef, key)
-                           if v not in slate_keys.get(k, set())]
-                if outside:
-                    self.left_alone.update(outside)
-                    continue
-                self.statuses[(asset, key)] = status
-                self.causes[(asset, key)] = [why(c, asset, key) for c in causes or []]
-        self.together = {a: [b for b in outs if b != a] for outs in by_op.values() if len(outs) > 1 for a in outs}
-        from eyt_dagster.ops import refresh_plan as ops
-
+        latest = staleness.Latest(instance)
+        with partition_loading_context(dynamic_partitions_store=instance):
+            for node in nodes:
+                asset = node.key.to_user_string()
+                self.parents[asset] = [p.to_user_string() for p in node.parent_keys]
+                partitions = [None] if node.partitions_def is None else node.partitions_def.get_partition_keys()
+                for partition in partitions:
+                    outside = partition is not None and outside_slate(node.partitions_def, partition, keys)
+                    if outside:
+                        self.left_alone.update(outside)
+                        continue
+                    found = staleness.state(graph, latest, node.key, partition)
+                    self.statuses[(asset, partition)] = found.status
+                    self.causes[(asset, partition)] = [why(c, asset, partition) for c in found.causes]
+            scope = [n.key for n in nodes]
+            evaluated = evaluate_automation_conditions(defs, instance, asset_selection=AssetSelection.assets(*scope))
+            self.requested = {(key.to_user_string(), partition) for key in scope
+                              for partition in evaluated.get_requested_partitions(key)}
+            self._children = {}
+            for asset, partition in self.statuses:
+                found = graph.get_children_partitions(AssetKey.from_user_string(asset), partition)
+                self._children[(asset, partition)] = [(c.asset_key.to_user_string(), c.partition_key) for c in found]
+        in_scope = {n.key for n in nodes}
+        self.together = {a.to_user_string(): [b.to_user_string() for b in assets.keys if b != a]
+                         for assets in defs.assets or () if len(getattr(assets, "keys", ())) > 1
+                         and not assets.can_subset for a in assets.keys if a in in_scope}
+        job_assets = {}
+        for job in defs.jobs or ():
+            selected = sorted(k.to_user_string() for k in job.selection.resolve(graph) if k in in_scope)
+            if selected:
+                job_assets[job.name] = selected
         self.order = ops.job_order(job_assets, self.parents)
         self.job_of = {a: job for job in reversed(self.order) for a in job_assets[job]}
         self.partitions_def = {self.job_of[a]: graph.get(AssetKey.from_user_string(a)).partitions_def
                                for a in self.job_of}
-        self._children = {}
-        with partition_loading_context(dynamic_partitions_store=instance):
-            for asset, partition in self.statuses:
-                found = graph.get_children_partitions(AssetKey.from_user_string(asset), partition)
-                self._children[(asset, partition)] = [(c.asset_key.to_user_string(), c.partition_key) for c in found]
 
     def children(self, key):  # noqa: ANN001, ANN201
         return self._children.get(key, ())
 
+    def held_back(self, findings: dict) -> list:
+        """Asset partitions that are not fresh but that no condition requests and that lie below no requested one:
+        a run of theirs or of a parent is in progress, or a parent is missing and not requested."""
+        return sorted((k for k, status in self.statuses.items() if status != "FRESH" and k not in findings),
+                      key=lambda k: (k[0], k[1] or ""))
+
     def findings(self, extra: dict | None = None) -> dict:
-        """Dagster's STALE / MISSING partitions, reports older than a parent Dagster does not compare, `extra`,
-        and every asset partition downstream of those."""
+        """What the automation conditions request (with the state and causes of each), `extra`, and every asset
+        partition downstream of those, in any job. A partition that is out of date itself is listed with its own
+        state and causes."""
         from eyt_dagster.ops import refresh_plan as ops
 
-        unchecked = ops.unchecked_parents(self.parents, self.partition_counts, _SKIP_THRESHOLD)
-        direct = {**(extra or {}), **ops.outdated_by_time(self.statuses, self.latest, unchecked),
-                  **ops.not_fresh(self.statuses, self.causes)}
-        return ops.propagate(direct, self.statuses, self.children, self.together)
+        direct = {key: ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
+                  for key in sorted(self.requested, key=lambda k: (k[0], k[1] or ""))
+                  if self.statuses.get(key) in (ops.STALE, ops.MISSING)}
+        found = ops.propagate({**direct, **(extra or {})}, self.statuses, self.children, self.together)
+        for key in self.requested:  # requested although fresh and not below another finding (a daemon-only cause)
+            if key in self.statuses and key not in found:
+                found[key] = ops.Finding(key[0], key[1], ops.STALE, (REQUESTED,))
+        # a partition reached from upstream that is out of date itself (a cell that waited for its pool) keeps its
+        # own state and causes
+        return {key: finding if self.statuses[key] == ops.FRESH or key in direct else
+                ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
+                for key, finding in found.items()}
 
 
-def _slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:  # noqa: ANN001
-    """The (dimension, value) pairs of a partition key that a slate chooses: the dynamic target sets
-    ("targets", "speech_targets") and "pool"."""
-    from dagster import DynamicPartitionsDefinition, MultiPartitionsDefinition, StaticPartitionsDefinition
+def _definitions():  # noqa: ANN202
+    """The code location's definitions, imported in this process: `eyt refresh` is a fresh process, so a prompt
+    or slate edited since the last run shows up as a new code version."""
+    from eyt_dagster.definitions import defs
 
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
-    from eyt_dagster.eyt_bench.taxonomy import POOLS
-
-    def kind(name: str, dim) -> str | None:  # noqa: ANN001
-        if isinstance(dim, DynamicPartitionsDefinition) and dim.name in TARGET_PARTITION_SETS.values():
-            return dim.name
-        is_pool = name == "pool" or set(dim.get_partition_keys()) == set(POOLS)
-        if isinstance(dim, StaticPartitionsDefinition) and is_pool:
-            return "pool"
-        return None
-
-    if isinstance(pdef, MultiPartitionsDefinition):
-        values = pdef.get_partition_key_from_str(key).keys_by_dimension
-        found = [(kind(d.name, d.partitions_def), values[d.name]) for d in pdef.partitions_defs]
-    else:
-        found = [(kind("", pdef), key)]
-    return [(k, v) for k, v in found if k]
-
-
-def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
-    """"pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
-
-    return {"pool": set(slate.pools),
-            **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()}}
+    return defs
 
 
 def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,  # noqa: ANN001
-             forced: frozenset[str] | set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
-             slate=None, target=None, parallel: int = 1) -> int:  # noqa: ANN001
+            forced: set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
+            slate=None, defs=None, parallel: int = 1) -> int:  # noqa: ANN001
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
     `only_forced` leaves out everything else (but what lies downstream of them). With `slate`, its per-target
     and per-pool settings are recorded first (settings_sources.record_settings), so a changed target shows as
-    stale partitions, and causes name the settings that changed. `target` loads other definitions (tests).
-    `parallel`: how many runs at once (eyt_dagster/ops/run_plan.py)."""
+    stale partitions, and causes name the settings that changed. `defs`: other definitions (tests; default the
+    code location's). `parallel`: how many runs at once (eyt_dagster/ops/run_plan.py)."""
     from eyt_dagster.ops import refresh_plan as ops
 
     started = time.monotonic()
@@ -221,33 +147,37 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
         from eyt_dagster.settings_sources import record_settings
 
         record_settings(instance, slate)
-    with _workspace(instance, target) as context:
-        state = AssetState(context, instance, include, keys, slate)
-        if state.left_alone:
-            print("left alone, not in the slate (`eyt remove-target ID` deletes a target): "
-                  + ", ".join(sorted(state.left_alone)))
-        reports = {a for a, p in state.statuses if p is None}
-        forced_findings: dict[ops.AssetPartition, ops.Finding] = {
-            (a, None): ops.Finding(a, None, ops.STALE, (reason,))
-            for a in sorted(reports if forced is None else reports & set(forced))}
-        findings = (ops.propagate(forced_findings, state.statuses, state.children, state.together) if only_forced
-                    else state.findings(forced_findings))
-        fresh = sum(state.statuses[k] == ops.FRESH for k in state.statuses if k not in findings)
-        print(ops.format_findings(findings, fresh))
-        jobless = sorted({a for a, _ in findings if a not in state.job_of})
-        if jobless:
-            print(f"eyt: no job materialises {jobless}; left out (materialise them from the UI)", file=sys.stderr)
-            findings = {k: f for k, f in findings.items() if k[0] in state.job_of}
-        if not findings:
-            return 0
-        runs = ops.plan_runs(findings, state.job_of, state.order, state.children)
-        verb = "would launch" if dry_run else "submitting, as one backfill," if backfill else "launching"
-        print(f"\n{verb} {len(runs)} run(s) "
-              f"(status read in {time.monotonic() - started:.1f} s):\n{ops.format_plan(runs)}")
-        if dry_run:
-            return 0
-        if backfill:
-            return _submit_backfill(context, instance, findings)
+    state = AssetState(defs or _definitions(), instance, include, keys, slate)
+    if state.left_alone:
+        print("left alone, not in the slate (`eyt remove-target ID` deletes a target): "
+              + ", ".join(sorted(state.left_alone)))
+    reports = {a for a, p in state.statuses if p is None}
+    forced_findings = {(a, None): ops.Finding(a, None, ops.STALE, (reason,))
+                       for a in sorted(reports if forced is None else reports & set(forced))}
+    findings = (ops.propagate(forced_findings, state.statuses, state.children, state.together) if only_forced
+                else state.findings(forced_findings))
+    fresh = sum(state.statuses[k] == ops.FRESH for k in state.statuses if k not in findings)
+    print(ops.format_findings(findings, fresh))
+    held = [] if only_forced else state.held_back(findings)
+    if held:
+        print("held back (a run of theirs or of a parent is in progress, or a parent is missing): "
+              + ", ".join(a if p is None else f"{a}[{p}]" for a, p in held))
+    jobless = sorted({a for a, _ in findings if a not in state.job_of})
+    if jobless:
+        print(f"eyt: no job materialises {jobless}; left out (materialise them from the UI)", file=sys.stderr)
+        findings = {k: f for k, f in findings.items() if k[0] in state.job_of}
+    if not findings:
+        return 0
+    runs = ops.plan_runs(findings, state.job_of, state.order, state.children)
+    verb = "would launch" if dry_run else "submitting, as one backfill," if backfill else "launching"
+    print(f"\n{verb} {len(runs)} run(s) "
+          f"(status read in {time.monotonic() - started:.1f} s):\n{ops.format_plan(runs)}")
+    if dry_run:
+        return 0
+    if backfill:
+        from eyt_dagster.ops.backfill import submit_backfill
+
+        return submit_backfill(instance, findings)
     return _execute_plan(instance, runs, state.partitions_def, parallel)
 
 
@@ -277,33 +207,6 @@ def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:  # 
     print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s: {len(runs) - failed - skipped} run(s) "
           f"succeeded, {failed} failed, {skipped} skipped")
     return 0 if ok else 1
-
-
-def _submit_backfill(context, instance, findings) -> int:  # noqa: ANN001
-    """Submit the asset partitions as one asset backfill; the daemon (`dagster dev` or `dagster-daemon run`)
-    launches its runs in dependency order."""
-    from dagster import partition_loading_context
-
-    by_asset: dict[str, list[str]] = {}
-    for asset, partition in sorted(findings, key=lambda k: (k[0], k[1] or "")):
-        by_asset.setdefault(asset, [])
-        if partition is not None:
-            by_asset[asset].append(partition)
-    selectors = [{"assetKey": {"path": asset.split("/")},
-                  **({"partitions": {"ranges": [{"start": k, "end": k} for k in keys]}} if keys else {})}
-                 for asset, keys in by_asset.items()]
-    params = {"partitionsByAssets": selectors, "title": "eyt refresh",
-              "tags": [{"key": "eyt/command", "value": "refresh"}]}
-    with partition_loading_context(dynamic_partitions_store=instance):  # the dynamic `targets` keys (see warehouse.py)
-        result = _graphql(context.create_request_context(), _BACKFILL_MUTATION, {"params": params})
-    result = result["launchPartitionBackfill"]
-    if result["__typename"] != "LaunchBackfillSuccess":
-        print(f"eyt: the backfill was refused: {result['__typename']}: {result.get('message', '')}", file=sys.stderr)
-        return 1
-    print(f"submitted backfill {result['backfillId']} ({len(findings)} asset partition(s)); the Dagster daemon "
-          f"launches its runs: keep `eyt dev` (dagster dev) or `dagster-daemon run -w workspace.yaml` running "
-          f"with DAGSTER_HOME={os.environ['DAGSTER_HOME']}")
-    return 0
 
 
 def asset_parents() -> dict[str, list[str]]:

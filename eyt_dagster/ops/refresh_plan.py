@@ -1,17 +1,16 @@
 """Planning for `eyt refresh`: from per-partition statuses to the list of runs that bring the graph up to date.
 
 Pure functions over plain data, so they can be tested with hand-made maps; reading the statuses from the
-instance (GraphQL) and launching the runs happen in `eyt_dagster.ops.refresh`.
+instance, evaluating the automation conditions and launching the runs happen in `eyt_dagster.ops.refresh`
+(docs/refresh.md).
 
 Vocabulary: an *asset partition* is `(asset, partition)`, with `asset` the user string of the asset key
 ("dialogue/judge_verdicts") and `partition` the partition key string, or None for an unpartitioned asset.
-A status is Dagster's `StaleStatus` name: FRESH, STALE or MISSING.
+A status is FRESH, STALE or MISSING (eyt_dagster/staleness.py).
 
-Dagster reports a partition STALE only for its own causes (new code version, new upstream data version); it
-does not mark the partitions below a stale one. Re-materialising a stale partition can change what its
-children read, so the plan also takes every fresh asset partition downstream of one that will run
-(`propagate`). A report (unpartitioned) materialised before a parent with 100 or more partitions is outdated
-too (`outdated_by_time`): Dagster does not compare data versions along such an edge.
+A partition is STALE only for its own causes (new code version, new upstream data version); the partitions below
+a stale one are not. Re-materialising a stale partition can change what its children read, so the plan also takes
+every fresh asset partition downstream of one that will run (`propagate`).
 """
 
 from __future__ import annotations
@@ -59,31 +58,6 @@ def not_fresh(statuses: Mapping[AssetPartition, str], causes: Mapping[AssetParti
     causes = causes or {}
     return {key: Finding(key[0], key[1], status, tuple(causes.get(key, ())))
             for key, status in statuses.items() if status in (STALE, MISSING)}
-
-
-def outdated_by_time(statuses: Mapping[AssetPartition, str], latest: Mapping[str, float | None],
-                     unchecked: Mapping[str, Sequence[str]]) -> dict[AssetPartition, Finding]:
-    """Unpartitioned assets reported FRESH but materialised before one of their `unchecked` parents (the
-    parents whose data versions Dagster does not compare: 100 or more partitions). `latest` maps an asset to
-    the time of its last materialisation, any partition (None: never)."""
-    found: dict[AssetPartition, Finding] = {}
-    for (asset, partition), status in statuses.items():
-        mine = latest.get(asset)
-        if partition is not None or status != FRESH or mine is None:
-            continue
-        newer = sorted(p for p in unchecked.get(asset, ()) if (latest.get(p) or 0) > mine)
-        if newer:
-            causes = tuple(f"upstream {p} was materialised after it" for p in newer)
-            found[(asset, None)] = Finding(asset, None, STALE, causes)
-    return found
-
-
-def unchecked_parents(parents: Mapping[str, Sequence[str]], partition_counts: Mapping[str, int],
-                      threshold: int = 100) -> dict[str, list[str]]:
-    """For each unpartitioned asset (count 0), its parents with `threshold` or more partitions: Dagster skips
-    comparing data versions along such an edge, so a newer parent does not make the asset stale."""
-    return {asset: [p for p in ups if partition_counts.get(p, 0) >= threshold]
-            for asset, ups in parents.items() if not partition_counts.get(asset)}
 
 
 def propagate(findings: Mapping[AssetPartition, Finding], statuses: Mapping[AssetPartition, str],

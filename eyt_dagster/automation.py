@@ -1,0 +1,184 @@
+"""Declarative automation of the asset graph: one automation condition on every asset, saying "run this asset
+partition when it is missing or out of date, or when a parent it is computed with will run", restricted to the
+pools and targets of the slate. `dagster dev`'s daemon evaluates it through the sensor `eyt_automation`, and
+`eyt refresh` evaluates the same conditions once, without a daemon (eyt_dagster/ops/refresh.py). See docs/refresh.md.
+
+Missing and out of date are states, read from the instance's records (eyt_dagster/staleness.py), not events since
+the previous tick: Dagster's built-in `code_version_changed` and `any_deps_updated` only see what changed between
+two evaluations, so a one-shot `eyt refresh` (always a first evaluation) would never see an edit made since the
+last run. The two state conditions are Python conditions (`AutomationCondition` subclasses), which is why the
+sensor is evaluated in the code location's process (`use_user_code_server`).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+
+from dagster import (
+    AssetSelection,
+    AutomationCondition,
+    AutomationConditionSensorDefinition,
+    AutomationContext,
+    AutomationResult,
+    BetaWarning,
+    DefaultSensorStatus,
+    DynamicPartitionsDefinition,
+    MultiPartitionsDefinition,
+    StaticPartitionsDefinition,
+    map_asset_specs,
+    partition_loading_context,
+)
+
+from eyt_dagster import staleness
+
+SENSOR_NAME = "eyt_automation"
+# "on": the sensor starts running when `dagster dev` loads the location (`eyt dev --automation` sets it); otherwise
+# it starts stopped and is switched on in the UI (Automation), since every run it launches calls the models.
+AUTOMATION_ENV = "EYT_AUTOMATION"
+
+
+def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:  # noqa: ANN001 - a PartitionsDefinition
+    """The (dimension, value) pairs of a partition key that a slate chooses: the dynamic target sets
+    ("targets", "speech_targets") and "pool"."""
+    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
+    from eyt_dagster.eyt_bench.taxonomy import POOLS
+
+    def kind(name: str, dim) -> str | None:  # noqa: ANN001
+        if isinstance(dim, DynamicPartitionsDefinition) and dim.name in TARGET_PARTITION_SETS.values():
+            return dim.name
+        is_pool = name == "pool" or set(dim.get_partition_keys()) == set(POOLS)
+        if isinstance(dim, StaticPartitionsDefinition) and is_pool:
+            return "pool"
+        return None
+
+    if isinstance(pdef, MultiPartitionsDefinition):
+        values = pdef.get_partition_key_from_str(key).keys_by_dimension
+        found = [(kind(d.name, d.partitions_def), values[d.name]) for d in pdef.partitions_defs]
+    else:
+        found = [(kind("", pdef), key)]
+    return [(k, v) for k, v in found if k]
+
+
+def outside_slate(pdef, key: str, keys: Mapping[str, Sequence[str]]) -> list[str]:  # noqa: ANN001
+    """'pool X' / 'target Y' for each value of the partition key the slate does not have (empty: in the slate)."""
+    return [f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in slate_dimensions(pdef, key)
+            if v not in keys.get(k, ())]
+
+
+def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
+    """"pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
+    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
+
+    return {"pool": set(slate.pools),
+            **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()}}
+
+
+def _partitions_where(context: AutomationContext, keep) -> AutomationResult:  # noqa: ANN001
+    """The candidate partitions for which keep(partition key or None) holds."""
+    subset = context.candidate_subset
+    if context.partitions_def is None:
+        return AutomationResult(context, subset if not subset.is_empty and keep(None) else context.get_empty_subset())
+    kept = {p for p in subset.expensively_compute_partition_keys() if keep(p)}
+    return AutomationResult(context, subset.compute_intersection_with_partition_keys(kept))
+
+
+class InSlate(AutomationCondition):
+    """True for the partitions whose pool and target are in the slate (a target dropped from the slate keeps its
+    history and is left alone); always true for unpartitioned assets."""
+
+    def __init__(self, keys: Mapping[str, Sequence[str]]) -> None:
+        self.keys = {k: frozenset(v) for k, v in keys.items()}
+
+    @property
+    def name(self) -> str:
+        return "in_slate"
+
+    @property
+    def description(self) -> str:
+        return "The partition's pool and target are in the slate"
+
+    def evaluate(self, context: AutomationContext) -> AutomationResult:
+        pdef = context.partitions_def
+        return _partitions_where(context, lambda p: p is None or not outside_slate(pdef, p, self.keys))
+
+
+_LATEST: list = [None, None]  # (evaluation, staleness.Latest): the records read once per evaluation, for all assets
+
+
+def _latest_for(context: AutomationContext) -> staleness.Latest:
+    instance = context.asset_graph_view.instance
+    evaluation = (context.evaluation_time, id(instance))
+    if _LATEST[0] != evaluation:
+        _LATEST[:] = [evaluation, staleness.Latest(instance)]
+    return _LATEST[1]
+
+
+class OutOfDate(AutomationCondition):
+    """True for the partitions that are missing, or whose code version or inputs changed since their latest
+    materialisation (eyt_dagster/staleness.py). Never for a source asset (the slate's settings): it is observed,
+    not computed."""
+
+    @property
+    def name(self) -> str:
+        return "out_of_date"
+
+    @property
+    def description(self) -> str:
+        return "Missing, or a new code version or new input data since the latest materialization"
+
+    def evaluate(self, context: AutomationContext) -> AutomationResult:
+        if not context.asset_graph.get(context.key).is_materializable:  # a settings source: an input, never run
+            return AutomationResult(context, context.get_empty_subset())
+        latest = _latest_for(context)
+        with partition_loading_context(dynamic_partitions_store=context.asset_graph_view.instance):
+            return _partitions_where(context, lambda p: staleness.state(
+                context.asset_graph, latest, context.key, p).status != staleness.FRESH)
+
+
+def condition(keys: Mapping[str, Sequence[str]]) -> AutomationCondition:
+    """The automation condition of every asset, for a slate's pools and targets (`keys`, from slate_keys)."""
+    out_of_date = OutOfDate()
+    # newly out of date, or a new code version while still out of date (a failed partition is retried when the
+    # code changes, not on every tick); remembered until the partition is requested or updated. Not
+    # `since_last_handled()`: it also counts the first evaluation as handled, so a first evaluation (every
+    # `eyt refresh`, or the daemon's first tick) would request nothing.
+    handled = (AutomationCondition.newly_requested() | AutomationCondition.newly_updated()).with_label("handled")
+    fires = ((out_of_date.newly_true() | AutomationCondition.code_version_changed()).since(handled)
+             & out_of_date).with_label("out_of_date_since_handled")
+    # a parent that runs in the same run (same partition) is requested: this partition is recomputed with it
+    follows = AutomationCondition.any_deps_match(AutomationCondition.will_be_requested()).with_label(
+        "any_deps_will_be_requested")
+    # a parent partition of the slate is missing or out of date and not requested with it: wait until it has been
+    # (re)computed, rather than run now on old inputs and again afterwards (a cell waits for its pool, a report for
+    # every cell of the slate; partitions outside the slate never hold anything up)
+    deps_pending = AutomationCondition.any_deps_match(
+        InSlate(keys) & OutOfDate() & ~AutomationCondition.will_be_requested()
+    ).with_label("any_slate_deps_out_of_date")
+    return (InSlate(keys) & (fires | follows) & ~AutomationCondition.in_progress()
+            & ~AutomationCondition.any_deps_in_progress() & ~deps_pending).with_label("eyt_refresh")
+
+
+def with_automation(assets: Sequence, keys: Mapping[str, Sequence[str]]) -> list:
+    """The assets with the project's automation condition on every materialisable asset."""
+
+    def add(spec):  # noqa: ANN001, ANN202 - AssetSpec
+        return spec.replace_attributes(automation_condition=condition(keys))
+
+    return list(map_asset_specs(add, assets))
+
+
+def automation_sensor(running: bool | None = None) -> AutomationConditionSensorDefinition:
+    """The sensor through which the daemon evaluates the conditions (in the code location's process, since they
+    are Python conditions). `running` None: from EYT_AUTOMATION."""
+    if running is None:
+        running = os.environ.get(AUTOMATION_ENV, "").lower() in ("1", "on", "true", "yes")
+    with warnings.catch_warnings():  # use_user_code_server is a beta parameter: said once in docs/refresh.md
+        warnings.simplefilter("ignore", BetaWarning)
+        return AutomationConditionSensorDefinition(
+            SENSOR_NAME, target=AssetSelection.all(), use_user_code_server=True, minimum_interval_seconds=60,
+            default_status=DefaultSensorStatus.RUNNING if running else DefaultSensorStatus.STOPPED,
+            run_tags={"eyt/command": "automation"},
+            description="Keeps the slate's partitions up to date: requests every missing or out-of-date asset "
+                        "partition of the slate's pools and targets (docs/refresh.md).")
