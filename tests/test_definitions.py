@@ -15,17 +15,6 @@ JOB_NAMES = {"eyt_pools", "eyt_dialogues", "eyt_reports", "speech_build", "speec
              "seq_reports", "unified_reports"}
 # The settings the slate feeds into the graph (observable source assets, eyt_dagster/settings_sources.py).
 SETTINGS_SOURCES = {"dialogue/pool_settings", "dialogue/target_settings", "speech/target_settings"}
-# Tables without a declared column contract: the IO manager types them from the frame. Listed, so that a new
-# asset has to declare its columns in eyt_dagster/core/table_registry.py or be added here on purpose.
-WITHOUT_COLUMN_CONTRACT = {
-    "dialogue.alpha_sensitivity", "dialogue.cross_judge_ablation", "dialogue.human_alignment",
-    "dialogue.human_annotations", "dialogue.judge_agreement", "dialogue.leaderboard_intervals",
-    "dialogue.pairwise_comparisons", "dialogue.persona_source_comparison", "dialogue.thinking_ablation",
-    "dialogue.trajectory", "dialogue.turn_curves",
-    "speech.contrast_scores", "speech.dialogues", "speech.eq_items", "speech.scenarios", "speech.tone_instructions",
-    "speech.tone_selection", "speech.tts_clips", "speech.seq_breakdown", "speech.seq_human_alignment",
-    "speech.seq_leaderboard", "speech.speech_build_report",
-}
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +43,9 @@ def test_the_definitions_load_with_every_asset_and_job(defs):
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     tables = {key.replace("/", ".") for key in keys} - {k.replace("/", ".") for k in SETTINGS_SOURCES}
     assert {k for k in keys if graph.get(AssetKey.from_user_string(k)).is_observable} == SETTINGS_SOURCES
-    assert tables == set(TABLE_COLUMNS) | WITHOUT_COLUMN_CONTRACT  # every table is listed exactly once
-    assert not set(TABLE_COLUMNS) & WITHOUT_COLUMN_CONTRACT
+    # every table declares its columns (eyt_dagster/core/table_registry.py), and every contract names a table
+    assert tables == set(TABLE_COLUMNS), f"without a contract: {sorted(tables - set(TABLE_COLUMNS))}; " \
+        f"a contract but no asset: {sorted(set(TABLE_COLUMNS) - tables)}"
     assert {job.name for job in defs.jobs} == JOB_NAMES
     assert len(list(defs.asset_checks or [])) > 0
 

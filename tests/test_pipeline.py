@@ -129,3 +129,20 @@ def test_sql_twin_reproduces_the_leaderboard(warehouse):
             assert twin[column].to_numpy() == pytest.approx(asset[column].to_numpy(), abs=1e-9), column
         else:
             assert list(twin[column]) == list(asset[column]), column
+
+
+def test_every_table_is_stored_with_its_contract_columns_and_types(warehouse):
+    """Each view has its contract's columns in order with their DuckDB types, also a table that is empty on this
+    slate (thinking_ablation: no reasoning pair; seq_human_alignment: no human ranking), whose all-missing
+    columns were text before they were declared."""
+    from eyt_dagster.core.storage_types import duckdb_columns
+    from eyt_dagster.core.table_registry import TABLE_COLUMNS
+
+    con, _ = warehouse
+    for table, columns in TABLE_COLUMNS.items():
+        stored = [(name, kind) for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall()]
+        assert stored == list(duckdb_columns(columns).items()), table
+    for table, column, kind in (("dialogue.thinking_ablation", "delta", "DOUBLE"),
+                                ("speech.seq_human_alignment", "rho", "DOUBLE")):
+        assert q(con, f"SELECT count(*) FROM {table}") == [(0,)]
+        assert dict((r[0], r[1]) for r in q(con, f"DESCRIBE {table}"))[column] == kind

@@ -209,3 +209,28 @@ def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
     assert score.loc["satisfaction", "mean_abs_delta"] == pytest.approx(12.5)
     ranking = table[table["kind"] == "ranking"].set_index("metric")
     assert ranking.loc["empathy", "delta"] == pytest.approx(0.0)  # one target: its mean shift is 0
+
+
+def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monkeypatch):
+    """The default slate's reasoning pair over a two-row leaderboard: the asset's rows, with the baseline flags of
+    think_target, are stored with dialogue.thinking_ablation's contract (numbers as double, the highlight as bool)."""
+    from dagster import build_asset_context
+
+    from assets.reports.eyt_analysis import thinking_ablation
+    from eyt_dagster.core.slate import default_slate_path
+    from eyt_dagster.eyt_bench.leaderboard import HEADLINE
+    from resources.benchmark import BenchmarkResource
+    from resources.warehouse_files import arrow_table
+
+    monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("EYT_SLATE", raising=False)
+    board = pd.DataFrame({"target": ["reflective-baseline-think", "reflective-baseline"], "pool": "nemotron_usa",
+                          **{m: [0.75, 0.5] for m in HEADLINE}})
+    eyt = BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
+    out = thinking_ablation(context=build_asset_context(), eyt=eyt, leaderboard=board)
+    table = arrow_table(out.value, "dialogue.thinking_ablation")
+    types = {f.name: str(f.type) for f in table.schema}
+    assert (types["think"], types["delta"], types["highlighted"], types["is_baseline"]) == ("double", "double",
+                                                                                            "bool", "bool")
+    assert table.column("delta").to_pylist() == [0.25] * len(HEADLINE)
+    assert table.column("is_baseline").to_pylist() == [True] * len(HEADLINE)

@@ -32,6 +32,12 @@ from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
 from eyt_dagster.speech_eq.generators import SpeechGenerator, speech_prompt_hash
 from eyt_dagster.partitions import subscale_partitions
 from eyt_dagster.speech_eq.item_types import Line, Scenario
+from eyt_dagster.speech_eq.table_contracts import (
+    DIALOGUES_COLUMNS,
+    SCENARIOS_COLUMNS,
+    TONE_INSTRUCTIONS_COLUMNS,
+    TONE_SELECTION_COLUMNS,
+)
 from eyt_dagster.speech_eq.text_attempts import DialogueVersion, dialogue_versions, tone_attempts
 from resources.benchmark import BenchmarkResource
 
@@ -90,6 +96,11 @@ def _frame(rows: list[dict], columns: list[str], text_columns: Sequence[str] = (
     return df
 
 
+def _columns(contract: dict[str, str]) -> list[str]:
+    """A stage's row columns: its table contract's (eyt_dagster/speech_eq/table_contracts.py) but created_at."""
+    return [c for c in contract if c != "created_at"]
+
+
 def _prompt_hash(generator: SpeechGenerator, name: str) -> str | None:
     return None if generator.is_baseline else PROMPT_HASH[name]
 
@@ -106,8 +117,7 @@ def _error_metadata(context: AssetExecutionContext, errors: list[str]) -> dict[s
     return {"errors": len(errors), **({"error_messages": "\n".join(errors[:MAX_ERRORS_SHOWN])} if errors else {})}
 
 
-SCENARIO_COLUMNS = ["scenario_id", "subscale", "valence", "scenario_type", "title", "scenario_json", "generator",
-                    "prompt_hash"]
+SCENARIO_COLUMNS = _columns(SCENARIOS_COLUMNS)
 
 
 @asset(**_speech("scenarios"))
@@ -139,8 +149,7 @@ def scenarios(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[
     return table_output(df, generator=_describe(generator), **_error_metadata(context, errors))
 
 
-DIALOGUE_COLUMNS = ["scenario_id", "subscale", "turn", "speaker", "text", "generator", "attempt", "accepted",
-                    "plausible_both_tones", "validator_note", "validator", "prompt_hash"]
+DIALOGUE_COLUMNS = _columns(DIALOGUES_COLUMNS)
 
 
 @asset(**_speech("dialogues"), ins=_ins("scenarios"))
@@ -170,8 +179,7 @@ def dialogues(context: AssetExecutionContext, eyt: BenchmarkResource, scenarios:
                         **_error_metadata(context, errors))
 
 
-TONE_COLUMNS = ["scenario_id", "subscale", "turn", "option_index", "persona_kind", "attempt", "instruction",
-                "accepted", "rejection_reason", "generator", "prompt_hash"]
+TONE_COLUMNS = _columns(TONE_INSTRUCTIONS_COLUMNS)
 
 
 @asset(**_speech("tone_instructions"), ins=_ins("scenarios", "dialogues"))
@@ -201,9 +209,7 @@ def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, sc
                         generator=_describe(generator), **_error_metadata(context, errors))
 
 
-SELECTION_COLUMNS = ["scenario_id", "subscale", "turn", "resonant_instruction", "dissonant_instruction",
-                     "dissonant_persona", "reasoning", "judge", "resonant_kind", "dissonant_kind", "options",
-                     "generator", "prompt_hash"]
+SELECTION_COLUMNS = _columns(TONE_SELECTION_COLUMNS)
 
 
 @asset(**_speech("tone_selection"), ins=_ins("scenarios", "dialogues", "tone_instructions"))

@@ -1,6 +1,7 @@
-"""Which warehouse tables declare their columns: table name ("schema.table") -> column dtypes. The warehouse
-IO manager creates and casts these tables from their contract (types mapped in eyt_dagster/core/storage_types.py);
-a table not listed here is typed from the frame, with an all-missing column stored as text."""
+"""The column contract of every warehouse table: table name ("schema.table") -> column dtypes. The warehouse
+IO manager creates and casts each table from its contract (types mapped in eyt_dagster/core/storage_types.py);
+a table not listed here (none in the code location; a test checks that) would be typed from the frame, with an
+all-missing column stored as text."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from eyt_dagster.core.storage_types import Columns
 from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
 from eyt_dagster.reporting.paper_tables import EXPORT_INDEX_COLUMNS
-from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS
+from eyt_dagster.speech_eq.table_contracts import SPEECH_TABLES
 
-TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, "speech.slm_choices": SLM_CHOICE_COLUMNS,
+TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, **SPEECH_TABLES,
                                      "reports.model_cards": MODEL_CARD_COLUMNS,
                                      "reports.paper_tables": EXPORT_INDEX_COLUMNS}
 

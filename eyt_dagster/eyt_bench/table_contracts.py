@@ -11,7 +11,9 @@ from __future__ import annotations
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
 
+from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
+from eyt_dagster.eyt_bench.human_alignment import ANNOTATION_COLUMNS
 from eyt_dagster.eyt_bench.table_rows import FINAL_COLUMNS, PERSONA_COLUMNS, SEED_COLUMNS, STAT_FIELDS, TURN_COLUMNS, VERDICT_COLUMNS
 from eyt_dagster.core.storage_types import Columns, conform
 from eyt_dagster.eyt_bench.taxonomy import (
@@ -121,6 +123,64 @@ LEADERBOARD_COLUMNS: Columns = {
        for role in ("simulator", "target", "judge") for what in ("tokens", "cost_usd")},
     "alpha": "float64", "slate": "string", **_CREATED,
 }
+# The report tables (assets/reports/eyt_analysis.py, judge_calibration.py). A target-level report ends with the
+# baseline flags (eyt_dagster/core/baseline_flags.py) and created_at; an empty report has the same columns.
+_FLAGS = {"is_baseline": "bool", "self_preference_risk": "bool"}
+
+
+def _floats(*names: str) -> dict[str, str]:
+    return {name: "float64" for name in names}
+
+
+LEADERBOARD_INTERVALS_COLUMNS: Columns = {
+    **_text(["target", "pool", "metric"]), **_floats("value", "ci_low", "ci_high"), "n_dialogues": "Int64",
+    "resamples": "Int64", **_FLAGS, **_CREATED,
+}
+PAIRWISE_COMPARISONS_COLUMNS: Columns = {
+    **_text(["pool", "metric", "target_a", "target_b"]), "n_paired": "Int64",
+    **_floats("mean_a", "mean_b", "diff", "ci_low", "ci_high"), "excludes_zero": "boolean",
+    "is_baseline_pair": "bool", "self_preference_risk": "bool", **_CREATED,
+}
+ALPHA_SENSITIVITY_COLUMNS: Columns = {
+    **_text(["target", "pool", "dimension"]),
+    **_floats("alpha", "weighted", "unweighted", "early", "late", "warmup_delta"), "rank_flip": "boolean",
+    **_FLAGS, **_CREATED,
+}
+TURN_CURVES_COLUMNS: Columns = {
+    **_text(["target", "pool", "dimension"]), "turn": "int64", "mean_score": "float64", "n": "Int64", **_FLAGS,
+    **_CREATED,
+}
+TRAJECTORY_COLUMNS: Columns = {
+    **_text(["target", "pool"]), "n_dialogues": "Int64",
+    **_floats("drift", "directional_alignment", "ficr", "satisfaction", "mean_turns"), **_FLAGS, **_CREATED,
+}
+PERSONA_SOURCE_COMPARISON_COLUMNS: Columns = {  # one column per pool, named after it
+    **_text(["family", "metric"]), **_floats(*POOLS, "shift"), "n_targets": "Int64", "is_baseline_family": "bool",
+    **_CREATED,
+}
+THINKING_ABLATION_COLUMNS: Columns = {  # the flags are those of think_target
+    **_text(["pair", "think_target", "non_think_target", "pool", "metric"]), **_floats("think", "non_think", "delta"),
+    "highlighted": "boolean", **_FLAGS, **_CREATED,
+}
+JUDGE_AGREEMENT_COLUMNS: Columns = {
+    "measure": "string", "n_judges": "Int64", "n_units": "Int64",
+    **_floats("alpha_ordinal", "alpha_interval", "unanimous_share", "alpha_nominal"), "judges": "string", **_CREATED,
+}
+CROSS_JUDGE_ABLATION_COLUMNS: Columns = {
+    **_text(ABLATION_COLUMNS, n_dialogues="Int64", n_targets="Int64",
+            **_floats("primary", "replacement", "delta", "mean_abs_delta", "kendall_tau", "spearman_rho")),
+    "primary_judges": "string", "replacement_judge": "string", **_CREATED,
+}
+HUMAN_ANNOTATIONS_COLUMNS: Columns = {
+    **_text(ANNOTATION_COLUMNS, turn="int64", score="float64"), "source_file": "string", **_CREATED,
+}
+HUMAN_ALIGNMENT_COLUMNS: Columns = {
+    "dimension": "string", "n_cells": "Int64", "n_annotations": "Int64", "n_missing": "Int64",
+    **_floats("pearson_r", "spearman_rho", "bias_0_100", "qwk_judge_human", "qwk_human_human",
+              "krippendorff_alpha_ordinal", "within_1", "same_bucket", "lenience_early", "lenience_late",
+              "lenience_late_minus_early"),
+    "judges": "string", **_CREATED,
+}
 # Every table of the `dialogue` schema with a contract: the warehouse IO manager types these from here.
 DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.persona_pool": PERSONA_POOL_COLUMNS,
@@ -133,6 +193,17 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.leaderboard": LEADERBOARD_COLUMNS,
     "dialogue.cross_judge_verdicts": JUDGE_VERDICTS_COLUMNS,
     "dialogue.cross_judge_final_verdicts": FINAL_VERDICTS_COLUMNS,
+    "dialogue.leaderboard_intervals": LEADERBOARD_INTERVALS_COLUMNS,
+    "dialogue.pairwise_comparisons": PAIRWISE_COMPARISONS_COLUMNS,
+    "dialogue.alpha_sensitivity": ALPHA_SENSITIVITY_COLUMNS,
+    "dialogue.turn_curves": TURN_CURVES_COLUMNS,
+    "dialogue.trajectory": TRAJECTORY_COLUMNS,
+    "dialogue.persona_source_comparison": PERSONA_SOURCE_COMPARISON_COLUMNS,
+    "dialogue.thinking_ablation": THINKING_ABLATION_COLUMNS,
+    "dialogue.judge_agreement": JUDGE_AGREEMENT_COLUMNS,
+    "dialogue.cross_judge_ablation": CROSS_JUDGE_ABLATION_COLUMNS,
+    "dialogue.human_annotations": HUMAN_ANNOTATIONS_COLUMNS,
+    "dialogue.human_alignment": HUMAN_ALIGNMENT_COLUMNS,
 }
 
 
