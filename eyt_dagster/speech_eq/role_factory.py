@@ -8,6 +8,7 @@ make a chat client; which class plays which role, and how a target hears a clip,
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from eyt_dagster.core.slate import Slate
 from eyt_dagster.eyt_bench.role_factory import ClientFactory
