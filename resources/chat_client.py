@@ -54,7 +54,7 @@ from pydantic import BaseModel, ValidationError
 from eyt_dagster.config import ModelRef
 from eyt_dagster.records import CallStats, Reply
 from eyt_dagster.roles import RequestRefusedError, RoleCallError, ReplyUnusableError
-from resources.call_cache import CallCache, CachedReply
+from resources.call_cache import CallCache, CachedReply, one_flight
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 
 M = TypeVar("M", bound=BaseModel)
@@ -437,10 +437,16 @@ class OpenAIChatClient:
         )
 
     def _request(self, messages: Messages, response_format: dict[str, Any] | None, purpose: str) -> _Outcome:
-        """One chat request: from the cache if this exact request finished before, else the network.
-        Not yet in the ledger (the caller records it once it knows whether the reply validates)."""
+        """One chat request: from the cache if this exact request finished before, else the network (once,
+        also when other threads send the same request meanwhile: resources/call_cache.py). Not yet in the
+        ledger (the caller records it once it knows whether the reply validates)."""
         settings = self._settings(response_format)
         key = CallCache.key(model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed)
+        with one_flight(key):
+            return self._cached_or_sent(messages, settings, purpose, key, response_format)
+
+    def _cached_or_sent(self, messages: Messages, settings: dict[str, Any], purpose: str, key: str,
+                        response_format: dict[str, Any] | None) -> _Outcome:
         hit = self.cache.get(key)
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)

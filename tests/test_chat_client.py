@@ -305,6 +305,19 @@ def test_many_requests_at_once_and_a_limit_on_requests_in_flight(cache: CallCach
     assert sum(row["retries"] for row in cache.ledger()[6:]) == server.refused
 
 
+def test_the_same_request_from_threads_at_once_is_sent_once(cache: CallCache) -> None:
+    """Four threads ask the same question while the first is still waiting for its reply: one network call,
+    three cache hits, as when they ask one after another."""
+    with serve(lambda body: "ok", delay_s=0.3) as server:
+        client = make_client(server, cache, max_concurrency=8)
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda _: client.complete_text(MESSAGES, purpose="same"), range(4)))
+        assert len(server.chat_requests) == 1
+    assert [r.value for r in replies] == ["ok"] * 4
+    assert sorted(r.stats.calls for r in replies) == [0, 0, 0, 1]
+    assert [row["cached"] for row in cache.ledger()].count(True) == 3
+
+
 # -- replies cut at max_tokens, and the size of re-asks ---------------------------------------------
 
 CUT = '{"completed": true, "satisfaction": 4, "rationale": "' + "and then again " * 300  # never closed
