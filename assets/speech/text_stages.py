@@ -205,37 +205,43 @@ def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, sc
     lines_of = _accepted_lines(dialogues)
     ask_again = 1 if generator.is_baseline else settings.max_tone_attempts  # the template answers the same
 
-    def make(item: tuple[str, Scenario]) -> tuple[list[dict], list[str]]:
-        sid, scenario = item
-        lines = lines_of.get(sid)
-        if not lines:
-            return [], [f"{sid}: no accepted dialogue, so no tone instructions"]
+    def make(slot: tuple[str, Scenario, list[Line], int, int, str]) -> tuple[list[dict], list[str]]:
+        """One slot's attempts (each one asked after the last was rejected)."""
+        sid, scenario, lines, turn, index, kind = slot
         rows, errors = [], []
-        for turn, kinds in tone_slots(scenario).items():
-            for index, kind in enumerate(kinds):
-                rejected: list[tuple[str, str]] = []
-                for attempt in range(1, ask_again + 1):
-                    try:
-                        instruction = generator.tone_instruction(scenario, lines, turn, kind, attempt, list(rejected))
-                        reason = rejection_reason(instruction, bland)
-                    except PER_ITEM_ERRORS as exc:
-                        instruction, reason = "", f"call failed: {exc}"
-                        errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")
-                    rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
-                                 "option_index": index, "persona_kind": kind, "attempt": attempt,
-                                 "instruction": instruction, "accepted": reason is None, "rejection_reason": reason,
-                                 "generator": generator.name,
-                                 "prompt_hash": _prompt_hash(generator, "tone_instructions")})
-                    if reason is None or reason.startswith("call failed"):
-                        break
-                    rejected.append((instruction, reason))
+        rejected: list[tuple[str, str]] = []
+        for attempt in range(1, ask_again + 1):
+            try:
+                instruction = generator.tone_instruction(scenario, lines, turn, kind, attempt, list(rejected))
+                reason = rejection_reason(instruction, bland)
+            except PER_ITEM_ERRORS as exc:
+                instruction, reason = "", f"call failed: {exc}"
+                errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")
+            rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
+                         "option_index": index, "persona_kind": kind, "attempt": attempt,
+                         "instruction": instruction, "accepted": reason is None, "rejection_reason": reason,
+                         "generator": generator.name,
+                         "prompt_hash": _prompt_hash(generator, "tone_instructions")})
+            if reason is None or reason.startswith("call failed"):
+                break
+            rejected.append((instruction, reason))
         return rows, errors
 
-    items = list(_scenarios(scenarios).items())
+    # slots are independent (only a slot's own attempts follow one another), so they, not scenarios, are
+    # what runs side by side; rows and errors keep the scenario, turn, option order
+    slots: list[tuple[str, Scenario, list[Line], int, int, str] | str] = []
+    for sid, scenario in _scenarios(scenarios).items():
+        lines = lines_of.get(sid)
+        if not lines:
+            slots.append(f"{sid}: no accepted dialogue, so no tone instructions")
+            continue
+        slots += [(sid, scenario, lines, turn, index, kind)
+                  for turn, kinds in tone_slots(scenario).items() for index, kind in enumerate(kinds)]
     rows, errors = [], []
-    for item_rows, item_errors in _map(generator, make, items):
-        rows += item_rows
-        errors += item_errors
+    for slot_rows, slot_errors in _map(generator, lambda slot: ([], [slot]) if isinstance(slot, str) else make(slot),
+                                       slots):
+        rows += slot_rows
+        errors += slot_errors
     df = _frame(rows, TONE_COLUMNS, text_columns=("rejection_reason", "prompt_hash"))
     accepted = df.drop_duplicates(["scenario_id", "turn", "option_index"], keep="last")["accepted"]
     return table_output(df, rejected=int((~df["accepted"]).sum()), slots_without_instruction=int((~accepted).sum()),
