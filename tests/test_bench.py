@@ -6,7 +6,7 @@ import openai
 import pytest
 
 from eyt_dagster.bench import (
-    STAGES,
+    EYT_STAGES,
     BenchSettings,
     Measurement,
     StageFigures,
@@ -41,13 +41,24 @@ def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
 
 
 def test_table_ratios():
-    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in STAGES})
-    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in STAGES})
+    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in EYT_STAGES})
+    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in EYT_STAGES})
     lines = table(slow, fast).splitlines()
     # latency part 3 - 1 = 2 s over an ideal of 1 s; wall 3 s over the larger bound, max(1, 1) = 1 s
     assert lines[2].split() == ["chat_seeds", "4", "3.00s", "1.00s", "2.00s", "1.00s", "2.00x", "3.00x"]
     # the whole: 16 calls, part 10 - 4 = 6 s, ideal 4 x 1 s; bound max(4, 4) = 4 s
     assert lines[-1].split()[-7:] == ["16", "10.00s", "4.00s", "6.00s", "4.00s", "1.50x", "2.50x"]
+    assert len(lines) == 2 + len(EYT_STAGES) + 1  # no SpeechEQ row when SpeechEQ was not run
+
+
+def test_speech_ideal_is_two_rounds_or_the_waves():
+    # 3 trajectories: 3 round-1 and 6 round-2 calls (sequential and direct inference) on a budget of 2:
+    # ceil(9 / 2) = 5 waves beat the chain of 2 (round 1, then round 2)
+    rows = ([{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round1"}] * 3
+            + [{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round2"}] * 6)
+    assert stage_ideals(rows, {"slm": 2}, 0.5)[("s", "slm_choices")] == (9, 2.5)
+    # on a budget of 16 one wave would do, but round 2 must wait for round 1
+    assert stage_ideals(rows, {"slm": 16}, 0.5)[("s", "slm_choices")] == (9, 1.0)
 
 
 def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
