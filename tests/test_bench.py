@@ -79,9 +79,11 @@ def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
 
 @pytest.mark.slow
 def test_bench_runs_and_prints_every_stage(tmp_path):
-    settings = BenchSettings(latency_s=0.05, pools=("nemotron_usa",), dialogues_per_pool=2, t_max=2, max_concurrency=4)
+    settings = BenchSettings(latency_s=0.05, pools=("nemotron_usa",), dialogues_per_pool=2, t_max=2, max_concurrency=4,
+                             speech_subscales=("interpersonal_empathy",))
     text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
-    for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "whole (eyt run)"):
+    for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "slm_choices",
+                  "whole (eyt run)"):
         assert stage in text
     figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
     slow, fast = from_json(tmp_path / "bench.json")
@@ -90,3 +92,7 @@ def test_bench_runs_and_prints_every_stage(tmp_path):
     # 2 dialogues of at most 2 turns: 3 calls per turn
     assert 6 <= figures["dialogue_turns"]["calls"] <= 12 and figures["dialogue_turns"]["calls"] % 3 == 0
     assert all(f["wall_s"] > 0 for f in figures.values())
+    # SpeechEQ: every trajectory (item x 9 conditions x 2 orders) asks round 1 and two rounds 2, less the
+    # requests identical to one asked before (served from the cache)
+    speech = figures["slm_choices"]
+    assert speech["calls"] > 0 and speech["ideal_s"] >= 2 * 0.05
