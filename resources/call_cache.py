@@ -16,6 +16,10 @@ What is stored:
 * `json_modes`: the structured-output mode an endpoint accepted after a fallback (json_object or
   none), so a rerun goes straight to it and replays from the cache without touching the network.
   Delete the row (or the file) to try json_schema again.
+
+Identical requests in flight at once (threads of one process) are sent once: `one_flight(key)` lets the
+first through and holds the others until it has finished, so they find its reply here, as they would had
+they come one after another (the network calls and cache hits do not depend on the schedule).
 * `ledger`: one row per call, cached or not, ok or not: who (run, role, model, purpose), tokens,
   cost, latency, the HTTP retries the SDK made (also for a call that failed), and for a failed call
   its kind (`failure`, one of FAILURE_KINDS) and a short error. See docs/remote-models.md.
@@ -119,6 +123,27 @@ def _add_failure_column(conn: sqlite3.Connection) -> None:
         except sqlite3.OperationalError as exc:  # another process added it first
             if "duplicate column" not in str(exc):
                 raise
+
+
+_FLIGHTS: dict[str, list] = {}  # cache key -> [lock, holders]
+_FLIGHTS_LOCK = threading.Lock()
+
+
+@contextmanager
+def one_flight(key: str) -> Iterator[None]:
+    """Hold the block while another thread of this process holds it for the same key (see the module
+    docstring); different keys never wait on each other."""
+    with _FLIGHTS_LOCK:
+        entry = _FLIGHTS.setdefault(key, [threading.Lock(), 0])
+        entry[1] += 1
+    try:
+        with entry[0]:
+            yield
+    finally:
+        with _FLIGHTS_LOCK:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _FLIGHTS[key]
 
 
 class CallCache:

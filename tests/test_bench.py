@@ -6,7 +6,7 @@ import openai
 import pytest
 
 from eyt_dagster.ops.bench import (
-    STAGES,
+    EYT_STAGES,
     BenchSettings,
     Measurement,
     StageFigures,
@@ -41,13 +41,24 @@ def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
 
 
 def test_table_ratios():
-    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in STAGES})
-    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in STAGES})
+    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in EYT_STAGES})
+    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in EYT_STAGES})
     lines = table(slow, fast).splitlines()
     # latency part 3 - 1 = 2 s over an ideal of 1 s; wall 3 s over the larger bound, max(1, 1) = 1 s
     assert lines[2].split() == ["chat_seeds", "4", "3.00s", "1.00s", "2.00s", "1.00s", "2.00x", "3.00x"]
     # the whole: 16 calls, part 10 - 4 = 6 s, ideal 4 x 1 s; bound max(4, 4) = 4 s
     assert lines[-1].split()[-7:] == ["16", "10.00s", "4.00s", "6.00s", "4.00s", "1.50x", "2.50x"]
+    assert len(lines) == 2 + len(EYT_STAGES) + 1  # no SpeechEQ row when SpeechEQ was not run
+
+
+def test_speech_ideal_is_two_rounds_or_the_waves():
+    # 3 trajectories: 3 round-1 and 6 round-2 calls (sequential and direct inference) on a budget of 2:
+    # ceil(9 / 2) = 5 waves beat the chain of 2 (round 1, then round 2)
+    rows = ([{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round1"}] * 3
+            + [{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round2"}] * 6)
+    assert stage_ideals(rows, {"slm": 2}, 0.5)[("s", "slm_choices")] == (9, 2.5)
+    # on a budget of 16 one wave would do, but round 2 must wait for round 1
+    assert stage_ideals(rows, {"slm": 16}, 0.5)[("s", "slm_choices")] == (9, 1.0)
 
 
 def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
@@ -68,9 +79,11 @@ def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
 
 @pytest.mark.slow
 def test_bench_runs_and_prints_every_stage(tmp_path):
-    settings = BenchSettings(latency_s=0.05, pools=("nemotron_usa",), dialogues_per_pool=2, t_max=2, max_concurrency=4)
+    settings = BenchSettings(latency_s=0.05, pools=("nemotron_usa",), dialogues_per_pool=2, t_max=2, max_concurrency=4,
+                             speech_subscales=("interpersonal_empathy",))
     text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
-    for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "whole (eyt run)"):
+    for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "slm_choices",
+                  "whole (eyt run)"):
         assert stage in text
     figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
     slow, fast = from_json(tmp_path / "bench.json")
@@ -79,3 +92,7 @@ def test_bench_runs_and_prints_every_stage(tmp_path):
     # 2 dialogues of at most 2 turns: 3 calls per turn
     assert 6 <= figures["dialogue_turns"]["calls"] <= 12 and figures["dialogue_turns"]["calls"] % 3 == 0
     assert all(f["wall_s"] > 0 for f in figures.values())
+    # SpeechEQ: every trajectory (item x 9 conditions x 2 orders) asks round 1 and two rounds 2, less the
+    # requests identical to one asked before (served from the cache)
+    speech = figures["slm_choices"]
+    assert speech["calls"] > 0 and speech["ideal_s"] >= 2 * 0.05

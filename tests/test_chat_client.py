@@ -24,6 +24,7 @@ from resources.chat_client import (
     ReplyCutError,
     ReplyParseError,
     extract_json_object,
+    request_body,
 )
 from openai_stub_server import (
     ScriptedReplies,
@@ -303,6 +304,26 @@ def test_many_requests_at_once_and_a_limit_on_requests_in_flight(cache: CallCach
             assert list(pool.map(lambda i: ask(client, 10 + i), range(4))) == ["ok"] * 4
         assert server.refused >= 1 and server.max_seen_in_flight <= 2
     assert sum(row["retries"] for row in cache.ledger()[6:]) == server.refused
+
+
+def test_request_body_is_the_arguments_with_extra_body_merged() -> None:
+    kwargs = {"model": "m", "messages": MESSAGES, "seed": 7, "extra_body": {"top_k": 5, "seed": 8}}
+    # extra_body's keys go to the top level of the body and win, as the SDK's extra_json does
+    assert request_body(kwargs) == {"model": "m", "messages": MESSAGES, "seed": 8, "top_k": 5}
+    assert request_body({"model": "m", "messages": MESSAGES}) == {"model": "m", "messages": MESSAGES}
+
+
+def test_the_same_request_from_threads_at_once_is_sent_once(cache: CallCache) -> None:
+    """Four threads ask the same question while the first is still waiting for its reply: one network call,
+    three cache hits, as when they ask one after another."""
+    with serve(lambda body: "ok", delay_s=0.3) as server:
+        client = make_client(server, cache, max_concurrency=8)
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda _: client.complete_text(MESSAGES, purpose="same"), range(4)))
+        assert len(server.chat_requests) == 1
+    assert [r.value for r in replies] == ["ok"] * 4
+    assert sorted(r.stats.calls for r in replies) == [0, 0, 0, 1]
+    assert [row["cached"] for row in cache.ledger()].count(True) == 3
 
 
 # -- replies cut at max_tokens, and the size of re-asks ---------------------------------------------

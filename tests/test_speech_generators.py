@@ -298,3 +298,27 @@ def test_text_stages_on_a_remote_generator(remote_text_stages):
                           "speech_tone": 31, "speech_tone_selection": 6}
     assert network_calls == sum(play.calls.values())
     assert set(cache.summary()) == {"speech_generator", "speech_validator", "speech_tone_judge"}
+
+
+def test_tone_slots_of_one_scenario_are_asked_side_by_side(tmp_path):
+    """One scenario has ten tone slots, independent of each other: with a budget of 4 they are asked four at a
+    time (the other stages have at most two requests of one scenario to send at once)."""
+    from resources.endpoint_gates import gate_for
+
+    play = SpeechPlay()
+    with serve(play, delay_s=0.05) as server:
+        slate = write_slate(tmp_path, speech={"generator": "speech-llm", "max_tone_attempts": 3, "valences": ["Negative"],
+                                              "models": [remote("speech-llm", server.base_url, max_concurrency=4)]})
+        data = tmp_path / "data"
+        data.mkdir()
+        result = materialize(ASSETS, selection=TEXT_ASSETS, partition_key=SLUG, resources=resources_for(slate, data),
+                             instance=DagsterInstance.ephemeral())
+        assert result.success
+        in_flight = gate_for(server.base_url, "speech-llm-v1", 4).max_in_flight
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    tones = con.execute("SELECT turn, option_index, attempt, accepted FROM speech.tone_instructions").df()
+    con.close()
+    assert in_flight == 4
+    # rows in slot order (turn, option), each slot's attempts in order, one accepted instruction per slot
+    assert list(tones.itertuples(index=False, name=None)) == sorted(tones.itertuples(index=False, name=None))
+    assert int(tones["accepted"].sum()) == 10

@@ -38,7 +38,13 @@ from eyt_dagster.speech_eq.table_contracts import (
     TONE_INSTRUCTIONS_COLUMNS,
     TONE_SELECTION_COLUMNS,
 )
-from eyt_dagster.speech_eq.text_attempts import DialogueVersion, dialogue_versions, tone_attempts
+from eyt_dagster.speech_eq.text_attempts import (
+    DialogueVersion,
+    ToneSlot,
+    dialogue_versions,
+    tone_slot_attempts,
+    tone_slots_of,
+)
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
@@ -193,16 +199,15 @@ def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, sc
     lines_of = _accepted_lines(dialogues)
     ask_again = 1 if generator.is_baseline else settings.max_tone_attempts  # the template answers the same
 
-    def make(item: tuple[str, Scenario]) -> tuple[list[dict], list[str]]:
-        sid, scenario = item
-        return tone_attempts(generator, sid, scenario, lines_of.get(sid), bland=bland, attempts=ask_again,
-                             prompt_hash=_prompt_hash(generator, "tone_instructions"))
+    def make(slot: ToneSlot | str) -> tuple[list[dict], list[str]]:
+        return tone_slot_attempts(generator, slot, bland=bland, attempts=ask_again,
+                                  prompt_hash=_prompt_hash(generator, "tone_instructions"))
 
-    items = list(_scenarios(scenarios).items())
+    slots = tone_slots_of(_scenarios(scenarios), lines_of)
     rows, errors = [], []
-    for item_rows, item_errors in _map(generator, make, items):
-        rows += item_rows
-        errors += item_errors
+    for slot_rows, slot_errors in _map(generator, make, slots):
+        rows += slot_rows
+        errors += slot_errors
     df = _frame(rows, TONE_COLUMNS, text_columns=("rejection_reason", "prompt_hash"))
     accepted = df.drop_duplicates(["scenario_id", "turn", "option_index"], keep="last")["accepted"]
     return table_output(df, rejected=int((~df["accepted"]).sum()), slots_without_instruction=int((~accepted).sum()),

@@ -39,11 +39,15 @@ import yaml
 
 from eyt_dagster.ops.bench_server import LatencyServer
 from eyt_dagster.core.slate import default_slate_path
+from eyt_dagster.speech_eq.conditions import CONDITIONS
 
-STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
-# ledger purpose prefix -> stage (eyt_dagster/eyt_bench/chat_roles.py names the purposes)
+EYT_STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
+SPEECH_STAGE = "slm_choices"  # SpeechEQ's forced choices (the speech_eval job), with --speech
+STAGES = (*EYT_STAGES, SPEECH_STAGE)
+# ledger purpose prefix -> stage (eyt_dagster/eyt_bench/chat_roles.py and eyt_dagster/speech_eq/chat_chooser.py name the purposes)
 PURPOSE_STAGE = {"chat_seed": "chat_seeds", "perceive": "dialogue_turns", "respond": "dialogue_turns",
-                 "simulate": "dialogue_turns", "judge_turn": "judge_verdicts", "judge_final": "final_intent_verdicts"}
+                 "simulate": "dialogue_turns", "judge_turn": "judge_verdicts", "judge_final": "final_intent_verdicts",
+                 "speech_eq_round1": SPEECH_STAGE, "speech_eq_round2": SPEECH_STAGE}
 LEDGER_FILE = "cache/model_calls.sqlite"
 
 
@@ -57,6 +61,9 @@ class BenchSettings:
     judges: int = 1
     max_concurrency: int = 32
     reports: bool = False
+    # SpeechEQ subscales to build (embedded template text and espeak-ng audio, no model calls) and to evaluate
+    # with one remote audio target; none: no SpeechEQ (`eyt run --no-speech`)
+    speech_subscales: tuple[str, ...] = ()
 
 
 @dataclass
@@ -103,6 +110,12 @@ def bench_slate(settings: BenchSettings, base_url: str) -> dict:
         "replacement_judge": None,
         "reasoning_pairs": [],
     })
+    if settings.speech_subscales:
+        # every persona condition, so the one subscale's few items make enough calls to fill the budget
+        slate["speech"] = {**(slate.get("speech") or {}), "evaluation": {
+            **((slate.get("speech") or {}).get("evaluation") or {}), "conditions": list(CONDITIONS)}}
+        slate["targets"].append({**_model("bench-speech-1", "bench-speech", base_url, c), "benchmarks": ["speech_eq"],
+                                 "speech_input": "audio", "audio_format": "wav"})
     return slate
 
 
@@ -140,6 +153,8 @@ def ledger_rows(data_dir: Path) -> list[dict]:
 
 def chain_length(stage: str, purposes: list[str]) -> int:
     """The longest chain of calls that must follow one another in one partition of a stage."""
+    if stage == SPEECH_STAGE:  # round 2 follows round 1 of its trajectory (the bench server needs no re-asks)
+        return 2 if "speech_eq_round2" in purposes else min(1, len(purposes))
     per_purpose = Counter(purposes)  # a purpose with k rows is a call and its k-1 re-asks
     if stage != "dialogue_turns":
         return max(per_purpose.values(), default=0)
@@ -168,7 +183,8 @@ def stage_ideals(rows: list[dict], budgets: dict[str, int], latency_s: float) ->
 
 
 def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Measurement:
-    """One `eyt run --no-speech` against the bench server at `latency_s`, in a fresh data dir under workdir."""
+    """One `eyt run` (`--no-speech`, or only the bench's subscales) against the bench server at `latency_s`, in
+    a fresh data dir under workdir."""
     data_dir = workdir / f"latency-{latency_s:g}"
     data_dir.mkdir(parents=True)
     with LatencyServer(latency_s) as server:
@@ -177,7 +193,8 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
         slate_path.write_text(yaml.safe_dump(slate, sort_keys=False))
         env = {**os.environ, "EYT_DATA_DIR": str(data_dir), "DAGSTER_HOME": str(data_dir / "dagster_home"),
                "EYT_SLATE": str(slate_path)}
-        command = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", "--no-speech",
+        speech = [f"--subscale={slug}" for slug in settings.speech_subscales] or ["--no-speech"]
+        command = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", *speech,
                    *([] if settings.reports else ["--no-reports"])]
         started = time.monotonic()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -215,8 +232,11 @@ def table(slow: Measurement, fast: Measurement | None) -> str:
                 f"{(f'{wall / bound:.2f}x' if bound > 0 else '-'):>12}")
 
     for stage in STAGES:
-        s = slow.stages[stage]
-        lines.append(line(stage, s.calls, s.wall_s, fast.stages[stage].wall_s if fast else None, s.ideal_s))
+        s = slow.stages.get(stage)
+        if s is None or (stage == SPEECH_STAGE and not s.calls and not s.wall_s):
+            continue  # no SpeechEQ in this run (or a JSON written before it was measured)
+        lines.append(line(stage, s.calls, s.wall_s, fast.stages[stage].wall_s if fast and stage in fast.stages
+                          else None, s.ideal_s))
     lines.append(line("whole (eyt run)", slow.total_calls, slow.total_wall_s, fast.total_wall_s if fast else None,
                       slow.total_ideal_s))
     return "\n".join(lines)
@@ -239,7 +259,10 @@ def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None =
         fast = measure(settings, workdir, latency_s=0.0) if zero else None
     s = settings
     text = (f"eyt bench: {len(s.pools)} pool(s) x {s.dialogues_per_pool} dialogues, t_max {s.t_max}, "
-            f"{s.targets} target(s), {s.judges} judge(s), max_concurrency {s.max_concurrency}, latency "
+            f"{s.targets} target(s), {s.judges} judge(s), "
+            + (f"SpeechEQ subscale(s) {', '.join(s.speech_subscales)} with 1 audio target, " if s.speech_subscales
+               else "") +
+            f"max_concurrency {s.max_concurrency}, latency "
             f"{s.latency_s:g} s (server held at most {slow.max_in_flight} requests at once)\n"
             + table(slow, fast)
             + "\nwall: Dagster step start to end, summed over partitions; ideal: latency x max(waves per endpoint, "
@@ -247,7 +270,7 @@ def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None =
               "wall@0) (docs/throughput.md)")
     if json_out is not None:
         json_out.write_text(json.dumps({
-            "settings": {**s.__dict__, "pools": list(s.pools)},
+            "settings": {**s.__dict__, "pools": list(s.pools), "speech_subscales": list(s.speech_subscales)},
             "runs": [{"latency_s": m.latency_s, "total_wall_s": m.total_wall_s, "max_in_flight": m.max_in_flight,
                       "stages": {k: v.__dict__ for k, v in m.stages.items()}} for m in (slow, fast) if m],
         }, indent=2))

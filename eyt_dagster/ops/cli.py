@@ -316,9 +316,14 @@ def cmd_dev(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from eyt_dagster.ops.bench import BenchSettings, run_bench
 
+    wrong = sorted(set(args.speech or []) - set(SUBSCALES))
+    if wrong:
+        print(f"eyt bench: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
+        return 2
     settings = BenchSettings(latency_s=args.latency, pools=tuple(args.pool or BenchSettings.pools),
                              dialogues_per_pool=args.dialogues, t_max=args.t_max, targets=args.targets,
-                             judges=args.judges, max_concurrency=args.concurrency, reports=args.reports)
+                             judges=args.judges, max_concurrency=args.concurrency, reports=args.reports,
+                             speech_subscales=tuple(args.speech or ()))
     print(run_bench(settings, zero=not args.no_zero, keep=Path(args.keep) if args.keep else None,
                     json_out=Path(args.json) if args.json else None))
     return 0
@@ -405,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--judges", type=int, default=1, help="remote judges (1)")
     bench.add_argument("--concurrency", type=int, default=32, help="max_concurrency of every model (32)")
     bench.add_argument("--reports", action="store_true", help="also materialise the reports (no model calls)")
+    bench.add_argument("--speech", action="append", metavar="SUBSCALE",
+                       help="also build this SpeechEQ subscale and evaluate it with a remote audio target (repeatable)")
     bench.add_argument("--no-zero", action="store_true", help="skip the run at latency 0")
     bench.add_argument("--keep", help="keep the data dirs (latency-*) under this directory")
     bench.add_argument("--json", help="also write the figures to this JSON file")

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, cast
 
+from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.role_types import CallStats, Reply
 from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
@@ -95,34 +96,58 @@ def _row(item: EqItem, condition: str, inference: str, order: str, round_: Choic
     return row
 
 
+def _first_request(item: EqItem, condition: str, system_prompt: str, seed: int, order: Order,
+                   reply_format: str) -> tuple[ChoiceRound, ChoiceRequest]:
+    round1 = choice_round(item, 1, seed, order)
+    return round1, ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
+                                 reply_format=reply_format)
+
+
+def _second_request(item: EqItem, condition: str, system_prompt: str, seed: int, order: Order, round1: ChoiceRound,
+                    r1: dict[str, Any], mode: str, reply_format: str) -> tuple[str, ChoiceRound, ChoiceRequest]:
+    """Round 2 under one inference mode: the turn-4 clip in the history, the round, and the request."""
+    if mode == "sequential":
+        chosen = round1.order[r1["selected_option"] - 1] if r1["selected_option"] else "dissonant"
+        answer = r1["answer"]
+    else:
+        chosen, answer = "resonant", direct_answer(round1, reply_format)
+    round2 = choice_round(item, 2, seed, order, turn4_in_history=chosen)  # type: ignore[arg-type]
+    second = ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
+                           round2=round2, round1_answer=answer, reply_format=reply_format)
+    return chosen, round2, second
+
+
+def _trajectory_rows(item: EqItem, condition: str, order: str, modes: list[str], round1: ChoiceRound,
+                     r1: dict[str, Any], seconds: dict[str, tuple[str, ChoiceRound, dict[str, Any]]],
+                     reply_format: str) -> list[dict[str, Any]]:
+    """The rows of one order: per mode, round 1 (stored once per mode) then its round 2 when it was asked."""
+    rows = []
+    for n, mode in enumerate(modes):
+        rows.append(_row(item, condition, mode, order, round1, r1, None, shared=n > 0, reply_format=reply_format))
+        if mode in seconds:
+            chosen, round2, outcome = seconds[mode]
+            rows.append(_row(item, condition, mode, order, round2, outcome, chosen, shared=False,
+                             reply_format=reply_format))
+    return rows
+
+
 def evaluate_item(item: EqItem, chooser: SpeechChooser, *, condition: str, system_prompt: str, seed: int,
                   orders: Iterable[Order], inference: Iterable[Inference],
                   reply_format: str = DEFAULT_REPLY_FORMAT) -> list[dict[str, Any]]:
-    """All rows of one item for one condition: per order, round 1 then round 2 under each inference mode."""
+    """All rows of one item for one condition, one call after another: per order, round 1 then round 2
+    under each inference mode."""
     rows: list[dict[str, Any]] = []
     modes = list(inference)
     for order in orders:
-        round1 = choice_round(item, 1, seed, order)
-        first = ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
-                              reply_format=reply_format)
+        round1, first = _first_request(item, condition, system_prompt, seed, order, reply_format)
         r1 = _ask(chooser, first)
-        for n, mode in enumerate(modes):
-            rows.append(_row(item, condition, mode, order, round1, r1, None, shared=n > 0, reply_format=reply_format))
-            if r1["error"] is not None:
-                continue
-            chosen: Literal["resonant", "dissonant"]
-            if mode == "sequential":
-                # a round's options are its resonant and dissonant clips, never a context clip
-                chosen = (cast(Literal["resonant", "dissonant"], round1.order[r1["selected_option"] - 1])
-                          if r1["selected_option"] else "dissonant")
-                answer = r1["answer"]
-            else:
-                chosen, answer = "resonant", direct_answer(round1, reply_format)
-            round2 = choice_round(item, 2, seed, order, turn4_in_history=chosen)
-            second = ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
-                                   round2=round2, round1_answer=answer, reply_format=reply_format)
-            rows.append(_row(item, condition, mode, order, round2, _ask(chooser, second), chosen, shared=False,
-                             reply_format=reply_format))
+        seconds = {}
+        if r1["error"] is None:
+            for mode in modes:
+                chosen, round2, second = _second_request(item, condition, system_prompt, seed, order, round1, r1,
+                                                         mode, reply_format)
+                seconds[mode] = (chosen, round2, _ask(chooser, second))
+        rows += _trajectory_rows(item, condition, order, modes, round1, r1, seconds, reply_format)
     return rows
 
 
@@ -130,24 +155,53 @@ def evaluate_items(items: list[EqItem], chooser: SpeechChooser, *, conditions: d
                    both_orders: bool, inference: Iterable[Inference], max_workers: int = 1,
                    on_done: Callable[[int, int], None] | None = None,
                    reply_format: str = DEFAULT_REPLY_FORMAT) -> list[dict[str, Any]]:
-    """Every item under every condition (`conditions`: name -> system prompt) in one reply format; items run
-    in parallel threads (remote targets), rows come back in item order."""
+    """Every item under every condition (`conditions`: name -> system prompt) in one reply format; rows come
+    back in item order, the same rows whatever `max_workers`.
+
+    With `max_workers` > 1 (remote targets) the rounds are the unit of work, not the items: every round 1
+    (item x condition x order) is independent, and the round 2 of each inference mode is started as soon as
+    its round 1 has answered, so up to `max_workers` calls are in flight and a trajectory waits for nothing
+    but its own round 1 (see docs/throughput.md)."""
     orders: tuple[Order, ...] = ORDERS if both_orders else ORDERS[:1]
     modes = list(inference)
     jobs = [(item, name, prompt) for name, prompt in conditions.items() for item in items]
-    done = 0
+    if max_workers <= 1:
+        def run(job: tuple[EqItem, str, str]) -> list[dict[str, Any]]:
+            item, name, prompt = job
+            return evaluate_item(item, chooser, condition=name, system_prompt=prompt, seed=seed, orders=orders,
+                                 inference=modes, reply_format=reply_format)
+        return [row for rows in ordered_map(run, jobs, 1, on_done) for row in rows]
+    return _evaluate_concurrently(jobs, chooser, orders, modes, seed, reply_format, max_workers, on_done)
 
-    def run(job: tuple[EqItem, str, str]) -> list[dict[str, Any]]:
-        item, name, prompt = job
-        return evaluate_item(item, chooser, condition=name, system_prompt=prompt, seed=seed, orders=orders,
-                             inference=modes, reply_format=reply_format)
 
-    results: list[list[dict[str, Any]]] = []
-    with ThreadPoolExecutor(max_workers=max(1, max_workers)) as pool:
-        for rows in pool.map(run, jobs):
-            results.append(rows)
-            done += 1
+def _evaluate_concurrently(jobs: list[tuple[EqItem, str, str]], chooser: SpeechChooser, orders: tuple[Order, ...],
+                           modes: list[str], seed: int, reply_format: str, max_workers: int,
+                           on_done: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
+    pool = ThreadPoolExecutor(max_workers=max_workers)
+
+    def first_round(item: EqItem, name: str, prompt: str, order: Order) -> tuple[Any, ...]:
+        """Round 1, then round 2 of each mode handed to the pool (they need only this answer)."""
+        round1, first = _first_request(item, name, prompt, seed, order, reply_format)
+        r1 = _ask(chooser, first)
+        seconds = {}
+        if r1["error"] is None:
+            for mode in modes:
+                chosen, round2, second = _second_request(item, name, prompt, seed, order, round1, r1, mode,
+                                                         reply_format)
+                seconds[mode] = (chosen, round2, pool.submit(_ask, chooser, second))
+        return round1, r1, seconds
+
+    rows: list[dict[str, Any]] = []
+    try:
+        started = [[pool.submit(first_round, item, name, prompt, order) for order in orders]
+                   for item, name, prompt in jobs]
+        for done, ((item, name, _), futures) in enumerate(zip(jobs, started), start=1):
+            for order, future in zip(orders, futures):
+                round1, r1, pending = future.result()
+                seconds = {mode: (chosen, round2, f.result()) for mode, (chosen, round2, f) in pending.items()}
+                rows += _trajectory_rows(item, name, order, modes, round1, r1, seconds, reply_format)
             if on_done is not None:
                 on_done(done, len(jobs))
-    return [row for rows in results for row in rows]
-
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return rows

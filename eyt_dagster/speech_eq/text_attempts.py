@@ -36,27 +36,46 @@ def dialogue_versions(generator: SpeechGenerator, sid: str, scenario: Scenario) 
     return versions, errors
 
 
-def tone_attempts(generator: SpeechGenerator, sid: str, scenario: Scenario, lines: list[Line] | None, *,
-                  bland: tuple[str, ...], attempts: int, prompt_hash: str | None) -> tuple[list[dict], list[str]]:
-    """One tone_instructions row per attempt per slot of a scenario (up to `attempts` per slot), and errors."""
-    if not lines:
-        return [], [f"{sid}: no accepted dialogue, so no tone instructions"]
+# One tone slot: (scenario id, scenario, its accepted lines, turn, option index, persona kind).
+ToneSlot = tuple[str, Scenario, list[Line], int, int, str]
+
+
+def tone_slots_of(scenarios: dict[str, Scenario], lines_of: dict[str, list[Line]]) -> list[ToneSlot | str]:
+    """Every tone slot of the scenarios in scenario, turn, option order; a scenario without accepted lines gives
+    its error message instead. Slots are independent (only one slot's attempts follow each other), so they,
+    not scenarios, are the unit that runs side by side."""
+    slots: list[ToneSlot | str] = []
+    for sid, scenario in scenarios.items():
+        lines = lines_of.get(sid)
+        if not lines:
+            slots.append(f"{sid}: no accepted dialogue, so no tone instructions")
+            continue
+        slots += [(sid, scenario, lines, turn, index, kind)
+                  for turn, kinds in tone_slots(scenario).items() for index, kind in enumerate(kinds)]
+    return slots
+
+
+def tone_slot_attempts(generator: SpeechGenerator, slot: ToneSlot | str, *, bland: tuple[str, ...], attempts: int,
+                       prompt_hash: str | None) -> tuple[list[dict], list[str]]:
+    """One tone_instructions row per attempt of one slot (up to `attempts`, each asked after the last was
+    rejected), and the errors; a slot given as a message is that error alone."""
+    if isinstance(slot, str):
+        return [], [slot]
+    sid, scenario, lines, turn, index, kind = slot
     rows, errors = [], []
-    for turn, kinds in tone_slots(scenario).items():
-        for index, kind in enumerate(kinds):
-            rejected: list[tuple[str, str]] = []
-            for attempt in range(1, attempts + 1):
-                try:
-                    instruction = generator.tone_instruction(scenario, lines, turn, kind, attempt, list(rejected))
-                    reason = rejection_reason(instruction, bland)
-                except PER_ITEM_ERRORS as exc:
-                    instruction, reason = "", f"call failed: {exc}"
-                    errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")
-                rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
-                             "option_index": index, "persona_kind": kind, "attempt": attempt,
-                             "instruction": instruction, "accepted": reason is None, "rejection_reason": reason,
-                             "generator": generator.name, "prompt_hash": prompt_hash})
-                if reason is None or reason.startswith("call failed"):
-                    break
-                rejected.append((instruction, reason))
+    rejected: list[tuple[str, str]] = []
+    for attempt in range(1, attempts + 1):
+        try:
+            instruction = generator.tone_instruction(scenario, lines, turn, kind, attempt, list(rejected))
+            reason = rejection_reason(instruction, bland)
+        except PER_ITEM_ERRORS as exc:
+            instruction, reason = "", f"call failed: {exc}"
+            errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")
+        rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
+                     "option_index": index, "persona_kind": kind, "attempt": attempt,
+                     "instruction": instruction, "accepted": reason is None, "rejection_reason": reason,
+                     "generator": generator.name, "prompt_hash": prompt_hash})
+        if reason is None or reason.startswith("call failed"):
+            break
+        rejected.append((instruction, reason))
     return rows, errors
