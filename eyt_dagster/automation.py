@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from dagster import (
     AssetSelection,
@@ -61,7 +61,7 @@ def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:  # noqa: ANN001 -
     return [(k, v) for k, v in found if k]
 
 
-def outside_slate(pdef, key: str, keys: Mapping[str, Sequence[str]]) -> list[str]:  # noqa: ANN001
+def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:  # noqa: ANN001
     """'pool X' / 'target Y' for each value of the partition key the slate does not have (empty: in the slate)."""
     return [f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in slate_dimensions(pdef, key)
             if v not in keys.get(k, ())]
@@ -88,7 +88,7 @@ class InSlate(AutomationCondition):
     """True for the partitions whose pool and target are in the slate (a target dropped from the slate keeps its
     history and is left alone); always true for unpartitioned assets."""
 
-    def __init__(self, keys: Mapping[str, Sequence[str]]) -> None:
+    def __init__(self, keys: Mapping[str, Collection[str]]) -> None:
         self.keys = {k: frozenset(v) for k, v in keys.items()}
 
     @property
@@ -137,7 +137,7 @@ class OutOfDate(AutomationCondition):
                 context.asset_graph, latest, context.key, p).status != staleness.FRESH)
 
 
-def condition(keys: Mapping[str, Sequence[str]]) -> AutomationCondition:
+def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
     """The automation condition of every asset, for a slate's pools and targets (`keys`, from slate_keys)."""
     out_of_date = OutOfDate()
     # newly out of date, or a new code version while still out of date (a failed partition is retried when the
@@ -160,7 +160,7 @@ def condition(keys: Mapping[str, Sequence[str]]) -> AutomationCondition:
             & ~AutomationCondition.any_deps_in_progress() & ~deps_pending).with_label("eyt_refresh")
 
 
-def with_automation(assets: Sequence, keys: Mapping[str, Sequence[str]]) -> list:
+def with_automation(assets: Sequence, keys: Mapping[str, Collection[str]]) -> list:
     """The assets with the project's automation condition on every materialisable asset."""
 
     def add(spec):  # noqa: ANN001, ANN202 - AssetSpec

@@ -52,7 +52,10 @@ def speech_audio(
     context_tones = tone_instructions[tone_instructions["accepted"] & (tone_instructions["persona_kind"] == "context")]
     if "accepted" in dialogues.columns:  # rejected dialogue versions stay in the table as a record only
         dialogues = dialogues[dialogues["accepted"]]
-    clips, contrasts, items, skipped = [], [], [], []
+    clips: list[dict] = []
+    contrasts: list[dict] = []
+    items: list[dict] = []
+    skipped: list[str] = []
     report = progress_logger(
         context, lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(clips)} clips so far", every=5)
     for n, row in enumerate(scenarios.itertuples(), start=1):

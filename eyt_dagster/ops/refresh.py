@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Collection
 
 from eyt_dagster.automation import outside_slate, slate_keys  # noqa: F401 - slate_keys: part of this module's API
 from eyt_dagster.ops.launch import Launcher
@@ -132,7 +133,7 @@ def _definitions():  # noqa: ANN202
 
 
 def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,  # noqa: ANN001
-            forced: set[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
+            forced: Collection[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
             slate=None, defs=None, parallel: int = 1) -> int:  # noqa: ANN001
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
@@ -152,7 +153,7 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
         print("left alone, not in the slate (`eyt remove-target ID` deletes a target): "
               + ", ".join(sorted(state.left_alone)))
     reports = {a for a, p in state.statuses if p is None}
-    forced_findings = {(a, None): ops.Finding(a, None, ops.STALE, (reason,))
+    forced_findings: dict[ops.AssetPartition, ops.Finding] = {(a, None): ops.Finding(a, None, ops.STALE, (reason,))
                        for a in sorted(reports if forced is None else reports & set(forced))}
     findings = (ops.propagate(forced_findings, state.statuses, state.children, state.together) if only_forced
                 else state.findings(forced_findings))

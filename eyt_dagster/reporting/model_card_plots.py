@@ -66,10 +66,10 @@ def model_cards_png(cards: pd.DataFrame, *, title: str = "Model cards (pooled EY
         ax.set_yticks(ys, [f"{SHORT[b]}: {label}" for b, label, *_ in axes], fontsize=7)
         ax.set_xlim(0, 1)
         ax.axhline(len(SPEECH_AXES) - 0.5, color="0.6", linewidth=0.8)
-        for has, y, name in ((card.get("has_eyt_bench"), len(axes) - len(EYT_AXES) / 2 - 0.5, "EYT-Bench"),
-                             (card.get("has_speech_eq"), len(SPEECH_AXES) / 2 - 0.5, "SpeechEQ")):
+        for has, middle, name in ((card.get("has_eyt_bench"), len(axes) - len(EYT_AXES) / 2 - 0.5, "EYT-Bench"),
+                                  (card.get("has_speech_eq"), len(SPEECH_AXES) / 2 - 0.5, "SpeechEQ")):
             if not bool(has):
-                ax.text(0.5, y, f"{name}: not run", ha="center", va="center", fontsize=9, color="0.4")
+                ax.text(0.5, middle, f"{name}: not run", ha="center", va="center", fontsize=9, color="0.4")
         baseline = BASELINE_SUFFIX if bool(card.get("is_baseline")) else ""
         ax.set_title(f"{card['target']}{baseline}", fontsize=9, loc="left")
         ax.grid(axis="x", alpha=0.3)

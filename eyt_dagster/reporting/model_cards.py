@@ -120,8 +120,8 @@ def per_pool_eyt(leaderboard: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataF
             row[f"eyt_{scope}_{metric}"] = rec[metric]
             key = (rec["target"], scope, metric)
             found = bounds is not None and key in bounds.index
-            row[f"eyt_{scope}_{metric}_ci_low"] = bounds.loc[key, "ci_low"] if found else np.nan
-            row[f"eyt_{scope}_{metric}_ci_high"] = bounds.loc[key, "ci_high"] if found else np.nan
+            row[f"eyt_{scope}_{metric}_ci_low"] = bounds.loc[key, "ci_low"] if bounds is not None and found else np.nan
+            row[f"eyt_{scope}_{metric}_ci_high"] = bounds.loc[key, "ci_high"] if bounds is not None and found else np.nan
     return pd.DataFrame(list(rows.values()))
 
 

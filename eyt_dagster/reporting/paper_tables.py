@@ -52,7 +52,7 @@ def num(value: object, decimals: int) -> str:
     """A number at fixed decimals (negative zero shown as zero), or an en dash when missing."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or pd.isna(value):
         return DASH
-    text = f"{float(value):.{decimals}f}"
+    text = f"{float(value):.{decimals}f}"  # type: ignore[arg-type]  # a number: missing values returned above
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 

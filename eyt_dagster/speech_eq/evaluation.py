@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, cast
 
@@ -117,8 +117,8 @@ def _second_request(item: EqItem, condition: str, system_prompt: str, seed: int,
     return chosen, round2, second
 
 
-def _trajectory_rows(item: EqItem, condition: str, order: str, modes: list[str], round1: ChoiceRound,
-                     r1: dict[str, Any], seconds: dict[str, tuple[str, ChoiceRound, dict[str, Any]]],
+def _trajectory_rows(item: EqItem, condition: str, order: str, modes: Sequence[str], round1: ChoiceRound,
+                     r1: dict[str, Any], seconds: Mapping[str, tuple[str, ChoiceRound, dict[str, Any]]],
                      reply_format: str) -> list[dict[str, Any]]:
     """The rows of one order: per mode, round 1 (stored once per mode) then its round 2 when it was asked."""
     rows = []
@@ -141,7 +141,7 @@ def evaluate_item(item: EqItem, chooser: SpeechChooser, *, condition: str, syste
     for order in orders:
         round1, first = _first_request(item, condition, system_prompt, seed, order, reply_format)
         r1 = _ask(chooser, first)
-        seconds = {}
+        seconds: dict[str, tuple[str, ChoiceRound, dict[str, Any]]] = {}
         if r1["error"] is None:
             for mode in modes:
                 chosen, round2, second = _second_request(item, condition, system_prompt, seed, order, round1, r1,
@@ -175,7 +175,7 @@ def evaluate_items(items: list[EqItem], chooser: SpeechChooser, *, conditions: d
 
 
 def _evaluate_concurrently(jobs: list[tuple[EqItem, str, str]], chooser: SpeechChooser, orders: tuple[Order, ...],
-                           modes: list[str], seed: int, reply_format: str, max_workers: int,
+                           modes: Sequence[str], seed: int, reply_format: str, max_workers: int,
                            on_done: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
     pool = ThreadPoolExecutor(max_workers=max_workers)
 
