@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -28,7 +28,7 @@ def progress_logger(context: AssetExecutionContext | None, message: Callable[[in
 
 
 def now_utc() -> pd.Timestamp:
-    return pd.Timestamp(datetime.now(timezone.utc)).tz_localize(None)
+    return pd.Timestamp(datetime.now(UTC)).tz_localize(None)
 
 
 def content_version(df: pd.DataFrame) -> DataVersion:

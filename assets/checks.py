@@ -9,10 +9,13 @@ import pandas as pd
 from dagster import AssetCheckResult, AssetCheckSeverity, PreviewWarning, asset_check
 
 from eyt_dagster.core import table_checks
-from eyt_dagster.partitions import pool_partitions, target_pool_partitions
-from eyt_dagster.partitions import speech_target_partitions, subscale_partitions
+from eyt_dagster.partitions import (
+    pool_partitions,
+    speech_target_partitions,
+    subscale_partitions,
+    target_pool_partitions,
+)
 from resources.benchmark import BenchmarkResource
-
 
 # Partitioned checks are a preview feature in dagster 1.13 (they work: tests/test_checks.py); one notice is
 # enough, not one per check on every code-location load.

@@ -39,13 +39,13 @@ SENSOR_NAME = "eyt_automation"
 AUTOMATION_ENV = "EYT_AUTOMATION"
 
 
-def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:  # noqa: ANN001 - a PartitionsDefinition
+def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
     """The (dimension, value) pairs of a partition key that a slate chooses: the dynamic target sets
     ("targets", "speech_targets") and "pool"."""
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
     from eyt_dagster.eyt_bench.taxonomy import POOLS
+    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
-    def kind(name: str, dim) -> str | None:  # noqa: ANN001
+    def kind(name: str, dim) -> str | None:
         if isinstance(dim, DynamicPartitionsDefinition) and dim.name in TARGET_PARTITION_SETS.values():
             return dim.name
         is_pool = name == "pool" or set(dim.get_partition_keys()) == set(POOLS)
@@ -61,13 +61,13 @@ def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:  # noqa: ANN001 -
     return [(k, v) for k, v in found if k]
 
 
-def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:  # noqa: ANN001
+def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:
     """'pool X' / 'target Y' for each value of the partition key the slate does not have (empty: in the slate)."""
     return [f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in slate_dimensions(pdef, key)
             if v not in keys.get(k, ())]
 
 
-def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
+def slate_keys(slate) -> dict[str, set[str]]:
     """"pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
     from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
@@ -75,7 +75,7 @@ def slate_keys(slate) -> dict[str, set[str]]:  # noqa: ANN001
             **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()}}
 
 
-def _partitions_where(context: AutomationContext, keep) -> AutomationResult:  # noqa: ANN001
+def _partitions_where(context: AutomationContext, keep) -> AutomationResult:
     """The candidate partitions for which keep(partition key or None) holds."""
     subset = context.candidate_subset
     if context.partitions_def is None:
@@ -163,7 +163,7 @@ def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
 def with_automation(assets: Sequence, keys: Mapping[str, Collection[str]]) -> list:
     """The assets with the project's automation condition on every materialisable asset."""
 
-    def add(spec):  # noqa: ANN001, ANN202 - AssetSpec
+    def add(spec):
         return spec.replace_attributes(automation_condition=condition(keys))
 
     return list(map_asset_specs(add, assets))

@@ -26,6 +26,7 @@ from assets.reports.eyt_analysis import (
     trajectory,
     turn_curves,
 )
+from assets.reports.eyt_leaderboard import leaderboard
 from assets.reports.judge_calibration import (
     cross_judge_ablation,
     cross_judge_final_verdicts,
@@ -34,7 +35,6 @@ from assets.reports.judge_calibration import (
     human_annotations,
     judge_agreement,
 )
-from assets.reports.eyt_leaderboard import leaderboard
 from assets.reports.model_cards import model_cards
 from assets.reports.paper_tables import paper_tables
 from assets.reports.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard

@@ -37,8 +37,7 @@ from dagster import (
 
 from eyt_dagster.core import slate_settings as ss
 from eyt_dagster.core.slate import Slate
-from eyt_dagster.partitions import pool_partitions, target_partitions
-from eyt_dagster.partitions import speech_target_partitions
+from eyt_dagster.partitions import pool_partitions, speech_target_partitions, target_partitions
 from eyt_dagster.staleness import CODE_VERSION_TAG, DATA_VERSION_TAG
 from resources.benchmark import BenchmarkResource
 
@@ -89,10 +88,10 @@ def observation(source: PartitionSettings, partition: str, settings: dict[str, A
                             metadata={SETTINGS_KEY: MetadataValue.json(settings)})
 
 
-def _observable(source: PartitionSettings):  # noqa: ANN202 - a SourceAsset
+def _observable(source: PartitionSettings):
     @observable_source_asset(key=source.key, partitions_def=source.partitions_def, description=source.description,
                              group_name=source.reader.path[0])
-    def observe(context, eyt: BenchmarkResource) -> DataVersionsByPartition:  # noqa: ANN001
+    def observe(context, eyt: BenchmarkResource) -> DataVersionsByPartition:
         current = source.of_slate(eyt.slate)
         wanted = [str(context.partition_key)] if context.has_partition_key else sorted(current)
         for partition in wanted:
@@ -125,11 +124,11 @@ def track_settings(assets: Sequence, slate: Slate) -> list:
     return list(map_asset_specs(track, assets))
 
 
-def _latest(records: Iterable) -> Any:  # noqa: ANN401
+def _latest(records: Iterable) -> Any:
     return next(iter(records), None)
 
 
-def record_settings(instance, slate: Slate) -> list[str]:  # noqa: ANN001 - DagsterInstance
+def record_settings(instance, slate: Slate) -> list[str]:
     """Record, as runless observations, the settings of every partition the slate has whose hash differs from
     the last one recorded (or that has none); return 'kind name' of each partition recorded."""
     recorded = []
@@ -144,7 +143,7 @@ def record_settings(instance, slate: Slate) -> list[str]:  # noqa: ANN001 - Dags
     return recorded
 
 
-def _settings_of(record) -> dict | None:  # noqa: ANN001 - an EventLogRecord
+def _settings_of(record) -> dict | None:
     event = record.asset_materialization or record.asset_observation if record else None
     value = event.metadata.get(SETTINGS_KEY) if event else None
     return value.value if value is not None else None
@@ -156,10 +155,10 @@ class SettingsHistory:
     a settings source, the target's or pool's fields that changed since the observation the materialisation read.
     `code_versions` maps an asset to its current code version."""
 
-    def __init__(self, instance, slate: Slate, code_versions: dict[str, str | None]) -> None:  # noqa: ANN001
+    def __init__(self, instance, slate: Slate, code_versions: dict[str, str | None]) -> None:
         self.instance, self.slate, self.code_versions = instance, slate, code_versions
 
-    def _materialization(self, asset: str, partition: str | None):  # noqa: ANN202
+    def _materialization(self, asset: str, partition: str | None):
         return _latest(self.instance.fetch_materializations(AssetRecordsFilter(
             asset_key=AssetKey.from_user_string(asset), asset_partitions=[partition] if partition else None),
             limit=1).records)

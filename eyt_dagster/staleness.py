@@ -55,7 +55,7 @@ def cause(subject: AssetKey, partition: str | None, category: str, reason: str) 
 class Latest:
     """The latest record of each asset partition, read from the instance once per asset and kept."""
 
-    def __init__(self, instance) -> None:  # noqa: ANN001 - DagsterInstance
+    def __init__(self, instance) -> None:
         self.instance = instance
         self._by_asset: dict[tuple[AssetKey, bool], dict[str | None, Record]] = {}
 
@@ -91,12 +91,12 @@ class Latest:
             cursor = result.cursor
 
 
-def _tags(record, observed: bool) -> dict[str, str]:  # noqa: ANN001 - an EventLogRecord
+def _tags(record, observed: bool) -> dict[str, str]:
     event = record.asset_observation if observed else record.asset_materialization
     return dict(event.tags or {}) if event else {}
 
 
-def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:  # noqa: ANN001 - an AssetGraph
+def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
     """The state of one asset partition of a materialisable asset in `graph` (Definitions.resolve_asset_graph(),
     or an automation context's asset graph). Partitioned graph calls need a partition loading context with the
     instance as dynamic partitions store (Dagster's evaluation sets one)."""
@@ -128,6 +128,6 @@ def _input_causes(latest: Latest, mine: Record, parent: AssetKey, partitions: li
     return [cause(parent, changed[0] if len(partitions) == 1 else None, "DATA", "has a new data version")]
 
 
-def states(graph, latest: Latest, keys: Iterable[tuple[AssetKey, str | None]]) -> dict:  # noqa: ANN001
+def states(graph, latest: Latest, keys: Iterable[tuple[AssetKey, str | None]]) -> dict:
     """(key, partition) -> State for each asset partition given."""
     return {(key, partition): state(graph, latest, key, partition) for key, partition in keys}

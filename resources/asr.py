@@ -65,7 +65,7 @@ class FasterWhisperASR:
                                    "faster-whisper (CTranslate2) directory holding model.bin")
                 try:
                     self._model = faster_whisper.WhisperModel(str(folder), device="cpu", compute_type="int8")
-                except Exception as exc:  # noqa: BLE001 - CTranslate2 raises plain RuntimeError/ValueError
+                except Exception as exc:
                     raise ASRError(f"ASR model {self.model_path}: cannot load ({type(exc).__name__}: {exc})") from exc
             return self._model
 

@@ -45,7 +45,7 @@ def can_write(fmt: AudioFormat) -> bool:
     container, subtype = _WRITE[fmt]
     try:
         return container in sf.available_formats() and subtype in sf.available_subtypes(container)
-    except Exception:  # noqa: BLE001 - an old or broken libsndfile binding: treat as unable
+    except Exception:
         return False
 
 

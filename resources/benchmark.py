@@ -87,5 +87,5 @@ class BenchmarkResource(ConfigurableResource):
     def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:
         return self.speech_roles().speech_target(target_id, run_id)
 
-    def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
+    def tts(self):
         return self.speech_roles().tts()

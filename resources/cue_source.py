@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from eyt_dagster.speech_eq.cues import (
-    CUE_KINDS, VAD_DIMENSIONS, CueKind, cues_from_dimensions, cues_from_labels, emo_des, emo_num,
+    CUE_KINDS,
+    VAD_DIMENSIONS,
+    CueKind,
+    cues_from_dimensions,
+    cues_from_labels,
+    emo_des,
+    emo_num,
 )
 from resources.emotion_model import AudioEmotionClassifier, EmotionModelError, read_model_config
 from resources.emotion_regression import DimensionalEmotionModel, dimension_indices, is_dimensional

@@ -55,7 +55,7 @@ def read_clip(path: Path, rate: int) -> Any:
 
     try:
         y, _ = librosa.load(str(path), sr=rate, mono=True)
-    except Exception as exc:  # noqa: BLE001 - soundfile and audioread raise unrelated types
+    except Exception as exc:
         raise EmotionModelError(f"{path}: cannot read audio ({type(exc).__name__}: {exc})") from exc
     if y.size == 0:
         raise EmotionModelError(f"{path}: no audio samples")
@@ -86,7 +86,7 @@ class AudioEmotionClassifier:
                                             f"({exc}); pip install transformers torch") from None
                 try:
                     pipe = pipeline("audio-classification", model=str(folder), device="cpu")
-                except Exception as exc:  # noqa: BLE001 - transformers raises many kinds for a bad folder
+                except Exception as exc:
                     raise EmotionModelError(f"emotion model {self.model_path}: cannot load as audio-classification "
                                             f"({type(exc).__name__}: {exc})") from exc
                 if getattr(pipe.model.config, "problem_type", None) == "regression":

@@ -123,7 +123,7 @@ class DimensionalEmotionModel:
         try:
             model, info = model_class.from_pretrained(folder, output_loading_info=True)
             extractor = AutoFeatureExtractor.from_pretrained(folder)
-        except Exception as exc:  # noqa: BLE001 - transformers raises many kinds for a bad folder
+        except Exception as exc:
             raise EmotionModelError(f"{where}: cannot load as a wav2vec2 regression model "
                                     f"({type(exc).__name__}: {exc})") from exc
         missing = sorted(info.get("missing_keys") or [])

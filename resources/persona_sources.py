@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from eyt_dagster.core.role_types import PersonaRecord
 from eyt_dagster.core.slate import PoolSource
 from eyt_dagster.eyt_bench.personas import (
     BIG_FIVE_COLUMNS,
@@ -31,7 +32,6 @@ from eyt_dagster.eyt_bench.personas import (
     personamem_to_records,
     require_columns,
 )
-from eyt_dagster.core.role_types import PersonaRecord
 
 PERSONAMEM_SPLITS = ("train", "val", "benchmark")
 
@@ -131,7 +131,7 @@ def download_from_hub(pool: str, revision: str | None) -> Path:
             repo_id=layout.repo_id, repo_type="dataset", revision=revision,
             allow_patterns=list(layout.allow_patterns),
         )
-    except Exception as exc:  # noqa: BLE001 - any failure here means the same thing to the user
+    except Exception as exc:
         raise PersonaSourceError(
             f"pool '{pool}': the Hugging Face hub was not reachable for dataset {layout.repo_id} "
             f"(revision {revision or 'main'}): {type(exc).__name__}: {exc}. Download a copy in the published "

@@ -18,10 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from eyt_dagster.speech_eq.vocabulary import SUBSCALES
-from eyt_dagster.speech_eq.release_format import (AUDIO_EXTENSIONS, LayoutError, audio_entries, clip_extension,
-                                       item_to_metadata, metadata_to_item)
 from eyt_dagster.speech_eq.item_types import EqItem
+from eyt_dagster.speech_eq.release_format import (
+    AUDIO_EXTENSIONS,
+    LayoutError,
+    audio_entries,
+    clip_extension,
+    item_to_metadata,
+    metadata_to_item,
+)
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 METADATA_FILE = "metadata.json"
 

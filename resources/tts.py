@@ -205,7 +205,7 @@ class OpenAISpeechTTS:
                    voices=voices or dict(OPENAI_VOICES), timeout_s=ref.timeout_s, max_retries=ref.max_retries)
 
     def voice_for(self, gender: str | None, slot: int = 0) -> str:
-        options = self.voices.get(gender_key(gender)) or self.voices.get("neutral") or [*self.voices.values()][0]
+        options = self.voices.get(gender_key(gender)) or self.voices.get("neutral") or next(iter(self.voices.values()))
         return options[slot % len(options)]
 
     def synthesize(self, text: str, instruction: str, voice: str,

@@ -13,8 +13,8 @@ import yaml
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from eyt_dagster.core.slate import default_slate_path  # noqa: E402
-from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores  # noqa: E402
+from eyt_dagster.core.slate import default_slate_path
+from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 
 
 def write_slate(directory: Path, **overrides) -> Path:

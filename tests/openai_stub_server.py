@@ -192,10 +192,10 @@ class SchemaDrawnReplies:
 class _RequestHandler(BaseHTTPRequestHandler):
     server: StubServer  # type: ignore[assignment]
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr access logs
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -221,7 +221,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.server.leave()
         self._send(result)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.server.record(RecordedRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
         self._send(error_response(404, f"no route {self.path}", type_="not_found"))
 
@@ -320,7 +320,7 @@ class StubServer(ThreadingHTTPServer):
         """Run the test's handler; an exception in it becomes a 500 naming the exception."""
         try:
             return _as_response(self.handler(body))
-        except Exception as exc:  # noqa: BLE001 - report any handler bug to the client
+        except Exception as exc:
             return error_response(
                 500, f"stub handler raised {type(exc).__name__}: {exc}", type_="server_error",
                 headers={"x-should-retry": "false"},

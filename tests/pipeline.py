@@ -18,8 +18,7 @@ from eyt_dagster.jobs import (
     SPEECH_EVAL_ASSETS,
     SPEECH_REPORT_ASSETS,
 )
-from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION, TARGETS_PARTITION, target_pool_key
 from resources.benchmark import BenchmarkResource
 from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
 

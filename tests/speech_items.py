@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, TURN_SPEAKER
 from eyt_dagster.speech_eq.item_types import Clip, EqItem, Line, Scenario, Speaker
+from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, TURN_SPEAKER
 
 SR = 16000
 # file number -> (pitch Hz, amplitude, seconds): the resonant clips are calm (low, quiet, slow), the dissonant

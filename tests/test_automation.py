@@ -19,12 +19,12 @@ from dagster import (
     DagsterInstance,
     DefaultSensorStatus,
     Definitions,
+    MultiToSingleDimensionPartitionMapping,
     asset,
     build_sensor_context,
     evaluate_automation_conditions,
     materialize,
 )
-from dagster import MultiToSingleDimensionPartitionMapping
 
 from eyt_dagster.automation import SENSOR_NAME, automation_sensor, with_automation
 from eyt_dagster.partitions import (
@@ -47,7 +47,7 @@ def graph(verdicts_version: str) -> list:
     """The miniature graph; `verdicts_version` is the code version of t/verdicts (a prompt edit changes it)."""
 
     @asset(key=SEEDS, partitions_def=pool_partitions, code_version="1")
-    def seeds(context):  # noqa: ANN001, ANN202
+    def seeds(context):
         return context.partition_key
 
     settings = AssetSpec(SETTINGS, partitions_def=target_partitions)  # observed, never computed
@@ -55,7 +55,7 @@ def graph(verdicts_version: str) -> list:
     @asset(key=TURNS, partitions_def=target_pool_partitions, code_version="1",
            ins={"seeds": AssetIn(key=SEEDS, partition_mapping=by_pool)},
            deps=[AssetDep(SETTINGS, partition_mapping=MultiToSingleDimensionPartitionMapping("target"))])
-    def turns(seeds):  # noqa: ANN001, ANN202
+    def turns(seeds):
         return seeds
 
     @asset(key=VERDICTS, partitions_def=target_pool_partitions, code_version=verdicts_version, deps=[TURNS])
@@ -69,7 +69,7 @@ def graph(verdicts_version: str) -> list:
     return [settings, *with_automation([seeds, turns, verdicts, board], SLATE)]
 
 
-def requested(result) -> set:  # noqa: ANN001 - EvaluateAutomationConditionsResult
+def requested(result) -> set:
     return {(key.path[-1], partition) for key in (SEEDS, TURNS, VERDICTS, BOARD)
             for partition in result.get_requested_partitions(key)}
 
@@ -78,7 +78,7 @@ def cell(target: str) -> str:
     return str(target_pool_key(target, POOL))
 
 
-def observe(instance, target: str, version: str) -> None:  # noqa: ANN001
+def observe(instance, target: str, version: str) -> None:
     """What record_settings does when a target's settings change: an observation whose data version is their hash."""
     instance.report_runless_asset_event(AssetObservation(SETTINGS, partition=target, tags={DATA_VERSION_TAG: version}))
 
@@ -193,11 +193,11 @@ def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data
     def over_all() -> int:
         return 1
 
-    def record(key, partition, version, code="1"):  # noqa: ANN001, ANN202
+    def record(key, partition, version, code="1"):
         instance.report_runless_asset_event(AssetMaterialization(key, partition=partition, tags={
             staleness.DATA_VERSION_TAG: version, staleness.CODE_VERSION_TAG: code}))
 
-    def state():  # noqa: ANN202
+    def state():
         graph_ = Definitions(assets=[many, over_all]).resolve_asset_graph()
         with partition_loading_context(dynamic_partitions_store=instance):
             return staleness.state(graph_, staleness.Latest(instance), report, None)

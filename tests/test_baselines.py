@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -11,12 +12,12 @@ from statistics import mean
 
 import pytest
 
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
+from eyt_dagster.core.slate import ModelRef
 from eyt_dagster.eyt_bench.baselines import AgendaSimulator, ReflectiveTarget, RubricJudge, TerseTarget, make_embedded
 from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.baselines.judge import RULES, snap
 from eyt_dagster.eyt_bench.baselines.simulator import addresses
-from eyt_dagster.core.slate import ModelRef
-from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, JUDGE_SCALES, LATENT_INTENTS, SUBSCORE_COLUMNS
 
 SEED = 20260521
@@ -106,7 +107,7 @@ def test_seed_is_deterministic_and_varies_with_seed_id(sim: AgendaSimulator) -> 
     first = sim.generate_seed(persona, seed_id="a").value
     assert AgendaSimulator("other-id", SEED).generate_seed(persona, seed_id="a").value == first
     others = [sim.generate_seed(persona, seed_id=f"s{i}").value for i in range(6)]
-    assert len({o.model_dump_json() for o in others + [first]}) == 7
+    assert len({o.model_dump_json() for o in [*others, first]}) == 7
     assert AgendaSimulator("x", SEED + 1).generate_seed(persona, seed_id="a").value != first
 
 
@@ -156,7 +157,7 @@ def test_next_turn_is_deterministic_and_progress_monotone(sim: AgendaSimulator, 
     for target in (ReflectiveTarget("reflective"), TerseTarget("terse")):
         for seed in seeds[:6]:
             history, _, golds, progress, _ = run_dialogue(sim, target, seed)
-            assert all(ORDER[a] <= ORDER[b] for a, b in zip(progress, progress[1:])), progress
+            assert all(ORDER[a] <= ORDER[b] for a, b in itertools.pairwise(progress)), progress
             for gold in golds:
                 assert_labels(gold)
             again = AgendaSimulator("rule-simulator", SEED).next_turn(seed, history)
@@ -188,7 +189,7 @@ def test_seed_from_another_simulator_still_runs(sim: AgendaSimulator) -> None:
                     final_intent="The user picks a piano teacher and books a first lesson.",
                     first_query="How do I find a piano teacher?", seed_id="llm-1", pool="personamem_v2",
                     persona_id="x", persona_text="An adult beginner pianist.")
-    history, _, golds, progress, _ = run_dialogue(sim, ReflectiveTarget("r"), seed)
+    _history, _, golds, progress, _ = run_dialogue(sim, ReflectiveTarget("r"), seed)
     assert progress and all(g.emotion in EMOTIONS for g in golds)
 
 

@@ -13,8 +13,17 @@ import pytest
 import soundfile as sf
 
 from eyt_dagster.speech_eq.cues import (
-    ENERGY_EDGES_DB, RATE_EDGES_SPS, REFERENCE_PITCH_HZ, VAD_EDGES, VARIABILITY_EDGES_ST, VoiceMeasures,
-    cues_from_dimensions, cues_from_labels, emo_des, emo_num, vad_word,
+    ENERGY_EDGES_DB,
+    RATE_EDGES_SPS,
+    REFERENCE_PITCH_HZ,
+    VAD_EDGES,
+    VARIABILITY_EDGES_ST,
+    VoiceMeasures,
+    cues_from_dimensions,
+    cues_from_labels,
+    emo_des,
+    emo_num,
+    vad_word,
 )
 from resources import audio_parts
 from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr
@@ -25,6 +34,7 @@ from resources.emotion_model import AudioEmotionClassifier, EmotionModelError
 from resources.emotion_regression import DimensionalEmotionModel
 from resources.tts import EspeakTTS
 from resources.voice_measures import voice_measures
+
 from tiny_emotion_models import VAD_LABELS, save_tiny_regression
 
 SENTENCE = "I honestly did not expect you to say that to me today."  # 16 syllables

@@ -13,19 +13,20 @@ from typing import Any
 
 import pytest
 
-from eyt_dagster.core.slate import ModelRef
 from eyt_dagster.core.role_types import FinalVerdict
+from eyt_dagster.core.slate import ModelRef
 from resources.call_cache import CallCache
 from resources.chat_client import (
+    REASK_MAX_EXTRA_CHARS,
     MissingApiKeyError,
     ModelCallError,
     OpenAIChatClient,
-    REASK_MAX_EXTRA_CHARS,
     ReplyCutError,
     ReplyParseError,
     extract_json_object,
     request_body,
 )
+
 from openai_stub_server import (
     ScriptedReplies,
     StubResponse,

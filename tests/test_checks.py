@@ -5,12 +5,13 @@ import pandas as pd
 from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
 from assets.checks import CHECKS
-from conftest import write_slate
 from eyt_dagster.core import table_checks
 from eyt_dagster.definitions import ASSETS
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
 from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+
+from conftest import write_slate
 from pipeline import resources_for
 
 

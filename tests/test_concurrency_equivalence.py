@@ -4,10 +4,11 @@ of 8 per endpoint gives the same rows (timing columns aside), and a rerun is ser
 import duckdb
 import pandas as pd
 
+from resources.endpoint_gates import gate_for
+
 from conftest import write_slate
 from openai_stub_server import SchemaDrawnReplies, serve
 from pipeline import materialize_dialogues
-from resources.endpoint_gates import gate_for
 
 TABLES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
 TIMING = ("created_at",)  # and every *_latency_s column

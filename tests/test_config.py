@@ -3,9 +3,16 @@
 import pytest
 import yaml
 
-from conftest import write_slate
 from eyt_dagster.core.slate import SlateError, load_slate
 
+from conftest import write_slate
+
+
+def slate_error(path) -> str:
+    """The message of the SlateError that loading `path` raises."""
+    with pytest.raises(SlateError) as info:
+        load_slate(path)
+    return str(info.value)
 
 def test_default_slate_is_embedded_baselines_only():
     slate = load_slate()
@@ -37,29 +44,29 @@ def test_target_field_errors_point_at_the_target(tmp_path):
     slate["targets"][1]["temperature"] = 5
     slate["targets"][0]["id"] = "bad|id"
     (tmp_path / "slate.yaml").write_text(yaml.safe_dump(slate))
-    message = str(pytest.raises(SlateError, load_slate, tmp_path / "slate.yaml").value)
+    message = slate_error(tmp_path / "slate.yaml")
     assert "targets.1.temperature" in message and "targets.0.id" in message and "partition key" in message
 
 
 def test_remote_model_needs_an_endpoint(tmp_path):
     remote = {"id": "gpt", "provider": "openai", "model": "gpt-4o-mini", "family": "openai"}
-    message = str(pytest.raises(SlateError, load_slate, write_slate(tmp_path, targets=[remote])).value)
+    message = slate_error(write_slate(tmp_path, targets=[remote]))
     assert "needs base_url" in message
 
 
 def test_target_of_the_judge_family_is_refused_unless_allowed(tmp_path):
     same = {"id": "rubric-twin", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-judge"}
-    message = str(pytest.raises(SlateError, load_slate, write_slate(tmp_path, targets=[same])).value)
+    message = slate_error(write_slate(tmp_path, targets=[same]))
     assert "self-preference" in message and "allow_same_family" in message
     slate = load_slate(write_slate(tmp_path, targets=[same], allow_same_family=True))
     assert slate.self_preference_risk("rubric-twin")
 
 
 def test_missing_and_malformed_files(tmp_path):
-    assert "does not exist" in str(pytest.raises(SlateError, load_slate, tmp_path / "nope.yaml").value)
+    assert "does not exist" in slate_error(tmp_path / "nope.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("targets: [unclosed")
-    assert "not valid YAML" in str(pytest.raises(SlateError, load_slate, bad).value)
+    assert "not valid YAML" in slate_error(bad)
 
 
 def test_targets_say_which_benchmarks_they_run():
@@ -85,10 +92,10 @@ def test_bad_speech_target_names_the_problem(tmp_path, target, expected):
     target.setdefault("provider", "embedded")
     slate["targets"].append(target)
     (tmp_path / "slate.yaml").write_text(yaml.safe_dump(slate))
-    assert expected in str(pytest.raises(SlateError, load_slate, tmp_path / "slate.yaml").value)
+    assert expected in slate_error(tmp_path / "slate.yaml")
 
 
 def test_unknown_persona_condition_lists_the_known_ones(tmp_path):
     path = write_slate(tmp_path, speech={"evaluation": {"conditions": ["default", "grumpy"]}})
-    message = str(pytest.raises(SlateError, load_slate, path).value)
+    message = slate_error(path)
     assert "speech.evaluation.conditions" in message and "deficit_stress_management" in message

@@ -14,9 +14,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import write_slate
 from eyt_dagster.core.slate import default_slate_path
-from eyt_dagster.ops.dead_runs import EytRunLauncher, HOST_TAG, PID_TAG, mark_dead_runs, process_alive, process_tags, why_dead
+from eyt_dagster.ops.dead_runs import (
+    HOST_TAG,
+    PID_TAG,
+    EytRunLauncher,
+    mark_dead_runs,
+    process_alive,
+    process_tags,
+    why_dead,
+)
+
+from conftest import write_slate
 from openai_stub_server import serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,6 +118,7 @@ def test_every_run_that_uses_the_slate_records_its_process(tmp_path):
     from dagster import AssetSelection, DagsterInstance, materialize
 
     from eyt_dagster.definitions import ASSETS
+
     from pipeline import resources_for
 
     (tmp_path / "data").mkdir()

@@ -32,7 +32,7 @@ def _materialised(defs: Definitions) -> dict[AssetKey, object]:
     return {node.key: node for node in graph.asset_nodes if node.is_materializable}
 
 
-def _output_type(defs: Definitions, key: AssetKey):  # noqa: ANN202 - DagsterType
+def _output_type(defs: Definitions, key: AssetKey):
     assets_def = defs.resolve_asset_graph().get(key).assets_def
     return assets_def.op.outs[assets_def.get_output_name_for_asset_key(key)].dagster_type
 

@@ -6,11 +6,11 @@ import threading
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.eyt_bench.dialogue_loop import run_dialogue, run_dialogues
-from eyt_dagster.eyt_bench.chat_roles import LLMTarget
+from eyt_dagster.core.errors import RoleCallError
 from eyt_dagster.core.prompts import render
 from eyt_dagster.core.role_types import ChatSeed, Exchange, Reply, SimulatorTurn, UserLabels
-from eyt_dagster.core.errors import RoleCallError
+from eyt_dagster.eyt_bench.chat_roles import LLMTarget
+from eyt_dagster.eyt_bench.dialogue_loop import run_dialogue, run_dialogues
 
 LABELS = UserLabels(explicit_intent="seeking_advice", latent_intent="self_improvement", emotion="hope",
                     intent_description="wants a plan")

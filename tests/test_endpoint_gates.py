@@ -15,6 +15,7 @@ from eyt_dagster.core.slate import ModelRef
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
+
 from openai_stub_server import rate_limited, serve
 
 

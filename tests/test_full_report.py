@@ -8,6 +8,7 @@ from eyt_dagster.core.slate import load_slate
 from eyt_dagster.reporting.report_commands import report_html
 from eyt_dagster.reporting.report_sections import REPORT_TABLES
 from eyt_dagster.reporting.speech_sections import CARDS_TITLE, SPEECH_TITLES, card_section, speech_sections
+
 from ui_browser import CHROMIUM, Chromium, chromium_path
 
 # Every section the report must hold, in order (the EYT-Bench titles from report_sections).

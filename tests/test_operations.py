@@ -12,9 +12,10 @@ import duckdb
 import pytest
 import yaml
 
-from conftest import write_slate
-from eyt_dagster.ops import refresh_plan as ops
 from eyt_dagster.core.slate import default_slate_path
+from eyt_dagster.ops import refresh_plan as ops
+
+from conftest import write_slate
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -80,7 +81,7 @@ def test_a_new_target_runs_its_cells_once_each_then_the_report():
 
 
 def test_a_stale_pool_reruns_the_cells_of_that_pool_only():
-    findings, runs = plan(statuses({(POOL, "p2"): "STALE"}))
+    _findings, runs = plan(statuses({(POOL, "p2"): "STALE"}))
     assert [(r.job, r.partition) for r in runs] == [("pools", "p2"), ("dialogues", "p2|a"), ("reports", None)]
     assert runs[1].assets == (JUDGE, SCORES, TURNS) and runs[1].after == (0,)
 

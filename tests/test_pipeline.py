@@ -1,7 +1,8 @@
 """The whole EYT graph materialised in process for two targets x two pools into a temporary DuckDB file,
 then checked with SQL, the way a user would query the warehouse."""
 
-import duckdb
+import itertools
+
 import pytest
 
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS, SUBSCORE_COLUMNS
@@ -44,7 +45,7 @@ def test_dialogue_turns_follow_algorithm_1(warehouse):
     early = q(con, """SELECT list(progress ORDER BY turn) FROM dialogue.dialogue_turns
                       GROUP BY target, pool, seed_id HAVING max(turn) < 6""")
     assert early, "the reflective baseline should finish some dialogues early"
-    assert all(p[-2:] == ["achieved", "achieved"] and "achieved" not in [a for a, b in zip(p[:-2], p[1:-1]) if a == b == "achieved"] for (p,) in early)
+    assert all(p[-2:] == ["achieved", "achieved"] and "achieved" not in [a for a, b in itertools.pairwise(p) if a == b == "achieved"] for (p,) in early)
     labels = q(con, "SELECT DISTINCT gold_explicit_intent, pred_explicit_intent, gold_latent_intent, pred_latent_intent,"
                     " gold_emotion, pred_emotion FROM dialogue.dialogue_turns")
     for ge, pe, gl, pl, gm, pm in labels:

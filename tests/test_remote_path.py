@@ -3,8 +3,9 @@
 import duckdb
 import pytest
 
-from conftest import write_slate
 from eyt_dagster.core.prompts import render
+
+from conftest import write_slate
 from openai_stub_server import StubResponse, serve
 from pipeline import materialize_all
 from role_play import RolePlay

@@ -16,20 +16,20 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.core.slate import ModelRef
-from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.core.reply_limits import LONGEST_REPLY_CHARS
 from eyt_dagster.core.role_types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
     FinalVerdict,
+    PersonaRecord,
     SimulatorTurn,
     UserLabels,
     turn_scores_model,
 )
-from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, TURN_SPEAKER
-from eyt_dagster.core.role_types import PersonaRecord
+from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
 from eyt_dagster.speech_eq.generators import (
     DialogueCheckReply,
     DialogueReply,
@@ -38,11 +38,12 @@ from eyt_dagster.speech_eq.generators import (
     tone_selection_schema,
 )
 from eyt_dagster.speech_eq.protocol import REPLY_SCHEMAS as CHOICE_SCHEMAS
-from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
-from json_schema_draw import break_instance, draw, is_valid, longest
-from openai_stub_server import SchemaDrawnReplies, serve
+from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, TURN_SPEAKER
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient, parse_reply, response_format_for
+
+from json_schema_draw import break_instance, draw, is_valid, longest
+from openai_stub_server import SchemaDrawnReplies, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 DRAWS = 40

@@ -14,15 +14,16 @@ import pytest
 import yaml
 from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 
-from conftest import write_slate
-from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.definitions import ASSETS
+from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
-from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC
-from pipeline import resources_for
+from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from resources.warehouse import WAREHOUSE_FILE, store_frame
+
+from conftest import write_slate
+from pipeline import resources_for
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 TARGET, NEMO, PM = "reflective-baseline", "nemotron_usa", "personamem_v2"

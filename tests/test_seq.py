@@ -2,8 +2,8 @@
 
 import pytest
 
-from eyt_dagster.speech_eq.seq import robust_z, seq_scores
 from eyt_dagster.core.stats import spearman_rho
+from eyt_dagster.speech_eq.seq import robust_z, seq_scores
 
 
 def test_seq_on_a_hand_computed_cohort():

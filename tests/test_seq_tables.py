@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster.speech_eq.protocol import accuracies
+from eyt_dagster.core.stats import bootstrap_mean_ci
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
+from eyt_dagster.speech_eq.protocol import accuracies
 from eyt_dagster.speech_eq.seq_tables import (
     BREAKDOWN_COLUMNS,
     LEADERBOARD_COLUMNS,
@@ -18,11 +19,10 @@ from eyt_dagster.speech_eq.seq_tables import (
     human_correlation,
     read_human_ranking,
     seq_breakdown,
-    seq_leaderboard,
     seq_cohort_note,
+    seq_leaderboard,
     seq_on_scale,
 )
-from eyt_dagster.core.stats import bootstrap_mean_ci
 
 SCALE = 15 / 1.4826  # one cohort MAD in SEQ points
 PNG = b"\x89PNG"
@@ -437,8 +437,9 @@ def test_sql_twin_falls_back_to_the_baselines():
 def test_a_named_cohort_must_name_speech_targets(tmp_path):
     import yaml
 
-    from conftest import write_slate
     from eyt_dagster.core.slate import SlateError, load_slate
+
+    from conftest import write_slate
 
     path = write_slate(tmp_path)
     data = yaml.safe_load(path.read_text())

@@ -12,14 +12,15 @@ import pytest
 import yaml
 from dagster import AssetSelection, DagsterInstance, materialize
 
-from conftest import write_slate
 from eyt_dagster.core import slate_settings as ss
 from eyt_dagster.core.slate import default_slate_path, load_slate
 from eyt_dagster.definitions import assets_for, build_defs
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
-from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.ops.refresh import refresh, slate_keys
+from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.settings_sources import record_settings
+
+from conftest import write_slate
 from pipeline import resources_for
 
 ROOT = Path(__file__).resolve().parents[1]

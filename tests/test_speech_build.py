@@ -7,11 +7,12 @@ import duckdb
 import pytest
 from dagster import DagsterInstance, materialize
 
-from conftest import write_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_REPORT_ASSETS
-from pipeline import resources_for
 from resources.data_paths import resolve_path_columns
+
+from conftest import write_slate
+from pipeline import resources_for
 
 SUBSCALES = ("interpersonal_empathy", "stress_management_optimism")
 

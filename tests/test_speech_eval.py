@@ -11,13 +11,14 @@ import pytest
 import yaml
 from dagster import DagsterInstance, materialize
 
-from conftest import write_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS
 from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+from resources.data_paths import resolve_path_columns
+
+from conftest import write_slate
 from openai_stub_server import chat_completion, serve
 from pipeline import resources_for
-from resources.data_paths import resolve_path_columns
 
 SUBSCALE = "interpersonal_empathy"
 BASELINES = ["random-chooser-baseline", "acoustic-chooser-baseline"]

@@ -7,15 +7,16 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser, arousal_gap
-from eyt_dagster.core.role_types import CallStats, Reply
 from eyt_dagster.core.errors import ReplyUnusableError, RoleCallError
+from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser, arousal_gap
+from eyt_dagster.speech_eq.chat_chooser import oracle_text
 from eyt_dagster.speech_eq.choice import choice_messages, choice_round, system_prompt
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.evaluation import evaluate_item, evaluate_items
 from eyt_dagster.speech_eq.protocol import ChoiceReply, option_order
-from eyt_dagster.speech_eq.chat_chooser import oracle_text
 from resources.audio_features import clip_features
+
 from speech_items import make_item
 
 SEED = 7

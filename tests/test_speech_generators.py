@@ -12,12 +12,10 @@ import pytest
 from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 from pydantic import ValidationError
 
-from conftest import write_slate
+from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
 from eyt_dagster.core.slate import ModelRef, SlateError, load_slate
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
 from eyt_dagster.speech_eq import templates
-from eyt_dagster.speech_eq.vocabulary import VALENCES
 from eyt_dagster.speech_eq.generators import (
     DialogueReply,
     LLMSpeechGenerator,
@@ -26,11 +24,14 @@ from eyt_dagster.speech_eq.generators import (
     tone_selection_schema,
     tone_slots,
 )
-from openai_stub_server import serve
-from pipeline import resources_for
+from eyt_dagster.speech_eq.vocabulary import VALENCES
+from resources.benchmark import BenchmarkResource
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
-from resources.benchmark import BenchmarkResource
+
+from conftest import write_slate
+from openai_stub_server import serve
+from pipeline import resources_for
 
 SLUG = "interpersonal_empathy"
 TEXT_ASSETS = AssetSelection.assets(*[AssetKey(["speech", n]) for n in

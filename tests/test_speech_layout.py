@@ -5,18 +5,25 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 import soundfile as sf
 
-from eyt_dagster.speech_eq.vocabulary import eq_scale
-from eyt_dagster.speech_eq.release_format import (LayoutError, clip_rows, item_from_rows, item_rows, item_to_metadata,
-                                       metadata_to_item)
 from eyt_dagster.speech_eq.item_types import EqItem
+from eyt_dagster.speech_eq.release_format import (
+    LayoutError,
+    clip_rows,
+    item_from_rows,
+    item_rows,
+    item_to_metadata,
+    metadata_to_item,
+)
+from eyt_dagster.speech_eq.vocabulary import eq_scale
 from resources.speech_release import import_released, write_released
 
 SLOTS = [("01", 1, None), ("02", 2, None), ("03", 3, None), ("04", 4, "high"), ("05", 4, "low"), ("06", 5, None),

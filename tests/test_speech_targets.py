@@ -7,11 +7,12 @@ import re
 
 import pytest
 
-from conftest import write_slate
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
-from openai_stub_server import chat_completion, error_response, serve
 from resources.benchmark import BenchmarkResource
+
+from conftest import write_slate
+from openai_stub_server import chat_completion, error_response, serve
 from speech_items import make_item
 
 
@@ -66,7 +67,7 @@ def test_cascade_reads_transcripts_with_numeric_or_descriptive_cues(answered):
 
 
 def test_oracle_reads_the_tone_instructions_and_is_scored(answered):
-    item, rows = answered
+    _item, rows = answered
     text = first_user_text(rows["oracle:requests"][0])
     assert "[spoken: slow, low and warm]" in text and "[spoken: loud, fast and chirpy]" in text
     assert [r["round"] for r in rows["oracle"]] == [1, 2]
@@ -91,10 +92,11 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     from dagster import DagsterInstance, build_asset_context
 
     from assets.speech_eq.slm_choices import slm_choices
+    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
     from eyt_dagster.speech_eq.cues import cues_from_dimensions
     from eyt_dagster.speech_eq.release_format import item_rows
-    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
     from resources.emotion_regression import DimensionalEmotionModel
+
     from tiny_emotion_models import save_tiny_regression
 
     item = make_item(tmp_path / "clips")
@@ -216,7 +218,7 @@ def sent_schema(body) -> dict:
 
 
 def test_paper_reply_format_asks_profiles_and_demand_before_reasoning_and_choice(answered):
-    item, rows = answered
+    _item, rows = answered
     body = rows["oracle:requests"][0]
     schema = sent_schema(body)
     assert list(schema["properties"]) == ["acoustic_profile_1", "acoustic_profile_2", "situational_demand",

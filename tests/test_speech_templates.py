@@ -2,9 +2,9 @@
 
 import pytest
 
-from eyt_dagster.speech_eq.vocabulary import SUBSCALES, VALENCES
 from eyt_dagster.speech_eq.templates import make_dialogue, make_scenario, select_tones, tone_options
 from eyt_dagster.speech_eq.tones import rejection_reason
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES, VALENCES
 
 
 @pytest.mark.parametrize("slug", sorted(SUBSCALES))

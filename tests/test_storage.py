@@ -95,7 +95,7 @@ def test_a_reader_holding_eyt_duckdb_open_never_blocks_a_run_nor_sees_half_a_par
     assert counts(database) == {"p0": (n, 4, 4), "p1": (n // 2, 4, 4)}
 
 
-def _write_in_child(database: str, slot: str, n: int, version: int, barrier) -> None:  # noqa: ANN001
+def _write_in_child(database: str, slot: str, n: int, version: int, barrier) -> None:
     barrier.wait(timeout=120)
     os._exit(0 if write_slot(database, slot, n, version) else 1)
 

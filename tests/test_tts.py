@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
 from eyt_dagster.speech_eq.prosody import LEXICON, LIMITS, NEUTRAL, VOICES, prosody_for, voice_for
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
 from resources.tts import EspeakTTS, OpenAISpeechTTS, TTSError, pcm_to_wav, repair_wav_header, store_clip
 
 SENTENCE = "I honestly did not expect you to say that to me today."
@@ -179,7 +179,7 @@ def speech_server(reply: bytes, status: int = 200) -> Iterator[tuple[str, list[d
     seen: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
             payload = reply if status == 200 else json.dumps({"error": {"message": "unknown voice"}}).encode()

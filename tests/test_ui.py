@@ -8,10 +8,8 @@ port must be closed, with no process of the server left.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 import json
 import os
-from pathlib import Path
 import signal
 import socket
 import subprocess
@@ -19,12 +17,15 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import write_slate
 from eyt_dagster.core.slate import default_slate_path
+
+from conftest import write_slate
 from ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]

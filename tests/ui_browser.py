@@ -11,12 +11,12 @@ import base64
 import itertools
 import json
 import os
-from pathlib import Path
 import shutil
 import signal
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 # What this machine's Chromium needs headless as root on a closed network: without the
@@ -47,7 +47,7 @@ class Chromium:
             raise BrowserError(f"Chromium is not installed ({CHROMIUM}); `.ci/run` installs Debian's chromium")
         self.profile = Path(profile)
         self.profile.mkdir(parents=True, exist_ok=True)
-        self.log = open(self.profile.parent / f"{self.profile.name}.log", "wb")  # noqa: SIM115
+        self.log = open(self.profile.parent / f"{self.profile.name}.log", "wb")
         # Port 0: Chromium picks a free port and writes it to DevToolsActivePort in the profile.
         self.process = subprocess.Popen(
             [binary, *HEADLESS_FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
@@ -94,7 +94,7 @@ class Chromium:
                 raise BrowserError("Chromium shows no page target")
             time.sleep(0.2)
 
-    def call(self, method: str, timeout: float = 30.0, **params):  # noqa: ANN201
+    def call(self, method: str, timeout: float = 30.0, **params):
         """Send one CDP command and return its result (events that arrive meanwhile are dropped)."""
         message_id = next(self._ids)
         self.ws.send(json.dumps({"id": message_id, "method": method, "params": params}))
@@ -112,7 +112,7 @@ class Chromium:
                     raise BrowserError(f"{method}: {message['error']}")
                 return message.get("result", {})
 
-    def evaluate(self, expression: str):  # noqa: ANN201
+    def evaluate(self, expression: str):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression!r} raised {result['exceptionDetails'].get('text')}")
@@ -143,7 +143,7 @@ class Chromium:
                     f"{f' and still shows {present}' if present else ''}; it shows: {text[:2000]!r}")
             time.sleep(0.5)
 
-    def wait_until(self, expression: str, predicate, what: str, timeout: float = 60.0):  # noqa: ANN001, ANN201
+    def wait_until(self, expression: str, predicate, what: str, timeout: float = 60.0):
         """Poll a JS expression until predicate(value) holds; return the value, or fail saying what was awaited."""
         deadline = time.monotonic() + timeout
         while True:
@@ -168,7 +168,7 @@ class Chromium:
         if ws is not None:
             try:
                 self.call("Browser.close", timeout=5)
-            except Exception:  # noqa: BLE001 - the browser may already be gone
+            except Exception:
                 pass
             ws.close()
         try:

@@ -4,11 +4,10 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
-from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues
+from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues, score_dialogues
 from eyt_dagster.eyt_bench.judging import failed_verdicts_message
-from eyt_dagster.partitions import target_pool_partitions
 from eyt_dagster.eyt_bench.table_contracts import DialogueScoresFrame, conform_table
+from eyt_dagster.partitions import target_pool_partitions
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"

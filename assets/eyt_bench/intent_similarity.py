@@ -7,10 +7,10 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
-from eyt_dagster.partitions import by_pool, target_pool_partitions
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
-from resources.embeddings import embed
+from eyt_dagster.partitions import by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
+from resources.embeddings import embed
 
 LOGIC_VERSION = "2"
 COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final"]

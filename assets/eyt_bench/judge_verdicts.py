@@ -12,8 +12,8 @@ from eyt_dagster.eyt_bench.judging import (
     judge_stats,
     run_judges,
 )
-from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
+from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"

@@ -4,12 +4,12 @@ import pandas as pd
 from dagster import AssetExecutionContext, Output, asset
 
 from assets._output import now_utc, table_output
-from eyt_dagster.eyt_bench.table_rows import persona_rows
-from eyt_dagster.partitions import pool_partitions
 from eyt_dagster.eyt_bench.sampling import draw_pool, evaluation_order
 from eyt_dagster.eyt_bench.table_contracts import PersonaPoolFrame, conform_table
-from resources.embeddings import embed
+from eyt_dagster.eyt_bench.table_rows import persona_rows
+from eyt_dagster.partitions import pool_partitions
 from resources.benchmark import BenchmarkResource
+from resources.embeddings import embed
 from resources.persona_sources import load_pool_records
 
 LOGIC_VERSION = "1"

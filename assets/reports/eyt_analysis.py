@@ -9,9 +9,9 @@ from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
 from eyt_dagster.eyt_bench import analysis
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
+from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
 from eyt_dagster.reporting.report_sections import interval_cells
-from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"

@@ -10,12 +10,16 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
-from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
-from eyt_dagster.eyt_bench.calibration import ablation_table
-from eyt_dagster.eyt_bench.calibration import agreement_table, cross_judge_sample
+from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS, ablation_table, agreement_table, cross_judge_sample
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotations
-from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, finished_dialogues, judge_stats, run_judges
+from eyt_dagster.eyt_bench.judging import (
+    FINAL_PROMPT_HASH,
+    TURN_PROMPT_HASH,
+    finished_dialogues,
+    judge_stats,
+    run_judges,
+)
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"
@@ -38,7 +42,7 @@ def judge_agreement(
     return table_output(df, judges=df["judges"].iloc[0] if len(df) else "")
 
 
-def _sampled_dialogues(eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):  # noqa: ANN202
+def _sampled_dialogues(eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):
     sample = cross_judge_sample(scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
     keep = sample.set_index(["target", "pool", "seed_id"]).index
     chosen = turns[turns.set_index(["target", "pool", "seed_id"]).index.isin(keep)]

@@ -8,11 +8,11 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
+from eyt_dagster.core.storage_types import conform
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS, build_model_cards
 from eyt_dagster.reporting.plots import png_markdown
 from eyt_dagster.reporting.report_sources import CARD_READS, card_inputs
-from eyt_dagster.core.storage_types import conform
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"

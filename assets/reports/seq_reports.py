@@ -9,8 +9,8 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.reporting.plots import png_markdown
-from eyt_dagster.speech_eq import seq_tables
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
+from eyt_dagster.speech_eq import seq_tables
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"

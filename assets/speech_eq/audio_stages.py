@@ -8,15 +8,15 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
 from assets._output import now_utc, progress_logger, table_output
+from eyt_dagster.partitions import subscale_partitions
 from eyt_dagster.speech_eq.build import build_item, contrast_row
 from eyt_dagster.speech_eq.contrast import ContrastThresholds, contrast_score
-from eyt_dagster.speech_eq.vocabulary import TEST_TURNS
-from eyt_dagster.speech_eq.release_format import clip_rows, item_rows
-from eyt_dagster.partitions import subscale_partitions
 from eyt_dagster.speech_eq.item_types import Line, Scenario
+from eyt_dagster.speech_eq.release_format import clip_rows, item_rows
+from eyt_dagster.speech_eq.vocabulary import TEST_TURNS
 from resources.audio_features import clip_features
-from resources.data_paths import relative_path_columns
 from resources.benchmark import BenchmarkResource
+from resources.data_paths import relative_path_columns
 from resources.speech_release import import_released
 from resources.tts import store_clip
 
@@ -91,7 +91,7 @@ def speech_audio(
                               skipped_incomplete=len(skipped)))
 
 
-def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds):  # noqa: ANN202
+def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds):
     """The released layout's items of one subscale, as eq_items and tts_clips rows; their test-turn pairs are
     scored with the same contrast filter (recorded, not used to drop published items). Bad folders are
     reported and skipped, never half-imported."""

@@ -6,15 +6,15 @@ import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, progress_logger, table_output
-from eyt_dagster.core.slate import TargetRef
 from eyt_dagster.core.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
+from eyt_dagster.core.slate import TargetRef
+from eyt_dagster.partitions import speech_target_partitions
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
 from eyt_dagster.speech_eq.release_format import item_from_rows
-from resources.data_paths import resolve_path_columns
-from eyt_dagster.partitions import speech_target_partitions
 from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
 from resources.benchmark import BenchmarkResource
+from resources.data_paths import resolve_path_columns
 
 LOGIC_VERSION = "3"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns
 

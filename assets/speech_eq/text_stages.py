@@ -28,9 +28,8 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
-from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
-from eyt_dagster.speech_eq.generators import SpeechGenerator, speech_prompt_hash
 from eyt_dagster.partitions import subscale_partitions
+from eyt_dagster.speech_eq.generators import SpeechGenerator, speech_prompt_hash
 from eyt_dagster.speech_eq.item_types import Line, Scenario
 from eyt_dagster.speech_eq.table_contracts import (
     DIALOGUES_COLUMNS,
@@ -45,6 +44,7 @@ from eyt_dagster.speech_eq.text_attempts import (
     tone_slot_attempts,
     tone_slots_of,
 )
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+
 # A call that failed in a way that belongs to one dialogue (an unusable reply, a server error after
 # retries): the dialogue or verdict becomes an error row and the rest of the partition goes on.
 # Anything else (a missing API key, a bug) fails the run, loudly.

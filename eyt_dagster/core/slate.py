@@ -18,9 +18,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOLS
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
 from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, ReplyFormat
-from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOLS
 
 DEFAULT_SEED = 20260521
 PARTITION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")

@@ -29,7 +29,7 @@ SETTINGS_KEY = "eyt/settings"
 SPEECH_TARGET_FIELDS = ("speech_input", "audio_format", "cascade")
 
 
-def plain(value: Any) -> Any:  # noqa: ANN401
+def plain(value: Any) -> Any:
     """The value as JSON gives it back (tuples become lists...), so values read from stored metadata compare
     equal to the slate's."""
     return json.loads(json.dumps(value, default=str))

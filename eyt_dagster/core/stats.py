@@ -11,8 +11,9 @@ missing-value rules. Bootstraps resample units (dialogues) with a (resamples x n
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from itertools import combinations
-from typing import Literal, Sequence
+from typing import Literal
 
 import krippendorff
 import numpy as np

@@ -39,9 +39,10 @@ def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resample
     answered = answered_turns(turns)
     rows = []
     for (target, pool), cell in scores.groupby(CELL):
-        def add(metric: str, est: tuple[float, ...]) -> None:
+        def add(metric: str, est: tuple[float, ...], target: str = target, pool: str = pool,
+                n: int = len(cell)) -> None:
             rows.append({"target": target, "pool": pool, "metric": metric, "value": est[0], "ci_low": est[1],
-                         "ci_high": est[2], "n_dialogues": len(cell), "resamples": resamples})
+                         "ci_high": est[2], "n_dialogues": n, "resamples": resamples})
 
         for metric, (num, den, scale) in RATIO_METRICS.items():
             est = stats.bootstrap_ratio_ci(cell[num], cell[den], resamples=resamples, seed=seed)

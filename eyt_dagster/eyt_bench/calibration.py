@@ -8,9 +8,8 @@ import random
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.eyt_bench import metrics
-
 from eyt_dagster.core import stats
+from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, ok_rows
 from eyt_dagster.eyt_bench.sampling import allocate
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100

@@ -8,6 +8,7 @@ calls, and the prediction prompt is never part of the generation call's messages
 from __future__ import annotations
 
 from eyt_dagster.core.prompts import render
+from eyt_dagster.core.role_protocols import ChatClient, Messages
 from eyt_dagster.core.role_types import (
     ChatSeed,
     ChatSeedContent,
@@ -20,7 +21,6 @@ from eyt_dagster.core.role_types import (
     UserLabels,
     turn_scores_model,
 )
-from eyt_dagster.core.role_protocols import ChatClient, Messages
 
 
 def transcript(history: list[Exchange]) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, Reply, UserLabels
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.role_protocols import Simulator, Target
+from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, Reply, UserLabels
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
 

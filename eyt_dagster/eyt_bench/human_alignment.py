@@ -115,7 +115,7 @@ def _dimension_row(ann: pd.DataFrame, judge: pd.Series) -> dict[str, float | int
     n = int(has_judge.sum())
     row: dict[str, float | int] = {
         "n_cells": n,
-        "n_annotations": int(len(scored)),
+        "n_annotations": len(scored),
         "n_missing": int(ann["score"].isna().sum() + (~has_judge).sum()),
         "pearson_r": stats.pearson_r(jj, h),
         "spearman_rho": stats.spearman_rho(jj, h),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
-from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.core.slate import Slate
+from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
 

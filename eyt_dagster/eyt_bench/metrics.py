@@ -77,7 +77,7 @@ def combine_final_verdicts(finals: pd.DataFrame, how: str = "mean") -> pd.DataFr
         votes=("completed", "sum"), judges=("completed", "size"), satisfaction=("satisfaction", how)
     )
     grouped["completed"] = grouped["votes"] * 2 > grouped["judges"]
-    return grouped[keys + ["completed", "satisfaction"]]
+    return grouped[[*keys, "completed", "satisfaction"]]
 
 
 def satisfaction_to_100(satisfaction: pd.Series) -> pd.Series:

@@ -11,11 +11,18 @@ from __future__ import annotations
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
 
+from eyt_dagster.core.storage_types import Columns, conform
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
 from eyt_dagster.eyt_bench.human_alignment import ANNOTATION_COLUMNS
-from eyt_dagster.eyt_bench.table_rows import FINAL_COLUMNS, PERSONA_COLUMNS, SEED_COLUMNS, STAT_FIELDS, TURN_COLUMNS, VERDICT_COLUMNS
-from eyt_dagster.core.storage_types import Columns, conform
+from eyt_dagster.eyt_bench.table_rows import (
+    FINAL_COLUMNS,
+    PERSONA_COLUMNS,
+    SEED_COLUMNS,
+    STAT_FIELDS,
+    TURN_COLUMNS,
+    VERDICT_COLUMNS,
+)
 from eyt_dagster.eyt_bench.taxonomy import (
     EMOTIONS,
     EXPLICIT_INTENTS,
@@ -38,7 +45,7 @@ class InSetColumnConstraint(ColumnConstraint):
             markdown_description=f"values in {allowed}", error_description=f"values must be one of {allowed}"
         )
 
-    def validate(self, dataframe, column_name):  # noqa: ANN001 - dagster-pandas signature
+    def validate(self, dataframe, column_name):
         column = dataframe[column_name]
         bad = dataframe[column.notna() & ~column.isin(self.allowed)]
         if not bad.empty:
@@ -71,7 +78,7 @@ def _keys(*partition_columns: str) -> list[PandasColumn]:
 
 
 # Column dtypes of every dialogue table, in table order (pandas dtypes; see eyt_dagster/core/storage_types.py).
-def _text(names, **dtypes: str) -> dict[str, str]:  # noqa: ANN001
+def _text(names, **dtypes: str) -> dict[str, str]:
     """`names` as text columns unless `dtypes` says otherwise."""
     return {name: dtypes.get(name, "string") for name in names}
 
@@ -207,7 +214,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
 }
 
 
-def conform_table(df, table: str):  # noqa: ANN001, ANN201
+def conform_table(df, table: str):
     """`df` cast to the contract of `table` (e.g. "dialogue.dialogue_turns"): its columns, order and dtypes."""
     return conform(df, DIALOGUE_TABLES[table], table)
 

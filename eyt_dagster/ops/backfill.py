@@ -31,7 +31,7 @@ def _location() -> tuple[str, str]:
     return entry["module_name"], entry.get("location_name") or entry["module_name"]
 
 
-def _workspace(instance):  # noqa: ANN001, ANN202
+def _workspace(instance):
     """A workspace holding the code location loaded in this process (no webserver, no code server)."""
     # no public API builds a workspace (what the GraphQL schema runs against) without a webserver
     from dagster._core.remote_origin import InProcessCodeLocationOrigin
@@ -45,7 +45,7 @@ def _workspace(instance):  # noqa: ANN001, ANN202
     return WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin))
 
 
-def submit_backfill(instance, findings) -> int:  # noqa: ANN001 - DagsterInstance, {(asset, partition): Finding}
+def submit_backfill(instance, findings) -> int:
     """Submit the asset partitions as one asset backfill; 0 when Dagster accepted it, 1 otherwise."""
     import asyncio
 

@@ -76,7 +76,7 @@ def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
             f"Rerun it to resume (finished partitions and model calls are kept).")
 
 
-def mark_dead_runs(instance) -> list[str]:  # noqa: ANN001 - DagsterInstance
+def mark_dead_runs(instance) -> list[str]:
     """Report every STARTED / STARTING run whose process on this host is gone as failed; return one line per run."""
     marked = []
     for record in instance.get_run_records(RunsFilter(statuses=list(JUDGED_STATUSES))):
@@ -96,6 +96,6 @@ class EytRunLauncher(DefaultRunLauncher):
     def supports_check_run_worker_health(self) -> bool:
         return True
 
-    def check_run_worker_health(self, run) -> CheckRunHealthResult:  # noqa: ANN001 - DagsterRun
+    def check_run_worker_health(self, run) -> CheckRunHealthResult:
         why = why_dead(dict(run.tags))
         return CheckRunHealthResult(WorkerStatus.FAILED, why) if why else CheckRunHealthResult(WorkerStatus.RUNNING)

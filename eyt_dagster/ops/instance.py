@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
-from eyt_dagster.partitions import TARGETS_PARTITION
-from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION, TARGETS_PARTITION
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
@@ -35,7 +34,7 @@ TARGET_PARTITION_SETS: dict[Literal["eyt_bench", "speech_eq"], str] = {
     "eyt_bench": TARGETS_PARTITION, "speech_eq": SPEECH_TARGETS_PARTITION}
 
 
-def register_targets(instance, slate: Slate | None = None) -> list[str]:  # noqa: ANN001 - DagsterInstance
+def register_targets(instance, slate: Slate | None = None) -> list[str]:
     """Add every slate target as a key of its benchmarks' dynamic target partitions (`targets` for EYT-Bench,
     `speech_targets` for SpeechEQ); return the new keys as 'set:id'."""
     slate = slate or load_slate(slate_path_from_env())

@@ -41,7 +41,7 @@ class AssetState:
     slate's settings) are inputs, not results: they are not listed. With `slate`, causes that come from changed
     slate settings name them (eyt_dagster/settings_sources.py)."""
 
-    def __init__(self, defs, instance, include, keys: dict[str, set[str]], slate=None) -> None:  # noqa: ANN001
+    def __init__(self, defs, instance, include, keys: dict[str, set[str]], slate=None) -> None:
         from dagster import AssetKey, AssetSelection, evaluate_automation_conditions, partition_loading_context
 
         from eyt_dagster import staleness
@@ -95,7 +95,7 @@ class AssetState:
         self.partitions_def = {self.job_of[a]: graph.get(AssetKey.from_user_string(a)).partitions_def
                                for a in self.job_of}
 
-    def children(self, key):  # noqa: ANN001, ANN201
+    def children(self, key):
         return self._children.get(key, ())
 
     def held_back(self, findings: dict) -> list:
@@ -124,7 +124,7 @@ class AssetState:
                 for key, finding in found.items()}
 
 
-def _definitions():  # noqa: ANN202
+def _definitions():
     """The code location's definitions, imported in this process: `eyt refresh` is a fresh process, so a prompt
     or slate edited since the last run shows up as a new code version."""
     from eyt_dagster.definitions import defs
@@ -132,9 +132,9 @@ def _definitions():  # noqa: ANN202
     return defs
 
 
-def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,  # noqa: ANN001
+def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,
             forced: Collection[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
-            slate=None, defs=None, parallel: int = 1) -> int:  # noqa: ANN001
+            slate=None, defs=None, parallel: int = 1) -> int:
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
     `only_forced` leaves out everything else (but what lies downstream of them). With `slate`, its per-target
@@ -182,7 +182,7 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
     return _execute_plan(instance, runs, state.partitions_def, parallel)
 
 
-def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:  # noqa: ANN001
+def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
     from dagster import partition_loading_context
 
     from eyt_dagster.ops.run_plan import OK, SKIPPED, Run, run_all

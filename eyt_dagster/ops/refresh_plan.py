@@ -145,7 +145,7 @@ def format_findings(findings: Mapping[AssetPartition, Finding], fresh_count: int
         return f"nothing to do: all {fresh_count} asset partition(s) are fresh"
     rows = [(f.asset, f.partition or "-", f.status, "; ".join(f.causes) or "-")
             for f in sorted(findings.values(), key=lambda f: _sort_key(f.key))]
-    widths = [max(len(r[i]) for r in rows + [("asset", "partition", "status", "causes")]) for i in range(3)]
+    widths = [max(len(r[i]) for r in [*rows, ("asset", "partition", "status", "causes")]) for i in range(3)]
     lines = [f"{'asset':<{widths[0]}}  {'partition':<{widths[1]}}  {'status':<{widths[2]}}  causes"]
     previous = None
     for asset, partition, status, causes in rows:

@@ -83,7 +83,7 @@ def run_all(runs: Sequence[Run], start: Callable[[int, Run], Future], parallel: 
             i = running.pop(future)
             try:
                 outcome[i] = OK if future.result() else FAILED
-            except Exception:  # noqa: BLE001 - a launcher that crashed is a failed run, reported by the caller
+            except Exception:
                 outcome[i] = FAILED
     return outcome
 

@@ -57,7 +57,7 @@ def model_cards_png(cards: pd.DataFrame, *, title: str = "Model cards (pooled EY
         axes = card_axes(card)
         ax = fig.add_subplot(n, 1, i + 1)
         ys = list(range(len(axes)))[::-1]
-        for y, (benchmark, label, v, lo, hi) in zip(ys, axes):
+        for y, (benchmark, _label, v, lo, hi) in zip(ys, axes):
             color = "C0" if benchmark == "EYT-Bench" else "C1"
             if not math.isnan(v):
                 ax.barh(y, v, color=color, height=0.7)

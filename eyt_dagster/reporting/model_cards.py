@@ -18,13 +18,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.core.slate import Slate, TargetRef
+from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.leaderboard import aggregate
+from eyt_dagster.eyt_bench.taxonomy import POOLS
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
-from eyt_dagster.eyt_bench.taxonomy import POOLS
 
 POOLED = "pooled"
 SCOPES: tuple[str, ...] = (*POOLS, POOLED)

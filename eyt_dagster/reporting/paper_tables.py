@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET, conditioning_table
-from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 
 FORMATS = {"latex": ".tex", "markdown": ".md", "csv": ".csv"}
 TABLES_VERSION = "1"  # bump when a table's layout changes

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import POOLED, SPEECH_METRICS
 from eyt_dagster.reporting.plots import distribution_png
-from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq.seq_tables import COHORT_KINDS, conditioning_table, seq_cohort_note
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from eyt_dagster.speech_eq.contrast import AcousticFeatures, ContrastResult, ContrastThresholds, contrast_score
-from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, TEST_TURNS
 from eyt_dagster.speech_eq.item_types import Clip, EqItem, Line, Scenario
+from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, TEST_TURNS
 
 Synthesize = Callable[[str, str, str, float], tuple[bytes, dict[str, Any]]]
 VoiceFor = Callable[[str, int], str]

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from eyt_dagster.core.prompts import render, speech_eval_prompts_path as eval_prompts_path
+from eyt_dagster.core.prompts import render
+from eyt_dagster.core.prompts import speech_eval_prompts_path as eval_prompts_path
+from eyt_dagster.speech_eq.item_types import EqItem
 from eyt_dagster.speech_eq.protocol import (
     DEFAULT_REPLY_FORMAT,
     REPLY_FORMATS,
@@ -24,7 +26,6 @@ from eyt_dagster.speech_eq.protocol import (
     option_order,
 )
 from eyt_dagster.speech_eq.release_format import ROLE
-from eyt_dagster.speech_eq.item_types import EqItem
 
 Inference = Literal["sequential", "direct"]
 Order = Literal["seeded", "flipped"]

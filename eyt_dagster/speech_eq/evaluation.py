@@ -24,15 +24,15 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol
 
+from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.role_types import CallStats, Reply
-from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
-from eyt_dagster.speech_eq.vocabulary import SUBSCALES
-from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, PROFILE_FIELDS, AnyChoiceReply
 from eyt_dagster.speech_eq.item_types import EqItem
+from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, PROFILE_FIELDS, AnyChoiceReply
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 ORDERS: tuple[Order, ...] = ("seeded", "flipped")
 ERROR_MAX_CHARS = 500

@@ -26,8 +26,10 @@ from typing import Annotated, Any, Literal, Protocol, cast
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, prompt_hash, render, speech_prompts_path
+from eyt_dagster.core.reply_limits import LABEL_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS, SPOKEN_LINE_CHARS
 from eyt_dagster.core.role_protocols import ChatClient
 from eyt_dagster.speech_eq import templates
+from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
 from eyt_dagster.speech_eq.vocabulary import (
     BLAND_WORDS,
     CONTEXT_TURNS,
@@ -41,8 +43,6 @@ from eyt_dagster.speech_eq.vocabulary import (
     TURN_SPEAKER,
     eq_scale,
 )
-from eyt_dagster.core.reply_limits import LABEL_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS, SPOKEN_LINE_CHARS
-from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
 
 TEMPLATE = templates.GENERATOR_NAME
 TEMPLATE_NOTE = "template lines are neutral by construction"
@@ -300,7 +300,7 @@ SAME_AS_GENERATOR: Any = _SameAsGenerator()
 
 
 def _rng(*parts: object) -> random.Random:
-    return templates._rng(*parts)  # noqa: SLF001 - the same stable seeding as the templates
+    return templates._rng(*parts)
 
 
 def _clean_instruction(text: str) -> str:
@@ -480,7 +480,16 @@ class LLMSpeechGenerator:
 
 
 __all__ = [
-    "LLMSpeechGenerator", "SAME_AS_GENERATOR", "SpeechGenerator", "TemplateGenerator", "tone_slots",
-    "speech_prompt_hash", "ScenarioReply", "DialogueReply", "DialogueCheckReply", "tone_selection_schema",
-    "MAX_DIALOGUE_ATTEMPTS", "TEMPLATE",
+    "MAX_DIALOGUE_ATTEMPTS",
+    "SAME_AS_GENERATOR",
+    "TEMPLATE",
+    "DialogueCheckReply",
+    "DialogueReply",
+    "LLMSpeechGenerator",
+    "ScenarioReply",
+    "SpeechGenerator",
+    "TemplateGenerator",
+    "speech_prompt_hash",
+    "tone_selection_schema",
+    "tone_slots",
 ]

@@ -120,7 +120,7 @@ def accuracies(choices: pd.DataFrame) -> dict[str, float]:
     by_round = choices.assign(correct=choices["correct"].astype(float)).pivot_table(
         index="item_id", columns="round", values="correct", aggfunc="min")
     by_round = by_round.reindex(columns=[1, 2]).fillna(0.0) > 0
-    return {"n_items": int(len(by_round)), "acc1": float(by_round[1].mean()), "acc2": float(by_round[2].mean()),
+    return {"n_items": len(by_round), "acc1": float(by_round[1].mean()), "acc2": float(by_round[2].mean()),
             "acc_traj": float((by_round[1] & by_round[2]).mean())}
 
 

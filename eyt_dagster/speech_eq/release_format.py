@@ -33,8 +33,8 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, SUBSCALES, TURN_SPEAKER, eq_scale, slug_from_eq_scale
 from eyt_dagster.speech_eq.item_types import Clip, EqItem, Line, Scenario, Speaker
+from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, SUBSCALES, TURN_SPEAKER, eq_scale, slug_from_eq_scale
 
 AUDIO_EXTENSIONS: tuple[str, ...] = (".mp3", ".wav")
 SLOTS: dict[tuple[int, str | None], str] = {slot: number for number, slot in AUDIO_FILES.items()}

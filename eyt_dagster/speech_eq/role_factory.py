@@ -39,7 +39,7 @@ class SpeechRoles:
         if ref is None:
             return TemplateGenerator(self.slate.seed)
 
-        def client(role: Literal["validator", "tone_judge"], ledger_role: str):  # noqa: ANN202 - ChatClient | None
+        def client(role: Literal["validator", "tone_judge"], ledger_role: str):
             other = speech.text_model(role)
             return self._client(other, ledger_role, run_id) if other is not None else None
 
@@ -71,7 +71,7 @@ class SpeechRoles:
         render = cascaded_text(lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
         return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin)
 
-    def tts(self):  # noqa: ANN201 - EspeakTTS | OpenAISpeechTTS
+    def tts(self):
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""
         ref = self.slate.speech.tts
         return OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()

@@ -40,10 +40,10 @@ from scipy import stats as sps
 
 from eyt_dagster.core import stats
 from eyt_dagster.speech_eq import seq
-from eyt_dagster.speech_eq.seq import seq_on_scale
 from eyt_dagster.speech_eq.conditions import CONDITIONS, DEFAULT_CONDITION
-from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALE_NAMES, SUBSCALES
 from eyt_dagster.speech_eq.protocol import position_bias_rate
+from eyt_dagster.speech_eq.seq import seq_on_scale
+from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALE_NAMES, SUBSCALES
 
 CHANCE_TARGET = "chance"
 HEADLINE_ORDER = "seeded"

@@ -8,10 +8,10 @@ import pandas as pd
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import CategoricalColumnConstraint, NonNullableColumnConstraint
 
+from eyt_dagster.eyt_bench.table_contracts import InSetColumnConstraint
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.protocol import OPTIONS, REPLY_FORMATS
-from eyt_dagster.eyt_bench.table_contracts import InSetColumnConstraint
 from eyt_dagster.speech_eq.release_format import COLUMN
 from eyt_dagster.speech_eq.seq_tables import BREAKDOWN_COLUMNS, CORRELATION_COLUMNS, LEADERBOARD_COLUMNS
 from eyt_dagster.speech_eq.vocabulary import TURN_SPEAKER
@@ -32,12 +32,12 @@ SLM_CHOICE_COLUMNS: dict[str, str] = {
 }
 
 
-def _typed(names, **dtypes: str) -> dict[str, str]:  # noqa: ANN001
+def _typed(names, **dtypes: str) -> dict[str, str]:
     """`names` as text columns unless `dtypes` says otherwise, then created_at."""
     return {**{name: dtypes.get(name, "string") for name in names}, "created_at": "datetime64[ns]"}
 
 
-def _all(dtype: str, names) -> dict[str, str]:  # noqa: ANN001
+def _all(dtype: str, names) -> dict[str, str]:
     return dict.fromkeys(names, dtype)
 
 
@@ -88,7 +88,7 @@ _SEQ_TYPES = {"is_baseline": "bool", "in_seq_cohort": "bool", "n_items": "int64"
               "queries": "int64", "n_items_direct": "int64"}
 
 
-def _seq(names) -> dict[str, str]:  # noqa: ANN001
+def _seq(names) -> dict[str, str]:
     return _typed(names, **{n: _SEQ_TYPES.get(n, "string" if n in _SEQ_TEXT else "float64") for n in names})
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 import random
 
-from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, SCENARIO_TYPES, SPARING_ARCHETYPE, SUBSCALES
 from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
+from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, SCENARIO_TYPES, SPARING_ARCHETYPE, SUBSCALES
 
 GENERATOR_NAME = "template-baseline"
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.core.role_types import ChatSeed, Exchange, FinalVerdict, Reply, TurnScores
+from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
 _CONTRACTION = re.compile(r"\b[a-z]+'(?:s|re|m|ll|ve|d|t)\b")

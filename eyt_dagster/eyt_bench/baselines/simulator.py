@@ -14,8 +14,16 @@ import hashlib
 import random
 from dataclasses import dataclass
 
+from eyt_dagster.core.role_types import (
+    ChatSeed,
+    ChatSeedContent,
+    Exchange,
+    PersonaRecord,
+    Reply,
+    SimulatorTurn,
+    UserLabels,
+)
 from eyt_dagster.eyt_bench.baselines import lexicon as lx
-from eyt_dagster.core.role_types import ChatSeed, ChatSeedContent, Exchange, PersonaRecord, Reply, SimulatorTurn, UserLabels
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, LATENT_INTENTS, NEGATIVE_EMOTIONS, Progress
 
 OPENING_INTENTS = ("information_seeking", "seeking_advice", "task_completion", "decision_support", "planning",
