@@ -107,3 +107,18 @@ def test_a_reader_without_the_filesystem_is_told_what_it_needs(tmp_path, s3) -> 
     # a plain DuckDB connection (no fsspec filesystem, no httpfs extension offline) cannot read the s3:// view
     with duckdb.connect(str(db), read_only=True) as con, pytest.raises(duckdb.Error):
         con.execute("SELECT count(*) FROM s.cells").fetchall()
+
+
+def test_removing_a_target_deletes_its_objects(tmp_path, s3) -> None:
+    from eyt_dagster.target_removal import delete_target_rows
+    from resources.warehouse import store_frame
+
+    frame = pd.DataFrame({"target": ["a", "a", "b"], "v": [1, 2, 3]})
+    store_frame(tmp_path, "s.scores", frame, partition_by=["target"])
+    store_frame(tmp_path, "s.report", frame)
+    assert "wh/s/scores/target=a/part.parquet" in keys(s3)
+    assert delete_target_rows("a", "s.scores", tmp_path) == 2
+    assert delete_target_rows("a", "s.report", tmp_path) == 2
+    assert "wh/s/scores/target=a/part.parquet" not in keys(s3)
+    assert read_partition("s.scores", {}, tmp_path / "w.duckdb")["target"].tolist() == ["b"]
+    assert read_partition("s.report", {}, tmp_path / "w.duckdb")["v"].tolist() == [3]
