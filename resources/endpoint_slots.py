@@ -29,6 +29,7 @@ import random
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,15 +66,13 @@ class MachineSlots:
         self._lock = threading.Lock()
         self._fds: dict[int, int] = {}  # slot index -> this process's open file of it
         self._busy: set[int] = set()  # slots a thread of this process holds or waits for
-        self._pid = os.getpid()
+        _OPEN.add(self)
 
     def narrow(self, budget: int) -> None:
         with self._lock:
             self.budget = min(self.budget, max(1, budget))
 
     def _fd(self, index: int) -> int:
-        if self._pid != os.getpid():  # a forked child must not share the parent's open files (and locks)
-            self._fds, self._busy, self._pid = {}, set(), os.getpid()
         fd = self._fds.get(index)
         if fd is None:
             fd = self._fds[index] = os.open(self.folder / f"{self.key}.slot{index}", os.O_RDWR | os.O_CREAT, 0o600)
@@ -152,6 +151,29 @@ class MachineSlots:
                 os.close(fd)
             self._fds.clear()
             self._busy.clear()
+
+    def _forget_inherited(self) -> None:
+        """In a forked child: close the parent's open slot files. The parent's locks stay with the parent (they
+        belong to its open files), and the child no longer keeps them alive should the parent die first."""
+        self._lock = threading.Lock()
+        for fd in self._fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds, self._busy = {}, set()
+
+
+_OPEN: weakref.WeakSet[MachineSlots] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for slots in list(_OPEN):
+        slots._forget_inherited()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def wait_for_pause(slots: MachineSlots) -> float:

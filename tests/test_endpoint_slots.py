@@ -213,3 +213,34 @@ def test_overhead_per_call_is_well_under_a_millisecond(tmp_path: Path) -> None:
         timings[name] = (time.perf_counter() - started) / n
     print(f"gate per call: in-process {timings['process'] * 1e6:.1f} us, machine-wide {timings['machine'] * 1e6:.1f} us")
     assert timings["machine"] - timings["process"] < 0.0005
+
+
+def _fork_holder(folder: str, out, ready, go) -> None:  # noqa: ANN001
+    """Hold the only slot, fork a child that just lives on, then wait to be killed."""
+    slots = MachineSlots(Path(folder), "k", 1)
+    slots.acquire()
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    out.put(pid)
+    ready.set()
+    go.wait(60)
+
+
+@pytest.mark.slow
+def test_a_forked_child_does_not_keep_a_killed_parent_s_slot(tmp_path: Path) -> None:
+    out = SPAWN.Queue()
+    holder, ready, _ = _start(_fork_holder, str(tmp_path), out)
+    holder.start()
+    _wait_ready(holder, ready)
+    child = out.get(timeout=10)
+    try:
+        other = MachineSlots(tmp_path, "k", 1)
+        assert not other._try(0)  # held by the holder
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.join(10)
+        os.kill(child, 0)  # the forked child still lives
+        assert other._try(0)  # yet the slot is free
+    finally:
+        os.kill(child, signal.SIGKILL)
