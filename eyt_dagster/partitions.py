@@ -39,8 +39,9 @@ def partition_tags(target: str, pool: str) -> dict[str, str]:
 
 
 # Dagster pools of the steps that call a model every target x pool cell shares: at most the pool's limit of such
-# steps run at once across all runs of the instance (dagster.yaml: one), so the judge's and the simulator's
-# `max_concurrency` is what their endpoints get in total, however many cells run side by side (docs/operations.md).
+# steps run at once across all runs of the instance. A cluster sets one (deploy/dagster.yaml), so the judge's and the
+# simulator's `max_concurrency` is what their endpoints get in total across machines; one machine needs none, since
+# its processes share each endpoint's budget through lock files (docs/endpoint-budgets.md).
 JUDGE_POOL = "eyt_judge"
 SIMULATOR_POOL = "eyt_simulator"
 

@@ -11,8 +11,8 @@
   long again, so the error says to raise `timeout_s`. The attempts are counted by the SDK's HTTP client
   (`_CountingHttpClient`), so the ledger's `retries` is right for failed calls too.
 * Concurrency: at most the model's `max_concurrency` requests are in flight to one endpoint (base URL +
-  model) across the whole process, and a 429 pauses every caller of that endpoint and lowers its budget
-  for a while (resources/endpoint_gates.py, docs/throughput.md).
+  model) across every process of the machine, and a 429 pauses every caller of that endpoint and lowers its
+  budget for a while (resources/endpoint_gates.py, docs/endpoint-budgets.md).
 * Cache: every successful raw reply is stored in the CallCache under a key of model, base URL,
   messages, settings and seed; an identical later call makes no network call. Validation happens
   after the cache (see resources/call_cache.py).

@@ -38,9 +38,12 @@ from resources.warehouse_files import (
     SCHEMA_FILE,
     TABLE_FILE,
     arrow_table,
+    as_path,
     data_files,
     partition_folder,
     read_files,
+    reader,
+    register_filesystem,
     table_dir,
     warehouse_root,
     write_file,
@@ -134,7 +137,8 @@ class ParquetWarehouse(UPathIOManager):
 
         self.database = Path(database)
         self.directory = self.database.parent
-        super().__init__(base_path=UPath(str(warehouse_root(self.directory))))
+        root = warehouse_root(self.directory)
+        super().__init__(base_path=root if isinstance(root, UPath) else UPath(str(root)))
 
     def get_asset_relative_path(self, context: InputContext | OutputContext):  # noqa: ANN201
         from upath import UPath
@@ -156,7 +160,7 @@ class ParquetWarehouse(UPathIOManager):
     def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path) -> None:  # noqa: ANN001
         table = _table(context)
         data = arrow_table(obj, table)
-        write_file(data, Path(str(path)))
+        write_file(data, as_path(path))
         # Dagster's standard row-count metadata keys (the UI shows them as the table's row count)
         count = "dagster/partition_row_count" if context.has_asset_partitions else "dagster/row_count"
         rows = {count: MetadataValue.int(data.num_rows)}
@@ -168,7 +172,7 @@ class ParquetWarehouse(UPathIOManager):
             TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema]))})
         prepare(self.database, context.log, table)
 
-    def _folder(self, context: InputContext) -> Path:
+    def _folder(self, context: InputContext):  # noqa: ANN202 - Path | UPath
         return table_dir(warehouse_root(self.directory), _table(context))
 
     def _missing(self, context: InputContext) -> MissingTableError:
@@ -178,9 +182,10 @@ class ParquetWarehouse(UPathIOManager):
 
     def load_from_path(self, context: InputContext, path) -> pd.DataFrame:  # noqa: ANN001
         folder = self._folder(context)
-        if not Path(str(path)).exists() and not (folder / SCHEMA_FILE).exists():
+        path = as_path(path)
+        if not path.exists() and not (folder / SCHEMA_FILE).exists():
             raise self._missing(context)
-        return read_files([Path(str(path))], folder)
+        return read_files([path], folder)
 
     def load_partitions(self, context: InputContext) -> pd.DataFrame:
         """The requested partitions' files (the ones written so far) in one frame: one partition, the
@@ -232,6 +237,7 @@ def connect(path: Path | None = None, *, read_only: bool = True):
     path = Path(path or warehouse_path())
     prepare(path)
     con = duckdb.connect(str(path), read_only=read_only)
+    register_filesystem(con, warehouse_root(path.parent))
     try:
         yield con
     finally:
@@ -244,7 +250,8 @@ def read_partition(
     """Rows of `schema.table` matching the filters, read from its Parquet files (eyt.duckdb is not opened, so
     this never waits for a lock), or an empty frame when the table has no file yet."""
     path = Path(path or warehouse_path())
-    files = [str(f) for f in data_files(table_dir(warehouse_root(path.parent), table))]
+    folder = table_dir(warehouse_root(path.parent), table)
+    files = [str(f) for f in data_files(folder)]
     if not files:
         return pd.DataFrame()
     where: list[str] = []
@@ -254,7 +261,7 @@ def read_partition(
         where.append(f'"{column}" IN ({", ".join("?" for _ in values)})')
         params.extend(values)
     sql = "SELECT * FROM read_parquet(?, union_by_name = true)" + (f" WHERE {' AND '.join(where)}" if where else "")
-    con = duckdb.connect()
+    con = reader(folder)
     try:
         return con.execute(sql, params).df()
     finally:

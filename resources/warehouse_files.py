@@ -8,6 +8,11 @@ Every file keeps its partition columns (`target`, `pool`, `subscale`) as real co
 decode folder names; the folder names are for people and for deleting a partition. A file is written under a
 temporary name in its own folder (a leading dot and a `.tmp` suffix: no `*.parquet` glob matches it) and then
 renamed over the old one, which replaces it atomically. See docs/storage.md.
+
+The warehouse root may instead be an object store URL (`EYT_WAREHOUSE_URL=s3://bucket/prefix`): paths are then
+universal_pathlib `UPath`s, a file is written with one upload (an object appears whole or not at all, so no
+rename is needed) and DuckDB reads the files through the same fsspec filesystem. Credentials come from the
+environment the filesystem reads (AWS_ACCESS_KEY_ID, ..., AWS_ENDPOINT_URL), never from a file of ours.
 """
 
 from __future__ import annotations
@@ -32,16 +37,43 @@ PARTITION_FILE = "part.parquet"
 TABLE_FILE = "data.parquet"
 SCHEMA_FILE = "_schema.parquet"
 NULL_TYPE = '"NULL"'  # DuckDB's type for a column inferred from nothing but missing values
+WAREHOUSE_URL_ENV = "EYT_WAREHOUSE_URL"  # an object store root for the Parquet files (docs/storage.md)
 
 
-def warehouse_root(data_dir: Path) -> Path:
+def as_path(path):  # noqa: ANN001, ANN201 - str | os.PathLike -> Path | UPath
+    """A local Path, or a UPath for a URL (s3://...) or a path that already is one."""
+    if is_remote(path):
+        from upath import UPath
+
+        if isinstance(path, UPath):
+            return path
+        text = str(path)
+        # s3fs keeps directory listings for ever by default: another process's new partition would stay unseen
+        fresh = {"use_listings_cache": False} if text.split("://", 1)[0] in ("s3", "s3a", "gs", "gcs") else {}
+        return UPath(text, **fresh)
+    return Path(path)
+
+
+def is_remote(path) -> bool:  # noqa: ANN001
+    """Whether a path lives on an object store rather than the local file system."""
+    protocol = getattr(path, "protocol", None)
+    if protocol is not None:
+        return protocol not in ("", "file", "local")
+    return "://" in str(path) and not str(path).startswith("file://")
+
+
+def warehouse_root(data_dir: Path):  # noqa: ANN201 - Path | UPath
+    """`<data dir>/warehouse`, or the object store root EYT_WAREHOUSE_URL names."""
+    url = os.environ.get(WAREHOUSE_URL_ENV, "").strip()
+    if url:
+        return as_path(url.rstrip("/"))
     return Path(data_dir) / WAREHOUSE_FOLDER
 
 
-def table_dir(root: Path, table: str) -> Path:
+def table_dir(root: Path, table: str):  # noqa: ANN201 - Path | UPath
     """The folder of `schema.table`."""
     schema, name = table.split(".", 1)
-    return Path(root) / schema / name
+    return as_path(root) / schema / name
 
 
 def table_glob(root: Path, table: str) -> str:
@@ -74,7 +106,11 @@ def temp_name(path: Path) -> Path:
 
 def data_files(folder: Path) -> list[Path]:
     """The Parquet files under a table folder (temp files and the zero-row schema file excluded)."""
-    return sorted(p for p in Path(folder).rglob("*.parquet") if p.name != SCHEMA_FILE and not p.name.startswith("."))
+    folder = as_path(folder)
+    if is_remote(folder) and not folder.exists():
+        return []
+    return sorted((p for p in folder.rglob("*.parquet") if p.name != SCHEMA_FILE and not p.name.startswith(".")),
+                  key=str)
 
 
 def _replace(tmp: Path, path: Path) -> None:
@@ -100,7 +136,12 @@ def arrow_table(frame: pd.DataFrame, table: str) -> pa.Table:
 
 def write_file(data: pa.Table, path: Path) -> Path:
     """Write `data` to `path` atomically: a temporary file in the same folder, then a rename over `path`.
-    A crash before the rename leaves the previous file (and at most a temp file no reader sees)."""
+    A crash before the rename leaves the previous file (and at most a temp file no reader sees). On an object
+    store: one upload, which replaces the object whole when it completes (a crash before leaves the old one)."""
+    if is_remote(path):
+        with as_path(path).open("wb") as out:
+            pq.write_table(data, out)
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(path)
     try:
@@ -122,23 +163,39 @@ def write_schema_file(root: Path, table: str) -> Path | None:
     schema = arrow_schema(declared)
     if path.exists():
         try:
-            if pq.read_schema(path).remove_metadata().equals(schema):
+            with path.open("rb") as stored:
+                current = pq.read_schema(stored)
+            if current.remove_metadata().equals(schema):
                 return path
         except (OSError, pa.ArrowInvalid):
             pass  # unreadable: rewrite it
     return write_file(schema.empty_table(), path)
 
 
+def reader(path=None) -> duckdb.DuckDBPyConnection:  # noqa: ANN001
+    """An in-memory DuckDB connection that can read `path`'s files: for an object store, with its fsspec
+    filesystem registered (so no DuckDB extension is needed)."""
+    con = duckdb.connect()
+    register_filesystem(con, path)
+    return con
+
+
+def register_filesystem(con: duckdb.DuckDBPyConnection, path) -> None:  # noqa: ANN001
+    """Let `con` read and glob `path`'s object store through fsspec (nothing to do for a local path)."""
+    if path is not None and is_remote(path):
+        con.register_filesystem(as_path(path).fs)
+
+
 def read_files(files: Iterable[Path], folder: Path) -> pd.DataFrame:
     """The rows of the given files (those that exist), with the table's schema-file columns first; a frame with
     just those columns when no file has rows."""
-    paths = [str(f) for f in files if Path(f).exists()]
-    schema = Path(folder) / SCHEMA_FILE
+    paths = [str(f) for f in files if as_path(f).exists()]
+    schema = as_path(folder) / SCHEMA_FILE
     if schema.exists():
         paths.insert(0, str(schema))
     if not paths:
         return pd.DataFrame()
-    con = duckdb.connect()
+    con = reader(folder)
     try:
         return con.execute("SELECT * FROM read_parquet(?, union_by_name = true)", [paths]).df()
     finally:

@@ -6,6 +6,10 @@ process's working directory, not the database file's), so the views are re-creat
 has moved. Creating a view needs the write lock on eyt.duckdb, which any open reader blocks: views are only
 touched when one is missing or points elsewhere, and a blocked update is logged and retried next time, never
 failing a run. New partitions and new columns need no view change (a view re-reads its glob on every query).
+
+With the Parquet files on an object store (EYT_WAREHOUSE_URL), the views name `s3://...` globs: this code reads them
+through the registered fsspec filesystem; any other reader of eyt.duckdb needs DuckDB's httpfs extension and a
+secret (docs/storage.md).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import duckdb
 
 from resources.warehouse_files import (
     TABLE_FILE,
+    as_path,
+    register_filesystem,
     data_files,
     partition_file,
     table_dir,
@@ -42,7 +48,7 @@ def view_sql(root: Path, table: str) -> str:
 
 def stored_tables(root: Path) -> list[str]:
     """`schema.table` of every table folder that holds a Parquet file."""
-    root = Path(root)
+    root = as_path(root)
     if not root.is_dir():
         return []
     return sorted(f"{s.name}.{t.name}" for s in root.iterdir() if s.is_dir() for t in s.iterdir()
@@ -81,6 +87,7 @@ def ensure_views(database: Path, layouts: Callable[[], Mapping[str, list[str]]] 
             if not tables and not _stale(root, wanted, views):
                 return True
         with duckdb.connect(str(database)) as con:
+            register_filesystem(con, root)  # a view over s3:// globs is bound (its files listed) when created
             views, tables = _catalog(con)
             if tables:
                 migrate_tables(con, root, layouts() if layouts else {}, log)

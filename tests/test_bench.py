@@ -12,6 +12,7 @@ from eyt_dagster.ops.bench import (
     StageFigures,
     chain_length,
     from_json,
+    most_at_once,
     run_bench,
     stage_ideals,
     table,
@@ -75,6 +76,25 @@ def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
     assert is_valid(schema, value) and SimulatorTurn.model_validate(value)
     assert again.choices[0].message.content == first.choices[0].message.content
     assert plain.choices[0].message.content == PLAIN_REPLY
+
+
+def test_the_server_counts_requests_in_flight_per_model():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with LatencyServer(0.3) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        models = ["a", "a", "a", "b"]
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda m: client.chat.completions.create(
+                model=m, messages=[{"role": "user", "content": "hi"}]), models))
+    assert server.max_in_flight_by_model == {"a": 3, "b": 1} and server.max_in_flight == 4
+
+
+def test_most_runs_at_once_counts_overlapping_spans():
+    # [0,10] and [5,12] overlap; [12,20] starts as [5,12] ends (not at once); [13,14] inside [12,20]
+    assert most_at_once([(0, 10), (5, 12), (12, 20), (13, 14)]) == 2
+    assert most_at_once([(0, 10), (1, 9), (2, 8)]) == 3
+    assert most_at_once([]) == 0
 
 
 @pytest.mark.slow

@@ -64,6 +64,8 @@ class BenchSettings:
     # SpeechEQ subscales to build (embedded template text and espeak-ng audio, no model calls) and to evaluate
     # with one remote audio target; none: no SpeechEQ (`eyt run --no-speech`)
     speech_subscales: tuple[str, ...] = ()
+    parallel: int | None = None  # eyt run --parallel (None: its default)
+    instance_yaml: str | None = None  # a dagster.yaml for the run's instance instead of the repository's
 
 
 @dataclass
@@ -79,6 +81,8 @@ class Measurement:
     total_wall_s: float
     stages: dict[str, StageFigures] = field(default_factory=dict)
     max_in_flight: int = 0
+    max_in_flight_by_model: dict[str, int] = field(default_factory=dict)
+    most_runs_at_once: int = 0  # the most target x pool runs that were executing at the same moment
 
     @property
     def total_calls(self) -> int:
@@ -144,6 +148,27 @@ def step_times(dagster_home: Path) -> dict[tuple[str, str], float]:
     return out
 
 
+def most_runs_at_once(dagster_home: Path, job: str = "eyt_dialogues") -> int:
+    """The most runs of `job` whose start-to-end spans overlapped at one moment."""
+    from dagster import DagsterInstance, RunsFilter
+    from dagster._core.instance.ref import InstanceRef
+
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(dagster_home))) as instance:
+        spans = [(r.start_time, r.end_time) for r in instance.get_run_records(RunsFilter(job_name=job))
+                 if r.start_time is not None and r.end_time is not None]
+    return most_at_once(spans)
+
+
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most (start, end) spans that overlap at one moment; one ending as another starts does not overlap."""
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    most = now = 0
+    for _, step in edges:  # an end sorts before a start at the same instant
+        now += step
+        most = max(most, now)
+    return most
+
+
 def ledger_rows(data_dir: Path) -> list[dict]:
     """The network calls of the ledger (cache hits left out)."""
     with sqlite3.connect(data_dir / LEDGER_FILE) as con:
@@ -187,6 +212,9 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
     a fresh data dir under workdir."""
     data_dir = workdir / f"latency-{latency_s:g}"
     data_dir.mkdir(parents=True)
+    if settings.instance_yaml:
+        (data_dir / "dagster_home").mkdir()
+        (data_dir / "dagster_home" / "dagster.yaml").write_text(Path(settings.instance_yaml).read_text())
     with LatencyServer(latency_s) as server:
         slate = bench_slate(settings, server.base_url)
         slate_path = data_dir / "slate.yaml"
@@ -195,11 +223,13 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
                "EYT_SLATE": str(slate_path)}
         speech = [f"--subscale={slug}" for slug in settings.speech_subscales] or ["--no-speech"]
         command = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", *speech,
-                   *([] if settings.reports else ["--no-reports"])]
+                   *([] if settings.reports else ["--no-reports"]),
+                   *([] if settings.parallel is None else ["--parallel", str(settings.parallel)])]
         started = time.monotonic()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         wall = time.monotonic() - started
         max_in_flight = server.max_in_flight
+        by_model = dict(server.max_in_flight_by_model)
     if done.returncode != 0:
         raise RuntimeError(f"eyt run failed (exit {done.returncode}) at latency {latency_s:g} s:\n"
                            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
@@ -207,7 +237,8 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
     ideals = stage_ideals(ledger_rows(data_dir), budgets, settings.latency_s)
     walls = step_times(data_dir / "dagster_home")
     result = Measurement(latency_s=latency_s, total_wall_s=wall, max_in_flight=max_in_flight,
-                         stages={stage: StageFigures() for stage in STAGES})
+                         stages={stage: StageFigures() for stage in STAGES}, max_in_flight_by_model=by_model,
+                         most_runs_at_once=most_runs_at_once(data_dir / "dagster_home"))
     for (run_id, stage), seconds in walls.items():
         result.stages[stage].wall_s += seconds
     for (run_id, stage), (calls, ideal) in ideals.items():
@@ -242,6 +273,10 @@ def table(slow: Measurement, fast: Measurement | None) -> str:
     return "\n".join(lines)
 
 
+def _per_model(counts: dict[str, int]) -> str:
+    return ", ".join(f"{model.removesuffix('-bench')} {n}" for model, n in sorted(counts.items())) or "-"
+
+
 def from_json(path: Path) -> tuple[Measurement, Measurement | None]:
     """The measurements an earlier `eyt bench --json` wrote (to print them with this table)."""
     runs = [Measurement(latency_s=r["latency_s"], total_wall_s=r["total_wall_s"], max_in_flight=r["max_in_flight"],
@@ -263,7 +298,9 @@ def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None =
             + (f"SpeechEQ subscale(s) {', '.join(s.speech_subscales)} with 1 audio target, " if s.speech_subscales
                else "") +
             f"max_concurrency {s.max_concurrency}, latency "
-            f"{s.latency_s:g} s (server held at most {slow.max_in_flight} requests at once)\n"
+            f"{s.latency_s:g} s, --parallel {s.parallel or 'default'} (server held at most {slow.max_in_flight} "
+            f"requests at once; most per model: {_per_model(slow.max_in_flight_by_model)}; most target x pool runs "
+            f"at once: {slow.most_runs_at_once})\n"
             + table(slow, fast)
             + "\nwall: Dagster step start to end, summed over partitions; ideal: latency x max(waves per endpoint, "
               "longest dependent chain); part/ideal = (wall@L - wall@0) / ideal; wall/bound = wall@L / max(ideal, "
@@ -272,6 +309,7 @@ def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None =
         json_out.write_text(json.dumps({
             "settings": {**s.__dict__, "pools": list(s.pools), "speech_subscales": list(s.speech_subscales)},
             "runs": [{"latency_s": m.latency_s, "total_wall_s": m.total_wall_s, "max_in_flight": m.max_in_flight,
+                      "max_in_flight_by_model": m.max_in_flight_by_model, "most_runs_at_once": m.most_runs_at_once,
                       "stages": {k: v.__dict__ for k, v in m.stages.items()}} for m in (slow, fast) if m],
         }, indent=2))
     return text

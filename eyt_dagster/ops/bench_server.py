@@ -64,13 +64,13 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
             return
-        self.server.enter()
+        self.server.enter(str(body.get("model", "")))
         try:
             if self.server.latency_s:
                 time.sleep(self.server.latency_s)
             reply = completion(answer(body), str(body.get("model", "")))
         finally:
-            self.server.leave()
+            self.server.leave(str(body.get("model", "")))
         self._send(200, reply)
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
@@ -97,6 +97,8 @@ class LatencyServer(ThreadingHTTPServer):
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.in_flight_by_model: dict[str, int] = {}
+        self.max_in_flight_by_model: dict[str, int] = {}  # per endpoint (model): what its budget must bound
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -104,15 +106,18 @@ class LatencyServer(ThreadingHTTPServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
-    def enter(self) -> None:
+    def enter(self, model: str = "") -> None:
         with self._lock:
             self.requests += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            now = self.in_flight_by_model[model] = self.in_flight_by_model.get(model, 0) + 1
+            self.max_in_flight_by_model[model] = max(self.max_in_flight_by_model.get(model, 0), now)
 
-    def leave(self) -> None:
+    def leave(self, model: str = "") -> None:
         with self._lock:
             self.in_flight -= 1
+            self.in_flight_by_model[model] -= 1
 
     def __enter__(self) -> LatencyServer:
         self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), name="bench-server", daemon=True)

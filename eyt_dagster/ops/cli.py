@@ -323,7 +323,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     settings = BenchSettings(latency_s=args.latency, pools=tuple(args.pool or BenchSettings.pools),
                              dialogues_per_pool=args.dialogues, t_max=args.t_max, targets=args.targets,
                              judges=args.judges, max_concurrency=args.concurrency, reports=args.reports,
-                             speech_subscales=tuple(args.speech or ()))
+                             speech_subscales=tuple(args.speech or ()), parallel=args.parallel,
+                             instance_yaml=args.instance_yaml)
     print(run_bench(settings, zero=not args.no_zero, keep=Path(args.keep) if args.keep else None,
                     json_out=Path(args.json) if args.json else None))
     return 0
@@ -413,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--speech", action="append", metavar="SUBSCALE",
                        help="also build this SpeechEQ subscale and evaluate it with a remote audio target (repeatable)")
     bench.add_argument("--no-zero", action="store_true", help="skip the run at latency 0")
+    bench.add_argument("--parallel", type=int, help="eyt run --parallel N (default: eyt run's)")
+    bench.add_argument("--instance-yaml", help="a dagster.yaml for the runs' instance (e.g. other pool limits)")
     bench.add_argument("--keep", help="keep the data dirs (latency-*) under this directory")
     bench.add_argument("--json", help="also write the figures to this JSON file")
     bench.set_defaults(func=cmd_bench)

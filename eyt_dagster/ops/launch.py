@@ -144,7 +144,7 @@ def ensure_pools(instance) -> None:  # noqa: ANN001 - DagsterInstance
     from eyt_dagster.partitions import JUDGE_POOL, SIMULATOR_POOL
 
     storage = instance.event_log_storage
-    if not storage.supports_global_concurrency_limits:
-        return
+    if not storage.supports_global_concurrency_limits or instance.global_op_concurrency_default_limit is None:
+        return  # no default (one machine, docs/endpoint-budgets.md): nothing to create, a limit set by hand stays
     for pool in (JUDGE_POOL, SIMULATOR_POOL):
         storage.initialize_concurrency_limit_to_default(pool)

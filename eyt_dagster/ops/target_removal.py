@@ -23,14 +23,12 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     """Delete the target's rows from one table's Parquet files: a file holding nothing else (the target's
     partitions) is removed with its `target=` folder, any other file holding its rows (a report, say) is
     rewritten without them (an atomic replace). Returns the number of rows deleted."""
-    import duckdb
-
     from resources.warehouse import data_dir
-    from resources.warehouse_files import data_files, encode_value, table_dir, warehouse_root, write_file
+    from resources.warehouse_files import data_files, encode_value, is_remote, reader, table_dir, warehouse_root, write_file
 
     folder = table_dir(warehouse_root(directory or data_dir()), table)
     deleted = 0
-    con = duckdb.connect()
+    con = reader(folder)
     try:
         for path in data_files(folder):
             total, mine = con.execute("SELECT count(*), count(*) FILTER (WHERE target = ?) FROM read_parquet(?)",
@@ -45,6 +43,8 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
                                    params=[str(path), target]).to_arrow_table(), path)
     finally:
         con.close()
+    if is_remote(folder):
+        return deleted  # an object store has no folders to remove
     for empty in sorted(folder.rglob(f"target={encode_value(target)}"), key=lambda p: -len(p.parts)):
         if empty.is_dir() and not any(empty.rglob("*.parquet")):
             for leftover in sorted(empty.rglob("*"), key=lambda p: -len(p.parts)):
