@@ -52,11 +52,11 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
-from eyt_dagster.core.slate import ModelRef
-from eyt_dagster.core.role_types import CallStats, Reply
 from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.core.role_protocols import Messages
-from resources.call_cache import CallCache, CachedReply, one_flight
+from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.slate import ModelRef
+from resources.call_cache import CachedReply, CallCache, one_flight
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 
 M = TypeVar("M", bound=BaseModel)

@@ -76,7 +76,7 @@ class EndpointGate:
                 wait_for_pause(self.machine)  # a pause set while this call waited for the slot
             yield
         finally:
-            if index is not None:
+            if index is not None and self.machine is not None:
                 self.machine.release(index)
             with self._cond:
                 self.in_flight -= 1
@@ -113,7 +113,7 @@ class EndpointGate:
             self.paused_until = max(self.paused_until, time.monotonic() + min(left, MAX_PAUSE_S))
 
 
-def retry_after_seconds(headers) -> float | None:  # noqa: ANN001 - any mapping of header names to values
+def retry_after_seconds(headers) -> float | None:
     """The wait a response asks for: retry-after-ms, else Retry-After in seconds or as an HTTP date."""
     value = headers.get("retry-after-ms")
     if value is not None:

@@ -140,14 +140,14 @@ class ParquetWarehouse(UPathIOManager):
         root = warehouse_root(self.directory)
         super().__init__(base_path=root if isinstance(root, UPath) else UPath(str(root)))
 
-    def get_asset_relative_path(self, context: InputContext | OutputContext):  # noqa: ANN201
+    def get_asset_relative_path(self, context: InputContext | OutputContext):
         from upath import UPath
 
         if context.has_asset_partitions:
             return UPath(*context.asset_key.path)
         return UPath(*context.asset_key.path, Path(TABLE_FILE).stem)
 
-    def get_path_for_partition(self, context: InputContext | OutputContext, path, partition: str):  # noqa: ANN001, ANN201
+    def get_path_for_partition(self, context: InputContext | OutputContext, path, partition: str):
         if isinstance(context, OutputContext):
             key = context.asset_partition_key
         else:
@@ -157,7 +157,7 @@ class ParquetWarehouse(UPathIOManager):
             key = keys[0]
         return path / str(partition_folder(_partition_columns(context, key))) / Path(PARTITION_FILE).stem
 
-    def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path) -> None:  # noqa: ANN001
+    def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path) -> None:
         table = _table(context)
         data = arrow_table(obj, table)
         write_file(data, as_path(path))
@@ -172,7 +172,7 @@ class ParquetWarehouse(UPathIOManager):
             TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema]))})
         prepare(self.database, context.log, table)
 
-    def _folder(self, context: InputContext):  # noqa: ANN202 - Path | UPath
+    def _folder(self, context: InputContext):
         return table_dir(warehouse_root(self.directory), _table(context))
 
     def _missing(self, context: InputContext) -> MissingTableError:
@@ -180,7 +180,7 @@ class ParquetWarehouse(UPathIOManager):
         return MissingTableError(f"{table} is not in the warehouse yet: materialise the asset "
                                  f"{table.replace('.', '/')} (at least one partition) before the assets that read it")
 
-    def load_from_path(self, context: InputContext, path) -> pd.DataFrame:  # noqa: ANN001
+    def load_from_path(self, context: InputContext, path) -> pd.DataFrame:
         folder = self._folder(context)
         path = as_path(path)
         if not path.exists() and not (folder / SCHEMA_FILE).exists():
@@ -210,7 +210,7 @@ class WarehouseIOManager(ConfigurableIOManagerFactory):
 
     database: str
 
-    def create_io_manager(self, context) -> IOManager:  # noqa: ANN001
+    def create_io_manager(self, context) -> IOManager:
         database = Path(self.database).resolve()
         prepare(database, getattr(context, "log", None) or _log)
         return _InstanceScopedIOManager(ParquetWarehouse(database))

@@ -22,6 +22,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 import duckdb
@@ -40,7 +41,7 @@ NULL_TYPE = '"NULL"'  # DuckDB's type for a column inferred from nothing but mis
 WAREHOUSE_URL_ENV = "EYT_WAREHOUSE_URL"  # an object store root for the Parquet files (docs/storage.md)
 
 
-def as_path(path):  # noqa: ANN001, ANN201 - str | os.PathLike -> Path | UPath
+def as_path(path):
     """A local Path, or a UPath for a URL (s3://...) or a path that already is one."""
     if is_remote(path):
         from upath import UPath
@@ -49,12 +50,12 @@ def as_path(path):  # noqa: ANN001, ANN201 - str | os.PathLike -> Path | UPath
             return path
         text = str(path)
         # s3fs keeps directory listings for ever by default: another process's new partition would stay unseen
-        fresh = {"use_listings_cache": False} if text.split("://", 1)[0] in ("s3", "s3a", "gs", "gcs") else {}
+        fresh: dict[str, Any] = {"use_listings_cache": False} if text.split("://", 1)[0] in ("s3", "s3a", "gs", "gcs") else {}
         return UPath(text, **fresh)
     return Path(path)
 
 
-def is_remote(path) -> bool:  # noqa: ANN001
+def is_remote(path) -> bool:
     """Whether a path lives on an object store rather than the local file system."""
     protocol = getattr(path, "protocol", None)
     if protocol is not None:
@@ -62,7 +63,7 @@ def is_remote(path) -> bool:  # noqa: ANN001
     return "://" in str(path) and not str(path).startswith("file://")
 
 
-def warehouse_root(data_dir: Path):  # noqa: ANN201 - Path | UPath
+def warehouse_root(data_dir: Path):
     """`<data dir>/warehouse`, or the object store root EYT_WAREHOUSE_URL names."""
     url = os.environ.get(WAREHOUSE_URL_ENV, "").strip()
     if url:
@@ -70,7 +71,7 @@ def warehouse_root(data_dir: Path):  # noqa: ANN201 - Path | UPath
     return Path(data_dir) / WAREHOUSE_FOLDER
 
 
-def table_dir(root: Path, table: str):  # noqa: ANN201 - Path | UPath
+def table_dir(root: Path, table: str):
     """The folder of `schema.table`."""
     schema, name = table.split(".", 1)
     return as_path(root) / schema / name
@@ -172,7 +173,7 @@ def write_schema_file(root: Path, table: str) -> Path | None:
     return write_file(schema.empty_table(), path)
 
 
-def reader(path=None) -> duckdb.DuckDBPyConnection:  # noqa: ANN001
+def reader(path=None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection that can read `path`'s files: for an object store, with its fsspec
     filesystem registered (so no DuckDB extension is needed)."""
     con = duckdb.connect()
@@ -180,7 +181,7 @@ def reader(path=None) -> duckdb.DuckDBPyConnection:  # noqa: ANN001
     return con
 
 
-def register_filesystem(con: duckdb.DuckDBPyConnection, path) -> None:  # noqa: ANN001
+def register_filesystem(con: duckdb.DuckDBPyConnection, path) -> None:
     """Let `con` read and glob `path`'s object store through fsspec (nothing to do for a local path)."""
     if path is not None and is_remote(path):
         con.register_filesystem(as_path(path).fs)

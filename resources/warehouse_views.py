@@ -20,20 +20,20 @@ from pathlib import Path
 
 import duckdb
 
+from eyt_dagster.core.storage_types import duckdb_columns
+from eyt_dagster.core.table_registry import TABLE_COLUMNS, declared_columns
 from resources.warehouse_files import (
     TABLE_FILE,
     as_path,
-    register_filesystem,
     data_files,
     partition_file,
+    register_filesystem,
     table_dir,
     table_glob,
     warehouse_root,
     write_file,
     write_schema_file,
 )
-from eyt_dagster.core.storage_types import duckdb_columns
-from eyt_dagster.core.table_registry import TABLE_COLUMNS, declared_columns
 
 WAREHOUSE_FILE = "eyt.duckdb"
 _log = logging.getLogger(__name__)

@@ -5,6 +5,7 @@ import json
 import openai
 import pytest
 
+from eyt_dagster.core.role_types import SimulatorTurn
 from eyt_dagster.ops.bench import (
     EYT_STAGES,
     BenchSettings,
@@ -19,7 +20,6 @@ from eyt_dagster.ops.bench import (
 )
 from eyt_dagster.ops.bench_server import PLAIN_REPLY, LatencyServer
 from eyt_dagster.ops.json_schema_draw import is_valid
-from eyt_dagster.core.role_types import SimulatorTurn
 
 
 def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():

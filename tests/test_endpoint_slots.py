@@ -16,12 +16,13 @@ import pytest
 
 from resources.endpoint_gates import EndpointGate
 from resources.endpoint_slots import SLOTS_ENV, MachineSlots, endpoint_key, slots_dir
+
 from openai_stub_server import rate_limited, serve
 
 SPAWN = multiprocessing.get_context("spawn")
 
 
-def _client(base_url: str, cache_dir: str, budget: int, name: str):  # noqa: ANN202
+def _client(base_url: str, cache_dir: str, budget: int, name: str):
     from eyt_dagster.core.slate import ModelRef
     from resources.call_cache import CallCache
     from resources.chat_client import OpenAIChatClient
@@ -32,7 +33,7 @@ def _client(base_url: str, cache_dir: str, budget: int, name: str):  # noqa: ANN
     return OpenAIChatClient(ref, role="judge", cache=cache, seed=1, run_id=name)
 
 
-def _caller(base_url: str, cache_dir: str, slots: str, budget: int, name: str, calls: int, out, ready, go) -> None:  # noqa: ANN001
+def _caller(base_url: str, cache_dir: str, slots: str, budget: int, name: str, calls: int, out, ready, go) -> None:
     """A process sending `calls` distinct requests from as many threads, once `go` is set."""
     os.environ[SLOTS_ENV] = slots
     client = _client(base_url, cache_dir, budget, name)
@@ -46,20 +47,20 @@ def _caller(base_url: str, cache_dir: str, slots: str, budget: int, name: str, c
     out.put((name, replies, gate.rate_limited_count, gate.shared_pauses_seen))
 
 
-def _start(target, *args) -> tuple[Any, Any, Any]:  # noqa: ANN001
+def _start(target, *args) -> tuple[Any, Any, Any]:
     ready, go = SPAWN.Event(), SPAWN.Event()
     process = SPAWN.Process(target=target, args=(*args, ready, go), daemon=True)
     return process, ready, go
 
 
-def _wait_ready(process, ready) -> None:  # noqa: ANN001
+def _wait_ready(process, ready) -> None:
     deadline = time.monotonic() + 120
     while not ready.wait(0.2):
         assert process.is_alive(), f"the child process ended early (exit {process.exitcode})"
         assert time.monotonic() < deadline
 
 
-def _results(out, n: int) -> dict[str, tuple]:  # noqa: ANN001
+def _results(out, n: int) -> dict[str, tuple]:
     return {r[0]: r[1:] for r in (out.get(timeout=120) for _ in range(n))}
 
 
@@ -71,7 +72,7 @@ def test_processes_together_stay_within_the_budget(tmp_path: Path) -> None:
     with serve(lambda body: "ok", delay_s=0.15) as server:
         started = [_start(_caller, server.base_url, str(tmp_path), str(tmp_path / "slots"), 3, f"w{i}", 8, out)
                    for i in range(3)]
-        for process, ready, _ in started:
+        for process, _ready, _ in started:
             process.start()
         for process, ready, _ in started:
             _wait_ready(process, ready)
@@ -125,7 +126,7 @@ def test_a_429_seen_by_one_process_pauses_the_other(tmp_path: Path) -> None:
     assert results["b"][0] == ["ok"] * 4
 
 
-def _holder(base_url: str, cache_dir: str, slots: str, ready, go) -> None:  # noqa: ANN001
+def _holder(base_url: str, cache_dir: str, slots: str, ready, go) -> None:
     os.environ[SLOTS_ENV] = slots
     client = _client(base_url, cache_dir, 1, "holder")
     ready.set()
@@ -215,7 +216,7 @@ def test_overhead_per_call_is_well_under_a_millisecond(tmp_path: Path) -> None:
     assert timings["machine"] - timings["process"] < 0.0005
 
 
-def _fork_holder(folder: str, out, ready, go) -> None:  # noqa: ANN001
+def _fork_holder(folder: str, out, ready, go) -> None:
     """Hold the only slot, fork a child that just lives on, then wait to be killed."""
     slots = MachineSlots(Path(folder), "k", 1)
     slots.acquire()

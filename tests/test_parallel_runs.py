@@ -8,8 +8,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import duckdb
 import pytest
 
-from conftest import write_slate
 from eyt_dagster.ops.run_plan import FAILED, OK, SKIPPED, Run, eyt_runs, run_all
+
+from conftest import write_slate
 
 
 class Recorder:

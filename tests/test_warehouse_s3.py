@@ -20,11 +20,11 @@ from dagster import asset  # noqa: E402
 from test_warehouse import CELLS, cells, run, summary  # noqa: E402 - after the skips
 
 
-def cells_with(rows: int):  # noqa: ANN201
+def cells_with(rows: int):
     """Another version of s.cells: `rows` rows per partition."""
 
     @asset(key_prefix=["s"], name="cells", partitions_def=CELLS, metadata={"partition_expr": {"model": "model", "pool": "pool"}})
-    def versioned(context) -> pd.DataFrame:  # noqa: ANN001
+    def versioned(context) -> pd.DataFrame:
         keys = context.partition_key.keys_by_dimension
         return pd.DataFrame({"model": [keys["model"]] * rows, "pool": [keys["pool"]] * rows, "x": [float(rows)] * rows})
 
@@ -54,7 +54,7 @@ def s3(monkeypatch: pytest.MonkeyPatch):
         server.stop()
 
 
-def keys(client) -> list[str]:  # noqa: ANN001
+def keys(client) -> list[str]:
     return sorted(o["Key"] for o in client.list_objects_v2(Bucket=BUCKET).get("Contents", []))
 
 

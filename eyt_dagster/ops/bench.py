@@ -37,8 +37,8 @@ from pathlib import Path
 
 import yaml
 
-from eyt_dagster.ops.bench_server import LatencyServer
 from eyt_dagster.core.slate import default_slate_path
+from eyt_dagster.ops.bench_server import LatencyServer
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 
 EYT_STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
@@ -239,9 +239,9 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
     result = Measurement(latency_s=latency_s, total_wall_s=wall, max_in_flight=max_in_flight,
                          stages={stage: StageFigures() for stage in STAGES}, max_in_flight_by_model=by_model,
                          most_runs_at_once=most_runs_at_once(data_dir / "dagster_home"))
-    for (run_id, stage), seconds in walls.items():
+    for (_run, stage), seconds in walls.items():
         result.stages[stage].wall_s += seconds
-    for (run_id, stage), (calls, ideal) in ideals.items():
+    for (_run, stage), (calls, ideal) in ideals.items():
         result.stages[stage].calls += calls
         result.stages[stage].ideal_s += ideal
     return result

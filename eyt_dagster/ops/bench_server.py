@@ -51,10 +51,10 @@ class _Handler(BaseHTTPRequestHandler):
     # second one ~40 ms, which would add that much "latency" to every request
     disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - no access log
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+    def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.path.rstrip("/") != CHAT_PATH:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

@@ -25,16 +25,16 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-from pathlib import Path
 import sys
 import time
+from pathlib import Path
 
 from eyt_dagster.core.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
-from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
+from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
@@ -79,7 +79,7 @@ def _parallel(text: str) -> int:
     return value
 
 
-def report_dead_runs(instance) -> None:  # noqa: ANN001 - DagsterInstance
+def report_dead_runs(instance) -> None:
     """Mark the runs whose process on this host is gone as failed (eyt_dagster/ops/dead_runs.py) and say so."""
     for line in mark_dead_runs(instance):
         print(f"marked failed: {line}")
@@ -104,8 +104,8 @@ def _print_leaderboard() -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from eyt_dagster.core.prompts import PROMPT_KEYS, SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
-    from eyt_dagster.reporting.report_commands import report_html
     from eyt_dagster.reporting.html_report import write_report
+    from eyt_dagster.reporting.report_commands import report_html
     from resources.warehouse import prepare, warehouse_path
 
     slate_path = slate_path_from_env()
@@ -187,7 +187,7 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scope(args: argparse.Namespace):  # noqa: ANN202
+def _scope(args: argparse.Namespace):
     """Which assets `eyt refresh` considers: everything, or EYT-Bench only (--no-speech)."""
     return (lambda asset: not asset.startswith("speech/")) if args.no_speech else (lambda asset: True)
 

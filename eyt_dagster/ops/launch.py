@@ -26,20 +26,20 @@ DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
-def job_by_name(name: str):  # noqa: ANN201 - module-level, so a run can be reconstructed by name
+def job_by_name(name: str):
     from eyt_dagster.definitions import defs
 
     return defs.resolve_job_def(name)
 
 
-def execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> bool:  # noqa: ANN001
+def execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> bool:
     """Run one job (optionally only some of its assets, as AssetKeys) and print one line; True on success."""
     ok, text = _execute(instance, job_name, tags, label, asset_selection)
     print(text, flush=True)
     return ok
 
 
-def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> tuple[bool, str]:  # noqa: ANN001
+def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> tuple[bool, str]:
     from dagster import build_reconstructable_job, execute_job
 
     from eyt_dagster.ops.dead_runs import process_tags
@@ -75,7 +75,7 @@ def _worker_execute(job_name: str, tags: dict[str, str], label: str, assets: tup
     selection = [AssetKey.from_user_string(a) for a in assets] or None
     try:
         return _execute(_WORKER_INSTANCE, job_name, tags, label, selection)
-    except Exception as exc:  # noqa: BLE001 - a run that could not even start is a failed run, named
+    except Exception as exc:
         return False, f"  FAILED {label:<48} could not start: {type(exc).__name__}: {exc}"
 
 
@@ -84,12 +84,12 @@ class Launcher:
     when it ends. With `parallel` 1 a run executes in this process when started (the Future is done at once);
     with more, in one of `parallel` worker processes, each running one run at a time."""
 
-    def __init__(self, instance, parallel: int) -> None:  # noqa: ANN001 - DagsterInstance
+    def __init__(self, instance, parallel: int) -> None:
         self.instance = instance
         self.parallel = parallel
         self._pool: ProcessPoolExecutor | None = None
 
-    def __enter__(self) -> "Launcher":
+    def __enter__(self) -> Launcher:
         ensure_pools(self.instance)
         if self.parallel > 1:
             import multiprocessing
@@ -99,11 +99,11 @@ class Launcher:
                                              initializer=_worker_start)
         return self
 
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
+    def __exit__(self, *exc) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def start(self, index: int, run):  # noqa: ANN001, ANN201 - (int, Run) -> Future[bool]
+    def start(self, index: int, run):
         from concurrent.futures import Future
 
         from dagster import AssetKey
@@ -117,7 +117,7 @@ class Launcher:
         def finished(inner: Future) -> None:
             try:
                 ok, text = inner.result()
-            except Exception as exc:  # noqa: BLE001 - the worker process died (killed, out of memory)
+            except Exception as exc:
                 ok, text = False, f"  FAILED {run.label:<48} worker process ended: {type(exc).__name__}: {exc}"
             print(text, flush=True)
             outer.set_result(ok)
@@ -126,7 +126,7 @@ class Launcher:
         return outer
 
 
-def execute_runs(instance, runs, parallel: int) -> bool:  # noqa: ANN001 - DagsterInstance, [run_plan.Run]
+def execute_runs(instance, runs, parallel: int) -> bool:
     """Execute the runs, `parallel` at once in worker processes (1: one after another in this process), in
     dependency order; True when every run succeeded (a skipped run counts as failed)."""
     from eyt_dagster.ops.run_plan import OK, run_all
@@ -137,7 +137,7 @@ def execute_runs(instance, runs, parallel: int) -> bool:  # noqa: ANN001 - Dagst
     return all(state == OK for state in outcome.values())
 
 
-def ensure_pools(instance) -> None:  # noqa: ANN001 - DagsterInstance
+def ensure_pools(instance) -> None:
     """Give the location's pools their instance default limit before any run starts. Dagster creates a pool's limit
     when a step first claims a slot; on Postgres two runs doing that at the same moment both insert it and one run
     fails on the unique key (seen with bench/postgres_instance.py)."""

@@ -24,7 +24,15 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     partitions) is removed with its `target=` folder, any other file holding its rows (a report, say) is
     rewritten without them (an atomic replace). Returns the number of rows deleted."""
     from resources.warehouse import data_dir
-    from resources.warehouse_files import data_files, encode_value, is_remote, reader, table_dir, warehouse_root, write_file
+    from resources.warehouse_files import (
+        data_files,
+        encode_value,
+        is_remote,
+        reader,
+        table_dir,
+        warehouse_root,
+        write_file,
+    )
 
     folder = table_dir(warehouse_root(directory or data_dir()), table)
     deleted = 0
@@ -53,7 +61,7 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     return deleted
 
 
-def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:  # noqa: ANN001 - a PartitionsDefinition
+def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:
     """The target ids a partition key names in the given dynamic partition sets (alone or as one dimension)."""
     from dagster import DynamicPartitionsDefinition, MultiPartitionsDefinition
 
@@ -66,7 +74,7 @@ def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:  # noqa: ANN001 -
     return []
 
 
-def target_partitions(instance, sets: list[str], target: str) -> dict:  # noqa: ANN001
+def target_partitions(instance, sets: list[str], target: str) -> dict:
     """{asset key: [partition keys]} of the materialised partitions that belong to `target` in the given
     dynamic partition sets (alone or as one dimension of a multi-partition)."""
     from dagster import DynamicPartitionsDefinition, MultiPartitionsDefinition
