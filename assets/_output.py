@@ -18,12 +18,15 @@ PREVIEW_CELL_CHARS = 60
 PROGRESS_EVERY = 10  # items between two progress lines in the run log
 
 
-def progress_logger(context: AssetExecutionContext | None, message: Callable[[int, int], str],
-                    every: int = PROGRESS_EVERY) -> Callable[[int, int], None]:
+def progress_logger(
+    context: AssetExecutionContext | None, message: Callable[[int, int], str], every: int = PROGRESS_EVERY
+) -> Callable[[int, int], None]:
     """An `on_done(done, total)` callback that logs `message(done, total)` every `every` items and at the end."""
+
     def report(done: int, total: int) -> None:
         if context is not None and (done % every == 0 or done == total):
             context.log.info(message(done, total))
+
     return report
 
 

@@ -23,30 +23,41 @@ warnings.filterwarnings("ignore", category=PreviewWarning, message=".*partitions
 
 
 def _result(verdict: table_checks.Verdict, severity: AssetCheckSeverity = AssetCheckSeverity.ERROR) -> AssetCheckResult:
-    return AssetCheckResult(passed=verdict.passed, severity=severity, description=verdict.description,
-                            metadata=verdict.metadata)
+    return AssetCheckResult(
+        passed=verdict.passed, severity=severity, description=verdict.description, metadata=verdict.metadata
+    )
 
 
-@asset_check(asset=["dialogue", "dialogue_turns"], partitions_def=target_pool_partitions,
-             description="No dialogue runs beyond T_max turns.")
+@asset_check(
+    asset=["dialogue", "dialogue_turns"],
+    partitions_def=target_pool_partitions,
+    description="No dialogue runs beyond T_max turns.",
+)
 def dialogues_within_t_max(eyt: BenchmarkResource, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
     return _result(table_checks.dialogues_within_t_max(dialogue_turns, eyt.slate.t_max))
 
 
-@asset_check(asset=["dialogue", "judge_verdicts"], partitions_def=target_pool_partitions,
-             description="Every judge sub-score is a value of the slate's judge scale.")
+@asset_check(
+    asset=["dialogue", "judge_verdicts"],
+    partitions_def=target_pool_partitions,
+    description="Every judge sub-score is a value of the slate's judge scale.",
+)
 def subscores_in_scale(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> AssetCheckResult:
     return _result(table_checks.subscores_in_scale(judge_verdicts, eyt.slate.scale))
 
 
-@asset_check(asset=["speech", "eq_items"], partitions_def=subscale_partitions,
-             description="Every item has one resonant and one dissonant clip for turns 4 and 6, on disk.")
+@asset_check(
+    asset=["speech", "eq_items"],
+    partitions_def=subscale_partitions,
+    description="Every item has one resonant and one dissonant clip for turns 4 and 6, on disk.",
+)
 def one_resonant_candidate_per_test_turn(eq_items: pd.DataFrame) -> AssetCheckResult:
     return _result(table_checks.one_resonant_candidate_per_test_turn(eq_items))
 
 
 _ERRORS: dict[str, Any] = dict(
-    name="no_error_rows", description="Lists the rows whose model call failed (warns; a rerun retries them).")
+    name="no_error_rows", description="Lists the rows whose model call failed (warns; a rerun retries them)."
+)
 
 
 @asset_check(asset=["dialogue", "chat_seeds"], partitions_def=pool_partitions, **_ERRORS)
@@ -69,5 +80,12 @@ def choice_errors(slm_choices: pd.DataFrame) -> AssetCheckResult:
     return _result(table_checks.no_error_rows(slm_choices, "item_id"), AssetCheckSeverity.WARN)
 
 
-CHECKS = [dialogues_within_t_max, subscores_in_scale, one_resonant_candidate_per_test_turn, chat_seed_errors,
-          dialogue_errors, judge_errors, choice_errors]
+CHECKS = [
+    dialogues_within_t_max,
+    subscores_in_scale,
+    one_resonant_candidate_per_test_turn,
+    chat_seed_errors,
+    dialogue_errors,
+    judge_errors,
+    choice_errors,
+]

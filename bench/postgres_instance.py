@@ -51,8 +51,14 @@ def fresh_env(work: Path, server, name: str, runs: int = 4) -> dict[str, str]:
     home = work / name / "dagster_home"
     home.mkdir(parents=True)
     (home / "dagster.yaml").write_text(INSTANCE_YAML % {"runs": runs})
-    env = {**os.environ, "EYT_DATA_DIR": str(work / name / "data"), "DAGSTER_HOME": str(home),
-           "DAGSTER_PG_URL": server.get_uri(name).replace("postgresql://", "postgresql+psycopg2://", 1), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "EYT_DATA_DIR": str(work / name / "data"),
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_PG_URL": server.get_uri(name).replace("postgresql://", "postgresql+psycopg2://", 1),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("EYT_SLATE", None)  # the packaged slate: embedded baselines
     return env
 
@@ -85,8 +91,10 @@ def side_by_side(work: Path, server, widths: list[int]) -> None:
         env = fresh_env(work, server, f"run_p{width}")
         seconds, done = eyt(["run", "--parallel", str(width)], env)
         counts = rows(env, "SELECT count(DISTINCT target || pool || seed_id) FROM dialogue.dialogue_turns")[0][0]
-        print(f"eyt run --parallel {width}: exit {done.returncode}, {seconds:.1f} s wall, "
-              f"{done.stdout.count('ok     ')} runs ok, {counts} dialogues")
+        print(
+            f"eyt run --parallel {width}: exit {done.returncode}, {seconds:.1f} s wall, "
+            f"{done.stdout.count('ok     ')} runs ok, {counts} dialogues"
+        )
 
 
 def daemon(work: Path, server, runs: int) -> None:
@@ -96,33 +104,69 @@ def daemon(work: Path, server, runs: int) -> None:
     env = fresh_env(work, server, "daemon", runs=runs)
     _, done = eyt(["run", "--no-speech", "--no-reports", "--target", "terse-baseline"], env)  # pools, keys
     assert done.returncode == 0
-    daemon = subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", str(ROOT / "workspace.yaml")], cwd=ROOT,
-                              env=env, stdout=subprocess.DEVNULL, stderr=open(work / "daemon.log", "w"))
+    daemon = subprocess.Popen(
+        [str(BIN / "dagster-daemon"), "run", "-w", str(ROOT / "workspace.yaml")],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(work / "daemon.log", "w"),
+    )
     try:
-        cells = [(t, p) for t in ("reflective-baseline", "reflective-baseline-think") for p in
-                 ("nemotron_usa", "personamem_v2")]
+        cells = [
+            (t, p)
+            for t in ("reflective-baseline", "reflective-baseline-think")
+            for p in ("nemotron_usa", "personamem_v2")
+        ]
         _, done = eyt(["register-targets"], env)
         started = time.monotonic()
         for target, pool in cells:
-            tags = {"dagster/partition": f"{pool}|{target}", "dagster/partition/pool": pool,
-                    "dagster/partition/target": target}
-            subprocess.run([str(BIN / "dagster"), "job", "launch", "-w", str(ROOT / "workspace.yaml"), "-j",
-                            "eyt_dialogues", "--tags", json.dumps(tags)], cwd=ROOT, env=env, check=True,
-                           capture_output=True)
+            tags = {
+                "dagster/partition": f"{pool}|{target}",
+                "dagster/partition/pool": pool,
+                "dagster/partition/target": target,
+            }
+            subprocess.run(
+                [
+                    str(BIN / "dagster"),
+                    "job",
+                    "launch",
+                    "-w",
+                    str(ROOT / "workspace.yaml"),
+                    "-j",
+                    "eyt_dialogues",
+                    "--tags",
+                    json.dumps(tags),
+                ],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+            )
         os.environ.update({k: env[k] for k in ("DAGSTER_PG_URL", "DAGSTER_HOME")})
         with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
             while True:
                 records = instance.get_run_records(RunsFilter(job_name="eyt_dialogues"))
-                queued = [r for r in records if r.dagster_run.status in (DagsterRunStatus.QUEUED,
-                          DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED)]
+                queued = [
+                    r
+                    for r in records
+                    if r.dagster_run.status
+                    in (
+                        DagsterRunStatus.QUEUED,
+                        DagsterRunStatus.NOT_STARTED,
+                        DagsterRunStatus.STARTING,
+                        DagsterRunStatus.STARTED,
+                    )
+                ]
                 if not queued or time.monotonic() - started > 900:
                     break
                 time.sleep(2)
             ours = [r for r in records if r.dagster_run.tags.get("dagster/partition/target") != "terse-baseline"]
             spans = sorted((r.start_time, r.end_time) for r in ours if r.start_time and r.end_time)
             overlap = max(sum(s <= t < e for s, e in spans) for t, _ in spans) if spans else 0
-            print(f"daemon: {len(ours)} queued runs, {sum(r.dagster_run.is_success for r in ours)} succeeded in "
-                  f"{time.monotonic() - started:.1f} s; at most {overlap} ran at once (limit {runs}, one per target)")
+            print(
+                f"daemon: {len(ours)} queued runs, {sum(r.dagster_run.is_success for r in ours)} succeeded in "
+                f"{time.monotonic() - started:.1f} s; at most {overlap} ran at once (limit {runs}, one per target)"
+            )
     finally:
         daemon.terminate()
         daemon.wait(30)
@@ -134,8 +178,10 @@ def remove_target(work: Path, server) -> None:
     before = materialised(env, "dialogue/dialogue_turns")
     _, done = eyt(["remove-target", "terse-baseline", "--yes", "--force", "--no-reports"], env)
     after = materialised(env, "dialogue/dialogue_turns")
-    print(f"remove-target on Postgres: exit {done.returncode}; dialogue_turns partitions {sorted(before)} -> "
-          f"{sorted(after)}; {'kept the materialisation records' if 'kept the' in done.stdout else 'wiped'}")
+    print(
+        f"remove-target on Postgres: exit {done.returncode}; dialogue_turns partitions {sorted(before)} -> "
+        f"{sorted(after)}; {'kept the materialisation records' if 'kept the' in done.stdout else 'wiped'}"
+    )
 
 
 def main() -> int:

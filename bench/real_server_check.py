@@ -63,8 +63,17 @@ def wait_healthy(base: str, proc: subprocess.Popen, timeout_s: float = 120.0) ->
 
 
 def model_entry(model_id: str, family: str, base_url: str, max_tokens: int, timeout_s: float) -> dict:
-    return {"id": model_id, "provider": "openai", "model": "local", "family": family, "base_url": base_url,
-            "temperature": 0.0, "max_tokens": max_tokens, "timeout_s": timeout_s, "max_concurrency": 4}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": "local",
+        "family": family,
+        "base_url": base_url,
+        "temperature": 0.0,
+        "max_tokens": max_tokens,
+        "timeout_s": timeout_s,
+        "max_concurrency": 4,
+    }
 
 
 def write_slate(path: Path, base_url: str, args: argparse.Namespace) -> None:
@@ -111,14 +120,19 @@ def warehouse_summary(db_file: Path) -> None:
         return
     con = duckdb.connect(str(db_file), read_only=True)
     try:
-        tables = con.execute("SELECT table_schema, table_name FROM information_schema.tables "
-                             "WHERE table_type = 'BASE TABLE' ORDER BY 1, 2").fetchall()
+        tables = con.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_type = 'BASE TABLE' ORDER BY 1, 2"
+        ).fetchall()
         print("\nwarehouse rows (error rows where the table has an `error` column):")
         for schema, table in tables:
             cols = {c[0] for c in con.execute(f'DESCRIBE "{schema}"."{table}"').fetchall()}
             total = con.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0]
-            errors = (con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE error IS NOT NULL').fetchone()[0]
-                      if "error" in cols else None)
+            errors = (
+                con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE error IS NOT NULL').fetchone()[0]
+                if "error" in cols
+                else None
+            )
             print(f"  {schema}.{table:<28} {total:>6} rows" + (f", {errors} error rows" if errors is not None else ""))
         for name in ("dialogue.leaderboard", "speech.seq_leaderboard"):
             try:
@@ -142,8 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=120.0)
     parser.add_argument("--ctx-size", type=int, default=16384, help="llama-server context, shared by its slots")
     parser.add_argument("--parallel", type=int, default=4, help="llama-server slots")
-    parser.add_argument("--port", type=int, help="llama-server port (default: a free one); the base URL is part "
-                        "of every call's cache key, so a rerun over the same data dir needs the same port")
+    parser.add_argument(
+        "--port",
+        type=int,
+        help="llama-server port (default: a free one); the base URL is part "
+        "of every call's cache key, so a rerun over the same data dir needs the same port",
+    )
     args = parser.parse_args(argv)
 
     data_dir = Path(args.data_dir or tempfile.mkdtemp(prefix="eyt-real-server-")).resolve()
@@ -151,8 +169,19 @@ def main(argv: list[str] | None = None) -> int:
     port = args.port or free_port()
     base = f"http://127.0.0.1:{port}"
     server_log = data_dir / "llama-server.log"
-    command = [args.server_bin, "-m", args.gguf, "--host", "127.0.0.1", "--port", str(port),
-               "-c", str(args.ctx_size), "--parallel", str(args.parallel)]
+    command = [
+        args.server_bin,
+        "-m",
+        args.gguf,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        str(args.ctx_size),
+        "--parallel",
+        str(args.parallel),
+    ]
     print("starting:", " ".join(command))
     with server_log.open("w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)

@@ -63,16 +63,19 @@ def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
 
 def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:
     """'pool X' / 'target Y' for each value of the partition key the slate does not have (empty: in the slate)."""
-    return [f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in slate_dimensions(pdef, key)
-            if v not in keys.get(k, ())]
+    return [
+        f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in slate_dimensions(pdef, key) if v not in keys.get(k, ())
+    ]
 
 
 def slate_keys(slate) -> dict[str, set[str]]:
-    """"pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
+    """ "pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
     from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
-    return {"pool": set(slate.pools),
-            **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()}}
+    return {
+        "pool": set(slate.pools),
+        **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()},
+    }
 
 
 def _partitions_where(context: AutomationContext, keep) -> AutomationResult:
@@ -133,8 +136,10 @@ class OutOfDate(AutomationCondition):
             return AutomationResult(context, context.get_empty_subset())
         latest = _latest_for(context)
         with partition_loading_context(dynamic_partitions_store=context.asset_graph_view.instance):
-            return _partitions_where(context, lambda p: staleness.state(
-                context.asset_graph, latest, context.key, p).status != staleness.FRESH)
+            return _partitions_where(
+                context,
+                lambda p: staleness.state(context.asset_graph, latest, context.key, p).status != staleness.FRESH,
+            )
 
 
 def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
@@ -145,19 +150,26 @@ def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
     # `since_last_handled()`: it also counts the first evaluation as handled, so a first evaluation (every
     # `eyt refresh`, or the daemon's first tick) would request nothing.
     handled = (AutomationCondition.newly_requested() | AutomationCondition.newly_updated()).with_label("handled")
-    fires = ((out_of_date.newly_true() | AutomationCondition.code_version_changed()).since(handled)
-             & out_of_date).with_label("out_of_date_since_handled")
+    fires = (
+        (out_of_date.newly_true() | AutomationCondition.code_version_changed()).since(handled) & out_of_date
+    ).with_label("out_of_date_since_handled")
     # a parent that runs in the same run (same partition) is requested: this partition is recomputed with it
     follows = AutomationCondition.any_deps_match(AutomationCondition.will_be_requested()).with_label(
-        "any_deps_will_be_requested")
+        "any_deps_will_be_requested"
+    )
     # a parent partition of the slate is missing or out of date and not requested with it: wait until it has been
     # (re)computed, rather than run now on old inputs and again afterwards (a cell waits for its pool, a report for
     # every cell of the slate; partitions outside the slate never hold anything up)
     deps_pending = AutomationCondition.any_deps_match(
         InSlate(keys) & OutOfDate() & ~AutomationCondition.will_be_requested()
     ).with_label("any_slate_deps_out_of_date")
-    return (InSlate(keys) & (fires | follows) & ~AutomationCondition.in_progress()
-            & ~AutomationCondition.any_deps_in_progress() & ~deps_pending).with_label("eyt_refresh")
+    return (
+        InSlate(keys)
+        & (fires | follows)
+        & ~AutomationCondition.in_progress()
+        & ~AutomationCondition.any_deps_in_progress()
+        & ~deps_pending
+    ).with_label("eyt_refresh")
 
 
 def with_automation(assets: Sequence, keys: Mapping[str, Collection[str]]) -> list:
@@ -177,8 +189,12 @@ def automation_sensor(running: bool | None = None) -> AutomationConditionSensorD
     with warnings.catch_warnings():  # use_user_code_server is a beta parameter: said once in docs/refresh.md
         warnings.simplefilter("ignore", BetaWarning)
         return AutomationConditionSensorDefinition(
-            SENSOR_NAME, target=AssetSelection.all(), use_user_code_server=True, minimum_interval_seconds=60,
+            SENSOR_NAME,
+            target=AssetSelection.all(),
+            use_user_code_server=True,
+            minimum_interval_seconds=60,
             default_status=DefaultSensorStatus.RUNNING if running else DefaultSensorStatus.STOPPED,
             run_tags={"eyt/command": "automation"},
             description="Keeps the slate's partitions up to date: requests every missing or out-of-date asset "
-                        "partition of the slate's pools and targets (docs/refresh.md).")
+            "partition of the slate's pools and targets (docs/refresh.md).",
+        )

@@ -103,8 +103,14 @@ def build_resources(slate_path: str | None = None) -> dict[str, object]:
 def build_defs(slate_path: str | None = None) -> Definitions:
     """The code location for a slate file (default: EYT_SLATE); a slate that does not validate fails here."""
     path = str(slate_path or slate_path_from_env())
-    return Definitions(assets=assets_for(load_slate(path)), asset_checks=CHECKS, jobs=JOBS,
-                       sensors=[automation_sensor()], resources=build_resources(path), executor=in_process_executor)
+    return Definitions(
+        assets=assets_for(load_slate(path)),
+        asset_checks=CHECKS,
+        jobs=JOBS,
+        sensors=[automation_sensor()],
+        resources=build_resources(path),
+        executor=in_process_executor,
+    )
 
 
 defs = build_defs()

@@ -16,7 +16,7 @@ DIALOGUE_ASSETS = AssetSelection.assets(
 SPEECH_EVAL_ASSETS = AssetSelection.assets(["speech", "slm_choices"])
 SPEECH_REPORT_ASSETS = AssetSelection.assets(["speech", "speech_build_report"])
 SEQ_REPORT_ASSETS = AssetSelection.assets(
-    ["speech", "seq_leaderboard"], ["speech", "seq_breakdown"], ["speech", "seq_human_alignment"],
+    ["speech", "seq_leaderboard"], ["speech", "seq_breakdown"], ["speech", "seq_human_alignment"]
 )
 # Reports over both benchmarks: run after the EYT and the SEQ reports (docs/reports.md).
 CARD_ASSETS = AssetSelection.assets(["reports", "model_cards"], ["reports", "paper_tables"])
@@ -25,9 +25,13 @@ SPEECH_BUILD_ASSETS = AssetSelection.groups("speech") - SPEECH_EVAL_ASSETS
 
 eyt_pools = define_asset_job("eyt_pools", POOL_ASSETS, description="Persona pool and ChatSEEDs of one pool.")
 eyt_dialogues = define_asset_job(
-    "eyt_dialogues", DIALOGUE_ASSETS, description="Dialogues, judge verdicts and intent similarity of one target x pool."
+    "eyt_dialogues",
+    DIALOGUE_ASSETS,
+    description="Dialogues, judge verdicts and intent similarity of one target x pool.",
 )
-eyt_reports = define_asset_job("eyt_reports", REPORT_ASSETS, description="The leaderboard and the analysis tables over all partitions.")
+eyt_reports = define_asset_job(
+    "eyt_reports", REPORT_ASSETS, description="The leaderboard and the analysis tables over all partitions."
+)
 
 speech_build = define_asset_job(
     "speech_build", SPEECH_BUILD_ASSETS, description="SpeechEQ items of one EQ-i subscale: text, TTS, contrast filter."
@@ -42,14 +46,15 @@ speech_reports = define_asset_job(
 )
 
 seq_reports = define_asset_job(
-    "seq_reports", SEQ_REPORT_ASSETS,
+    "seq_reports",
+    SEQ_REPORT_ASSETS,
     description="The SEQ leaderboard, per-subscale breakdown and human-ranking correlation over all speech targets.",
 )
 
 unified_reports = define_asset_job(
-    "unified_reports", CARD_ASSETS,
+    "unified_reports",
+    CARD_ASSETS,
     description="Model cards over both benchmarks and the paper tables exported as files.",
 )
 
-JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_eval, speech_reports, seq_reports,
-        unified_reports]
+JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_eval, speech_reports, seq_reports, unified_reports]

@@ -61,21 +61,33 @@ class PartitionSettings:
 
 SOURCES = (
     PartitionSettings(
-        AssetKey(["dialogue", "target_settings"]), target_partitions, AssetKey(["dialogue", "dialogue_turns"]),
-        "target", lambda slate: {t.id: ss.eyt_target_settings(t) for t in slate.eyt_targets},
+        AssetKey(["dialogue", "target_settings"]),
+        target_partitions,
+        AssetKey(["dialogue", "dialogue_turns"]),
+        "target",
+        lambda slate: {t.id: ss.eyt_target_settings(t) for t in slate.eyt_targets},
         "The slate settings of each EYT-Bench target that decide its replies (model, endpoint, temperature, "
         "max_tokens, thinking, reasoning effort, extra body, parse retries, structured output, prices). Its data "
         "version per partition is a hash of them, so changing a target makes exactly its dialogue partitions stale.",
-        MultiToSingleDimensionPartitionMapping(partition_dimension_name="target")),
+        MultiToSingleDimensionPartitionMapping(partition_dimension_name="target"),
+    ),
     PartitionSettings(
-        AssetKey(["dialogue", "pool_settings"]), pool_partitions, AssetKey(["dialogue", "persona_pool"]),
-        "pool", lambda slate: {pool: ss.pool_settings(src) for pool, src in slate.pools.items()},
-        "Where each persona pool comes from (source, path, revision); its data version is a hash of that."),
+        AssetKey(["dialogue", "pool_settings"]),
+        pool_partitions,
+        AssetKey(["dialogue", "persona_pool"]),
+        "pool",
+        lambda slate: {pool: ss.pool_settings(src) for pool, src in slate.pools.items()},
+        "Where each persona pool comes from (source, path, revision); its data version is a hash of that.",
+    ),
     PartitionSettings(
-        AssetKey(["speech", "target_settings"]), speech_target_partitions, AssetKey(["speech", "slm_choices"]),
-        "speech target", lambda slate: {t.id: ss.speech_target_settings(t) for t in slate.speech_targets},
+        AssetKey(["speech", "target_settings"]),
+        speech_target_partitions,
+        AssetKey(["speech", "slm_choices"]),
+        "speech target",
+        lambda slate: {t.id: ss.speech_target_settings(t) for t in slate.speech_targets},
         "The slate settings of each SpeechEQ target that decide its choices (model settings, speech input, "
-        "cascade, audio format); its data version per partition is a hash of them."),
+        "cascade, audio format); its data version per partition is a hash of them.",
+    ),
 )
 SOURCE_BY_KEY = {s.key: s for s in SOURCES}
 SOURCE_OF_READER = {s.reader: s for s in SOURCES}
@@ -83,14 +95,21 @@ SOURCE_OF_READER = {s.reader: s for s in SOURCES}
 
 def observation(source: PartitionSettings, partition: str, settings: dict[str, Any]) -> AssetObservation:
     """An observation of one partition's settings: data version = their hash, metadata = the values."""
-    return AssetObservation(asset_key=source.key, partition=partition,
-                            tags={DATA_VERSION_TAG: ss.fingerprint(settings)},
-                            metadata={SETTINGS_KEY: MetadataValue.json(settings)})
+    return AssetObservation(
+        asset_key=source.key,
+        partition=partition,
+        tags={DATA_VERSION_TAG: ss.fingerprint(settings)},
+        metadata={SETTINGS_KEY: MetadataValue.json(settings)},
+    )
 
 
 def _observable(source: PartitionSettings):
-    @observable_source_asset(key=source.key, partitions_def=source.partitions_def, description=source.description,
-                             group_name=source.reader.path[0])
+    @observable_source_asset(
+        key=source.key,
+        partitions_def=source.partitions_def,
+        description=source.description,
+        group_name=source.reader.path[0],
+    )
     def observe(context, eyt: BenchmarkResource) -> DataVersionsByPartition:
         current = source.of_slate(eyt.slate)
         wanted = [str(context.partition_key)] if context.has_partition_key else sorted(current)
@@ -114,7 +133,7 @@ def track_settings(assets: Sequence, slate: Slate) -> list:
         if asset in ss.ASSET_SETTINGS:
             values = ss.asset_settings(asset, slate)
             spec = spec.replace_attributes(
-                code_version=f"{spec.code_version or ''}{CODE_VERSION_MARK}{ss.fingerprint(values)}",
+                code_version=f"{spec.code_version or ''}{CODE_VERSION_MARK}{ss.fingerprint(values)}"
             ).merge_attributes(metadata={SETTINGS_KEY: MetadataValue.json(values)})
         if spec.key in SOURCE_OF_READER:
             source = SOURCE_OF_READER[spec.key]
@@ -134,8 +153,11 @@ def record_settings(instance, slate: Slate) -> list[str]:
     recorded = []
     for source in SOURCES:
         for partition, settings in sorted(source.of_slate(slate).items()):
-            last = _latest(instance.fetch_observations(
-                AssetRecordsFilter(asset_key=source.key, asset_partitions=[partition]), limit=1).records)
+            last = _latest(
+                instance.fetch_observations(
+                    AssetRecordsFilter(asset_key=source.key, asset_partitions=[partition]), limit=1
+                ).records
+            )
             version = last.event_log_entry.tags.get(DATA_VERSION_TAG) if last else None
             if version != ss.fingerprint(settings):
                 instance.report_runless_asset_event(observation(source, partition, settings))
@@ -159,9 +181,14 @@ class SettingsHistory:
         self.instance, self.slate, self.code_versions = instance, slate, code_versions
 
     def _materialization(self, asset: str, partition: str | None):
-        return _latest(self.instance.fetch_materializations(AssetRecordsFilter(
-            asset_key=AssetKey.from_user_string(asset), asset_partitions=[partition] if partition else None),
-            limit=1).records)
+        return _latest(
+            self.instance.fetch_materializations(
+                AssetRecordsFilter(
+                    asset_key=AssetKey.from_user_string(asset), asset_partitions=[partition] if partition else None
+                ),
+                limit=1,
+            ).records
+        )
 
     def explain(self, asset: str, partition: str | None, cause: dict) -> str | None:
         """A reason naming the changed settings, or None to keep Dagster's."""
@@ -187,7 +214,14 @@ class SettingsHistory:
 
     def _partition_change(self, asset: str, partition: str | None, source: PartitionSettings, key: str) -> str:
         record = self._materialization(asset, partition)
-        seen = _latest(self.instance.fetch_observations(AssetRecordsFilter(
-            asset_key=source.key, asset_partitions=[key], before_storage_id=record.storage_id if record else None),
-            limit=1).records)
+        seen = _latest(
+            self.instance.fetch_observations(
+                AssetRecordsFilter(
+                    asset_key=source.key,
+                    asset_partitions=[key],
+                    before_storage_id=record.storage_id if record else None,
+                ),
+                limit=1,
+            ).records
+        )
         return ss.partition_change_text(source.kind, key, _settings_of(seen), source.of_slate(self.slate).get(key))

@@ -48,8 +48,13 @@ class State:
 
 
 def cause(subject: AssetKey, partition: str | None, category: str, reason: str) -> dict:
-    return {"key": {"path": list(subject.path)}, "partitionKey": partition, "category": category,
-            "reason": reason, "dependency": None}
+    return {
+        "key": {"path": list(subject.path)},
+        "partitionKey": partition,
+        "category": category,
+        "reason": reason,
+        "dependency": None,
+    }
 
 
 class Latest:
@@ -72,8 +77,12 @@ class Latest:
         if now is None or now.storage_id <= storage_id:
             return False
         fetch = self.instance.fetch_observations if observed else self.instance.fetch_materializations
-        before = fetch(AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None,
-                                          before_storage_id=storage_id), limit=1).records
+        before = fetch(
+            AssetRecordsFilter(
+                asset_key=key, asset_partitions=[partition] if partition else None, before_storage_id=storage_id
+            ),
+            limit=1,
+        ).records
         then = _tags(before[0], observed).get(DATA_VERSION_TAG) if before else None
         return then is None or then != now.tags.get(DATA_VERSION_TAG)
 
@@ -118,8 +127,9 @@ def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
     return State(STALE, tuple(causes)) if causes else State(FRESH)
 
 
-def _input_causes(latest: Latest, mine: Record, parent: AssetKey, partitions: list[str | None],
-                  observed: bool) -> list[dict]:
+def _input_causes(
+    latest: Latest, mine: Record, parent: AssetKey, partitions: list[str | None], observed: bool
+) -> list[dict]:
     """A cause when a partition of `parent` that `mine` reads was recorded again after `mine` with another data
     version than it had before `mine` (the version `mine` read)."""
     changed = [p for p in partitions if latest.changed_since(parent, p, observed, mine.storage_id)]

@@ -56,13 +56,17 @@ class FasterWhisperASR:
                 try:
                     import faster_whisper
                 except ImportError as exc:
-                    raise ASRError(f"ASR model {self.model_path}: the faster-whisper package is not installed "
-                                   f"({exc}); {INSTALL_HINT}, or leave asr_model_path unset to use the reference "
-                                   "transcripts") from None
+                    raise ASRError(
+                        f"ASR model {self.model_path}: the faster-whisper package is not installed "
+                        f"({exc}); {INSTALL_HINT}, or leave asr_model_path unset to use the reference "
+                        "transcripts"
+                    ) from None
                 folder = Path(self.model_path).expanduser()
                 if not folder.is_dir():
-                    raise ASRError(f"ASR model {self.model_path}: no such model folder; asr_model_path must be a "
-                                   "faster-whisper (CTranslate2) directory holding model.bin")
+                    raise ASRError(
+                        f"ASR model {self.model_path}: no such model folder; asr_model_path must be a "
+                        "faster-whisper (CTranslate2) directory holding model.bin"
+                    )
                 try:
                     self._model = faster_whisper.WhisperModel(str(folder), device="cpu", compute_type="int8")
                 except Exception as exc:

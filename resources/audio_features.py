@@ -110,8 +110,9 @@ def _periodicity(y: np.ndarray, f0: np.ndarray) -> np.ndarray:
 def _voiced_f0(y: np.ndarray, frame_rms: np.ndarray, method: Literal["yin", "pyin"]) -> tuple[np.ndarray, np.ndarray]:
     """Per-frame F0 and a voiced mask."""
     if method == "pyin":
-        f0, voiced, _ = librosa.pyin(y, fmin=FMIN_HZ, fmax=FMAX_HZ, sr=ANALYSIS_SR, frame_length=FRAME_LENGTH,
-                                     hop_length=HOP_LENGTH)
+        f0, voiced, _ = librosa.pyin(
+            y, fmin=FMIN_HZ, fmax=FMAX_HZ, sr=ANALYSIS_SR, frame_length=FRAME_LENGTH, hop_length=HOP_LENGTH
+        )
         return f0, voiced & np.isfinite(f0)
     f0 = librosa.yin(y, fmin=FMIN_HZ, fmax=FMAX_HZ, sr=ANALYSIS_SR, frame_length=FRAME_LENGTH, hop_length=HOP_LENGTH)
     n = min(f0.size, frame_rms.size)

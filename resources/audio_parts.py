@@ -52,8 +52,10 @@ def can_write(fmt: AudioFormat) -> bool:
 def _convert(path: str, data: bytes, fmt: AudioFormat) -> bytes:
     hint = f"set the target's audio_format to the clips' format ({sniff_format(data[:16]) or 'unknown'})"
     if not can_write(fmt):
-        raise AudioPartError(f"{path}: needs converting to {fmt}, but soundfile {sf.__version__} with libsndfile "
-                             f"{sf.__libsndfile_version__} cannot write {fmt.upper()}; {hint}")
+        raise AudioPartError(
+            f"{path}: needs converting to {fmt}, but soundfile {sf.__version__} with libsndfile "
+            f"{sf.__libsndfile_version__} cannot write {fmt.upper()}; {hint}"
+        )
     try:
         samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except (sf.LibsndfileError, RuntimeError, TypeError) as err:

@@ -192,10 +192,18 @@ class CallCache:
     # -- replies ----------------------------------------------------------------------------
 
     @staticmethod
-    def key(*, model: str, base_url: str, messages: list[dict[str, Any]], settings: dict[str, Any], seed: int | None) -> str:
+    def key(
+        *, model: str, base_url: str, messages: list[dict[str, Any]], settings: dict[str, Any], seed: int | None
+    ) -> str:
         """sha256 of everything that decides a reply. `settings` holds temperature, max_tokens,
         reasoning_effort, extra_body and response_format (kind and schema). Never pass a key here."""
-        payload = {"model": model, "base_url": base_url.rstrip("/"), "messages": messages, "settings": settings, "seed": seed}
+        payload = {
+            "model": model,
+            "base_url": base_url.rstrip("/"),
+            "messages": messages,
+            "settings": settings,
+            "seed": seed,
+        }
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
     def get(self, key: str) -> CachedReply | None:
@@ -273,8 +281,23 @@ class CallCache:
             db.execute(
                 "INSERT INTO ledger (ts, run_id, role, model_id, purpose, cache_key, cached, tokens_in, tokens_out,"
                 " cost_usd, latency_s, retries, ok, error, failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (_now(), run_id, role, model_id, purpose, cache_key, int(cached), tokens_in, tokens_out,
-                 cost_usd, latency_s, retries, int(ok), error, failure),
+                (
+                    _now(),
+                    run_id,
+                    role,
+                    model_id,
+                    purpose,
+                    cache_key,
+                    int(cached),
+                    tokens_in,
+                    tokens_out,
+                    cost_usd,
+                    latency_s,
+                    retries,
+                    int(ok),
+                    error,
+                    failure,
+                ),
             )
 
     def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
@@ -295,9 +318,13 @@ class CallCache:
         totals: dict[str, dict[str, Any]] = {}
         for row in self.ledger(run_id):
             name = f"{row['role']}/{row['model_id']}" if by_model else row["role"]
-            t = totals.setdefault(name, dict.fromkeys(
-                ("calls", "network_calls", "cache_hits", "failures", "retries", "tokens_in", "tokens_out"), 0
-            ) | {"cost_usd": 0.0, "spent_usd": 0.0, "latency_s": 0.0, "failures_by_kind": {}})
+            t = totals.setdefault(
+                name,
+                dict.fromkeys(
+                    ("calls", "network_calls", "cache_hits", "failures", "retries", "tokens_in", "tokens_out"), 0
+                )
+                | {"cost_usd": 0.0, "spent_usd": 0.0, "latency_s": 0.0, "failures_by_kind": {}},
+            )
             t["calls"] += 1
             if not row["ok"]:
                 kind = row["failure"] or "unknown"

@@ -297,23 +297,35 @@ def excerpt(text: str, limit: int = REASK_EXCERPT_CHARS) -> str:
     return text[: limit - len(note)] + note
 
 
-def reask_messages(messages: Messages, bad_reply: str, error: str, *, attempt: int, attempts: int,
-                   cut: bool = False) -> Messages:
+def reask_messages(
+    messages: Messages, bad_reply: str, error: str, *, attempt: int, attempts: int, cut: bool = False
+) -> Messages:
     """The ORIGINAL messages plus one re-ask for attempt `attempt` of `attempts`: an excerpt of the rejected
     reply and the error, or, for a reply cut at max_tokens, only a note asking for a shorter reply (the
     cut reply is not pasted back). So a re-ask adds at most REASK_MAX_EXTRA_CHARS to the original request,
     whatever happened before; the attempt number keeps each re-ask a request of its own (not a cache hit)."""
     if cut:
-        return [*messages, {"role": "user", "content": (
-            f"Your previous reply was cut off at the length limit before the JSON object was complete "
-            f"(attempt {attempt} of {attempts}). Reply again with the complete JSON object only, and keep "
-            f"every text field short.")}]
+        return [
+            *messages,
+            {
+                "role": "user",
+                "content": (
+                    f"Your previous reply was cut off at the length limit before the JSON object was complete "
+                    f"(attempt {attempt} of {attempts}). Reply again with the complete JSON object only, and keep "
+                    f"every text field short."
+                ),
+            },
+        ]
     return [
         *messages,
         {"role": "assistant", "content": excerpt(bad_reply)},
-        {"role": "user", "content": (
-            f"Your reply was rejected: {error[:PARSE_ERROR_MAX_CHARS]}. Reply again with the corrected JSON "
-            f"object only (attempt {attempt} of {attempts}).")},
+        {
+            "role": "user",
+            "content": (
+                f"Your reply was rejected: {error[:PARSE_ERROR_MAX_CHARS]}. Reply again with the corrected JSON "
+                f"object only (attempt {attempt} of {attempts})."
+            ),
+        },
     ]
 
 
@@ -452,12 +464,20 @@ class OpenAIChatClient:
         also when other threads send the same request meanwhile: resources/call_cache.py). Not yet in the
         ledger (the caller records it once it knows whether the reply validates)."""
         settings = self._settings(response_format)
-        key = CallCache.key(model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed)
+        key = CallCache.key(
+            model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed
+        )
         with one_flight(key):
             return self._cached_or_sent(messages, settings, purpose, key, response_format)
 
-    def _cached_or_sent(self, messages: Messages, settings: dict[str, Any], purpose: str, key: str,
-                        response_format: dict[str, Any] | None) -> _Outcome:
+    def _cached_or_sent(
+        self,
+        messages: Messages,
+        settings: dict[str, Any],
+        purpose: str,
+        key: str,
+        response_format: dict[str, Any] | None,
+    ) -> _Outcome:
         hit = self.cache.get(key)
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
@@ -466,15 +486,23 @@ class OpenAIChatClient:
         started = time.perf_counter()
         with self._http.track() as attempts:
             try:
-                completion = sdk.post(CHAT_PATH, body=request_body(self._request_kwargs(messages, settings)),
-                                      cast_to=ChatCompletion)
+                completion = sdk.post(
+                    CHAT_PATH, body=request_body(self._request_kwargs(messages, settings)), cast_to=ChatCompletion
+                )
             except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the retries
                 latency = time.perf_counter() - started
                 raise self._failed(exc, purpose, key, latency, response_format, attempts) from None
         latency = time.perf_counter() - started
         reply = self._reply_from(completion, latency)
-        self.cache.put(key, model=self.ref.model, text=reply.text, tokens_in=reply.tokens_in,
-                       tokens_out=reply.tokens_out, latency_s=latency, finish_reason=reply.finish_reason)
+        self.cache.put(
+            key,
+            model=self.ref.model,
+            text=reply.text,
+            tokens_in=reply.tokens_in,
+            tokens_out=reply.tokens_out,
+            latency_s=latency,
+            finish_reason=reply.finish_reason,
+        )
         return self._outcome(reply, key, cached=False, retries=attempts.retries)
 
     def _sdk_or_record(self, purpose: str, key: str) -> openai.OpenAI:
@@ -482,9 +510,17 @@ class OpenAIChatClient:
         try:
             return self._sdk()
         except MissingApiKeyError:
-            self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose,
-                              cached=False, ok=False, error=f"{self.ref.api_key_env} is not set", failure="no_key",
-                              cache_key=key)
+            self.cache.record(
+                run_id=self.run_id,
+                role=self.role,
+                model_id=self.model_id,
+                purpose=purpose,
+                cached=False,
+                ok=False,
+                error=f"{self.ref.api_key_env} is not set",
+                failure="no_key",
+                cache_key=key,
+            )
             raise
 
     @staticmethod
@@ -529,33 +565,60 @@ class OpenAIChatClient:
         retries = f" (SDK max_retries={self.ref.max_retries})" if retryable else ""
         message = f"model '{self.model_id}' ({self.role}, {purpose}) at {self.base_url}: {what}{retries}"
         rejected_format = (
-            response_format is not None and status in (400, 422) and isinstance(exc, openai.APIStatusError)
+            response_format is not None
+            and status in (400, 422)
+            and isinstance(exc, openai.APIStatusError)
             and _mentions_response_format(exc)
         )
-        self.cache.record(run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose, cached=False,
-                          ok=False, latency_s=latency, retries=attempts.retries, error=what,
-                          failure="format_rejected" if rejected_format else failure, cache_key=key)
-        error_type = (_FormatRejected if rejected_format
-                      else _RequestRefused if status in REFUSED_STATUSES else ModelCallError)
+        self.cache.record(
+            run_id=self.run_id,
+            role=self.role,
+            model_id=self.model_id,
+            purpose=purpose,
+            cached=False,
+            ok=False,
+            latency_s=latency,
+            retries=attempts.retries,
+            error=what,
+            failure="format_rejected" if rejected_format else failure,
+            cache_key=key,
+        )
+        error_type = (
+            _FormatRejected if rejected_format else _RequestRefused if status in REFUSED_STATUSES else ModelCallError
+        )
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
 
     def _cut_message(self, stats: CallStats) -> str:
         """Why a reply ended with finish_reason=length: max_tokens, or (fewer tokens than that) a server whose
         context window was full, which a larger max_tokens would not fix."""
         if 0 < stats.tokens_out < self.ref.max_tokens:
-            return (f"reply cut after {stats.tokens_out} tokens (finish_reason=length), below max_tokens="
-                    f"{self.ref.max_tokens}: the server's context window filled up (prompt {stats.tokens_in} tokens); "
-                    f"give the server of model '{self.model_id}' a larger context per request")
-        return (f"reply cut at max_tokens={self.ref.max_tokens} (finish_reason=length); "
-                f"raise max_tokens for model '{self.model_id}' in the slate")
+            return (
+                f"reply cut after {stats.tokens_out} tokens (finish_reason=length), below max_tokens="
+                f"{self.ref.max_tokens}: the server's context window filled up (prompt {stats.tokens_in} tokens); "
+                f"give the server of model '{self.model_id}' a larger context per request"
+            )
+        return (
+            f"reply cut at max_tokens={self.ref.max_tokens} (finish_reason=length); "
+            f"raise max_tokens for model '{self.model_id}' in the slate"
+        )
 
     def _record(self, outcome: _Outcome, purpose: str, error: str | None = None, failure: str | None = None) -> None:
         s = outcome.stats
         self.cache.record(
-            run_id=self.run_id, role=self.role, model_id=self.model_id, purpose=purpose,
-            cached=s.cache_hits > 0, ok=error is None, tokens_in=s.tokens_in, tokens_out=s.tokens_out,
-            cost_usd=s.cost_usd, latency_s=s.latency_s, retries=outcome.retries,
-            error=self._redact(error) if error else None, failure=failure, cache_key=outcome.key,
+            run_id=self.run_id,
+            role=self.role,
+            model_id=self.model_id,
+            purpose=purpose,
+            cached=s.cache_hits > 0,
+            ok=error is None,
+            tokens_in=s.tokens_in,
+            tokens_out=s.tokens_out,
+            cost_usd=s.cost_usd,
+            latency_s=s.latency_s,
+            retries=outcome.retries,
+            error=self._redact(error) if error else None,
+            failure=failure,
+            cache_key=outcome.key,
         )
 
     # -- the ChatClient protocol ---------------------------------------------------------------
@@ -582,8 +645,13 @@ class OpenAIChatClient:
             except ModelCallError as exc:
                 if attempt == 1:
                     raise
-                raise ReplyParseError(model_id=self.model_id, purpose=purpose, raw=self._redact(last_reply),
-                                      error=f"{last_error}; then the re-ask failed: {exc}", attempts=attempt) from None
+                raise ReplyParseError(
+                    model_id=self.model_id,
+                    purpose=purpose,
+                    raw=self._redact(last_reply),
+                    error=f"{last_error}; then the re-ask failed: {exc}",
+                    attempts=attempt,
+                ) from None
             total = total + outcome.stats
             try:
                 value = parse_reply(outcome.text, schema)
@@ -598,10 +666,16 @@ class OpenAIChatClient:
                 last_reply, last_error = outcome.text, error
                 if attempt == attempts:
                     error_type = ReplyCutError if cut else ReplyParseError
-                    raise error_type(model_id=self.model_id, purpose=purpose, error=error,
-                                     raw=self._redact(outcome.text), attempts=attempts) from None
-                conversation = reask_messages(original, self._redact(outcome.text), error, attempt=attempt + 1,
-                                              attempts=attempts, cut=cut)
+                    raise error_type(
+                        model_id=self.model_id,
+                        purpose=purpose,
+                        error=error,
+                        raw=self._redact(outcome.text),
+                        attempts=attempts,
+                    ) from None
+                conversation = reask_messages(
+                    original, self._redact(outcome.text), error, attempt=attempt + 1, attempts=attempts, cut=cut
+                )
                 continue
             self._record(outcome, purpose)
             return Reply(value=value, raw=outcome.text, stats=total)

@@ -72,6 +72,7 @@ def make_cue_source(emotion_model_path: str | None, kind: CueKind) -> CueSource:
     if isinstance(labels, dict) and sorted(str(v).strip().lower() for v in labels.values()) == sorted(VAD_DIMENSIONS):
         raise EmotionModelError(
             f"emotion model {emotion_model_path}: config.json id2label names the dimensions {sorted(VAD_DIMENSIONS)} "
-            f"but problem_type is {config.get('problem_type')!r}; set problem_type to \"regression\" if the head "
-            "predicts dimensional values (label probabilities over dimensions would be meaningless)")
+            f'but problem_type is {config.get("problem_type")!r}; set problem_type to "regression" if the head '
+            "predicts dimensional values (label probabilities over dimensions would be meaningless)"
+        )
     return CueSource(kind, AudioEmotionClassifier(emotion_model_path))

@@ -70,7 +70,6 @@ def embed(texts: Sequence[str], name_or_path: str = OFFLINE_PACKAGE_MODEL, batch
         dim = dimension() or 0
         return np.zeros((0, dim), dtype=np.float32)
     vectors = model.encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-        show_progress_bar=False,
+        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
     )
     return np.asarray(vectors, dtype=np.float32)

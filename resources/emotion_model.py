@@ -22,8 +22,9 @@ class EmotionModelError(RuntimeError):
     """The emotion model cannot load or score a clip; the message names the model folder or clip."""
 
 
-FOLDER_HINT = ("emotion_model_path must be a transformers audio model directory (config.json, weights, "
-               "preprocessor_config.json)")
+FOLDER_HINT = (
+    "emotion_model_path must be a transformers audio model directory (config.json, weights, preprocessor_config.json)"
+)
 
 
 def read_model_config(model_path: str) -> dict[str, Any]:
@@ -34,8 +35,9 @@ def read_model_config(model_path: str) -> dict[str, Any]:
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise EmotionModelError(f"emotion model {model_path}: cannot read config.json ({type(exc).__name__}: "
-                                f"{exc}); {FOLDER_HINT}") from None
+        raise EmotionModelError(
+            f"emotion model {model_path}: cannot read config.json ({type(exc).__name__}: {exc}); {FOLDER_HINT}"
+        ) from None
     if not isinstance(config, dict):
         raise EmotionModelError(f"emotion model {model_path}: config.json is not a JSON object; {FOLDER_HINT}")
     return config
@@ -82,17 +84,23 @@ class AudioEmotionClassifier:
                 try:
                     from transformers import pipeline
                 except ImportError as exc:
-                    raise EmotionModelError(f"emotion model {self.model_path}: transformers is not importable "
-                                            f"({exc}); pip install transformers torch") from None
+                    raise EmotionModelError(
+                        f"emotion model {self.model_path}: transformers is not importable "
+                        f"({exc}); pip install transformers torch"
+                    ) from None
                 try:
                     pipe = pipeline("audio-classification", model=str(folder), device="cpu")
                 except Exception as exc:
-                    raise EmotionModelError(f"emotion model {self.model_path}: cannot load as audio-classification "
-                                            f"({type(exc).__name__}: {exc})") from exc
+                    raise EmotionModelError(
+                        f"emotion model {self.model_path}: cannot load as audio-classification "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from exc
                 if getattr(pipe.model.config, "problem_type", None) == "regression":
-                    raise EmotionModelError(f"emotion model {self.model_path}: a regression head gives values, "
-                                            "not label scores; load it with DimensionalEmotionModel "
-                                            "(resources/emotion_regression.py)")
+                    raise EmotionModelError(
+                        f"emotion model {self.model_path}: a regression head gives values, "
+                        "not label scores; load it with DimensionalEmotionModel "
+                        "(resources/emotion_regression.py)"
+                    )
                 self._pipeline = pipe
             return self._pipeline
 

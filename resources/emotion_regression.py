@@ -47,7 +47,8 @@ def dimension_indices(id2label: Mapping[Any, Any], model_path: str) -> dict[str,
         raise EmotionModelError(
             f"emotion model {model_path}: a regression head must name its outputs arousal, dominance and valence "
             f"(each once, indices 0-2) in config.json id2label; it has {shown or 'none'}. Use a dimensional "
-            "speech-emotion model, or a classifier (problem_type single_label_classification) for label cues")
+            "speech-emotion model, or a classifier (problem_type single_label_classification) for label cues"
+        )
     return {name: index for index, name in names.items()}
 
 
@@ -109,14 +110,17 @@ class DimensionalEmotionModel:
         where = f"emotion model {self.model_path}"
         config = read_model_config(self.model_path)
         if not is_dimensional(config):
-            raise EmotionModelError(f"{where}: config.json has problem_type {config.get('problem_type')!r}, not "
-                                    f"{REGRESSION!r}; a classifier's labels are read by AudioEmotionClassifier")
+            raise EmotionModelError(
+                f"{where}: config.json has problem_type {config.get('problem_type')!r}, not "
+                f"{REGRESSION!r}; a classifier's labels are read by AudioEmotionClassifier"
+            )
         dimension_indices(config.get("id2label") or {}, self.model_path)
         try:
             from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
         except ImportError as exc:
-            raise EmotionModelError(f"{where}: transformers is not importable ({exc}); "
-                                    "pip install transformers torch") from None
+            raise EmotionModelError(
+                f"{where}: transformers is not importable ({exc}); pip install transformers torch"
+            ) from None
         custom = SPEECH_CLASSIFICATION_ARCHITECTURE in (config.get("architectures") or [])
         model_class = speech_classification_class() if custom else AutoModelForAudioClassification
         folder = str(Path(self.model_path).expanduser())
@@ -124,15 +128,17 @@ class DimensionalEmotionModel:
             model, info = model_class.from_pretrained(folder, output_loading_info=True)
             extractor = AutoFeatureExtractor.from_pretrained(folder)
         except Exception as exc:
-            raise EmotionModelError(f"{where}: cannot load as a wav2vec2 regression model "
-                                    f"({type(exc).__name__}: {exc})") from exc
+            raise EmotionModelError(
+                f"{where}: cannot load as a wav2vec2 regression model ({type(exc).__name__}: {exc})"
+            ) from exc
         missing = sorted(info.get("missing_keys") or [])
         if missing:
             raise EmotionModelError(
                 f"{where}: the checkpoint lacks weights {missing[:8]} of {type(model).__name__}, which would be "
                 f"random. Supported heads: transformers' Wav2Vec2ForSequenceClassification, or "
                 f"{SPEECH_CLASSIFICATION_ARCHITECTURE} (classifier.dense, classifier.out_proj) named in "
-                "config.json architectures")
+                "config.json architectures"
+            )
         model.eval()
         # the loaded config is the one the outputs follow; its labels were checked above in config.json form
         return model, extractor, dimension_indices(model.config.id2label, self.model_path)
@@ -154,8 +160,10 @@ class DimensionalEmotionModel:
         with self._lock, torch.inference_mode():
             logits = model(**inputs).logits
         if tuple(logits.shape) != (1, len(indices)):
-            raise EmotionModelError(f"emotion model {self.model_path}: expected {len(indices)} outputs per clip, "
-                                    f"got shape {tuple(logits.shape)}")
+            raise EmotionModelError(
+                f"emotion model {self.model_path}: expected {len(indices)} outputs per clip, "
+                f"got shape {tuple(logits.shape)}"
+            )
         row = logits[0].tolist()
         result = {dimension: float(row[index]) for dimension, index in indices.items()}
         self._cache[key] = result

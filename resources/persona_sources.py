@@ -102,12 +102,14 @@ def _read_personamem(file: Path) -> pd.DataFrame:
 
 LAYOUTS: dict[str, PoolLayout] = {
     "nemotron_usa": PoolLayout(
-        "nvidia/Nemotron-Personas-USA", ("data/train-*.parquet",), _nemotron_files, _read_nemotron,
-        nemotron_to_records,
+        "nvidia/Nemotron-Personas-USA", ("data/train-*.parquet",), _nemotron_files, _read_nemotron, nemotron_to_records
     ),
     "personamem_v2": PoolLayout(
-        "bowen-upenn/PersonaMem-v2", tuple(f"benchmark/text/{s}.csv" for s in PERSONAMEM_SPLITS),
-        _personamem_files, _read_personamem, personamem_to_records,
+        "bowen-upenn/PersonaMem-v2",
+        tuple(f"benchmark/text/{s}.csv" for s in PERSONAMEM_SPLITS),
+        _personamem_files,
+        _read_personamem,
+        personamem_to_records,
     ),
 }
 
@@ -128,8 +130,7 @@ def download_from_hub(pool: str, revision: str | None) -> Path:
     layout = _layout(pool)
     try:
         local = _snapshot_download(
-            repo_id=layout.repo_id, repo_type="dataset", revision=revision,
-            allow_patterns=list(layout.allow_patterns),
+            repo_id=layout.repo_id, repo_type="dataset", revision=revision, allow_patterns=list(layout.allow_patterns)
         )
     except Exception as exc:
         raise PersonaSourceError(

@@ -54,8 +54,8 @@ def _resolve_clip(folder: Path, number: str, entry: dict[str, Any]) -> Path:
         path = base.joinpath(*rel.parts)
         parts = rel.parts  # a path relative to the data root, '<slug>/<id>/audio/04.mp3', is read from the folder
         for i in range(len(parts) - 1):
-            if not path.exists() and parts[i:i + 2] == (folder.parent.name, folder.name):
-                path = base.joinpath(*parts[i + 2:])
+            if not path.exists() and parts[i : i + 2] == (folder.parent.name, folder.name):
+                path = base.joinpath(*parts[i + 2 :])
     resolved = path.resolve()
     if not resolved.is_relative_to(base):
         raise LayoutError(f"{where}: '{raw}' resolves outside the item folder")
@@ -80,8 +80,10 @@ def read_item(folder: Path) -> EqItem:
     clip_paths = {n: str(_resolve_clip(folder, n, e)) for n, e in audio_entries(metadata, folder.name).items()}
     item = metadata_to_item(metadata, folder.name, str(folder.resolve()), clip_paths)
     if item.subscale != folder.parent.name:
-        raise LayoutError(f"{folder.name}: eq_scale: '{metadata['eq_scale']}' is subscale {item.subscale}, "
-                          f"but the folder is under '{folder.parent.name}'")
+        raise LayoutError(
+            f"{folder.name}: eq_scale: '{metadata['eq_scale']}' is subscale {item.subscale}, "
+            f"but the folder is under '{folder.parent.name}'"
+        )
     return item
 
 
@@ -118,8 +120,9 @@ def _holds(target: Path, metadata: dict[str, Any], sources: dict[str, Path]) -> 
     try:
         if json.loads((target / METADATA_FILE).read_text(encoding="utf-8")) != metadata:
             return False
-        return all(filecmp.cmp(src, target / "audio" / f"{n}{src.suffix.lower()}", shallow=False)
-                   for n, src in sources.items())
+        return all(
+            filecmp.cmp(src, target / "audio" / f"{n}{src.suffix.lower()}", shallow=False) for n, src in sources.items()
+        )
     except (OSError, ValueError):
         return False
 
@@ -164,8 +167,9 @@ def write_released(items: Iterable[EqItem], root: Path) -> list[Path]:
             raise FileExistsError(f"{others[0]}: dataset_id {item.dataset_id} already exists under another subscale")
         done = target.exists() and _holds(target, metadata, sources)
         if target.exists() and not done and (not target.is_dir() or any(target.iterdir())):
-            raise FileExistsError(f"{target}: holds a different item (metadata or audio differ); "
-                                  "remove it or export to another root")
+            raise FileExistsError(
+                f"{target}: holds a different item (metadata or audio differ); remove it or export to another root"
+            )
         plans[item.dataset_id] = (target, metadata, sources, done)
     for target, metadata, sources, done in plans.values():
         if not done:

@@ -42,6 +42,7 @@ def _locate(library: str | None, data: str | None) -> tuple[str, str | None]:
         return library, data
     try:
         import espeakng_loader
+
         return espeakng_loader.get_library_path(), data or espeakng_loader.get_data_path()
     except (ImportError, RuntimeError):
         found = ctypes.util.find_library("espeak-ng")
@@ -60,8 +61,16 @@ class _Espeak:
             raise TTSError(f"espeak-ng: cannot load {library} ({exc}); {INSTALL_HINT}") from exc
         self.lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         self.lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
-        self.lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int,
-                                          ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.espeak_Synth.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
         self.lib.espeak_Info.restype = ctypes.c_char_p
         # DONT_EXIT: without it espeak calls exit() when its data directory is missing
         self.sample_rate = self.lib.espeak_Initialize(_SYNCHRONOUS, 0, data.encode() if data else None, _DONT_EXIT)
@@ -69,7 +78,9 @@ class _Espeak:
         self.version = (self.lib.espeak_Info(ctypes.byref(path)) or b"?").decode()
         self.data_path, self.library = (path.value or b"").decode(), library
         if self.sample_rate <= 0 or not (Path(self.data_path) / "phontab").is_file():
-            raise TTSError(f"espeak-ng: no voice data in {data or self.data_path or 'the default place'}; {INSTALL_HINT}")
+            raise TTSError(
+                f"espeak-ng: no voice data in {data or self.data_path or 'the default place'}; {INSTALL_HINT}"
+            )
         folder = Path(self.data_path) / "voices" / "!v"
         self.variants = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
         self._chunks: list[bytes] = []
@@ -84,8 +95,10 @@ class _Espeak:
     def synth(self, text: str, voice: str, settings: dict[str, int]) -> bytes:
         variant = voice.partition("+")[2]
         if variant and self.variants and variant not in self.variants:
-            raise TTSError(f"espeak-ng: voice '{voice}': no variant '{variant}' among the {len(self.variants)} shipped "
-                           f"(e.g. f1-f5, m1-m8); use e.g. {VOICES['male'][0]}")
+            raise TTSError(
+                f"espeak-ng: voice '{voice}': no variant '{variant}' among the {len(self.variants)} shipped "
+                f"(e.g. f1-f5, m1-m8); use e.g. {VOICES['male'][0]}"
+            )
         if self.lib.espeak_SetVoiceByName(voice.encode()) == _EE_NOT_FOUND:
             raise TTSError(f"espeak-ng: voice '{voice}' not found in {self.data_path}; use e.g. {VOICES['female'][0]}")
         for name, value in settings.items():  # after the voice: parameters persist across voice changes
@@ -130,8 +143,9 @@ class EspeakTTS:
     def voice_for(self, gender: str | None, slot: int = 0) -> str:
         return voice_for(gender, slot)
 
-    def synthesize(self, text: str, instruction: str, voice: str,
-                   strength: float = 1.0) -> tuple[bytes, dict[str, Any]]:
+    def synthesize(
+        self, text: str, instruction: str, voice: str, strength: float = 1.0
+    ) -> tuple[bytes, dict[str, Any]]:
         """(WAV bytes, metadata: engine, version, voice, instruction, strength, prosody, matched words, audio)."""
         if not text.strip():
             raise TTSError(f"espeak-ng: empty text for voice '{voice}'")
@@ -141,10 +155,18 @@ class EspeakTTS:
             pcm = engine.synth(text, voice, prosody.as_dict())
         if not pcm.strip(b"\x00"):
             raise TTSError(f"espeak-ng: silent output for voice '{voice}' and text {text[:40]!r}")
-        meta = {"engine": self.name, "engine_version": engine.version, "library": engine.library,
-                "voice": voice, "instruction": instruction, "strength": strength, "prosody": prosody.as_dict(),
-                "matched_words": list(matched), "sample_rate": engine.sample_rate,
-                "duration_s": len(pcm) / 2 / engine.sample_rate}
+        meta = {
+            "engine": self.name,
+            "engine_version": engine.version,
+            "library": engine.library,
+            "voice": voice,
+            "instruction": instruction,
+            "strength": strength,
+            "prosody": prosody.as_dict(),
+            "matched_words": list(matched),
+            "sample_rate": engine.sample_rate,
+            "duration_s": len(pcm) / 2 / engine.sample_rate,
+        }
         return pcm_to_wav(pcm, engine.sample_rate), meta
 
 
@@ -154,14 +176,14 @@ def repair_wav_header(data: bytes) -> bytes:
         return data
     out, offset, align = bytearray(data), 12, 1
     while offset + 8 <= len(out):
-        chunk, size = out[offset:offset + 4], struct.unpack_from("<I", out, offset + 4)[0]
+        chunk, size = out[offset : offset + 4], struct.unpack_from("<I", out, offset + 4)[0]
         if chunk == b"fmt " and offset + 22 <= len(out):
             align = max(1, struct.unpack_from("<H", out, offset + 20)[0])
         if chunk == b"data":
             real = len(out) - offset - 8
             if size > real:
                 real -= real % align
-                del out[offset + 8 + real:]
+                del out[offset + 8 + real :]
                 struct.pack_into("<I", out, offset + 4, real)
             break
         offset += 8 + size + (size & 1)
@@ -180,7 +202,9 @@ def wav_info(data: bytes) -> dict[str, Any]:
 
 
 OPENAI_VOICES: dict[str, tuple[str, ...]] = {
-    "female": ("coral", "shimmer", "nova"), "male": ("ash", "onyx", "echo"), "neutral": ("alloy", "sage"),
+    "female": ("coral", "shimmer", "nova"),
+    "male": ("ash", "onyx", "echo"),
+    "neutral": ("alloy", "sage"),
 }
 
 
@@ -201,15 +225,22 @@ class OpenAISpeechTTS:
     @classmethod
     def from_ref(cls, ref: Any, voices: dict[str, tuple[str, ...]] | None = None) -> OpenAISpeechTTS:
         """From a config ModelRef (model, base_url, api_key_env, timeout_s, max_retries)."""
-        return cls(model=ref.model, base_url=ref.base_url, api_key_env=ref.api_key_env,
-                   voices=voices or dict(OPENAI_VOICES), timeout_s=ref.timeout_s, max_retries=ref.max_retries)
+        return cls(
+            model=ref.model,
+            base_url=ref.base_url,
+            api_key_env=ref.api_key_env,
+            voices=voices or dict(OPENAI_VOICES),
+            timeout_s=ref.timeout_s,
+            max_retries=ref.max_retries,
+        )
 
     def voice_for(self, gender: str | None, slot: int = 0) -> str:
         options = self.voices.get(gender_key(gender)) or self.voices.get("neutral") or next(iter(self.voices.values()))
         return options[slot % len(options)]
 
-    def synthesize(self, text: str, instruction: str, voice: str,
-                   strength: float = 1.0) -> tuple[bytes, dict[str, Any]]:
+    def synthesize(
+        self, text: str, instruction: str, voice: str, strength: float = 1.0
+    ) -> tuple[bytes, dict[str, Any]]:
         """(audio bytes, metadata). `strength` is recorded only: a regeneration here is a new sampled synthesis."""
         import openai
 
@@ -218,24 +249,36 @@ class OpenAISpeechTTS:
         if not key:
             raise TTSError(f"{where}: environment variable {self.api_key_env} is not set")
         if self._client is None:
-            self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout_s,
-                                         max_retries=self.max_retries)
+            self._client = openai.OpenAI(
+                api_key=key, base_url=self.base_url, timeout=self.timeout_s, max_retries=self.max_retries
+            )
         extra = {"instructions": instruction} if instruction.strip() else {}
         try:
-            audio = self._client.audio.speech.create(model=self.model, voice=voice, input=text,
-                                                     response_format=self.response_format, **extra).read()
+            audio = self._client.audio.speech.create(
+                model=self.model, voice=voice, input=text, response_format=self.response_format, **extra
+            ).read()
         except openai.APIStatusError as exc:
             detail = str(exc.message).replace(key, "***")[:300]
-            raise TTSError(f"{where}: HTTP {exc.status_code}: {detail}; check the model, voice and key, "
-                           "or switch the slate's TTS to the embedded espeak-ng") from None
+            raise TTSError(
+                f"{where}: HTTP {exc.status_code}: {detail}; check the model, voice and key, "
+                "or switch the slate's TTS to the embedded espeak-ng"
+            ) from None
         except openai.APIError as exc:
             raise TTSError(f"{where}: {type(exc).__name__}; is the server running?") from None
         if not audio:
             raise TTSError(f"{where}: empty audio in the reply")
         audio = repair_wav_header(audio) if self.response_format == "wav" else audio
-        meta = {"engine": self.name, "engine_version": self.model, "model": self.model, "base_url": self.base_url,
-                "voice": voice, "instruction": instruction, "strength": strength,
-                "response_format": self.response_format, **wav_info(audio)}
+        meta = {
+            "engine": self.name,
+            "engine_version": self.model,
+            "model": self.model,
+            "base_url": self.base_url,
+            "voice": voice,
+            "instruction": instruction,
+            "strength": strength,
+            "response_format": self.response_format,
+            **wav_info(audio),
+        }
         return audio, meta
 
 

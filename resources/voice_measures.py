@@ -54,8 +54,12 @@ def syllable_rate(y: np.ndarray) -> float:
     db = 10.0 * np.log10(energy + 1e-12)
     window = np.hanning(NUCLEUS_SMOOTH_FRAMES)
     db = np.convolve(db, window / window.sum(), mode="same")
-    peaks, _ = find_peaks(db, prominence=NUCLEUS_PROMINENCE_DB, height=db.max() - NUCLEUS_FLOOR_DB,
-                          distance=max(1, round(NUCLEUS_MIN_GAP_S * ANALYSIS_SR / NUCLEUS_HOP)))
+    peaks, _ = find_peaks(
+        db,
+        prominence=NUCLEUS_PROMINENCE_DB,
+        height=db.max() - NUCLEUS_FLOOR_DB,
+        distance=max(1, round(NUCLEUS_MIN_GAP_S * ANALYSIS_SR / NUCLEUS_HOP)),
+    )
     return len(peaks) / (y.size / ANALYSIS_SR)
 
 
@@ -72,8 +76,13 @@ def _measure(path: str, _mtime_ns: int, _size: int) -> VoiceMeasures:
         voiced_f0 = f0[voiced]
         pitch_hz = float(np.median(voiced_f0))
         pitch_sd = float(np.std(12.0 * np.log2(voiced_f0 / pitch_hz)))
-    return VoiceMeasures(pitch_hz=pitch_hz, pitch_sd_semitones=pitch_sd, energy_db=float(20.0 * np.log10(rms)),
-                         rate=syllable_rate(y), duration_s=y.size / ANALYSIS_SR)
+    return VoiceMeasures(
+        pitch_hz=pitch_hz,
+        pitch_sd_semitones=pitch_sd,
+        energy_db=float(20.0 * np.log10(rms)),
+        rate=syllable_rate(y),
+        duration_s=y.size / ANALYSIS_SR,
+    )
 
 
 def voice_measures(path: str | Path) -> VoiceMeasures:

@@ -168,8 +168,15 @@ class ParquetWarehouse(UPathIOManager):
         if context.has_asset_partitions:
             where = _partition_columns(context, context.asset_partition_key).items()
             query += " WHERE " + " AND ".join(f"{c} = '{v.replace(chr(39), chr(39) * 2)}'" for c, v in where)
-        context.add_output_metadata({**rows, "Query": query, "dataframe_columns": MetadataValue.table_schema(
-            TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema]))})
+        context.add_output_metadata(
+            {
+                **rows,
+                "Query": query,
+                "dataframe_columns": MetadataValue.table_schema(
+                    TableSchema(columns=[TableColumn(name=f.name, type=str(f.type)) for f in data.schema])
+                ),
+            }
+        )
         prepare(self.database, context.log, table)
 
     def _folder(self, context: InputContext):
@@ -177,8 +184,10 @@ class ParquetWarehouse(UPathIOManager):
 
     def _missing(self, context: InputContext) -> MissingTableError:
         table = _table(context)
-        return MissingTableError(f"{table} is not in the warehouse yet: materialise the asset "
-                                 f"{table.replace('.', '/')} (at least one partition) before the assets that read it")
+        return MissingTableError(
+            f"{table} is not in the warehouse yet: materialise the asset "
+            f"{table.replace('.', '/')} (at least one partition) before the assets that read it"
+        )
 
     def load_from_path(self, context: InputContext, path) -> pd.DataFrame:
         folder = self._folder(context)
@@ -193,8 +202,10 @@ class ParquetWarehouse(UPathIOManager):
         folder = self._folder(context)
         if not folder.is_dir() or not any(folder.rglob("*.parquet")):
             raise self._missing(context)
-        files = [folder / partition_folder(_partition_columns(context, k)) / PARTITION_FILE
-                 for k in context.asset_partition_keys]
+        files = [
+            folder / partition_folder(_partition_columns(context, k)) / PARTITION_FILE
+            for k in context.asset_partition_keys
+        ]
         return read_files(files, folder)
 
 
@@ -244,9 +255,7 @@ def connect(path: Path | None = None, *, read_only: bool = True):
         con.close()
 
 
-def read_partition(
-    table: str, filters: dict[str, Sequence[str] | str], path: Path | None = None
-) -> pd.DataFrame:
+def read_partition(table: str, filters: dict[str, Sequence[str] | str], path: Path | None = None) -> pd.DataFrame:
     """Rows of `schema.table` matching the filters, read from its Parquet files (eyt.duckdb is not opened, so
     this never waits for a lock), or an empty frame when the table has no file yet."""
     path = Path(path or warehouse_path())

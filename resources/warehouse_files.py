@@ -50,7 +50,9 @@ def as_path(path):
             return path
         text = str(path)
         # s3fs keeps directory listings for ever by default: another process's new partition would stay unseen
-        fresh: dict[str, Any] = {"use_listings_cache": False} if text.split("://", 1)[0] in ("s3", "s3a", "gs", "gcs") else {}
+        fresh: dict[str, Any] = (
+            {"use_listings_cache": False} if text.split("://", 1)[0] in ("s3", "s3a", "gs", "gcs") else {}
+        )
         return UPath(text, **fresh)
     return Path(path)
 
@@ -110,8 +112,9 @@ def data_files(folder: Path) -> list[Path]:
     folder = as_path(folder)
     if is_remote(folder) and not folder.exists():
         return []
-    return sorted((p for p in folder.rglob("*.parquet") if p.name != SCHEMA_FILE and not p.name.startswith(".")),
-                  key=str)
+    return sorted(
+        (p for p in folder.rglob("*.parquet") if p.name != SCHEMA_FILE and not p.name.startswith(".")), key=str
+    )
 
 
 def _replace(tmp: Path, path: Path) -> None:
@@ -123,8 +126,9 @@ def arrow_table(frame: pd.DataFrame, table: str) -> pa.Table:
     DuckDB infers from the frame, with a column of nothing but missing values stored as text."""
     declared = declared_columns(table)
     if declared is not None:
-        return pa.Table.from_pandas(conform(frame, declared, table), schema=arrow_schema(declared),
-                                    preserve_index=False)
+        return pa.Table.from_pandas(
+            conform(frame, declared, table), schema=arrow_schema(declared), preserve_index=False
+        )
     con = duckdb.connect()
     try:
         con.register("eyt_frame", frame)

@@ -42,8 +42,10 @@ _log = logging.getLogger(__name__)
 def view_sql(root: Path, table: str) -> str:
     schema, name = table.split(".", 1)
     glob = table_glob(root, table).replace("'", "''")
-    return (f'CREATE OR REPLACE VIEW "{schema}"."{name}" AS SELECT * FROM '
-            f"read_parquet('{glob}', hive_partitioning = false, union_by_name = true)")
+    return (
+        f'CREATE OR REPLACE VIEW "{schema}"."{name}" AS SELECT * FROM '
+        f"read_parquet('{glob}', hive_partitioning = false, union_by_name = true)"
+    )
 
 
 def stored_tables(root: Path) -> list[str]:
@@ -51,16 +53,29 @@ def stored_tables(root: Path) -> list[str]:
     root = as_path(root)
     if not root.is_dir():
         return []
-    return sorted(f"{s.name}.{t.name}" for s in root.iterdir() if s.is_dir() for t in s.iterdir()
-                  if t.is_dir() and any(t.rglob("*.parquet")))
+    return sorted(
+        f"{s.name}.{t.name}"
+        for s in root.iterdir()
+        if s.is_dir()
+        for t in s.iterdir()
+        if t.is_dir() and any(t.rglob("*.parquet"))
+    )
 
 
 def _catalog(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, str], set[str]]:
-    views = {f"{s}.{v}": sql for s, v, sql in con.execute(
-        "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
-        "AND database_name = current_database()").fetchall()}
-    tables = {f"{s}.{t}" for s, t in con.execute(
-        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
+    views = {
+        f"{s}.{v}": sql
+        for s, v, sql in con.execute(
+            "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
+            "AND database_name = current_database()"
+        ).fetchall()
+    }
+    tables = {
+        f"{s}.{t}"
+        for s, t in con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()
+    }
     return views, tables
 
 
@@ -68,8 +83,9 @@ def _stale(root: Path, wanted: Iterable[str], views: Mapping[str, str]) -> list[
     return [t for t in wanted if t not in views or table_glob(root, t).replace("'", "''") not in views[t]]
 
 
-def ensure_views(database: Path, layouts: Callable[[], Mapping[str, list[str]]] | None = None,
-                 log: logging.Logger | None = None) -> bool:
+def ensure_views(
+    database: Path, layouts: Callable[[], Mapping[str, list[str]]] | None = None, log: logging.Logger | None = None
+) -> bool:
     """Make `database` (eyt.duckdb; the warehouse folder sits beside it) hold a current view for every contract table and every stored table, migrating real
     tables first (`layouts` names each table's partition columns). Returns False when eyt.duckdb was locked by
     another process and something is left to do next time (logged, not raised)."""
@@ -103,13 +119,16 @@ def ensure_views(database: Path, layouts: Callable[[], Mapping[str, list[str]]] 
                 log.info(f"eyt.duckdb: (re)created the view(s) {stale} over {root}")
         return True
     except (duckdb.IOException, duckdb.ConnectionException) as exc:  # another process holds the file
-        log.warning(f"eyt.duckdb is in use by another process, so its views were not updated now (retried on the "
-                    f"next write or eyt command): {exc}")
+        log.warning(
+            f"eyt.duckdb is in use by another process, so its views were not updated now (retried on the "
+            f"next write or eyt command): {exc}"
+        )
         return False
 
 
-def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, layouts: Mapping[str, list[str]],
-                   log: logging.Logger) -> list[str]:
+def migrate_tables(
+    con: duckdb.DuckDBPyConnection, root: Path, layouts: Mapping[str, list[str]], log: logging.Logger
+) -> list[str]:
     """Export every real table of an older warehouse into the Parquet layout (one file per partition of its
     partition columns, cast to its contract), then drop the table; its view replaces it. Run while holding
     the write lock; a crash part-way leaves the remaining tables in place for the next attempt."""
@@ -118,20 +137,30 @@ def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, layouts: Mapping[
     for table in sorted(tables):
         schema, name = table.split(".", 1)
         quoted = f'"{schema}"."{name}"'
-        types = dict(con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
-            "ORDER BY ordinal_position", [schema, name]).fetchall())
+        types = dict(
+            con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                "ORDER BY ordinal_position",
+                [schema, name],
+            ).fetchall()
+        )
         declared = declared_columns(table)
-        target_types = {**{c: "VARCHAR" if t == '"NULL"' else t for c, t in types.items()},
-                        **(duckdb_columns(declared) if declared else {})}
-        select = ", ".join(f'CAST("{c}" AS {target_types[c]}) AS "{c}"' if c in types else f'NULL::{t} AS "{c}"'
-                           for c, t in target_types.items())
+        target_types = {
+            **{c: "VARCHAR" if t == '"NULL"' else t for c, t in types.items()},
+            **(duckdb_columns(declared) if declared else {}),
+        }
+        select = ", ".join(
+            f'CAST("{c}" AS {target_types[c]}) AS "{c}"' if c in types else f'NULL::{t} AS "{c}"'
+            for c, t in target_types.items()
+        )
         columns = [c for c in layouts.get(table, []) if c in types]
         folder = table_dir(root, table)
         for old in data_files(folder):  # a previous, interrupted attempt
             old.unlink()
         if columns:
-            keys = con.execute(f"SELECT DISTINCT {', '.join(f'{c}::VARCHAR' for c in columns)} FROM {quoted}").fetchall()
+            keys = con.execute(
+                f"SELECT DISTINCT {', '.join(f'{c}::VARCHAR' for c in columns)} FROM {quoted}"
+            ).fetchall()
             if not keys:  # an empty table still needs a file for its columns
                 write_file(con.sql(f"SELECT {select} FROM {quoted}").to_arrow_table(), folder / TABLE_FILE)
             for key in keys:
@@ -143,8 +172,9 @@ def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, layouts: Mapping[
         rows = con.execute(f"SELECT count(*) FROM {quoted}").fetchall()[0][0]
         con.execute(f"DROP TABLE {quoted}")
         con.execute(view_sql(root, table))
-        log.info(f"migrated {table}: {rows} row(s) into {folder} "
-                 f"({'one file per ' + ', '.join(columns) if columns else 'one file'})")
+        log.info(
+            f"migrated {table}: {rows} row(s) into {folder} "
+            f"({'one file per ' + ', '.join(columns) if columns else 'one file'})"
+        )
         done.append(table)
     return done
-

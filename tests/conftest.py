@@ -20,8 +20,9 @@ from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 def write_slate(directory: Path, **overrides) -> Path:
     """The default slate with overrides, written to directory/slate.yaml (small sizes for tests)."""
     slate = yaml.safe_load(default_slate_path().read_text())
-    slate.update({"pool_size": 24, "dialogues_per_pool": 4, "t_max": 6, "bootstrap_resamples": 200,
-                  "cross_judge_dialogues": 6})
+    slate.update(
+        {"pool_size": 24, "dialogues_per_pool": 4, "t_max": 6, "bootstrap_resamples": 200, "cross_judge_dialogues": 6}
+    )
     if "targets" in overrides:  # the default reasoning pair names default targets
         slate["reasoning_pairs"] = []
     slate.update(overrides)
@@ -54,8 +55,11 @@ def warehouse(tmp_path_factory):
 
     directory = tmp_path_factory.mktemp("pipeline")
     slate = yaml.safe_load(default_slate_path().read_text())
-    targets = [t for t in slate["targets"] if t["id"] in ("reflective-baseline", "terse-baseline")
-               or "speech_eq" in t.get("benchmarks", [])]
+    targets = [
+        t
+        for t in slate["targets"]
+        if t["id"] in ("reflective-baseline", "terse-baseline") or "speech_eq" in t.get("benchmarks", [])
+    ]
     path = write_slate(directory, targets=targets)
     data = directory / "data"
     data.mkdir()
@@ -81,4 +85,6 @@ def write_annotations(warehouse: Path, out: Path) -> None:
             for d in ("empathy", "persona", "anthropomorphic"):
                 score = float(np.clip(np.round((r[d] + offset) * 2) / 2, 0, 5))
                 rows.append([annotator, r["target"], r["pool"], r["seed_id"], r["turn"], d, score])
-    pd.DataFrame(rows, columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"]).to_csv(out, index=False)
+    pd.DataFrame(rows, columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"]).to_csv(
+        out, index=False
+    )

@@ -144,7 +144,9 @@ class ScriptedReplies:
     def __call__(self, request_json: dict[str, Any]) -> HandlerResult:
         with self._lock:
             if not self._queue:
-                return error_response(500, "stub script exhausted", type_="server_error", headers={"x-should-retry": "false"})
+                return error_response(
+                    500, "stub script exhausted", type_="server_error", headers={"x-should-retry": "false"}
+                )
             return self._queue.popleft()
 
 
@@ -322,7 +324,9 @@ class StubServer(ThreadingHTTPServer):
             return _as_response(self.handler(body))
         except Exception as exc:
             return error_response(
-                500, f"stub handler raised {type(exc).__name__}: {exc}", type_="server_error",
+                500,
+                f"stub handler raised {type(exc).__name__}: {exc}",
+                type_="server_error",
                 headers={"x-should-retry": "false"},
             )
 

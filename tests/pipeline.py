@@ -48,8 +48,13 @@ def materialize_dialogues(slate_path: Path, data_dir: Path, instance: DagsterIns
         materialize(ASSETS, selection=POOL_ASSETS, partition_key=pool, resources=resources, instance=instance)
     for target in slate.eyt_targets:
         for pool in slate.pools:
-            materialize(ASSETS, selection=DIALOGUE_ASSETS, partition_key=str(target_pool_key(target.id, pool)),
-                        resources=resources, instance=instance)
+            materialize(
+                ASSETS,
+                selection=DIALOGUE_ASSETS,
+                partition_key=str(target_pool_key(target.id, pool)),
+                resources=resources,
+                instance=instance,
+            )
     return instance
 
 
@@ -66,8 +71,9 @@ def materialize_speech(slate_path: Path, data_dir: Path, instance: DagsterInstan
     known = set(instance.get_dynamic_partitions(SPEECH_TARGETS_PARTITION))
     instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, [t.id for t in slate.speech_targets if t.id not in known])
     for target in slate.speech_targets:
-        materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources,
-                    instance=instance)
+        materialize(
+            ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources, instance=instance
+        )
     materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)
 
 

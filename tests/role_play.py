@@ -15,16 +15,22 @@ def _opening(key: str) -> str:
     return load_prompts()[key]["system"].splitlines()[0]
 
 
-LABELS = {"explicit_intent": "seeking_advice", "latent_intent": "self_improvement", "emotion": "hope",
-          "intent_description": "The user wants a concrete plan for the week."}
+LABELS = {
+    "explicit_intent": "seeking_advice",
+    "latent_intent": "self_improvement",
+    "emotion": "hope",
+    "intent_description": "The user wants a concrete plan for the week.",
+}
 
 
 class RolePlay:
     """Answers by role; counts requests per role."""
 
     def __init__(self) -> None:
-        self.openings = {key: _opening(key) for key in
-                         ("seed_generation", "simulator", "perception", "target", "judge_turn", "judge_final")}
+        self.openings = {
+            key: _opening(key)
+            for key in ("seed_generation", "simulator", "perception", "target", "judge_turn", "judge_final")
+        }
         self.by_role: dict[str, int] = {key: 0 for key in self.openings}
 
     def role_of(self, request: dict[str, Any]) -> str:
@@ -39,18 +45,23 @@ class RolePlay:
         self.by_role[role] += 1
         if role == "seed_generation":
             persona = request["messages"][-1]["content"].split("Persona:", 1)[-1].strip()
-            return json.dumps({
-                "topic": "weekly meal planning", "initial_emotion": "anxiety",
-                "initial_explicit_intent": "planning", "initial_latent_intent": "need_for_security",
-                "initial_intent_description": "The user wants help planning meals.",
-                "final_intent": "The user leaves with a five-day dinner plan within budget.",
-                "first_query": f"Can you help me plan dinners for this week? About me: {persona[:60]}",
-            })
+            return json.dumps(
+                {
+                    "topic": "weekly meal planning",
+                    "initial_emotion": "anxiety",
+                    "initial_explicit_intent": "planning",
+                    "initial_latent_intent": "need_for_security",
+                    "initial_intent_description": "The user wants help planning meals.",
+                    "final_intent": "The user leaves with a five-day dinner plan within budget.",
+                    "first_query": f"Can you help me plan dinners for this week? About me: {persona[:60]}",
+                }
+            )
         if role == "simulator":
             answered = sum(1 for m in request["messages"] if m["role"] == "user")
             progress = "achieved" if answered >= 2 else "in_progress"
-            return json.dumps({"user_text": f"Thanks, and what about day {answered + 1}?", "labels": LABELS,
-                               "progress": progress})
+            return json.dumps(
+                {"user_text": f"Thanks, and what about day {answered + 1}?", "labels": LABELS, "progress": progress}
+            )
         if role == "perception":
             return json.dumps(LABELS)
         if role == "target":

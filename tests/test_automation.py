@@ -52,9 +52,13 @@ def graph(verdicts_version: str) -> list:
 
     settings = AssetSpec(SETTINGS, partitions_def=target_partitions)  # observed, never computed
 
-    @asset(key=TURNS, partitions_def=target_pool_partitions, code_version="1",
-           ins={"seeds": AssetIn(key=SEEDS, partition_mapping=by_pool)},
-           deps=[AssetDep(SETTINGS, partition_mapping=MultiToSingleDimensionPartitionMapping("target"))])
+    @asset(
+        key=TURNS,
+        partitions_def=target_pool_partitions,
+        code_version="1",
+        ins={"seeds": AssetIn(key=SEEDS, partition_mapping=by_pool)},
+        deps=[AssetDep(SETTINGS, partition_mapping=MultiToSingleDimensionPartitionMapping("target"))],
+    )
     def turns(seeds):
         return seeds
 
@@ -70,8 +74,11 @@ def graph(verdicts_version: str) -> list:
 
 
 def requested(result) -> set:
-    return {(key.path[-1], partition) for key in (SEEDS, TURNS, VERDICTS, BOARD)
-            for partition in result.get_requested_partitions(key)}
+    return {
+        (key.path[-1], partition)
+        for key in (SEEDS, TURNS, VERDICTS, BOARD)
+        for partition in result.get_requested_partitions(key)
+    }
 
 
 def cell(target: str) -> str:
@@ -101,7 +108,8 @@ def test_conditions_request_missing_then_exactly_the_partitions_a_code_change_ma
     materialize(v1, selection=[SEEDS], partition_key=POOL, instance=instance)
     # the pool exists: both slate cells, with t/verdicts in the same run as t/turns; the report waits for them
     assert requested(evaluate_automation_conditions(v1, instance)) == {
-        (name, cell(t)) for name in ("turns", "verdicts") for t in "ab"}
+        (name, cell(t)) for name in ("turns", "verdicts") for t in "ab"
+    }
 
     for target in "ab":
         materialize(v1, selection=[TURNS, VERDICTS], partition_key=cell(target), instance=instance)
@@ -143,9 +151,16 @@ def test_the_sensor_the_daemon_runs_requests_the_same_partitions(instance):
     sensor = defs.get_sensor_def(SENSOR_NAME)
     result = sensor(build_sensor_context(instance=instance, definitions=defs))
     subsets = [request.asset_graph_subset for request in result.run_requests]
-    asked = {(key.path[-1], p) for subset in subsets for key in subset.asset_keys
-             for p in (subset.partitions_subsets_by_asset_key[key].get_partition_keys()
-                       if key in subset.partitions_subsets_by_asset_key else [None])}
+    asked = {
+        (key.path[-1], p)
+        for subset in subsets
+        for key in subset.asset_keys
+        for p in (
+            subset.partitions_subsets_by_asset_key[key].get_partition_keys()
+            if key in subset.partitions_subsets_by_asset_key
+            else [None]
+        )
+    }
     assert asked == {("verdicts", cell("a")), ("verdicts", cell("b"))}
     assert all(request.tags["eyt/command"] == "automation" for request in result.run_requests)
 
@@ -194,8 +209,11 @@ def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data
         return 1
 
     def record(key, partition, version, code="1"):
-        instance.report_runless_asset_event(AssetMaterialization(key, partition=partition, tags={
-            staleness.DATA_VERSION_TAG: version, staleness.CODE_VERSION_TAG: code}))
+        instance.report_runless_asset_event(
+            AssetMaterialization(
+                key, partition=partition, tags={staleness.DATA_VERSION_TAG: version, staleness.CODE_VERSION_TAG: code}
+            )
+        )
 
     def state():
         graph_ = Definitions(assets=[many, over_all]).resolve_asset_graph()
@@ -210,6 +228,10 @@ def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data
     record(cells, "p042", "v1")  # rebuilt with identical contents
     assert state() == staleness.State(staleness.FRESH)
     record(cells, "p117", "v2")  # new contents in one partition of 120
-    assert state() == staleness.State(staleness.STALE, (staleness.cause(cells, None, "DATA", "has a new data version"),))
+    assert state() == staleness.State(
+        staleness.STALE, (staleness.cause(cells, None, "DATA", "has a new data version"),)
+    )
     record(report, None, "r2", code="0")  # recomputed, but by other code than the definition's
-    assert state() == staleness.State(staleness.STALE, (staleness.cause(report, None, "CODE", "has a new code version"),))
+    assert state() == staleness.State(
+        staleness.STALE, (staleness.cause(report, None, "CODE", "has a new code version"),)
+    )

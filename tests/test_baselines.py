@@ -23,22 +23,30 @@ from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, JUDGE_SCA
 SEED = 20260521
 PERSONAS = [
     PersonaRecord(
-        persona_id="nemo-1", pool="nemotron_usa", source="test",
+        persona_id="nemo-1",
+        pool="nemotron_usa",
+        source="test",
         persona_text="Maria is a registered nurse in Dayton who bakes bread on weekends and worries about her parents.",
         attributes={"occupation": "registered_nurse", "city": "Dayton", "state": "OH", "age": 34},
     ),
     PersonaRecord(
-        persona_id="nemo-2", pool="nemotron_usa", source="test",
+        persona_id="nemo-2",
+        pool="nemotron_usa",
+        source="test",
         persona_text="Dale is a retired machinist in Tulsa who coaches youth baseball and watches his savings.",
         attributes={"occupation": "machinist", "city": "Tulsa", "age": 67},
     ),
     PersonaRecord(
-        persona_id="pm-1", pool="personamem_v2", source="test",
+        persona_id="pm-1",
+        pool="personamem_v2",
+        source="test",
         persona_text="A graduate student who loves hiking and is planning a trip to Japan on a tight budget.",
         topic_tags=["travelPlanning", "studyConsultation"],
     ),
     PersonaRecord(
-        persona_id="pm-2", pool="personamem_v2", source="test",
+        persona_id="pm-2",
+        pool="personamem_v2",
+        source="test",
         persona_text="A software engineer dealing with burnout who is trying therapy and misses friends.",
         topic_tags=["therapy", "datingConsultation"],
     ),
@@ -48,8 +56,13 @@ ORDER = {"not_started": 0, "in_progress": 1, "achieved": 2}
 
 def make_seed(sim: AgendaSimulator, persona: PersonaRecord, seed_id: str) -> ChatSeed:
     content = sim.generate_seed(persona, seed_id=seed_id).value
-    return ChatSeed(**content.model_dump(), seed_id=seed_id, pool=persona.pool, persona_id=persona.persona_id,
-                    persona_text=persona.persona_text)
+    return ChatSeed(
+        **content.model_dump(),
+        seed_id=seed_id,
+        pool=persona.pool,
+        persona_id=persona.persona_id,
+        persona_text=persona.persona_text,
+    )
 
 
 def run_dialogue(sim: AgendaSimulator, target, seed: ChatSeed, t_max: int = 10):
@@ -112,12 +125,20 @@ def test_seed_is_deterministic_and_varies_with_seed_id(sim: AgendaSimulator) -> 
 
 
 def test_seed_does_not_depend_on_python_hash_salt(sim: AgendaSimulator) -> None:
-    code = ("import sys, json; sys.path.insert(0, '.'); from tests.test_baselines import PERSONAS, SEED;"
-            "from eyt_dagster.eyt_bench.baselines import AgendaSimulator;"
-            "print(AgendaSimulator('s', SEED).generate_seed(PERSONAS[2], seed_id='pm-7').raw)")
+    code = (
+        "import sys, json; sys.path.insert(0, '.'); from tests.test_baselines import PERSONAS, SEED;"
+        "from eyt_dagster.eyt_bench.baselines import AgendaSimulator;"
+        "print(AgendaSimulator('s', SEED).generate_seed(PERSONAS[2], seed_id='pm-7').raw)"
+    )
     expected = sim.generate_seed(PERSONAS[2], seed_id="pm-7").raw
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONHASHSEED": "12345"}, cwd=os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     assert out.stdout.strip() == expected
 
 
@@ -184,11 +205,19 @@ def test_unanswered_user_pushes_and_gets_frustrated(sim: AgendaSimulator, seeds:
 
 
 def test_seed_from_another_simulator_still_runs(sim: AgendaSimulator) -> None:
-    seed = ChatSeed(topic="choosing a piano teacher", initial_emotion="hope", initial_explicit_intent="seeking_advice",
-                    initial_latent_intent="self_improvement", initial_intent_description="Wants a teacher.",
-                    final_intent="The user picks a piano teacher and books a first lesson.",
-                    first_query="How do I find a piano teacher?", seed_id="llm-1", pool="personamem_v2",
-                    persona_id="x", persona_text="An adult beginner pianist.")
+    seed = ChatSeed(
+        topic="choosing a piano teacher",
+        initial_emotion="hope",
+        initial_explicit_intent="seeking_advice",
+        initial_latent_intent="self_improvement",
+        initial_intent_description="Wants a teacher.",
+        final_intent="The user picks a piano teacher and books a first lesson.",
+        first_query="How do I find a piano teacher?",
+        seed_id="llm-1",
+        pool="personamem_v2",
+        persona_id="x",
+        persona_text="An adult beginner pianist.",
+    )
     _history, _, golds, progress, _ = run_dialogue(sim, ReflectiveTarget("r"), seed)
     assert progress and all(g.emotion in EMOTIONS for g in golds)
 
@@ -206,8 +235,12 @@ def evaluate(sim: AgendaSimulator, target, judge: RubricJudge, seeds: list[ChatS
         for p, g in zip(predicted, golds):
             hits += sum(getattr(p, f) == getattr(g, f) for f in ("explicit_intent", "latent_intent", "emotion"))
             n_labels += 3
-    return {"achieved": achieved / len(seeds), "completed": completed / len(seeds),
-            "judge": mean(turn_means), "accuracy": hits / n_labels}
+    return {
+        "achieved": achieved / len(seeds),
+        "completed": completed / len(seeds),
+        "judge": mean(turn_means),
+        "accuracy": hits / n_labels,
+    }
 
 
 def test_reflective_clearly_beats_terse(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
@@ -299,8 +332,12 @@ def test_judge_calibrations_order_strict_standard_lenient(sim: AgendaSimulator, 
 
 def test_thinking_flag_makes_the_reflective_baseline_deliberate(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     quick = make_embedded("target", ref("reflective"), seed=SEED, scale=(0.0, 1.0))
-    deliberate = make_embedded("target", ModelRef(id="r-think", provider="embedded", model="reflective",
-                                                  family="eyt-baseline", thinking=True), seed=SEED, scale=(0.0, 1.0))
+    deliberate = make_embedded(
+        "target",
+        ModelRef(id="r-think", provider="embedded", model="reflective", family="eyt-baseline", thinking=True),
+        seed=SEED,
+        scale=(0.0, 1.0),
+    )
     differs = 0
     for seed in seeds:
         history, *_ = run_dialogue(sim, quick, seed)

@@ -28,11 +28,17 @@ def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
         [{"run_id": "a", "model_id": "sim", "purpose": f"chat_seed:p:{i}"} for i in range(5)]
         # one dialogue of 3 turns: 3 perceive + 3 respond + 3 simulate; budgets 2 (target) and 2 (simulator):
         # waves ceil(6/2) = 3 and ceil(3/2) = 2, chain 2 x 3 = 6
-        + [{"run_id": "b", "model_id": "tgt", "purpose": f"{kind}:{t}"} for t in (1, 2, 3) for kind in ("perceive", "respond")]
+        + [
+            {"run_id": "b", "model_id": "tgt", "purpose": f"{kind}:{t}"}
+            for t in (1, 2, 3)
+            for kind in ("perceive", "respond")
+        ]
         + [{"run_id": "b", "model_id": "sim", "purpose": f"simulate:p:7:{t}"} for t in (1, 2, 3)]
         # a judge verdict and its re-ask (chain 2), plus 2 other verdicts: 4 calls, budget 2 -> 2 waves
-        + [{"run_id": "b", "model_id": "judge", "purpose": p} for p in ("judge_turn:p:7:1", "judge_turn:p:7:1",
-                                                                           "judge_turn:p:7:2", "judge_turn:p:7:3")]
+        + [
+            {"run_id": "b", "model_id": "judge", "purpose": p}
+            for p in ("judge_turn:p:7:1", "judge_turn:p:7:1", "judge_turn:p:7:2", "judge_turn:p:7:3")
+        ]
     )
     ideals = stage_ideals(rows, {"sim": 2, "tgt": 2, "judge": 2}, 0.5)
     assert ideals[("a", "chat_seeds")] == (5, 1.5)
@@ -55,8 +61,9 @@ def test_table_ratios():
 def test_speech_ideal_is_two_rounds_or_the_waves():
     # 3 trajectories: 3 round-1 and 6 round-2 calls (sequential and direct inference) on a budget of 2:
     # ceil(9 / 2) = 5 waves beat the chain of 2 (round 1, then round 2)
-    rows = ([{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round1"}] * 3
-            + [{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round2"}] * 6)
+    rows = [{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round1"}] * 3 + [
+        {"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round2"}
+    ] * 6
     assert stage_ideals(rows, {"slm": 2}, 0.5)[("s", "slm_choices")] == (9, 2.5)
     # on a budget of 16 one wave would do, but round 2 must wait for round 1
     assert stage_ideals(rows, {"slm": 16}, 0.5)[("s", "slm_choices")] == (9, 1.0)
@@ -85,8 +92,12 @@ def test_the_server_counts_requests_in_flight_per_model():
         client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
         models = ["a", "a", "a", "b"]
         with ThreadPoolExecutor(4) as pool:
-            list(pool.map(lambda m: client.chat.completions.create(
-                model=m, messages=[{"role": "user", "content": "hi"}]), models))
+            list(
+                pool.map(
+                    lambda m: client.chat.completions.create(model=m, messages=[{"role": "user", "content": "hi"}]),
+                    models,
+                )
+            )
     assert server.max_in_flight_by_model == {"a": 3, "b": 1} and server.max_in_flight == 4
 
 
@@ -99,11 +110,23 @@ def test_most_runs_at_once_counts_overlapping_spans():
 
 @pytest.mark.slow
 def test_bench_runs_and_prints_every_stage(tmp_path):
-    settings = BenchSettings(latency_s=0.05, pools=("nemotron_usa",), dialogues_per_pool=2, t_max=2, max_concurrency=4,
-                             speech_subscales=("interpersonal_empathy",))
+    settings = BenchSettings(
+        latency_s=0.05,
+        pools=("nemotron_usa",),
+        dialogues_per_pool=2,
+        t_max=2,
+        max_concurrency=4,
+        speech_subscales=("interpersonal_empathy",),
+    )
     text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
-    for stage in ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "slm_choices",
-                  "whole (eyt run)"):
+    for stage in (
+        "chat_seeds",
+        "dialogue_turns",
+        "judge_verdicts",
+        "final_intent_verdicts",
+        "slm_choices",
+        "whole (eyt run)",
+    ):
         assert stage in text
     figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
     slow, fast = from_json(tmp_path / "bench.json")

@@ -46,9 +46,11 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("clips")
     tts = EspeakTTS()
     out = {}
-    for name, instruction, voice in (("neutral", "", "en-us+f3"),
-                                     ("low", "slow, low-pitched and quiet", "en-us+m3"),
-                                     ("high", "fast, high-pitched and loud", "en-us+m3")):
+    for name, instruction, voice in (
+        ("neutral", "", "en-us+f3"),
+        ("low", "slow, low-pitched and quiet", "en-us+m3"),
+        ("high", "fast, high-pitched and loud", "en-us+m3"),
+    ):
         path = folder / f"{name}.wav"
         path.write_bytes(tts.synthesize(SENTENCE, instruction, voice)[0])
         out[name] = path
@@ -76,8 +78,9 @@ def test_input_audio_part_carries_the_exact_file_bytes(clips: dict[str, Path], t
         input_audio_part(copy, "flac")  # type: ignore[arg-type]
 
 
-def test_conversion_between_wav_and_mp3(clips: dict[str, Path], tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conversion_between_wav_and_mp3(
+    clips: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = tmp_path / "turn.wav"
     source.write_bytes(clips["neutral"].read_bytes())
     wav_info = sf.info(str(source))
@@ -127,8 +130,10 @@ def _m(pitch: float | None = 200.0, sd: float | None = 2.0, energy: float = -22.
 
 
 def test_emo_num_gives_numbers_with_units() -> None:
-    assert emo_num(_m(182.4, 2.14, -21.36, 3.42)) == \
-        "pitch 182 Hz (variability 2.1 st), energy -21.4 dB, rate 3.4 syllables/s, duration 2.8 s"
+    assert (
+        emo_num(_m(182.4, 2.14, -21.36, 3.42))
+        == "pitch 182 Hz (variability 2.1 st), energy -21.4 dB, rate 3.4 syllables/s, duration 2.8 s"
+    )
     assert emo_num(_m(None, None)).startswith("pitch not measurable (no voiced frames), energy -22.0 dB")
 
 
@@ -143,12 +148,18 @@ def test_emo_des_words_on_band_edges() -> None:
     assert emo_des(_m(sd=VARIABILITY_EDGES_ST[1]), "female").startswith("medium, lively pitch")  # on edge: up
     assert "flat pitch" in emo_des(_m(sd=VARIABILITY_EDGES_ST[0] - 0.01), "female")
     quietest, quiet, loud, loudest = ENERGY_EDGES_DB
-    assert [emo_des(_m(energy=e), "male").split("; ")[1] for e in (quietest - 0.01, quietest, quiet, loud - 0.01,
-                                                                     loud, loudest)] == \
-        ["very quiet", "quiet", "moderate volume", "moderate volume", "loud", "very loud"]
+    assert [
+        emo_des(_m(energy=e), "male").split("; ")[1]
+        for e in (quietest - 0.01, quietest, quiet, loud - 0.01, loud, loudest)
+    ] == ["very quiet", "quiet", "moderate volume", "moderate volume", "loud", "very loud"]
     slowest, slow, fast, fastest = RATE_EDGES_SPS
-    assert [emo_des(_m(rate=r), "male").split("; ")[2] for r in (slowest - 0.01, slowest, slow, fast, fastest)] == \
-        ["very slow", "slow", "medium pace", "fast", "very fast"]
+    assert [emo_des(_m(rate=r), "male").split("; ")[2] for r in (slowest - 0.01, slowest, slow, fast, fastest)] == [
+        "very slow",
+        "slow",
+        "medium pace",
+        "fast",
+        "very fast",
+    ]
     assert emo_des(_m(None, None, -30.0, 2.0), "female") == "pitch not measurable; quiet; very slow"
     assert emo_des(_m(150.0), None).startswith("medium,")  # no gender: judged against a neutral reference
 
@@ -217,17 +228,28 @@ def tiny_classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     folder = tmp_path_factory.mktemp("tiny-ser")
     labels = {0: "ang", 1: "neu", 2: "hap"}
-    config = Wav2Vec2Config(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                            conv_dim=(8,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
-                            classifier_proj_size=8, id2label=labels, label2id={v: k for k, v in labels.items()})
+    config = Wav2Vec2Config(
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        conv_dim=(8,) * 7,
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        classifier_proj_size=8,
+        id2label=labels,
+        label2id={v: k for k, v in labels.items()},
+    )
     Wav2Vec2ForSequenceClassification(config).save_pretrained(folder)
-    Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True,
-                             return_attention_mask=False).save_pretrained(folder)
+    Wav2Vec2FeatureExtractor(
+        feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True, return_attention_mask=False
+    ).save_pretrained(folder)
     return folder
 
 
-def test_audio_emotion_classifier_and_its_cue_source(tiny_classifier: Path, clips: dict[str, Path],
-                                                     tmp_path: Path) -> None:
+def test_audio_emotion_classifier_and_its_cue_source(
+    tiny_classifier: Path, clips: dict[str, Path], tmp_path: Path
+) -> None:
     classifier = AudioEmotionClassifier(str(tiny_classifier))
     scores = classifier.scores(clips["neutral"])
     assert set(scores) == {"ang", "neu", "hap"} and abs(sum(scores.values()) - 1.0) < 1e-5
@@ -251,17 +273,37 @@ def test_audio_emotion_classifier_and_its_cue_source(tiny_classifier: Path, clip
 def test_cues_from_dimensions_numbers_and_bands() -> None:
     assert VAD_EDGES == (0.4, 0.6)  # the hand-computed cases below assume these edges
     values = {"arousal": 0.7151, "dominance": 0.6, "valence": 0.4249}
-    assert cues_from_dimensions(values, "emo_num") == "valence 0.42, arousal 0.72, dominance 0.60 (each 0-1, low to high)"
+    assert (
+        cues_from_dimensions(values, "emo_num") == "valence 0.42, arousal 0.72, dominance 0.60 (each 0-1, low to high)"
+    )
     assert cues_from_dimensions(values, "emo_des") == "neutral valence, high arousal, dominant"
-    assert cues_from_dimensions({"arousal": 0.61, "dominance": 0.39, "valence": 0.5}, "emo_des") == \
-        "neutral valence, high arousal, submissive"
-    assert cues_from_dimensions({"arousal": -0.2, "dominance": 0.5, "valence": 1.3}, "emo_des") == \
-        "positive valence, low arousal, neither submissive nor dominant"
+    assert (
+        cues_from_dimensions({"arousal": 0.61, "dominance": 0.39, "valence": 0.5}, "emo_des")
+        == "neutral valence, high arousal, submissive"
+    )
+    assert (
+        cues_from_dimensions({"arousal": -0.2, "dominance": 0.5, "valence": 1.3}, "emo_des")
+        == "positive valence, low arousal, neither submissive nor dominant"
+    )
     # edges: a value on an edge goes up; values are banded after rounding to two places, like the numbers
-    assert [vad_word("arousal", v) for v in (0.394, 0.3951, 0.4, 0.5949, 0.5951, 0.6)] == \
-        ["low arousal", "moderate arousal", "moderate arousal", "moderate arousal", "high arousal", "high arousal"]
-    assert [vad_word("valence", v) for v in (0.0, 0.45, 0.99)] == ["negative valence", "neutral valence", "positive valence"]
-    assert [vad_word("dominance", v) for v in (0.39, 0.4, 0.6)] == ["submissive", "neither submissive nor dominant", "dominant"]
+    assert [vad_word("arousal", v) for v in (0.394, 0.3951, 0.4, 0.5949, 0.5951, 0.6)] == [
+        "low arousal",
+        "moderate arousal",
+        "moderate arousal",
+        "moderate arousal",
+        "high arousal",
+        "high arousal",
+    ]
+    assert [vad_word("valence", v) for v in (0.0, 0.45, 0.99)] == [
+        "negative valence",
+        "neutral valence",
+        "positive valence",
+    ]
+    assert [vad_word("dominance", v) for v in (0.39, 0.4, 0.6)] == [
+        "submissive",
+        "neither submissive nor dominant",
+        "dominant",
+    ]
     with pytest.raises(ValueError, match="lack.*dominance"):
         cues_from_dimensions({"arousal": 0.5, "valence": 0.5}, "emo_num")
     with pytest.raises(ValueError):
@@ -294,8 +336,9 @@ def _raw_outputs(folder: Path, clip: Path) -> list[float]:
         return model(**extractor(y, sampling_rate=16000, return_tensors="pt")).logits[0].tolist()
 
 
-def test_regression_model_gives_the_three_values_by_label_name(regression_models: dict[str, Path],
-                                                                clips: dict[str, Path]) -> None:
+def test_regression_model_gives_the_three_values_by_label_name(
+    regression_models: dict[str, Path], clips: dict[str, Path]
+) -> None:
     model = DimensionalEmotionModel(str(regression_models["adv"]))
     values = model.values(clips["neutral"])
     raw = _raw_outputs(regression_models["adv"], clips["neutral"])
@@ -340,8 +383,9 @@ def test_regression_cue_source_renders_both_ways(regression_models: dict[str, Pa
     assert des(clips["high"], "male") == ", ".join(vad_word(d, values[d]) for d in ("valence", "arousal", "dominance"))
 
 
-def test_bad_regression_folders_are_refused_with_the_path_and_labels(regression_models: dict[str, Path],
-                                                                     clips: dict[str, Path], tmp_path: Path) -> None:
+def test_bad_regression_folders_are_refused_with_the_path_and_labels(
+    regression_models: dict[str, Path], clips: dict[str, Path], tmp_path: Path
+) -> None:
     wrong = save_tiny_regression(tmp_path / "wrong-labels", {0: "arousal", 1: "valence", 2: "energy"})
     with pytest.raises(EmotionModelError, match=r"wrong-labels.*arousal, dominance and valence.*'energy'"):
         make_cue_source(str(wrong), "emo_num")
@@ -357,8 +401,9 @@ def test_bad_regression_folders_are_refused_with_the_path_and_labels(regression_
     for f in regression_models["speech"].iterdir():
         (mislabelled / f.name).write_bytes(f.read_bytes())
     config = (mislabelled / "config.json").read_text()
-    (mislabelled / "config.json").write_text(config.replace("Wav2Vec2ForSpeechClassification",
-                                                            "Wav2Vec2ForSequenceClassification"))
+    (mislabelled / "config.json").write_text(
+        config.replace("Wav2Vec2ForSpeechClassification", "Wav2Vec2ForSequenceClassification")
+    )
     with pytest.raises(EmotionModelError, match=r"mislabelled.*lacks weights.*classifier\.weight"):
         make_cue_source(str(mislabelled), "emo_num")(clips["neutral"])
     with pytest.raises(EmotionModelError, match=r"no-such-model: no such model folder"):

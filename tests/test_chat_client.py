@@ -56,13 +56,22 @@ def cache(tmp_path: Path) -> Iterator[CallCache]:
 
 def make_ref(base_url: str, **overrides: Any) -> ModelRef:
     fields: dict[str, Any] = dict(
-        id="stub/judge-1", provider="openai", model="stub-model", family="stub", base_url=base_url,
-        api_key_env=KEY_ENV, max_retries=2, parse_retries=2, timeout_s=10,
+        id="stub/judge-1",
+        provider="openai",
+        model="stub-model",
+        family="stub",
+        base_url=base_url,
+        api_key_env=KEY_ENV,
+        max_retries=2,
+        parse_retries=2,
+        timeout_s=10,
     )
     return ModelRef(**(fields | overrides))
 
 
-def make_client(server: Any, cache: CallCache, *, seed: int = 7, role: str = "judge", **overrides: Any) -> OpenAIChatClient:
+def make_client(
+    server: Any, cache: CallCache, *, seed: int = 7, role: str = "judge", **overrides: Any
+) -> OpenAIChatClient:
     return OpenAIChatClient(make_ref(server.base_url, **overrides), role=role, cache=cache, seed=seed, run_id="run-1")
 
 
@@ -162,8 +171,7 @@ def test_extract_json_object_variants() -> None:
 
 
 @pytest.mark.parametrize(
-    ("rejected", "final_mode"),
-    [({"json_schema"}, "json_object"), ({"json_schema", "json_object"}, "none")],
+    ("rejected", "final_mode"), [({"json_schema"}, "json_object"), ({"json_schema", "json_object"}, "none")]
 )
 def test_structured_output_falls_back_and_remembers(cache: CallCache, rejected: set[str], final_mode: str) -> None:
     with serve(reject_response_formats(rejected, ScriptedReplies([VALID, VALID]))) as server:
@@ -449,9 +457,12 @@ def test_a_ledger_written_before_the_failure_column_gets_it(tmp_path: Path) -> N
             "CREATE TABLE ledger (id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, run_id TEXT, role TEXT NOT NULL,"
             " model_id TEXT NOT NULL, purpose TEXT NOT NULL, cache_key TEXT, cached INTEGER NOT NULL,"
             " tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, cost_usd REAL NOT NULL, latency_s REAL NOT NULL,"
-            " retries INTEGER NOT NULL, ok INTEGER NOT NULL, error TEXT)")
-        old.execute("INSERT INTO ledger (ts, role, model_id, purpose, cached, tokens_in, tokens_out, cost_usd, latency_s,"
-                    " retries, ok, error) VALUES ('t', 'judge', 'm', 'p', 0, 0, 0, 0, 0, 4, 0, 'timed out')")
+            " retries INTEGER NOT NULL, ok INTEGER NOT NULL, error TEXT)"
+        )
+        old.execute(
+            "INSERT INTO ledger (ts, role, model_id, purpose, cached, tokens_in, tokens_out, cost_usd, latency_s,"
+            " retries, ok, error) VALUES ('t', 'judge', 'm', 'p', 0, 0, 0, 0, 0, 4, 0, 'timed out')"
+        )
     with CallCache(path) as cache:
         cache.record(role="judge", model_id="m", purpose="p", cached=False, ok=False, retries=1, failure="timeout")
         old_row, new_row = cache.ledger()

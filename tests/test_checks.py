@@ -35,8 +35,13 @@ def test_candidate_contract(tmp_path):
     paths = {name: tmp_path / f"{name}.wav" for name in ("r4", "d4", "r6", "d6")}
     for path in paths.values():
         path.write_bytes(b"RIFF")
-    row = {"dataset_id": "x", "turn4_resonant_path": str(paths["r4"]), "turn4_dissonant_path": str(paths["d4"]),
-           "turn6_resonant_path": str(paths["r6"]), "turn6_dissonant_path": str(paths["d6"])}
+    row = {
+        "dataset_id": "x",
+        "turn4_resonant_path": str(paths["r4"]),
+        "turn4_dissonant_path": str(paths["d4"]),
+        "turn6_resonant_path": str(paths["r6"]),
+        "turn6_dissonant_path": str(paths["d6"]),
+    }
     assert table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
     same = {**row, "turn6_dissonant_path": row["turn6_resonant_path"]}
     assert "x turn 6" in table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([same])).metadata["problems"]
@@ -47,26 +52,40 @@ def test_candidate_contract(tmp_path):
 def test_error_rows_are_reported():
     df = pd.DataFrame({"seed_id": ["a", "b", "c"], "error": [None, "timed out", None]})
     verdict = table_checks.no_error_rows(df, "seed_id")
-    assert not verdict.passed and verdict.metadata == {"error_rows": 1, "ids": "b"} and "timed out" in verdict.description
+    assert (
+        not verdict.passed and verdict.metadata == {"error_rows": 1, "ids": "b"} and "timed out" in verdict.description
+    )
     assert table_checks.no_error_rows(df.iloc[[0, 2]], "seed_id").passed
 
 
 def test_checks_run_with_a_partition_and_pass(tmp_path):
-    slate = write_slate(tmp_path, targets=[{"id": "terse-baseline", "provider": "embedded", "model": "terse",
-                                            "family": "eyt-baseline-target"}])
+    slate = write_slate(
+        tmp_path,
+        targets=[{"id": "terse-baseline", "provider": "embedded", "model": "terse", "family": "eyt-baseline-target"}],
+    )
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(TARGETS_PARTITION, ["terse-baseline"])
     resources = resources_for(slate, tmp_path)
-    pools = materialize([*ASSETS, *CHECKS], selection=POOL_ASSETS, partition_key="nemotron_usa",
-                        resources=resources, instance=instance)
-    result = materialize([*ASSETS, *CHECKS], selection=DIALOGUE_ASSETS,
-                         partition_key=str(target_pool_key("terse-baseline", "nemotron_usa")),
-                         resources=resources, instance=instance)
-    evaluations = {(e.asset_key.path[-1], e.check_name): e for r in (pools, result)
-                   for e in r.get_asset_check_evaluations()}
-    assert set(evaluations) == {("chat_seeds", "no_error_rows"), ("dialogue_turns", "no_error_rows"),
-                                ("dialogue_turns", "dialogues_within_t_max"), ("judge_verdicts", "no_error_rows"),
-                                ("judge_verdicts", "subscores_in_scale")}
+    pools = materialize(
+        [*ASSETS, *CHECKS], selection=POOL_ASSETS, partition_key="nemotron_usa", resources=resources, instance=instance
+    )
+    result = materialize(
+        [*ASSETS, *CHECKS],
+        selection=DIALOGUE_ASSETS,
+        partition_key=str(target_pool_key("terse-baseline", "nemotron_usa")),
+        resources=resources,
+        instance=instance,
+    )
+    evaluations = {
+        (e.asset_key.path[-1], e.check_name): e for r in (pools, result) for e in r.get_asset_check_evaluations()
+    }
+    assert set(evaluations) == {
+        ("chat_seeds", "no_error_rows"),
+        ("dialogue_turns", "no_error_rows"),
+        ("dialogue_turns", "dialogues_within_t_max"),
+        ("judge_verdicts", "no_error_rows"),
+        ("judge_verdicts", "subscores_in_scale"),
+    }
     assert all(e.passed for e in evaluations.values())
     assert evaluations[("dialogue_turns", "no_error_rows")].severity == AssetCheckSeverity.WARN
     # long steps report progress in the run log (what the UI's run view shows while they work)

@@ -22,30 +22,64 @@ def run(args, env, timeout=300):
 @pytest.fixture(scope="module")
 def cli_env(tmp_path_factory):
     directory = tmp_path_factory.mktemp("cli")
-    env = {**os.environ, "EYT_DATA_DIR": str(directory / "data"), "EYT_SLATE": str(write_slate(directory, dialogues_per_pool=3)),
-           "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "EYT_DATA_DIR": str(directory / "data"),
+        "EYT_SLATE": str(write_slate(directory, dialogues_per_pool=3)),
+        "HF_HUB_OFFLINE": "1",
+    }
     env.pop("DAGSTER_HOME", None)
     return env
 
 
 @pytest.mark.slow
 def test_eyt_run_then_dagster_job_execute_one_partition(cli_env):
-    first = run([BIN / "eyt", "run", "--pool", "nemotron_usa", "--target", "reflective-baseline",
-                 "--subscale", "stress_management_optimism"], cli_env)
+    first = run(
+        [
+            BIN / "eyt",
+            "run",
+            "--pool",
+            "nemotron_usa",
+            "--target",
+            "reflective-baseline",
+            "--subscale",
+            "stress_management_optimism",
+        ],
+        cli_env,
+    )
     assert first.returncode == 0, first.stderr[-2000:]
     assert "ok     eyt_pools [nemotron_usa]" in first.stdout and "ok     eyt_reports" in first.stdout
-    assert "ok     speech_build [stress_management_optimism]" in first.stdout and "speech_build [self" not in first.stdout
+    assert (
+        "ok     speech_build [stress_management_optimism]" in first.stdout and "speech_build [self" not in first.stdout
+    )
     assert "embedded baseline" in first.stdout  # the terminal report names baselines as such
 
     env = {**cli_env, "DAGSTER_HOME": str(Path(cli_env["EYT_DATA_DIR"]) / "dagster_home")}
-    tags = {"dagster/partition": "nemotron_usa|terse-baseline", "dagster/partition/pool": "nemotron_usa",
-            "dagster/partition/target": "terse-baseline"}
-    second = run([BIN / "dagster", "job", "execute", "-m", "eyt_dagster.definitions", "-j", "eyt_dialogues",
-                  "--tags", json.dumps(tags)], env)
+    tags = {
+        "dagster/partition": "nemotron_usa|terse-baseline",
+        "dagster/partition/pool": "nemotron_usa",
+        "dagster/partition/target": "terse-baseline",
+    }
+    second = run(
+        [
+            BIN / "dagster",
+            "job",
+            "execute",
+            "-m",
+            "eyt_dagster.definitions",
+            "-j",
+            "eyt_dialogues",
+            "--tags",
+            json.dumps(tags),
+        ],
+        env,
+    )
     assert second.returncode == 0, second.stderr[-2000:]
 
     con = duckdb.connect(str(Path(cli_env["EYT_DATA_DIR"]) / "eyt.duckdb"), read_only=True)
-    cells = con.execute("SELECT target, pool, count(DISTINCT seed_id) FROM dialogue.dialogue_turns GROUP BY ALL ORDER BY ALL").fetchall()
+    cells = con.execute(
+        "SELECT target, pool, count(DISTINCT seed_id) FROM dialogue.dialogue_turns GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
     con.close()
     assert cells == [("reflective-baseline", "nemotron_usa", 3), ("terse-baseline", "nemotron_usa", 3)]
 
@@ -53,17 +87,35 @@ def test_eyt_run_then_dagster_job_execute_one_partition(cli_env):
 
     with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         runs = instance.get_runs(RunsFilter(job_name="eyt_dialogues"))
-    assert sorted(r.tags["dagster/partition"] for r in runs) == ["nemotron_usa|reflective-baseline", "nemotron_usa|terse-baseline"]
+    assert sorted(r.tags["dagster/partition"] for r in runs) == [
+        "nemotron_usa|reflective-baseline",
+        "nemotron_usa|terse-baseline",
+    ]
     assert all(r.is_success for r in runs)
 
     # the reports' cron line of docs/operations.md, without a daemon: exit 0 and a successful run in the instance
     reports = run([BIN / "dagster", "job", "execute", "-m", "eyt_dagster.definitions", "-j", "eyt_reports"], env)
     assert reports.returncode == 0, reports.stderr[-2000:]
     # a run that fails (a target the slate does not have) exits non-zero, for cron's mail or a wrapper's alert
-    bad_tags = {"dagster/partition": "nemotron_usa|gpt-9", "dagster/partition/pool": "nemotron_usa",
-                "dagster/partition/target": "gpt-9"}
-    failed = run([BIN / "dagster", "job", "execute", "-m", "eyt_dagster.definitions", "-j", "eyt_dialogues",
-                  "--tags", json.dumps(bad_tags)], env)
+    bad_tags = {
+        "dagster/partition": "nemotron_usa|gpt-9",
+        "dagster/partition/pool": "nemotron_usa",
+        "dagster/partition/target": "gpt-9",
+    }
+    failed = run(
+        [
+            BIN / "dagster",
+            "job",
+            "execute",
+            "-m",
+            "eyt_dagster.definitions",
+            "-j",
+            "eyt_dialogues",
+            "--tags",
+            json.dumps(bad_tags),
+        ],
+        env,
+    )
     assert failed.returncode != 0
     with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         report_runs = instance.get_runs(RunsFilter(job_name="eyt_reports"))

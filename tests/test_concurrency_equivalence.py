@@ -15,8 +15,14 @@ TIMING = ("created_at",)  # and every *_latency_s column
 
 
 def remote(model_id, base_url, budget):
-    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": model_id,
-            "base_url": base_url, "max_concurrency": budget}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": f"{model_id}-v1",
+        "family": model_id,
+        "base_url": base_url,
+        "max_concurrency": budget,
+    }
 
 
 def play(tmp_path, name, budget):
@@ -26,9 +32,13 @@ def play(tmp_path, name, budget):
     with serve(SchemaDrawnReplies(seed=3), delay_s=0.02) as server:
         slate = write_slate(
             folder,
-            pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=4, t_max=4,
-            simulator=remote("sim", server.base_url, budget), targets=[remote("tgt", server.base_url, budget)],
-            judges=[remote("judge", server.base_url, budget)], replacement_judge=None,
+            pools={"nemotron_usa": {"source": "fixture"}},
+            dialogues_per_pool=4,
+            t_max=4,
+            simulator=remote("sim", server.base_url, budget),
+            targets=[remote("tgt", server.base_url, budget)],
+            judges=[remote("judge", server.base_url, budget)],
+            replacement_judge=None,
         )
         data = folder / "data"
         data.mkdir()
@@ -75,15 +85,26 @@ def evaluate_speech(tmp_path, name, budget, items):
     folder = tmp_path / name
     folder.mkdir()
     with serve(SchemaDrawnReplies(seed=5), delay_s=0.02) as server:
-        target = {**remote("slm", server.base_url, budget), "benchmarks": ["speech_eq"], "speech_input": "audio",
-                  "audio_format": "wav"}
+        target = {
+            **remote("slm", server.base_url, budget),
+            "benchmarks": ["speech_eq"],
+            "speech_input": "audio",
+            "audio_format": "wav",
+        }
         slate = write_slate(folder, targets=[target])
         conditions = {c: system_prompt(c) for c in ("default", "adaptive")}
 
         def once():
             eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(folder / "data"))
-            return evaluate_items(items, eyt.speech_target("slm"), conditions=conditions, seed=11, both_orders=True,
-                                  inference=["sequential", "direct"], max_workers=budget)
+            return evaluate_items(
+                items,
+                eyt.speech_target("slm"),
+                conditions=conditions,
+                seed=11,
+                both_orders=True,
+                inference=["sequential", "direct"],
+                max_workers=budget,
+            )
 
         rows = once()
         first = len(server.chat_requests)
@@ -97,14 +118,16 @@ def test_speech_choices_are_the_same_one_at_a_time_and_concurrently(tmp_path):
     from speech_items import make_item
 
     # an audio target hears only the clips, so each item gets its own first clip (else items ask the same)
-    items = [make_item(tmp_path / "clips", dataset_id=f"item-{n}", voices={"01": (150 + 20 * n, 0.2, 1.0)})
-             for n in range(3)]
+    items = [
+        make_item(tmp_path / "clips", dataset_id=f"item-{n}", voices={"01": (150 + 20 * n, 0.2, 1.0)}) for n in range(3)
+    ]
     sequential, rerun_1, calls_1, again_1, in_flight_1 = evaluate_speech(tmp_path, "one-at-a-time", 1, items)
     concurrent, rerun_8, calls_8, again_8, in_flight_8 = evaluate_speech(tmp_path, "budget-8", 8, items)
     # 3 items x 2 conditions x 2 orders: a round 1 and a round 2 per inference mode = 12 x 3 calls
     assert calls_1 == calls_8 == 36 and again_1 == again_8 == 0
     # rounds, not items, are the unit of work: more calls in flight than the 6 item x condition jobs
     assert in_flight_1 == 1 and in_flight_8 == 8, (in_flight_1, in_flight_8)
+
     # 12 trajectories x (round 1 stored per mode + round 2 per mode) = 48 rows, in the same order
     def strip(rows, drop=("latency_s",)):
         return [{k: v for k, v in r.items() if k not in drop} for r in rows]
@@ -117,4 +140,5 @@ def test_speech_choices_are_the_same_one_at_a_time_and_concurrently(tmp_path):
     asked = [n for n, r in enumerate(concurrent) if not r["shared_call"]]
     assert sum(rerun_8[n]["cache_hits"] for n in asked) == sum(concurrent[n]["calls"] for n in asked) == 36
     assert [(r["item_id"], r["condition"], r["order"], r["inference"], r["round"]) for r in concurrent[:4]] == [
-        ("item-0", "default", "seeded", m, n) for m in ("sequential", "direct") for n in (1, 2)]
+        ("item-0", "default", "seeded", m, n) for m in ("sequential", "direct") for n in (1, 2)
+    ]

@@ -14,6 +14,7 @@ def slate_error(path) -> str:
         load_slate(path)
     return str(info.value)
 
+
 def test_default_slate_is_embedded_baselines_only():
     slate = load_slate()
     assert slate.seed == 20260521 and slate.t_max == 10 and slate.alpha == 0.10 and slate.dialogues_per_pool == 100
@@ -79,12 +80,24 @@ def test_targets_say_which_benchmarks_they_run():
     ("target", "expected"),
     [
         ({"id": "x", "model": "random-chooser", "family": "f"}, "embedded model 'random-chooser' cannot run eyt_bench"),
-        ({"id": "x", "model": "reflective", "family": "f", "benchmarks": ["speech_eq"]},
-         "embedded model 'reflective' cannot run speech_eq"),
+        (
+            {"id": "x", "model": "reflective", "family": "f", "benchmarks": ["speech_eq"]},
+            "embedded model 'reflective' cannot run speech_eq",
+        ),
         ({"id": "x", "model": "m", "family": "f", "benchmarks": ["speech_eq", "speech_eq"]}, "repeats a benchmark"),
         ({"id": "x", "model": "m", "family": "f", "benchmarks": ["asr"]}, "benchmarks.0: Input should be"),
-        ({"id": "x", "provider": "openai", "base_url": "http://h/v1", "model": "m", "family": "f",
-          "benchmarks": ["speech_eq"], "speech_input": "video"}, "speech_input: Input should be"),
+        (
+            {
+                "id": "x",
+                "provider": "openai",
+                "base_url": "http://h/v1",
+                "model": "m",
+                "family": "f",
+                "benchmarks": ["speech_eq"],
+                "speech_input": "video",
+            },
+            "speech_input: Input should be",
+        ),
     ],
 )
 def test_bad_speech_target_names_the_problem(tmp_path, target, expected):

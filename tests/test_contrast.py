@@ -14,13 +14,7 @@ import pytest
 import soundfile as sf
 from pydantic import ValidationError
 
-from eyt_dagster.speech_eq.contrast import (
-    FEATURES,
-    AcousticFeatures,
-    ContrastThresholds,
-    contrast_score,
-    feature_gaps,
-)
+from eyt_dagster.speech_eq.contrast import FEATURES, AcousticFeatures, ContrastThresholds, contrast_score, feature_gaps
 from resources.audio_features import ANALYSIS_SR, AudioFeatureError, clip_features
 
 SR = 16000
@@ -69,9 +63,17 @@ def feats(clip_dir: Path) -> dict[str, AcousticFeatures]:
 
 def make(**overrides: object) -> AcousticFeatures:
     """Features written by hand, for threshold edges."""
-    base: dict[str, object] = {"mean_pitch_hz": 100.0, "zcr": 0.1, "spectral_centroid_hz": 1000.0, "rms": 0.1,
-                               "rms_db": -20.0, "mfcc_mean": [0.0] * 13, "duration_s": 1.0, "sample_rate": 22050,
-                               "voiced_ratio": 1.0}
+    base: dict[str, object] = {
+        "mean_pitch_hz": 100.0,
+        "zcr": 0.1,
+        "spectral_centroid_hz": 1000.0,
+        "rms": 0.1,
+        "rms_db": -20.0,
+        "mfcc_mean": [0.0] * 13,
+        "duration_s": 1.0,
+        "sample_rate": 22050,
+        "voiced_ratio": 1.0,
+    }
     return AcousticFeatures.model_validate({**base, **overrides})
 
 
@@ -177,9 +179,17 @@ def test_gap_definitions() -> None:
 
 def test_thresholds_are_settings(feats: dict[str, AcousticFeatures]) -> None:
     defaults = ContrastThresholds()
-    assert (defaults.pitch_semitones_1, defaults.pitch_semitones_2, defaults.zcr_relative_1,
-            defaults.zcr_relative_2, defaults.centroid_relative, defaults.rms_db, defaults.duration_relative,
-            defaults.pass_score, defaults.max_regenerations) == (2, 4, 0.1, 0.2, 0.1, 3, 0.15, 4, 3)
+    assert (
+        defaults.pitch_semitones_1,
+        defaults.pitch_semitones_2,
+        defaults.zcr_relative_1,
+        defaults.zcr_relative_2,
+        defaults.centroid_relative,
+        defaults.rms_db,
+        defaults.duration_relative,
+        defaults.pass_score,
+        defaults.max_regenerations,
+    ) == (2, 4, 0.1, 0.2, 0.1, 3, 0.15, 4, 3)
     strict = ContrastThresholds(pass_score=7)
     assert not contrast_score(feats["t120"], feats["t240"], strict).passed
     with pytest.raises(ValidationError, match="pitch_semitones_2"):

@@ -62,19 +62,38 @@ def test_a_killed_run_is_marked_failed_and_a_live_one_is_left_alone(tmp_path):
         return "{}"
 
     with serve(hold) as server:
-        simulator = {"id": "slow-simulator", "provider": "openai", "model": "slow", "family": "test-sim",
-                     "base_url": server.base_url, "timeout_s": 300, "max_retries": 0}
+        simulator = {
+            "id": "slow-simulator",
+            "provider": "openai",
+            "model": "slow",
+            "family": "test-sim",
+            "base_url": server.base_url,
+            "timeout_s": 300,
+            "max_retries": 0,
+        }
         default = {t["id"]: t for t in yaml.safe_load(default_slate_path().read_text())["targets"]}
-        slate = write_slate(tmp_path, simulator=simulator, targets=[default["reflective-baseline"]],
-                            dialogues_per_pool=1, pool_size=8, pools={"nemotron_usa": {"source": "fixture"}})
+        slate = write_slate(
+            tmp_path,
+            simulator=simulator,
+            targets=[default["reflective-baseline"]],
+            dialogues_per_pool=1,
+            pool_size=8,
+            pools={"nemotron_usa": {"source": "fixture"}},
+        )
         data = tmp_path / "data"
         env = {**os.environ, "EYT_DATA_DIR": str(data), "EYT_SLATE": str(slate), "HF_HUB_OFFLINE": "1"}
         env.pop("DAGSTER_HOME", None)
         # its own process group: `eyt run` may hand the run to a worker process, and kill -9 of the group is what
         # a machine going down does to both
-        process = subprocess.Popen([BIN / "eyt", "run", "--no-speech", "--no-reports"], cwd=ROOT, env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            [BIN / "eyt", "run", "--no-speech", "--no-reports"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 240
             while not server.requests:  # the run is under way, waiting for the simulator
@@ -123,7 +142,11 @@ def test_every_run_that_uses_the_slate_records_its_process(tmp_path):
 
     (tmp_path / "data").mkdir()
     instance = DagsterInstance.ephemeral()
-    result = materialize(ASSETS, selection=AssetSelection.assets(["dialogue", "human_annotations"]),
-                         resources=resources_for(write_slate(tmp_path), tmp_path / "data"), instance=instance)
+    result = materialize(
+        ASSETS,
+        selection=AssetSelection.assets(["dialogue", "human_annotations"]),
+        resources=resources_for(write_slate(tmp_path), tmp_path / "data"),
+        instance=instance,
+    )
     tags = instance.get_run_by_id(result.run_id).tags
     assert tags[PID_TAG] == str(os.getpid()) and tags[HOST_TAG] == socket.gethostname()

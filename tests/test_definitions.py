@@ -11,8 +11,16 @@ from eyt_dagster.core.storage_types import conform
 from eyt_dagster.core.table_registry import TABLE_COLUMNS
 
 GROUPS = {"dialogue", "speech", "reports"}
-JOB_NAMES = {"eyt_pools", "eyt_dialogues", "eyt_reports", "speech_build", "speech_eval", "speech_reports",
-             "seq_reports", "unified_reports"}
+JOB_NAMES = {
+    "eyt_pools",
+    "eyt_dialogues",
+    "eyt_reports",
+    "speech_build",
+    "speech_eval",
+    "speech_reports",
+    "seq_reports",
+    "unified_reports",
+}
 # The settings the slate feeds into the graph (observable source assets, eyt_dagster/settings_sources.py).
 SETTINGS_SOURCES = {"dialogue/pool_settings", "dialogue/target_settings", "speech/target_settings"}
 
@@ -44,8 +52,10 @@ def test_the_definitions_load_with_every_asset_and_job(defs):
     tables = {key.replace("/", ".") for key in keys} - {k.replace("/", ".") for k in SETTINGS_SOURCES}
     assert {k for k in keys if graph.get(AssetKey.from_user_string(k)).is_observable} == SETTINGS_SOURCES
     # every table declares its columns (eyt_dagster/core/table_registry.py), and every contract names a table
-    assert tables == set(TABLE_COLUMNS), f"without a contract: {sorted(tables - set(TABLE_COLUMNS))}; " \
+    assert tables == set(TABLE_COLUMNS), (
+        f"without a contract: {sorted(tables - set(TABLE_COLUMNS))}; "
         f"a contract but no asset: {sorted(set(TABLE_COLUMNS) - tables)}"
+    )
     assert {job.name for job in defs.jobs} == JOB_NAMES
     assert len(list(defs.asset_checks or [])) > 0
 
@@ -74,10 +84,14 @@ def test_declared_tables_and_their_dagster_types_agree(defs):
             continue
         typed += 1
         empty = conform(pd.DataFrame(), TABLE_COLUMNS[table], table)
-        assert check_dagster_type(dagster_type, empty).success, f"{table}: declared columns fail {dagster_type.display_name}"
+        assert check_dagster_type(dagster_type, empty).success, (
+            f"{table}: declared columns fail {dagster_type.display_name}"
+        )
         broken = empty.drop(columns=["pool" if "pool" in empty.columns else empty.columns[0]])
         assert not check_dagster_type(dagster_type, broken).success, f"{table}: the type check cannot fail"
-    assert typed == 9  # persona_pool, chat_seeds, dialogue_turns, both verdicts, intent_similarity, dialogue_scores, leaderboard, slm_choices
+    assert (
+        typed == 9
+    )  # persona_pool, chat_seeds, dialogue_turns, both verdicts, intent_similarity, dialogue_scores, leaderboard, slm_choices
 
 
 def test_every_job_resolves_to_assets_of_one_partitioning(defs):

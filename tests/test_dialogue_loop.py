@@ -12,13 +12,24 @@ from eyt_dagster.core.role_types import ChatSeed, Exchange, Reply, SimulatorTurn
 from eyt_dagster.eyt_bench.chat_roles import LLMTarget
 from eyt_dagster.eyt_bench.dialogue_loop import run_dialogue, run_dialogues
 
-LABELS = UserLabels(explicit_intent="seeking_advice", latent_intent="self_improvement", emotion="hope",
-                    intent_description="wants a plan")
+LABELS = UserLabels(
+    explicit_intent="seeking_advice",
+    latent_intent="self_improvement",
+    emotion="hope",
+    intent_description="wants a plan",
+)
 SEED = ChatSeed(
-    seed_id="nemotron_usa:p1", pool="nemotron_usa", persona_id="p1", persona_text="A nurse in Ohio.",
-    topic="night shifts", initial_emotion="anxiety", initial_explicit_intent="seeking_advice",
-    initial_latent_intent="need_for_security", initial_intent_description="wants to sleep better",
-    final_intent="The user has a sleep routine for night shifts.", first_query="How do I sleep after nights?",
+    seed_id="nemotron_usa:p1",
+    pool="nemotron_usa",
+    persona_id="p1",
+    persona_text="A nurse in Ohio.",
+    topic="night shifts",
+    initial_emotion="anxiety",
+    initial_explicit_intent="seeking_advice",
+    initial_latent_intent="need_for_security",
+    initial_intent_description="wants to sleep better",
+    final_intent="The user has a sleep routine for night shifts.",
+    first_query="How do I sleep after nights?",
 )
 
 
@@ -91,11 +102,17 @@ def test_dialogues_run_in_parallel_but_keep_their_order():
 
         def next_turn(self, seed, history):
             progress = "achieved" if len(history) >= 3 else "in_progress"
-            return Reply(value=SimulatorTurn(user_text=f"{seed.seed_id} turn {len(history) + 1}", labels=LABELS,
-                                             progress=progress), raw="")
+            return Reply(
+                value=SimulatorTurn(
+                    user_text=f"{seed.seed_id} turn {len(history) + 1}", labels=LABELS, progress=progress
+                ),
+                raw="",
+            )
 
     done = []
-    results = run_dialogues(seeds, FreshSim(), EchoTarget(), t_max=10, max_workers=4, on_done=lambda d, n: done.append(d))
+    results = run_dialogues(
+        seeds, FreshSim(), EchoTarget(), t_max=10, max_workers=4, on_done=lambda d, n: done.append(d)
+    )
     assert [r.seed.seed_id for r in results] == [s.seed_id for s in seeds]
     assert all([t.turn for t in r.turns] == [1, 2, 3, 4] for r in results)
     assert all(r.turns[2].user_text == f"{r.seed.seed_id} turn 3" for r in results)
@@ -145,8 +162,9 @@ def test_generation_call_never_carries_the_prediction_prompt():
 
 def test_labels_outside_the_taxonomy_are_rejected_not_coerced():
     with pytest.raises(ValidationError):
-        UserLabels(explicit_intent="asking_stuff", latent_intent="self_improvement", emotion="hope",
-                   intent_description="x")
+        UserLabels(
+            explicit_intent="asking_stuff", latent_intent="self_improvement", emotion="hope", intent_description="x"
+        )
     with pytest.raises(ValidationError):
         SimulatorTurn(user_text="hi", labels=LABELS, progress="done")
     bad = json.dumps({**LABELS.model_dump(), "emotion": "happy"})
@@ -168,7 +186,9 @@ def test_perception_and_reply_of_a_turn_are_asked_at_the_same_time():
 
     result = run_dialogue(SEED, ScriptedSimulator(["achieved"] * 4), Meeting(), t_max=3)
     assert result.error is None and [t.response_text for t in result.turns] == [
-        f"reply to {SEED.first_query}", "reply to user 2"]
+        f"reply to {SEED.first_query}",
+        "reply to user 2",
+    ]
     assert all(t.predicted == LABELS for t in result.turns)
 
 

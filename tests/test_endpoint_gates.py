@@ -20,8 +20,19 @@ from openai_stub_server import rate_limited, serve
 
 
 def make_client(base_url: str, cache: CallCache, role: str, **overrides: Any) -> OpenAIChatClient:
-    ref = ModelRef(**({"id": "gated", "provider": "openai", "model": "gated-model", "family": "stub",
-                       "base_url": base_url, "max_retries": 3} | overrides))
+    ref = ModelRef(
+        **(
+            {
+                "id": "gated",
+                "provider": "openai",
+                "model": "gated-model",
+                "family": "stub",
+                "base_url": base_url,
+                "max_retries": 3,
+            }
+            | overrides
+        )
+    )
     return OpenAIChatClient(ref, role=role, cache=cache, seed=1, run_id="run-1")
 
 
@@ -31,9 +42,14 @@ def test_the_budget_of_an_endpoint_holds_across_clients_and_threads(tmp_path: Pa
         clients = [make_client(server.base_url, cache, role, max_concurrency=3) for role in ("target", "judge")]
         clients.append(clients[0].with_seed(99))
         with ThreadPoolExecutor(24) as pool:
-            replies = list(pool.map(
-                lambda i: clients[i % 3].complete_text([{"role": "user", "content": f"q{i}"}], purpose=f"p{i}").value,
-                range(24)))
+            replies = list(
+                pool.map(
+                    lambda i: (
+                        clients[i % 3].complete_text([{"role": "user", "content": f"q{i}"}], purpose=f"p{i}").value
+                    ),
+                    range(24),
+                )
+            )
         assert replies == ["ok"] * 24 and len(server.chat_requests) == 24
         assert server.max_seen_in_flight == 3
         # another model on the same server is another endpoint with its own budget
@@ -65,8 +81,10 @@ def test_a_429_pauses_every_caller_of_the_endpoint(tmp_path: Path) -> None:
             while not refused_at:
                 time.sleep(0.01)
             time.sleep(0.05)  # the 429 has reached the client
-            futures += [pool.submit(others[i % 2].complete_text, [{"role": "user", "content": f"q{i}"}], purpose="q")
-                        for i in range(6)]
+            futures += [
+                pool.submit(others[i % 2].complete_text, [{"role": "user", "content": f"q{i}"}], purpose="q")
+                for i in range(6)
+            ]
             assert [f.result().value for f in futures] == ["ok"] * 7
     # nobody, not even clients that never saw the 429, sent during the 0.5 s pause
     assert len(arrivals) == 7 and min(arrivals) >= refused_at[0] + 0.5

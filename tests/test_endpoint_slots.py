@@ -27,8 +27,15 @@ def _client(base_url: str, cache_dir: str, budget: int, name: str):
     from resources.call_cache import CallCache
     from resources.chat_client import OpenAIChatClient
 
-    ref = ModelRef(id="shared", provider="openai", model="shared-model", family="stub", base_url=base_url,
-                   max_retries=3, max_concurrency=budget)
+    ref = ModelRef(
+        id="shared",
+        provider="openai",
+        model="shared-model",
+        family="stub",
+        base_url=base_url,
+        max_retries=3,
+        max_concurrency=budget,
+    )
     cache = CallCache(Path(cache_dir) / f"calls-{name}.sqlite")
     return OpenAIChatClient(ref, role="judge", cache=cache, seed=1, run_id=name)
 
@@ -41,8 +48,12 @@ def _caller(base_url: str, cache_dir: str, slots: str, budget: int, name: str, c
     ready.set()
     go.wait(60)
     with ThreadPoolExecutor(calls) as pool:
-        replies = list(pool.map(lambda i: client.complete_text([{"role": "user", "content": f"{name}-{i}"}],
-                                                               purpose="p").value, range(calls)))
+        replies = list(
+            pool.map(
+                lambda i: client.complete_text([{"role": "user", "content": f"{name}-{i}"}], purpose="p").value,
+                range(calls),
+            )
+        )
     gate = client._http._gate
     out.put((name, replies, gate.rate_limited_count, gate.shared_pauses_seen))
 
@@ -70,8 +81,10 @@ def test_processes_together_stay_within_the_budget(tmp_path: Path) -> None:
     # would send 3; without the machine-wide slots the server saw 9 at once)
     out = SPAWN.Queue()
     with serve(lambda body: "ok", delay_s=0.15) as server:
-        started = [_start(_caller, server.base_url, str(tmp_path), str(tmp_path / "slots"), 3, f"w{i}", 8, out)
-                   for i in range(3)]
+        started = [
+            _start(_caller, server.base_url, str(tmp_path), str(tmp_path / "slots"), 3, f"w{i}", 8, out)
+            for i in range(3)
+        ]
         for process, _ready, _ in started:
             process.start()
         for process, ready, _ in started:
@@ -212,7 +225,9 @@ def test_overhead_per_call_is_well_under_a_millisecond(tmp_path: Path) -> None:
                 pass
             gate.answered(200, None)
         timings[name] = (time.perf_counter() - started) / n
-    print(f"gate per call: in-process {timings['process'] * 1e6:.1f} us, machine-wide {timings['machine'] * 1e6:.1f} us")
+    print(
+        f"gate per call: in-process {timings['process'] * 1e6:.1f} us, machine-wide {timings['machine'] * 1e6:.1f} us"
+    )
     assert timings["machine"] - timings["process"] < 0.0005
 
 

@@ -23,8 +23,9 @@ def page(warehouse, tmp_path_factory):
 
     warehouse_file = Path(data)
     slate_file = warehouse_file.parent.parent / "slate.yaml"
-    html = report_html(warehouse_file, load_slate(slate_file), slate_file.read_text(), {"target": "abc123"},
-                       generated_at="fixed")
+    html = report_html(
+        warehouse_file, load_slate(slate_file), slate_file.read_text(), {"target": "abc123"}, generated_at="fixed"
+    )
     out = tmp_path_factory.mktemp("report") / "report.html"
     out.write_text(html, encoding="utf-8")
     return out, html
@@ -49,10 +50,12 @@ def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
         browser.navigate(out.as_uri())
         text = browser.wait_for_text(TITLES, timeout=60)
         headings = browser.evaluate("[...document.querySelectorAll('section h2')].map(h => h.textContent)")
-        assert headings[:len(TITLES)] == TITLES
+        assert headings[: len(TITLES)] == TITLES
         images = browser.wait_until(
-            "[...document.images].map(i => i.complete && i.naturalWidth > 0)", lambda v: v and all(v),
-            "every image decoded")
+            "[...document.images].map(i => i.complete && i.naturalWidth > 0)",
+            lambda v: v and all(v),
+            "every image decoded",
+        )
         assert len(images) >= 10
         # the card table shows a SpeechEQ-only model with its EYT-Bench cells empty (an en dash)
         cards = browser.evaluate("document.querySelector('#s1 table').innerText")

@@ -32,11 +32,26 @@ def write(tmp_path: Path, body: str, header: str = HEADER) -> Path:
 
 @pytest.fixture
 def hand_case(tmp_path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    lines = [f"{who},T,nemotron_usa,nemotron_usa:s1,{turn},empathy,{score}"
-             for turn, pair in HAND.items() for who, score in zip("AB", pair)]
+    lines = [
+        f"{who},T,nemotron_usa,nemotron_usa:s1,{turn},empathy,{score}"
+        for turn, pair in HAND.items()
+        for who, score in zip("AB", pair)
+    ]
     annotations = ha.read_annotations(write(tmp_path, "\n".join(lines) + "\n"))
-    judge = pd.DataFrame([{"target": "T", "pool": "nemotron_usa", "seed_id": "nemotron_usa:s1", "turn": t,
-                           "empathy": s, "persona": 4.0, "anthropomorphic": 4.0} for t, s in JUDGE.items()])
+    judge = pd.DataFrame(
+        [
+            {
+                "target": "T",
+                "pool": "nemotron_usa",
+                "seed_id": "nemotron_usa:s1",
+                "turn": t,
+                "empathy": s,
+                "persona": 4.0,
+                "anthropomorphic": 4.0,
+            }
+            for t, s in JUDGE.items()
+        ]
+    )
     return annotations, judge
 
 

@@ -75,11 +75,19 @@ def test_accuracy_and_macro_f1_hand_computed():
     gold = pd.Series(["joy", "joy", "anger", "fear"])
     pred = pd.Series(["joy", "anger", "anger", "joy"])
     # accuracy pools turns over dialogues: hits / turns (here one dialogue of 4 turns, 2 hits)
-    per_dialogue = pd.DataFrame({"n_turns": [4], "explicit_correct": [2], "latent_correct": [0],
-                                 "emotion_correct": [int((gold == pred).sum())], "drift": [0.0],
-                                 "completed": [True], "satisfaction": [50.0], "n_judged_turns": [0],
-                                 **{c: [0.0] for d in ("empathy", "persona", "anthropomorphic")
-                                    for c in (d, f"{d}_sum")}})
+    per_dialogue = pd.DataFrame(
+        {
+            "n_turns": [4],
+            "explicit_correct": [2],
+            "latent_correct": [0],
+            "emotion_correct": [int((gold == pred).sum())],
+            "drift": [0.0],
+            "completed": [True],
+            "satisfaction": [50.0],
+            "n_judged_turns": [0],
+            **{c: [0.0] for d in ("empathy", "persona", "anthropomorphic") for c in (d, f"{d}_sum")},
+        }
+    )
     assert aggregate(per_dialogue)["emotion_acc"] == 0.5
     # per class F1: joy P=1/2 R=1/2 -> 0.5; anger P=1/2 R=1 -> 2/3; fear 0 -> macro (0.5 + 2/3 + 0) / 3
     assert metrics.macro_f1(gold, pred) == pytest.approx((0.5 + 2 / 3 + 0.0) / 3)

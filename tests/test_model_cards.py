@@ -29,8 +29,7 @@ def check_card_equals_tables(con, target: str) -> pd.Series:
             assert card[f"eyt_{pool}_{metric}_ci_low"] == pytest.approx(low, nan_ok=True), (pool, metric)
     if len(board):
         assert card["eyt_cost_usd"] == pytest.approx(board["target_cost_usd"].sum())
-    seq = con.execute("SELECT * FROM speech.seq_leaderboard WHERE target = ? AND condition = 'default'",
-                      [target]).df()
+    seq = con.execute("SELECT * FROM speech.seq_leaderboard WHERE target = ? AND condition = 'default'", [target]).df()
     if len(seq):
         for metric in SPEECH_METRICS:
             assert card[f"speech_{metric}"] == pytest.approx(seq[metric].iloc[0])
@@ -45,7 +44,9 @@ def test_every_target_has_one_card_with_its_benchmark_half_filled(warehouse):
     con, _ = warehouse
     cards = con.execute("SELECT * FROM reports.model_cards ORDER BY target").df()
     text = set(con.execute("SELECT DISTINCT target FROM dialogue.leaderboard").df()["target"])
-    speech = set(con.execute("SELECT DISTINCT target FROM speech.seq_leaderboard WHERE target <> 'chance'").df()["target"])
+    speech = set(
+        con.execute("SELECT DISTINCT target FROM speech.seq_leaderboard WHERE target <> 'chance'").df()["target"]
+    )
     assert list(cards["target"]) == sorted(text | speech) and cards["target"].is_unique
     for card in cards.to_dict("records"):
         t = card["target"]
@@ -66,7 +67,9 @@ def test_pooled_columns_use_the_leaderboard_aggregation(warehouse):
     con, _ = warehouse
     card = con.execute("SELECT * FROM reports.model_cards WHERE target = 'reflective-baseline'").df().iloc[0]
     scores = con.execute("SELECT * FROM dialogue.dialogue_scores WHERE target = 'reflective-baseline'").df()
-    assert card[f"eyt_{POOLED}_explicit_acc"] == pytest.approx(scores["explicit_correct"].sum() / scores["n_turns"].sum())
+    assert card[f"eyt_{POOLED}_explicit_acc"] == pytest.approx(
+        scores["explicit_correct"].sum() / scores["n_turns"].sum()
+    )
     assert card[f"eyt_{POOLED}_empathy"] == pytest.approx(scores["empathy"].mean())
     assert card[f"eyt_{POOLED}_ficr"] == pytest.approx(scores["completed"].astype(float).mean())
     assert card[f"eyt_{POOLED}_n_dialogues"] == len(scores)
@@ -86,11 +89,18 @@ def test_sql_twin_equals_the_cards(warehouse):
         if column == "target":
             continue
         if twin[column].dtype.kind in "fiu" or asset[column].dtype.kind in "fiu":
-            np.testing.assert_allclose(asset[column].astype(float), twin[column].astype(float), rtol=1e-9,
-                                       atol=1e-9, equal_nan=True, err_msg=column)
+            np.testing.assert_allclose(
+                asset[column].astype(float),
+                twin[column].astype(float),
+                rtol=1e-9,
+                atol=1e-9,
+                equal_nan=True,
+                err_msg=column,
+            )
         else:
-            assert list(asset[column].astype(object).where(asset[column].notna(), None)) == \
-                list(twin[column].astype(object).where(twin[column].notna(), None)), column
+            assert list(asset[column].astype(object).where(asset[column].notna(), None)) == list(
+                twin[column].astype(object).where(twin[column].notna(), None)
+            ), column
 
 
 def test_model_card_plot_is_in_the_materialisation(warehouse):
@@ -111,13 +121,28 @@ KEY = "sk-test-cards-5e6f"
 def paper_reply(option: int) -> str:
     import json
 
-    return json.dumps({"acoustic_profile_1": "slow and low", "acoustic_profile_2": "fast and loud",
-                       "situational_demand": "a calm voice", "reasoning": "option 1 fits", "selected_option": option})
+    return json.dumps(
+        {
+            "acoustic_profile_1": "slow and low",
+            "acoustic_profile_2": "fast and loud",
+            "situational_demand": "a calm voice",
+            "reasoning": "option 1 fits",
+            "selected_option": option,
+        }
+    )
 
 
 def remote(model_id, family, base_url, **extra):
-    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": family,
-            "base_url": base_url, "api_key_env": "EYT_CARDS_KEY", "max_concurrency": 2, **extra}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": f"{model_id}-v1",
+        "family": family,
+        "base_url": base_url,
+        "api_key_env": "EYT_CARDS_KEY",
+        "max_concurrency": 2,
+        **extra,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -144,15 +169,34 @@ def both_run(tmp_path_factory):
         monkeypatch.setenv("EYT_CARDS_KEY", KEY)
         url = server.base_url
         slate = write_slate(
-            tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=2, t_max=3,
-            simulator=remote("sim-model", "fam-sim", url), judges=[remote("judge-model", "fam-judge", url)],
-            replacement_judge=None, human_annotations=None,
-            targets=[remote("omni", "fam-omni", url, benchmarks=["eyt_bench", "speech_eq"], price_in_per_mtok=2.0,
-                            price_out_per_mtok=8.0),
-                     remote("chat-only", "fam-chat", url),
-                     {"id": "random-chooser-baseline", "provider": "embedded", "model": "random-chooser",
-                      "family": "eyt-baseline-speech", "benchmarks": ["speech_eq"]}],
-            speech={"evaluation": {"conditions": ["default"], "inference": ["sequential"]}})
+            tmp_path,
+            pools={"nemotron_usa": {"source": "fixture"}},
+            dialogues_per_pool=2,
+            t_max=3,
+            simulator=remote("sim-model", "fam-sim", url),
+            judges=[remote("judge-model", "fam-judge", url)],
+            replacement_judge=None,
+            human_annotations=None,
+            targets=[
+                remote(
+                    "omni",
+                    "fam-omni",
+                    url,
+                    benchmarks=["eyt_bench", "speech_eq"],
+                    price_in_per_mtok=2.0,
+                    price_out_per_mtok=8.0,
+                ),
+                remote("chat-only", "fam-chat", url),
+                {
+                    "id": "random-chooser-baseline",
+                    "provider": "embedded",
+                    "model": "random-chooser",
+                    "family": "eyt-baseline-speech",
+                    "benchmarks": ["speech_eq"],
+                },
+            ],
+            speech={"evaluation": {"conditions": ["default"], "inference": ["sequential"]}},
+        )
         data = tmp_path / "data"
         data.mkdir()
         instance = materialize_all(slate, data)
@@ -188,8 +232,11 @@ def test_one_model_on_both_benchmarks_gets_one_card_with_both_halves(both_run):
         assert omni["speech_prompt_hashes"] == ", ".join(sorted(hashes["prompt_hash"]))
     # cost per benchmark equals what the call ledger recorded as spent on this single clean run
     with sqlite3.connect(data / "cache" / "model_calls.sqlite") as ledger:
-        spent = dict(ledger.execute("SELECT role, sum(cost_usd) FROM ledger WHERE model_id = 'omni' AND cached = 0 "
-                                    "AND ok = 1 GROUP BY role").fetchall())
+        spent = dict(
+            ledger.execute(
+                "SELECT role, sum(cost_usd) FROM ledger WHERE model_id = 'omni' AND cached = 0 AND ok = 1 GROUP BY role"
+            ).fetchall()
+        )
     assert omni["eyt_cost_usd"] > 0 and omni["eyt_cost_usd"] == pytest.approx(spent["target"])
     assert omni["speech_cost_usd"] > 0 and omni["speech_cost_usd"] == pytest.approx(spent["speech_target"])
     for path in data.rglob("*"):

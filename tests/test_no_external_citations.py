@@ -24,8 +24,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()
-TEXT_SUFFIXES = {".py", ".md", ".sql", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".txt", ".html", ".j2", ".json",
-                 ".csv", ".sh", ".cron", ""}
+TEXT_SUFFIXES = {
+    ".py",
+    ".md",
+    ".sql",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".txt",
+    ".html",
+    ".j2",
+    ".json",
+    ".csv",
+    ".sh",
+    ".cron",
+    "",
+}
 
 # Documents that are not in the repository. Written so that this file does not match itself.
 OUTSIDE_DOCUMENTS = [
@@ -98,14 +114,26 @@ def test_slug_follows_githubs_rule() -> None:
 
 def test_the_patterns_catch_what_they_are_meant_to() -> None:
     spec = "SP" + "EC"
-    for bad in [f"see {spec} §3.6", f"({spec}.md §3.4)", "(DAGSTER" + "_NOTES.md)", "measured (OFF" + "LINE.md)",
-                "STY" + "LE.md says", "Asset checks (iss" + "ue 6)", "Tick" + "et #12"]:
+    for bad in [
+        f"see {spec} §3.6",
+        f"({spec}.md §3.4)",
+        "(DAGSTER" + "_NOTES.md)",
+        "measured (OFF" + "LINE.md)",
+        "STY" + "LE.md says",
+        "Asset checks (iss" + "ue 6)",
+        "Tick" + "et #12",
+    ]:
         hits = [why for pattern, why in OUTSIDE_DOCUMENTS if pattern.search(bad)]
         issue = ISSUE_NUMBER.search(bad) and not UPSTREAM.search(bad)
         assert hits or issue, bad
-    for fine in ["HF_HUB_OFFLINE=1", "color:#222", "a rerun re-issues no finished call",
-                 "https://github.com/dagster-io/dagster/issues/18746", "dagster-io/dagster#18746 (lock)",
-                 "spec = response_format['json_schema']"]:
+    for fine in [
+        "HF_HUB_OFFLINE=1",
+        "color:#222",
+        "a rerun re-issues no finished call",
+        "https://github.com/dagster-io/dagster/issues/18746",
+        "dagster-io/dagster#18746 (lock)",
+        "spec = response_format['json_schema']",
+    ]:
         assert not any(p.search(fine) for p, _ in OUTSIDE_DOCUMENTS), fine
         assert not (ISSUE_NUMBER.search(fine) and not UPSTREAM.search(fine)), fine
 
@@ -118,8 +146,7 @@ def test_no_citation_of_documents_outside_the_repository() -> None:
             found += [f"{where}  <- cites {why}" for pattern, why in OUTSIDE_DOCUMENTS if pattern.search(line)]
             if ISSUE_NUMBER.search(line) and not UPSTREAM.search(line):
                 found.append(f"{where}  <- cites a project issue number")
-    assert not found, ("cite a docs/ file (see docs/index.md) or a paper's equation/table instead:\n"
-                       + "\n".join(found))
+    assert not found, "cite a docs/ file (see docs/index.md) or a paper's equation/table instead:\n" + "\n".join(found)
 
 
 def test_every_cited_markdown_file_and_anchor_exists() -> None:

@@ -65,7 +65,9 @@ def test_a_stale_judge_partition_reruns_it_its_downstream_and_the_report_but_not
     assert set(findings) == {(JUDGE, "p1|a"), (SCORES, "p1|a"), (BOARD, None)}
     assert findings[(SCORES, "p1|a")].causes == ("upstream d/judge[p1|a] will be re-materialised",)
     assert [(r.job, r.partition, r.assets) for r in runs] == [
-        ("dialogues", "p1|a", (JUDGE, SCORES)), ("reports", None, (BOARD,))]
+        ("dialogues", "p1|a", (JUDGE, SCORES)),
+        ("reports", None, (BOARD,)),
+    ]
     assert runs[1].after == (0,)
 
 
@@ -110,11 +112,21 @@ def test_failed_runs_skip_their_partitioned_downstream_but_not_the_reports():
 
 
 def test_job_order_follows_the_asset_graph_and_refuses_cycles():
-    jobs = {"speech_reports": ["s/report"], "speech_build": ["s/items"], "eyt_reports": [BOARD],
-            "eyt_dialogues": [TURNS, SCORES], "eyt_pools": [POOL]}
+    jobs = {
+        "speech_reports": ["s/report"],
+        "speech_build": ["s/items"],
+        "eyt_reports": [BOARD],
+        "eyt_dialogues": [TURNS, SCORES],
+        "eyt_pools": [POOL],
+    }
     parents = {**PARENTS, "s/report": ["s/items"], "s/items": []}
     assert ops.job_order(jobs, parents) == [
-        "eyt_pools", "eyt_dialogues", "eyt_reports", "speech_build", "speech_reports"]
+        "eyt_pools",
+        "eyt_dialogues",
+        "eyt_reports",
+        "speech_build",
+        "speech_reports",
+    ]
     with pytest.raises(ValueError, match="cycle"):
         ops.job_order({"x": ["a"], "y": ["b"]}, {"a": ["b"], "b": ["a"]})
 
@@ -126,11 +138,13 @@ def test_descendants_include_the_assets_themselves():
 
 # ---- end to end: eyt run, then eyt refresh / remove-target as subprocesses (each loads the code fresh) ----
 
+
 def eyt(args, env):
     """`eyt ARGS` in a fresh process (so prompt hashes are read anew), with no terminal on stdin."""
     started = time.monotonic()
-    result = subprocess.run([BIN / "eyt", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400,
-                            stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [BIN / "eyt", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=400, stdin=subprocess.DEVNULL
+    )
     print(f"eyt {' '.join(args)}: exit {result.returncode} in {time.monotonic() - started:.1f} s")
     return result
 
@@ -138,8 +152,12 @@ def eyt(args, env):
 def set_slate(directory, ids, pools=None):
     """The small test slate with these default targets and pools (default: nemotron_usa from the fixture)."""
     default = {t["id"]: t for t in yaml.safe_load(default_slate_path().read_text())["targets"]}
-    return write_slate(directory, targets=[default[i] for i in ids], dialogues_per_pool=2,
-                       pools=pools or {"nemotron_usa": {"source": "fixture"}})
+    return write_slate(
+        directory,
+        targets=[default[i] for i in ids],
+        dialogues_per_pool=2,
+        pools=pools or {"nemotron_usa": {"source": "fixture"}},
+    )
 
 
 def runs_since(home, after):
@@ -148,16 +166,20 @@ def runs_since(home, after):
 
     with DagsterInstance.from_config(str(home)) as instance:
         runs = list(reversed(instance.get_runs()))[after:]
-    return [(r.job_name, r.tags.get("dagster/partition"), sorted(k.path[-1] for k in r.asset_selection or []))
-            for r in runs], after + len(runs)
+    return [
+        (r.job_name, r.tags.get("dagster/partition"), sorted(k.path[-1] for k in r.asset_selection or [])) for r in runs
+    ], after + len(runs)
 
 
 def rows_of(data, target):
     with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
-        tables = con.execute("SELECT DISTINCT table_schema, table_name FROM information_schema.columns "
-                             "WHERE column_name = 'target'").fetchall()
-        return {f"{s}.{t}": con.execute(f'SELECT count(*) FROM "{s}"."{t}" WHERE target = ?', [target]).fetchone()[0]
-                for s, t in tables}
+        tables = con.execute(
+            "SELECT DISTINCT table_schema, table_name FROM information_schema.columns WHERE column_name = 'target'"
+        ).fetchall()
+        return {
+            f"{s}.{t}": con.execute(f'SELECT count(*) FROM "{s}"."{t}" WHERE target = ?', [target]).fetchone()[0]
+            for s, t in tables
+        }
 
 
 def partition_keys(home, name):
@@ -182,8 +204,12 @@ def stale_table(stdout):
 def test_refresh_and_remove_target_end_to_end(tmp_path):
     data = tmp_path / "data"
     home = data / "dagster_home"
-    env = {**os.environ, "EYT_DATA_DIR": str(data), "HF_HUB_OFFLINE": "1",
-           "EYT_SLATE": str(set_slate(tmp_path, ["reflective-baseline"]))}
+    env = {
+        **os.environ,
+        "EYT_DATA_DIR": str(data),
+        "HF_HUB_OFFLINE": "1",
+        "EYT_SLATE": str(set_slate(tmp_path, ["reflective-baseline"])),
+    }
     env.pop("DAGSTER_HOME", None)
     env.pop("EYT_PROMPTS", None)
 
@@ -196,8 +222,11 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
     # A new target, and a new pool whose source cannot be read: the pool run fails, the cells that read it are
     # skipped, the new target's cell on the good pool runs (once), the reports run; the exit status is 1.
     broken_pool = {"source": "local", "path": str(tmp_path / "nowhere")}
-    set_slate(tmp_path, ["reflective-baseline", "terse-baseline"],
-              {"nemotron_usa": {"source": "fixture"}, "personamem_v2": broken_pool})
+    set_slate(
+        tmp_path,
+        ["reflective-baseline", "terse-baseline"],
+        {"nemotron_usa": {"source": "fixture"}, "personamem_v2": broken_pool},
+    )
     added = eyt(["refresh", "--no-speech"], env)
     assert added.returncode == 1, added.stdout[-3000:] + added.stderr[-2000:]
     assert "FAILED eyt_pools [personamem_v2]" in added.stdout
@@ -205,10 +234,13 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
     launched, seen = runs_since(home, seen)
     # the failed pool and the new cell are independent (launched side by side, in either order); the reports last
     assert sorted((job, partition) for job, partition, _ in launched[:2]) == [
-        ("eyt_dialogues", "nemotron_usa|terse-baseline"), ("eyt_pools", "personamem_v2")]
+        ("eyt_dialogues", "nemotron_usa|terse-baseline"),
+        ("eyt_pools", "personamem_v2"),
+    ]
     assert [(job, partition) for job, partition, _ in launched[2:]] == [("eyt_reports", None)]
-    assert [assets for job, _, assets in launched if job == "eyt_dialogues"] == [[
-        "dialogue_scores", "dialogue_turns", "final_intent_verdicts", "intent_similarity", "judge_verdicts"]]
+    assert [assets for job, _, assets in launched if job == "eyt_dialogues"] == [
+        ["dialogue_scores", "dialogue_turns", "final_intent_verdicts", "intent_similarity", "judge_verdicts"]
+    ]
     assert rows_of(data, "terse-baseline")["dialogue.dialogue_turns"] > 0
     set_slate(tmp_path, ["reflective-baseline", "terse-baseline"])  # the pool leaves the slate again
 
@@ -227,7 +259,9 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
     assert ("leaderboard", "-") in stale and ("cross_judge_verdicts", "-") in stale
     launched, seen = runs_since(home, seen)
     assert sorted((job, partition) for job, partition, _ in launched[:2]) == [
-        ("eyt_dialogues", cells[0]), ("eyt_dialogues", cells[1])]
+        ("eyt_dialogues", cells[0]),
+        ("eyt_dialogues", cells[1]),
+    ]
     assert [(job, partition) for job, partition, _ in launched[2:]] == [("eyt_reports", None)]
     assert all(assets == ["dialogue_scores", "judge_verdicts"] for _, _, assets in launched[:2])
     after = eyt(["refresh", "--dry-run", "--no-speech"], env)

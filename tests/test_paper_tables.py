@@ -19,8 +19,9 @@ from eyt_dagster.reporting.report_commands import write_paper_tables
 @pytest.fixture(scope="module")
 def exported(warehouse, tmp_path_factory):
     con, _ = warehouse
-    database = Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
-                    .fetchone()[0])
+    database = Path(
+        con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+    )
     slate = load_slate(database.parent.parent / "slate.yaml")
     out = tmp_path_factory.mktemp("tables")
     for fmt in pt.FORMATS:
@@ -105,21 +106,36 @@ def test_rerun_is_byte_identical_and_equals_the_asset_export(exported, tmp_path)
         again = write_paper_tables(database, slate, tmp_path / fmt, fmt)
         assert {p.name: p.read_bytes() for p in again} == {p.name: p.read_bytes() for p in (out / fmt).iterdir()}
     asset_dir = database.parent / "exports" / "markdown"  # what the reports/paper_tables asset wrote
-    assert {p.name: p.read_bytes() for p in asset_dir.iterdir()} == \
-        {p.name: p.read_bytes() for p in (out / "markdown").iterdir()}
+    assert {p.name: p.read_bytes() for p in asset_dir.iterdir()} == {
+        p.name: p.read_bytes() for p in (out / "markdown").iterdir()
+    }
 
 
 def test_eyt_tables_command(exported, tmp_path):
     _, database, _, out = exported
-    env = {**os.environ, "EYT_DATA_DIR": str(database.parent), "EYT_SLATE": str(database.parent.parent / "slate.yaml"),
-           "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run([Path(sys.executable).parent / "eyt", "tables", "--format", "latex", "--out",
-                             str(tmp_path)], env=env, capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "EYT_DATA_DIR": str(database.parent),
+        "EYT_SLATE": str(database.parent.parent / "slate.yaml"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    result = subprocess.run(
+        [Path(sys.executable).parent / "eyt", "tables", "--format", "latex", "--out", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.tex" for n in pt.TABLES)
     assert (tmp_path / "eyt_objective.tex").read_bytes() == (out / "latex" / "eyt_objective.tex").read_bytes()
-    bad = subprocess.run([Path(sys.executable).parent / "eyt", "tables", "--format", "html"], env=env,
-                         capture_output=True, text=True, timeout=300)
+    bad = subprocess.run(
+        [Path(sys.executable).parent / "eyt", "tables", "--format", "html"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert bad.returncode != 0 and "invalid choice" in bad.stderr
 
 
@@ -134,9 +150,19 @@ def test_number_formatting_is_fixed():
 def test_thinking_table_marks_highlighted_deltas_and_keeps_row_order():
     rows = []
     for metric, (t, n) in {"latent_acc": (0.9, 0.4), "empathy": (70.0, 69.5)}.items():
-        rows.append({"pair": "g", "think_target": "g-think", "non_think_target": "g", "pool": "personamem_v2",
-                     "metric": metric, "think": t, "non_think": n, "delta": t - n,
-                     "highlighted": metric == "latent_acc"})
+        rows.append(
+            {
+                "pair": "g",
+                "think_target": "g-think",
+                "non_think_target": "g",
+                "pool": "personamem_v2",
+                "metric": metric,
+                "think": t,
+                "non_think": n,
+                "delta": t - n,
+                "highlighted": metric == "latent_acc",
+            }
+        )
     cells = pt.thinking({"dialogue.thinking_ablation": pd.DataFrame(rows)})
     assert list(cells["Row"]) == ["think: g-think", "non-think: g", "\u0394 (think - non-think)"]
     assert list(cells["Lat."]) == ["0.900", "0.400", "0.500*"]

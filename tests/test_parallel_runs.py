@@ -77,8 +77,13 @@ def test_a_failed_pool_skips_its_cells_but_not_the_reports_and_one_at_a_time_kee
     outcome = run_all(runs, recorder.start, parallel=1, on_skip=lambda i, run: skipped.append(run.label))
     labels = [r.label for r in runs]
     assert {labels[i]: state for i, state in outcome.items()} == {
-        "eyt_pools [p1]": OK, "eyt_pools [p2]": FAILED, "eyt_dialogues [p1|a]": OK,
-        "eyt_dialogues [p2|a]": SKIPPED, "eyt_reports": OK, "unified_reports": OK}
+        "eyt_pools [p1]": OK,
+        "eyt_pools [p2]": FAILED,
+        "eyt_dialogues [p1|a]": OK,
+        "eyt_dialogues [p2|a]": SKIPPED,
+        "eyt_reports": OK,
+        "unified_reports": OK,
+    }
     assert skipped == ["eyt_dialogues [p2|a]"]
     assert [i for kind, i in recorder.events if kind == "start"] == [0, 1, 2, 4, 5]
 
@@ -114,11 +119,13 @@ def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path
     assert out.count("ok     eyt_dialogues") == 4 and "FAILED" not in out
 
     with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
-        cells = con.execute("SELECT target, pool, count(DISTINCT seed_id) FROM dialogue.dialogue_turns "
-                            "GROUP BY ALL ORDER BY ALL").fetchall()
+        cells = con.execute(
+            "SELECT target, pool, count(DISTINCT seed_id) FROM dialogue.dialogue_turns GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
         scored = con.execute("SELECT count(*) FROM dialogue.dialogue_scores").fetchone()[0]
-    assert cells == [(t, p, 3) for t in ("reflective-baseline", "terse-baseline")
-                     for p in ("nemotron_usa", "personamem_v2")]
+    assert cells == [
+        (t, p, 3) for t in ("reflective-baseline", "terse-baseline") for p in ("nemotron_usa", "personamem_v2")
+    ]
     assert scored == 12  # 2 targets x 2 pools x 3 dialogues, one score row each
 
     with DagsterInstance.get() as instance:
@@ -131,7 +138,8 @@ def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path
             pool = records[pools[r.tags["dagster/partition/pool"]].run_id]
             assert records[r.run_id].start_time >= pool.end_time
         assert len({r.tags["eyt/pid"] for r in runs}) >= 1 and str(__import__("os").getpid()) not in {
-            r.tags["eyt/pid"] for r in runs}
+            r.tags["eyt/pid"] for r in runs
+        }
         # the worker processes ran two cells at once: some pair of runs overlapped in time
         spans = sorted((records[r.run_id].start_time, records[r.run_id].end_time) for r in runs)
         assert any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1)), spans
@@ -162,7 +170,9 @@ def test_the_pools_get_their_limit_before_any_run(tmp_path):
         ensure_pools(instance)
         ensure_pools(instance)  # again: no error, limits unchanged
         for pool in ("eyt_judge", "eyt_simulator"):
-            assert instance.event_log_storage.get_concurrency_info(pool).slot_count == 1  # deploy/dagster.yaml's default
+            assert (
+                instance.event_log_storage.get_concurrency_info(pool).slot_count == 1
+            )  # deploy/dagster.yaml's default
 
     # one machine's instance leaves them unlimited (the endpoints' lock files hold the budgets), and keeps a limit
     # set by hand (`dagster instance concurrency set eyt_judge 2`)

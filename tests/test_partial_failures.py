@@ -21,8 +21,16 @@ NEMO = "nemotron_usa"
 
 
 def remote(model_id, family, base_url, **extra):
-    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": family,
-            "base_url": base_url, "api_key_env": "EYT_TEST_KEY", "max_retries": 0, **extra}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": f"{model_id}-v1",
+        "family": family,
+        "base_url": base_url,
+        "api_key_env": "EYT_TEST_KEY",
+        "max_retries": 0,
+        **extra,
+    }
 
 
 def _user_turns(request) -> int:
@@ -42,30 +50,43 @@ def runs(tmp_path_factory):
             state["victim"] = request["messages"][-1]["content"].split("Persona:", 1)[-1].strip()[:60]
         if state["broken"] and request["model"] == "tgt-fake-v1":
             return StubResponse(500, {"error": {"message": "no such deployment"}}, {"x-should-retry": "false"})
-        if (state["broken"] and request["model"] == "tgt-x-v1" and role == "target" and _user_turns(request) == 3
-                and state["victim"] in text):
+        if (
+            state["broken"]
+            and request["model"] == "tgt-x-v1"
+            and role == "target"
+            and _user_turns(request) == 3
+            and state["victim"] in text
+        ):
             return StubResponse(500, {"error": {"message": "upstream exploded at turn 3"}}, {"x-should-retry": "false"})
         return role_play(request)
 
     with pytest.MonkeyPatch.context() as monkeypatch, serve(handler) as server:
         monkeypatch.setenv("EYT_TEST_KEY", KEY)
         slate = write_slate(
-            tmp_path, pools={NEMO: {"source": "fixture"}}, dialogues_per_pool=3, t_max=4,
+            tmp_path,
+            pools={NEMO: {"source": "fixture"}},
+            dialogues_per_pool=3,
+            t_max=4,
             simulator=remote("sim", "fam-sim", server.base_url),
             # tgt-fake first: its all-failed partition is the first write of dialogue_turns
             targets=[remote("tgt-fake", "fam-a", server.base_url), remote("tgt-x", "fam-b", server.base_url)],
-            judges=[remote("judge", "fam-judge", server.base_url)], replacement_judge=None,
+            judges=[remote("judge", "fam-judge", server.base_url)],
+            replacement_judge=None,
         )
         data = tmp_path / "data"
         data.mkdir()
         instance = materialize_all(slate, data)  # raises if any run fails
         con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
-        first = {name: con.execute(f"SELECT * FROM dialogue.{name}").df()
-                 for name in ("dialogue_turns", "judge_verdicts", "final_intent_verdicts", "dialogue_scores",
-                              "leaderboard")}
-        first["types"] = dict(con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = 'dialogue' AND table_name = 'dialogue_turns'").fetchall())
+        first = {
+            name: con.execute(f"SELECT * FROM dialogue.{name}").df()
+            for name in ("dialogue_turns", "judge_verdicts", "final_intent_verdicts", "dialogue_scores", "leaderboard")
+        }
+        first["types"] = dict(
+            con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = 'dialogue' AND table_name = 'dialogue_turns'"
+            ).fetchall()
+        )
         con.close()
         logs = "\n".join(r.user_message for run in instance.get_runs() for r in instance.all_logs(run.run_id))
         before = len(server.chat_requests)
@@ -73,10 +94,18 @@ def runs(tmp_path_factory):
         materialize_all(slate, data, instance)
         resent = [r.json for r in server.chat_requests[before:]]
         with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
-            second = {name: con.execute(f"SELECT * FROM dialogue.{name}").df()
-                      for name in ("dialogue_turns", "dialogue_scores", "leaderboard")}
-        yield {"first": first, "second": second, "logs": logs, "resent": resent, "instance": instance,
-               "victim": state["victim"]}
+            second = {
+                name: con.execute(f"SELECT * FROM dialogue.{name}").df()
+                for name in ("dialogue_turns", "dialogue_scores", "leaderboard")
+            }
+        yield {
+            "first": first,
+            "second": second,
+            "logs": logs,
+            "resent": resent,
+            "instance": instance,
+            "victim": state["victim"],
+        }
 
 
 def _cell(df: pd.DataFrame, target: str) -> pd.DataFrame:
@@ -94,9 +123,11 @@ def test_an_all_failed_partition_is_reported_clearly_and_stored_with_contract_ty
     assert first["types"]["user_text"] == first["types"]["error"] == "VARCHAR"
     assert first["types"]["turn"] == "BIGINT" and first["types"]["complete"] == "BOOLEAN"
     assert _cell(first["judge_verdicts"], "tgt-fake").empty and _cell(first["dialogue_scores"], "tgt-fake").empty
-    meta = [r.asset_materialization.metadata for r in runs["instance"].fetch_materializations(
-        AssetKey(["dialogue", "dialogue_turns"]), limit=10).records
-        if r.asset_materialization.partition == "nemotron_usa|tgt-fake"]
+    meta = [
+        r.asset_materialization.metadata
+        for r in runs["instance"].fetch_materializations(AssetKey(["dialogue", "dialogue_turns"]), limit=10).records
+        if r.asset_materialization.partition == "nemotron_usa|tgt-fake"
+    ]
     assert meta and meta[-1]["finished_dialogues"].value == 0 and meta[-1]["failed_dialogues"].value == 3
 
 

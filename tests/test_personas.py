@@ -35,9 +35,17 @@ PERSONAMEM_FILE = fixture_path("personamem_v2") / "benchmark" / "text" / "benchm
 def nemotron_row(**overrides: object) -> dict[str, object]:
     row: dict[str, object] = {c: "" for c in NEMOTRON_COLUMNS}
     row.update(
-        uuid="u1", persona="A night-shift nurse who kayaks at dawn.", sex="Female", age=34,
-        occupation="registered_nurse", city="Toledo", state="OH", education_level="bachelors",
-        bachelors_field="health", marital_status="married_present", country="USA",
+        uuid="u1",
+        persona="A night-shift nurse who kayaks at dawn.",
+        sex="Female",
+        age=34,
+        occupation="registered_nurse",
+        city="Toledo",
+        state="OH",
+        education_level="bachelors",
+        bachelors_field="health",
+        marital_status="married_present",
+        country="USA",
         hobbies_and_interests_list="['kayaking', 'baking sourdough']",
         skills_and_expertise_list="['triage', 'kayaking']",
     )
@@ -47,21 +55,46 @@ def nemotron_row(**overrides: object) -> dict[str, object]:
 
 def personamem_rows() -> pd.DataFrame:
     profile = {
-        "short_persona": "A beekeeper who sells honey", "name": "Rosa Vale", "age": 41, "gender": "Female",
-        "nationality": "American", "personality": {"traits": ["patient"], "hobbies": ["beekeeping", "hiking"]},
+        "short_persona": "A beekeeper who sells honey",
+        "name": "Rosa Vale",
+        "age": 41,
+        "gender": "Female",
+        "nationality": "American",
+        "personality": {"traits": ["patient"], "hobbies": ["beekeeping", "hiking"]},
         "occupation": {"job_title": "Apiarist", "industry": "Agriculture"},
         "demographics": {"marital_status": "Married"},
     }
     base = {"persona_id": 7, "short_persona": "A beekeeper who sells honey", "expanded_persona": json.dumps(profile)}
-    return pd.DataFrame([
-        {**base, "topic_query": "travel", "topic_preference": "food_and_cooking", "pref_type": "neutral_pref",
-         "conversation_scenario": "chat_message", "total_tokens_in_chat_history_32k": 29_500},
-        {**base, "topic_query": "pets", "topic_preference": "travel", "pref_type": "ask_to_forget",
-         "conversation_scenario": "personal_email", "total_tokens_in_chat_history_32k": 29_500},
-        {"persona_id": 8, "short_persona": "A chess coach", "expanded_persona": "not json at all",
-         "topic_query": "books", "topic_preference": "career", "pref_type": "neutral_pref",
-         "conversation_scenario": "translation", "total_tokens_in_chat_history_32k": 15_000},
-    ])
+    return pd.DataFrame(
+        [
+            {
+                **base,
+                "topic_query": "travel",
+                "topic_preference": "food_and_cooking",
+                "pref_type": "neutral_pref",
+                "conversation_scenario": "chat_message",
+                "total_tokens_in_chat_history_32k": 29_500,
+            },
+            {
+                **base,
+                "topic_query": "pets",
+                "topic_preference": "travel",
+                "pref_type": "ask_to_forget",
+                "conversation_scenario": "personal_email",
+                "total_tokens_in_chat_history_32k": 29_500,
+            },
+            {
+                "persona_id": 8,
+                "short_persona": "A chess coach",
+                "expanded_persona": "not json at all",
+                "topic_query": "books",
+                "topic_preference": "career",
+                "pref_type": "neutral_pref",
+                "conversation_scenario": "translation",
+                "total_tokens_in_chat_history_32k": 15_000,
+            },
+        ]
+    )
 
 
 def test_occupation_groups_and_age_buckets() -> None:
@@ -74,7 +107,15 @@ def test_occupation_groups_and_age_buckets() -> None:
     assert occupation_group("funeral_director") == "other"
     assert occupation_group(None) == "other"
     assert [age_bucket(a) for a in (18, 29, 30, 44, 45, 59, 60, 97)] == [
-        "18-29", "18-29", "30-44", "30-44", "45-59", "45-59", "60+", "60+"]
+        "18-29",
+        "18-29",
+        "30-44",
+        "30-44",
+        "45-59",
+        "45-59",
+        "60+",
+        "60+",
+    ]
     assert age_bucket(None) == "unknown" and age_bucket(float("nan")) == "unknown"
 
 
@@ -89,11 +130,20 @@ def test_nemotron_mapping_and_derived_fields() -> None:
     assert record.persona_id == "u1" and record.pool == "nemotron_usa" and record.source == "local:/data/nemotron"
     assert record.persona_text == (
         "A night-shift nurse who kayaks at dawn. 34-year-old female registered nurse in Toledo, OH. "
-        "Enjoys kayaking, baking sourdough.")
+        "Enjoys kayaking, baking sourdough."
+    )
     assert record.attributes == {
-        "occupation": "registered_nurse", "occupation_group": "healthcare", "age": 34, "age_bucket": "30-44",
-        "sex": "Female", "state": "OH", "city": "Toledo", "education_level": "bachelors",
-        "bachelors_field": "health", "marital_status": "married_present"}
+        "occupation": "registered_nurse",
+        "occupation_group": "healthcare",
+        "age": 34,
+        "age_bucket": "30-44",
+        "sex": "Female",
+        "state": "OH",
+        "city": "Toledo",
+        "education_level": "bachelors",
+        "bachelors_field": "health",
+        "marital_status": "married_present",
+    }
     assert record.topic_tags == ["kayaking", "baking sourdough", "triage"]
     assert record.length_bucket == "short"
     assert isinstance(record.attributes["age"], int)
@@ -112,7 +162,8 @@ def test_personamem_aggregates_one_record_per_persona() -> None:
     seven, eight = personamem_to_records(personamem_rows(), "fixture:personamem_v2")
     assert (seven.persona_id, eight.persona_id) == ("7", "8")
     assert seven.persona_text.startswith(
-        "A beekeeper who sells honey. Hobbies: beekeeping, hiking. Apiarist; Agriculture.")
+        "A beekeeper who sells honey. Hobbies: beekeeping, hiking. Apiarist; Agriculture."
+    )
     assert "Rosa Vale, 41, Female, American." in seven.persona_text
     assert seven.topic_tags == ["food_and_cooking", "pets", "travel"]
     assert seven.length_bucket == "long" and eight.length_bucket == "short"
@@ -276,8 +327,14 @@ def test_hub_downloads_only_the_layout_then_reads_it(tmp_path: Path, monkeypatch
     monkeypatch.setattr(persona_sources, "_snapshot_download", fake_download)
     rows, description = load_pool("nemotron_usa", PoolSource(source="hub", revision="abc123"))
     assert len(rows) == 72 and description == "hub:nvidia/Nemotron-Personas-USA@abc123"
-    assert calls == [{"repo_id": "nvidia/Nemotron-Personas-USA", "repo_type": "dataset", "revision": "abc123",
-                      "allow_patterns": ["data/train-*.parquet"]}]
+    assert calls == [
+        {
+            "repo_id": "nvidia/Nemotron-Personas-USA",
+            "repo_type": "dataset",
+            "revision": "abc123",
+            "allow_patterns": ["data/train-*.parquet"],
+        }
+    ]
 
 
 def test_unreachable_hub_says_to_use_a_local_copy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -293,8 +350,10 @@ def test_unreachable_hub_says_to_use_a_local_copy(monkeypatch: pytest.MonkeyPatc
 
 
 def test_draw_pool_drops_near_duplicates_before_sampling():
-    records = [PersonaRecord(persona_id=f"p{i:02d}", pool="personamem_v2", source="t", persona_text=f"text {i}")
-               for i in range(12)]
+    records = [
+        PersonaRecord(persona_id=f"p{i:02d}", pool="personamem_v2", source="t", persona_text=f"text {i}")
+        for i in range(12)
+    ]
 
     def fake_embed(texts):
         # p00 and p01 point the same way (a near-duplicate pair); all others are orthogonal
@@ -310,5 +369,7 @@ def test_draw_pool_drops_near_duplicates_before_sampling():
     assert dedup.duplicate_of == {"p01": "p00"}
     assert [r.persona_id for r in chosen] == [f"p{i:02d}" for i in range(12) if i != 1]
     smaller, _ = draw_pool(records, 5, seed=7, threshold=0.85, embed=fake_embed, stratified=False)
-    assert len(smaller) == 5 and smaller == draw_pool(records, 5, seed=7, threshold=0.85, embed=fake_embed,
-                                                        stratified=False)[0]
+    assert (
+        len(smaller) == 5
+        and smaller == draw_pool(records, 5, seed=7, threshold=0.85, embed=fake_embed, stratified=False)[0]
+    )

@@ -16,60 +16,99 @@ def test_persona_pools_are_sampled_per_pool(warehouse):
     con, _ = warehouse
     rows = dict(q(con, "SELECT pool, count(*) FROM dialogue.persona_pool GROUP BY pool"))
     assert rows == {"nemotron_usa": 24, "personamem_v2": 24}  # pool_size 24 from a fixture of 60+
-    assert q(con, "SELECT count(DISTINCT persona_id) = count(*) FROM dialogue.persona_pool WHERE pool = 'nemotron_usa'") == [(True,)]
+    assert q(
+        con, "SELECT count(DISTINCT persona_id) = count(*) FROM dialogue.persona_pool WHERE pool = 'nemotron_usa'"
+    ) == [(True,)]
 
 
 def test_chat_seeds_one_per_persona_for_the_evaluation_slate(warehouse):
     con, _ = warehouse
     assert dict(q(con, "SELECT pool, count(*) FROM dialogue.chat_seeds WHERE error IS NULL GROUP BY pool")) == {
-        "nemotron_usa": 4, "personamem_v2": 4}
+        "nemotron_usa": 4,
+        "personamem_v2": 4,
+    }
     # every seed belongs to a persona of the pool, and carries a one-sentence final intent
-    orphans = q(con, """SELECT count(*) FROM dialogue.chat_seeds s LEFT JOIN dialogue.persona_pool p
-                        ON s.pool = p.pool AND s.persona_id = p.persona_id WHERE p.persona_id IS NULL""")
+    orphans = q(
+        con,
+        """SELECT count(*) FROM dialogue.chat_seeds s LEFT JOIN dialogue.persona_pool p
+                        ON s.pool = p.pool AND s.persona_id = p.persona_id WHERE p.persona_id IS NULL""",
+    )
     assert orphans == [(0,)]
     assert q(con, "SELECT count(*) FROM dialogue.chat_seeds WHERE length(final_intent) < 10") == [(0,)]
 
 
 def test_dialogue_turns_follow_algorithm_1(warehouse):
     con, _ = warehouse
-    cells = q(con, "SELECT target, pool, count(DISTINCT seed_id) FROM dialogue.dialogue_turns GROUP BY ALL ORDER BY ALL")
+    cells = q(
+        con, "SELECT target, pool, count(DISTINCT seed_id) FROM dialogue.dialogue_turns GROUP BY ALL ORDER BY ALL"
+    )
     assert [(t, p) for t, p, _ in cells] == [
-        ("reflective-baseline", "nemotron_usa"), ("reflective-baseline", "personamem_v2"),
-        ("terse-baseline", "nemotron_usa"), ("terse-baseline", "personamem_v2")]
+        ("reflective-baseline", "nemotron_usa"),
+        ("reflective-baseline", "personamem_v2"),
+        ("terse-baseline", "nemotron_usa"),
+        ("terse-baseline", "personamem_v2"),
+    ]
     assert all(n == 4 for *_, n in cells)
     # turns are numbered 1..T_actual without gaps, 2 <= T_actual <= t_max (6)
-    lengths = q(con, """SELECT max(turn), count(*), min(turn) FROM dialogue.dialogue_turns
-                        WHERE error IS NULL GROUP BY target, pool, seed_id""")
+    lengths = q(
+        con,
+        """SELECT max(turn), count(*), min(turn) FROM dialogue.dialogue_turns
+                        WHERE error IS NULL GROUP BY target, pool, seed_id""",
+    )
     assert all(mx == n and mn == 1 and 2 <= mx <= 6 for mx, n, mn in lengths)
     # a dialogue shorter than t_max ended on two consecutive 'achieved' reports
-    early = q(con, """SELECT list(progress ORDER BY turn) FROM dialogue.dialogue_turns
-                      GROUP BY target, pool, seed_id HAVING max(turn) < 6""")
+    early = q(
+        con,
+        """SELECT list(progress ORDER BY turn) FROM dialogue.dialogue_turns
+                      GROUP BY target, pool, seed_id HAVING max(turn) < 6""",
+    )
     assert early, "the reflective baseline should finish some dialogues early"
-    assert all(p[-2:] == ["achieved", "achieved"] and "achieved" not in [a for a, b in itertools.pairwise(p) if a == b == "achieved"] for (p,) in early)
-    labels = q(con, "SELECT DISTINCT gold_explicit_intent, pred_explicit_intent, gold_latent_intent, pred_latent_intent,"
-                    " gold_emotion, pred_emotion FROM dialogue.dialogue_turns")
+    assert all(
+        p[-2:] == ["achieved", "achieved"]
+        and "achieved" not in [a for a, b in itertools.pairwise(p) if a == b == "achieved"]
+        for (p,) in early
+    )
+    labels = q(
+        con,
+        "SELECT DISTINCT gold_explicit_intent, pred_explicit_intent, gold_latent_intent, pred_latent_intent,"
+        " gold_emotion, pred_emotion FROM dialogue.dialogue_turns",
+    )
     for ge, pe, gl, pl, gm, pm in labels:
         assert {ge, pe} <= set(EXPLICIT_INTENTS) and {gl, pl} <= set(LATENT_INTENTS) and {gm, pm} <= set(EMOTIONS)
-    assert q(con, "SELECT DISTINCT prompt_hash IS NOT NULL, simulator FROM dialogue.dialogue_turns") == [(True, "rule-simulator")]
+    assert q(con, "SELECT DISTINCT prompt_hash IS NOT NULL, simulator FROM dialogue.dialogue_turns") == [
+        (True, "rule-simulator")
+    ]
 
 
 def test_judge_verdicts_cover_every_turn_with_scores_on_the_scale(warehouse):
     con, _ = warehouse
-    missing = q(con, """SELECT count(*) FROM dialogue.dialogue_turns t LEFT JOIN dialogue.judge_verdicts v
-                        USING (target, pool, seed_id, turn) WHERE v.judge IS NULL""")
+    missing = q(
+        con,
+        """SELECT count(*) FROM dialogue.dialogue_turns t LEFT JOIN dialogue.judge_verdicts v
+                        USING (target, pool, seed_id, turn) WHERE v.judge IS NULL""",
+    )
     assert missing == [(0,)]
     allowed = " AND ".join(f"{c} IN (0, 0.5, 1)" for c in SUBSCORE_COLUMNS)
     assert q(con, f"SELECT count(*) FROM dialogue.judge_verdicts WHERE NOT ({allowed})") == [(0,)]
-    assert q(con, "SELECT DISTINCT judge FROM dialogue.judge_verdicts ORDER BY 1") == [("rubric-judge",), ("rubric-judge-strict",)]
+    assert q(con, "SELECT DISTINCT judge FROM dialogue.judge_verdicts ORDER BY 1") == [
+        ("rubric-judge",),
+        ("rubric-judge-strict",),
+    ]
     # every judged turn has one row per judge
-    assert q(con, "SELECT DISTINCT count(*) FROM dialogue.judge_verdicts GROUP BY target, pool, seed_id, turn") == [(2,)]
+    assert q(con, "SELECT DISTINCT count(*) FROM dialogue.judge_verdicts GROUP BY target, pool, seed_id, turn") == [
+        (2,)
+    ]
     assert q(con, "SELECT count(*) FROM dialogue.judge_verdicts WHERE raw_reply IS NULL") == [(0,)]
 
 
 def test_final_intent_verdicts_one_per_dialogue(warehouse):
     con, _ = warehouse
-    assert q(con, "SELECT count(*), count(DISTINCT (target, pool, seed_id)) FROM dialogue.final_intent_verdicts") == [(32, 16)]
-    assert q(con, "SELECT min(satisfaction) >= 1 AND max(satisfaction) <= 5 FROM dialogue.final_intent_verdicts") == [(True,)]
+    assert q(con, "SELECT count(*), count(DISTINCT (target, pool, seed_id)) FROM dialogue.final_intent_verdicts") == [
+        (32, 16)
+    ]
+    assert q(con, "SELECT min(satisfaction) >= 1 AND max(satisfaction) <= 5 FROM dialogue.final_intent_verdicts") == [
+        (True,)
+    ]
 
 
 def test_leaderboard_matches_the_raw_rows(warehouse):
@@ -92,7 +131,7 @@ def test_leaderboard_matches_the_raw_rows(warehouse):
                           GROUP BY ALL ORDER BY pool, target""").df()
     assert list(board["ficr"].round(9)) == list(ficr["ficr"].round(9))
     assert list(board["satisfaction"].round(9)) == list(ficr["sat"].round(9))
-    unweighted = con.execute(f"""SELECT target, pool, avg(({' + '.join(c for c in SUBSCORE_COLUMNS if c.startswith('empathy_'))}) * 20) AS e
+    unweighted = con.execute(f"""SELECT target, pool, avg(({" + ".join(c for c in SUBSCORE_COLUMNS if c.startswith("empathy_"))}) * 20) AS e
                                 FROM dialogue.judge_verdicts GROUP BY ALL ORDER BY pool, target""").df()
     assert list(board["empathy_unweighted"].round(9)) == list(unweighted["e"].round(9))
 
@@ -143,7 +182,9 @@ def test_every_table_is_stored_with_its_contract_columns_and_types(warehouse):
     for table, columns in TABLE_COLUMNS.items():
         stored = [(name, kind) for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall()]
         assert stored == list(duckdb_columns(columns).items()), table
-    for table, column, kind in (("dialogue.thinking_ablation", "delta", "DOUBLE"),
-                                ("speech.seq_human_alignment", "rho", "DOUBLE")):
+    for table, column, kind in (
+        ("dialogue.thinking_ablation", "delta", "DOUBLE"),
+        ("speech.seq_human_alignment", "rho", "DOUBLE"),
+    ):
         assert q(con, f"SELECT count(*) FROM {table}") == [(0,)]
         assert dict((r[0], r[1]) for r in q(con, f"DESCRIBE {table}"))[column] == kind

@@ -24,13 +24,21 @@ def test_choice_reply_accepts_only_1_or_2():
 
 
 def test_accuracies_on_a_hand_case():
-    rows = [("a", 1, True), ("a", 2, True), ("b", 1, True), ("b", 2, False), ("c", 1, False), ("c", 2, True),
-            ("d", 1, False)]  # d's round 2 is missing (e.g. the run failed): wrong for Acc2 and Acc_traj
+    rows = [
+        ("a", 1, True),
+        ("a", 2, True),
+        ("b", 1, True),
+        ("b", 2, False),
+        ("c", 1, False),
+        ("c", 2, True),
+        ("d", 1, False),
+    ]  # d's round 2 is missing (e.g. the run failed): wrong for Acc2 and Acc_traj
     choices = pd.DataFrame(rows, columns=["item_id", "round", "correct"])
     assert accuracies(choices) == {"n_items": 4, "acc1": 0.5, "acc2": 0.5, "acc_traj": 0.25}
 
 
 def test_position_bias_counts_same_position_in_both_orders():
-    choices = pd.DataFrame({"item_id": ["a", "a", "b", "b", "c"], "round": [1, 1, 1, 1, 1],
-                            "selected_option": [1, 1, 1, 2, 1]})
+    choices = pd.DataFrame(
+        {"item_id": ["a", "a", "b", "b", "c"], "round": [1, 1, 1, 1, 1], "selected_option": [1, 1, 1, 2, 1]}
+    )
     assert position_bias_rate(choices) == 0.5  # a followed position 1 both times; b followed the clip

@@ -14,8 +14,16 @@ KEY = "sk-test-ab12cd34ef56"
 
 
 def remote(model_id, family, base_url, **extra):
-    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": family,
-            "base_url": base_url, "api_key_env": "EYT_TEST_KEY", "max_concurrency": 2, **extra}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": f"{model_id}-v1",
+        "family": family,
+        "base_url": base_url,
+        "api_key_env": "EYT_TEST_KEY",
+        "max_concurrency": 2,
+        **extra,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +38,9 @@ def remote_run(tmp_path_factory):
             dialogues_per_pool=2,
             t_max=4,
             simulator=remote("sim-model", "fam-sim", server.base_url),
-            targets=[remote("chat-model", "fam-target", server.base_url, price_in_per_mtok=2.0, price_out_per_mtok=8.0)],
+            targets=[
+                remote("chat-model", "fam-target", server.base_url, price_in_per_mtok=2.0, price_out_per_mtok=8.0)
+            ],
             judges=[remote("judge-model", "fam-judge", server.base_url)],
             replacement_judge=remote("judge-b", "fam-judge-b", server.base_url),
         )
@@ -60,7 +70,9 @@ def test_remote_models_fill_every_table(remote_run):
     assert by_model["judge-model-v1"] == 8 and by_model["judge-b-v1"] == 8
     # cost = tokens x price per million, recorded per role
     row = turns.iloc[0]
-    assert row["target_cost_usd"] == pytest.approx((row["target_tokens_in"] * 2.0 + row["target_tokens_out"] * 8.0) / 1e6)
+    assert row["target_cost_usd"] == pytest.approx(
+        (row["target_tokens_in"] * 2.0 + row["target_tokens_out"] * 8.0) / 1e6
+    )
     board = con.execute("SELECT * FROM dialogue.leaderboard").df()
     assert not board["is_baseline"].any() and board["target_cost_usd"].iloc[0] > 0
     assert board["empathy_unweighted"].iloc[0] == pytest.approx((1 + 0.5 + 1 + 1 + 0.5) * 20)
@@ -70,7 +82,9 @@ def test_remote_models_fill_every_table(remote_run):
 def test_perception_and_generation_are_separate_requests(remote_run):
     server, *_ = remote_run
     prediction_prompt = render("perception", "system")
-    generation = [r.json for r in server.chat_requests if r.json["messages"][0]["content"] == render("target", "system")]
+    generation = [
+        r.json for r in server.chat_requests if r.json["messages"][0]["content"] == render("target", "system")
+    ]
     assert generation
     for body in generation:
         assert all(prediction_prompt not in m["content"] for m in body["messages"])
@@ -92,7 +106,6 @@ def test_a_rerun_reissues_no_finished_call(remote_run):
     assert first > 0 and len(server.chat_requests) == first
 
 
-
 def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tmp_path, monkeypatch):
     """The server fails every call that mentions one persona: its ChatSEED becomes an error row, the other
     dialogues finish; once the server recovers, a rerun sends only that persona's calls."""
@@ -110,7 +123,10 @@ def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tm
 
     with serve(handler) as server:
         slate = write_slate(
-            tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=3, t_max=3,
+            tmp_path,
+            pools={"nemotron_usa": {"source": "fixture"}},
+            dialogues_per_pool=3,
+            t_max=3,
             simulator=remote("sim-model", "fam-sim", server.base_url, max_retries=0, max_concurrency=1),
             targets=[remote("chat-model", "fam-target", server.base_url, max_retries=0)],
             judges=[remote("judge-model", "fam-judge", server.base_url, max_retries=0)],
@@ -122,7 +138,11 @@ def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tm
             seeds = con.execute("SELECT seed_id, error FROM dialogue.chat_seeds ORDER BY seed_id").df()
             dialogues = con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone()[0]
         failed = seeds[seeds["error"].notna()]
-        assert len(failed) == 1 and "upstream exploded" in failed["error"].iloc[0] and "ModelCallError" in failed["error"].iloc[0]
+        assert (
+            len(failed) == 1
+            and "upstream exploded" in failed["error"].iloc[0]
+            and "ModelCallError" in failed["error"].iloc[0]
+        )
         assert dialogues == 2  # the other two dialogues were played and judged
 
         before = len(server.chat_requests)

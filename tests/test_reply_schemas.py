@@ -161,8 +161,11 @@ def test_cross_field_rules_are_in_the_schema():
     """The rules that tie fields together are stated in the schema too (as alternatives), so a
     schema-enforcing server cannot break them: two different archetypes, six lines in turn order with the
     right speakers, two different tone options."""
-    pairs = draw(_sent_schema(ScenarioReply)["properties"]["dissonant_personas"], random.Random(1),
-                 root=_sent_schema(ScenarioReply))
+    pairs = draw(
+        _sent_schema(ScenarioReply)["properties"]["dissonant_personas"],
+        random.Random(1),
+        root=_sent_schema(ScenarioReply),
+    )
     assert len(pairs) == 2 and pairs[0] != pairs[1] and set(pairs) <= set(FAILURE_ARCHETYPES)
     for i in range(20):
         lines = draw(_sent_schema(DialogueReply), random.Random(i))["lines"]
@@ -179,10 +182,17 @@ def test_cross_field_rules_are_in_the_schema():
 
 
 SEED = ChatSeed(
-    seed_id="seed-1", pool="nemotron_usa", persona_id="p1", persona_text="A nurse who works nights.",
-    topic="sleep", initial_emotion="anxiety", initial_explicit_intent="seeking_advice",
-    initial_latent_intent="seeking_relief", initial_intent_description="The user wants to sleep better.",
-    final_intent="The user leaves with a plan for sleeping after night shifts.", first_query="How do I sleep by day?",
+    seed_id="seed-1",
+    pool="nemotron_usa",
+    persona_id="p1",
+    persona_text="A nurse who works nights.",
+    topic="sleep",
+    initial_emotion="anxiety",
+    initial_explicit_intent="seeking_advice",
+    initial_latent_intent="seeking_relief",
+    initial_intent_description="The user wants to sleep better.",
+    final_intent="The user leaves with a plan for sleeping after night shifts.",
+    first_query="How do I sleep by day?",
 )
 HISTORY = [Exchange(user_text=f"Question {t}?", response_text=f"Answer {t}.") for t in range(1, 4)]
 
@@ -192,8 +202,14 @@ def test_judge_against_a_schema_enforcing_server_never_reasks(tmp_path, scale_na
     scale = JUDGE_SCALES[scale_name]
     handler = SchemaDrawnReplies(seed=11)
     with serve(handler, delay_s=0.05) as server, CallCache(tmp_path / "calls.sqlite") as cache:
-        ref = ModelRef(id="judge-x", provider="openai", model="judge-x-v1", family="j", base_url=server.base_url,
-                       structured_output="json_schema")
+        ref = ModelRef(
+            id="judge-x",
+            provider="openai",
+            model="judge-x-v1",
+            family="j",
+            base_url=server.base_url,
+            structured_output="json_schema",
+        )
         judge = LLMJudge(OpenAIChatClient(ref, role="judge", cache=cache, seed=5, run_id="r"), scale)
         with ThreadPoolExecutor(3) as pool:  # several verdicts at once, like a partition's dialogues
             verdicts = list(pool.map(lambda t: judge.score_turn(SEED, HISTORY, t), [1, 2, 3]))
@@ -211,16 +227,24 @@ def test_judge_against_a_schema_enforcing_server_never_reasks(tmp_path, scale_na
 def test_every_role_against_a_schema_enforcing_server_never_reasks(tmp_path):
     """Simulator, target perception and the SpeechEQ text stages, each answered with drawn instances."""
     with serve(SchemaDrawnReplies(seed=3)) as server, CallCache(tmp_path / "calls.sqlite") as cache:
+
         def client(role: str) -> OpenAIChatClient:
-            ref = ModelRef(id=f"{role}-x", provider="openai", model=f"{role}-v1", family=role,
-                           base_url=server.base_url, structured_output="json_schema")
+            ref = ModelRef(
+                id=f"{role}-x",
+                provider="openai",
+                model=f"{role}-v1",
+                family=role,
+                base_url=server.base_url,
+                structured_output="json_schema",
+            )
             return OpenAIChatClient(ref, role=role, cache=cache, seed=5, run_id="r")
 
         simulator, target = LLMSimulator(client("simulator")), LLMTarget(client("target"))
         persona = PersonaRecord(persona_id="p1", pool="nemotron_usa", source="fixture", persona_text="A nurse.")
         content = simulator.generate_seed(persona, seed_id="s1").value
-        seed = ChatSeed(**content.model_dump(), seed_id="s1", pool="nemotron_usa", persona_id="p1",
-                        persona_text="A nurse.")
+        seed = ChatSeed(
+            **content.model_dump(), seed_id="s1", pool="nemotron_usa", persona_id="p1", persona_text="A nurse."
+        )
         turn = simulator.next_turn(seed, HISTORY).value
         labels = target.perceive(HISTORY, turn.user_text).value
         assert turn.progress in ("not_started", "in_progress", "achieved") and labels.emotion

@@ -15,25 +15,60 @@ PRELUDE = ("turn_dimensions", "dialogue_scores", "leaderboard", "trajectory")
 # twin file -> (asset table, key columns, columns compared)
 TWINS = {
     "turn_curves": ("turn_curves", ["target", "pool", "dimension", "turn"], ["mean_score", "n"]),
-    "alpha_sensitivity": ("alpha_sensitivity", ["target", "pool", "dimension", "alpha"],
-                          ["weighted", "unweighted", "early", "late", "warmup_delta"]),
-    "dialogue_scores": ("dialogue_scores", ["target", "pool", "seed_id"],
-                        ["n_turns", "explicit_correct", "latent_correct", "emotion_correct", "drift",
-                         "directional_alignment", "completed", "satisfaction", "empathy", "persona",
-                         "anthropomorphic", "empathy_sum", "persona_early", "anthropomorphic_late",
-                         "n_judged_turns"]),
+    "alpha_sensitivity": (
+        "alpha_sensitivity",
+        ["target", "pool", "dimension", "alpha"],
+        ["weighted", "unweighted", "early", "late", "warmup_delta"],
+    ),
+    "dialogue_scores": (
+        "dialogue_scores",
+        ["target", "pool", "seed_id"],
+        [
+            "n_turns",
+            "explicit_correct",
+            "latent_correct",
+            "emotion_correct",
+            "drift",
+            "directional_alignment",
+            "completed",
+            "satisfaction",
+            "empathy",
+            "persona",
+            "anthropomorphic",
+            "empathy_sum",
+            "persona_early",
+            "anthropomorphic_late",
+            "n_judged_turns",
+        ],
+    ),
     "leaderboard_intervals": ("leaderboard_intervals", ["target", "pool", "metric"], ["value"]),
     "judge_agreement": ("judge_agreement", ["measure"], ["n_units", "unanimous_share"]),
-    "trajectory": ("trajectory", ["target", "pool"],
-                   ["n_dialogues", "drift", "directional_alignment", "ficr", "satisfaction", "mean_turns"]),
-    "pairwise_comparisons": ("pairwise_comparisons", ["pool", "metric", "target_a", "target_b"],
-                             ["n_paired", "mean_a", "mean_b", "diff"]),
-    "persona_source_comparison": ("persona_source_comparison", ["family", "metric"],
-                                  ["nemotron_usa", "personamem_v2", "shift"]),
+    "trajectory": (
+        "trajectory",
+        ["target", "pool"],
+        ["n_dialogues", "drift", "directional_alignment", "ficr", "satisfaction", "mean_turns"],
+    ),
+    "pairwise_comparisons": (
+        "pairwise_comparisons",
+        ["pool", "metric", "target_a", "target_b"],
+        ["n_paired", "mean_a", "mean_b", "diff"],
+    ),
+    "persona_source_comparison": (
+        "persona_source_comparison",
+        ["family", "metric"],
+        ["nemotron_usa", "personamem_v2", "shift"],
+    ),
     "thinking_ablation": ("thinking_ablation", ["pair", "pool", "metric"], ["think", "non_think", "delta"]),
-    "human_alignment": ("human_alignment", ["dimension"],
-                        ["n_cells", "pearson_r", "bias_0_100", "within_1", "lenience_early", "lenience_late"]),
-    "seq_leaderboard": ("speech.seq_leaderboard", ["target", "condition"], ["n_items", "acc1", "acc2", "acc_traj", "seq"]),
+    "human_alignment": (
+        "human_alignment",
+        ["dimension"],
+        ["n_cells", "pearson_r", "bias_0_100", "within_1", "lenience_early", "lenience_late"],
+    ),
+    "seq_leaderboard": (
+        "speech.seq_leaderboard",
+        ["target", "condition"],
+        ["n_items", "acc1", "acc2", "acc_traj", "seq"],
+    ),
 }
 
 
@@ -69,10 +104,13 @@ def test_cost_by_role_adds_up_every_role(warehouse):
     choices = con.execute("SELECT * FROM speech.slm_choices WHERE NOT shared_call").df()
     assert set(view.index.get_level_values("role")) == {"target", "simulator", "judge", "speech_target"}
     assert view.loc[("target", "terse-baseline"), "rows"] == (turns["target"] == "terse-baseline").sum()
-    assert view.loc[("speech_target", "acoustic-chooser-baseline"), "rows"] == (
-        choices["target"] == "acoustic-chooser-baseline").sum()
+    assert (
+        view.loc[("speech_target", "acoustic-chooser-baseline"), "rows"]
+        == (choices["target"] == "acoustic-chooser-baseline").sum()
+    )
     assert view.loc[("speech_target", "acoustic-chooser-baseline"), "latency_s"] == pytest.approx(
-        choices.loc[choices["target"] == "acoustic-chooser-baseline", "latency_s"].sum())
+        choices.loc[choices["target"] == "acoustic-chooser-baseline", "latency_s"].sum()
+    )
     assert view["cost_usd"].sum() == 0  # embedded baselines cost nothing
 
 
@@ -94,8 +132,10 @@ def test_every_report_table_is_materialised_and_flags_baselines(warehouse):
         flags = con.execute(f"SELECT DISTINCT is_baseline, self_preference_risk FROM dialogue.{table}").fetchall()
         assert flags == [(True, False)], table
     intervals = con.execute("SELECT * FROM dialogue.leaderboard_intervals").df()
-    assert ((intervals["ci_low"] <= intervals["value"] + 1e-12) & (intervals["value"] <= intervals["ci_high"] + 1e-12)
-            | intervals["ci_low"].isna()).all()
+    assert (
+        (intervals["ci_low"] <= intervals["value"] + 1e-12) & (intervals["value"] <= intervals["ci_high"] + 1e-12)
+        | intervals["ci_low"].isna()
+    ).all()
     board = con.execute("SELECT target, pool, empathy, ficr FROM dialogue.leaderboard").df()
     wide = intervals.pivot_table(index=["target", "pool"], columns="metric", values="value")
     for row in board.itertuples():
@@ -111,8 +151,17 @@ def test_alpha_sweep_detects_a_rank_flip():
     rows = []
     for target, scores in (("A", [5, 5, 0]), ("B", [0, 0, 4])):
         for turn, score in enumerate(scores, start=1):
-            rows.append({"target": target, "pool": "p", "seed_id": f"{target}1", "turn": turn,
-                         "empathy": score, "persona": 1.0, "anthropomorphic": 1.0})
+            rows.append(
+                {
+                    "target": target,
+                    "pool": "p",
+                    "seed_id": f"{target}1",
+                    "turn": turn,
+                    "empathy": score,
+                    "persona": 1.0,
+                    "anthropomorphic": 1.0,
+                }
+            )
     lengths = pd.Series({("A", "p", "A1"): 3, ("B", "p", "B1"): 3}, name="n_turns")
     lengths = lengths.rename_axis(["target", "pool", "seed_id"])  # each dialogue's T
     table = analysis.alpha_sensitivity(pd.DataFrame(rows), lengths, (0.05, 0.45))
@@ -126,8 +175,7 @@ def test_alpha_sweep_detects_a_rank_flip():
 
 
 def test_thinking_ablation_highlights_large_objective_deltas():
-    board = pd.DataFrame({"target": ["t", "n"], "pool": ["p", "p"],
-                          **{m: [0.5, 0.5] for m in analysis.HEADLINE}})
+    board = pd.DataFrame({"target": ["t", "n"], "pool": ["p", "p"], **{m: [0.5, 0.5] for m in analysis.HEADLINE}})
     board.loc[0, "explicit_acc"], board.loc[0, "empathy"] = 0.9, 90.0
     table = analysis.thinking_ablation(board, [("pair", "t", "n")], highlight=0.3).set_index("metric")
     assert table.loc["explicit_acc", "delta"] == pytest.approx(0.4) and table.loc["explicit_acc", "highlighted"]
@@ -136,8 +184,13 @@ def test_thinking_ablation_highlights_large_objective_deltas():
 
 
 def test_cross_judge_sample_is_stratified_and_seeded():
-    scores = pd.DataFrame({"target": ["a"] * 30 + ["b"] * 10, "pool": ["p"] * 40,
-                           "seed_id": [f"s{i}" for i in range(30)] + [f"s{i}" for i in range(10)]})
+    scores = pd.DataFrame(
+        {
+            "target": ["a"] * 30 + ["b"] * 10,
+            "pool": ["p"] * 40,
+            "seed_id": [f"s{i}" for i in range(30)] + [f"s{i}" for i in range(10)],
+        }
+    )
     sample = calibration.cross_judge_sample(scores, 8, seed=1)
     assert sample.groupby("target").size().to_dict() == {"a": 6, "b": 2}  # proportional: 8 x 30/40, 8 x 10/40
     assert sample.equals(calibration.cross_judge_sample(scores, 8, seed=1))
@@ -148,10 +201,26 @@ def test_identical_judges_agree_perfectly():
     from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
     rng = np.random.default_rng(0)
-    base = pd.DataFrame({"target": "t", "pool": "p", "seed_id": [f"s{i}" for i in range(20)], "turn": 1,
-                         **{c: rng.choice([0.0, 0.5, 1.0], 20) for c in SUBSCORE_COLUMNS}, "error": None})
-    finals = pd.DataFrame({"target": "t", "pool": "p", "seed_id": [f"s{i}" for i in range(20)],
-                           "completed": rng.random(20) > 0.5, "satisfaction": 3, "error": None})
+    base = pd.DataFrame(
+        {
+            "target": "t",
+            "pool": "p",
+            "seed_id": [f"s{i}" for i in range(20)],
+            "turn": 1,
+            **{c: rng.choice([0.0, 0.5, 1.0], 20) for c in SUBSCORE_COLUMNS},
+            "error": None,
+        }
+    )
+    finals = pd.DataFrame(
+        {
+            "target": "t",
+            "pool": "p",
+            "seed_id": [f"s{i}" for i in range(20)],
+            "completed": rng.random(20) > 0.5,
+            "satisfaction": 3,
+            "error": None,
+        }
+    )
     verdicts = pd.concat([base.assign(judge="j1"), base.assign(judge="j2")])
     table = calibration.agreement_table(verdicts, pd.concat([finals.assign(judge="j1"), finals.assign(judge="j2")]))
     table = table.set_index("measure")
@@ -165,15 +234,28 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
     import sys
 
     con, _ = warehouse
-    data_dir = Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]).parent
+    data_dir = Path(
+        con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+    ).parent
     out = tmp_path / "report.html"
     env = {**os.environ, "EYT_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run([Path(sys.executable).parent / "eyt", "report", "--out", str(out)], env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [Path(sys.executable).parent / "eyt", "report", "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     page = out.read_text()
-    for title in ("Leaderboard", "Paired comparisons", "Warm-up weight sensitivity", "Judge agreement",
-                  "Cross-judge ablation", "Judge-human alignment"):
+    for title in (
+        "Leaderboard",
+        "Paired comparisons",
+        "Warm-up weight sensitivity",
+        "Judge agreement",
+        "Cross-judge ablation",
+        "Judge-human alignment",
+    ):
         assert title in page
     assert "baseline" in page and "data:image/png;base64," in page
     assert " [" in page  # intervals shown as value [low, high]
@@ -187,21 +269,42 @@ def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
     def verdicts(empathy_by_seed: dict[str, float], judge: str) -> pd.DataFrame:
         rows = []
         for seed_id, value in empathy_by_seed.items():
-            row = {"target": "t", "pool": "p", "seed_id": seed_id, "turn": 1, "judge": judge, "error": None,
-                   **{c: 0.0 for c in SUBSCORE_COLUMNS}}
+            row = {
+                "target": "t",
+                "pool": "p",
+                "seed_id": seed_id,
+                "turn": 1,
+                "judge": judge,
+                "error": None,
+                **{c: 0.0 for c in SUBSCORE_COLUMNS},
+            }
             row["empathy_recognition"], row["empathy_attribution"] = 1.0, value - 1.0
             rows.append(row)
         return pd.DataFrame(rows)
 
     def finals(satisfaction_by_seed: dict[str, int], judge: str) -> pd.DataFrame:
-        return pd.DataFrame([{"target": "t", "pool": "p", "seed_id": k, "judge": judge, "completed": True,
-                              "satisfaction": v, "error": None} for k, v in satisfaction_by_seed.items()])
+        return pd.DataFrame(
+            [
+                {
+                    "target": "t",
+                    "pool": "p",
+                    "seed_id": k,
+                    "judge": judge,
+                    "completed": True,
+                    "satisfaction": v,
+                    "error": None,
+                }
+                for k, v in satisfaction_by_seed.items()
+            ]
+        )
 
     sample = pd.DataFrame({"target": ["t", "t"], "pool": ["p", "p"], "seed_id": ["s1", "s2"]})
     # empathy 2 -> 2.5 (+10 on 0-100) and 2 -> 1.5 (-10); satisfaction 3 -> 4 (+25) and 4 -> 4 (0)
     table = calibration.ablation_table(
-        sample, (verdicts({"s1": 2.0, "s2": 2.0}, "j"), finals({"s1": 3, "s2": 4}, "j")),
-        (verdicts({"s1": 2.5, "s2": 1.5}, "r"), finals({"s1": 4, "s2": 4}, "r")))
+        sample,
+        (verdicts({"s1": 2.0, "s2": 2.0}, "j"), finals({"s1": 3, "s2": 4}, "j")),
+        (verdicts({"s1": 2.5, "s2": 1.5}, "r"), finals({"s1": 4, "s2": 4}, "r")),
+    )
     score = table[table["kind"] == "score"].set_index("metric")
     assert score.loc["empathy", "delta"] == pytest.approx(0.0)
     assert score.loc["empathy", "mean_abs_delta"] == pytest.approx(10.0)
@@ -224,13 +327,22 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
 
     monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("EYT_SLATE", raising=False)
-    board = pd.DataFrame({"target": ["reflective-baseline-think", "reflective-baseline"], "pool": "nemotron_usa",
-                          **{m: [0.75, 0.5] for m in HEADLINE}})
+    board = pd.DataFrame(
+        {
+            "target": ["reflective-baseline-think", "reflective-baseline"],
+            "pool": "nemotron_usa",
+            **{m: [0.75, 0.5] for m in HEADLINE},
+        }
+    )
     eyt = BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
     out = thinking_ablation(context=build_asset_context(), eyt=eyt, leaderboard=board)
     table = arrow_table(out.value, "dialogue.thinking_ablation")
     types = {f.name: str(f.type) for f in table.schema}
-    assert (types["think"], types["delta"], types["highlighted"], types["is_baseline"]) == ("double", "double",
-                                                                                            "bool", "bool")
+    assert (types["think"], types["delta"], types["highlighted"], types["is_baseline"]) == (
+        "double",
+        "double",
+        "bool",
+        "bool",
+    )
     assert table.column("delta").to_pylist() == [0.25] * len(HEADLINE)
     assert table.column("is_baseline").to_pylist() == [True] * len(HEADLINE)

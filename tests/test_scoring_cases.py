@@ -29,8 +29,17 @@ SQL = Path(__file__).resolve().parents[1] / "sql"
 TARGET, NEMO, PM = "reflective-baseline", "nemotron_usa", "personamem_v2"
 JUDGES = ("rubric-judge", "rubric-judge-strict", "rubric-judge-lenient")
 KEYS = ["target", "pool", "seed_id"]
-REPORTS = [["dialogue", n] for n in ("leaderboard", "leaderboard_intervals", "trajectory", "alpha_sensitivity",
-                                     "turn_curves", "pairwise_comparisons")]
+REPORTS = [
+    ["dialogue", n]
+    for n in (
+        "leaderboard",
+        "leaderboard_intervals",
+        "trajectory",
+        "alpha_sensitivity",
+        "turn_curves",
+        "pairwise_comparisons",
+    )
+]
 
 # Empathy sub-indicators per judge (j1, j2, j3) and turn; persona and anthropomorphic are 0.5 everywhere.
 # Dialogue a (T = 4): turn 2's verdicts all failed. Dialogue b (T = 3): the judges agree.
@@ -39,7 +48,9 @@ EMPATHY = {
     ("a", 1): (FULL, FULL, NONE),  # sums 5, 5, 0: mean 10/3, median 5
     ("a", 3): (TWO, TWO, TWO),  # 2
     ("a", 4): (THREE, THREE, NONE),  # 3, 3, 0: mean 2, median 3 (per sub-indicator: 1, 1, 1, 0, 0)
-    ("b", 1): (FOUR,) * 3, ("b", 2): (FOUR,) * 3, ("b", 3): (FOUR,) * 3,
+    ("b", 1): (FOUR,) * 3,
+    ("b", 2): (FOUR,) * 3,
+    ("b", 3): (FOUR,) * 3,
 }
 # Hand-computed, alpha = 0.10. Dialogue a, T = 4: Eq. 4 gives (0.1, 0.1, 0.4, 0.4); turn 2 has no verdict, so
 # turns 1, 3, 4 weigh 0.1 / 0.9, 0.4 / 0.9, 0.4 / 0.9 = 1/9, 4/9, 4/9.
@@ -50,13 +61,23 @@ B = 4 * 20  # 80
 
 def _turn(seed_id, pool, turn, *, hit=True, complete=True, error=None):
     label = "planning" if hit else "small_talk"
-    return {"target": TARGET, "pool": pool, "seed_id": seed_id, "turn": turn, "user_text": None if error else "q",
-            "gold_explicit_intent": None if error else "planning", "pred_explicit_intent": None if error else label,
-            "gold_latent_intent": None if error else "self_improvement",
-            "pred_latent_intent": None if error else "self_improvement",
-            "gold_emotion": None if error else "hope", "pred_emotion": None if error else "hope",
-            "progress": None if error else "in_progress", "response_text": None if error else "r",
-            "error": error, "complete": complete}
+    return {
+        "target": TARGET,
+        "pool": pool,
+        "seed_id": seed_id,
+        "turn": turn,
+        "user_text": None if error else "q",
+        "gold_explicit_intent": None if error else "planning",
+        "pred_explicit_intent": None if error else label,
+        "gold_latent_intent": None if error else "self_improvement",
+        "pred_latent_intent": None if error else "self_improvement",
+        "gold_emotion": None if error else "hope",
+        "pred_emotion": None if error else "hope",
+        "progress": None if error else "in_progress",
+        "response_text": None if error else "r",
+        "error": error,
+        "complete": complete,
+    }
 
 
 def _verdict(seed_id, pool, turn, judge, empathy=None, error=None):
@@ -68,32 +89,52 @@ def _verdict(seed_id, pool, turn, judge, empathy=None, error=None):
 
 
 def case_tables() -> dict[str, pd.DataFrame]:
-    turns = [_turn("a", NEMO, 1, hit=False), *(_turn("a", NEMO, t) for t in (2, 3, 4)),
-             *(_turn("b", NEMO, t) for t in (1, 2, 3)),
-             # c failed at turn 3: two answered turns kept (complete = false) and its error row; the labels
-             # miss, so counting it would change the accuracy
-             _turn("c", NEMO, 1, hit=False, complete=False), _turn("c", NEMO, 2, hit=False, complete=False),
-             _turn("c", NEMO, 0, complete=False, error="ModelCallError: 500"),
-             *(_turn("d", PM, t) for t in (1, 2))]
+    turns = [
+        _turn("a", NEMO, 1, hit=False),
+        *(_turn("a", NEMO, t) for t in (2, 3, 4)),
+        *(_turn("b", NEMO, t) for t in (1, 2, 3)),
+        # c failed at turn 3: two answered turns kept (complete = false) and its error row; the labels
+        # miss, so counting it would change the accuracy
+        _turn("c", NEMO, 1, hit=False, complete=False),
+        _turn("c", NEMO, 2, hit=False, complete=False),
+        _turn("c", NEMO, 0, complete=False, error="ModelCallError: 500"),
+        *(_turn("d", PM, t) for t in (1, 2)),
+    ]
     verdicts = []
     for (seed_id, turn), per_judge in EMPATHY.items():
         verdicts += [_verdict(seed_id, NEMO, turn, j, e) for j, e in zip(JUDGES, per_judge)]
     verdicts += [_verdict("a", NEMO, 2, j, error="ModelCallError: judge timed out") for j in JUDGES]
     verdicts += [_verdict("d", PM, t, j, error="ModelCallError: judge down") for t in (1, 2) for j in JUDGES]
-    finals = [{"target": TARGET, "pool": NEMO, "seed_id": "a", "judge": j, "completed": c, "satisfaction": s}
-              for j, c, s in zip(JUDGES, (True, True, False), (5, 5, 1))]
-    finals += [{"target": TARGET, "pool": NEMO, "seed_id": "b", "judge": j, "completed": False, "satisfaction": 3}
-               for j in JUDGES]
-    finals += [{"target": TARGET, "pool": PM, "seed_id": "d", "judge": j, "error": "ModelCallError: judge down"}
-               for j in JUDGES]
-    similarity = [{"target": TARGET, "pool": NEMO, "seed_id": "a", "turn": t, "cos_gold_pred": g, "cos_pred_final": f}
-                  for t, g, f in zip((1, 2, 3, 4), (1.0, 0.5, 0.5, 0.0), (0.1, 0.2, 0.3, 0.4))]
-    similarity += [{"target": TARGET, "pool": NEMO, "seed_id": "b", "turn": t, "cos_gold_pred": 1.0,
-                    "cos_pred_final": 0.5} for t in (1, 2, 3)]
-    similarity += [{"target": TARGET, "pool": PM, "seed_id": "d", "turn": t, "cos_gold_pred": 0.5,
-                    "cos_pred_final": 0.5} for t in (1, 2)]
-    return {"dialogue_turns": pd.DataFrame(turns), "judge_verdicts": pd.DataFrame(verdicts),
-            "final_intent_verdicts": pd.DataFrame(finals), "intent_similarity": pd.DataFrame(similarity)}
+    finals = [
+        {"target": TARGET, "pool": NEMO, "seed_id": "a", "judge": j, "completed": c, "satisfaction": s}
+        for j, c, s in zip(JUDGES, (True, True, False), (5, 5, 1))
+    ]
+    finals += [
+        {"target": TARGET, "pool": NEMO, "seed_id": "b", "judge": j, "completed": False, "satisfaction": 3}
+        for j in JUDGES
+    ]
+    finals += [
+        {"target": TARGET, "pool": PM, "seed_id": "d", "judge": j, "error": "ModelCallError: judge down"}
+        for j in JUDGES
+    ]
+    similarity = [
+        {"target": TARGET, "pool": NEMO, "seed_id": "a", "turn": t, "cos_gold_pred": g, "cos_pred_final": f}
+        for t, g, f in zip((1, 2, 3, 4), (1.0, 0.5, 0.5, 0.0), (0.1, 0.2, 0.3, 0.4))
+    ]
+    similarity += [
+        {"target": TARGET, "pool": NEMO, "seed_id": "b", "turn": t, "cos_gold_pred": 1.0, "cos_pred_final": 0.5}
+        for t in (1, 2, 3)
+    ]
+    similarity += [
+        {"target": TARGET, "pool": PM, "seed_id": "d", "turn": t, "cos_gold_pred": 0.5, "cos_pred_final": 0.5}
+        for t in (1, 2)
+    ]
+    return {
+        "dialogue_turns": pd.DataFrame(turns),
+        "judge_verdicts": pd.DataFrame(verdicts),
+        "final_intent_verdicts": pd.DataFrame(finals),
+        "intent_similarity": pd.DataFrame(similarity),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +145,13 @@ def case(tmp_path_factory):
     default = yaml.safe_load(default_slate_path().read_text())
     judges = [*default["judges"], default["replacement_judge"]]
     assert [j["id"] for j in judges] == list(JUDGES)
-    slate = write_slate(directory, targets=[t for t in default["targets"] if t["id"] == TARGET], judges=judges,
-                        replacement_judge=None, judge_combine="median")
+    slate = write_slate(
+        directory,
+        targets=[t for t in default["targets"] if t["id"] == TARGET],
+        judges=judges,
+        replacement_judge=None,
+        judge_combine="median",
+    )
     data = directory / "data"
     data.mkdir()
     for table, frame in case_tables().items():
@@ -115,11 +161,17 @@ def case(tmp_path_factory):
     resources = resources_for(slate, data)
     runs = {}
     for pool in (NEMO, PM):
-        runs[pool] = materialize(ASSETS, selection=[AssetKey(["dialogue", "dialogue_scores"])], resources=resources,
-                                 partition_key=str(target_pool_key(TARGET, pool)), instance=instance,
-                                 raise_on_error=False)
-    runs["reports"] = materialize(ASSETS, selection=AssetSelection.assets(*REPORTS), resources=resources,
-                                  instance=instance, raise_on_error=False)
+        runs[pool] = materialize(
+            ASSETS,
+            selection=[AssetKey(["dialogue", "dialogue_scores"])],
+            resources=resources,
+            partition_key=str(target_pool_key(TARGET, pool)),
+            instance=instance,
+            raise_on_error=False,
+        )
+    runs["reports"] = materialize(
+        ASSETS, selection=AssetSelection.assets(*REPORTS), resources=resources, instance=instance, raise_on_error=False
+    )
     yield data, runs, instance
 
 
@@ -147,8 +199,10 @@ def test_failed_verdicts_leave_scores_missing_and_are_counted_and_logged(case):
     assert d["n_turns"] == 2 and d["drift"] == pytest.approx(0.5)  # the objective metrics are still there
     a = scores.loc["a"]
     assert (a["n_judged_turns"], a["n_failed_verdicts"], a["n_failed_final_verdicts"]) == (3, 3, 0)
-    assert "3 of 21 turn verdicts failed in nemotron_usa|reflective-baseline; see dialogue.judge_verdicts.error" \
+    assert (
+        "3 of 21 turn verdicts failed in nemotron_usa|reflective-baseline; see dialogue.judge_verdicts.error"
         in _logs(instance, runs[NEMO])
+    )
     pm_logs = _logs(instance, runs[PM])
     assert "6 of 6 turn verdicts failed in personamem_v2|reflective-baseline" in pm_logs
     assert "3 of 3 final verdicts failed in personamem_v2|reflective-baseline" in pm_logs
@@ -179,8 +233,14 @@ def test_median_of_three_judges_reaches_dialogue_scores_and_the_leaderboard(case
 
 def test_the_mean_gives_the_hand_computed_mean():
     tables = case_tables()
-    scores = score_dialogues(tables["dialogue_turns"], tables["judge_verdicts"], tables["final_intent_verdicts"],
-                             tables["intent_similarity"], alpha=0.10, combine="mean").set_index("seed_id")
+    scores = score_dialogues(
+        tables["dialogue_turns"],
+        tables["judge_verdicts"],
+        tables["final_intent_verdicts"],
+        tables["intent_similarity"],
+        alpha=0.10,
+        combine="mean",
+    ).set_index("seed_id")
     assert scores.loc["a", "empathy"] == pytest.approx(A_MEAN)
     assert scores.loc["a", "satisfaction"] == pytest.approx((11 / 3 - 1) * 25)
 
@@ -207,8 +267,9 @@ def test_sql_twin_gives_the_same_hand_computed_scores(case, combine, expected):
     data, _, _ = case
     with _sql_connection(data, combine) as con:
         twin = con.execute("SELECT * FROM dialogue_scores_sql").df().set_index("seed_id")
-        weighted = con.execute("SELECT * FROM alpha_sensitivity_sql WHERE dimension = 'empathy' "
-                               "AND pool = 'nemotron_usa' AND alpha = 0.10").df()
+        weighted = con.execute(
+            "SELECT * FROM alpha_sensitivity_sql WHERE dimension = 'empathy' AND pool = 'nemotron_usa' AND alpha = 0.10"
+        ).df()
         board = con.execute("SELECT * FROM leaderboard_sql").df().set_index("pool")
     assert sorted(twin.index) == ["a", "b", "d"]
     assert twin.loc["a", "empathy"] == pytest.approx(expected)
@@ -228,8 +289,10 @@ def test_sql_twins_equal_the_median_assets(case):
         board_twin = con.execute("SELECT * FROM leaderboard_sql ORDER BY pool").df()
         board = con.execute(f"SELECT {', '.join(board_twin.columns)} FROM dialogue.leaderboard ORDER BY pool").df()
     for column in twin.columns.drop(["target", "pool"]):
-        np.testing.assert_allclose(asset[column].astype(float), twin[column].astype(float), equal_nan=True,
-                                   err_msg=column)
+        np.testing.assert_allclose(
+            asset[column].astype(float), twin[column].astype(float), equal_nan=True, err_msg=column
+        )
     for column in board_twin.columns.drop(["target", "pool"]):
-        np.testing.assert_allclose(board[column].astype(float), board_twin[column].astype(float), equal_nan=True,
-                                   err_msg=column)
+        np.testing.assert_allclose(
+            board[column].astype(float), board_twin[column].astype(float), equal_nan=True, err_msg=column
+        )

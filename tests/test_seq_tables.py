@@ -34,21 +34,57 @@ def row(target: str, item: str, round_: int, correct: bool | None, **over) -> di
     error = over.pop("error", None if correct is not None else "server error")
     parse_failed = over.pop("parse_failed", False)
     selected = None if correct is None or parse_failed else (1 if correct else 2)
-    out = {"target": target, "item_id": item, "subscale": "interpersonal_empathy", "composite": "interpersonal",
-           "valence": "Negative", "condition": "default", "inference": "sequential", "order": "seeded",
-           "round": round_, "option1": "resonant", "option2": "dissonant",
-           "history_turn4": None if round_ == 1 else "resonant", "selected_option": selected, "correct_option": 1,
-           "correct": correct, "parse_failed": parse_failed, "shared_call": False, "reasoning": "", "error": error,
-           "calls": 1, "cache_hits": 0, "latency_s": 1.0, "tokens_in": 100, "tokens_out": 20, "tokens": 120,
-           "cost_usd": 0.001, "is_baseline": False, "speech_input": "audio", "model": f"{target}-model",
-           "model_fingerprint": "fp", "prompt_hash": "ph", "seed": 7, "created_at": pd.Timestamp("2026-05-21"),
-           "reply_format": "paper"}
+    out = {
+        "target": target,
+        "item_id": item,
+        "subscale": "interpersonal_empathy",
+        "composite": "interpersonal",
+        "valence": "Negative",
+        "condition": "default",
+        "inference": "sequential",
+        "order": "seeded",
+        "round": round_,
+        "option1": "resonant",
+        "option2": "dissonant",
+        "history_turn4": None if round_ == 1 else "resonant",
+        "selected_option": selected,
+        "correct_option": 1,
+        "correct": correct,
+        "parse_failed": parse_failed,
+        "shared_call": False,
+        "reasoning": "",
+        "error": error,
+        "calls": 1,
+        "cache_hits": 0,
+        "latency_s": 1.0,
+        "tokens_in": 100,
+        "tokens_out": 20,
+        "tokens": 120,
+        "cost_usd": 0.001,
+        "is_baseline": False,
+        "speech_input": "audio",
+        "model": f"{target}-model",
+        "model_fingerprint": "fp",
+        "prompt_hash": "ph",
+        "seed": 7,
+        "created_at": pd.Timestamp("2026-05-21"),
+        "reply_format": "paper",
+    }
     out.update(over)
     return out
 
 
-def trajectory(target: str, item: str, c1: bool, c2: bool | None, *, direct: bool | None = None,
-               r1: dict | None = None, r2: dict | None = None, **over) -> list[dict]:
+def trajectory(
+    target: str,
+    item: str,
+    c1: bool,
+    c2: bool | None,
+    *,
+    direct: bool | None = None,
+    r1: dict | None = None,
+    r2: dict | None = None,
+    **over,
+) -> list[dict]:
     """Round 1 and 2 under sequential inference; with `direct`, the shared round-1 copy and a direct round 2."""
     first = row(target, item, 1, c1, **{**over, **(r1 or {})})
     rows = [first]
@@ -80,8 +116,9 @@ def hand() -> pd.DataFrame:
         *trajectory("m", "a", True, True, direct=True, r2=r2),
         *trajectory("m", "b", True, False, direct=True, r2=r2),
         # c: round 1 did not parse (wrong, parse failure), slow and without tokens
-        *trajectory("m", "c", False, True, direct=False, r2=r2,
-                    r1={"parse_failed": True, "latency_s": 5.0, "tokens_out": 0}),
+        *trajectory(
+            "m", "c", False, True, direct=False, r2=r2, r1={"parse_failed": True, "latency_s": 5.0, "tokens_out": 0}
+        ),
         *trajectory("m", "d", True, False, direct=True, r2=r2),
         *trajectory("m", "e", True, None, r2={**r2, **failed, "error": "timeout"}),
         *trajectory("m", "f", None, None, r1=failed),
@@ -128,8 +165,12 @@ def test_tokens_per_s_is_nan_without_generated_tokens():
 
 
 def test_seq_on_a_hand_cohort_with_chance_rows():
-    rows = [*cohort_rows("low", 1), *cohort_rows("mid", 2), *cohort_rows("high", 3),
-            *cohort_rows("solo", 2, condition="adaptive")]
+    rows = [
+        *cohort_rows("low", 1),
+        *cohort_rows("mid", 2),
+        *cohort_rows("high", 3),
+        *cohort_rows("solo", 2, condition="adaptive"),
+    ]
     board = seq_leaderboard(frame(rows), resamples=50, seed=3)
     default = board[board["condition"] == "default"]
     assert list(default["target"]) == ["high", "mid", "low", "chance"]  # SEQ descending, chance last
@@ -138,8 +179,7 @@ def test_seq_on_a_hand_cohort_with_chance_rows():
     assert list(default["seq"][:3]) == pytest.approx([100 + SCALE, 100, 100 - SCALE])
     chance = default.iloc[-1]
     assert chance["seq"] == pytest.approx(100 - 0.75 * SCALE)  # (0.25 - 0.4) / 0.2 = -0.75 MADs
-    assert (chance["acc1"], chance["acc2"], chance["is_baseline"], chance["speech_input"]) == (0.5, 0.5, True,
-                                                                                             "chance")
+    assert (chance["acc1"], chance["acc2"], chance["is_baseline"], chance["speech_input"]) == (0.5, 0.5, True, "chance")
     assert set(default["seq_cohort"]) == {"high,low,mid"}
     adaptive = board[board["condition"] == "adaptive"]
     assert list(adaptive["target"]) == ["solo", "chance"]
@@ -166,11 +206,15 @@ def test_direct_only_target_uses_direct_as_headline():
 
 def test_position_bias_pairs_the_same_question_in_both_orders():
     rows = [
-        row("p", "x", 1, True), row("p", "x", 1, False, order="flipped", selected_option=1),  # position 1 twice
-        row("p", "y", 1, True), row("p", "y", 1, True, order="flipped", selected_option=2),  # follows the clip
-        row("p", "x", 2, False, selected_option=2), row("p", "x", 2, True, order="flipped", selected_option=2),
+        row("p", "x", 1, True),
+        row("p", "x", 1, False, order="flipped", selected_option=1),  # position 1 twice
+        row("p", "y", 1, True),
+        row("p", "y", 1, True, order="flipped", selected_option=2),  # follows the clip
+        row("p", "x", 2, False, selected_option=2),
+        row("p", "x", 2, True, order="flipped", selected_option=2),
         # y's round 2 had different turn-4 clips in the history: not the same question, not paired
-        row("p", "y", 2, True), row("p", "y", 2, True, order="flipped", history_turn4="dissonant"),
+        row("p", "y", 2, True),
+        row("p", "y", 2, True, order="flipped", history_turn4="dissonant"),
     ]
     p = seq_leaderboard(frame(rows), resamples=10, seed=0).iloc[0]
     assert p["position_bias_rate"] == pytest.approx(2 / 3)
@@ -190,7 +234,8 @@ def test_bootstrap_interval_contains_estimate_and_is_seeded():
     # the interval resamples items: the same as bootstrapping the per-item trajectory outcomes
     per_item = [float(i % 3 != 0 and i % 2 == 0) for i in sorted(range(30), key=lambda i: f"i{i}")]  # id order
     assert (t["acc_traj"], t["acc_traj_low"], t["acc_traj_high"]) == pytest.approx(
-        bootstrap_mean_ci(per_item, resamples=300, seed=11))
+        bootstrap_mean_ci(per_item, resamples=300, seed=11)
+    )
 
 
 def test_breakdown_per_subscale_and_composite():
@@ -201,14 +246,24 @@ def test_breakdown_per_subscale_and_composite():
         *trajectory("m", "c", True, False, direct=True, **calm),
         *trajectory("m", "d", False, True, direct=False, **calm),
         *trajectory("m", "g", True, True, direct=False, **calm),
-        *trajectory("m", "e", True, True, direct=False,
-                    subscale="interpersonal_social_responsibility", composite="interpersonal"),
+        *trajectory(
+            "m",
+            "e",
+            True,
+            True,
+            direct=False,
+            subscale="interpersonal_social_responsibility",
+            composite="interpersonal",
+        ),
     ]
     table = seq_breakdown(frame(rows), resamples=50, seed=0)
     assert list(table.columns) == list(BREAKDOWN_COLUMNS)
     sub = table[table["level"] == "subscale"].set_index("name")
-    assert list(sub.index) == ["interpersonal_empathy", "interpersonal_social_responsibility",
-                               "stress_management_stress_tolerance"]  # EQ-i order
+    assert list(sub.index) == [
+        "interpersonal_empathy",
+        "interpersonal_social_responsibility",
+        "stress_management_stress_tolerance",
+    ]  # EQ-i order
     emp = sub.loc["interpersonal_empathy"]
     assert (emp["display_name"], emp["composite_name"]) == ("Empathy", "Interpersonal")
     assert (emp["n_items"], emp["acc1"], emp["acc2"], emp["acc_traj"]) == (2, 1.0, 0.5, 0.5)
@@ -216,7 +271,8 @@ def test_breakdown_per_subscale_and_composite():
     stress = sub.loc["stress_management_stress_tolerance"]
     # c: T F, direct T; d: F T, direct F; g: T T, direct F -> direct inference did worse here
     assert [stress[k] for k in ("n_items", "acc1", "acc2", "acc_traj", "acc2_direct")] == pytest.approx(
-        [3, 2 / 3, 2 / 3, 1 / 3, 1 / 3])
+        [3, 2 / 3, 2 / 3, 1 / 3, 1 / 3]
+    )
     assert stress["sequential_direct_delta"] == pytest.approx(-1 / 3)
     comp = table[table["level"] == "composite"].set_index("name")
     assert list(comp.index) == ["interpersonal", "stress_management"]
@@ -226,8 +282,13 @@ def test_breakdown_per_subscale_and_composite():
 
 
 def test_conditioning_table_places_conditions_on_the_default_scale():
-    rows = [*cohort_rows("low", 1), *cohort_rows("mid", 2), *cohort_rows("high", 3),
-            *cohort_rows("mid", 4, condition="adaptive"), *cohort_rows("mid", 0, condition="global_deficit")]
+    rows = [
+        *cohort_rows("low", 1),
+        *cohort_rows("mid", 2),
+        *cohort_rows("high", 3),
+        *cohort_rows("mid", 4, condition="adaptive"),
+        *cohort_rows("mid", 0, condition="global_deficit"),
+    ]
     board = seq_leaderboard(frame(rows), resamples=20, seed=0)
     table = conditioning_table(board).set_index("target")
     assert list(table.index) == ["high", "mid", "low", "chance"]
@@ -249,25 +310,35 @@ def write(tmp_path, text: str):
 
 
 def test_read_human_ranking_with_ties_and_source(tmp_path):
-    read = read_human_ranking(write(tmp_path, "target, rank,source,note\nA,1,prolific,x\nB, 2.5 ,prolific,\n"
-                                              "C,2.5,prolific,\n"))
+    read = read_human_ranking(
+        write(tmp_path, "target, rank,source,note\nA,1,prolific,x\nB, 2.5 ,prolific,\nC,2.5,prolific,\n")
+    )
     ranking = read.targets
     assert list(ranking.columns) == ["target", "rank", "source"] and read.items is None
     assert list(ranking["rank"]) == [1.0, 2.5, 2.5] and set(ranking["source"]) == {"prolific"}
     assert list(read_human_ranking(write(tmp_path, "target,rank\nA,1\n")).targets["source"]) == [""]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("model,rank\nA,1\n", r"ranking\.csv: missing column\(s\) target"),
-    ("target,rank\nA,1\nB,first\n", r"ranking\.csv: line 3: field 'rank' is 'first'"),
-    ("target,rank\nA,0\n", r"ranking\.csv: line 2: field 'rank' is '0'"),
-    ("target,rank\nA,1\n,2\n", r"ranking\.csv: line 3: field 'target' is empty"),
-    ("target,rank\nA,1\nB,2\nA,3\n", r"ranking\.csv: lines 2, 4: field 'target' repeats \['A'\]"),
-    ("target,item_id,rank\nA,i1,1\nB,,2\n", r"ranking\.csv: line 3: field 'item_id' is empty"),
-    ("target,item_id,rank\nA,i1,1\nB,i1,2\nA,i1,2\n", r"ranking\.csv: lines 2, 4: target 'A' is ranked on item 'i1' "
-                                                          r"more than once"),
-    ("target,item_id,rank\nA,i1,1\nB,i1,2\nA,i2,1\n", r"ranking\.csv: target 'B' has no rank on item\(s\) \['i2'\]"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("model,rank\nA,1\n", r"ranking\.csv: missing column\(s\) target"),
+        ("target,rank\nA,1\nB,first\n", r"ranking\.csv: line 3: field 'rank' is 'first'"),
+        ("target,rank\nA,0\n", r"ranking\.csv: line 2: field 'rank' is '0'"),
+        ("target,rank\nA,1\n,2\n", r"ranking\.csv: line 3: field 'target' is empty"),
+        ("target,rank\nA,1\nB,2\nA,3\n", r"ranking\.csv: lines 2, 4: field 'target' repeats \['A'\]"),
+        ("target,item_id,rank\nA,i1,1\nB,,2\n", r"ranking\.csv: line 3: field 'item_id' is empty"),
+        (
+            "target,item_id,rank\nA,i1,1\nB,i1,2\nA,i1,2\n",
+            r"ranking\.csv: lines 2, 4: target 'A' is ranked on item 'i1' "
+            r"more than once",
+        ),
+        (
+            "target,item_id,rank\nA,i1,1\nB,i1,2\nA,i2,1\n",
+            r"ranking\.csv: target 'B' has no rank on item\(s\) \['i2'\]",
+        ),
+    ],
+)
 def test_bad_ranking_files_name_file_line_and_field(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
         read_human_ranking(write(tmp_path, text))
@@ -275,12 +346,25 @@ def test_bad_ranking_files_name_file_line_and_field(tmp_path, text, message):
 
 def table4_leaderboard() -> pd.DataFrame:
     """Paper Table 4's metric ranks for models A-F, as metric values (higher = better); Acc1 and Acc2 tie."""
-    ranks = {"acc1": [1, 2, 6, 3, 3, 3], "acc2": [1, 3, 5, 1, 5, 3], "acc_traj": [1, 2, 6, 3, 5, 4],
-             "seq": [1, 2, 6, 3, 4, 5]}
-    board = pd.DataFrame({"target": list("ABCDEF"), "condition": "default",
-                          **{m: [1.0 - r / 10 for r in rs] for m, rs in ranks.items()}})
-    extra = pd.DataFrame({"target": ["G", "chance"], "condition": "default", "acc1": [0.9, 0.5],
-                          "acc2": [0.9, 0.5], "acc_traj": [0.9, 0.25], "seq": [150.0, 80.0]})
+    ranks = {
+        "acc1": [1, 2, 6, 3, 3, 3],
+        "acc2": [1, 3, 5, 1, 5, 3],
+        "acc_traj": [1, 2, 6, 3, 5, 4],
+        "seq": [1, 2, 6, 3, 4, 5],
+    }
+    board = pd.DataFrame(
+        {"target": list("ABCDEF"), "condition": "default", **{m: [1.0 - r / 10 for r in rs] for m, rs in ranks.items()}}
+    )
+    extra = pd.DataFrame(
+        {
+            "target": ["G", "chance"],
+            "condition": "default",
+            "acc1": [0.9, 0.5],
+            "acc2": [0.9, 0.5],
+            "acc_traj": [0.9, 0.25],
+            "seq": [150.0, 80.0],
+        }
+    )
     return pd.concat([board, extra], ignore_index=True)
 
 
@@ -309,9 +393,12 @@ def test_human_correlation_of_another_condition_is_empty_when_no_targets_match()
 
 def test_plots_return_png_and_placeholders():
     calm = {"subscale": "stress_management_stress_tolerance", "composite": "stress_management"}
-    rows = [*trajectory("m", "a", True, True, direct=True), *trajectory("m", "b", True, False, direct=True, **calm),
-            *trajectory("rand", "a", True, False, is_baseline=True),
-            *trajectory("rand", "b", False, True, is_baseline=True, **calm)]
+    rows = [
+        *trajectory("m", "a", True, True, direct=True),
+        *trajectory("m", "b", True, False, direct=True, **calm),
+        *trajectory("rand", "a", True, False, is_baseline=True),
+        *trajectory("rand", "b", False, True, is_baseline=True, **calm),
+    ]
     table = seq_breakdown(frame(rows), resamples=20, seed=0)
     for png in (subscale_accuracy_png(table), subscale_accuracy_png(table, "acc1"), sequential_direct_png(table)):
         assert png.startswith(PNG) and len(png) > 5000
@@ -333,8 +420,13 @@ def test_empty_choices_give_empty_tables(hand):
 
 SQL_DIR = __import__("pathlib").Path(__file__).resolve().parents[1] / "sql"
 # five evaluated models: three end-to-end, two cascades; Acc_traj = right trajectories / 10 items
-MODELS = {"omni-a": ("audio", 3), "omni-b": ("audio", 4), "omni-c": ("audio", 5), "casc-d": ("cascaded-emo_des", 6),
-          "casc-e": ("cascaded-emo_num", 9)}
+MODELS = {
+    "omni-a": ("audio", 3),
+    "omni-b": ("audio", 4),
+    "omni-c": ("audio", 5),
+    "casc-d": ("cascaded-emo_des", 6),
+    "casc-e": ("cascaded-emo_num", 9),
+}
 
 
 def slate_of_seven() -> list[dict]:
@@ -367,9 +459,11 @@ def test_seq_cohort_is_the_evaluated_models_only():
 
 
 def test_seq_cohort_falls_back_to_the_baselines_and_says_so():
-    rows = [*cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
-            *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
-            *cohort_rows("oracle", 5, speech_input="oracle_text")]
+    rows = [
+        *cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
+        *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
+        *cohort_rows("oracle", 5, speech_input="oracle_text"),
+    ]
     board = seq_leaderboard(frame(rows), resamples=20, seed=0).set_index("target")
     assert set(board["seq_cohort_kind"]) == {"baselines_only"}
     assert set(board["seq_cohort"]) == {"acoustic-chooser-baseline,random-chooser-baseline"}
@@ -380,8 +474,9 @@ def test_seq_cohort_falls_back_to_the_baselines_and_says_so():
 
 
 def test_a_named_seq_cohort_replaces_the_rule():
-    board = seq_leaderboard(frame(slate_of_seven()), resamples=20, seed=0,
-                            cohort=["omni-a", "omni-b", "omni-c"]).set_index("target")
+    board = seq_leaderboard(
+        frame(slate_of_seven()), resamples=20, seed=0, cohort=["omni-a", "omni-b", "omni-c"]
+    ).set_index("target")
     # 0.3 0.4 0.5: median 0.4, MAD 0.1
     assert board.loc["casc-d", "seq"] == pytest.approx(100 + 2 * 15 / 1.4826)
     assert set(board["seq_cohort_kind"]) == {"named"} and set(board["seq_cohort"]) == {"omni-a,omni-b,omni-c"}
@@ -421,9 +516,11 @@ def test_sql_twin_falls_back_to_the_baselines():
 
     from eyt_dagster.speech_eq.table_contracts import coerce_slm_choices
 
-    rows = [*cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
-            *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
-            *cohort_rows("oracle", 5, speech_input="oracle_text")]
+    rows = [
+        *cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
+        *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
+        *cohort_rows("oracle", 5, speech_input="oracle_text"),
+    ]
     with duckdb.connect() as con:
         con.execute("CREATE SCHEMA speech")
         con.register("choices", coerce_slm_choices(frame(rows)))
@@ -468,9 +565,9 @@ def rated_and_unrated() -> pd.DataFrame:
 
 def test_human_ranking_on_named_items_uses_those_items_only(tmp_path):
     # per-item human ranks; mean rank A 4/3, B 2, C 8/3 -> A, B, C
-    text = "target,item_id,rank\n" + "".join(f"{t},{i},{r}\n" for i, ranks in
-                                             [("i0", "123"), ("i1", "132"), ("i2", "213")]
-                                             for t, r in zip("ABC", ranks))
+    text = "target,item_id,rank\n" + "".join(
+        f"{t},{i},{r}\n" for i, ranks in [("i0", "123"), ("i1", "132"), ("i2", "213")] for t, r in zip("ABC", ranks)
+    )
     ranking = read_human_ranking(write(tmp_path, text))
     assert ranking.items == ("i0", "i1", "i2")
     assert list(ranking.targets["rank"]) == pytest.approx([4 / 3, 2.0, 8 / 3])

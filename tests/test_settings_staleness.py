@@ -35,8 +35,14 @@ def world(tmp_path_factory):
     """(directory, slate path, instance) after materialising the pool, both cells and the leaderboard."""
     directory = tmp_path_factory.mktemp("settings")
     default = {t["id"]: t for t in yaml.safe_load(default_slate_path().read_text())["targets"]}
-    path = write_slate(directory, targets=[default[A], default[B]], dialogues_per_pool=2, t_max=3, pool_size=8,
-                       pools={POOL: {"source": "fixture"}})
+    path = write_slate(
+        directory,
+        targets=[default[A], default[B]],
+        dialogues_per_pool=2,
+        t_max=3,
+        pool_size=8,
+        pools={POOL: {"source": "fixture"}},
+    )
     (directory / "data").mkdir()
     slate = load_slate(path)
     (directory / "dagster_home").mkdir()
@@ -45,10 +51,16 @@ def world(tmp_path_factory):
     assets, resources = assets_for(slate), resources_for(path, directory / "data")
     materialize(assets, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
     for target in (A, B):
-        materialize(assets, selection=DIALOGUE_ASSETS, partition_key=str(target_pool_key(target, POOL)),
-                    resources=resources, instance=instance)
-    materialize(assets, selection=AssetSelection.assets(["dialogue", "leaderboard"]), resources=resources,
-                instance=instance)
+        materialize(
+            assets,
+            selection=DIALOGUE_ASSETS,
+            partition_key=str(target_pool_key(target, POOL)),
+            resources=resources,
+            instance=instance,
+        )
+    materialize(
+        assets, selection=AssetSelection.assets(["dialogue", "leaderboard"]), resources=resources, instance=instance
+    )
     yield directory, path, instance
     instance.dispose()
 
@@ -64,8 +76,14 @@ def dry_run(world, capsys, name, edit):
     slate = load_slate(edited)
     capsys.readouterr()
     try:
-        code = refresh(instance, lambda asset: not asset.startswith("speech/"), slate_keys(slate), dry_run=True,
-                       slate=slate, defs=build_defs(str(edited)))
+        code = refresh(
+            instance,
+            lambda asset: not asset.startswith("speech/"),
+            slate_keys(slate),
+            dry_run=True,
+            slate=slate,
+            defs=build_defs(str(edited)),
+        )
     finally:
         record_settings(instance, load_slate(path))
     out = capsys.readouterr().out
@@ -81,21 +99,32 @@ def dry_run(world, capsys, name, edit):
 
 def own_stale(rows):
     """The partitioned findings whose cause is their own (not 'upstream ... will be re-materialised')."""
-    return {key: cause for key, (status, cause) in rows.items()
-            if key[1] != "-" and status == "STALE" and not cause.startswith("upstream ")}
+    return {
+        key: cause
+        for key, (status, cause) in rows.items()
+        if key[1] != "-" and status == "STALE" and not cause.startswith("upstream ")
+    }
 
 
 def target(field, value):
     def edit(raw):
         raw["targets"][0][field] = value  # targets[0] is A
+
     return edit
 
 
-@pytest.mark.parametrize("field,value", [
-    ("temperature", 0.7), ("max_tokens", 64), ("thinking", True), ("reasoning_effort", "low"),
-    ("extra_body", {"chat_template_kwargs": {"enable_thinking": True}}), ("model", "terse"),
-    ("base_url", "http://127.0.0.1:9/v1"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("temperature", 0.7),
+        ("max_tokens", 64),
+        ("thinking", True),
+        ("reasoning_effort", "low"),
+        ("extra_body", {"chat_template_kwargs": {"enable_thinking": True}}),
+        ("model", "terse"),
+        ("base_url", "http://127.0.0.1:9/v1"),
+    ],
+)
 def test_a_target_setting_makes_exactly_that_targets_partitions_stale(world, capsys, field, value):
     rows = dry_run(world, capsys, f"target_{field}", target(field, value))
     stale = own_stale(rows)
@@ -113,8 +142,13 @@ def test_after_rerunning_the_changed_target_nothing_is_stale(world, capsys):
     cell = str(target_pool_key(A, POOL))
 
     def rebuild(slate_path):
-        materialize(assets_for(load_slate(slate_path)), selection=DIALOGUE_ASSETS, partition_key=cell,
-                    resources=resources_for(slate_path, directory / "data"), instance=instance)
+        materialize(
+            assets_for(load_slate(slate_path)),
+            selection=DIALOGUE_ASSETS,
+            partition_key=cell,
+            resources=resources_for(slate_path, directory / "data"),
+            instance=instance,
+        )
 
     edit = target("temperature", 0.9)
     assert own_stale(dry_run(world, capsys, "rerun_before", edit))
@@ -131,36 +165,69 @@ def test_after_rerunning_the_changed_target_nothing_is_stale(world, capsys):
 def edit_key(key, value):
     def edit(raw):
         raw[key] = value
+
     return edit
 
 
 def edit_role(role, **fields):
     def edit(raw):
         (raw[role][0] if isinstance(raw[role], list) else raw[role]).update(fields)
+
     return edit
 
 
 # (case, edit, {(asset, partition): own cause}) for the slate-wide and role-wide settings
 WIDE = [
-    ("simulator", edit_role("simulator", temperature=0.3),
-     {("dialogue/chat_seeds", POOL): "simulator settings changed: temperature",
-      **{("dialogue/dialogue_turns", c): "simulator settings changed: temperature" for c in CELLS}}),
-    ("judges", edit_role("judges", temperature=0.2),
-     {(a, c): "judges settings changed: rubric-judge.temperature"
-      for a in ("dialogue/judge_verdicts", "dialogue/final_intent_verdicts") for c in CELLS}),
+    (
+        "simulator",
+        edit_role("simulator", temperature=0.3),
+        {
+            ("dialogue/chat_seeds", POOL): "simulator settings changed: temperature",
+            **{("dialogue/dialogue_turns", c): "simulator settings changed: temperature" for c in CELLS},
+        },
+    ),
+    (
+        "judges",
+        edit_role("judges", temperature=0.2),
+        {
+            (a, c): "judges settings changed: rubric-judge.temperature"
+            for a in ("dialogue/judge_verdicts", "dialogue/final_intent_verdicts")
+            for c in CELLS
+        },
+    ),
     ("t_max", edit_key("t_max", 4), {("dialogue/dialogue_turns", c): "slate settings changed: t_max" for c in CELLS}),
-    ("alpha", edit_key("alpha", 0.15),
-     {("dialogue/dialogue_scores", c): "slate settings changed: alpha" for c in CELLS}),
-    ("seed", edit_key("seed", 7),
-     {**{(a, POOL): "slate settings changed: seed" for a in ("dialogue/persona_pool", "dialogue/chat_seeds")},
-      **{(a, c): "slate settings changed: seed" for c in CELLS
-         for a in ("dialogue/dialogue_turns", "dialogue/judge_verdicts", "dialogue/final_intent_verdicts")}}),
-    ("judge_combine", edit_key("judge_combine", "median"),
-     {("dialogue/dialogue_scores", c): "slate settings changed: judge_combine" for c in CELLS}),
-    ("dialogues_per_pool", edit_key("dialogues_per_pool", 3),
-     {("dialogue/chat_seeds", POOL): "slate settings changed: dialogues_per_pool"}),
-    ("pool source", lambda raw: raw["pools"][POOL].update(revision="v2"),
-     {("dialogue/persona_pool", POOL): f"pool {POOL} settings changed: revision"}),
+    (
+        "alpha",
+        edit_key("alpha", 0.15),
+        {("dialogue/dialogue_scores", c): "slate settings changed: alpha" for c in CELLS},
+    ),
+    (
+        "seed",
+        edit_key("seed", 7),
+        {
+            **{(a, POOL): "slate settings changed: seed" for a in ("dialogue/persona_pool", "dialogue/chat_seeds")},
+            **{
+                (a, c): "slate settings changed: seed"
+                for c in CELLS
+                for a in ("dialogue/dialogue_turns", "dialogue/judge_verdicts", "dialogue/final_intent_verdicts")
+            },
+        },
+    ),
+    (
+        "judge_combine",
+        edit_key("judge_combine", "median"),
+        {("dialogue/dialogue_scores", c): "slate settings changed: judge_combine" for c in CELLS},
+    ),
+    (
+        "dialogues_per_pool",
+        edit_key("dialogues_per_pool", 3),
+        {("dialogue/chat_seeds", POOL): "slate settings changed: dialogues_per_pool"},
+    ),
+    (
+        "pool source",
+        lambda raw: raw["pools"][POOL].update(revision="v2"),
+        {("dialogue/persona_pool", POOL): f"pool {POOL} settings changed: revision"},
+    ),
 ]
 
 
@@ -181,6 +248,7 @@ def test_settings_that_do_not_change_answers_make_nothing_stale(world, capsys):
         for ref in (raw["targets"][0], raw["targets"][1], raw["simulator"], *raw["judges"]):
             ref.update(max_concurrency=9, timeout_s=5.0, max_retries=0, api_key_env="SOME_KEY_VARIABLE")
         raw["targets"][0]["family"] = "another-family"
+
     rows = dry_run(world, capsys, "transport", edit)
     assert not [key for key, (status, _) in rows.items() if status == "STALE" and key[1] != "-"], rows
 
@@ -211,14 +279,23 @@ def test_speech_target_settings_cover_how_it_hears_but_not_transport():
 
 
 def test_change_text_names_fields_by_setting_and_judges_by_id():
-    old = {"t_max": 10, "simulator": {"id": "s", "temperature": 0.0}, "judges": [{"id": "j1", "model": "a"}],
-           "speech.evaluation": {"both_orders": False}}
-    new = {"t_max": 8, "simulator": {"id": "s", "temperature": 0.5}, "judges": [{"id": "j1", "model": "b"},
-                                                                                {"id": "j2", "model": "c"}],
-           "speech.evaluation": {"both_orders": True}}
-    assert ss.change_text(old, new) == ("slate settings changed: t_max; judges settings changed: j1.model, "
-                                        "j2 (added); simulator settings changed: temperature; "
-                                        "speech.evaluation settings changed: both_orders")
+    old = {
+        "t_max": 10,
+        "simulator": {"id": "s", "temperature": 0.0},
+        "judges": [{"id": "j1", "model": "a"}],
+        "speech.evaluation": {"both_orders": False},
+    }
+    new = {
+        "t_max": 8,
+        "simulator": {"id": "s", "temperature": 0.5},
+        "judges": [{"id": "j1", "model": "b"}, {"id": "j2", "model": "c"}],
+        "speech.evaluation": {"both_orders": True},
+    }
+    assert ss.change_text(old, new) == (
+        "slate settings changed: t_max; judges settings changed: j1.model, "
+        "j2 (added); simulator settings changed: temperature; "
+        "speech.evaluation settings changed: both_orders"
+    )
     assert ss.change_text(old, old) == ""
 
 
@@ -233,8 +310,12 @@ def test_observing_the_target_settings_records_every_slate_target_with_its_setti
     path = write_slate(tmp_path)
     instance = DagsterInstance.ephemeral()
     key = AssetKey(["dialogue", "target_settings"])
-    result = materialize(ASSETS, selection=AssetSelection.assets(key), resources=resources_for(path, tmp_path / "data"),
-                         instance=instance)
+    result = materialize(
+        ASSETS,
+        selection=AssetSelection.assets(key),
+        resources=resources_for(path, tmp_path / "data"),
+        instance=instance,
+    )
     records = instance.fetch_observations(AssetRecordsFilter(asset_key=key), limit=50).records
     in_run = {r.partition_key: r for r in records if r.run_id == result.run_id}
     slate = load_slate(path)

@@ -23,11 +23,17 @@ def speech_warehouse(tmp_path_factory):
     slate = write_slate(directory)
     instance = DagsterInstance.ephemeral()
     for slug in SUBSCALES:
-        result = materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug,
-                             resources=resources_for(slate, directory), instance=instance)
+        result = materialize(
+            ASSETS,
+            selection=SPEECH_BUILD_ASSETS,
+            partition_key=slug,
+            resources=resources_for(slate, directory),
+            instance=instance,
+        )
         assert result.success
-    report = materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources_for(slate, directory),
-                         instance=instance)
+    report = materialize(
+        ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources_for(slate, directory), instance=instance
+    )
     assert report.success
     con = duckdb.connect(str(directory / "eyt.duckdb"), read_only=True)
     yield con
@@ -35,8 +41,9 @@ def speech_warehouse(tmp_path_factory):
 
 
 def data_dir_of(con) -> Path:
-    return Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()")
-                .fetchone()[0]).parent
+    return Path(
+        con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+    ).parent
 
 
 def q(con, sql):
@@ -79,8 +86,11 @@ def test_items_passed_on_both_test_turns_and_their_clips_exist(speech_warehouse)
         assert all(Path(p).is_file() and Path(p).stat().st_size > 1000 for p in items[column]), column
     assert (items["turn4_resonant_path"] != items["turn4_dissonant_path"]).all()
     # an item whose pair never reached the pass score is not an item, but its attempts are kept
-    discarded = q(con, """SELECT count(DISTINCT scenario_id) FROM speech.contrast_scores
-                          WHERE scenario_id NOT IN (SELECT dataset_id FROM speech.eq_items)""")[0][0]
+    discarded = q(
+        con,
+        """SELECT count(DISTINCT scenario_id) FROM speech.contrast_scores
+                          WHERE scenario_id NOT IN (SELECT dataset_id FROM speech.eq_items)""",
+    )[0][0]
     assert discarded + len(items) == 6
 
 
@@ -93,11 +103,15 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     from resources.speech_release import import_released
 
     con = speech_warehouse
-    tables = {t: con.execute(f"SELECT * FROM speech.{t}").df()
-              for t in ("scenarios", "tone_instructions", "contrast_scores", "eq_items")}
+    tables = {
+        t: con.execute(f"SELECT * FROM speech.{t}").df()
+        for t in ("scenarios", "tone_instructions", "contrast_scores", "eq_items")
+    }
     summary = build_summary(*tables.values()).set_index("subscale")
     stored = con.execute("SELECT * FROM speech.speech_build_report ORDER BY subscale").df().set_index("subscale")
-    assert (stored["items"] == summary["items"]).all() and (stored["pairs_discarded"] == summary["pairs_discarded"]).all()
+    assert (stored["items"] == summary["items"]).all() and (
+        stored["pairs_discarded"] == summary["pairs_discarded"]
+    ).all()
     assert list(summary.index) == sorted(SUBSCALES)
     assert (summary["items"] + summary["discarded"] == summary["scenarios"]).all()
     assert summary["items"].sum() == len(tables["eq_items"])
@@ -105,8 +119,13 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     data_dir = data_dir_of(con)
     tables["eq_items"] = resolve_path_columns(tables["eq_items"], data_dir)
     out = tmp_path / "released"
-    result = subprocess.run([Path(sys.executable).parent / "eyt", "speech-export", str(out)], capture_output=True,
-                            text=True, timeout=120, env={**os.environ, "EYT_DATA_DIR": str(data_dir)})
+    result = subprocess.run(
+        [Path(sys.executable).parent / "eyt", "speech-export", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "EYT_DATA_DIR": str(data_dir)},
+    )
     assert result.returncode == 0, result.stderr[-1500:]
     report = import_released(out)
     assert report.skipped == [] and len(report.items) == len(tables["eq_items"])
@@ -125,8 +144,9 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
 
     con = speech_warehouse
     slug = "interpersonal_empathy"
-    built = resolve_path_columns(con.execute(f"SELECT * FROM speech.eq_items WHERE subscale = '{slug}'").df(),
-                                 data_dir_of(con))
+    built = resolve_path_columns(
+        con.execute(f"SELECT * FROM speech.eq_items WHERE subscale = '{slug}'").df(), data_dir_of(con)
+    )
     released = tmp_path / "released"
     folders = write_released([item_from_rows(r) for r in built.to_dict("records")], released)
     broken = folders[0].parent / "broken-copy"
@@ -136,8 +156,13 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
     data = tmp_path / "data"
     data.mkdir()
     slate = write_slate(tmp_path, speech={"source": "released", "released_path": str(released)})
-    result = materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug,
-                         resources=resources_for(slate, data), instance=DagsterInstance.ephemeral())
+    result = materialize(
+        ASSETS,
+        selection=SPEECH_BUILD_ASSETS,
+        partition_key=slug,
+        resources=resources_for(slate, data),
+        instance=DagsterInstance.ephemeral(),
+    )
     assert result.success
     with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as imported:
         items = imported.execute("SELECT * FROM speech.eq_items").df()
@@ -146,7 +171,9 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
         assert imported.execute("SELECT DISTINCT engine FROM speech.tts_clips").fetchall() == [("imported",)]
         # the published pairs are scored with the same filter: our own items pass it again
         assert imported.execute("SELECT count(*), bool_and(passed) FROM speech.contrast_scores").fetchone() == (
-            2 * len(built), True)
+            2 * len(built),
+            True,
+        )
     meta = result.asset_materializations_for_node("speech_audio")
     skipped = [m.metadata["skipped_folders"].value for m in meta if "skipped_folders" in m.metadata]
     assert skipped == [1]

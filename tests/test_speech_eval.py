@@ -37,15 +37,25 @@ class ListeningModel:
 
     def __call__(self, body: dict) -> dict:
         self.requests.append(body)
-        texts = " ".join(p["text"] for m in body["messages"] if isinstance(m["content"], list)
-                         for p in m["content"] if p["type"] == "text")
+        texts = " ".join(
+            p["text"]
+            for m in body["messages"]
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p["type"] == "text"
+        )
         if self.spoiled_text in texts:
             return chat_completion("I think the second voice sounds better.", prompt_tokens=900, completion_tokens=8)
         last = body["messages"][-1]["content"]
         audio = [base64.b64decode(p["input_audio"]["data"]) for p in last if p["type"] == "input_audio"]
         option = 1 if audio[-2] in self.resonant else 2
-        reply = {"acoustic_profile_1": "heard", "acoustic_profile_2": "heard", "situational_demand": "a fitting voice",
-                 "reasoning": "listened", "selected_option": option}
+        reply = {
+            "acoustic_profile_1": "heard",
+            "acoustic_profile_2": "heard",
+            "situational_demand": "a fitting voice",
+            "reasoning": "listened",
+            "selected_option": option,
+        }
         return chat_completion(json.dumps(reply), prompt_tokens=900, completion_tokens=12)
 
 
@@ -55,36 +65,54 @@ def evaluated(tmp_path_factory):
     instance = DagsterInstance.ephemeral()
     slate = write_slate(directory)
     resources = resources_for(slate, directory)
-    assert materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=SUBSCALE, resources=resources,
-                       instance=instance).success
+    assert materialize(
+        ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=SUBSCALE, resources=resources, instance=instance
+    ).success
     with duckdb.connect(str(directory / "eyt.duckdb"), read_only=True) as con:
-        items = resolve_path_columns(con.execute("SELECT * FROM speech.eq_items ORDER BY dataset_id").df(),
-                                     directory)  # clip paths are stored relative to the data directory
-    resonant = {Path(p).read_bytes(): "resonant" for p in [*items["turn4_resonant_path"], *items["turn6_resonant_path"]]}
+        items = resolve_path_columns(
+            con.execute("SELECT * FROM speech.eq_items ORDER BY dataset_id").df(), directory
+        )  # clip paths are stored relative to the data directory
+    resonant = {
+        Path(p).read_bytes(): "resonant" for p in [*items["turn4_resonant_path"], *items["turn6_resonant_path"]]
+    }
     model = ListeningModel(resonant, spoiled_text=situation(items.iloc[0]))
     with serve(model) as server:
-        remote = {"id": REMOTE, "provider": "openai", "base_url": server.base_url, "model": "omni-stub-model",
-                  "family": "stub-omni", "benchmarks": ["speech_eq"], "speech_input": "audio", "parse_retries": 1,
-                  "price_in_per_mtok": 1.0, "price_out_per_mtok": 4.0, "max_concurrency": 2}
+        remote = {
+            "id": REMOTE,
+            "provider": "openai",
+            "base_url": server.base_url,
+            "model": "omni-stub-model",
+            "family": "stub-omni",
+            "benchmarks": ["speech_eq"],
+            "speech_input": "audio",
+            "parse_retries": 1,
+            "price_in_per_mtok": 1.0,
+            "price_out_per_mtok": 4.0,
+            "max_concurrency": 2,
+        }
         data = yaml.safe_load(slate.read_text())
         data["targets"].append(remote)
         slate.write_text(yaml.safe_dump(data, sort_keys=False))
         resources = resources_for(slate, directory)
         instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, [*BASELINES, REMOTE])
         for target in [*BASELINES, REMOTE]:
-            assert materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target, resources=resources,
-                               instance=instance).success
+            assert materialize(
+                ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target, resources=resources, instance=instance
+            ).success
         first_pass = len(model.requests)
         # a rerun of the remote partition asks nothing new: every finished call is in the call cache
-        assert materialize(ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=REMOTE, resources=resources,
-                           instance=instance).success
+        assert materialize(
+            ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=REMOTE, resources=resources, instance=instance
+        ).success
         assert len(model.requests) == first_pass
     # a human ranking of the three targets (invented for the test: the listening model first)
     ranking = directory / "ranking.csv"
     ranking.write_text(f"target,rank\n{REMOTE},1\nacoustic-chooser-baseline,2\nrandom-chooser-baseline,3\n")
     data = yaml.safe_load(slate.read_text())
-    data["speech"] = {**data.get("speech", {}), "evaluation": {**data["speech"]["evaluation"],
-                                                               "human_ranking": str(ranking)}}
+    data["speech"] = {
+        **data.get("speech", {}),
+        "evaluation": {**data["speech"]["evaluation"], "human_ranking": str(ranking)},
+    }
     slate.write_text(yaml.safe_dump(data, sort_keys=False))
     resources = resources_for(slate, directory)
     assert materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance).success
@@ -109,8 +137,11 @@ def test_every_target_answered_every_item_round_order_and_mode(evaluated):
     # both orders x (round 1 twice, round 2 sequential and direct) per item
     assert rows == {t: n * 2 * 4 for t in [*BASELINES, REMOTE]}
     assert q(con, "SELECT DISTINCT condition FROM speech.slm_choices") == [("default",)]
-    bad = q(con, "SELECT count(*) FROM speech.slm_choices WHERE correct_option <> CASE WHEN option1 = 'resonant' "
-                 "THEN 1 ELSE 2 END")
+    bad = q(
+        con,
+        "SELECT count(*) FROM speech.slm_choices WHERE correct_option <> CASE WHEN option1 = 'resonant' "
+        "THEN 1 ELSE 2 END",
+    )
     assert bad == [(0,)]
 
 
@@ -127,11 +158,16 @@ def test_the_audio_model_heard_the_right_clips_and_was_scored(evaluated):
         pytest.fail("no round-1 request for the item")
     assert heard[:3] == [Path(first[f"turn{t}_path"]).read_bytes() for t in (1, 2, 3)]
     assert sorted(heard[3:]) == sorted(Path(first[f"turn4_{r}_path"]).read_bytes() for r in ("resonant", "dissonant"))
-    scored = q(con, f"SELECT count(*), sum(correct::INT), sum(parse_failed::INT) FROM speech.slm_choices "
-                    f"WHERE target = '{REMOTE}' AND item_id = '{first['dataset_id']}'")
+    scored = q(
+        con,
+        f"SELECT count(*), sum(correct::INT), sum(parse_failed::INT) FROM speech.slm_choices "
+        f"WHERE target = '{REMOTE}' AND item_id = '{first['dataset_id']}'",
+    )
     assert scored == [(8, 8, 0)]
-    assert q(con, f"SELECT min(tokens), max(cost_usd) > 0 FROM speech.slm_choices WHERE target = '{REMOTE}' "
-                  "AND NOT parse_failed") == [(912, True)]
+    assert q(
+        con,
+        f"SELECT min(tokens), max(cost_usd) > 0 FROM speech.slm_choices WHERE target = '{REMOTE}' AND NOT parse_failed",
+    ) == [(912, True)]
 
 
 def test_round2_requests_carry_the_chosen_or_the_correct_turn4_clip(evaluated):
@@ -156,12 +192,16 @@ def test_round2_requests_carry_the_chosen_or_the_correct_turn4_clip(evaluated):
 
 def test_parse_failures_are_wrong_and_reported(evaluated):
     con = evaluated["con"]
-    failed = q(con, f"SELECT count(*), bool_and(NOT correct), bool_and(selected_option IS NULL) FROM speech.slm_choices "
-                    f"WHERE target = '{REMOTE}' AND parse_failed")
+    failed = q(
+        con,
+        f"SELECT count(*), bool_and(NOT correct), bool_and(selected_option IS NULL) FROM speech.slm_choices "
+        f"WHERE target = '{REMOTE}' AND parse_failed",
+    )
     assert failed[0][0] > 0 and failed[0][1] and failed[0][2]
     rate = q(con, f"SELECT parse_failure_rate FROM speech.seq_leaderboard WHERE target = '{REMOTE}'")[0][0]
-    expected = q(con, f"SELECT avg(parse_failed::INT) FROM speech.slm_choices WHERE target = '{REMOTE}' "
-                      "AND NOT shared_call")[0][0]
+    expected = q(
+        con, f"SELECT avg(parse_failed::INT) FROM speech.slm_choices WHERE target = '{REMOTE}' AND NOT shared_call"
+    )[0][0]
     assert rate == pytest.approx(expected) and rate > 0
 
 
@@ -179,28 +219,36 @@ def test_leaderboard_has_every_target_chance_and_the_cohort(evaluated):
     # the reply format is recorded in the rows and the leaderboard
     assert q(con, "SELECT DISTINCT reply_format FROM speech.slm_choices") == [("paper",)]
     assert board.drop(index="chance")["reply_format"].tolist() == ["paper"] * 3
-    profiles = q(con, f"SELECT DISTINCT acoustic_profile_1 FROM speech.slm_choices WHERE target = '{REMOTE}' "
-                      "AND NOT parse_failed")
+    profiles = q(
+        con,
+        f"SELECT DISTINCT acoustic_profile_1 FROM speech.slm_choices WHERE target = '{REMOTE}' AND NOT parse_failed",
+    )
     assert profiles == [("heard",)]
     # the leaderboard's accuracy is the table's, recomputed in SQL (headline: seeded order, sequential)
-    acc1 = q(con, f"SELECT avg(correct::INT) FROM speech.slm_choices WHERE target = '{REMOTE}' AND round = 1 "
-                  "AND \"order\" = 'seeded' AND inference = 'sequential'")[0][0]
+    acc1 = q(
+        con,
+        f"SELECT avg(correct::INT) FROM speech.slm_choices WHERE target = '{REMOTE}' AND round = 1 "
+        "AND \"order\" = 'seeded' AND inference = 'sequential'",
+    )[0][0]
     assert board.loc[REMOTE, "acc1"] == pytest.approx(acc1)
     assert board.loc["acoustic-chooser-baseline", "position_bias_rate"] == pytest.approx(0.0)
 
 
 def test_breakdown_covers_the_subscale_and_its_composite(evaluated):
     con = evaluated["con"]
-    levels = q(con, "SELECT DISTINCT level, name FROM speech.seq_breakdown WHERE target = 'acoustic-chooser-baseline' "
-                    "ORDER BY level")
+    levels = q(
+        con,
+        "SELECT DISTINCT level, name FROM speech.seq_breakdown WHERE target = 'acoustic-chooser-baseline' "
+        "ORDER BY level",
+    )
     assert levels == [("composite", "interpersonal"), ("subscale", SUBSCALE)]
-
 
 
 def test_human_ranking_is_correlated_with_every_metric(evaluated):
     con = evaluated["con"]
-    rows = con.execute("SELECT metric, n_targets, rho, item_scope, n_scope_items FROM speech.seq_human_alignment "
-                       "ORDER BY metric").df()
+    rows = con.execute(
+        "SELECT metric, n_targets, rho, item_scope, n_scope_items FROM speech.seq_human_alignment ORDER BY metric"
+    ).df()
     assert rows["metric"].tolist() == ["acc1", "acc2", "acc_traj", "seq"]
     assert (rows["n_targets"] == 3).all()
     # the ranking file names no items: every item counts

@@ -34,8 +34,9 @@ from openai_stub_server import serve
 from pipeline import resources_for
 
 SLUG = "interpersonal_empathy"
-TEXT_ASSETS = AssetSelection.assets(*[AssetKey(["speech", n]) for n in
-                                      ("scenarios", "dialogues", "tone_instructions", "tone_selection")])
+TEXT_ASSETS = AssetSelection.assets(
+    *[AssetKey(["speech", n]) for n in ("scenarios", "dialogues", "tone_instructions", "tone_selection")]
+)
 
 BLAND = "Speak in a calm and polite voice at an even and measured pace"
 TONES = {
@@ -45,18 +46,25 @@ TONES = {
     "context": "Quick bright voice with rising pitch and short breathless pauses between phrases",
 }
 SCENARIO = {
-    "title": "The dog that did not come home", "context": "A hospital break room at dawn; two nurses.",
+    "title": "The dog that did not come home",
+    "context": "A hospital break room at dawn; two nurses.",
     "description": "Ana tells Ben her dog died overnight and she still has a twelve-hour shift ahead.",
     "speaker1": {"name": "Ana", "role": "nurse", "gender": "Female", "persona": "exhausted and brittle"},
     "speaker2": {"name": "Ben", "role": "fellow nurse", "gender": "male"},
-    "resonant_persona": "steady and fully present", "dissonant_personas": ["The Toxic Optimist", "anxious spiraler"],
-    "skill_tested": "recognising a colleague's grief", "target_social_intent": "slow down and make room for her loss",
+    "resonant_persona": "steady and fully present",
+    "dissonant_personas": ["The Toxic Optimist", "anxious spiraler"],
+    "skill_tested": "recognising a colleague's grief",
+    "target_social_intent": "slow down and make room for her loss",
     "scenario_valence": "Negative",  # an extra field the model adds: ignored
 }
-DIALOGUE = [(1, "Ben — do you have a second? I... it's about Pepper."), (2, "Sure. What's going on?"),
-            (3, "She died last night. I found her by the door and I still came in — I don't know why."),
-            (4, "Okay. Sit down for a minute."), (5, "I can't, the ward is full, I have to keep moving..."),
-            (6, "Right. I'll take your first round.")]
+DIALOGUE = [
+    (1, "Ben — do you have a second? I... it's about Pepper."),
+    (2, "Sure. What's going on?"),
+    (3, "She died last night. I found her by the door and I still came in — I don't know why."),
+    (4, "Okay. Sit down for a minute."),
+    (5, "I can't, the ward is full, I have to keep moving..."),
+    (6, "Right. I'll take your first round."),
+]
 
 
 def _opening(key: str) -> str:
@@ -94,8 +102,12 @@ class SpeechPlay:
             return json.dumps({"lines": lines})
         if key == "speech_dialogue_check":
             if first:
-                return json.dumps({"plausible_both_tones": False,
-                                   "note": "Turn 4 'Sit down for a minute' only fits a caring delivery."})
+                return json.dumps(
+                    {
+                        "plausible_both_tones": False,
+                        "note": "Turn 4 'Sit down for a minute' only fits a caring delivery.",
+                    }
+                )
             return json.dumps({"plausible_both_tones": True, "note": "Both test lines work in either voice."})
         if key == "speech_tone":
             if first:
@@ -108,13 +120,25 @@ class SpeechPlay:
         options = dict(re.findall(r"^(\d)\. (.*)$", user, flags=re.MULTILINE))
         resonant = next(n for n, text in options.items() if text == TONES["resonant"])
         dissonant = next(n for n, text in options.items() if text == TONES["toxic optimist"])
-        return json.dumps({"resonant": int(resonant), "dissonant": int(dissonant),
-                           "reasoning": "The slow low voice makes room for grief; bouncy cheer dismisses it."})
+        return json.dumps(
+            {
+                "resonant": int(resonant),
+                "dissonant": int(dissonant),
+                "reasoning": "The slow low voice makes room for grief; bouncy cheer dismisses it.",
+            }
+        )
 
 
 def remote(model_id: str, base_url: str, **extra) -> dict:
-    return {"id": model_id, "provider": "openai", "model": f"{model_id}-v1", "family": "stub", "base_url": base_url,
-            "max_retries": 0, **extra}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": f"{model_id}-v1",
+        "family": "stub",
+        "base_url": base_url,
+        "max_retries": 0,
+        **extra,
+    }
 
 
 # -- the template baseline ----------------------------------------------------------------------------------
@@ -213,9 +237,19 @@ def test_llm_generator_against_a_real_localhost_server(tmp_path):
 
 def test_speech_generator_config(tmp_path):
     url = "http://127.0.0.1:9/v1"
-    ok = write_slate(tmp_path, speech={"generator": "gen", "tone_judge": "tpl", "models": [
-        remote("gen", url), remote("check", url), {"id": "tpl", "model": "template-baseline", "family": "tpl"}],
-        "validator": "check"})
+    ok = write_slate(
+        tmp_path,
+        speech={
+            "generator": "gen",
+            "tone_judge": "tpl",
+            "models": [
+                remote("gen", url),
+                remote("check", url),
+                {"id": "tpl", "model": "template-baseline", "family": "tpl"},
+            ],
+            "validator": "check",
+        },
+    )
     speech = load_slate(ok).speech
     assert speech.text_model("generator").id == "gen" and speech.text_model("validator").id == "check"
     assert speech.text_model("tone_judge") is None  # the embedded template rule
@@ -243,12 +277,23 @@ def remote_text_stages(tmp_path_factory):
     directory = tmp_path_factory.mktemp("speech_llm")
     play = SpeechPlay()
     with serve(play) as server:
-        slate = write_slate(directory, speech={"generator": "speech-llm", "max_tone_attempts": 3,
-                                               "models": [remote("speech-llm", server.base_url, max_concurrency=2)]})
+        slate = write_slate(
+            directory,
+            speech={
+                "generator": "speech-llm",
+                "max_tone_attempts": 3,
+                "models": [remote("speech-llm", server.base_url, max_concurrency=2)],
+            },
+        )
         data = directory / "data"
         data.mkdir()
-        result = materialize(ASSETS, selection=TEXT_ASSETS, partition_key=SLUG, resources=resources_for(slate, data),
-                             instance=DagsterInstance.ephemeral())
+        result = materialize(
+            ASSETS,
+            selection=TEXT_ASSETS,
+            partition_key=SLUG,
+            resources=resources_for(slate, data),
+            instance=DagsterInstance.ephemeral(),
+        )
         assert result.success
         network_calls = len(server.chat_requests)
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -258,8 +303,10 @@ def remote_text_stages(tmp_path_factory):
 
 def test_text_stages_on_a_remote_generator(remote_text_stages):
     con, play, network_calls, cache = remote_text_stages
-    frames = {t: con.execute(f"SELECT * FROM speech.{t}").df()
-              for t in ("scenarios", "dialogues", "tone_instructions", "tone_selection")}
+    frames = {
+        t: con.execute(f"SELECT * FROM speech.{t}").df()
+        for t in ("scenarios", "dialogues", "tone_instructions", "tone_selection")
+    }
     for name, df in frames.items():
         assert set(df["generator"]) == {"speech-llm"}, name
         assert df["prompt_hash"].notna().all(), name
@@ -295,8 +342,13 @@ def test_text_stages_on_a_remote_generator(remote_text_stages):
     assert set(selection["judge"]) == {"speech-llm"}
 
     # requests: 3 scenarios + 1 re-ask, 3 + 1 dialogues, 3 + 1 checks, 30 + 1 tones, 6 selections
-    assert play.calls == {"speech_scenario": 4, "speech_dialogue": 4, "speech_dialogue_check": 4,
-                          "speech_tone": 31, "speech_tone_selection": 6}
+    assert play.calls == {
+        "speech_scenario": 4,
+        "speech_dialogue": 4,
+        "speech_dialogue_check": 4,
+        "speech_tone": 31,
+        "speech_tone_selection": 6,
+    }
     assert network_calls == sum(play.calls.values())
     assert set(cache.summary()) == {"speech_generator", "speech_validator", "speech_tone_judge"}
 
@@ -308,12 +360,24 @@ def test_tone_slots_of_one_scenario_are_asked_side_by_side(tmp_path):
 
     play = SpeechPlay()
     with serve(play, delay_s=0.05) as server:
-        slate = write_slate(tmp_path, speech={"generator": "speech-llm", "max_tone_attempts": 3, "valences": ["Negative"],
-                                              "models": [remote("speech-llm", server.base_url, max_concurrency=4)]})
+        slate = write_slate(
+            tmp_path,
+            speech={
+                "generator": "speech-llm",
+                "max_tone_attempts": 3,
+                "valences": ["Negative"],
+                "models": [remote("speech-llm", server.base_url, max_concurrency=4)],
+            },
+        )
         data = tmp_path / "data"
         data.mkdir()
-        result = materialize(ASSETS, selection=TEXT_ASSETS, partition_key=SLUG, resources=resources_for(slate, data),
-                             instance=DagsterInstance.ephemeral())
+        result = materialize(
+            ASSETS,
+            selection=TEXT_ASSETS,
+            partition_key=SLUG,
+            resources=resources_for(slate, data),
+            instance=DagsterInstance.ephemeral(),
+        )
         assert result.success
         in_flight = gate_for(server.base_url, "speech-llm-v1", 4).max_in_flight
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)

@@ -26,33 +26,66 @@ from eyt_dagster.speech_eq.release_format import (
 from eyt_dagster.speech_eq.vocabulary import eq_scale
 from resources.speech_release import import_released, write_released
 
-SLOTS = [("01", 1, None), ("02", 2, None), ("03", 3, None), ("04", 4, "high"), ("05", 4, "low"), ("06", 5, None),
-         ("07", 6, "high"), ("08", 6, "low")]
+SLOTS = [
+    ("01", 1, None),
+    ("02", 2, None),
+    ("03", 3, None),
+    ("04", 4, "high"),
+    ("05", 4, "low"),
+    ("06", 5, None),
+    ("07", 6, "high"),
+    ("08", 6, "low"),
+]
 ITEMS = {"emp_001": ("interpersonal_empathy", ".wav"), "opt_001": ("stress_management_optimism", ".mp3")}
 
 
 def release_metadata(slug: str, ext: str, context_level: str) -> dict[str, Any]:
     """metadata.json as the release writes it (by hand, independent of the module under test)."""
-    texts = ["I got the results back today.", "Oh? How did it go?", "It's... it's not good. Stage three.",
-             "I'm here. Tell me everything.", "I don't even know how to tell my kids.", "We'll figure it out together."]
+    texts = [
+        "I got the results back today.",
+        "Oh? How did it go?",
+        "It's... it's not good. Stage three.",
+        "I'm here. Tell me everything.",
+        "I don't even know how to tell my kids.",
+        "We'll figure it out together.",
+    ]
     audio = []
     for number, turn, level in SLOTS:
-        entry = {"sentence_number": turn, "speaker": f"speaker{2 - turn % 2}", "text": texts[turn - 1],
-                 "audio_path": f"audio/{number}{ext}", "tone_description": f"tone of file {number}, slow and low"}
+        entry = {
+            "sentence_number": turn,
+            "speaker": f"speaker{2 - turn % 2}",
+            "text": texts[turn - 1],
+            "audio_path": f"audio/{number}{ext}",
+            "tone_description": f"tone of file {number}, slow and low",
+        }
         if level or context_level == "null":
             entry["eq_level"] = level
         audio.append(entry)
     return {
-        "scenario": {"title": f"Results {slug}", "context": "A hospital corridor", "description": "Bad news.",
-                     "speaker1_name": "Maya", "speaker1_role": "patient", "speaker1_gender": "Female",
-                     "speaker1_persona": "Frightened", "speaker2_name": "Tom", "speaker2_role": "brother",
-                     "speaker2_gender": "male", "speaker2_persona_1": "Grounded and attentive",
-                     "speaker2_persona_2": "The Toxic Optimist", "speaker2_persona_3": "The Impatient Evader",
-                     "scenario_valence": "Negative", "target_social_intent": "Hold space for her fear",
-                     "eq_skill_tested": "Empathy", "voices": {"speaker1": "coral", "speaker2": "ash"},
-                     "scenario_type": "medical"},
-        "conversation": [{"speaker": f"speaker{2 - t % 2}", "sentence_number": t, "text": texts[t - 1],
-                          "context_note": "ignored"} for t in range(1, 7)],
+        "scenario": {
+            "title": f"Results {slug}",
+            "context": "A hospital corridor",
+            "description": "Bad news.",
+            "speaker1_name": "Maya",
+            "speaker1_role": "patient",
+            "speaker1_gender": "Female",
+            "speaker1_persona": "Frightened",
+            "speaker2_name": "Tom",
+            "speaker2_role": "brother",
+            "speaker2_gender": "male",
+            "speaker2_persona_1": "Grounded and attentive",
+            "speaker2_persona_2": "The Toxic Optimist",
+            "speaker2_persona_3": "The Impatient Evader",
+            "scenario_valence": "Negative",
+            "target_social_intent": "Hold space for her fear",
+            "eq_skill_tested": "Empathy",
+            "voices": {"speaker1": "coral", "speaker2": "ash"},
+            "scenario_type": "medical",
+        },
+        "conversation": [
+            {"speaker": f"speaker{2 - t % 2}", "sentence_number": t, "text": texts[t - 1], "context_note": "ignored"}
+            for t in range(1, 7)
+        ],
         "eq_scale": eq_scale(slug),
         "audio_files": audio,
         "generation_metadata": {"model": "gpt-4.1", "tts_model": "gpt-4o-mini-tts-2025-03-20"},
@@ -98,8 +131,16 @@ def test_import_maps_high_to_resonant(release):
     assert dissonant6.file_number == "08" and Path(dissonant6.path).is_absolute()
     assert Path(dissonant6.path) == (release / "interpersonal_empathy/emp_001/audio/08.wav").resolve()
     roles = {r["file_number"]: r["role"] for r in clip_rows(item)}
-    assert roles == {"01": "context", "02": "context", "03": "context", "04": "resonant", "05": "dissonant",
-                     "06": "context", "07": "resonant", "08": "dissonant"}
+    assert roles == {
+        "01": "context",
+        "02": "context",
+        "03": "context",
+        "04": "resonant",
+        "05": "dissonant",
+        "06": "context",
+        "07": "resonant",
+        "08": "dissonant",
+    }
     assert all(c.eq_level is None for c in item.clips if c.turn in (1, 2, 3, 5))
 
 
@@ -107,8 +148,10 @@ def test_write_then_import_round_trip(release, tmp_path):
     items = import_released(release).items
     out = tmp_path / "out"
     folders = write_released(items, out)
-    assert sorted(f.relative_to(out).as_posix() for f in folders) == \
-        ["interpersonal_empathy/emp_001", "stress_management_optimism/opt_001"]
+    assert sorted(f.relative_to(out).as_posix() for f in folders) == [
+        "interpersonal_empathy/emp_001",
+        "stress_management_optimism/opt_001",
+    ]
     assert (out / "stress_management_optimism/opt_001/audio/04.mp3").is_file()  # source extension kept
     written = json.loads((out / "interpersonal_empathy/emp_001/metadata.json").read_text())
     assert written["audio_files"][3] == {**written["audio_files"][3], "eq_level": "high", "audio_path": "audio/04.wav"}
@@ -129,12 +172,14 @@ def _edit(mutate: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
         metadata = json.loads((folder / "metadata.json").read_text())
         mutate(metadata)
         (folder / "metadata.json").write_text(json.dumps(metadata))
+
     return apply
 
 
 def _set_path(number: int, value: Callable[[Path], str]) -> Callable[[Path], None]:
     def apply(folder: Path) -> None:
         _edit(lambda m: m["audio_files"][number].update(audio_path=value(folder)))(folder)
+
     return apply
 
 
@@ -143,8 +188,13 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
     "missing_clip": (lambda f: (f / "audio/05.wav").unlink(), "missing"),
     "dotdot_path": (_set_path(3, lambda f: "../emp_001/audio/04.wav"), "inside the item folder"),
     "absolute_path": (_set_path(3, lambda f: str((f / "audio/04.wav").resolve())), "inside the item folder"),
-    "symlink_out": (lambda f: ((f / "audio/04.wav").unlink(), (f / "audio/04.wav").symlink_to(
-        (f.parent / "emp_001/audio/04.wav").resolve())), "outside the item folder"),
+    "symlink_out": (
+        lambda f: (
+            (f / "audio/04.wav").unlink(),
+            (f / "audio/04.wav").symlink_to((f.parent / "emp_001/audio/04.wav").resolve()),
+        ),
+        "outside the item folder",
+    ),
     "slug_mismatch": (_edit(lambda m: m.update(eq_scale="Stress Management - Optimism")), "eq_scale"),
     "unknown_scale": (_edit(lambda m: m.update(eq_scale="Charisma - Wit")), "eq_scale"),
     "no_eq_level": (_edit(lambda m: m["audio_files"][6].pop("eq_level")), "audio_files[6].eq_level"),
@@ -183,8 +233,13 @@ def test_metadata_mapping_is_its_own_inverse(release):
     assert metadata_to_item(item_to_metadata(item), item.dataset_id, item.source, paths) == item
     # a generated item: no voices, its own speaker-2 persona; survives a trip through JSON text
     speaker2 = item.scenario.speaker2.model_copy(update={"persona": "Steady listener"})
-    generated = item.model_copy(update={"generation_metadata": {}, "source": "generated",
-                                        "scenario": item.scenario.model_copy(update={"speaker2": speaker2})})
+    generated = item.model_copy(
+        update={
+            "generation_metadata": {},
+            "source": "generated",
+            "scenario": item.scenario.model_copy(update={"speaker2": speaker2}),
+        }
+    )
     text = json.dumps(item_to_metadata(generated))
     assert metadata_to_item(json.loads(text), item.dataset_id, "generated", paths) == generated
     broken = item_to_metadata(item)
@@ -195,8 +250,14 @@ def test_metadata_mapping_is_its_own_inverse(release):
 
 def test_write_checks_everything_before_writing(release, tmp_path):
     good, other = sorted(import_released(release).items, key=lambda i: i.dataset_id)
-    lost = other.model_copy(update={"clips": [c.model_copy(update={"path": str(tmp_path / "gone.wav")})
-                                              if c.file_number == "05" else c for c in other.clips]})
+    lost = other.model_copy(
+        update={
+            "clips": [
+                c.model_copy(update={"path": str(tmp_path / "gone.wav")}) if c.file_number == "05" else c
+                for c in other.clips
+            ]
+        }
+    )
     out = tmp_path / "out"
     with pytest.raises(FileNotFoundError, match=other.dataset_id):
         write_released([good, lost], out)

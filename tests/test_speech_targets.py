@@ -17,13 +17,27 @@ from speech_items import make_item
 
 
 def remote(server, target_id, **fields):
-    return {"id": target_id, "provider": "openai", "base_url": server.base_url, "model": "text-llm", "family": "stub",
-            "benchmarks": ["speech_eq"], **fields}
+    return {
+        "id": target_id,
+        "provider": "openai",
+        "base_url": server.base_url,
+        "model": "text-llm",
+        "family": "stub",
+        "benchmarks": ["speech_eq"],
+        **fields,
+    }
 
 
 def paper_reply(option: int) -> str:
-    return json.dumps({"acoustic_profile_1": "slow and low", "acoustic_profile_2": "fast and loud",
-                       "situational_demand": "a calm voice", "reasoning": "option 1 fits", "selected_option": option})
+    return json.dumps(
+        {
+            "acoustic_profile_1": "slow and low",
+            "acoustic_profile_2": "fast and loud",
+            "situational_demand": "a calm voice",
+            "reasoning": "option 1 fits",
+            "selected_option": option,
+        }
+    )
 
 
 @pytest.fixture
@@ -36,17 +50,32 @@ def answered(tmp_path):
         return chat_completion(paper_reply(1))
 
     with serve(handler) as server:
-        slate = write_slate(tmp_path, targets=[
-            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
-            remote(server, "cascade-num", speech_input="cascaded", cascade={"cues": "emo_num"}),
-            remote(server, "cascade-des", speech_input="cascaded", cascade={"cues": "emo_des"}),
-            remote(server, "oracle", speech_input="oracle_text")])
+        slate = write_slate(
+            tmp_path,
+            targets=[
+                {
+                    "id": "reflective-baseline",
+                    "provider": "embedded",
+                    "model": "reflective",
+                    "family": "eyt-baseline-target",
+                },
+                remote(server, "cascade-num", speech_input="cascaded", cascade={"cues": "emo_num"}),
+                remote(server, "cascade-des", speech_input="cascaded", cascade={"cues": "emo_des"}),
+                remote(server, "oracle", speech_input="oracle_text"),
+            ],
+        )
         eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         rows = {}
         for target in ("cascade-num", "cascade-des", "oracle"):
             before = len(requests)
-            rows[target] = evaluate_items([item], eyt.speech_target(target), conditions={"default": system_prompt("default")},
-                                          seed=7, both_orders=False, inference=["sequential"])
+            rows[target] = evaluate_items(
+                [item],
+                eyt.speech_target(target),
+                conditions={"default": system_prompt("default")},
+                seed=7,
+                both_orders=False,
+                inference=["sequential"],
+            )
             rows[target + ":requests"] = requests[before:]
     return item, rows
 
@@ -62,7 +91,11 @@ def test_cascade_reads_transcripts_with_numeric_or_descriptive_cues(answered):
     numeric = first_user_text(rows["cascade-num:requests"][0])
     assert item.conversation[0].text in numeric and "[voice: pitch" in numeric and " Hz" in numeric and "dB" in numeric
     words = first_user_text(rows["cascade-des:requests"][0])
-    assert "[voice:" in words and " Hz" not in words and any(w in words for w in ("pitch", "quiet", "loud", "slow", "fast"))
+    assert (
+        "[voice:" in words
+        and " Hz" not in words
+        and any(w in words for w in ("pitch", "quiet", "loud", "slow", "fast"))
+    )
     assert "input_audio" not in json.dumps(rows["cascade-num:requests"][0])
 
 
@@ -112,10 +145,19 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     instance = DagsterInstance.ephemeral()
     with serve(handler) as server:
         cascade = {"emotion_model_path": str(model_dir)}
-        slate = write_slate(tmp_path, targets=[
-            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
-            remote(server, "vad-num", speech_input="cascaded", cascade={**cascade, "cues": "emo_num"}),
-            remote(server, "vad-des", speech_input="cascaded", cascade={**cascade, "cues": "emo_des"})])
+        slate = write_slate(
+            tmp_path,
+            targets=[
+                {
+                    "id": "reflective-baseline",
+                    "provider": "embedded",
+                    "model": "reflective",
+                    "family": "eyt-baseline-target",
+                },
+                remote(server, "vad-num", speech_input="cascaded", cascade={**cascade, "cues": "emo_num"}),
+                remote(server, "vad-des", speech_input="cascaded", cascade={**cascade, "cues": "emo_des"}),
+            ],
+        )
         eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["vad-num", "vad-des"])
         frames = {}
@@ -135,8 +177,10 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     numeric = re.findall(r"\[voice: ([^\]]*)\]", first_user_text(frames["vad-num:requests"][0]))
     words = re.findall(r"\[voice: ([^\]]*)\]", first_user_text(frames["vad-des:requests"][0]))
     assert len(numeric) == len(words) >= 5  # three context turns and the two candidates
-    assert all(re.fullmatch(r"valence -?\d\.\d\d, arousal -?\d\.\d\d, dominance -?\d\.\d\d \(each 0-1, low to high\)", c)
-               for c in numeric)
+    assert all(
+        re.fullmatch(r"valence -?\d\.\d\d, arousal -?\d\.\d\d, dominance -?\d\.\d\d \(each 0-1, low to high\)", c)
+        for c in numeric
+    )
     assert all(" arousal" in c and not re.search(r"\d", c) for c in words)  # words only, no numbers
 
 
@@ -164,21 +208,40 @@ def run_scripted(tmp_path, first_round1, reask):
         return first_round1 if len(body["messages"]) == 2 else chat_completion(paper_reply(1))
 
     with serve(handler) as server:
-        slate = write_slate(tmp_path, targets=[
-            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
-            remote(server, "oracle", speech_input="oracle_text", parse_retries=1, max_retries=0)])
+        slate = write_slate(
+            tmp_path,
+            targets=[
+                {
+                    "id": "reflective-baseline",
+                    "provider": "embedded",
+                    "model": "reflective",
+                    "family": "eyt-baseline-target",
+                },
+                remote(server, "oracle", speech_input="oracle_text", parse_retries=1, max_retries=0),
+            ],
+        )
         eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
-        rows = evaluate_items([item], eyt.speech_target("oracle"), conditions={"default": system_prompt("default")},
-                              seed=7, both_orders=False, inference=["sequential"])
-    df = coerce_slm_choices(pd.DataFrame(rows).assign(target="oracle", is_baseline=False, speech_input="audio",
-                                                      model="text-llm", seed=7))
+        rows = evaluate_items(
+            [item],
+            eyt.speech_target("oracle"),
+            conditions={"default": system_prompt("default")},
+            seed=7,
+            both_orders=False,
+            inference=["sequential"],
+        )
+    df = coerce_slm_choices(
+        pd.DataFrame(rows).assign(target="oracle", is_baseline=False, speech_input="audio", model="text-llm", seed=7)
+    )
     board = seq_leaderboard(df, resamples=20, seed=0).set_index("target").loc["oracle"]
     return rows, board, seen
 
 
 def test_a_reask_refused_with_400_is_a_parse_failure_and_wrong(tmp_path):
-    rows, board, seen = run_scripted(tmp_path, chat_completion("The second voice sounds kinder to me."),
-                                     error_response(400, CONTEXT_FULL, code="context_length_exceeded"))
+    rows, board, seen = run_scripted(
+        tmp_path,
+        chat_completion("The second voice sounds kinder to me."),
+        error_response(400, CONTEXT_FULL, code="context_length_exceeded"),
+    )
     assert sum(REASK_MARK in json.dumps(b["messages"]) for b in seen) == 1  # the re-ask reached the server
     first = rows[0]
     assert (first["round"], first["parse_failed"], first["correct"], first["error"]) == (1, True, False, None)
@@ -221,8 +284,13 @@ def test_paper_reply_format_asks_profiles_and_demand_before_reasoning_and_choice
     _item, rows = answered
     body = rows["oracle:requests"][0]
     schema = sent_schema(body)
-    assert list(schema["properties"]) == ["acoustic_profile_1", "acoustic_profile_2", "situational_demand",
-                                          "reasoning", "selected_option"]
+    assert list(schema["properties"]) == [
+        "acoustic_profile_1",
+        "acoustic_profile_2",
+        "situational_demand",
+        "reasoning",
+        "selected_option",
+    ]
     assert all(spec["maxLength"] > 0 for name, spec in schema["properties"].items() if spec["type"] == "string")
     assert schema["properties"]["selected_option"]["enum"] == [1, 2]
     assert set(schema["required"]) == set(schema["properties"])
@@ -242,12 +310,28 @@ def test_short_reply_format_is_a_setting(tmp_path):
         return chat_completion(json.dumps({"reasoning": "calmer", "selected_option": "Option 1"}))
 
     with serve(handler) as server:
-        slate = write_slate(tmp_path, targets=[
-            {"id": "reflective-baseline", "provider": "embedded", "model": "reflective", "family": "eyt-baseline-target"},
-            remote(server, "oracle", speech_input="oracle_text")])
+        slate = write_slate(
+            tmp_path,
+            targets=[
+                {
+                    "id": "reflective-baseline",
+                    "provider": "embedded",
+                    "model": "reflective",
+                    "family": "eyt-baseline-target",
+                },
+                remote(server, "oracle", speech_input="oracle_text"),
+            ],
+        )
         eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
-        rows = evaluate_items([item], eyt.speech_target("oracle"), conditions={"default": system_prompt("default")},
-                              seed=7, both_orders=False, inference=["sequential", "direct"], reply_format="short")
+        rows = evaluate_items(
+            [item],
+            eyt.speech_target("oracle"),
+            conditions={"default": system_prompt("default")},
+            seed=7,
+            both_orders=False,
+            inference=["sequential", "direct"],
+            reply_format="short",
+        )
     assert [list(sent_schema(b)["properties"]) for b in seen] == [["reasoning", "selected_option"]] * 3
     assert sent_schema(seen[0])["properties"]["reasoning"]["maxLength"] > 0
     assert "acoustic_profile" not in json.dumps(seen)  # neither the prompt nor the direct history asks for it

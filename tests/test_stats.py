@@ -13,12 +13,14 @@ from eyt_dagster.core import stats
 NAN = np.nan
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", 4 coders x 12 units with missing data.
-KRIPP = np.array([
-    [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
-    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
-    [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
-    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
-])
+KRIPP = np.array(
+    [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, NAN, 3],
+        [NAN, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, NAN],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, NAN],
+    ]
+)
 # By hand: unit 12 has one value (not pairable), so n = 40 pairable values with counts
 # n_1..n_5 = 9, 13, 10, 5, 3. Only units 2 (2,2,3,2), 6 (1,2,3,4) and 8 (1,1,2,1) disagree.
 # Nominal: off-diagonal coincidences 6/3 + 12/3 + 6/3 = 8, D_o = 8/40;
@@ -117,8 +119,9 @@ def test_bootstrap_mean_contains_truth_and_narrows():
     big = stats.bootstrap_mean_ci(np.random.default_rng(8).normal(10.0, 2.0, size=2000), seed=1)
     assert big[2] - big[1] < high - low < small[2] - small[1]
     # Over 100 samples a 95% interval covers the true mean about 95 times (here 94).
-    covered = [stats.bootstrap_mean_ci(np.random.default_rng(100 + i).normal(10.0, 2.0, 200), seed=i)
-               for i in range(100)]
+    covered = [
+        stats.bootstrap_mean_ci(np.random.default_rng(100 + i).normal(10.0, 2.0, 200), seed=i) for i in range(100)
+    ]
     assert 88 <= sum(lo < 10.0 < hi for _, lo, hi in covered) <= 99
     # Same index matrix and percentile rule as scipy.stats.bootstrap.
     ref = sps.bootstrap((x,), np.mean, method="percentile", n_resamples=1000, rng=np.random.default_rng(1))
@@ -155,8 +158,15 @@ def test_bootstrap_macro_f1_matches_sklearn():
     est, low, high = stats.bootstrap_macro_f1_ci(counts, resamples=60, seed=2)
     assert est == pytest.approx(f1_score(gold, pred, average="macro", zero_division=0))
     idx = np.random.default_rng(2).integers(0, 12, size=(60, 12))
-    draws = [f1_score(np.concatenate([units[i][0] for i in row]), np.concatenate([units[i][1] for i in row]),
-                      average="macro", zero_division=0) for row in idx]
+    draws = [
+        f1_score(
+            np.concatenate([units[i][0] for i in row]),
+            np.concatenate([units[i][1] for i in row]),
+            average="macro",
+            zero_division=0,
+        )
+        for row in idx
+    ]
     assert (low, high) == pytest.approx(tuple(np.quantile(draws, [0.025, 0.975])))
 
 

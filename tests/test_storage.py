@@ -21,14 +21,7 @@ from dagster import DagsterInstance, StaticPartitionsDefinition, asset, material
 from resources.data_paths import relative_path_columns, resolve_path_columns
 from resources.tts import store_clip
 from resources.warehouse import WarehouseIOManager, connect, store_frame
-from resources.warehouse_files import (
-    decode_value,
-    encode_value,
-    partition_file,
-    table_dir,
-    warehouse_root,
-    write_file,
-)
+from resources.warehouse_files import decode_value, encode_value, partition_file, table_dir, warehouse_root, write_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOTS = StaticPartitionsDefinition([f"p{i}" for i in range(8)])
@@ -43,14 +36,23 @@ def slots(context) -> pd.DataFrame:
 
 def write_slot(database: str, slot: str, n: int, version: int) -> bool:
     ROWS[slot] = (n, version)
-    return materialize([slots], partition_key=slot, resources={"io_manager": WarehouseIOManager(database=database)},
-                       instance=DagsterInstance.ephemeral(), raise_on_error=False).success
+    return materialize(
+        [slots],
+        partition_key=slot,
+        resources={"io_manager": WarehouseIOManager(database=database)},
+        instance=DagsterInstance.ephemeral(),
+        raise_on_error=False,
+    ).success
 
 
 def counts(database: Path) -> dict[str, tuple[int, int, int]]:
     with duckdb.connect(str(database), read_only=True) as con:
-        return {s: (n, lo, hi) for s, n, lo, hi in con.execute(
-            "SELECT slot, count(*), min(version), max(version) FROM s.slots GROUP BY slot").fetchall()}
+        return {
+            s: (n, lo, hi)
+            for s, n, lo, hi in con.execute(
+                "SELECT slot, count(*), min(version), max(version) FROM s.slots GROUP BY slot"
+            ).fetchall()
+        }
 
 
 READER = textwrap.dedent("""
@@ -108,9 +110,12 @@ def test_eight_partitions_written_at_once_keep_exact_row_counts(tmp_path):
     forked = multiprocessing.get_context("fork")
     for version in (1, 2):
         barrier = forked.Barrier(8)
-        children = [forked.Process(target=_write_in_child,
-                                   args=(str(database), f"p{i}", 100 * (i + 1) * version, version, barrier))
-                    for i in range(8)]
+        children = [
+            forked.Process(
+                target=_write_in_child, args=(str(database), f"p{i}", 100 * (i + 1) * version, version, barrier)
+            )
+            for i in range(8)
+        ]
         for child in children:
             child.start()
         for child in children:
@@ -135,8 +140,9 @@ def test_a_write_killed_midway_leaves_the_previous_partition_readable(tmp_path):
     database = tmp_path / "data" / "eyt.duckdb"
     assert write_slot(str(database), "p0", 1000, 1)
     target = partition_file(warehouse_root(database.parent), "s.slots", {"slot": "p0"})
-    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(target), "4000000"],
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(target), "4000000"], env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     try:
         deadline, temps = time.monotonic() + 120, []
         while not temps and time.monotonic() < deadline and child.poll() is None:
@@ -148,9 +154,13 @@ def test_a_write_killed_midway_leaves_the_previous_partition_readable(tmp_path):
     assert [p for p in target.parent.iterdir() if p.name.endswith(".tmp")], "the kill came after the rename"
     assert counts(database) == {"p0": (1000, 1, 1)}
     with duckdb.connect(str(database), read_only=True) as con:
-        read = {Path(r[0]).name for r in con.execute(
-            "SELECT DISTINCT filename FROM read_parquet(?, filename = true)",
-            [str(table_dir(warehouse_root(database.parent), "s.slots") / "**" / "*.parquet")]).fetchall()}
+        read = {
+            Path(r[0]).name
+            for r in con.execute(
+                "SELECT DISTINCT filename FROM read_parquet(?, filename = true)",
+                [str(table_dir(warehouse_root(database.parent), "s.slots") / "**" / "*.parquet")],
+            ).fetchall()
+        }
     assert read == {"part.parquet"}
     # a crash between the temp write and the rename (simulated): the old file stays, the temp file goes
     import pyarrow as pa
@@ -201,7 +211,9 @@ def test_a_moved_data_directory_keeps_its_views_and_clip_paths(tmp_path, monkeyp
     with duckdb.connect(str(moved / "eyt.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM s.slots").fetchone() == (5,)
         stored = con.execute("SELECT * FROM s.clips").df()
-    assert Path(resolve_path_columns(stored, moved)["turn1_path"].iloc[0]).read_bytes() == b"RIFF-not-really-a-wav" * 100
+    assert (
+        Path(resolve_path_columns(stored, moved)["turn1_path"].iloc[0]).read_bytes() == b"RIFF-not-really-a-wav" * 100
+    )
 
 
 def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
@@ -212,11 +224,21 @@ def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
     data = tmp_path / "data"
     data.mkdir()
     old = {
-        "dialogue.chat_seeds": pd.DataFrame({"pool": ["nemotron_usa", "nemotron_usa", "personamem_v2"],
-                                             "seed_id": ["a", "b", "c"], "error": [None, "boom", None]}),
+        "dialogue.chat_seeds": pd.DataFrame(
+            {
+                "pool": ["nemotron_usa", "nemotron_usa", "personamem_v2"],
+                "seed_id": ["a", "b", "c"],
+                "error": [None, "boom", None],
+            }
+        ),
         "dialogue.leaderboard": pd.DataFrame({"pool": ["nemotron_usa"], "target": ["m/x:1"], "drift": [0.25]}),
-        "speech.tts_clips": pd.DataFrame({"subscale": ["interpersonal_empathy", "stress_tolerance"],
-                                          "turn": [1, 2], "path": ["audio/aa/x.wav", "audio/bb/y.wav"]}),
+        "speech.tts_clips": pd.DataFrame(
+            {
+                "subscale": ["interpersonal_empathy", "stress_tolerance"],
+                "turn": [1, 2],
+                "path": ["audio/aa/x.wav", "audio/bb/y.wav"],
+            }
+        ),
     }
     with duckdb.connect(str(data / "eyt.duckdb")) as con:
         for table, frame in old.items():
@@ -224,8 +246,10 @@ def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
             con.register("frame", frame)
             con.execute(f"CREATE TABLE {table} AS SELECT * FROM frame")
             con.unregister("frame")
-        con.execute("CREATE TABLE dialogue.judge_verdicts AS SELECT 'm/x:1' AS target, 'nemotron_usa' AS pool, "
-                    "'s' AS seed_id, 1 AS turn, NULL AS error")  # an all-missing column typed NULL
+        con.execute(
+            "CREATE TABLE dialogue.judge_verdicts AS SELECT 'm/x:1' AS target, 'nemotron_usa' AS pool, "
+            "'s' AS seed_id, 1 AS turn, NULL AS error"
+        )  # an all-missing column typed NULL
     monkeypatch.setenv("EYT_DATA_DIR", str(data))
     assert main(["migrate"]) == 0
     root = warehouse_root(data)
@@ -237,12 +261,19 @@ def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
         for table, frame in old.items():
             back = con.execute(f"SELECT {', '.join(frame.columns)} FROM {table}").df()
             key = list(frame.columns)
-            pd.testing.assert_frame_equal(back.sort_values(key).reset_index(drop=True),
-                                          frame.sort_values(key).reset_index(drop=True), check_dtype=False)
+            pd.testing.assert_frame_equal(
+                back.sort_values(key).reset_index(drop=True),
+                frame.sort_values(key).reset_index(drop=True),
+                check_dtype=False,
+            )
         assert con.execute("SELECT target, pool, seed_id, turn, error FROM dialogue.judge_verdicts").fetchall() == [
-            ("m/x:1", "nemotron_usa", "s", 1, None)]
-        types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "
-                                 "WHERE table_name = 'judge_verdicts'").fetchall())
+            ("m/x:1", "nemotron_usa", "s", 1, None)
+        ]
+        types = dict(
+            con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'judge_verdicts'"
+            ).fetchall()
+        )
     assert types["error"] == "VARCHAR" and types["target"] == "VARCHAR" and types["pool"] == "VARCHAR"
 
 
@@ -250,8 +281,7 @@ def test_removing_a_target_deletes_its_partition_files_and_its_report_rows(tmp_p
     from eyt_dagster.ops.target_removal import delete_target_rows
 
     data = tmp_path / "data"
-    turns = pd.DataFrame({"target": ["gone/m:1", "gone/m:1", "kept"], "pool": ["nemotron_usa"] * 3,
-                          "x": [1, 2, 3]})
+    turns = pd.DataFrame({"target": ["gone/m:1", "gone/m:1", "kept"], "pool": ["nemotron_usa"] * 3, "x": [1, 2, 3]})
     store_frame(data, "s.turns", turns, partition_by=("pool", "target"))
     store_frame(data, "s.board", turns.drop_duplicates("target"))
     monkeypatch.setenv("EYT_DATA_DIR", str(data))
@@ -268,8 +298,12 @@ def test_removing_a_target_deletes_its_partition_files_and_its_report_rows(tmp_p
 def test_a_write_records_the_query_that_reads_it(tmp_path):
     database = tmp_path / "data" / "eyt.duckdb"
     ROWS["p3"] = (4, 1)
-    result = materialize([slots], partition_key="p3", resources={"io_manager": WarehouseIOManager(database=str(database))},
-                         instance=DagsterInstance.ephemeral())
+    result = materialize(
+        [slots],
+        partition_key="p3",
+        resources={"io_manager": WarehouseIOManager(database=str(database))},
+        instance=DagsterInstance.ephemeral(),
+    )
     query = next(m for m in result.asset_materializations_for_node("s__slots")).metadata["Query"].value
     assert query == "SELECT * FROM s.slots WHERE slot = 'p3'"
     with duckdb.connect(str(database), read_only=True) as con:

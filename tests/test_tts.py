@@ -85,6 +85,7 @@ def _features(wav: bytes, tmp_path: Path) -> tuple[float, float]:
         from resources.audio_features import clip_features
     except ImportError:
         import librosa
+
         y, sr = sf.read(io.BytesIO(wav), dtype="float32")
         f0 = librosa.yin(y, fmin=60, fmax=500, sr=sr)
         rms = librosa.feature.rms(y=y)[0][: len(f0)]
@@ -122,7 +123,9 @@ def test_espeak_writes_a_valid_wav(espeak: EspeakTTS) -> None:
 def test_fast_high_pitched_is_shorter_and_higher_than_slow_heavy(espeak: EspeakTTS, tmp_path: Path) -> None:
     gaps = []
     for strength in (1.0, 2.0):
-        up_pitch, up_dur = _features(espeak.synthesize(SENTENCE, "fast, high-pitched", "en-us+m3", strength)[0], tmp_path)
+        up_pitch, up_dur = _features(
+            espeak.synthesize(SENTENCE, "fast, high-pitched", "en-us+m3", strength)[0], tmp_path
+        )
         dn_pitch, dn_dur = _features(espeak.synthesize(SENTENCE, "slow, heavy", "en-us+m3", strength)[0], tmp_path)
         assert up_dur < dn_dur and up_pitch > dn_pitch
         gaps.append((12 * np.log2(up_pitch / dn_pitch), dn_dur / up_dur))
@@ -213,8 +216,12 @@ def test_openai_speech_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
     request = seen[0]
     assert request["path"] == "/v1/audio/speech" and request["auth"] == "Bearer sk-local"
     assert {k: request[k] for k in ("model", "voice", "input", "instructions", "response_format")} == {
-        "model": "gpt-4o-mini-tts", "voice": "coral", "input": "Of course. I am listening.",
-        "instructions": "Slow, low-pitched and quiet", "response_format": "wav"}
+        "model": "gpt-4o-mini-tts",
+        "voice": "coral",
+        "input": "Of course. I am listening.",
+        "instructions": "Slow, low-pitched and quiet",
+        "response_format": "wav",
+    }
     assert tts.voice_for("male") != tts.voice_for("female") != tts.voice_for("female", 1)
 
 

@@ -32,8 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 GROUPS = ("dialogue", "reports", "speech")
 # Assets the test names; every other asset of each group comes from the code location (GraphQL).
-NAMED = {"dialogue/dialogue_turns": "dialogue", "dialogue/leaderboard": "reports", "speech/eq_items": "speech",
-         "speech/slm_choices": "speech"}
+NAMED = {
+    "dialogue/dialogue_turns": "dialogue",
+    "dialogue/leaderboard": "reports",
+    "speech/eq_items": "speech",
+    "speech/slm_choices": "speech",
+}
 SERVER_TIMEOUT = 120  # dagster dev answers in 20-35 s on 2 cores when the code location loads
 
 pytestmark = pytest.mark.slow
@@ -52,8 +56,9 @@ def port_open(port: int) -> bool:
 
 
 def graphql(base: str, query: str) -> dict:
-    request = urllib.request.Request(f"{base}/graphql", data=json.dumps({"query": query}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/graphql", data=json.dumps({"query": query}).encode(), headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         answer = json.load(response)
     assert "errors" not in answer, answer["errors"]
@@ -72,7 +77,11 @@ def dagster_dev(env: dict[str, str], log: Path):
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [BIN / "dagster", "dev", "-w", ROOT / "workspace.yaml", "-p", str(port), "-h", "127.0.0.1"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
             # A shell that starts pytest in the background leaves SIGINT ignored, and dagster dev stops its
             # children with SIGINT: give the server the default handler so SIGTERM shuts it down cleanly.
@@ -88,8 +97,10 @@ def dagster_dev(env: dict[str, str], log: Path):
 def wait_until_loaded(process: subprocess.Popen, base: str, log: Path) -> None:
     """Wait for the webserver and for the code location `eyt_dagster` to have loaded."""
     deadline, status = time.monotonic() + SERVER_TIMEOUT, "no answer"
-    query = ("{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
-             "locationOrLoadError { __typename ... on PythonError { message } } } } } }")
+    query = (
+        "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
+        "locationOrLoadError { __typename ... on PythonError { message } } } } } }"
+    )
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"dagster dev exited with {process.returncode}:\n{tail(log)}")
@@ -141,15 +152,26 @@ def small_slate_env(directory: Path) -> dict[str, str]:
     # creating them at once race ("table runs already exists").
     with DagsterInstance.from_config(str(home)):
         pass
-    return {**os.environ, "EYT_DATA_DIR": str(directory / "data"), "HF_HUB_OFFLINE": "1", "DAGSTER_HOME": str(home),
-            "EYT_SLATE": str(write_slate(directory, targets=targets))}
+    return {
+        **os.environ,
+        "EYT_DATA_DIR": str(directory / "data"),
+        "HF_HUB_OFFLINE": "1",
+        "DAGSTER_HOME": str(home),
+        "EYT_SLATE": str(write_slate(directory, targets=targets)),
+    }
 
 
 def materialise(env: dict[str, str]) -> str:
     """`eyt run` on one pool without SpeechEQ; returns the id of its eyt_reports run."""
     env = {k: v for k, v in env.items() if k != "DAGSTER_HOME"}  # eyt sets it to $EYT_DATA_DIR/dagster_home
-    result = subprocess.run([BIN / "eyt", "run", "--pool", "nemotron_usa", "--no-speech"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [BIN / "eyt", "run", "--pool", "nemotron_usa", "--no-speech"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
 
     from dagster import DagsterInstance, RunsFilter
@@ -166,8 +188,10 @@ GRAPH_TEXT = "[...document.querySelectorAll('svg foreignObject')].map(e => e.tex
 
 def test_dagster_ui_in_headless_chromium(tmp_path):
     if chromium_path() is None:  # a failure, not a skip: CI installs it
-        pytest.fail(f"Chromium is not installed ({CHROMIUM}): `.ci/run` installs Debian's `chromium` "
-                    "(apt-get install -y --no-install-recommends chromium)")
+        pytest.fail(
+            f"Chromium is not installed ({CHROMIUM}): `.ci/run` installs Debian's `chromium` "
+            "(apt-get install -y --no-install-recommends chromium)"
+        )
     started = time.monotonic()
 
     def phase(label: str) -> None:  # printed with -s, and shown with the output of a failure
@@ -193,16 +217,21 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
         with Chromium(tmp_path / "chromium", width=1600, height=1000) as browser:
             # 1. The global asset graph with every group expanded: group boxes and asset nodes are drawn (only
             #    those in view: the graph is larger than the window), each node one of the code location's.
-            expanded = urllib.parse.quote(",".join(
-                [f"global@global:{g}" for g in GROUPS] + [f"__repository__@eyt_dagster:{g}" for g in GROUPS]), safe="")
+            expanded = urllib.parse.quote(
+                ",".join([f"global@global:{g}" for g in GROUPS] + [f"__repository__@eyt_dagster:{g}" for g in GROUPS]),
+                safe="",
+            )
             browser.navigate(f"{base}/asset-groups?expanded={expanded}")
 
             def drawn(text: str | None) -> tuple[set[str], list[str]]:
                 boxes = [b for b in (text or "").split("\n") if b]
                 return {b for b in boxes if b in GROUPS}, [b.split("Latest event")[0] for b in boxes if b not in GROUPS]
 
-            text = browser.wait_until(GRAPH_TEXT, lambda t: drawn(t)[0] == set(GROUPS) and len(drawn(t)[1]) >= 5,
-                                      "three group boxes and five asset nodes in the graph")
+            text = browser.wait_until(
+                GRAPH_TEXT,
+                lambda t: drawn(t)[0] == set(GROUPS) and len(drawn(t)[1]) >= 5,
+                "three group boxes and five asset nodes in the graph",
+            )
             unknown = [label for label in drawn(text)[1] if not any(node_matches(label, n) for n in names)]
             assert not unknown, f"the graph draws nodes that are no assets: {unknown}"
             time.sleep(1)  # let the layout settle before the picture
@@ -213,8 +242,11 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
             #    live data loaded; the leaderboard's shows a materialisation.
             selection = urllib.parse.quote(" or ".join(f'key:"{key}"' for key in NAMED), safe="")
             browser.navigate(f"{base}/asset-groups~{selection}?expanded={expanded}")
-            text = browser.wait_for_text([key.split("/")[-1] + "Latest event" for key in NAMED] + ["Materialized"],
-                                         absent=["Loading..."], expression=GRAPH_TEXT)
+            text = browser.wait_for_text(
+                [key.split("/")[-1] + "Latest event" for key in NAMED] + ["Materialized"],
+                absent=["Loading..."],
+                expression=GRAPH_TEXT,
+            )
             boxes = text.split("\n")
             assert set(GROUPS) <= set(boxes), f"group boxes missing from the selection: {boxes}"
             leaderboard = next(b for b in boxes if b.startswith("leaderboardLatest event"))
@@ -230,20 +262,32 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
                 browser.set_viewport(1600, 400 + 64 * len(expected))  # the list draws only the rows in view
                 browser.navigate(f"{base}/locations/eyt_dagster/asset-groups/{group}/list")
                 browser.wait_for_text([key.replace("/", " / ") for key in sorted(groups[group])])
-                hrefs = set(browser.evaluate(
-                    "[...document.querySelectorAll('a[href^=\"/assets/\"]')].map(a => a.getAttribute('href'))"))
-                assert hrefs == expected, \
+                hrefs = set(
+                    browser.evaluate(
+                        "[...document.querySelectorAll('a[href^=\"/assets/\"]')].map(a => a.getAttribute('href'))"
+                    )
+                )
+                assert hrefs == expected, (
                     f"group {group}: the UI lists {sorted(hrefs)}, the code location {sorted(expected)}"
+                )
             browser.set_viewport(1600, 1000)
             phase("group catalogs")
 
             # 4. The leaderboard's materialisation: in the eyt_reports run of the instance, with its metadata.
             browser.navigate(f"{base}/assets/dialogue/leaderboard?view=events")
-            text = browser.wait_for_text([f"Materialized in run {reports_run[:8]}", "dagster/row_count", "preview",
-                                          "SELECT * FROM dialogue.leaderboard", "embedded-baselines"])
+            text = browser.wait_for_text(
+                [
+                    f"Materialized in run {reports_run[:8]}",
+                    "dagster/row_count",
+                    "preview",
+                    "SELECT * FROM dialogue.leaderboard",
+                    "embedded-baselines",
+                ]
+            )
             assert text.split("dagster/row_count", 1)[1].split()[0] == "2", "two targets x one pool"
-            assert browser.evaluate(f"!!document.querySelector('a[href^=\"/runs/{reports_run}\"]')"), \
+            assert browser.evaluate(f"!!document.querySelector('a[href^=\"/runs/{reports_run}\"]')"), (
                 f"no link to run {reports_run} on the leaderboard's events"
+            )
             phase("leaderboard events")
 
     phase("stopped")
@@ -255,5 +299,10 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
 
     for picture in (shot, selection_shot):  # real pictures of the graph, not a blank page
         width, height, colours = png_facts(picture)
-        assert (width, height) == (1600, 1000) and picture.stat().st_size > 20_000 and colours > 50, \
-            (picture.name, width, height, picture.stat().st_size, colours)
+        assert (width, height) == (1600, 1000) and picture.stat().st_size > 20_000 and colours > 50, (
+            picture.name,
+            width,
+            height,
+            picture.stat().st_size,
+            colours,
+        )

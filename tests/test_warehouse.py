@@ -32,8 +32,14 @@ def summary(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def run(assets, io_manager, instance, partition_key=None, selection=None):
-    return materialize(assets, partition_key=partition_key, selection=selection,
-                       resources={"io_manager": io_manager}, instance=instance, raise_on_error=False)
+    return materialize(
+        assets,
+        partition_key=partition_key,
+        selection=selection,
+        resources={"io_manager": io_manager},
+        instance=instance,
+        raise_on_error=False,
+    )
 
 
 def version(frame: pd.DataFrame):
@@ -66,6 +72,7 @@ def test_partitioned_table_gains_a_new_column(tmp_path):
         @asset(key_prefix=["s"], name="grows", partitions_def=pools, metadata={"partition_expr": "pool"})
         def grows(context) -> pd.DataFrame:
             return pd.DataFrame({"pool": [context.partition_key], **{c: [1.5] for c in columns}})
+
         return grows
 
     instance = DagsterInstance.ephemeral()
@@ -84,8 +91,9 @@ def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_e
     assert run([version(pd.DataFrame({"b": ["x"], "a": [2]}))], WarehouseIOManager(database=db), instance).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT b, a FROM s.report").fetchall() == [("x", 2)]
-    assert run([version(pd.DataFrame({"c": pd.Series([], dtype="float64")}))], WarehouseIOManager(database=db),
-               instance).success
+    assert run(
+        [version(pd.DataFrame({"c": pd.Series([], dtype="float64")}))], WarehouseIOManager(database=db), instance
+    ).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM s.report").fetchone() == (0,)
         assert [r[0] for r in con.execute("DESCRIBE s.report").fetchall()] == ["c"]
@@ -96,8 +104,9 @@ def test_an_empty_report_replaces_the_previous_rows(tmp_path):
 
     instance = DagsterInstance.ephemeral()
     assert run([version(pd.DataFrame({"a": [1, 2]}))], WarehouseIOManager(database=db), instance).success
-    assert run([version(pd.DataFrame({"a": pd.Series([], dtype="int64")}))], WarehouseIOManager(database=db),
-               instance).success
+    assert run(
+        [version(pd.DataFrame({"a": pd.Series([], dtype="int64")}))], WarehouseIOManager(database=db), instance
+    ).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM s.report").fetchone() == (0,)
 
@@ -123,30 +132,43 @@ def column_types(db: str, table: str) -> dict[str, str]:
 def test_column_types_come_from_the_contract_not_from_the_first_frame(tmp_path, monkeypatch):
     """A first write whose `error` and `note` columns are all missing (every call failed, or none did) used to
     create them with DuckDB's type NULL, and the next write with text in them failed."""
-    monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed",
-                        {"pool": "string", "turn": "int64", "note": "string", "error": "string", "score": "float64"})
+    monkeypatch.setitem(
+        table_registry.TABLE_COLUMNS,
+        "s.typed",
+        {"pool": "string", "turn": "int64", "note": "string", "error": "string", "score": "float64"},
+    )
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
     frames = {
         "a": pd.DataFrame({"pool": ["a"], "turn": [0], "note": [None], "error": [None], "score": [None]}),
-        "b": pd.DataFrame({"pool": ["b"], "turn": [1], "note": ["text"], "error": ["TimeoutError: slow"],
-                           "score": [0.5]}),
+        "b": pd.DataFrame(
+            {"pool": ["b"], "turn": [1], "note": ["text"], "error": ["TimeoutError: slow"], "score": [0.5]}
+        ),
         "c": pd.DataFrame({"pool": pd.Series([], dtype=object)}),  # an empty partition: declared columns only
     }
     for pool in ("a", "b", "c"):
         assert run([pool_asset(frames)], WarehouseIOManager(database=db), instance, pool).success, pool
-    assert column_types(db, "typed") == {"pool": "VARCHAR", "turn": "BIGINT", "note": "VARCHAR", "error": "VARCHAR",
-                                         "score": "DOUBLE"}
+    assert column_types(db, "typed") == {
+        "pool": "VARCHAR",
+        "turn": "BIGINT",
+        "note": "VARCHAR",
+        "error": "VARCHAR",
+        "score": "DOUBLE",
+    }
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT pool, note, error, score FROM s.typed ORDER BY pool").fetchall() == [
-            ("a", None, None, None), ("b", "text", "TimeoutError: slow", 0.5)]
+            ("a", None, None, None),
+            ("b", "text", "TimeoutError: slow", 0.5),
+        ]
 
 
 def test_a_table_without_a_contract_stores_an_all_missing_column_as_text(tmp_path):
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
-    frames = {"a": pd.DataFrame({"pool": ["a"], "error": [None]}),
-              "b": pd.DataFrame({"pool": ["b"], "error": ["boom"]})}
+    frames = {
+        "a": pd.DataFrame({"pool": ["a"], "error": [None]}),
+        "b": pd.DataFrame({"pool": ["b"], "error": ["boom"]}),
+    }
     for pool in ("a", "b"):
         assert run([pool_asset(frames, "loose")], WarehouseIOManager(database=db), instance, pool).success, pool
     assert column_types(db, "loose")["error"] == "VARCHAR"
@@ -168,11 +190,16 @@ def test_a_write_that_fails_keeps_the_partition_s_previous_rows(tmp_path, monkey
     monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed", {"pool": "string", "x": "float64"})
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
-    assert run([pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [1.0]})})], WarehouseIOManager(database=db),
-               instance, "a").success
+    assert run(
+        [pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [1.0]})})], WarehouseIOManager(database=db), instance, "a"
+    ).success
     # a column the contract does not declare: refused after the partition's rows were deleted, so rolled back
-    bad = run([pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [2.0], "undeclared": [1]})})],
-              WarehouseIOManager(database=db), instance, "a")
+    bad = run(
+        [pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [2.0], "undeclared": [1]})})],
+        WarehouseIOManager(database=db),
+        instance,
+        "a",
+    )
     assert not bad.success
     failure = next(e for e in bad.all_events if e.event_type_value == "STEP_FAILURE")
     message = str(failure.event_specific_data.error)
@@ -213,9 +240,20 @@ def test_every_contract_maps_to_duckdb_and_arrow_types():
         arrow = pa.Table.from_pandas(empty, schema=arrow_schema(columns), preserve_index=False)
         assert arrow.schema.names == list(columns) and arrow.num_rows == 0, table
     turns = table_registry.TABLE_COLUMNS["dialogue.dialogue_turns"]
-    error_row = pd.DataFrame([{"target": "t", "pool": "nemotron_usa", "seed_id": "s", "turn": 0, "complete": False,
-                               "error": "ModelCallError: 500"}])
-    arrow = pa.Table.from_pandas(conform(error_row, turns, "dialogue.dialogue_turns"), schema=arrow_schema(turns),
-                                 preserve_index=False)
+    error_row = pd.DataFrame(
+        [
+            {
+                "target": "t",
+                "pool": "nemotron_usa",
+                "seed_id": "s",
+                "turn": 0,
+                "complete": False,
+                "error": "ModelCallError: 500",
+            }
+        ]
+    )
+    arrow = pa.Table.from_pandas(
+        conform(error_row, turns, "dialogue.dialogue_turns"), schema=arrow_schema(turns), preserve_index=False
+    )
     assert arrow.column("user_text").null_count == 1 and arrow.schema.field("user_text").type == pa.string()
     assert duckdb_columns(turns)["turn"] == "BIGINT" and arrow.schema.field("complete").type == pa.bool_()

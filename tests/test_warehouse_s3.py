@@ -23,12 +23,18 @@ from test_warehouse import CELLS, cells, run, summary  # noqa: E402 - after the 
 def cells_with(rows: int):
     """Another version of s.cells: `rows` rows per partition."""
 
-    @asset(key_prefix=["s"], name="cells", partitions_def=CELLS, metadata={"partition_expr": {"model": "model", "pool": "pool"}})
+    @asset(
+        key_prefix=["s"],
+        name="cells",
+        partitions_def=CELLS,
+        metadata={"partition_expr": {"model": "model", "pool": "pool"}},
+    )
     def versioned(context) -> pd.DataFrame:
         keys = context.partition_key.keys_by_dimension
         return pd.DataFrame({"model": [keys["model"]] * rows, "pool": [keys["pool"]] * rows, "x": [float(rows)] * rows})
 
     return versioned
+
 
 SECRET = "s3cr3t-never-stored"
 BUCKET = "eyt-test"
@@ -39,8 +45,12 @@ def s3(monkeypatch: pytest.MonkeyPatch):
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
-    for name, value in {"AWS_ACCESS_KEY_ID": "eyt-test-key", "AWS_SECRET_ACCESS_KEY": SECRET,
-                        "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": f"http://{host}:{port}"}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "eyt-test-key",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv(WAREHOUSE_URL_ENV, f"s3://{BUCKET}/wh")
     import s3fs
@@ -79,7 +89,9 @@ def test_partitions_are_written_to_and_read_from_the_bucket(tmp_path, s3) -> Non
     with connect(tmp_path / "w.duckdb") as con:  # the views, with the bucket's filesystem registered
         assert con.execute("SELECT n FROM s.summary").fetchone() == (2,)
         assert con.execute("SELECT model, pool, x FROM s.cells ORDER BY model").fetchall() == [
-            ("m1", "a", 1.0), ("m2", "a", 1.0)]
+            ("m1", "a", 1.0),
+            ("m2", "a", 1.0),
+        ]
         view = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'cells'").fetchone()[0]
     assert f"s3://{BUCKET}/wh/s/cells/**/*.parquet" in view
     assert read_partition("s.cells", {"model": "m2"}, tmp_path / "w.duckdb")["model"].tolist() == ["m2"]

@@ -21,9 +21,20 @@ from pathlib import Path
 CHROMIUM = "/usr/bin/chromium"
 # What this machine's Chromium needs headless as root on a closed network: without the
 # background-networking flags it keeps trying Google's hosts.
-HEADLESS_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-extensions", "--disable-dev-shm-usage", "--hide-scrollbars", "--mute-audio"]
+HEADLESS_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
 
 
 class BrowserError(RuntimeError):
@@ -50,9 +61,18 @@ class Chromium:
         self.log = open(self.profile.parent / f"{self.profile.name}.log", "wb")
         # Port 0: Chromium picks a free port and writes it to DevToolsActivePort in the profile.
         self.process = subprocess.Popen(
-            [binary, *HEADLESS_FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
-             f"--window-size={width},{height}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                binary,
+                *HEADLESS_FLAGS,
+                f"--user-data-dir={self.profile}",
+                "--remote-debugging-port=0",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self._ids = itertools.count(1)
         try:
@@ -126,8 +146,13 @@ class Chromium:
     def text(self) -> str:
         return self.evaluate("document.body ? document.body.innerText : ''") or ""
 
-    def wait_for_text(self, needles: list[str], absent: list[str] = (), timeout: float = 60.0,
-                      expression: str = "document.body ? document.body.innerText : ''") -> str:
+    def wait_for_text(
+        self,
+        needles: list[str],
+        absent: list[str] = (),
+        timeout: float = 60.0,
+        expression: str = "document.body ? document.body.innerText : ''",
+    ) -> str:
         """Poll the rendered text (or another string expression) until every needle shows and none of `absent`
         does; return it. On timeout, fail (AssertionError) naming what is missing and what the page shows."""
         deadline = time.monotonic() + timeout
@@ -140,7 +165,8 @@ class Chromium:
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"after {timeout:.0f} s the page {self.evaluate('location.href')} still lacks {missing}"
-                    f"{f' and still shows {present}' if present else ''}; it shows: {text[:2000]!r}")
+                    f"{f' and still shows {present}' if present else ''}; it shows: {text[:2000]!r}"
+                )
             time.sleep(0.5)
 
     def wait_until(self, expression: str, predicate, what: str, timeout: float = 60.0):
@@ -151,8 +177,10 @@ class Chromium:
             if predicate(value):
                 return value
             if time.monotonic() > deadline:
-                raise AssertionError(f"after {timeout:.0f} s the page {self.evaluate('location.href')} shows no "
-                                     f"{what}; last value: {str(value)[:2000]!r}")
+                raise AssertionError(
+                    f"after {timeout:.0f} s the page {self.evaluate('location.href')} shows no "
+                    f"{what}; last value: {str(value)[:2000]!r}"
+                )
             time.sleep(0.5)
 
     def set_viewport(self, width: int, height: int) -> None:
@@ -186,8 +214,9 @@ class Chromium:
         self.close()
 
 
-def stop_group(process: subprocess.Popen, timeout: float = 30.0,
-               grace: float = 10.0) -> tuple[signal.Signals, list[str]]:
+def stop_group(
+    process: subprocess.Popen, timeout: float = 30.0, grace: float = 10.0
+) -> tuple[signal.Signals, list[str]]:
     """Stop a process started with start_new_session=True and everything in its group: SIGTERM to the group,
     SIGKILL if the leader has not exited within `timeout`; members still alive `grace` seconds after the leader
     exited are killed too. Returns the signal that ended the leader and the members that had to be killed."""
@@ -227,7 +256,7 @@ def live_group_members(pgid: int) -> list[str]:
         except OSError:
             continue
         # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(f"{entry.name} {stat[stat.index('(') + 1:stat.rindex(')')]}")
+            members.append(f"{entry.name} {stat[stat.index('(') + 1 : stat.rindex(')')]}")
     return members

@@ -58,7 +58,9 @@ def chat_seeds(
     if errors:
         context.log.warning(f"{errors} ChatSEED(s) failed in pool {pool}; rerun the asset to retry only those")
     return table_output(
-        conform_table(df, "dialogue.chat_seeds"), simulator=simulator.model_id, prompt_hash=PROMPT_HASH,
+        conform_table(df, "dialogue.chat_seeds"),
+        simulator=simulator.model_id,
+        prompt_hash=PROMPT_HASH,
         reused_rows=sum(1 for _, s in done if s.calls == 0 and s.cache_hits > 0),
         **stats_metadata("simulator", stats),
     )

@@ -38,24 +38,32 @@ def dialogue_scores(
     how many turns were judged and how many judge calls failed. Judges combine as the slate's judge_combine
     says (mean or median; completion is a majority vote). Failed verdicts leave values missing."""
     slate = eyt.slate
-    df = score_dialogues(dialogue_turns, judge_verdicts, final_intent_verdicts, intent_similarity, slate.alpha,
-                         slate.judge_combine)
+    df = score_dialogues(
+        dialogue_turns, judge_verdicts, final_intent_verdicts, intent_similarity, slate.alpha, slate.judge_combine
+    )
     df["alpha"] = slate.alpha
     df["judge_combine"] = slate.judge_combine
     df["created_at"] = now_utc()
     partition = context.partition_key
     unfinished = incomplete_dialogues(dialogue_turns)
     if len(unfinished):
-        context.log.warning(f"{len(df)} of {len(df) + len(unfinished)} dialogues finished in {partition}; see "
-                            "dialogue.dialogue_turns.error (unfinished dialogues are left out of every metric)")
-    for frame, what, table in ((judge_verdicts, "turn verdicts", "judge_verdicts"),
-                               (final_intent_verdicts, "final verdicts", "final_intent_verdicts")):
+        context.log.warning(
+            f"{len(df)} of {len(df) + len(unfinished)} dialogues finished in {partition}; see "
+            "dialogue.dialogue_turns.error (unfinished dialogues are left out of every metric)"
+        )
+    for frame, what, table in (
+        (judge_verdicts, "turn verdicts", "judge_verdicts"),
+        (final_intent_verdicts, "final verdicts", "final_intent_verdicts"),
+    ):
         message = failed_verdicts_message(frame, what, table, partition)
         if message:
             context.log.warning(message)
     context.log.info(f"scored {len(df)} dialogues (judges combined by {slate.judge_combine})")
     return table_output(
-        conform_table(df, "dialogue.dialogue_scores"), alpha=slate.alpha, judge_combine=slate.judge_combine,
-        unfinished_dialogues=len(unfinished), failed_turn_verdicts=int(df["n_failed_verdicts"].sum()),
+        conform_table(df, "dialogue.dialogue_scores"),
+        alpha=slate.alpha,
+        judge_combine=slate.judge_combine,
+        unfinished_dialogues=len(unfinished),
+        failed_turn_verdicts=int(df["n_failed_verdicts"].sum()),
         failed_final_verdicts=int(df["n_failed_final_verdicts"].sum()),
     )

@@ -36,8 +36,10 @@ def dialogue_turns(
     simulator, target = eyt.simulator(context.run_id), eyt.target(target_id, context.run_id)
     seeds = [seed_from_row(r) for r in chat_seeds[chat_seeds["error"].isna()].to_dict("records")]
     if len(seeds) < len(chat_seeds):
-        context.log.warning(f"{len(chat_seeds) - len(seeds)} of {len(chat_seeds)} ChatSEEDs of pool {pool} failed and "
-                            "have no dialogue; see dialogue.chat_seeds.error and rerun chat_seeds to retry them")
+        context.log.warning(
+            f"{len(chat_seeds) - len(seeds)} of {len(chat_seeds)} ChatSEEDs of pool {pool} failed and "
+            "have no dialogue; see dialogue.chat_seeds.error and rerun chat_seeds to retry them"
+        )
 
     report = progress_logger(context, lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})")
 
@@ -65,7 +67,8 @@ def dialogue_turns(
             f"dialogue.dialogue_turns.error (rows with turn 0; the answered turns of an unfinished dialogue are kept "
             f"with complete = false and left out of every metric). First: {first.seed.seed_id} after "
             f"{len(first.turns)} turn(s): {first.error[:300]}. Rerun the partition to finish them: answered calls "
-            "come from the call cache.")
+            "come from the call cache."
+        )
     answered = df[(df["turn"] > 0) & df["complete"].astype(bool)]
     return table_output(
         conform_table(df, "dialogue.dialogue_turns"),

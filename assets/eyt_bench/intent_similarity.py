@@ -38,8 +38,11 @@ def intent_similarity(
     turns["final_intent"] = turns["seed_id"].map(finals)
     df = turns[["target", "pool", "seed_id", "turn"]].copy()
     if len(turns):
-        texts = pd.unique(pd.concat([turns["gold_intent_description"], turns["pred_intent_description"],
-                                     turns["final_intent"]]).astype(str))
+        texts = pd.unique(
+            pd.concat(
+                [turns["gold_intent_description"], turns["pred_intent_description"], turns["final_intent"]]
+            ).astype(str)
+        )
         vectors = dict(zip(texts, embed(list(texts), model)))
         df["cos_gold_pred"] = _cosines(vectors, turns["gold_intent_description"], turns["pred_intent_description"])
         df["cos_pred_final"] = _cosines(vectors, turns["pred_intent_description"], turns["final_intent"])

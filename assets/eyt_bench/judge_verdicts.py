@@ -24,21 +24,34 @@ _INS = {
 _PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
 
 
-def _verdicts(context: AssetExecutionContext, eyt: BenchmarkResource, judges: list, dialogues: list, *,
-              final: bool) -> pd.DataFrame:
+def _verdicts(
+    context: AssetExecutionContext, eyt: BenchmarkResource, judges: list, dialogues: list, *, final: bool
+) -> pd.DataFrame:
     """The verdict table of these dialogues, with progress to the run log."""
     what = "final verdicts" if final else "turn verdicts"
-    report = progress_logger(context, lambda done, total: f"{what}: {done} of {total} done",
-                             every=PROGRESS_EVERY * (1 if final else 10))
-    df = run_judges(eyt.slate, judges, dialogues, final=final, prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
-                    on_done=report)
+    report = progress_logger(
+        context, lambda done, total: f"{what}: {done} of {total} done", every=PROGRESS_EVERY * (1 if final else 10)
+    )
+    df = run_judges(
+        eyt.slate,
+        judges,
+        dialogues,
+        final=final,
+        prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
+        on_done=report,
+    )
     df["created_at"] = now_utc()
     return df
 
 
 @asset(
-    key_prefix=["dialogue"], group_name="dialogue", partitions_def=target_pool_partitions, ins=_INS,
-    dagster_type=JudgeVerdictsFrame, metadata=_PARTITION_EXPR, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
+    key_prefix=["dialogue"],
+    group_name="dialogue",
+    partitions_def=target_pool_partitions,
+    ins=_INS,
+    dagster_type=JudgeVerdictsFrame,
+    metadata=_PARTITION_EXPR,
+    code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
     pool=JUDGE_POOL,
 )
 def judge_verdicts(
@@ -50,14 +63,23 @@ def judge_verdicts(
     df = _verdicts(context, eyt, judges, dialogues, final=False)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
-    return table_output(conform_table(df, "dialogue.judge_verdicts"), judges=", ".join(j.model_id for j in judges),
-                        prompt_hash=TURN_PROMPT_HASH, **stats_metadata("judge", judge_stats(df)))
+    return table_output(
+        conform_table(df, "dialogue.judge_verdicts"),
+        judges=", ".join(j.model_id for j in judges),
+        prompt_hash=TURN_PROMPT_HASH,
+        **stats_metadata("judge", judge_stats(df)),
+    )
 
 
 @asset(
-    key_prefix=["dialogue"], group_name="dialogue", partitions_def=target_pool_partitions, ins=_INS,
-    dagster_type=FinalIntentVerdictsFrame, metadata=_PARTITION_EXPR,
-    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}", pool=JUDGE_POOL,
+    key_prefix=["dialogue"],
+    group_name="dialogue",
+    partitions_def=target_pool_partitions,
+    ins=_INS,
+    dagster_type=FinalIntentVerdictsFrame,
+    metadata=_PARTITION_EXPR,
+    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}",
+    pool=JUDGE_POOL,
 )
 def final_intent_verdicts(
     context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
@@ -67,10 +89,13 @@ def final_intent_verdicts(
     df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True)
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()
-    return table_output(conform_table(df, "dialogue.final_intent_verdicts"),
-                        judges=", ".join(j.model_id for j in judges), prompt_hash=FINAL_PROMPT_HASH,
-                        completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
-                        **stats_metadata("judge", judge_stats(df)))
+    return table_output(
+        conform_table(df, "dialogue.final_intent_verdicts"),
+        judges=", ".join(j.model_id for j in judges),
+        prompt_hash=FINAL_PROMPT_HASH,
+        completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
+        **stats_metadata("judge", judge_stats(df)),
+    )
 
 
 def log_failed_verdicts(context: AssetExecutionContext, df: pd.DataFrame, what: str, table: str) -> None:

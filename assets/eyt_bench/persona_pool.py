@@ -29,17 +29,26 @@ def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outp
     slate, pool = eyt.slate, context.partition_key
     records, where = load_pool_records(pool, slate.pools[pool])
     chosen, dedup = draw_pool(
-        records, slate.pool_size, slate.seed, slate.dedup_threshold,
-        embed=lambda texts: embed(texts, slate.embedding_model), stratified=(pool == "nemotron_usa"),
+        records,
+        slate.pool_size,
+        slate.seed,
+        slate.dedup_threshold,
+        embed=lambda texts: embed(texts, slate.embedding_model),
+        stratified=(pool == "nemotron_usa"),
     )
     df = persona_rows(chosen)
     df["sample_rank"] = evaluation_order(len(df), slate.seed, pool)
     df = df.sort_values("sample_rank").reset_index(drop=True)
     df["created_at"] = now_utc()
-    context.log.info(f"{pool}: read {len(records)} from {where}, {len(dedup.duplicate_of)} near-duplicates dropped, "
-                     f"{len(df)} sampled")
+    context.log.info(
+        f"{pool}: read {len(records)} from {where}, {len(dedup.duplicate_of)} near-duplicates dropped, "
+        f"{len(df)} sampled"
+    )
     return table_output(
-        conform_table(df, "dialogue.persona_pool"), source=where, read=len(records),
+        conform_table(df, "dialogue.persona_pool"),
+        source=where,
+        read=len(records),
         near_duplicates_dropped=len(dedup.duplicate_of),
-        sampled=len(df), embedding_model=slate.embedding_model,
+        sampled=len(df),
+        embedding_model=slate.embedding_model,
     )

@@ -15,8 +15,16 @@ from eyt_dagster.reporting.report_sections import interval_cells
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
-INTERVAL_PREVIEW = ("explicit_acc", "emotion_acc", "drift", "ficr", "satisfaction", "empathy", "persona",
-                    "anthropomorphic")
+INTERVAL_PREVIEW = (
+    "explicit_acc",
+    "emotion_acc",
+    "drift",
+    "ficr",
+    "satisfaction",
+    "empathy",
+    "persona",
+    "anthropomorphic",
+)
 _REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
 
 
@@ -37,9 +45,14 @@ def leaderboard_intervals(
     eyt: BenchmarkResource, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
-    df = analysis.leaderboard_intervals(dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples,
-                                        seed=eyt.slate.seed)
-    plot = png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals") if len(df) else ""
+    df = analysis.leaderboard_intervals(
+        dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed
+    )
+    plot = (
+        png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals")
+        if len(df)
+        else ""
+    )
     table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
     preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
     return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
@@ -50,13 +63,16 @@ def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) 
     """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
     df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
     baselines = baseline_targets(eyt.slate)
-    plot = png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
+    plot = (
+        png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
+    )
     if len(df):
         df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
         risky = [t.id for t in eyt.slate.targets if eyt.slate.self_preference_risk(t.id)]
         df["self_preference_risk"] = df["target_a"].isin(risky) | df["target_b"].isin(risky)
-    return _finish(df, eyt, flag=None, plot=MetadataValue.md(plot),
-                   significant=int(df["excludes_zero"].sum()) if len(df) else 0)
+    return _finish(
+        df, eyt, flag=None, plot=MetadataValue.md(plot), significant=int(df["excludes_zero"].sum()) if len(df) else 0
+    )
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))
@@ -69,8 +85,7 @@ def alpha_sensitivity(
     alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
     df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas)
     plot = png_markdown(alpha_sweep_png(flag_targets(df, eyt.slate)), "Weighted scores by alpha") if len(df) else ""
-    return _finish(df, eyt, plot=MetadataValue.md(plot),
-                   rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
+    return _finish(df, eyt, plot=MetadataValue.md(plot), rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts"))

@@ -36,5 +36,9 @@ def leaderboard(
     board["created_at"] = now_utc()
     note = baseline_note(board)
     context.log.info(note)
-    return table_output(conform_table(board, "dialogue.leaderboard"), baselines=note, slate=eyt.slate.name,
-                        judge_combine=eyt.slate.judge_combine)
+    return table_output(
+        conform_table(board, "dialogue.leaderboard"),
+        baselines=note,
+        slate=eyt.slate.name,
+        judge_combine=eyt.slate.judge_combine,
+    )

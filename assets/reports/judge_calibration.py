@@ -50,8 +50,13 @@ def _sampled_dialogues(eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.D
 
 
 def _replacement_verdicts(
-    context: AssetExecutionContext, eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.DataFrame,
-    seeds: pd.DataFrame, *, final: bool,
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    scores: pd.DataFrame,
+    turns: pd.DataFrame,
+    seeds: pd.DataFrame,
+    *,
+    final: bool,
 ) -> Output[pd.DataFrame]:
     judge = eyt.replacement_judge(context.run_id)
     dialogues = _sampled_dialogues(eyt, scores, turns, seeds) if judge else []
@@ -60,8 +65,12 @@ def _replacement_verdicts(
     prompt = FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH
     df = run_judges(eyt.slate, [judge] if judge else [], dialogues, final=final, prompt=prompt)
     df["created_at"] = now_utc()
-    return table_output(df, replacement_judge=judge.model_id if judge else "none", sampled_dialogues=len(dialogues),
-                        **stats_metadata("judge", judge_stats(df)))
+    return table_output(
+        df,
+        replacement_judge=judge.model_id if judge else "none",
+        sampled_dialogues=len(dialogues),
+        **stats_metadata("judge", judge_stats(df)),
+    )
 
 
 _CROSS_INS = _ins("dialogue_scores", "dialogue_turns", "chat_seeds")
@@ -69,8 +78,11 @@ _CROSS_INS = _ins("dialogue_scores", "dialogue_turns", "chat_seeds")
 
 @asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}")
 def cross_judge_verdicts(
-    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_scores: pd.DataFrame,
-    dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame,
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    dialogue_scores: pd.DataFrame,
+    dialogue_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """The replacement judge's per-turn scores on a stratified, seeded subsample of dialogues (only the
     replacement judge is called; the primary verdicts are reused)."""
@@ -79,21 +91,34 @@ def cross_judge_verdicts(
 
 @asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}")
 def cross_judge_final_verdicts(
-    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_scores: pd.DataFrame,
-    dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame,
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    dialogue_scores: pd.DataFrame,
+    dialogue_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """The replacement judge's final-intent verdicts on the same subsample."""
     return _replacement_verdicts(context, eyt, dialogue_scores, dialogue_turns, chat_seeds, final=True)
 
 
 @asset(
-    **_REPORT, code_version=f"{LOGIC_VERSION}.1",  # .1: mean_abs_delta column
-    ins=_ins("dialogue_scores", "judge_verdicts", "final_intent_verdicts", "cross_judge_verdicts",
-             "cross_judge_final_verdicts"),
+    **_REPORT,
+    code_version=f"{LOGIC_VERSION}.1",  # .1: mean_abs_delta column
+    ins=_ins(
+        "dialogue_scores",
+        "judge_verdicts",
+        "final_intent_verdicts",
+        "cross_judge_verdicts",
+        "cross_judge_final_verdicts",
+    ),
 )
 def cross_judge_ablation(
-    eyt: BenchmarkResource, dialogue_scores: pd.DataFrame, judge_verdicts: pd.DataFrame,
-    final_intent_verdicts: pd.DataFrame, cross_judge_verdicts: pd.DataFrame, cross_judge_final_verdicts: pd.DataFrame,
+    eyt: BenchmarkResource,
+    dialogue_scores: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame,
+    cross_judge_verdicts: pd.DataFrame,
+    cross_judge_final_verdicts: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Paper Table 14: replacement minus primary judge per dimension and satisfaction (0-100) on the
     subsample, and whether each pool's target ranking survives (Kendall tau, Spearman rho)."""
@@ -101,8 +126,12 @@ def cross_judge_ablation(
     if cross_judge_verdicts.empty:
         df = pd.DataFrame(columns=ABLATION_COLUMNS)
     else:
-        df = ablation_table(sample, (judge_verdicts, final_intent_verdicts),
-                            (cross_judge_verdicts, cross_judge_final_verdicts), eyt.slate.judge_combine)
+        df = ablation_table(
+            sample,
+            (judge_verdicts, final_intent_verdicts),
+            (cross_judge_verdicts, cross_judge_final_verdicts),
+            eyt.slate.judge_combine,
+        )
     replacement = eyt.slate.replacement_judge
     df["primary_judges"] = ", ".join(j.id for j in eyt.slate.judges)
     df["replacement_judge"] = replacement.id if replacement else None
@@ -129,13 +158,16 @@ def human_annotations(context: AssetExecutionContext, eyt: BenchmarkResource) ->
         df = read_annotations(path)
     df["source_file"] = str(path) if path else None
     df["created_at"] = now_utc()
-    return table_output(df, annotations_file=str(path) if path else "none",
-                        missing_scores=int(df["score"].isna().sum()))
+    return table_output(
+        df, annotations_file=str(path) if path else "none", missing_scores=int(df["score"].isna().sum())
+    )
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "human_annotations"), code_version=LOGIC_VERSION)
 def human_alignment(
-    context: AssetExecutionContext, eyt: BenchmarkResource, judge_verdicts: pd.DataFrame,
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    judge_verdicts: pd.DataFrame,
     human_annotations: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance

@@ -16,12 +16,17 @@ from eyt_dagster.reporting.report_sources import CARD_READS, card_inputs
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "1"
-BASELINE_NOTE = ("is_baseline rows are embedded rule-based baselines: reference points, not evaluations of a "
-                 "language model.")
+BASELINE_NOTE = (
+    "is_baseline rows are embedded rule-based baselines: reference points, not evaluations of a language model."
+)
 
 
-@asset(key_prefix=["reports"], group_name="reports", code_version=LOGIC_VERSION,
-       deps=[AssetKey(name.split(".")) for name in CARD_READS])
+@asset(
+    key_prefix=["reports"],
+    group_name="reports",
+    code_version=LOGIC_VERSION,
+    deps=[AssetKey(name.split(".")) for name in CARD_READS],
+)
 def model_cards(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
     """One row per model id over both benchmarks: EYT-Bench headline metrics per pool and pooled, SpeechEQ
     Acc1 / Acc2 / Acc_traj / SEQ with the cohort, 95% intervals, cost and latency per benchmark, the model
@@ -32,5 +37,6 @@ def model_cards(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outpu
     both = int((cards["has_eyt_bench"] & cards["has_speech_eq"]).sum())
     context.log.info(f"{len(cards)} model cards, {both} with both benchmarks")
     plot = png_markdown(model_cards_png(cards), "Model cards") if len(cards) else "_no models yet_"
-    return table_output(cards, baselines=BASELINE_NOTE, plot=MetadataValue.md(plot), both_benchmarks=both,
-                        slate=eyt.slate.name)
+    return table_output(
+        cards, baselines=BASELINE_NOTE, plot=MetadataValue.md(plot), both_benchmarks=both, slate=eyt.slate.name
+    )

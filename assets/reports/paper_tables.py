@@ -16,24 +16,38 @@ EXPORT_DIR = "exports"
 _DEPS = [name for name in pt.SOURCE_TABLES if name != "reports.model_cards"]
 
 
-@asset(key_prefix=["reports"], group_name="reports", code_version=LOGIC_VERSION,
-       ins={"model_cards": AssetIn(key=["reports", "model_cards"])},
-       deps=[name.split(".") for name in _DEPS])
+@asset(
+    key_prefix=["reports"],
+    group_name="reports",
+    code_version=LOGIC_VERSION,
+    ins={"model_cards": AssetIn(key=["reports", "model_cards"])},
+    deps=[name.split(".") for name in _DEPS],
+)
 def paper_tables(eyt: BenchmarkResource, model_cards: pd.DataFrame) -> Output[pd.DataFrame]:
     """The papers' tables from the warehouse, one file per table and format; the same warehouse gives
     byte-identical files (sorted rows, fixed decimals, no timestamps)."""
     sources = {**read_tables(eyt.warehouse, _DEPS), "reports.model_cards": model_cards}
     tables = pt.build_tables(sources)
-    footnote = pt.provenance(sources, slate=eyt.slate.name, seed=eyt.slate.seed,
-                             code_version=code_version(pt.TABLES_VERSION))
+    footnote = pt.provenance(
+        sources, slate=eyt.slate.name, seed=eyt.slate.seed, code_version=code_version(pt.TABLES_VERSION)
+    )
     root = eyt.warehouse.parent / EXPORT_DIR
     rows = []
     for fmt in pt.FORMATS:
         for path in pt.write_tables(tables, root / fmt, fmt, footnote):
-            rows.append({"format": fmt, "file": str(path.relative_to(eyt.warehouse.parent)),
-                         "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+            rows.append(
+                {
+                    "format": fmt,
+                    "file": str(path.relative_to(eyt.warehouse.parent)),
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                }
+            )
     index = pd.DataFrame(rows).sort_values(["format", "file"]).reset_index(drop=True)
     main = next(t for t in tables if t.name == "eyt_objective")
     seq = next(t for t in tables if t.name == "seq_main")
-    return table_output(index, folder=str(root), eyt_objective=MetadataValue.md(pt.to_markdown(main, footnote)),
-                        seq_main=MetadataValue.md(pt.to_markdown(seq, footnote)))
+    return table_output(
+        index,
+        folder=str(root),
+        eyt_objective=MetadataValue.md(pt.to_markdown(main, footnote)),
+        seq_main=MetadataValue.md(pt.to_markdown(seq, footnote)),
+    )

@@ -14,9 +14,11 @@ from eyt_dagster.speech_eq import seq_tables
 from resources.benchmark import BenchmarkResource
 
 LOGIC_VERSION = "2"
-BASELINE_NOTE = ("is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "
-                 "of a model. SEQ is relative to the cohort in seq_cohort (seq_cohort_kind says what it is; "
-                 "'baselines_only' = no model evaluated).")
+BASELINE_NOTE = (
+    "is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "
+    "of a model. SEQ is relative to the cohort in seq_cohort (seq_cohort_kind says what it is; "
+    "'baselines_only' = no model evaluated)."
+)
 _REPORT: dict[str, Any] = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
 _CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}
 
@@ -33,12 +35,16 @@ def seq_leaderboard(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output
     condition's cohort, contextual amnesia, direct inference, position bias, parse failures, cost per 100
     queries, latency and tokens per second; chance rows for reference."""
     slate = eyt.slate
-    df = seq_tables.seq_leaderboard(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed,
-                                    cohort=slate.speech.evaluation.seq_cohort)
+    df = seq_tables.seq_leaderboard(
+        slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed, cohort=slate.speech.evaluation.seq_cohort
+    )
     conditioning = seq_tables.conditioning_table(df)
-    return _finish(df, conditioning=MetadataValue.md(seq_tables.conditioning_markdown(conditioning)),
-                   cohort=seq_tables.seq_cohort_note(df),
-                   reply_format=", ".join(sorted(set(df["reply_format"].dropna().astype(str)))) or "none")
+    return _finish(
+        df,
+        conditioning=MetadataValue.md(seq_tables.conditioning_markdown(conditioning)),
+        cohort=seq_tables.seq_cohort_note(df),
+        reply_format=", ".join(sorted(set(df["reply_format"].dropna().astype(str)))) or "none",
+    )
 
 
 @asset(**_REPORT, ins=_CHOICES)
@@ -47,14 +53,17 @@ def seq_breakdown(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[p
     direct delta of round 2 (paper Figures 2-3)."""
     slate = eyt.slate
     df = seq_tables.seq_breakdown(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed)
-    plots = [png_markdown(subscale_accuracy_png(df), "Acc_traj per subscale"),
-             png_markdown(sequential_direct_png(df), "Round-2 accuracy, direct minus sequential, per subscale")]
+    plots = [
+        png_markdown(subscale_accuracy_png(df), "Acc_traj per subscale"),
+        png_markdown(sequential_direct_png(df), "Round-2 accuracy, direct minus sequential, per subscale"),
+    ]
     return _finish(df, plot=MetadataValue.md("\n\n".join(plots)))
 
 
 @asset(**_REPORT, ins=_CHOICES)
-def seq_human_alignment(context: AssetExecutionContext, eyt: BenchmarkResource,
-                        slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+def seq_human_alignment(
+    context: AssetExecutionContext, eyt: BenchmarkResource, slm_choices: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """Spearman rho of each metric with a human ranking of the targets (paper Table 4), when the slate names a
     ranking file (speech.evaluation.human_ranking); empty otherwise. The metrics are computed over the items
     the file names (its item_id column), else over every item; `item_scope` says which."""
@@ -64,8 +73,14 @@ def seq_human_alignment(context: AssetExecutionContext, eyt: BenchmarkResource,
         context.log.info("no speech.evaluation.human_ranking in the slate: nothing to correlate")
         return _finish(pd.DataFrame(columns=seq_tables.CORRELATION_COLUMNS), ranking="none configured")
     ranking = seq_tables.read_human_ranking(Path(path))
-    df = seq_tables.human_alignment(slm_choices, ranking, resamples=slate.bootstrap_resamples, seed=slate.seed,
-                                    cohort=slate.speech.evaluation.seq_cohort)
-    scope = ("every item" if ranking.items is None
-             else f"the {len(ranking.items)} rated items: {', '.join(ranking.items)}")
+    df = seq_tables.human_alignment(
+        slm_choices,
+        ranking,
+        resamples=slate.bootstrap_resamples,
+        seed=slate.seed,
+        cohort=slate.speech.evaluation.seq_cohort,
+    )
+    scope = (
+        "every item" if ranking.items is None else f"the {len(ranking.items)} rated items: {', '.join(ranking.items)}"
+    )
     return _finish(df, ranking=str(path), items=scope)

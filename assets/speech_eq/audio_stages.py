@@ -24,8 +24,13 @@ LOGIC_VERSION = "1"
 
 
 def _out(description: str) -> AssetOut:
-    return AssetOut(key_prefix=["speech"], group_name="speech", description=description,
-                    metadata={"partition_expr": "subscale"}, code_version=LOGIC_VERSION)
+    return AssetOut(
+        key_prefix=["speech"],
+        group_name="speech",
+        description=description,
+        metadata={"partition_expr": "subscale"},
+        code_version=LOGIC_VERSION,
+    )
 
 
 @multi_asset(
@@ -34,13 +39,19 @@ def _out(description: str) -> AssetOut:
         "contrast_scores": _out("Every scored test-turn pair: the six feature gaps, points and total (0-8)."),
         "eq_items": _out("One row per item whose test turns both reached the pass score: its clips, texts, tones."),
     },
-    ins={name: AssetIn(key=["speech", name]) for name in ("scenarios", "dialogues", "tone_instructions",
-                                                         "tone_selection")},
+    ins={
+        name: AssetIn(key=["speech", name])
+        for name in ("scenarios", "dialogues", "tone_instructions", "tone_selection")
+    },
     partitions_def=subscale_partitions,
 )
 def speech_audio(
-    context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame, dialogues: pd.DataFrame,
-    tone_instructions: pd.DataFrame, tone_selection: pd.DataFrame,
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    scenarios: pd.DataFrame,
+    dialogues: pd.DataFrame,
+    tone_instructions: pd.DataFrame,
+    tone_selection: pd.DataFrame,
 ):
     """Synthesise, score and filter the items of one subscale."""
     slug, settings = context.partition_key, eyt.slate.speech
@@ -57,38 +68,59 @@ def speech_audio(
     items: list[dict] = []
     skipped: list[str] = []
     report = progress_logger(
-        context, lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(clips)} clips so far", every=5)
+        context, lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(clips)} clips so far", every=5
+    )
     for n, row in enumerate(scenarios.itertuples(), start=1):
         sid = row.scenario_id
         scenario = Scenario.model_validate_json(row.scenario_json)
-        lines = [Line(turn=int(r.turn), speaker=int(r.speaker), text=r.text)
-                 for r in dialogues[dialogues["scenario_id"] == sid].sort_values("turn").itertuples()]
+        lines = [
+            Line(turn=int(r.turn), speaker=int(r.speaker), text=r.text)
+            for r in dialogues[dialogues["scenario_id"] == sid].sort_values("turn").itertuples()
+        ]
         ctx = {int(r.turn): r.instruction for r in context_tones[context_tones["scenario_id"] == sid].itertuples()}
         picks = tone_selection[tone_selection["scenario_id"] == sid]
         tests = {int(r.turn): (r.resonant_instruction, r.dissonant_instruction) for r in picks.itertuples()}
         if len(lines) != 6 or set(ctx) != {1, 2, 3, 5} or set(tests) != {4, 6}:
             skipped.append(sid)  # an earlier stage failed for this scenario; its error is in that stage's metadata
             continue
-        result = build_item(sid, scenario, lines, ctx, tests, synthesize=tts.synthesize, voice_for=tts.voice_for,
-                            store=lambda wav: store_clip(data_dir, wav), features=clip_features,
-                            thresholds=thresholds)
+        result = build_item(
+            sid,
+            scenario,
+            lines,
+            ctx,
+            tests,
+            synthesize=tts.synthesize,
+            voice_for=tts.voice_for,
+            store=lambda wav: store_clip(data_dir, wav),
+            features=clip_features,
+            thresholds=thresholds,
+        )
         clips += result.clips
         contrasts += result.contrasts
         if result.item:
-            items.append({**item_rows(result.item), "turn4_contrast": result.composite[4],
-                          "turn6_contrast": result.composite[6]})
+            items.append(
+                {**item_rows(result.item), "turn4_contrast": result.composite[4], "turn6_contrast": result.composite[6]}
+            )
         report(n, len(scenarios))
     now = now_utc()
     # clip paths are stored relative to the data directory, so it can be moved (docs/storage.md)
-    frames = {name: relative_path_columns(pd.DataFrame(rows), data_dir).assign(subscale=slug, created_at=now)
-              for name, rows in (("tts_clips", clips), ("contrast_scores", contrasts), ("eq_items", items))}
+    frames = {
+        name: relative_path_columns(pd.DataFrame(rows), data_dir).assign(subscale=slug, created_at=now)
+        for name, rows in (("tts_clips", clips), ("contrast_scores", contrasts), ("eq_items", items))
+    }
     regenerated = int((frames["contrast_scores"]["attempt"] > 0).sum()) if contrasts else 0
     yield Output(**_with_meta(frames["tts_clips"], "tts_clips", engine=getattr(tts, "name", "tts")))
     yield Output(**_with_meta(frames["contrast_scores"], "contrast_scores", regenerated_pairs=regenerated))
     if skipped:
         context.log.warning(f"{slug}: {len(skipped)} scenario(s) lack a dialogue or tones and were skipped: {skipped}")
-    yield Output(**_with_meta(frames["eq_items"], "eq_items", discarded=len(scenarios) - len(items) - len(skipped),
-                              skipped_incomplete=len(skipped)))
+    yield Output(
+        **_with_meta(
+            frames["eq_items"],
+            "eq_items",
+            discarded=len(scenarios) - len(items) - len(skipped),
+            skipped_incomplete=len(skipped),
+        )
+    )
 
 
 def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds):
@@ -103,17 +135,36 @@ def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thre
     clips, contrasts = [], []
     for item in items:
         for row in clip_rows(item):
-            clips.append({"scenario_id": item.dataset_id, "turn": row["turn"], "role": row["role"], "attempt": 0,
-                          "speaker": row["speaker"], "voice": None, "text": row["text"],
-                          "instruction": row["tone_description"], "strength": None, "engine": "imported",
-                          "duration_s": None, "path": row["path"]})
+            clips.append(
+                {
+                    "scenario_id": item.dataset_id,
+                    "turn": row["turn"],
+                    "role": row["role"],
+                    "attempt": 0,
+                    "speaker": row["speaker"],
+                    "voice": None,
+                    "text": row["text"],
+                    "instruction": row["tone_description"],
+                    "strength": None,
+                    "engine": "imported",
+                    "duration_s": None,
+                    "path": row["path"],
+                }
+            )
         for turn in TEST_TURNS:
-            score = contrast_score(clip_features(item.clip(turn, "high").path),
-                                   clip_features(item.clip(turn, "low").path), thresholds)
+            score = contrast_score(
+                clip_features(item.clip(turn, "high").path), clip_features(item.clip(turn, "low").path), thresholds
+            )
             contrasts.append(contrast_row(item.dataset_id, turn, 0, None, score))
     totals = {(c["scenario_id"], c["turn"]): c["total"] for c in contrasts}
-    rows = [{**item_rows(item), "turn4_contrast": totals[(item.dataset_id, 4)],
-             "turn6_contrast": totals[(item.dataset_id, 6)]} for item in items]
+    rows = [
+        {
+            **item_rows(item),
+            "turn4_contrast": totals[(item.dataset_id, 4)],
+            "turn6_contrast": totals[(item.dataset_id, 6)],
+        }
+        for item in items
+    ]
     now = now_utc()
     for name, data in (("tts_clips", clips), ("contrast_scores", contrasts), ("eq_items", rows)):
         extra = {"imported_from": str(root), "skipped_folders": len(skipped)} if name == "eq_items" else {}

@@ -50,28 +50,55 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
     items = [item_from_rows(row) for row in clips.sort_values("dataset_id").to_dict("records")]
     conditions = {name: system_prompt(name) for name in settings.conditions}
 
-    report = progress_logger(context, lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered")
+    report = progress_logger(
+        context, lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered"
+    )
 
-    rows = evaluate_items(items, chooser, conditions=conditions, seed=slate.seed, both_orders=settings.both_orders,
-                          inference=settings.inference, max_workers=1 if ref.is_baseline else ref.max_concurrency,
-                          on_done=report, reply_format=settings.reply_format)
+    rows = evaluate_items(
+        items,
+        chooser,
+        conditions=conditions,
+        seed=slate.seed,
+        both_orders=settings.both_orders,
+        inference=settings.inference,
+        max_workers=1 if ref.is_baseline else ref.max_concurrency,
+        on_done=report,
+        reply_format=settings.reply_format,
+    )
     df = pd.DataFrame(rows, columns=list(SLM_CHOICE_COLUMNS))
     kind = target_kind(ref)
     # what fed a cascade's emotion cues ('regression:<model>', 'classifier:<model>', 'acoustic'); None otherwise
     cue_source = getattr(chooser, "cue_source", None)
-    df = df.assign(target=target_id, is_baseline=ref.is_baseline, speech_input=kind, cue_source=cue_source,
-                   model=ref.model, model_fingerprint=ref.fingerprint(), prompt_hash=eval_prompt_hash(),
-                   seed=slate.seed, created_at=now_utc())
+    df = df.assign(
+        target=target_id,
+        is_baseline=ref.is_baseline,
+        speech_input=kind,
+        cue_source=cue_source,
+        model=ref.model,
+        model_fingerprint=ref.fingerprint(),
+        prompt_hash=eval_prompt_hash(),
+        seed=slate.seed,
+        created_at=now_utc(),
+    )
     df = coerce_slm_choices(df)
     asked = df[~df["shared_call"]]
     errors = int(df["error"].notna().sum())
     if errors:
         context.log.warning(f"{target_id}: {errors} call(s) failed; rerun to retry them (finished calls are cached)")
     return table_output(
-        df, items=len(items), conditions=", ".join(settings.conditions), kind=kind, cue_source=cue_source or "none",
-        baseline=ref.is_baseline, reply_format=settings.reply_format, model=ref.model, queries=len(asked),
+        df,
+        items=len(items),
+        conditions=", ".join(settings.conditions),
+        kind=kind,
+        cue_source=cue_source or "none",
+        baseline=ref.is_baseline,
+        reply_format=settings.reply_format,
+        model=ref.model,
+        queries=len(asked),
         parse_failures=int(asked["parse_failed"].sum()),
-        calls=int(asked["calls"].sum()), cache_hits=int(asked["cache_hits"].sum()),
-        tokens=int(asked["tokens"].sum()), cost_usd=round(float(asked["cost_usd"].sum()), 6),
+        calls=int(asked["calls"].sum()),
+        cache_hits=int(asked["cache_hits"].sum()),
+        tokens=int(asked["tokens"].sum()),
+        cost_usd=round(float(asked["cost_usd"].sum()), 6),
         prompt_hash=eval_prompt_hash(),
     )

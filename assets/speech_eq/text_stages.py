@@ -62,8 +62,13 @@ R = TypeVar("R")
 
 
 def _speech(name: str) -> dict[str, Any]:
-    return dict(key_prefix=["speech"], group_name="speech", partitions_def=subscale_partitions,
-                metadata={"partition_expr": "subscale"}, code_version=f"{LOGIC_VERSION}-{PROMPT_HASH[name]}")
+    return dict(
+        key_prefix=["speech"],
+        group_name="speech",
+        partitions_def=subscale_partitions,
+        metadata={"partition_expr": "subscale"},
+        code_version=f"{LOGIC_VERSION}-{PROMPT_HASH[name]}",
+    )
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:
@@ -78,9 +83,12 @@ def _accepted_lines(frame: pd.DataFrame) -> dict[str, list[Line]]:
     """The dialogue each scenario uses: its accepted version (every row, for a table written before versions)."""
     if "accepted" in frame.columns:
         frame = frame[frame["accepted"].fillna(True).astype(bool)]
-    return {sid: [Line(turn=int(r.turn), speaker=int(r.speaker), text=r.text)
-                  for r in group.sort_values("turn").itertuples()]
-            for sid, group in frame.groupby("scenario_id")}
+    return {
+        sid: [
+            Line(turn=int(r.turn), speaker=int(r.speaker), text=r.text) for r in group.sort_values("turn").itertuples()
+        ]
+        for sid, group in frame.groupby("scenario_id")
+    }
 
 
 def _map(generator: SpeechGenerator, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
@@ -148,9 +156,18 @@ def scenarios(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[
         if isinstance(result, Exception):
             errors.append(f"{sid}: scenario not generated: {result}")
             continue
-        rows.append({"scenario_id": sid, "subscale": slug, "valence": valence, "scenario_type": result.scenario_type,
-                     "title": result.title, "scenario_json": result.model_dump_json(), "generator": generator.name,
-                     "prompt_hash": _prompt_hash(generator, "scenarios")})
+        rows.append(
+            {
+                "scenario_id": sid,
+                "subscale": slug,
+                "valence": valence,
+                "scenario_type": result.scenario_type,
+                "title": result.title,
+                "scenario_json": result.model_dump_json(),
+                "generator": generator.name,
+                "prompt_hash": _prompt_hash(generator, "scenarios"),
+            }
+        )
     df = _frame(rows, SCENARIO_COLUMNS, text_columns=("prompt_hash",))
     return table_output(df, generator=_describe(generator), **_error_metadata(context, errors))
 
@@ -174,23 +191,41 @@ def dialogues(context: AssetExecutionContext, eyt: BenchmarkResource, scenarios:
         regenerated += len(versions) > 1
         implausible += bool(versions) and not versions[-1][1]
         for attempt, (lines, plausible, note) in enumerate(versions, start=1):
-            rows += [{"scenario_id": sid, "subscale": scenario.subscale, "turn": line.turn, "speaker": line.speaker,
-                      "text": line.text, "generator": generator.name, "attempt": attempt,
-                      "accepted": attempt == len(versions), "plausible_both_tones": bool(plausible),
-                      "validator_note": note, "validator": generator.validator_name,
-                      "prompt_hash": _prompt_hash(generator, "dialogues")} for line in lines]
+            rows += [
+                {
+                    "scenario_id": sid,
+                    "subscale": scenario.subscale,
+                    "turn": line.turn,
+                    "speaker": line.speaker,
+                    "text": line.text,
+                    "generator": generator.name,
+                    "attempt": attempt,
+                    "accepted": attempt == len(versions),
+                    "plausible_both_tones": bool(plausible),
+                    "validator_note": note,
+                    "validator": generator.validator_name,
+                    "prompt_hash": _prompt_hash(generator, "dialogues"),
+                }
+                for line in lines
+            ]
     df = _frame(rows, DIALOGUE_COLUMNS, text_columns=("prompt_hash",))
-    return table_output(df, generator=_describe(generator), validator=generator.validator_name,
-                        regenerated_dialogues=regenerated, implausible_kept=implausible,
-                        **_error_metadata(context, errors))
+    return table_output(
+        df,
+        generator=_describe(generator),
+        validator=generator.validator_name,
+        regenerated_dialogues=regenerated,
+        implausible_kept=implausible,
+        **_error_metadata(context, errors),
+    )
 
 
 TONE_COLUMNS = _columns(TONE_INSTRUCTIONS_COLUMNS)
 
 
 @asset(**_speech("tone_instructions"), ins=_ins("scenarios", "dialogues"))
-def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame,
-                      dialogues: pd.DataFrame) -> Output[pd.DataFrame]:
+def tone_instructions(
+    context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame, dialogues: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """One vocal instruction per context turn and three for turns 4 and 6; every attempt is a row, and an
     attempt using a bland word (or outside 8-15 words) is rejected with its reason and asked again."""
     settings = eyt.slate.speech
@@ -200,8 +235,9 @@ def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, sc
     ask_again = 1 if generator.is_baseline else settings.max_tone_attempts  # the template answers the same
 
     def make(slot: ToneSlot | str) -> tuple[list[dict], list[str]]:
-        return tone_slot_attempts(generator, slot, bland=bland, attempts=ask_again,
-                                  prompt_hash=_prompt_hash(generator, "tone_instructions"))
+        return tone_slot_attempts(
+            generator, slot, bland=bland, attempts=ask_again, prompt_hash=_prompt_hash(generator, "tone_instructions")
+        )
 
     slots = tone_slots_of(_scenarios(scenarios), lines_of)
     rows, errors = [], []
@@ -210,22 +246,33 @@ def tone_instructions(context: AssetExecutionContext, eyt: BenchmarkResource, sc
         errors += slot_errors
     df = _frame(rows, TONE_COLUMNS, text_columns=("rejection_reason", "prompt_hash"))
     accepted = df.drop_duplicates(["scenario_id", "turn", "option_index"], keep="last")["accepted"]
-    return table_output(df, rejected=int((~df["accepted"]).sum()), slots_without_instruction=int((~accepted).sum()),
-                        generator=_describe(generator), **_error_metadata(context, errors))
+    return table_output(
+        df,
+        rejected=int((~df["accepted"]).sum()),
+        slots_without_instruction=int((~accepted).sum()),
+        generator=_describe(generator),
+        **_error_metadata(context, errors),
+    )
 
 
 SELECTION_COLUMNS = _columns(TONE_SELECTION_COLUMNS)
 
 
 @asset(**_speech("tone_selection"), ins=_ins("scenarios", "dialogues", "tone_instructions"))
-def tone_selection(context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame,
-                   dialogues: pd.DataFrame, tone_instructions: pd.DataFrame) -> Output[pd.DataFrame]:
+def tone_selection(
+    context: AssetExecutionContext,
+    eyt: BenchmarkResource,
+    scenarios: pd.DataFrame,
+    dialogues: pd.DataFrame,
+    tone_instructions: pd.DataFrame,
+) -> Output[pd.DataFrame]:
     """For turns 4 and 6, the resonant option and the most dissonant one (an actively wrong emotion is
     preferred over a flat delivery), with the judge's reasoning."""
     generator = eyt.speech_generator(context.run_id)
     lines_of = _accepted_lines(dialogues)
-    accepted = tone_instructions[tone_instructions["accepted"].astype(bool)
-                                 & tone_instructions["turn"].isin(list(TEST_TURNS))]
+    accepted = tone_instructions[
+        tone_instructions["accepted"].astype(bool) & tone_instructions["turn"].isin(list(TEST_TURNS))
+    ]
     jobs = []
     errors: list[str] = []
     for sid, scenario in _scenarios(scenarios).items():
@@ -252,12 +299,23 @@ def tone_selection(context: AssetExecutionContext, eyt: BenchmarkResource, scena
             continue
         resonant, dissonant, why = result
         dissonant_kind = options[dissonant][0]
-        rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
-                     "resonant_instruction": options[resonant][1], "dissonant_instruction": options[dissonant][1],
-                     "dissonant_persona": dissonant_kind.split(":", 1)[-1], "reasoning": why,
-                     "judge": generator.judge_name, "resonant_kind": options[resonant][0],
-                     "dissonant_kind": dissonant_kind, "options": len(options), "generator": generator.name,
-                     "prompt_hash": _prompt_hash(generator, "tone_selection")})
+        rows.append(
+            {
+                "scenario_id": sid,
+                "subscale": scenario.subscale,
+                "turn": turn,
+                "resonant_instruction": options[resonant][1],
+                "dissonant_instruction": options[dissonant][1],
+                "dissonant_persona": dissonant_kind.split(":", 1)[-1],
+                "reasoning": why,
+                "judge": generator.judge_name,
+                "resonant_kind": options[resonant][0],
+                "dissonant_kind": dissonant_kind,
+                "options": len(options),
+                "generator": generator.name,
+                "prompt_hash": _prompt_hash(generator, "tone_selection"),
+            }
+        )
     df = _frame(rows, SELECTION_COLUMNS, text_columns=("prompt_hash",))
     return table_output(df, judge=generator.judge_name, **_error_metadata(context, errors))
 

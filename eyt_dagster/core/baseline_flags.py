@@ -37,8 +37,11 @@ def flag_targets(df: pd.DataFrame, slate: Slate, column: str = "target") -> pd.D
 def baseline_note_for(names: Iterable[str]) -> str:
     """The note a table carries about its baseline rows."""
     names = sorted(set(names))
-    return (f"Rows for {', '.join(names)} are {BASELINE_KIND}s: reference points, not evaluations of a model."
-            if names else "No embedded baselines in this table.")
+    return (
+        f"Rows for {', '.join(names)} are {BASELINE_KIND}s: reference points, not evaluations of a model."
+        if names
+        else "No embedded baselines in this table."
+    )
 
 
 def baseline_note(df: pd.DataFrame, column: str = "target") -> str:

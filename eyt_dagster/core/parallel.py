@@ -14,8 +14,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int,
-                on_done: Callable[[int, int], None] | None = None) -> list[R]:
+def ordered_map(
+    fn: Callable[[T], R], items: Iterable[T], workers: int, on_done: Callable[[int, int], None] | None = None
+) -> list[R]:
     """[fn(item) for item in items], up to `workers` at once. `on_done(done, total)` is told in item order.
     An exception from fn is raised (after the items already started end; the others are not started)."""
     items = list(items)

@@ -24,8 +24,13 @@ import yaml
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS
 
 PROMPT_KEYS = ("seed_generation", "simulator", "perception", "target", "judge_turn", "judge_final")
-SPEECH_PROMPT_KEYS = ("speech_scenario", "speech_dialogue", "speech_dialogue_check", "speech_tone",
-                      "speech_tone_selection")
+SPEECH_PROMPT_KEYS = (
+    "speech_scenario",
+    "speech_dialogue",
+    "speech_dialogue_check",
+    "speech_tone",
+    "speech_tone_selection",
+)
 SPEECH_EVAL_PROMPT_KEYS = ("choice_round1", "choice_round2", "conditions")
 TAXONOMY_FIELDS = {
     "emotions": ", ".join(EMOTIONS),
@@ -75,8 +80,7 @@ def load_prompts(path: Path | None = None, keys: tuple[str, ...] = PROMPT_KEYS) 
     try:
         mtime = path.stat().st_mtime
     except FileNotFoundError:
-        raise FileNotFoundError(
-            f"prompt file {path} does not exist (check EYT_PROMPTS / EYT_SPEECH_PROMPTS)") from None
+        raise FileNotFoundError(f"prompt file {path} does not exist (check EYT_PROMPTS / EYT_SPEECH_PROMPTS)") from None
     return _load(str(path), mtime, tuple(keys))
 
 

@@ -43,7 +43,8 @@ class UserLabels(_Strict):
     latent_intent: LatentIntent
     emotion: Emotion
     intent_description: str = Field(
-        min_length=1, max_length=SENTENCE_CHARS, description="One sentence: what the user wants now.")
+        min_length=1, max_length=SENTENCE_CHARS, description="One sentence: what the user wants now."
+    )
 
 
 class ChatSeedContent(_Strict):
@@ -55,7 +56,8 @@ class ChatSeedContent(_Strict):
     initial_latent_intent: LatentIntent
     initial_intent_description: str = Field(min_length=1, max_length=SENTENCE_CHARS)
     final_intent: str = Field(
-        min_length=1, max_length=SENTENCE_CHARS, description="One sentence the user must reach by the end.")
+        min_length=1, max_length=SENTENCE_CHARS, description="One sentence the user must reach by the end."
+    )
     first_query: str = Field(min_length=1, max_length=MESSAGE_CHARS)
 
 

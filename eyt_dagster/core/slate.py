@@ -50,8 +50,13 @@ class ModelRef(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0, description="HTTP retries (429/5xx/timeouts), honouring Retry-After.")
     parse_retries: int = Field(default=2, ge=0, description="Re-asks after a reply that does not validate.")
-    max_concurrency: int = Field(default=4, ge=1, description=(
-        "Requests in flight to this endpoint (base URL + model) at once, across every caller of the process."))
+    max_concurrency: int = Field(
+        default=4,
+        ge=1,
+        description=(
+            "Requests in flight to this endpoint (base URL + model) at once, across every caller of the process."
+        ),
+    )
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
     extra_body: dict = Field(default_factory=dict, description="Extra fields for the request body (server-specific).")
 
@@ -86,8 +91,9 @@ class ModelRef(BaseModel):
 
 # Fields that say how a model is named, reached or throttled, never what it answers: changing one makes no
 # result stale (see docs/operations.md). `id` is the partition key or the role's name in the rows, tracked apart.
-NOT_ANSWER_FIELDS = frozenset({"id", "family", "benchmarks", "api_key_env", "timeout_s", "max_retries",
-                               "max_concurrency"})
+NOT_ANSWER_FIELDS = frozenset(
+    {"id", "family", "benchmarks", "api_key_env", "timeout_s", "max_retries", "max_concurrency"}
+)
 
 
 BENCHMARKS = ("eyt_bench", "speech_eq")
@@ -116,10 +122,14 @@ class CascadeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cues: Literal["emo_num", "emo_des"] = "emo_des"
-    asr_model_path: str | None = Field(default=None, description="faster-whisper model folder; None = reference transcripts.")
+    asr_model_path: str | None = Field(
+        default=None, description="faster-whisper model folder; None = reference transcripts."
+    )
     emotion_model_path: str | None = Field(
-        default=None, description="transformers audio model folder: a wav2vec2 regression head (arousal / dominance "
-                                  "/ valence) or an emotion classifier; None = acoustic-feature cues.")
+        default=None,
+        description="transformers audio model folder: a wav2vec2 regression head (arousal / dominance "
+        "/ valence) or an emotion classifier; None = acoustic-feature cues.",
+    )
 
 
 class TargetRef(ModelRef):
@@ -128,11 +138,14 @@ class TargetRef(ModelRef):
 
     benchmarks: list[Benchmark] = Field(default_factory=_EYT_ONLY.copy, min_length=1)
     speech_input: Literal["audio", "cascaded", "oracle_text"] = Field(
-        default="audio", description="SpeechEQ: audio parts (end-to-end), a cascade, or transcripts + tone "
-                                     "instructions (the oracle text check of paper Table 1).")
+        default="audio",
+        description="SpeechEQ: audio parts (end-to-end), a cascade, or transcripts + tone "
+        "instructions (the oracle text check of paper Table 1).",
+    )
     cascade: CascadeSettings = Field(default_factory=CascadeSettings)
     audio_format: Literal["wav", "mp3"] = Field(
-        default="wav", description="The input_audio format sent; clips in another format are converted.")
+        default="wav", description="The input_audio format sent; clips in another format are converted."
+    )
 
     @model_validator(mode="after")
     def _embedded_fits_benchmarks(self) -> TargetRef:
@@ -141,8 +154,10 @@ class TargetRef(ModelRef):
         if self.provider == "embedded":
             for benchmark in self.benchmarks:
                 if self.model not in EMBEDDED_TARGETS[benchmark]:
-                    raise ValueError(f"target '{self.id}': embedded model '{self.model}' cannot run {benchmark}; "
-                                     f"its embedded baselines are {list(EMBEDDED_TARGETS[benchmark])}")
+                    raise ValueError(
+                        f"target '{self.id}': embedded model '{self.model}' cannot run {benchmark}; "
+                        f"its embedded baselines are {list(EMBEDDED_TARGETS[benchmark])}"
+                    )
         return self
 
     def runs(self, benchmark: Benchmark) -> bool:
@@ -177,22 +192,33 @@ class SpeechEvaluation(BaseModel):
 
     conditions: list[str] = Field(
         default_factory=lambda: ["default"],
-        description="Persona conditions (system prompts): default, adaptive, global_deficit, deficit_<composite>.")
+        description="Persona conditions (system prompts): default, adaptive, global_deficit, deficit_<composite>.",
+    )
     inference: list[Literal["sequential", "direct"]] = Field(
-        default_factory=_BOTH_INFERENCES.copy, min_length=1,
-        description="Round 2 after the model's own round-1 choice (sequential) and/or after the correct clip (direct).")
-    both_orders: bool = Field(default=False, description="Also ask every round with the options swapped (position bias).")
+        default_factory=_BOTH_INFERENCES.copy,
+        min_length=1,
+        description="Round 2 after the model's own round-1 choice (sequential) and/or after the correct clip (direct).",
+    )
+    both_orders: bool = Field(
+        default=False, description="Also ask every round with the options swapped (position bias)."
+    )
     human_ranking: str | None = Field(
-        default=None, description="CSV with columns target,rank (1 = best) and optionally item_id (the items the "
-                                  "humans rated) to correlate each metric with; see docs/speecheq-evaluation.md.")
+        default=None,
+        description="CSV with columns target,rank (1 = best) and optionally item_id (the items the "
+        "humans rated) to correlate each metric with; see docs/speecheq-evaluation.md.",
+    )
     reply_format: ReplyFormat = Field(
-        default=DEFAULT_REPLY_FORMAT, description="'paper': acoustic profile of each option and the situational demand "
-                                                  "before reasoning and selection (paper App. D); 'short': reasoning "
-                                                  "and selection only.")
+        default=DEFAULT_REPLY_FORMAT,
+        description="'paper': acoustic profile of each option and the situational demand "
+        "before reasoning and selection (paper App. D); 'short': reasoning "
+        "and selection only.",
+    )
     seq_cohort: list[str] | None = Field(
-        default=None, min_length=1,
+        default=None,
+        min_length=1,
         description="Target ids whose Acc_traj sets the SEQ scale; default: the end-to-end and cascaded models "
-                    "evaluated, or the baselines when there is none (docs/speecheq-evaluation.md).")
+        "evaluated, or the baselines when there is none (docs/speecheq-evaluation.md).",
+    )
 
     @field_validator("conditions")
     @classmethod
@@ -216,24 +242,31 @@ class SpeechSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    generator: str = Field(default=TEMPLATE_GENERATOR,
-                           description="'template-baseline' or the id of a model in speech.models.")
+    generator: str = Field(
+        default=TEMPLATE_GENERATOR, description="'template-baseline' or the id of a model in speech.models."
+    )
     models: list[ModelRef] = Field(default_factory=list, description="Chat models the speech text roles may name.")
     validator: str | None = Field(
-        default=None, description="Model id that checks turns 4 and 6 read plausibly in either tone; default: the "
-                                  "generator. 'template-baseline' = no check.")
+        default=None,
+        description="Model id that checks turns 4 and 6 read plausibly in either tone; default: the "
+        "generator. 'template-baseline' = no check.",
+    )
     tone_judge: str | None = Field(
-        default=None, description="Model id that selects the resonant and most dissonant tone; default: the "
-                                  "generator. 'template-baseline' = the rule judge.")
+        default=None,
+        description="Model id that selects the resonant and most dissonant tone; default: the "
+        "generator. 'template-baseline' = the rule judge.",
+    )
     items_per_valence: int = Field(default=1, ge=1, description="Scenarios per subscale and valence.")
-    valences: list[Literal["Positive", "Negative", "Conflict"]] = Field(
-        default_factory=_ALL_VALENCES.copy)
-    bland_words: list[str] | None = Field(default=None, description="Rejected tone words; default: speech_eq/vocabulary.py.")
+    valences: list[Literal["Positive", "Negative", "Conflict"]] = Field(default_factory=_ALL_VALENCES.copy)
+    bland_words: list[str] | None = Field(
+        default=None, description="Rejected tone words; default: speech_eq/vocabulary.py."
+    )
     max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
     tts: ModelRef | None = Field(default=None, description="OpenAI-compatible speech endpoint; None = espeak-ng.")
     contrast: ContrastThresholds = Field(default_factory=ContrastThresholds)
     source: Literal["generated", "released"] = Field(
-        default="generated", description="'released' imports items from `released_path` instead of building them.")
+        default="generated", description="'released' imports items from `released_path` instead of building them."
+    )
     released_path: str | None = Field(default=None, description="A folder in the released SpeechEQ layout.")
     evaluation: SpeechEvaluation = Field(default_factory=lambda: SpeechEvaluation())
 
@@ -250,19 +283,25 @@ class SpeechSettings(BaseModel):
             raise ValueError(f"speech.models: duplicate id in {ids}")
         for m in self.models:
             if m.provider == "embedded" and m.model != TEMPLATE_GENERATOR:
-                raise ValueError(f"speech.models '{m.id}': the only embedded speech text generator is "
-                                 f"'{TEMPLATE_GENERATOR}', not '{m.model}'")
+                raise ValueError(
+                    f"speech.models '{m.id}': the only embedded speech text generator is "
+                    f"'{TEMPLATE_GENERATOR}', not '{m.model}'"
+                )
         for role in ("generator", "validator", "tone_judge"):
             value = getattr(self, role)
             if value is not None and value != TEMPLATE_GENERATOR and value not in ids:
-                raise ValueError(f"speech.{role}: '{value}' is neither '{TEMPLATE_GENERATOR}' nor the id of a model "
-                                 f"in speech.models {ids}")
+                raise ValueError(
+                    f"speech.{role}: '{value}' is neither '{TEMPLATE_GENERATOR}' nor the id of a model "
+                    f"in speech.models {ids}"
+                )
         if self.text_model("generator") is None:
             chat_roles: tuple[SpeechTextRole, ...] = ("validator", "tone_judge")
             for role in chat_roles:
                 if self.text_model(role) is not None:
-                    raise ValueError(f"speech.{role}: a chat model needs a chat-model generator; with the template "
-                                     f"generator leave {role} unset (its lines are neutral and its judge is a rule)")
+                    raise ValueError(
+                        f"speech.{role}: a chat model needs a chat-model generator; with the template "
+                        f"generator leave {role} unset (its lines are neutral and its judge is a rule)"
+                    )
         return self
 
     def text_model(self, role: SpeechTextRole) -> ModelRef | None:
@@ -322,7 +361,8 @@ class Slate(BaseModel):
     cross_judge_dialogues: int = Field(default=46, gt=0, description="Size of the cross-judge subsample.")
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
     human_annotations: str | None = Field(
-        default=None, description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file."
+        default=None,
+        description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file.",
     )
 
     @field_validator("pools")
@@ -348,8 +388,9 @@ class Slate(BaseModel):
                     raise ValueError(f"reasoning_pairs[{i}].{side}: '{getattr(pair, side)}' is not a target id")
             think, plain = self.target(pair.think), self.target(pair.non_think)
             if not think.thinking or plain.thinking:
-                raise ValueError(f"reasoning_pairs[{i}]: '{pair.think}' needs thinking: true and "
-                                 f"'{pair.non_think}' thinking: false")
+                raise ValueError(
+                    f"reasoning_pairs[{i}]: '{pair.think}' needs thinking: true and '{pair.non_think}' thinking: false"
+                )
         if self.replacement_judge is not None:
             if self.replacement_judge.family in {j.family for j in self.judges}:
                 raise ValueError("replacement_judge must come from a family none of the judges belongs to")
@@ -375,8 +416,10 @@ class Slate(BaseModel):
         speech_ids = [t.id for t in self.speech_targets]
         for target_id in named:
             if target_id not in speech_ids:
-                raise ValueError(f"speech.evaluation.seq_cohort: '{target_id}' is not a SpeechEQ target of this slate; "
-                                 f"name targets whose benchmarks include speech_eq: {speech_ids}")
+                raise ValueError(
+                    f"speech.evaluation.seq_cohort: '{target_id}' is not a SpeechEQ target of this slate; "
+                    f"name targets whose benchmarks include speech_eq: {speech_ids}"
+                )
         if len(set(named)) != len(named):
             raise ValueError(f"speech.evaluation.seq_cohort: {named} names a target twice")
 
@@ -400,7 +443,9 @@ class Slate(BaseModel):
         for target in self.targets:
             if target.id == target_id:
                 return target
-        raise KeyError(f"target '{target_id}' is not in slate '{self.name}'; its targets are {[t.id for t in self.targets]}")
+        raise KeyError(
+            f"target '{target_id}' is not in slate '{self.name}'; its targets are {[t.id for t in self.targets]}"
+        )
 
     def self_preference_risk(self, target_id: str) -> bool:
         """True when the target shares a family with any judge (only possible with allow_same_family)."""

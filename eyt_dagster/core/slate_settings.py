@@ -75,14 +75,22 @@ def _speech_role(role: Literal["generator", "validator", "tone_judge"]) -> Calla
     def read(slate: Slate) -> Any:
         ref = slate.speech.text_model(role)
         return role_settings(ref) if ref is not None else TEMPLATE_GENERATOR
+
     return read
 
 
 def _target_flags(slate: Slate) -> dict[str, dict[str, Any]]:
     """Per target, what the reports print beside its numbers: family, baseline, thinking, self-preference risk."""
-    return {t.id: {"family": t.family, "is_baseline": t.is_baseline, "thinking": t.thinking,
-                   "benchmarks": list(t.benchmarks), "self_preference_risk": slate.self_preference_risk(t.id)}
-            for t in slate.targets}
+    return {
+        t.id: {
+            "family": t.family,
+            "is_baseline": t.is_baseline,
+            "thinking": t.thinking,
+            "benchmarks": list(t.benchmarks),
+            "self_preference_risk": slate.self_preference_risk(t.id),
+        }
+        for t in slate.targets
+    }
 
 
 # Setting name (as a slate path) -> what an asset reads of it.
@@ -177,8 +185,7 @@ def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
     other lists whole. A key present on one side only is reported with '(added)' or '(removed)'."""
     if old == new:
         return []
-    if isinstance(old, list) and isinstance(new, list) and all(
-            isinstance(x, Mapping) and "id" in x for x in old + new):
+    if isinstance(old, list) and isinstance(new, list) and all(isinstance(x, Mapping) and "id" in x for x in old + new):
         return changed_paths({x["id"]: x for x in old}, {x["id"]: x for x in new}, path)
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         found = []
@@ -200,9 +207,15 @@ def change_text(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     scalars: list[str] = []
     nested: dict[str, list[str]] = {}
     for where in changed_paths(dict(old), dict(new)):
-        top = next((name for name in sorted(set(old) | set(new), key=len, reverse=True)
-                    if where == name or where.startswith(name + ".") or where.startswith(name + " ")), where)
-        rest = where[len(top):].lstrip(".").strip()
+        top = next(
+            (
+                name
+                for name in sorted(set(old) | set(new), key=len, reverse=True)
+                if where == name or where.startswith(name + ".") or where.startswith(name + " ")
+            ),
+            where,
+        )
+        rest = where[len(top) :].lstrip(".").strip()
         if rest and not rest.startswith("("):
             nested.setdefault(top, []).append(rest)
         else:

@@ -55,8 +55,7 @@ def bootstrap_mean_ci(
 
 
 def bootstrap_ratio_ci(
-    numerators: ArrayLike, denominators: ArrayLike, *, resamples: int = 1000, seed: int | None,
-    level: float = 0.95,
+    numerators: ArrayLike, denominators: ArrayLike, *, resamples: int = 1000, seed: int | None, level: float = 0.95
 ) -> tuple[float, float, float]:
     """Pooled mean sum(num) / sum(den) with units (dialogues) resampled, e.g. per-dialogue sums of turn
     scores over per-dialogue turn counts. Units with NaN on either side are dropped; a resample whose
@@ -77,8 +76,10 @@ def bootstrap_ratio_ci(
 def class_counts(gold: Sequence, predicted: Sequence, labels: Sequence) -> np.ndarray:
     """(n_classes x 3) array of (tp, fp, fn) per label for one unit's turns."""
     g, p = np.asarray(gold, dtype=object), np.asarray(predicted, dtype=object)
-    return np.array([[np.sum((g == c) & (p == c)), np.sum((g != c) & (p == c)), np.sum((g == c) & (p != c))]
-                     for c in labels], dtype=float).reshape(len(labels), 3)
+    return np.array(
+        [[np.sum((g == c) & (p == c)), np.sum((g != c) & (p == c)), np.sum((g == c) & (p != c))] for c in labels],
+        dtype=float,
+    ).reshape(len(labels), 3)
 
 
 def _macro_f1(pooled: np.ndarray) -> np.ndarray:
@@ -121,8 +122,7 @@ def paired_bootstrap_diff(
 
 
 def krippendorff_alpha(
-    ratings: ArrayLike, level: Literal["nominal", "ordinal", "interval"],
-    value_domain: Sequence[float] | None = None,
+    ratings: ArrayLike, level: Literal["nominal", "ordinal", "interval"], value_domain: Sequence[float] | None = None
 ) -> float:
     """Krippendorff's alpha of a (raters x units) matrix, NaN = missing, via the `krippendorff` package.
 
@@ -164,8 +164,9 @@ def quadratic_weighted_kappa(a: ArrayLike, b: ArrayLike, labels: Sequence[float]
         return NAN
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        k = cohen_kappa_score([pos[float(v)] for v in x], [pos[float(v)] for v in y],
-                              labels=list(range(len(scale))), weights="quadratic")
+        k = cohen_kappa_score(
+            [pos[float(v)] for v in x], [pos[float(v)] for v in y], labels=list(range(len(scale))), weights="quadratic"
+        )
     return float(k)
 
 

@@ -46,8 +46,10 @@ def conform(df: pd.DataFrame, columns: Columns, table: str) -> pd.DataFrame:
     does not declare is an error (declare it); a declared column the frame lacks is added as missing."""
     extra = [c for c in df.columns if c not in columns]
     if extra:
-        raise ContractError(f"{table}: column(s) {extra} are not in the table's contract; declare them with "
-                            f"their dtype in eyt_dagster/eyt_bench/table_contracts.py (or drop them from the output)")
+        raise ContractError(
+            f"{table}: column(s) {extra} are not in the table's contract; declare them with "
+            f"their dtype in eyt_dagster/eyt_bench/table_contracts.py (or drop them from the output)"
+        )
     out = df.reindex(columns=list(columns))
     for name, dtype in columns.items():
         try:

@@ -27,8 +27,11 @@ def dialogues_within_t_max(turns: pd.DataFrame, t_max: int) -> Verdict:
     over = turns[turns["turn"] > t_max] if len(turns) else turns
     ids = sorted(over["seed_id"].unique())[:SHOW] if len(over) else []
     longest = int(turns["turn"].max()) if len(turns) else 0
-    return Verdict(over.empty, f"longest dialogue: {longest} turn(s); T_max = {t_max}",
-                   {"longest": longest, "t_max": t_max, "over_t_max": ", ".join(ids)})
+    return Verdict(
+        over.empty,
+        f"longest dialogue: {longest} turn(s); T_max = {t_max}",
+        {"longest": longest, "t_max": t_max, "over_t_max": ", ".join(ids)},
+    )
 
 
 def subscores_in_scale(verdicts: pd.DataFrame, scale: Iterable[float]) -> Verdict:
@@ -38,8 +41,11 @@ def subscores_in_scale(verdicts: pd.DataFrame, scale: Iterable[float]) -> Verdic
     scored = verdicts[verdicts["error"].isna()] if "error" in verdicts.columns else verdicts
     bad = {c: int((~scored[c].isin(allowed)).sum()) for c in columns}
     bad = {c: n for c, n in bad.items() if n}
-    return Verdict(not bad, f"sub-scores outside {allowed}: {sum(bad.values())}",
-                   {"allowed": str(allowed), "columns_with_bad_values": ", ".join(sorted(bad))})
+    return Verdict(
+        not bad,
+        f"sub-scores outside {allowed}: {sum(bad.values())}",
+        {"allowed": str(allowed), "columns_with_bad_values": ", ".join(sorted(bad))},
+    )
 
 
 def one_resonant_candidate_per_test_turn(items: pd.DataFrame) -> Verdict:
@@ -52,8 +58,11 @@ def one_resonant_candidate_per_test_turn(items: pd.DataFrame) -> Verdict:
                 problems.append(f"{row.dataset_id} turn {turn}: needs two distinct candidate clips")
             elif not Path(resonant).is_file() or not Path(dissonant).is_file():
                 problems.append(f"{row.dataset_id} turn {turn}: a candidate clip is missing on disk")
-    return Verdict(not problems, f"{len(items)} item(s), {len(problems)} problem(s)",
-                   {"items": len(items), "problems": "; ".join(problems[:SHOW])})
+    return Verdict(
+        not problems,
+        f"{len(items)} item(s), {len(problems)} problem(s)",
+        {"items": len(items), "problems": "; ".join(problems[:SHOW])},
+    )
 
 
 def no_error_rows(df: pd.DataFrame, id_column: str) -> Verdict:
@@ -62,5 +71,8 @@ def no_error_rows(df: pd.DataFrame, id_column: str) -> Verdict:
     errors = df[df["error"].notna()] if "error" in df.columns and len(df) else df.iloc[0:0]
     ids = [str(x) for x in errors[id_column].unique()[:SHOW]] if len(errors) else []
     first = str(errors["error"].iloc[0])[:300] if len(errors) else ""
-    return Verdict(errors.empty, f"{len(errors)} error row(s)" + (f"; first: {first}" if first else ""),
-                   {"error_rows": len(errors), "ids": ", ".join(ids)})
+    return Verdict(
+        errors.empty,
+        f"{len(errors)} error row(s)" + (f"; first: {first}" if first else ""),
+        {"error_rows": len(errors), "ids": ", ".join(ids)},
+    )

@@ -11,9 +11,12 @@ from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
 from eyt_dagster.reporting.paper_tables import EXPORT_INDEX_COLUMNS
 from eyt_dagster.speech_eq.table_contracts import SPEECH_TABLES
 
-TABLE_COLUMNS: dict[str, Columns] = {**DIALOGUE_TABLES, **SPEECH_TABLES,
-                                     "reports.model_cards": MODEL_CARD_COLUMNS,
-                                     "reports.paper_tables": EXPORT_INDEX_COLUMNS}
+TABLE_COLUMNS: dict[str, Columns] = {
+    **DIALOGUE_TABLES,
+    **SPEECH_TABLES,
+    "reports.model_cards": MODEL_CARD_COLUMNS,
+    "reports.paper_tables": EXPORT_INDEX_COLUMNS,
+}
 
 
 def declared_columns(table: str) -> Columns | None:
@@ -21,7 +24,7 @@ def declared_columns(table: str) -> Columns | None:
 
 
 def partition_columns() -> dict[str, list[str]]:
-    """"schema.table" -> the columns its partition dimensions are stored in (by dimension name), for every
+    """ "schema.table" -> the columns its partition dimensions are stored in (by dimension name), for every
     partitioned asset of the code location: how an older warehouse's tables are split into partition files."""
     from dagster import MultiPartitionsDefinition
 

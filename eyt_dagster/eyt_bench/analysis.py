@@ -20,8 +20,14 @@ RATIO_METRICS = {
     **{f"{d}_unweighted": (f"{d}_sum", "n_judged_turns", DIMENSION_TO_100) for d in DIMENSIONS},
 }
 # Metrics that are a mean over dialogues of a per-dialogue column.
-MEAN_METRICS = {"drift": "drift", "directional_alignment": "directional_alignment", "ficr": "completed",
-                "satisfaction": "satisfaction", **{d: d for d in DIMENSIONS}, "mean_turns": "n_turns"}
+MEAN_METRICS = {
+    "drift": "drift",
+    "directional_alignment": "directional_alignment",
+    "ficr": "completed",
+    "satisfaction": "satisfaction",
+    **{d: d for d in DIMENSIONS},
+    "mean_turns": "n_turns",
+}
 PAIRED_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr", "satisfaction", *DIMENSIONS)
 OBJECTIVE_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift")
 
@@ -39,10 +45,22 @@ def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resample
     answered = answered_turns(turns)
     rows = []
     for (target, pool), cell in scores.groupby(CELL):
-        def add(metric: str, est: tuple[float, ...], target: str = target, pool: str = pool,
-                n: int = len(cell)) -> None:
-            rows.append({"target": target, "pool": pool, "metric": metric, "value": est[0], "ci_low": est[1],
-                         "ci_high": est[2], "n_dialogues": n, "resamples": resamples})
+
+        def add(
+            metric: str, est: tuple[float, ...], target: str = target, pool: str = pool, n: int = len(cell)
+        ) -> None:
+            rows.append(
+                {
+                    "target": target,
+                    "pool": pool,
+                    "metric": metric,
+                    "value": est[0],
+                    "ci_low": est[1],
+                    "ci_high": est[2],
+                    "n_dialogues": n,
+                    "resamples": resamples,
+                }
+            )
 
         for metric, (num, den, scale) in RATIO_METRICS.items():
             est = stats.bootstrap_ratio_ci(cell[num], cell[den], resamples=resamples, seed=seed)
@@ -50,8 +68,12 @@ def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resample
         for metric, column in MEAN_METRICS.items():
             add(metric, stats.bootstrap_mean_ci(cell[column].astype(float), resamples=resamples, seed=seed))
         cell_turns = answered[(answered["target"] == target) & (answered["pool"] == pool)]
-        counts = np.array([stats.class_counts(g["gold_emotion"], g["pred_emotion"], EMOTIONS)
-                           for _, g in cell_turns.groupby("seed_id")]).reshape(-1, len(EMOTIONS), 3)
+        counts = np.array(
+            [
+                stats.class_counts(g["gold_emotion"], g["pred_emotion"], EMOTIONS)
+                for _, g in cell_turns.groupby("seed_id")
+            ]
+        ).reshape(-1, len(EMOTIONS), 3)
         add("emotion_macro_f1", stats.bootstrap_macro_f1_ci(counts, resamples=resamples, seed=seed))
     return pd.DataFrame(rows)
 
@@ -68,9 +90,21 @@ def pairwise_comparisons(scores: pd.DataFrame, *, resamples: int, seed: int) -> 
             for metric in PAIRED_METRICS:
                 x, y = _per_dialogue(left.loc[shared], metric), _per_dialogue(right.loc[shared], metric)
                 res = stats.paired_bootstrap_diff(x.to_numpy(), y.to_numpy(), resamples=resamples, seed=seed)
-                rows.append({"pool": pool, "metric": metric, "target_a": a, "target_b": b, "n_paired": res["n"],
-                             "mean_a": float(x.mean()), "mean_b": float(y.mean()), "diff": res["diff"],
-                             "ci_low": res["low"], "ci_high": res["high"], "excludes_zero": res["excludes_zero"]})
+                rows.append(
+                    {
+                        "pool": pool,
+                        "metric": metric,
+                        "target_a": a,
+                        "target_b": b,
+                        "n_paired": res["n"],
+                        "mean_a": float(x.mean()),
+                        "mean_b": float(y.mean()),
+                        "diff": res["diff"],
+                        "ci_low": res["low"],
+                        "ci_high": res["high"],
+                        "excludes_zero": res["excludes_zero"],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -84,10 +118,19 @@ def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple
         for (target, pool), cell in per_dialogue.groupby(CELL):
             for d in DIMENSIONS:
                 early, late = cell[f"{d}_early"].mean() * DIMENSION_TO_100, cell[f"{d}_late"].mean() * DIMENSION_TO_100
-                rows.append({"target": target, "pool": pool, "dimension": d, "alpha": alpha,
-                             "weighted": float(cell[d].mean()),
-                             "unweighted": float(cell[f"{d}_sum"].sum() / cell["n_judged_turns"].sum() * DIMENSION_TO_100),
-                             "early": float(early), "late": float(late), "warmup_delta": float(early - late)})
+                rows.append(
+                    {
+                        "target": target,
+                        "pool": pool,
+                        "dimension": d,
+                        "alpha": alpha,
+                        "weighted": float(cell[d].mean()),
+                        "unweighted": float(cell[f"{d}_sum"].sum() / cell["n_judged_turns"].sum() * DIMENSION_TO_100),
+                        "early": float(early),
+                        "late": float(late),
+                        "warmup_delta": float(early - late),
+                    }
+                )
     table = pd.DataFrame(rows)
     if table.empty:
         return table
@@ -101,19 +144,30 @@ def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple
 
 def turn_curves(turn_dims: pd.DataFrame) -> pd.DataFrame:
     """Mean score (0-100) per turn index, per target, pool and dimension: the warm-up curve."""
-    long = turn_dims.melt(id_vars=[*KEYS, "turn"], value_vars=list(DIMENSIONS), var_name="dimension", value_name="score")
-    out = long.groupby([*CELL, "dimension", "turn"]).agg(mean_score=("score", "mean"), n=("score", "size")).reset_index()
+    long = turn_dims.melt(
+        id_vars=[*KEYS, "turn"], value_vars=list(DIMENSIONS), var_name="dimension", value_name="score"
+    )
+    out = (
+        long.groupby([*CELL, "dimension", "turn"]).agg(mean_score=("score", "mean"), n=("score", "size")).reset_index()
+    )
     out["mean_score"] *= DIMENSION_TO_100
     return out
 
 
 def trajectory(scores: pd.DataFrame) -> pd.DataFrame:
     """Paper Table 13: drift, directional alignment, FICR, satisfaction and mean turns per target and pool."""
-    return scores.groupby(CELL).agg(
-        n_dialogues=("seed_id", "size"), drift=("drift", "mean"),
-        directional_alignment=("directional_alignment", "mean"), ficr=("completed", "mean"),
-        satisfaction=("satisfaction", "mean"), mean_turns=("n_turns", "mean"),
-    ).reset_index()
+    return (
+        scores.groupby(CELL)
+        .agg(
+            n_dialogues=("seed_id", "size"),
+            drift=("drift", "mean"),
+            directional_alignment=("directional_alignment", "mean"),
+            ficr=("completed", "mean"),
+            satisfaction=("satisfaction", "mean"),
+            mean_turns=("n_turns", "mean"),
+        )
+        .reset_index()
+    )
 
 
 def persona_source_comparison(board: pd.DataFrame, families: dict[str, str], pools: tuple[str, str]) -> pd.DataFrame:
@@ -126,8 +180,16 @@ def persona_source_comparison(board: pd.DataFrame, families: dict[str, str], poo
         for metric in HEADLINE:
             a = means.loc[(family, pools[0]), metric] if (family, pools[0]) in means.index else np.nan
             b = means.loc[(family, pools[1]), metric] if (family, pools[1]) in means.index else np.nan
-            rows.append({"family": family, "metric": metric, pools[0]: a, pools[1]: b, "shift": b - a,
-                         "n_targets": int(counts[family])})
+            rows.append(
+                {
+                    "family": family,
+                    "metric": metric,
+                    pools[0]: a,
+                    pools[1]: b,
+                    "shift": b - a,
+                    "n_targets": int(counts[family]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -142,8 +204,30 @@ def thinking_ablation(board: pd.DataFrame, pairs: list[tuple[str, str, str]], hi
                 continue
             for metric in HEADLINE:
                 t, n = indexed.loc[(think, pool), metric], indexed.loc[(non_think, pool), metric]
-                rows.append({"pair": name, "think_target": think, "non_think_target": non_think, "pool": pool,
-                             "metric": metric, "think": t, "non_think": n, "delta": t - n,
-                             "highlighted": bool(metric in OBJECTIVE_METRICS and abs(t - n) >= highlight)})
-    return pd.DataFrame(rows, columns=["pair", "think_target", "non_think_target", "pool", "metric", "think",
-                                       "non_think", "delta", "highlighted"])
+                rows.append(
+                    {
+                        "pair": name,
+                        "think_target": think,
+                        "non_think_target": non_think,
+                        "pool": pool,
+                        "metric": metric,
+                        "think": t,
+                        "non_think": n,
+                        "delta": t - n,
+                        "highlighted": bool(metric in OBJECTIVE_METRICS and abs(t - n) >= highlight),
+                    }
+                )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "pair",
+            "think_target",
+            "non_think_target",
+            "pool",
+            "metric",
+            "think",
+            "non_think",
+            "delta",
+            "highlighted",
+        ],
+    )

@@ -28,16 +28,29 @@ def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFram
     for d in DIMENSIONS:
         wide = dims.pivot_table(index="judge", columns=TURN_KEYS, values=d, aggfunc="first")
         ratings = wide.to_numpy(dtype=float)
-        rows.append({"measure": d, "n_judges": len(judges), "n_units": wide.shape[1],
-                     "alpha_ordinal": stats.krippendorff_alpha(ratings, "ordinal"),
-                     "alpha_interval": stats.krippendorff_alpha(ratings, "interval"),
-                     "unanimous_share": float("nan")})
+        rows.append(
+            {
+                "measure": d,
+                "n_judges": len(judges),
+                "n_units": wide.shape[1],
+                "alpha_ordinal": stats.krippendorff_alpha(ratings, "ordinal"),
+                "alpha_interval": stats.krippendorff_alpha(ratings, "interval"),
+                "unanimous_share": float("nan"),
+            }
+        )
     votes = ok_finals.pivot_table(index="judge", columns=KEYS, values="completed", aggfunc="first").astype(float)
     unanimous = votes.nunique(axis=0, dropna=True) == 1 if votes.size else pd.Series(dtype=bool)
-    rows.append({"measure": "completion", "n_judges": len(judges), "n_units": votes.shape[1],
-                 "alpha_ordinal": float("nan"), "alpha_interval": float("nan"),
-                 "alpha_nominal": stats.krippendorff_alpha(votes.to_numpy(), "nominal") if votes.size else float("nan"),
-                 "unanimous_share": float(unanimous.mean()) if len(unanimous) and len(judges) > 1 else float("nan")})
+    rows.append(
+        {
+            "measure": "completion",
+            "n_judges": len(judges),
+            "n_units": votes.shape[1],
+            "alpha_ordinal": float("nan"),
+            "alpha_interval": float("nan"),
+            "alpha_nominal": stats.krippendorff_alpha(votes.to_numpy(), "nominal") if votes.size else float("nan"),
+            "unanimous_share": float(unanimous.mean()) if len(unanimous) and len(judges) > 1 else float("nan"),
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -62,12 +75,25 @@ def _dialogue_means(verdicts: pd.DataFrame, finals: pd.DataFrame, combine: str) 
     return per.join(metrics.satisfaction_to_100(sat).rename("satisfaction"), how="outer").reset_index()
 
 
-ABLATION_COLUMNS = ["kind", "pool", "metric", "primary", "replacement", "delta", "mean_abs_delta", "kendall_tau",
-                    "spearman_rho", "n_dialogues", "n_targets"]
+ABLATION_COLUMNS = [
+    "kind",
+    "pool",
+    "metric",
+    "primary",
+    "replacement",
+    "delta",
+    "mean_abs_delta",
+    "kendall_tau",
+    "spearman_rho",
+    "n_dialogues",
+    "n_targets",
+]
 
 
 def ablation_table(
-    sample: pd.DataFrame, primary: tuple[pd.DataFrame, pd.DataFrame], replacement: tuple[pd.DataFrame, pd.DataFrame],
+    sample: pd.DataFrame,
+    primary: tuple[pd.DataFrame, pd.DataFrame],
+    replacement: tuple[pd.DataFrame, pd.DataFrame],
     combine: str = "mean",
 ) -> pd.DataFrame:
     """Paper Table 9 / 14: on the sampled dialogues, replacement minus primary per dimension and satisfaction
@@ -76,24 +102,47 @@ def ablation_table(
     dialogue for the score rows and per target for the ranking rows; and per pool whether the two judges rank
     the targets alike (Kendall tau-b, Spearman rho)."""
     keep = sample.set_index(KEYS).index
+
     def restrict(df: pd.DataFrame) -> pd.DataFrame:
         return df[df.set_index(KEYS).index.isin(keep)]
+
     a = _dialogue_means(restrict(primary[0]), restrict(primary[1]), combine)
     b = _dialogue_means(restrict(replacement[0]), restrict(replacement[1]), combine)
     both = a.merge(b, on=KEYS, suffixes=("_primary", "_replacement"))
     rows = []
     for metric in (*DIMENSIONS, "satisfaction"):
         p, r = both[f"{metric}_primary"], both[f"{metric}_replacement"]
-        rows.append({"kind": "score", "pool": "all", "metric": metric, "primary": float(p.mean()),
-                     "replacement": float(r.mean()), "delta": float((r - p).mean()),
-                     "mean_abs_delta": float((r - p).abs().mean()), "kendall_tau": np.nan,
-                     "spearman_rho": np.nan, "n_dialogues": len(both), "n_targets": both["target"].nunique()})
+        rows.append(
+            {
+                "kind": "score",
+                "pool": "all",
+                "metric": metric,
+                "primary": float(p.mean()),
+                "replacement": float(r.mean()),
+                "delta": float((r - p).mean()),
+                "mean_abs_delta": float((r - p).abs().mean()),
+                "kendall_tau": np.nan,
+                "spearman_rho": np.nan,
+                "n_dialogues": len(both),
+                "n_targets": both["target"].nunique(),
+            }
+        )
         for pool, block in both.groupby("pool"):
             by_target = block.groupby("target")[[f"{metric}_primary", f"{metric}_replacement"]].mean()
             x, y = by_target.iloc[:, 0], by_target.iloc[:, 1]
-            rows.append({"kind": "ranking", "pool": pool, "metric": metric, "primary": float(x.mean()),
-                         "replacement": float(y.mean()), "delta": float((y - x).mean()),
-                         "mean_abs_delta": float((y - x).abs().mean()),
-                         "kendall_tau": stats.kendall_tau(x, y), "spearman_rho": stats.spearman_rho(x, y),
-                         "n_dialogues": len(block), "n_targets": len(by_target)})
+            rows.append(
+                {
+                    "kind": "ranking",
+                    "pool": pool,
+                    "metric": metric,
+                    "primary": float(x.mean()),
+                    "replacement": float(y.mean()),
+                    "delta": float((y - x).mean()),
+                    "mean_abs_delta": float((y - x).abs().mean()),
+                    "kendall_tau": stats.kendall_tau(x, y),
+                    "spearman_rho": stats.spearman_rho(x, y),
+                    "n_dialogues": len(block),
+                    "n_targets": len(by_target),
+                }
+            )
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)

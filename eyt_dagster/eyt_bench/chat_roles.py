@@ -72,9 +72,7 @@ class LLMSimulator:
         for ex in history:
             messages.append({"role": "assistant", "content": ex.user_text})
             messages.append({"role": "user", "content": ex.response_text})
-        return self.client.complete_json(
-            messages, SimulatorTurn, purpose=f"simulate:{seed.seed_id}:{len(history) + 1}"
-        )
+        return self.client.complete_json(messages, SimulatorTurn, purpose=f"simulate:{seed.seed_id}:{len(history) + 1}")
 
 
 class LLMTarget:
@@ -107,11 +105,22 @@ class LLMJudge:
     def score_turn(self, seed: ChatSeed, history: list[Exchange], turn: int) -> Reply[TurnScores]:
         half_note = ", 0.5 = partly met" if 0.5 in self.scale else ""
         messages = [
-            {"role": "system", "content": render(
-                "judge_turn", "system", scale=", ".join(f"{v:g}" for v in self.scale), half_note=half_note)},
-            {"role": "user", "content": render(
-                "judge_turn", "user", persona_text=seed.persona_text, turn=turn,
-                transcript=transcript(history[:turn]))},
+            {
+                "role": "system",
+                "content": render(
+                    "judge_turn", "system", scale=", ".join(f"{v:g}" for v in self.scale), half_note=half_note
+                ),
+            },
+            {
+                "role": "user",
+                "content": render(
+                    "judge_turn",
+                    "user",
+                    persona_text=seed.persona_text,
+                    turn=turn,
+                    transcript=transcript(history[:turn]),
+                ),
+            },
         ]
         return self.client.complete_json(
             messages, turn_scores_model(self.scale), purpose=f"judge_turn:{seed.seed_id}:{turn}"
@@ -120,7 +129,11 @@ class LLMJudge:
     def judge_final(self, seed: ChatSeed, history: list[Exchange]) -> Reply[FinalVerdict]:
         messages = [
             {"role": "system", "content": render("judge_final", "system")},
-            {"role": "user", "content": render(
-                "judge_final", "user", final_intent=seed.final_intent, transcript=transcript(history))},
+            {
+                "role": "user",
+                "content": render(
+                    "judge_final", "user", final_intent=seed.final_intent, transcript=transcript(history)
+                ),
+            },
         ]
         return self.client.complete_json(messages, FinalVerdict, purpose=f"judge_final:{seed.seed_id}")

@@ -53,8 +53,9 @@ def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: in
     return result
 
 
-def _perceive_and_respond(target: Target, history: list[Exchange], query: str,
-                          side: ThreadPoolExecutor) -> tuple[Reply[UserLabels], Reply[str]]:
+def _perceive_and_respond(
+    target: Target, history: list[Exchange], query: str, side: ThreadPoolExecutor
+) -> tuple[Reply[UserLabels], Reply[str]]:
     """Perception on the side thread while the reply is asked here. Both are awaited; when both fail, the
     perception's error is the one raised (as when they ran one after the other)."""
     perceiving = side.submit(target.perceive, history, query)
@@ -68,8 +69,9 @@ def _perceive_and_respond(target: Target, history: list[Exchange], query: str,
     return perceiving.result(), reply
 
 
-def _play(result: DialogueResult, seed: ChatSeed, simulator: Simulator, target: Target, t_max: int,
-          side: ThreadPoolExecutor) -> None:
+def _play(
+    result: DialogueResult, seed: ChatSeed, simulator: Simulator, target: Target, t_max: int, side: ThreadPoolExecutor
+) -> None:
     history: list[Exchange] = []
     query, gold = seed.first_query, seed.opening_labels()
     consecutive_achieved = 0

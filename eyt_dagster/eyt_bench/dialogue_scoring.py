@@ -17,8 +17,11 @@ KEYS = ["target", "pool", "seed_id"]
 DIMENSIONS = tuple(DIMENSION_NAMES.values())
 LABELS = {"explicit": "explicit_intent", "latent": "latent_intent", "emotion": "emotion"}
 EARLY_TURNS = 2  # warm-up: turns 1-2 are early, 3+ late (paper §3.5.3, Table 8)
-PER_DIALOGUE = [*DIMENSIONS, *(f"{d}_{part}" for d in DIMENSIONS for part in ("sum", "early", "late")),
-                "n_judged_turns"]
+PER_DIALOGUE = [
+    *DIMENSIONS,
+    *(f"{d}_{part}" for d in DIMENSIONS for part in ("sum", "early", "late")),
+    "n_judged_turns",
+]
 
 
 def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +102,8 @@ def weighted_by_dialogue(dims: pd.DataFrame, lengths: pd.Series, alpha: float) -
         raise ValueError(
             f"judge verdicts for turn {first['turn']} of {first['target']} / {first['seed_id']}, which has only "
             f"{first['n_turns']} turn(s) in dialogue_turns: the verdicts are older than the dialogues; "
-            "rematerialise judge_verdicts for this partition")
+            "rematerialise judge_verdicts for this partition"
+        )
     if with_t.empty:
         return pd.DataFrame(columns=[*KEYS, *PER_DIALOGUE])
     out = with_t.groupby(KEYS).apply(_weighted, alpha=alpha, include_groups=False).reset_index()
@@ -132,8 +136,9 @@ def score_dialogues(
     if len(similarity):
         by_dialogue = similarity.groupby(KEYS)
         drift = by_dialogue["cos_gold_pred"].apply(metrics.intent_drift).rename("drift")
-        align = by_dialogue.apply(lambda g: directional_alignment(g["turn"], g["cos_pred_final"]),
-                                  include_groups=False).rename("directional_alignment")
+        align = by_dialogue.apply(
+            lambda g: directional_alignment(g["turn"], g["cos_pred_final"]), include_groups=False
+        ).rename("directional_alignment")
         out = out.merge(drift.reset_index(), on=KEYS, how="left").merge(align.reset_index(), on=KEYS, how="left")
     else:
         out["drift"], out["directional_alignment"] = np.nan, np.nan

@@ -65,8 +65,11 @@ def read_annotations(path: Path | str) -> pd.DataFrame:
         _fail(path, df.index[bad], "turn must be an integer >= 1")
     unknown = ~df["dimension"].isin(DIMENSIONS)
     if unknown.any():
-        _fail(path, df.index[unknown], f"unknown dimension {sorted(set(df.loc[unknown, 'dimension']))}; "
-              f"expected one of {', '.join(DIMENSIONS)}")
+        _fail(
+            path,
+            df.index[unknown],
+            f"unknown dimension {sorted(set(df.loc[unknown, 'dimension']))}; expected one of {', '.join(DIMENSIONS)}",
+        )
     empty = df["score"] == ""
     score = pd.to_numeric(df["score"].where(~empty), errors="coerce")
     if (score.isna() & ~empty).any():
@@ -123,7 +126,8 @@ def _dimension_row(ann: pd.DataFrame, judge: pd.Series) -> dict[str, float | int
         "qwk_judge_human": _mean_pairwise_kappa(with_judge, [("__judge", a) for a in annotators]),
         "qwk_human_human": _mean_pairwise_kappa(wide, list(combinations(annotators, 2))),
         "krippendorff_alpha_ordinal": stats.krippendorff_alpha(
-            (wide.T.to_numpy() * 2), "ordinal", value_domain=[2 * g for g in GRID]),
+            (wide.T.to_numpy() * 2), "ordinal", value_domain=[2 * g for g in GRID]
+        ),
         "within_1": float((diff.abs() <= WITHIN_TOLERANCE + _EPS).mean()) if n else float("nan"),
         "same_bucket": float((score_bucket(jj) == score_bucket(h)).mean()) if n else float("nan"),
         "lenience_early": float(early.mean() * DIMENSION_TO_100) if len(early) else float("nan"),

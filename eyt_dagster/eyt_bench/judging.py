@@ -63,20 +63,28 @@ def final_verdict(judge: Judge, dialogue: Dialogue) -> dict:
         return final_row(target, seed, judge.model_id, None, _failure(exc))
 
 
-def judge_all(judges: list[Judge], dialogues: list[Dialogue], *, final: bool, workers: int,
-              on_done: Callable[[int, int], None] | None = None) -> list[dict]:
+def judge_all(
+    judges: list[Judge],
+    dialogues: list[Dialogue],
+    *,
+    final: bool,
+    workers: int,
+    on_done: Callable[[int, int], None] | None = None,
+) -> list[dict]:
     """Every judge on every dialogue (every turn of it, or its final verdict), as one flat pool of independent
     calls, `workers` at a time (each judge's endpoint budget caps its own share); rows in judge, dialogue,
     turn order. `on_done(done, total)` is told after each verdict (in order), for progress logs."""
     if final:
-        return ordered_map(lambda job: final_verdict(*job), [(j, d) for j in judges for d in dialogues], workers,
-                           on_done)
+        return ordered_map(
+            lambda job: final_verdict(*job), [(j, d) for j in judges for d in dialogues], workers, on_done
+        )
     jobs = [(j, d, turn) for j in judges for d in dialogues for turn in range(1, len(d[2]) + 1)]
     return ordered_map(lambda job: turn_verdict(*job), jobs, workers, on_done)
 
 
-def verdict_frame(rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str,
-                  seed: int) -> pd.DataFrame:
+def verdict_frame(
+    rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str, seed: int
+) -> pd.DataFrame:
     """Rows as a table with fixed columns (also when empty) and provenance."""
     columns = FINAL_COLUMNS if final else VERDICT_COLUMNS
     df = pd.DataFrame(rows, columns=[*columns, *stat_column_names("judge_")])
@@ -92,25 +100,37 @@ def failed_verdicts_message(df: pd.DataFrame, what: str, table: str, partition: 
     failed = int(df["error"].notna().sum()) if len(df) else 0
     if not failed:
         return None
-    return (f"{failed} of {len(df)} {what} failed in {partition}; see dialogue.{table}.error "
-            "(rerun the partition to retry them: finished calls come from the call cache)")
+    return (
+        f"{failed} of {len(df)} {what} failed in {partition}; see dialogue.{table}.error "
+        "(rerun the partition to retry them: finished calls come from the call cache)"
+    )
 
 
-def run_judges(slate: Slate, judges: list[Judge], dialogues: list[Dialogue], *, final: bool, prompt: str,
-               on_done: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+def run_judges(
+    slate: Slate,
+    judges: list[Judge],
+    dialogues: list[Dialogue],
+    *,
+    final: bool,
+    prompt: str,
+    on_done: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
     """Judge the dialogues with each judge and return the table with provenance (`on_done` reports progress)."""
     refs = [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
     # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
     used = {j.model_id for j in judges}
     workers = sum(r.max_concurrency for r in refs if r.id in used)
     rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=on_done)
-    return verdict_frame(rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt,
-                         seed=slate.seed)
+    return verdict_frame(
+        rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt, seed=slate.seed
+    )
 
 
 def judge_stats(df: pd.DataFrame) -> CallStats:
     """What the judge calls behind these rows cost (cache hits report the original reply's cost)."""
     return CallStats(
-        tokens_in=int(df["judge_tokens_in"].sum()), tokens_out=int(df["judge_tokens_out"].sum()),
-        cost_usd=float(df["judge_cost_usd"].sum()), latency_s=float(df["judge_latency_s"].sum()),
+        tokens_in=int(df["judge_tokens_in"].sum()),
+        tokens_out=int(df["judge_tokens_out"].sum()),
+        cost_usd=float(df["judge_cost_usd"].sum()),
+        latency_s=float(df["judge_latency_s"].sum()),
     )

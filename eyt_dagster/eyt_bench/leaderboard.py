@@ -15,8 +15,18 @@ from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
 
 CELL = ["target", "pool"]
-HEADLINE = ["explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift", "ficr", "satisfaction",
-            *DIMENSIONS, *(f"{d}_unweighted" for d in DIMENSIONS), "mean_turns"]
+HEADLINE = [
+    "explicit_acc",
+    "latent_acc",
+    "emotion_acc",
+    "emotion_macro_f1",
+    "drift",
+    "ficr",
+    "satisfaction",
+    *DIMENSIONS,
+    *(f"{d}_unweighted" for d in DIMENSIONS),
+    "mean_turns",
+]
 
 
 def aggregate(scores: pd.DataFrame) -> dict[str, float]:
@@ -90,4 +100,3 @@ def build_leaderboard(
     board["alpha"] = slate.alpha
     board["slate"] = slate.name
     return board.sort_values(["pool", "target"]).reset_index(drop=True)
-

@@ -33,8 +33,10 @@ class EytRoles:
     def target(self, target_id: str, run_id: str | None = None) -> Target:
         ref = self.slate.target(target_id)
         if not ref.runs("eyt_bench"):
-            raise ValueError(f"target '{target_id}' does not run eyt_bench (its benchmarks: {ref.benchmarks}); "
-                             "add eyt_bench to its benchmarks in the slate")
+            raise ValueError(
+                f"target '{target_id}' does not run eyt_bench (its benchmarks: {ref.benchmarks}); "
+                "add eyt_bench to its benchmarks in the slate"
+            )
         if ref.is_baseline:
             return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
         return LLMTarget(self._client(ref, "target", run_id))

@@ -61,20 +61,19 @@ TEXT_DTYPES = frozenset({"object", "string", "category"})  # conformed frames ho
 
 
 def _label(name: str, labels: tuple[str, ...]) -> PandasColumn:
-    return PandasColumn.categorical_column(name, categories=set(labels), of_types=TEXT_DTYPES,
-                                           ignore_missing_vals=True)
+    return PandasColumn.categorical_column(name, categories=set(labels), of_types=TEXT_DTYPES, ignore_missing_vals=True)
 
 
 def _keys(*partition_columns: str) -> list[PandasColumn]:
     columns = []
     for name in partition_columns:
         if name == "pool":
-            columns.append(PandasColumn.categorical_column("pool", categories=set(POOLS), of_types=TEXT_DTYPES,
-                                                           non_nullable=True))
+            columns.append(
+                PandasColumn.categorical_column("pool", categories=set(POOLS), of_types=TEXT_DTYPES, non_nullable=True)
+            )
         else:
             columns.append(PandasColumn.string_column(name, non_nullable=True))
     return columns
-
 
 
 # Column dtypes of every dialogue table, in table order (pandas dtypes; see eyt_dagster/core/storage_types.py).
@@ -93,42 +92,90 @@ _SUBSCORES = {c: "float64" for c in SUBSCORE_COLUMNS}
 
 PERSONA_POOL_COLUMNS: Columns = {**_text(PERSONA_COLUMNS), "sample_rank": "Int64", **_CREATED}
 CHAT_SEEDS_COLUMNS: Columns = {
-    **_text(SEED_COLUMNS), "error": "string", "raw_reply": "string", **_stats("simulator_"),
-    "simulator": "string", **_PROVENANCE,
+    **_text(SEED_COLUMNS),
+    "error": "string",
+    "raw_reply": "string",
+    **_stats("simulator_"),
+    "simulator": "string",
+    **_PROVENANCE,
 }
 DIALOGUE_TURNS_COLUMNS: Columns = {
-    **_text(TURN_COLUMNS, turn="int64", complete="boolean"), **_stats("target_"), **_stats("simulator_"),
-    "simulator": "string", "target_model": "string", **_PROVENANCE,
+    **_text(TURN_COLUMNS, turn="int64", complete="boolean"),
+    **_stats("target_"),
+    **_stats("simulator_"),
+    "simulator": "string",
+    "target_model": "string",
+    **_PROVENANCE,
 }
 JUDGE_VERDICTS_COLUMNS: Columns = {
-    **_text(VERDICT_COLUMNS, turn="int64", **_SUBSCORES), **_stats("judge_"), "judge_model": "string", **_PROVENANCE,
+    **_text(VERDICT_COLUMNS, turn="int64", **_SUBSCORES),
+    **_stats("judge_"),
+    "judge_model": "string",
+    **_PROVENANCE,
 }
 FINAL_VERDICTS_COLUMNS: Columns = {
-    **_text(FINAL_COLUMNS, completed="boolean", satisfaction="Int64"), **_stats("judge_"), "judge_model": "string",
+    **_text(FINAL_COLUMNS, completed="boolean", satisfaction="Int64"),
+    **_stats("judge_"),
+    "judge_model": "string",
     **_PROVENANCE,
 }
 INTENT_SIMILARITY_COLUMNS: Columns = {
-    **_text(["target", "pool", "seed_id"]), "turn": "int64", "cos_gold_pred": "float64", "cos_pred_final": "float64",
-    "embedding_model": "string", **_CREATED,
+    **_text(["target", "pool", "seed_id"]),
+    "turn": "int64",
+    "cos_gold_pred": "float64",
+    "cos_pred_final": "float64",
+    "embedding_model": "string",
+    **_CREATED,
 }
 DIALOGUE_SCORES_COLUMNS: Columns = {
-    **_text(["target", "pool", "seed_id"]), "n_turns": "int64",
+    **_text(["target", "pool", "seed_id"]),
+    "n_turns": "int64",
     **{f"{short}_correct": "Int64" for short in ("explicit", "latent", "emotion")},
-    "drift": "float64", "directional_alignment": "float64", "completed": "boolean", "satisfaction": "float64",
+    "drift": "float64",
+    "directional_alignment": "float64",
+    "completed": "boolean",
+    "satisfaction": "float64",
     **{d: "float64" for d in DIMENSIONS},
     **{f"{d}_{part}": "float64" for d in DIMENSIONS for part in ("sum", "early", "late")},
-    "n_judged_turns": "int64", "n_failed_verdicts": "int64", "n_failed_final_verdicts": "int64",
-    "alpha": "float64", "judge_combine": "string", **_CREATED,
+    "n_judged_turns": "int64",
+    "n_failed_verdicts": "int64",
+    "n_failed_final_verdicts": "int64",
+    "alpha": "float64",
+    "judge_combine": "string",
+    **_CREATED,
 }
-_HEADLINE_FLOATS = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift", "ficr", "satisfaction",
-                    *DIMENSIONS, *(f"{d}_unweighted" for d in DIMENSIONS), "mean_turns")
+_HEADLINE_FLOATS = (
+    "explicit_acc",
+    "latent_acc",
+    "emotion_acc",
+    "emotion_macro_f1",
+    "drift",
+    "ficr",
+    "satisfaction",
+    *DIMENSIONS,
+    *(f"{d}_unweighted" for d in DIMENSIONS),
+    "mean_turns",
+)
 LEADERBOARD_COLUMNS: Columns = {
-    **_text(["target", "pool", "family"]), "thinking": "boolean", "is_baseline": "bool", "target_kind": "string",
-    "in_slate": "bool", "self_preference_risk": "bool", "judges": "string", "judge_combine": "string",
-    "n_dialogues": "int64", "n_errors": "int64", **{c: "float64" for c in _HEADLINE_FLOATS},
-    **{f"{role}_{what}": "Int64" if what == "tokens" else "float64"
-       for role in ("simulator", "target", "judge") for what in ("tokens", "cost_usd")},
-    "alpha": "float64", "slate": "string", **_CREATED,
+    **_text(["target", "pool", "family"]),
+    "thinking": "boolean",
+    "is_baseline": "bool",
+    "target_kind": "string",
+    "in_slate": "bool",
+    "self_preference_risk": "bool",
+    "judges": "string",
+    "judge_combine": "string",
+    "n_dialogues": "int64",
+    "n_errors": "int64",
+    **{c: "float64" for c in _HEADLINE_FLOATS},
+    **{
+        f"{role}_{what}": "Int64" if what == "tokens" else "float64"
+        for role in ("simulator", "target", "judge")
+        for what in ("tokens", "cost_usd")
+    },
+    "alpha": "float64",
+    "slate": "string",
+    **_CREATED,
 }
 # The report tables (assets/reports/eyt_analysis.py, judge_calibration.py). A target-level report ends with the
 # baseline flags (eyt_dagster/core/baseline_flags.py) and created_at; an empty report has the same columns.
@@ -140,53 +187,102 @@ def _floats(*names: str) -> dict[str, str]:
 
 
 LEADERBOARD_INTERVALS_COLUMNS: Columns = {
-    **_text(["target", "pool", "metric"]), **_floats("value", "ci_low", "ci_high"), "n_dialogues": "Int64",
-    "resamples": "Int64", **_FLAGS, **_CREATED,
+    **_text(["target", "pool", "metric"]),
+    **_floats("value", "ci_low", "ci_high"),
+    "n_dialogues": "Int64",
+    "resamples": "Int64",
+    **_FLAGS,
+    **_CREATED,
 }
 PAIRWISE_COMPARISONS_COLUMNS: Columns = {
-    **_text(["pool", "metric", "target_a", "target_b"]), "n_paired": "Int64",
-    **_floats("mean_a", "mean_b", "diff", "ci_low", "ci_high"), "excludes_zero": "boolean",
-    "is_baseline_pair": "bool", "self_preference_risk": "bool", **_CREATED,
+    **_text(["pool", "metric", "target_a", "target_b"]),
+    "n_paired": "Int64",
+    **_floats("mean_a", "mean_b", "diff", "ci_low", "ci_high"),
+    "excludes_zero": "boolean",
+    "is_baseline_pair": "bool",
+    "self_preference_risk": "bool",
+    **_CREATED,
 }
 ALPHA_SENSITIVITY_COLUMNS: Columns = {
     **_text(["target", "pool", "dimension"]),
-    **_floats("alpha", "weighted", "unweighted", "early", "late", "warmup_delta"), "rank_flip": "boolean",
-    **_FLAGS, **_CREATED,
+    **_floats("alpha", "weighted", "unweighted", "early", "late", "warmup_delta"),
+    "rank_flip": "boolean",
+    **_FLAGS,
+    **_CREATED,
 }
 TURN_CURVES_COLUMNS: Columns = {
-    **_text(["target", "pool", "dimension"]), "turn": "int64", "mean_score": "float64", "n": "Int64", **_FLAGS,
+    **_text(["target", "pool", "dimension"]),
+    "turn": "int64",
+    "mean_score": "float64",
+    "n": "Int64",
+    **_FLAGS,
     **_CREATED,
 }
 TRAJECTORY_COLUMNS: Columns = {
-    **_text(["target", "pool"]), "n_dialogues": "Int64",
-    **_floats("drift", "directional_alignment", "ficr", "satisfaction", "mean_turns"), **_FLAGS, **_CREATED,
+    **_text(["target", "pool"]),
+    "n_dialogues": "Int64",
+    **_floats("drift", "directional_alignment", "ficr", "satisfaction", "mean_turns"),
+    **_FLAGS,
+    **_CREATED,
 }
 PERSONA_SOURCE_COMPARISON_COLUMNS: Columns = {  # one column per pool, named after it
-    **_text(["family", "metric"]), **_floats(*POOLS, "shift"), "n_targets": "Int64", "is_baseline_family": "bool",
+    **_text(["family", "metric"]),
+    **_floats(*POOLS, "shift"),
+    "n_targets": "Int64",
+    "is_baseline_family": "bool",
     **_CREATED,
 }
 THINKING_ABLATION_COLUMNS: Columns = {  # the flags are those of think_target
-    **_text(["pair", "think_target", "non_think_target", "pool", "metric"]), **_floats("think", "non_think", "delta"),
-    "highlighted": "boolean", **_FLAGS, **_CREATED,
+    **_text(["pair", "think_target", "non_think_target", "pool", "metric"]),
+    **_floats("think", "non_think", "delta"),
+    "highlighted": "boolean",
+    **_FLAGS,
+    **_CREATED,
 }
 JUDGE_AGREEMENT_COLUMNS: Columns = {
-    "measure": "string", "n_judges": "Int64", "n_units": "Int64",
-    **_floats("alpha_ordinal", "alpha_interval", "unanimous_share", "alpha_nominal"), "judges": "string", **_CREATED,
+    "measure": "string",
+    "n_judges": "Int64",
+    "n_units": "Int64",
+    **_floats("alpha_ordinal", "alpha_interval", "unanimous_share", "alpha_nominal"),
+    "judges": "string",
+    **_CREATED,
 }
 CROSS_JUDGE_ABLATION_COLUMNS: Columns = {
-    **_text(ABLATION_COLUMNS, n_dialogues="Int64", n_targets="Int64",
-            **_floats("primary", "replacement", "delta", "mean_abs_delta", "kendall_tau", "spearman_rho")),
-    "primary_judges": "string", "replacement_judge": "string", **_CREATED,
+    **_text(
+        ABLATION_COLUMNS,
+        n_dialogues="Int64",
+        n_targets="Int64",
+        **_floats("primary", "replacement", "delta", "mean_abs_delta", "kendall_tau", "spearman_rho"),
+    ),
+    "primary_judges": "string",
+    "replacement_judge": "string",
+    **_CREATED,
 }
 HUMAN_ANNOTATIONS_COLUMNS: Columns = {
-    **_text(ANNOTATION_COLUMNS, turn="int64", score="float64"), "source_file": "string", **_CREATED,
+    **_text(ANNOTATION_COLUMNS, turn="int64", score="float64"),
+    "source_file": "string",
+    **_CREATED,
 }
 HUMAN_ALIGNMENT_COLUMNS: Columns = {
-    "dimension": "string", "n_cells": "Int64", "n_annotations": "Int64", "n_missing": "Int64",
-    **_floats("pearson_r", "spearman_rho", "bias_0_100", "qwk_judge_human", "qwk_human_human",
-              "krippendorff_alpha_ordinal", "within_1", "same_bucket", "lenience_early", "lenience_late",
-              "lenience_late_minus_early"),
-    "judges": "string", **_CREATED,
+    "dimension": "string",
+    "n_cells": "Int64",
+    "n_annotations": "Int64",
+    "n_missing": "Int64",
+    **_floats(
+        "pearson_r",
+        "spearman_rho",
+        "bias_0_100",
+        "qwk_judge_human",
+        "qwk_human_human",
+        "krippendorff_alpha_ordinal",
+        "within_1",
+        "same_bucket",
+        "lenience_early",
+        "lenience_late",
+        "lenience_late_minus_early",
+    ),
+    "judges": "string",
+    **_CREATED,
 }
 # Every table of the `dialogue` schema with a contract: the warehouse IO manager types these from here.
 DIALOGUE_TABLES: dict[str, Columns] = {
@@ -309,8 +405,10 @@ DialogueScoresFrame = create_dagster_pandas_dataframe_type(
         *_keys("target", "pool"),
         PandasColumn.string_column("seed_id", non_nullable=True),
         PandasColumn.integer_column("n_turns", min_value=1, non_nullable=True),
-        *(PandasColumn.integer_column(c, min_value=0, non_nullable=True)
-          for c in ("n_judged_turns", "n_failed_verdicts", "n_failed_final_verdicts")),
+        *(
+            PandasColumn.integer_column(c, min_value=0, non_nullable=True)
+            for c in ("n_judged_turns", "n_failed_verdicts", "n_failed_final_verdicts")
+        ),
         PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
         PandasColumn.numeric_column("directional_alignment", min_value=-1.0, max_value=1.0, ignore_missing_vals=True),
         *(PandasColumn.numeric_column(c, **_score) for c in ("satisfaction", "empathy", "persona", "anthropomorphic")),
@@ -323,11 +421,22 @@ LeaderboardFrame = create_dagster_pandas_dataframe_type(
         *_keys("target", "pool"),
         PandasColumn.boolean_column("is_baseline", non_nullable=True),
         PandasColumn.integer_column("n_dialogues", min_value=0, non_nullable=True),
-        *(PandasColumn.numeric_column(c, **_share) for c in
-          ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "ficr")),
-        *(PandasColumn.numeric_column(c, **_score) for c in (
-            "satisfaction", "empathy", "persona", "anthropomorphic",
-            "empathy_unweighted", "persona_unweighted", "anthropomorphic_unweighted")),
+        *(
+            PandasColumn.numeric_column(c, **_share)
+            for c in ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "ficr")
+        ),
+        *(
+            PandasColumn.numeric_column(c, **_score)
+            for c in (
+                "satisfaction",
+                "empathy",
+                "persona",
+                "anthropomorphic",
+                "empathy_unweighted",
+                "persona_unweighted",
+                "anthropomorphic_unweighted",
+            )
+        ),
         PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
         PandasColumn.numeric_column("mean_turns", min_value=0.0, ignore_missing_vals=True),
     ],

@@ -15,13 +15,30 @@ LABEL_FIELDS = ("explicit_intent", "latent_intent", "emotion", "intent_descripti
 
 PERSONA_COLUMNS = ["persona_id", "pool", "source", "persona_text", "attributes", "topic_tags", "length_bucket"]
 SEED_COLUMNS = [
-    "seed_id", "pool", "persona_id", "persona_text", "topic", "initial_emotion", "initial_explicit_intent",
-    "initial_latent_intent", "initial_intent_description", "final_intent", "first_query",
+    "seed_id",
+    "pool",
+    "persona_id",
+    "persona_text",
+    "topic",
+    "initial_emotion",
+    "initial_explicit_intent",
+    "initial_latent_intent",
+    "initial_intent_description",
+    "final_intent",
+    "first_query",
 ]
 TURN_COLUMNS = [
-    "target", "pool", "seed_id", "turn", "user_text",
-    *(f"gold_{f}" for f in LABEL_FIELDS), "progress",
-    *(f"pred_{f}" for f in LABEL_FIELDS), "response_text", "error", "complete",
+    "target",
+    "pool",
+    "seed_id",
+    "turn",
+    "user_text",
+    *(f"gold_{f}" for f in LABEL_FIELDS),
+    "progress",
+    *(f"pred_{f}" for f in LABEL_FIELDS),
+    "response_text",
+    "error",
+    "complete",
 ]
 VERDICT_COLUMNS = ["target", "pool", "seed_id", "turn", "judge", *SUBSCORE_COLUMNS, "rationale", "raw_reply", "error"]
 FINAL_COLUMNS = ["target", "pool", "seed_id", "judge", "completed", "satisfaction", "rationale", "raw_reply", "error"]
@@ -45,9 +62,11 @@ def stats_columns(prefix: str, stats: CallStats) -> dict[str, Any]:
 
 def persona_rows(records: list[PersonaRecord]) -> pd.DataFrame:
     rows = [
-        {**r.model_dump(exclude={"attributes", "topic_tags"}),
-         "attributes": json.dumps(r.attributes, sort_keys=True, default=str),
-         "topic_tags": json.dumps(r.topic_tags)}
+        {
+            **r.model_dump(exclude={"attributes", "topic_tags"}),
+            "attributes": json.dumps(r.attributes, sort_keys=True, default=str),
+            "topic_tags": json.dumps(r.topic_tags),
+        }
         for r in records
     ]
     return pd.DataFrame(rows, columns=PERSONA_COLUMNS)
@@ -71,8 +90,11 @@ def seed_row(seed_id: str, persona: PersonaRecord, reply: Reply | None, error: s
     row.update(seed_id=seed_id, pool=persona.pool, persona_id=persona.persona_id, persona_text=persona.persona_text)
     if reply is not None:
         row.update(reply.value.model_dump())
-    row.update(error=error, raw_reply=reply.raw if reply else None,
-               **stats_columns("simulator_", reply.stats if reply else CallStats()))
+    row.update(
+        error=error,
+        raw_reply=reply.raw if reply else None,
+        **stats_columns("simulator_", reply.stats if reply else CallStats()),
+    )
     return row
 
 

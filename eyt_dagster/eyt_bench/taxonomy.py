@@ -38,9 +38,21 @@ NEGATIVE_EMOTIONS = ("sadness", "anxiety", "anger", "frustration", "loneliness",
 POSITIVE_EMOTIONS = ("joy", "excitement", "gratitude", "hope", "pride", "relief")
 NEUTRAL_EMOTIONS = ("neutral", "curiosity")
 Emotion = Literal[
-    "sadness", "anxiety", "anger", "frustration", "loneliness", "fear", "guilt",
-    "joy", "excitement", "gratitude", "hope", "pride", "relief",
-    "neutral", "curiosity",
+    "sadness",
+    "anxiety",
+    "anger",
+    "frustration",
+    "loneliness",
+    "fear",
+    "guilt",
+    "joy",
+    "excitement",
+    "gratitude",
+    "hope",
+    "pride",
+    "relief",
+    "neutral",
+    "curiosity",
 ]
 Progress = Literal["not_started", "in_progress", "achieved"]
 

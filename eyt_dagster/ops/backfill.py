@@ -57,21 +57,33 @@ def submit_backfill(instance, findings) -> int:
         by_asset.setdefault(asset, [])
         if partition is not None:
             by_asset[asset].append(partition)
-    selectors = [{"assetKey": {"path": asset.split("/")},
-                  **({"partitions": {"ranges": [{"start": k, "end": k} for k in keys]}} if keys else {})}
-                 for asset, keys in by_asset.items()]
-    params = {"partitionsByAssets": selectors, "title": "eyt refresh",
-              "tags": [{"key": "eyt/command", "value": "refresh"}]}
+    selectors = [
+        {
+            "assetKey": {"path": asset.split("/")},
+            **({"partitions": {"ranges": [{"start": k, "end": k} for k in keys]}} if keys else {}),
+        }
+        for asset, keys in by_asset.items()
+    ]
+    params = {
+        "partitionsByAssets": selectors,
+        "title": "eyt refresh",
+        "tags": [{"key": "eyt/command", "value": "refresh"}],
+    }
     with _workspace(instance) as context, partition_loading_context(dynamic_partitions_store=instance):
-        result = asyncio.run(create_schema().execute_async(
-            _BACKFILL_MUTATION, context_value=context.create_request_context(), variable_values={"params": params}))
+        result = asyncio.run(
+            create_schema().execute_async(
+                _BACKFILL_MUTATION, context_value=context.create_request_context(), variable_values={"params": params}
+            )
+        )
     if result.errors:
         raise RuntimeError(f"GraphQL query failed: {result.errors[0]}")
     result = result.data["launchPartitionBackfill"]
     if result["__typename"] != "LaunchBackfillSuccess":
         print(f"eyt: the backfill was refused: {result['__typename']}: {result.get('message', '')}", file=sys.stderr)
         return 1
-    print(f"submitted backfill {result['backfillId']} ({len(findings)} asset partition(s)); the Dagster daemon "
-          f"launches its runs: keep `eyt dev` (dagster dev) or `dagster-daemon run -w workspace.yaml` running "
-          f"with DAGSTER_HOME={os.environ['DAGSTER_HOME']}")
+    print(
+        f"submitted backfill {result['backfillId']} ({len(findings)} asset partition(s)); the Dagster daemon "
+        f"launches its runs: keep `eyt dev` (dagster dev) or `dagster-daemon run -w workspace.yaml` running "
+        f"with DAGSTER_HOME={os.environ['DAGSTER_HOME']}"
+    )
     return 0

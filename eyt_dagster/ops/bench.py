@@ -45,9 +45,16 @@ EYT_STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_ve
 SPEECH_STAGE = "slm_choices"  # SpeechEQ's forced choices (the speech_eval job), with --speech
 STAGES = (*EYT_STAGES, SPEECH_STAGE)
 # ledger purpose prefix -> stage (eyt_dagster/eyt_bench/chat_roles.py and eyt_dagster/speech_eq/chat_chooser.py name the purposes)
-PURPOSE_STAGE = {"chat_seed": "chat_seeds", "perceive": "dialogue_turns", "respond": "dialogue_turns",
-                 "simulate": "dialogue_turns", "judge_turn": "judge_verdicts", "judge_final": "final_intent_verdicts",
-                 "speech_eq_round1": SPEECH_STAGE, "speech_eq_round2": SPEECH_STAGE}
+PURPOSE_STAGE = {
+    "chat_seed": "chat_seeds",
+    "perceive": "dialogue_turns",
+    "respond": "dialogue_turns",
+    "simulate": "dialogue_turns",
+    "judge_turn": "judge_verdicts",
+    "judge_final": "final_intent_verdicts",
+    "speech_eq_round1": SPEECH_STAGE,
+    "speech_eq_round2": SPEECH_STAGE,
+}
 LEDGER_FILE = "cache/model_calls.sqlite"
 
 
@@ -94,32 +101,54 @@ class Measurement:
 
 
 def _model(model_id: str, family: str, base_url: str, concurrency: int) -> dict:
-    return {"id": model_id, "provider": "openai", "model": f"{model_id}-bench", "family": family,
-            "base_url": base_url, "max_concurrency": concurrency, "max_tokens": 512, "timeout_s": 60.0}
+    return {
+        "id": model_id,
+        "provider": "openai",
+        "model": f"{model_id}-bench",
+        "family": family,
+        "base_url": base_url,
+        "max_concurrency": concurrency,
+        "max_tokens": 512,
+        "timeout_s": 60.0,
+    }
 
 
 def bench_slate(settings: BenchSettings, base_url: str) -> dict:
     """The default slate with every EYT-Bench role on the bench server (no SpeechEQ target, no ablation judge)."""
     slate = yaml.safe_load(default_slate_path().read_text())
     c = settings.max_concurrency
-    slate.update({
-        "name": "eyt-bench-throughput",
-        "pools": {pool: {"source": "fixture"} for pool in settings.pools},
-        "dialogues_per_pool": settings.dialogues_per_pool,
-        "t_max": settings.t_max,
-        "bootstrap_resamples": 200,
-        "simulator": _model("bench-simulator", "bench-sim", base_url, c),
-        "targets": [_model(f"bench-target-{i}", "bench-target", base_url, c) for i in range(1, settings.targets + 1)],
-        "judges": [_model(f"bench-judge-{i}", f"bench-judge-{i}", base_url, c) for i in range(1, settings.judges + 1)],
-        "replacement_judge": None,
-        "reasoning_pairs": [],
-    })
+    slate.update(
+        {
+            "name": "eyt-bench-throughput",
+            "pools": {pool: {"source": "fixture"} for pool in settings.pools},
+            "dialogues_per_pool": settings.dialogues_per_pool,
+            "t_max": settings.t_max,
+            "bootstrap_resamples": 200,
+            "simulator": _model("bench-simulator", "bench-sim", base_url, c),
+            "targets": [
+                _model(f"bench-target-{i}", "bench-target", base_url, c) for i in range(1, settings.targets + 1)
+            ],
+            "judges": [
+                _model(f"bench-judge-{i}", f"bench-judge-{i}", base_url, c) for i in range(1, settings.judges + 1)
+            ],
+            "replacement_judge": None,
+            "reasoning_pairs": [],
+        }
+    )
     if settings.speech_subscales:
         # every persona condition, so the one subscale's few items make enough calls to fill the budget
-        slate["speech"] = {**(slate.get("speech") or {}), "evaluation": {
-            **((slate.get("speech") or {}).get("evaluation") or {}), "conditions": list(CONDITIONS)}}
-        slate["targets"].append({**_model("bench-speech-1", "bench-speech", base_url, c), "benchmarks": ["speech_eq"],
-                                 "speech_input": "audio", "audio_format": "wav"})
+        slate["speech"] = {
+            **(slate.get("speech") or {}),
+            "evaluation": {**((slate.get("speech") or {}).get("evaluation") or {}), "conditions": list(CONDITIONS)},
+        }
+        slate["targets"].append(
+            {
+                **_model("bench-speech-1", "bench-speech", base_url, c),
+                "benchmarks": ["speech_eq"],
+                "speech_input": "audio",
+                "audio_format": "wav",
+            }
+        )
     return slate
 
 
@@ -154,8 +183,11 @@ def most_runs_at_once(dagster_home: Path, job: str = "eyt_dialogues") -> int:
     from dagster._core.instance.ref import InstanceRef
 
     with DagsterInstance.from_ref(InstanceRef.from_dir(str(dagster_home))) as instance:
-        spans = [(r.start_time, r.end_time) for r in instance.get_run_records(RunsFilter(job_name=job))
-                 if r.start_time is not None and r.end_time is not None]
+        spans = [
+            (r.start_time, r.end_time)
+            for r in instance.get_run_records(RunsFilter(job_name=job))
+            if r.start_time is not None and r.end_time is not None
+        ]
     return most_at_once(spans)
 
 
@@ -186,12 +218,14 @@ def chain_length(stage: str, purposes: list[str]) -> int:
     turns: dict[str, int] = defaultdict(int)
     for purpose in purposes:
         if purpose.startswith("simulate:"):  # simulate:<seed id>:<turn>; one per answered turn
-            seed_id, _, turn = purpose[len("simulate:"):].rpartition(":")
+            seed_id, _, turn = purpose[len("simulate:") :].rpartition(":")
             turns[seed_id] = max(turns[seed_id], int(turn))
     return 2 * max(turns.values(), default=0)
 
 
-def stage_ideals(rows: list[dict], budgets: dict[str, int], latency_s: float) -> dict[tuple[str, str], tuple[int, float]]:
+def stage_ideals(
+    rows: list[dict], budgets: dict[str, int], latency_s: float
+) -> dict[tuple[str, str], tuple[int, float]]:
     """(run id, stage) -> (network calls, latency-bound ideal in seconds)."""
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
@@ -219,26 +253,43 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
         slate = bench_slate(settings, server.base_url)
         slate_path = data_dir / "slate.yaml"
         slate_path.write_text(yaml.safe_dump(slate, sort_keys=False))
-        env = {**os.environ, "EYT_DATA_DIR": str(data_dir), "DAGSTER_HOME": str(data_dir / "dagster_home"),
-               "EYT_SLATE": str(slate_path)}
+        env = {
+            **os.environ,
+            "EYT_DATA_DIR": str(data_dir),
+            "DAGSTER_HOME": str(data_dir / "dagster_home"),
+            "EYT_SLATE": str(slate_path),
+        }
         speech = [f"--subscale={slug}" for slug in settings.speech_subscales] or ["--no-speech"]
-        command = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", *speech,
-                   *([] if settings.reports else ["--no-reports"]),
-                   *([] if settings.parallel is None else ["--parallel", str(settings.parallel)])]
+        command = [
+            sys.executable,
+            "-m",
+            "eyt_dagster.ops.cli",
+            "run",
+            *speech,
+            *([] if settings.reports else ["--no-reports"]),
+            *([] if settings.parallel is None else ["--parallel", str(settings.parallel)]),
+        ]
         started = time.monotonic()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         wall = time.monotonic() - started
         max_in_flight = server.max_in_flight
         by_model = dict(server.max_in_flight_by_model)
     if done.returncode != 0:
-        raise RuntimeError(f"eyt run failed (exit {done.returncode}) at latency {latency_s:g} s:\n"
-                           f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise RuntimeError(
+            f"eyt run failed (exit {done.returncode}) at latency {latency_s:g} s:\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
     budgets = {m["id"]: m["max_concurrency"] for m in [slate["simulator"], *slate["targets"], *slate["judges"]]}
     ideals = stage_ideals(ledger_rows(data_dir), budgets, settings.latency_s)
     walls = step_times(data_dir / "dagster_home")
-    result = Measurement(latency_s=latency_s, total_wall_s=wall, max_in_flight=max_in_flight,
-                         stages={stage: StageFigures() for stage in STAGES}, max_in_flight_by_model=by_model,
-                         most_runs_at_once=most_runs_at_once(data_dir / "dagster_home"))
+    result = Measurement(
+        latency_s=latency_s,
+        total_wall_s=wall,
+        max_in_flight=max_in_flight,
+        stages={stage: StageFigures() for stage in STAGES},
+        max_in_flight_by_model=by_model,
+        most_runs_at_once=most_runs_at_once(data_dir / "dagster_home"),
+    )
     for (_run, stage), seconds in walls.items():
         result.stages[stage].wall_s += seconds
     for (_run, stage), (calls, ideal) in ideals.items():
@@ -250,26 +301,44 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
 def table(slow: Measurement, fast: Measurement | None) -> str:
     """The per-stage table: calls, wall time at each latency, latency part, ideal and the two ratios."""
     lat = f"{slow.latency_s:g}s"
-    head = (f"{'stage':<24}{'calls':>7}{'wall@' + lat:>11}{'wall@0s':>10}{'lat. part':>11}{'ideal':>9}"
-            f"{'part/ideal':>12}{'wall/bound':>12}")
+    head = (
+        f"{'stage':<24}{'calls':>7}{'wall@' + lat:>11}{'wall@0s':>10}{'lat. part':>11}{'ideal':>9}"
+        f"{'part/ideal':>12}{'wall/bound':>12}"
+    )
     lines = [head, "-" * len(head)]
 
     def line(name: str, calls: int, wall: float, wall0: float | None, ideal: float) -> str:
         part = wall - wall0 if wall0 is not None else None
         ratio = f"{part / ideal:.2f}x" if part is not None and ideal > 0 else "-"
         bound = max(ideal, wall0 or 0.0)
-        return (f"{name:<24}{calls:>7}{wall:>10.2f}s{(f'{wall0:.2f}s' if wall0 is not None else '-'):>10}"
-                f"{(f'{part:.2f}s' if part is not None else '-'):>11}{ideal:>8.2f}s{ratio:>12}"
-                f"{(f'{wall / bound:.2f}x' if bound > 0 else '-'):>12}")
+        return (
+            f"{name:<24}{calls:>7}{wall:>10.2f}s{(f'{wall0:.2f}s' if wall0 is not None else '-'):>10}"
+            f"{(f'{part:.2f}s' if part is not None else '-'):>11}{ideal:>8.2f}s{ratio:>12}"
+            f"{(f'{wall / bound:.2f}x' if bound > 0 else '-'):>12}"
+        )
 
     for stage in STAGES:
         s = slow.stages.get(stage)
         if s is None or (stage == SPEECH_STAGE and not s.calls and not s.wall_s):
             continue  # no SpeechEQ in this run (or a JSON written before it was measured)
-        lines.append(line(stage, s.calls, s.wall_s, fast.stages[stage].wall_s if fast and stage in fast.stages
-                          else None, s.ideal_s))
-    lines.append(line("whole (eyt run)", slow.total_calls, slow.total_wall_s, fast.total_wall_s if fast else None,
-                      slow.total_ideal_s))
+        lines.append(
+            line(
+                stage,
+                s.calls,
+                s.wall_s,
+                fast.stages[stage].wall_s if fast and stage in fast.stages else None,
+                s.ideal_s,
+            )
+        )
+    lines.append(
+        line(
+            "whole (eyt run)",
+            slow.total_calls,
+            slow.total_wall_s,
+            fast.total_wall_s if fast else None,
+            slow.total_ideal_s,
+        )
+    )
     return "\n".join(lines)
 
 
@@ -279,37 +348,59 @@ def _per_model(counts: dict[str, int]) -> str:
 
 def from_json(path: Path) -> tuple[Measurement, Measurement | None]:
     """The measurements an earlier `eyt bench --json` wrote (to print them with this table)."""
-    runs = [Measurement(latency_s=r["latency_s"], total_wall_s=r["total_wall_s"], max_in_flight=r["max_in_flight"],
-                        stages={k: StageFigures(**v) for k, v in r["stages"].items()})
-            for r in json.loads(path.read_text())["runs"]]
+    runs = [
+        Measurement(
+            latency_s=r["latency_s"],
+            total_wall_s=r["total_wall_s"],
+            max_in_flight=r["max_in_flight"],
+            stages={k: StageFigures(**v) for k, v in r["stages"].items()},
+        )
+        for r in json.loads(path.read_text())["runs"]
+    ]
     return runs[0], (runs[1] if len(runs) > 1 else None)
 
 
-def run_bench(settings: BenchSettings, *, zero: bool = True, keep: Path | None = None,
-              json_out: Path | None = None) -> str:
+def run_bench(
+    settings: BenchSettings, *, zero: bool = True, keep: Path | None = None, json_out: Path | None = None
+) -> str:
     """Both measurements and the report text (also written as JSON to json_out when given)."""
     with tempfile.TemporaryDirectory(prefix="eyt-bench-") as tmp:
         workdir = keep or Path(tmp)
         slow = measure(settings, workdir, latency_s=settings.latency_s)
         fast = measure(settings, workdir, latency_s=0.0) if zero else None
     s = settings
-    text = (f"eyt bench: {len(s.pools)} pool(s) x {s.dialogues_per_pool} dialogues, t_max {s.t_max}, "
-            f"{s.targets} target(s), {s.judges} judge(s), "
-            + (f"SpeechEQ subscale(s) {', '.join(s.speech_subscales)} with 1 audio target, " if s.speech_subscales
-               else "") +
-            f"max_concurrency {s.max_concurrency}, latency "
-            f"{s.latency_s:g} s, --parallel {s.parallel or 'default'} (server held at most {slow.max_in_flight} "
-            f"requests at once; most per model: {_per_model(slow.max_in_flight_by_model)}; most target x pool runs "
-            f"at once: {slow.most_runs_at_once})\n"
-            + table(slow, fast)
-            + "\nwall: Dagster step start to end, summed over partitions; ideal: latency x max(waves per endpoint, "
-              "longest dependent chain); part/ideal = (wall@L - wall@0) / ideal; wall/bound = wall@L / max(ideal, "
-              "wall@0) (docs/throughput.md)")
+    text = (
+        f"eyt bench: {len(s.pools)} pool(s) x {s.dialogues_per_pool} dialogues, t_max {s.t_max}, "
+        f"{s.targets} target(s), {s.judges} judge(s), "
+        + (f"SpeechEQ subscale(s) {', '.join(s.speech_subscales)} with 1 audio target, " if s.speech_subscales else "")
+        + f"max_concurrency {s.max_concurrency}, latency "
+        f"{s.latency_s:g} s, --parallel {s.parallel or 'default'} (server held at most {slow.max_in_flight} "
+        f"requests at once; most per model: {_per_model(slow.max_in_flight_by_model)}; most target x pool runs "
+        f"at once: {slow.most_runs_at_once})\n"
+        + table(slow, fast)
+        + "\nwall: Dagster step start to end, summed over partitions; ideal: latency x max(waves per endpoint, "
+        "longest dependent chain); part/ideal = (wall@L - wall@0) / ideal; wall/bound = wall@L / max(ideal, "
+        "wall@0) (docs/throughput.md)"
+    )
     if json_out is not None:
-        json_out.write_text(json.dumps({
-            "settings": {**s.__dict__, "pools": list(s.pools), "speech_subscales": list(s.speech_subscales)},
-            "runs": [{"latency_s": m.latency_s, "total_wall_s": m.total_wall_s, "max_in_flight": m.max_in_flight,
-                      "max_in_flight_by_model": m.max_in_flight_by_model, "most_runs_at_once": m.most_runs_at_once,
-                      "stages": {k: v.__dict__ for k, v in m.stages.items()}} for m in (slow, fast) if m],
-        }, indent=2))
+        json_out.write_text(
+            json.dumps(
+                {
+                    "settings": {**s.__dict__, "pools": list(s.pools), "speech_subscales": list(s.speech_subscales)},
+                    "runs": [
+                        {
+                            "latency_s": m.latency_s,
+                            "total_wall_s": m.total_wall_s,
+                            "max_in_flight": m.max_in_flight,
+                            "max_in_flight_by_model": m.max_in_flight_by_model,
+                            "most_runs_at_once": m.most_runs_at_once,
+                            "stages": {k: v.__dict__ for k, v in m.stages.items()},
+                        }
+                        for m in (slow, fast)
+                        if m
+                    ],
+                },
+                indent=2,
+            )
+        )
     return text

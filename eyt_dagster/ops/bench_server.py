@@ -36,11 +36,16 @@ def answer(request: dict[str, Any]) -> str:
 
 def completion(content: str, model: str) -> dict[str, Any]:
     return {
-        "id": f"chatcmpl-bench-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
+        "id": f"chatcmpl-bench-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": len(content.split()),
-                  "total_tokens": 10 + len(content.split())},
+        "usage": {
+            "prompt_tokens": 10,
+            "completion_tokens": len(content.split()),
+            "total_tokens": 10 + len(content.split()),
+        },
     }
 
 

@@ -58,13 +58,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if wrong:
         print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
         return 2
-    print(f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
-          f"SpeechEQ targets {speech_targets}")
+    print(
+        f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
+        f"SpeechEQ targets {speech_targets}"
+    )
     started = time.monotonic()
-    runs = eyt_runs(pools, targets, reports=not args.no_reports, subscales=args.subscale or sorted(SUBSCALES),
-                    speech_targets=speech_targets, speech=not args.no_speech)
+    runs = eyt_runs(
+        pools,
+        targets,
+        reports=not args.no_reports,
+        subscales=args.subscale or sorted(SUBSCALES),
+        speech_targets=speech_targets,
+        speech=not args.no_speech,
+    )
     ok = execute_runs(instance, runs, args.parallel)
-    print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
+    print(
+        f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb"
+    )
     if ok and not args.no_reports:
         _print_leaderboard()
     if ok and not args.no_speech:
@@ -163,8 +173,10 @@ def _print_speech_summary() -> None:
     print(seq_cohort_note(board))
     print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False))
     if board["is_baseline"].any():
-        print("\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
-              "evaluation.")
+        print(
+            "\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
+            "evaluation."
+        )
 
 
 def cmd_speech_export(args: argparse.Namespace) -> int:
@@ -202,8 +214,17 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     added = register_targets(instance, slate)
     if added:
         print(f"registered new target partition(s): {added}")
-    return refresh(instance, _scope(args), slate_keys(slate), dry_run=args.dry_run, backfill=args.backfill,
-                   forced=None if args.reports else set(), reason="--reports", slate=slate, parallel=args.parallel)
+    return refresh(
+        instance,
+        _scope(args),
+        slate_keys(slate),
+        dry_run=args.dry_run,
+        backfill=args.backfill,
+        forced=None if args.reports else set(),
+        reason="--reports",
+        slate=slate,
+        parallel=args.parallel,
+    )
 
 
 def cmd_remove_target(args: argparse.Namespace) -> int:
@@ -218,19 +239,26 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
     sets = [name for name in TARGET_PARTITION_SETS.values() if instance.has_dynamic_partition(name, target)]
     tables = [t for t in tables_with_target(target) if t[2]]
     if not sets and not tables:
-        print(f"eyt: '{target}' is no target partition and has no rows in the warehouse; nothing to delete",
-              file=sys.stderr)
+        print(
+            f"eyt: '{target}' is no target partition and has no rows in the warehouse; nothing to delete",
+            file=sys.stderr,
+        )
         return 2
     try:
         in_slate = target in {t.id for t in load_slate(slate_path_from_env()).targets}
     except SlateError:
         in_slate = False
     if in_slate and not args.force:
-        print(f"eyt: '{target}' is still in the slate {slate_path_from_env()}: remove it there first (or pass "
-              f"--force; the next `eyt run` / `eyt refresh` would register and evaluate it again)", file=sys.stderr)
+        print(
+            f"eyt: '{target}' is still in the slate {slate_path_from_env()}: remove it there first (or pass "
+            f"--force; the next `eyt run` / `eyt refresh` would register and evaluate it again)",
+            file=sys.stderr,
+        )
         return 2
-    print(f"target '{target}': partition key in {sets or 'no partition set'}; rows in "
-          f"{', '.join(f'{s}.{t} ({n})' for s, t, n in tables) or 'no table'}")
+    print(
+        f"target '{target}': partition key in {sets or 'no partition set'}; rows in "
+        f"{', '.join(f'{s}.{t} ({n})' for s, t, n in tables) or 'no table'}"
+    )
     if not args.yes:
         if not sys.stdin.isatty():
             print("eyt: not a terminal, so no confirmation can be asked: pass --yes to delete", file=sys.stderr)
@@ -257,21 +285,31 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
     if wiped:
         print(f"  wiped the materialisation records of {wiped} asset partition(s)")
     if unsupported:
-        print(f"  kept the materialisation records of {', '.join(unsupported)}: this instance's event log storage "
-              f"cannot wipe single partitions (the runs stay in the history). Re-adding the id '{target}' later "
-              f"would look materialised to Dagster; rebuild it then with `eyt run --target {target}`.")
+        print(
+            f"  kept the materialisation records of {', '.join(unsupported)}: this instance's event log storage "
+            f"cannot wipe single partitions (the runs stay in the history). Re-adding the id '{target}' later "
+            f"would look materialised to Dagster; rebuild it then with `eyt run --target {target}`."
+        )
     if args.no_reports:
         print("the report tables still include the target: recompute them with `eyt refresh --reports`")
         return 0
     try:
         keys = slate_keys(load_slate(slate_path_from_env()))
     except SlateError as exc:
-        print(f"eyt: the reports were not recomputed ({exc}); fix the slate, then run `eyt refresh --reports`",
-              file=sys.stderr)
+        print(
+            f"eyt: the reports were not recomputed ({exc}); fix the slate, then run `eyt refresh --reports`",
+            file=sys.stderr,
+        )
         return 1
     print("recomputing the reports that read the target:")
-    return refresh(instance, lambda asset: True, keys, forced=ops.descendants(affected, asset_parents()),
-                   reason=f"target {target} was removed", only_forced=True)
+    return refresh(
+        instance,
+        lambda asset: True,
+        keys,
+        forced=ops.descendants(affected, asset_parents()),
+        reason=f"target {target} was removed",
+        only_forced=True,
+    )
 
 
 def cmd_migrate(_: argparse.Namespace) -> int:
@@ -283,8 +321,11 @@ def cmd_migrate(_: argparse.Namespace) -> int:
     if prepare(warehouse_path(), logging.getLogger("eyt")):
         print(f"{warehouse_path()}: views over {warehouse_path().parent / 'warehouse'} are current")
         return 0
-    print(f"eyt: {warehouse_path()} is open in another process (a `duckdb` shell, a notebook): close it and run "
-          f"`eyt migrate` again", file=sys.stderr)
+    print(
+        f"eyt: {warehouse_path()} is open in another process (a `duckdb` shell, a notebook): close it and run "
+        f"`eyt migrate` again",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -320,18 +361,34 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if wrong:
         print(f"eyt bench: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
         return 2
-    settings = BenchSettings(latency_s=args.latency, pools=tuple(args.pool or BenchSettings.pools),
-                             dialogues_per_pool=args.dialogues, t_max=args.t_max, targets=args.targets,
-                             judges=args.judges, max_concurrency=args.concurrency, reports=args.reports,
-                             speech_subscales=tuple(args.speech or ()), parallel=args.parallel,
-                             instance_yaml=args.instance_yaml)
-    print(run_bench(settings, zero=not args.no_zero, keep=Path(args.keep) if args.keep else None,
-                    json_out=Path(args.json) if args.json else None))
+    settings = BenchSettings(
+        latency_s=args.latency,
+        pools=tuple(args.pool or BenchSettings.pools),
+        dialogues_per_pool=args.dialogues,
+        t_max=args.t_max,
+        targets=args.targets,
+        judges=args.judges,
+        max_concurrency=args.concurrency,
+        reports=args.reports,
+        speech_subscales=tuple(args.speech or ()),
+        parallel=args.parallel,
+        instance_yaml=args.instance_yaml,
+    )
+    print(
+        run_bench(
+            settings,
+            zero=not args.no_zero,
+            keep=Path(args.keep) if args.keep else None,
+            json_out=Path(args.json) if args.json else None,
+        )
+    )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="eyt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="eyt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialise the EYT graph for the slate")
     run.add_argument("--target", action="append", help="only this target (repeatable)")
@@ -339,9 +396,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
     run.add_argument("--no-speech", action="store_true", help="skip building the SpeechEQ items")
     run.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
-    run.add_argument("--parallel", type=_parallel, default=DEFAULT_PARALLEL, metavar="N",
-                     help=f"run up to N independent partition runs at once, each in a worker process (default "
-                          f"{DEFAULT_PARALLEL}; 1: one after another in this process); see docs/operations.md")
+    run.add_argument(
+        "--parallel",
+        type=_parallel,
+        default=DEFAULT_PARALLEL,
+        metavar="N",
+        help=f"run up to N independent partition runs at once, each in a worker process (default "
+        f"{DEFAULT_PARALLEL}; 1: one after another in this process); see docs/operations.md",
+    )
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
@@ -354,55 +416,74 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("dir", help="output directory")
     export.set_defaults(func=cmd_speech_export)
     refresh = sub.add_parser(
-        "refresh", help="materialise exactly the missing and stale partitions",
+        "refresh",
+        help="materialise exactly the missing and stale partitions",
         description="List every missing or stale asset partition (what the assets' automation conditions request, "
-                    "evaluated once through Dagster's public API, plus everything downstream of it; docs/refresh.md) "
-                    "and materialise exactly those, one run "
-                    "per job and partition key, in dependency order, up to --parallel at once: no daemon needed. First it "
-                    "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
-                    "target added to the slate shows up as missing partitions) and records the settings of every "
-                    "target and pool that changed (their partitions show up as stale, with the settings named). "
-                    "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).")
-    refresh.add_argument("--dry-run", action="store_true",
-                         help="only list the partitions and the runs it would launch (it still does the first steps)")
-    refresh.add_argument("--backfill", action="store_true",
-                         help="submit the partitions as one Dagster asset backfill (launchPartitionBackfill) instead "
-                              "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "
-                              "`dagster-daemon run -w workspace.yaml` with the same DAGSTER_HOME")
+        "evaluated once through Dagster's public API, plus everything downstream of it; docs/refresh.md) "
+        "and materialise exactly those, one run "
+        "per job and partition key, in dependency order, up to --parallel at once: no daemon needed. First it "
+        "marks runs whose process on this host is gone as failed, registers the slate's targets (a "
+        "target added to the slate shows up as missing partitions) and records the settings of every "
+        "target and pool that changed (their partitions show up as stale, with the settings named). "
+        "Exit status 1 when a run fails, 0 otherwise (also when everything is fresh).",
+    )
+    refresh.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="only list the partitions and the runs it would launch (it still does the first steps)",
+    )
+    refresh.add_argument(
+        "--backfill",
+        action="store_true",
+        help="submit the partitions as one Dagster asset backfill (launchPartitionBackfill) instead "
+        "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "
+        "`dagster-daemon run -w workspace.yaml` with the same DAGSTER_HOME",
+    )
     refresh.add_argument("--no-speech", action="store_true", help="only EYT-Bench assets (leave SpeechEQ alone)")
-    refresh.add_argument("--parallel", type=_parallel, default=DEFAULT_PARALLEL, metavar="N",
-                         help=f"run up to N independent runs at once, each in a worker process (default "
-                              f"{DEFAULT_PARALLEL}; 1: one after another in this process)")
-    refresh.add_argument("--reports", action="store_true",
-                         help="also recompute every report (unpartitioned asset), stale or not")
+    refresh.add_argument(
+        "--parallel",
+        type=_parallel,
+        default=DEFAULT_PARALLEL,
+        metavar="N",
+        help=f"run up to N independent runs at once, each in a worker process (default "
+        f"{DEFAULT_PARALLEL}; 1: one after another in this process)",
+    )
+    refresh.add_argument(
+        "--reports", action="store_true", help="also recompute every report (unpartitioned asset), stale or not"
+    )
     refresh.set_defaults(func=cmd_refresh)
     remove = sub.add_parser(
-        "remove-target", help="delete a target's partitions and warehouse rows",
+        "remove-target",
+        help="delete a target's partitions and warehouse rows",
         description="Delete a target for good (removing it from the slate keeps its history): its key in the "
-                    "dynamic partitions `targets` / `speech_targets`, its rows in every warehouse table with a "
-                    "`target` column and, where the instance's storage allows it, its partitions' materialisation "
-                    "records; then recompute the reports that read it. Asks for confirmation on a terminal.")
+        "dynamic partitions `targets` / `speech_targets`, its rows in every warehouse table with a "
+        "`target` column and, where the instance's storage allows it, its partitions' materialisation "
+        "records; then recompute the reports that read it. Asks for confirmation on a terminal.",
+    )
     remove.add_argument("id", help="the target id (its partition key)")
     remove.add_argument("--yes", action="store_true", help="do not ask for confirmation (required without a terminal)")
     remove.add_argument("--force", action="store_true", help="delete even though the slate still lists the target")
     remove.add_argument("--no-reports", action="store_true", help="do not recompute the reports afterwards")
     remove.set_defaults(func=cmd_remove_target)
     sub.add_parser(
-        "migrate", help="move an older warehouse's tables into Parquet files; re-point the views after a move",
+        "migrate",
+        help="move an older warehouse's tables into Parquet files; re-point the views after a move",
         description="Export every real table of an older eyt.duckdb into the Parquet layout under "
-                    "<data dir>/warehouse (one file per partition, every row kept) and replace it by a view; and "
-                    "re-create any view that is missing or still points at the data directory's old location. "
-                    "Every run and every eyt command does the same when it starts; see docs/storage.md.",
+        "<data dir>/warehouse (one file per partition, every row kept) and replace it by a view; and "
+        "re-create any view that is missing or still points at the data directory's old location. "
+        "Every run and every eyt command does the same when it starts; see docs/storage.md.",
     ).set_defaults(func=cmd_migrate)
     sub.add_parser("register-targets", help="add slate targets as dynamic partitions").set_defaults(func=cmd_register)
     sub.add_parser("env", help="print DAGSTER_HOME / EYT_SLATE export lines").set_defaults(func=cmd_env)
     bench = sub.add_parser(
-        "bench", help="measure how close a run comes to the latency bound, per stage",
+        "bench",
+        help="measure how close a run comes to the latency bound, per stage",
         description="Start a localhost OpenAI-compatible server answering after --latency seconds, put every "
-                    "EYT-Bench role on it (each model with --concurrency as max_concurrency), run `eyt run "
-                    "--no-speech` in a fresh data dir, then again at latency 0, and print per stage: network calls, "
-                    "wall times, the part the latency adds, the latency-bound ideal and the ratio. See "
-                    "docs/throughput.md.")
+        "EYT-Bench role on it (each model with --concurrency as max_concurrency), run `eyt run "
+        "--no-speech` in a fresh data dir, then again at latency 0, and print per stage: network calls, "
+        "wall times, the part the latency adds, the latency-bound ideal and the ratio. See "
+        "docs/throughput.md.",
+    )
     bench.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per request (0.2)")
     bench.add_argument("--pool", action="append", help="a fixture pool (repeatable; default both)")
     bench.add_argument("--dialogues", type=int, default=16, help="dialogues_per_pool (16)")
@@ -411,8 +492,12 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--judges", type=int, default=1, help="remote judges (1)")
     bench.add_argument("--concurrency", type=int, default=32, help="max_concurrency of every model (32)")
     bench.add_argument("--reports", action="store_true", help="also materialise the reports (no model calls)")
-    bench.add_argument("--speech", action="append", metavar="SUBSCALE",
-                       help="also build this SpeechEQ subscale and evaluate it with a remote audio target (repeatable)")
+    bench.add_argument(
+        "--speech",
+        action="append",
+        metavar="SUBSCALE",
+        help="also build this SpeechEQ subscale and evaluate it with a remote audio target (repeatable)",
+    )
     bench.add_argument("--no-zero", action="store_true", help="skip the run at latency 0")
     bench.add_argument("--parallel", type=int, help="eyt run --parallel N (default: eyt run's)")
     bench.add_argument("--instance-yaml", help="a dagster.yaml for the runs' instance (e.g. other pool limits)")
@@ -421,9 +506,12 @@ def main(argv: list[str] | None = None) -> int:
     bench.set_defaults(func=cmd_bench)
     dev = sub.add_parser("dev", help="start the Dagster UI on this project's instance")
     dev.add_argument("--port", type=int, default=3000)
-    dev.add_argument("--automation", action="store_true",
-                     help="start the automation sensor `eyt_automation` running, so the daemon keeps the slate's "
-                          "partitions up to date by itself (docs/refresh.md); without it, switch it on in the UI")
+    dev.add_argument(
+        "--automation",
+        action="store_true",
+        help="start the automation sensor `eyt_automation` running, so the daemon keeps the slate's "
+        "partitions up to date by itself (docs/refresh.md); without it, switch it on in the UI",
+    )
     dev.set_defaults(func=cmd_dev)
     args = parser.parse_args(argv)
     try:

@@ -33,7 +33,7 @@ def _stat(pid: int) -> list[str] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()
+    return text[text.rindex(")") + 2 :].split()
 
 
 def process_start(pid: int) -> str | None:
@@ -72,8 +72,10 @@ def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
     pid = int(tags[PID_TAG])
     if process_alive(pid, tags.get(START_TAG)):
         return None
-    return (f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. "
-            f"Rerun it to resume (finished partitions and model calls are kept).")
+    return (
+        f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. "
+        f"Rerun it to resume (finished partitions and model calls are kept)."
+    )
 
 
 def mark_dead_runs(instance) -> list[str]:

@@ -31,7 +31,9 @@ def ensure_dagster_home() -> Path:
 
 # benchmark -> the dynamic partitions set of its targets
 TARGET_PARTITION_SETS: dict[Literal["eyt_bench", "speech_eq"], str] = {
-    "eyt_bench": TARGETS_PARTITION, "speech_eq": SPEECH_TARGETS_PARTITION}
+    "eyt_bench": TARGETS_PARTITION,
+    "speech_eq": SPEECH_TARGETS_PARTITION,
+}
 
 
 def register_targets(instance, slate: Slate | None = None) -> list[str]:

@@ -31,9 +31,26 @@ from typing import Any
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$defs", "definitions", "$schema", "$id", "$comment"}
 SUPPORTED = ANNOTATIONS | {
-    "type", "enum", "const", "properties", "required", "additionalProperties", "items", "prefixItems",
-    "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "anyOf", "oneOf", "allOf", "$ref",
+    "type",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$ref",
 }
 # Letters, digits, spaces, JSON-escaped characters and characters outside ASCII (JSON Schema and Python
 # both count code points, which the emoji checks).
@@ -142,8 +159,9 @@ def _draw_object(node: dict[str, Any], rng: random.Random, root: dict[str, Any])
     missing = required - set(properties)
     if missing:
         raise UnsupportedSchema(f"required {sorted(missing)} without a schema in properties")
-    value = {name: draw(sub, rng, root=root) for name, sub in properties.items()
-             if name in required or rng.random() < 0.5}
+    value = {
+        name: draw(sub, rng, root=root) for name, sub in properties.items() if name in required or rng.random() < 0.5
+    }
     extra = node.get("additionalProperties")
     if isinstance(extra, dict) and not properties:  # a mapping (dict[str, X])
         for i in range(rng.randint(0, 3)):
@@ -296,8 +314,9 @@ def _with(value: Any, path: list[Any], new: Any) -> Any:
 _DELETE = object()
 
 
-def _break(root: dict[str, Any], schema: dict[str, Any], whole: Any, value: Any, path: list[Any],
-           out: list[tuple[str, Any]]) -> None:
+def _break(
+    root: dict[str, Any], schema: dict[str, Any], whole: Any, value: Any, path: list[Any], out: list[tuple[str, Any]]
+) -> None:
     """Break `value` (the part of `whole` at `path`) against `schema`, appending to `out`."""
     node = _resolve(root, schema)
     where = "/".join(str(p) for p in path) or "(root)"
@@ -372,7 +391,9 @@ def longest(schema: dict[str, Any], *, root: dict[str, Any] | None = None) -> in
     if kind in ("boolean", "null"):
         return 5
     if kind == "object":
-        parts = [len(json.dumps(name)) + 1 + longest(sub, root=root) for name, sub in node.get("properties", {}).items()]
+        parts = [
+            len(json.dumps(name)) + 1 + longest(sub, root=root) for name, sub in node.get("properties", {}).items()
+        ]
         return 2 + sum(parts) + max(len(parts) - 1, 0)
     if kind == "array":
         prefix = node.get("prefixItems", [])

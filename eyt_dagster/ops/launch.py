@@ -45,15 +45,27 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
     from eyt_dagster.ops.dead_runs import process_tags
 
     started = time.monotonic()
-    job = build_reconstructable_job("eyt_dagster.ops.launch", "job_by_name", (job_name,),
-                                    reconstructor_working_directory=str(PROJECT_ROOT))
-    with execute_job(job, instance=instance, tags={**tags, **process_tags()}, raise_on_error=False, run_config=QUIET,
-                     asset_selection=asset_selection) as result:
+    job = build_reconstructable_job(
+        "eyt_dagster.ops.launch", "job_by_name", (job_name,), reconstructor_working_directory=str(PROJECT_ROOT)
+    )
+    with execute_job(
+        job,
+        instance=instance,
+        tags={**tags, **process_tags()},
+        raise_on_error=False,
+        run_config=QUIET,
+        asset_selection=asset_selection,
+    ) as result:
         ok = result.success
-        lines = [f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}"]
+        lines = [
+            f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}"
+        ]
         if not ok:
-            lines += [f"         step {event.step_key}: {event.message}"
-                      for event in result.all_events if event.is_failure and event.step_key]
+            lines += [
+                f"         step {event.step_key}: {event.message}"
+                for event in result.all_events
+                if event.is_failure and event.step_key
+            ]
     return ok, "\n".join(lines)
 
 
@@ -95,8 +107,9 @@ class Launcher:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(self.parallel, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_start)
+            self._pool = ProcessPoolExecutor(
+                self.parallel, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+            )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -132,8 +145,12 @@ def execute_runs(instance, runs, parallel: int) -> bool:
     from eyt_dagster.ops.run_plan import OK, run_all
 
     with Launcher(instance, parallel) as launcher:
-        outcome = run_all(runs, launcher.start, parallel, on_skip=lambda i, run: print(
-            f"  skip   {run.label:<48} (an upstream run failed)", flush=True))
+        outcome = run_all(
+            runs,
+            launcher.start,
+            parallel,
+            on_skip=lambda i, run: print(f"  skip   {run.label:<48} (an upstream run failed)", flush=True),
+        )
     return all(state == OK for state in outcome.values())
 
 

@@ -75,16 +75,23 @@ class AssetState:
                     self.causes[(asset, partition)] = [why(c, asset, partition) for c in found.causes]
             scope = [n.key for n in nodes]
             evaluated = evaluate_automation_conditions(defs, instance, asset_selection=AssetSelection.assets(*scope))
-            self.requested = {(key.to_user_string(), partition) for key in scope
-                              for partition in evaluated.get_requested_partitions(key)}
+            self.requested = {
+                (key.to_user_string(), partition)
+                for key in scope
+                for partition in evaluated.get_requested_partitions(key)
+            }
             self._children = {}
             for asset, partition in self.statuses:
                 found = graph.get_children_partitions(AssetKey.from_user_string(asset), partition)
                 self._children[(asset, partition)] = [(c.asset_key.to_user_string(), c.partition_key) for c in found]
         in_scope = {n.key for n in nodes}
-        self.together = {a.to_user_string(): [b.to_user_string() for b in assets.keys if b != a]
-                         for assets in defs.assets or () if len(getattr(assets, "keys", ())) > 1
-                         and not assets.can_subset for a in assets.keys if a in in_scope}
+        self.together = {
+            a.to_user_string(): [b.to_user_string() for b in assets.keys if b != a]
+            for assets in defs.assets or ()
+            if len(getattr(assets, "keys", ())) > 1 and not assets.can_subset
+            for a in assets.keys
+            if a in in_scope
+        }
         job_assets = {}
         for job in defs.jobs or ():
             selected = sorted(k.to_user_string() for k in job.selection.resolve(graph) if k in in_scope)
@@ -92,8 +99,9 @@ class AssetState:
                 job_assets[job.name] = selected
         self.order = ops.job_order(job_assets, self.parents)
         self.job_of = {a: job for job in reversed(self.order) for a in job_assets[job]}
-        self.partitions_def = {self.job_of[a]: graph.get(AssetKey.from_user_string(a)).partitions_def
-                               for a in self.job_of}
+        self.partitions_def = {
+            self.job_of[a]: graph.get(AssetKey.from_user_string(a)).partitions_def for a in self.job_of
+        }
 
     def children(self, key):
         return self._children.get(key, ())
@@ -101,8 +109,10 @@ class AssetState:
     def held_back(self, findings: dict) -> list:
         """Asset partitions that are not fresh but that no condition requests and that lie below no requested one:
         a run of theirs or of a parent is in progress, or a parent is missing and not requested."""
-        return sorted((k for k, status in self.statuses.items() if status != "FRESH" and k not in findings),
-                      key=lambda k: (k[0], k[1] or ""))
+        return sorted(
+            (k for k, status in self.statuses.items() if status != "FRESH" and k not in findings),
+            key=lambda k: (k[0], k[1] or ""),
+        )
 
     def findings(self, extra: dict | None = None) -> dict:
         """What the automation conditions request (with the state and causes of each), `extra`, and every asset
@@ -110,18 +120,23 @@ class AssetState:
         state and causes."""
         from eyt_dagster.ops import refresh_plan as ops
 
-        direct = {key: ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
-                  for key in sorted(self.requested, key=lambda k: (k[0], k[1] or ""))
-                  if self.statuses.get(key) in (ops.STALE, ops.MISSING)}
+        direct = {
+            key: ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
+            for key in sorted(self.requested, key=lambda k: (k[0], k[1] or ""))
+            if self.statuses.get(key) in (ops.STALE, ops.MISSING)
+        }
         found = ops.propagate({**direct, **(extra or {})}, self.statuses, self.children, self.together)
         for key in self.requested:  # requested although fresh and not below another finding (a daemon-only cause)
             if key in self.statuses and key not in found:
                 found[key] = ops.Finding(key[0], key[1], ops.STALE, (REQUESTED,))
         # a partition reached from upstream that is out of date itself (a cell that waited for its pool) keeps its
         # own state and causes
-        return {key: finding if self.statuses[key] == ops.FRESH or key in direct else
-                ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
-                for key, finding in found.items()}
+        return {
+            key: finding
+            if self.statuses[key] == ops.FRESH or key in direct
+            else ops.Finding(key[0], key[1], self.statuses[key], tuple(self.causes[key]))
+            for key, finding in found.items()
+        }
 
 
 def _definitions():
@@ -132,9 +147,20 @@ def _definitions():
     return defs
 
 
-def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = False,
-            forced: Collection[str] | None = frozenset(), reason: str = "", only_forced: bool = False,
-            slate=None, defs=None, parallel: int = 1) -> int:
+def refresh(
+    instance,
+    include,
+    keys,
+    *,
+    dry_run: bool = False,
+    backfill: bool = False,
+    forced: Collection[str] | None = frozenset(),
+    reason: str = "",
+    only_forced: bool = False,
+    slate=None,
+    defs=None,
+    parallel: int = 1,
+) -> int:
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
     `only_forced` leaves out everything else (but what lies downstream of them). With `slate`, its per-target
@@ -150,19 +176,28 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
         record_settings(instance, slate)
     state = AssetState(defs or _definitions(), instance, include, keys, slate)
     if state.left_alone:
-        print("left alone, not in the slate (`eyt remove-target ID` deletes a target): "
-              + ", ".join(sorted(state.left_alone)))
+        print(
+            "left alone, not in the slate (`eyt remove-target ID` deletes a target): "
+            + ", ".join(sorted(state.left_alone))
+        )
     reports = {a for a, p in state.statuses if p is None}
-    forced_findings: dict[ops.AssetPartition, ops.Finding] = {(a, None): ops.Finding(a, None, ops.STALE, (reason,))
-                       for a in sorted(reports if forced is None else reports & set(forced))}
-    findings = (ops.propagate(forced_findings, state.statuses, state.children, state.together) if only_forced
-                else state.findings(forced_findings))
+    forced_findings: dict[ops.AssetPartition, ops.Finding] = {
+        (a, None): ops.Finding(a, None, ops.STALE, (reason,))
+        for a in sorted(reports if forced is None else reports & set(forced))
+    }
+    findings = (
+        ops.propagate(forced_findings, state.statuses, state.children, state.together)
+        if only_forced
+        else state.findings(forced_findings)
+    )
     fresh = sum(state.statuses[k] == ops.FRESH for k in state.statuses if k not in findings)
     print(ops.format_findings(findings, fresh))
     held = [] if only_forced else state.held_back(findings)
     if held:
-        print("held back (a run of theirs or of a parent is in progress, or a parent is missing): "
-              + ", ".join(a if p is None else f"{a}[{p}]" for a, p in held))
+        print(
+            "held back (a run of theirs or of a parent is in progress, or a parent is missing): "
+            + ", ".join(a if p is None else f"{a}[{p}]" for a, p in held)
+        )
     jobless = sorted({a for a, _ in findings if a not in state.job_of})
     if jobless:
         print(f"eyt: no job materialises {jobless}; left out (materialise them from the UI)", file=sys.stderr)
@@ -171,8 +206,7 @@ def refresh(instance, include, keys, *, dry_run: bool = False, backfill: bool = 
         return 0
     runs = ops.plan_runs(findings, state.job_of, state.order, state.children)
     verb = "would launch" if dry_run else "submitting, as one backfill," if backfill else "launching"
-    print(f"\n{verb} {len(runs)} run(s) "
-          f"(status read in {time.monotonic() - started:.1f} s):\n{ops.format_plan(runs)}")
+    print(f"\n{verb} {len(runs)} run(s) (status read in {time.monotonic() - started:.1f} s):\n{ops.format_plan(runs)}")
     if dry_run:
         return 0
     if backfill:
@@ -197,16 +231,31 @@ def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
                 tags.update(partitions_def[run.job].get_tags_for_partition_key(run.partition))
             # the cells of one target call the same endpoint: one at a time (docs/operations.md)
             exclusive = tags.get("dagster/partition/target") or (run.partition if run.job == "speech_eval" else None)
-        planned.append(Run(run.job, tags, run.label, tuple(run.assets), tuple(run.after),
-                           f"target:{exclusive}" if exclusive else None, needs_all_inputs=run.partition is not None))
+        planned.append(
+            Run(
+                run.job,
+                tags,
+                run.label,
+                tuple(run.assets),
+                tuple(run.after),
+                f"target:{exclusive}" if exclusive else None,
+                needs_all_inputs=run.partition is not None,
+            )
+        )
     with Launcher(instance, parallel) as launcher:
-        outcome = run_all(planned, launcher.start, parallel, on_skip=lambda i, run: print(
-            f"  skip   {run.label:<48} (an upstream run failed)", flush=True))
+        outcome = run_all(
+            planned,
+            launcher.start,
+            parallel,
+            on_skip=lambda i, run: print(f"  skip   {run.label:<48} (an upstream run failed)", flush=True),
+        )
     skipped = sum(state == SKIPPED for state in outcome.values())
     failed = sum(state != OK for state in outcome.values()) - skipped
     ok = not failed and not skipped
-    print(f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s: {len(runs) - failed - skipped} run(s) "
-          f"succeeded, {failed} failed, {skipped} skipped")
+    print(
+        f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s: {len(runs) - failed - skipped} run(s) "
+        f"succeeded, {failed} failed, {skipped} skipped"
+    )
     return 0 if ok else 1
 
 

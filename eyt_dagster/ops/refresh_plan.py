@@ -52,17 +52,24 @@ class PlannedRun:
         return f"{self.job} [{self.partition}]" if self.partition is not None else self.job
 
 
-def not_fresh(statuses: Mapping[AssetPartition, str], causes: Mapping[AssetPartition, Sequence[str]] | None = None,
-              ) -> dict[AssetPartition, Finding]:
+def not_fresh(
+    statuses: Mapping[AssetPartition, str], causes: Mapping[AssetPartition, Sequence[str]] | None = None
+) -> dict[AssetPartition, Finding]:
     """The asset partitions Dagster reports STALE or MISSING, with their causes."""
     causes = causes or {}
-    return {key: Finding(key[0], key[1], status, tuple(causes.get(key, ())))
-            for key, status in statuses.items() if status in (STALE, MISSING)}
+    return {
+        key: Finding(key[0], key[1], status, tuple(causes.get(key, ())))
+        for key, status in statuses.items()
+        if status in (STALE, MISSING)
+    }
 
 
-def propagate(findings: Mapping[AssetPartition, Finding], statuses: Mapping[AssetPartition, str],
-              children: Callable[[AssetPartition], Iterable[AssetPartition]],
-              together: Mapping[str, Sequence[str]] | None = None) -> dict[AssetPartition, Finding]:
+def propagate(
+    findings: Mapping[AssetPartition, Finding],
+    statuses: Mapping[AssetPartition, str],
+    children: Callable[[AssetPartition], Iterable[AssetPartition]],
+    together: Mapping[str, Sequence[str]] | None = None,
+) -> dict[AssetPartition, Finding]:
     """Add every known asset partition downstream of a finding (transitively), as STALE with the upstream
     named, and the same partition of every asset computed by the same op (`together`: asset -> the other
     outputs of its op, which cannot run alone). Only asset partitions present in `statuses` are added (the
@@ -72,10 +79,13 @@ def propagate(findings: Mapping[AssetPartition, Finding], statuses: Mapping[Asse
     queue = sorted(findings, key=_sort_key)
     while queue:
         parent = queue.pop(0)
-        linked = [((other, parent[1]), f"computed together with {_label(parent)}")
-                  for other in together.get(parent[0], ())]
-        linked += [(child, f"upstream {_label(parent)} will be re-materialised")
-                   for child in sorted(children(parent), key=_sort_key)]
+        linked = [
+            ((other, parent[1]), f"computed together with {_label(parent)}") for other in together.get(parent[0], ())
+        ]
+        linked += [
+            (child, f"upstream {_label(parent)} will be re-materialised")
+            for child in sorted(children(parent), key=_sort_key)
+        ]
         for child, cause in linked:
             if child in statuses and child not in result:
                 result[child] = Finding(child[0], child[1], STALE, (cause,))
@@ -102,8 +112,10 @@ def job_order(job_assets: Mapping[str, Iterable[str]], parents: Mapping[str, Ite
     """Jobs in dependency order: a job comes after every job holding a parent of one of its assets. Ties are
     broken by name, so the order is stable. Raises ValueError on a cycle between jobs."""
     owner = {asset: job for job, assets in job_assets.items() for asset in assets}
-    upstream = {job: {owner[p] for a in assets for p in parents.get(a, ()) if p in owner} - {job}
-                for job, assets in job_assets.items()}
+    upstream = {
+        job: {owner[p] for a in assets for p in parents.get(a, ()) if p in owner} - {job}
+        for job, assets in job_assets.items()
+    }
     order: list[str] = []
     while len(order) < len(upstream):
         ready = sorted(job for job, ups in upstream.items() if job not in order and ups <= set(order))
@@ -113,8 +125,12 @@ def job_order(job_assets: Mapping[str, Iterable[str]], parents: Mapping[str, Ite
     return order
 
 
-def plan_runs(findings: Mapping[AssetPartition, Finding], job_of: Mapping[str, str], order: Sequence[str],
-              children: Callable[[AssetPartition], Iterable[AssetPartition]]) -> list[PlannedRun]:
+def plan_runs(
+    findings: Mapping[AssetPartition, Finding],
+    job_of: Mapping[str, str],
+    order: Sequence[str],
+    children: Callable[[AssetPartition], Iterable[AssetPartition]],
+) -> list[PlannedRun]:
     """Group the findings into runs: one run per (job, partition key) holding every asset of that job to
     materialise in that partition, ordered by job (`order`) then partition key. Each run lists the earlier
     runs that produce one of its inputs. An asset with no job in `job_of` raises KeyError."""
@@ -143,8 +159,10 @@ def format_findings(findings: Mapping[AssetPartition, Finding], fresh_count: int
     """A table of the asset partitions to materialise, grouped by asset, then a one-line summary."""
     if not findings:
         return f"nothing to do: all {fresh_count} asset partition(s) are fresh"
-    rows = [(f.asset, f.partition or "-", f.status, "; ".join(f.causes) or "-")
-            for f in sorted(findings.values(), key=lambda f: _sort_key(f.key))]
+    rows = [
+        (f.asset, f.partition or "-", f.status, "; ".join(f.causes) or "-")
+        for f in sorted(findings.values(), key=lambda f: _sort_key(f.key))
+    ]
     widths = [max(len(r[i]) for r in [*rows, ("asset", "partition", "status", "causes")]) for i in range(3)]
     lines = [f"{'asset':<{widths[0]}}  {'partition':<{widths[1]}}  {'status':<{widths[2]}}  causes"]
     previous = None
@@ -153,15 +171,18 @@ def format_findings(findings: Mapping[AssetPartition, Finding], fresh_count: int
         lines.append(f"{shown:<{widths[0]}}  {partition:<{widths[1]}}  {status:<{widths[2]}}  {causes}")
         previous = asset
     missing = sum(f.status == MISSING for f in findings.values())
-    lines.append(f"{len(findings)} asset partition(s) to materialise ({missing} missing, "
-                 f"{len(findings) - missing} stale); {fresh_count} fresh")
+    lines.append(
+        f"{len(findings)} asset partition(s) to materialise ({missing} missing, "
+        f"{len(findings) - missing} stale); {fresh_count} fresh"
+    )
     return "\n".join(lines)
 
 
 def format_plan(runs: Sequence[PlannedRun]) -> str:
     """One line per run: the job, its partition and the assets it selects."""
-    return "\n".join(f"  {i + 1:>3}. {run.label:<56} {', '.join(a.split('/')[-1] for a in run.assets)}"
-                     for i, run in enumerate(runs))
+    return "\n".join(
+        f"  {i + 1:>3}. {run.label:<56} {', '.join(a.split('/')[-1] for a in run.assets)}" for i, run in enumerate(runs)
+    )
 
 
 def _label(key: AssetPartition) -> str:

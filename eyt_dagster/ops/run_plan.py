@@ -40,8 +40,12 @@ def check_order(runs: Sequence[Run]) -> None:
             raise ValueError(f"run {i} ({run.label or run.job}) waits for {wrong}: only earlier runs can be waited for")
 
 
-def run_all(runs: Sequence[Run], start: Callable[[int, Run], Future], parallel: int,
-            on_skip: Callable[[int, Run], None] = lambda i, run: None) -> dict[int, str]:
+def run_all(
+    runs: Sequence[Run],
+    start: Callable[[int, Run], Future],
+    parallel: int,
+    on_skip: Callable[[int, Run], None] = lambda i, run: None,
+) -> dict[int, str]:
     """Start the runs through `start(index, run)` (which returns a Future of True on success), at most
     `parallel` at once, each once all its `after` runs have ended and no running run holds its `exclusive`
     key; return index -> OK / FAILED / SKIPPED. A run whose `after` holds a failed or skipped run is skipped
@@ -88,8 +92,15 @@ def run_all(runs: Sequence[Run], start: Callable[[int, Run], Future], parallel: 
     return outcome
 
 
-def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = True, subscales: Sequence[str] = (),
-             speech_targets: Sequence[str] = (), speech: bool = True) -> list[Run]:
+def eyt_runs(
+    pools: Sequence[str],
+    targets: Sequence[str],
+    *,
+    reports: bool = True,
+    subscales: Sequence[str] = (),
+    speech_targets: Sequence[str] = (),
+    speech: bool = True,
+) -> list[Run]:
     """The runs of `eyt run`, in an order that is also a valid one-after-another order: each pool, each target x
     pool cell (after its pool; one cell of a target at a time), the EYT reports (after every cell), each
     subscale's SpeechEQ items, each speech target's choices (after every subscale, one run per target), the
@@ -105,11 +116,24 @@ def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = Tr
     for target in targets:
         for pool in pools:
             cells.append(len(runs))
-            runs.append(Run("eyt_dialogues", partition_tags(target, pool), f"eyt_dialogues [{pool}|{target}]",
-                            after=(pool_run[pool],), exclusive=f"target:{target}"))
+            runs.append(
+                Run(
+                    "eyt_dialogues",
+                    partition_tags(target, pool),
+                    f"eyt_dialogues [{pool}|{target}]",
+                    after=(pool_run[pool],),
+                    exclusive=f"target:{target}",
+                )
+            )
     if reports:
-        runs.append(Run("eyt_reports", label="eyt_reports", after=tuple(pool_run.values()) + tuple(cells),
-                        needs_all_inputs=False))
+        runs.append(
+            Run(
+                "eyt_reports",
+                label="eyt_reports",
+                after=tuple(pool_run.values()) + tuple(cells),
+                needs_all_inputs=False,
+            )
+        )
     if not speech:
         return _with_unified(runs, reports)
     built = []
@@ -119,8 +143,16 @@ def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = Tr
     evaluated = []
     for target in speech_targets:
         evaluated.append(len(runs))
-        runs.append(Run("speech_eval", {"dagster/partition": target}, f"speech_eval [{target}]", after=tuple(built),
-                        exclusive=f"speech_target:{target}", needs_all_inputs=False))
+        runs.append(
+            Run(
+                "speech_eval",
+                {"dagster/partition": target},
+                f"speech_eval [{target}]",
+                after=tuple(built),
+                exclusive=f"speech_target:{target}",
+                needs_all_inputs=False,
+            )
+        )
     runs.append(Run("speech_reports", label="speech_reports", after=tuple(built), needs_all_inputs=False))
     if speech_targets:
         runs.append(Run("seq_reports", label="seq_reports", after=tuple(evaluated), needs_all_inputs=False))
@@ -130,6 +162,7 @@ def eyt_runs(pools: Sequence[str], targets: Sequence[str], *, reports: bool = Tr
 def _with_unified(runs: list[Run], reports: bool) -> list[Run]:
     """The runs, then (with reports) the model cards and paper tables, which read both benchmarks' reports."""
     if reports:
-        runs.append(Run("unified_reports", label="unified_reports", after=tuple(range(len(runs))),
-                        needs_all_inputs=False))
+        runs.append(
+            Run("unified_reports", label="unified_reports", after=tuple(range(len(runs))), needs_all_inputs=False)
+        )
     return runs

@@ -12,11 +12,19 @@ def tables_with_target(target: str) -> list[tuple[str, str, int]]:
     if not warehouse_path().exists():
         return []
     with connect() as con:
-        tables = con.execute("SELECT DISTINCT table_schema, table_name FROM information_schema.columns "
-                             "WHERE column_name = 'target' AND table_catalog = current_database() "
-                             "ORDER BY ALL").fetchall()
-        return [(schema, table, con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE target = ?',
-                                            [target]).fetchone()[0]) for schema, table in tables]
+        tables = con.execute(
+            "SELECT DISTINCT table_schema, table_name FROM information_schema.columns "
+            "WHERE column_name = 'target' AND table_catalog = current_database() "
+            "ORDER BY ALL"
+        ).fetchall()
+        return [
+            (
+                schema,
+                table,
+                con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE target = ?', [target]).fetchone()[0],
+            )
+            for schema, table in tables
+        ]
 
 
 def delete_target_rows(target: str, table: str, directory: Path | None = None) -> int:
@@ -39,16 +47,21 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     con = reader(folder)
     try:
         for path in data_files(folder):
-            total, mine = con.execute("SELECT count(*), count(*) FILTER (WHERE target = ?) FROM read_parquet(?)",
-                                      [target, str(path)]).fetchall()[0]
+            total, mine = con.execute(
+                "SELECT count(*), count(*) FILTER (WHERE target = ?) FROM read_parquet(?)", [target, str(path)]
+            ).fetchall()[0]
             if not mine:
                 continue
             deleted += mine
             if mine == total:
                 path.unlink()
             else:
-                write_file(con.sql("SELECT * FROM read_parquet(?) WHERE target IS DISTINCT FROM ?",
-                                   params=[str(path), target]).to_arrow_table(), path)
+                write_file(
+                    con.sql(
+                        "SELECT * FROM read_parquet(?) WHERE target IS DISTINCT FROM ?", params=[str(path), target]
+                    ).to_arrow_table(),
+                    path,
+                )
     finally:
         con.close()
     if is_remote(folder):
@@ -69,8 +82,11 @@ def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:
         return [key] if pdef.name in sets else []
     if isinstance(pdef, MultiPartitionsDefinition):
         by_dimension = pdef.get_partition_key_from_str(key).keys_by_dimension
-        return [by_dimension[d.name] for d in pdef.partitions_defs
-                if isinstance(d.partitions_def, DynamicPartitionsDefinition) and d.partitions_def.name in sets]
+        return [
+            by_dimension[d.name]
+            for d in pdef.partitions_defs
+            if isinstance(d.partitions_def, DynamicPartitionsDefinition) and d.partitions_def.name in sets
+        ]
     return []
 
 
@@ -85,8 +101,11 @@ def target_partitions(instance, sets: list[str], target: str) -> dict:
     for node in defs.resolve_asset_graph().asset_nodes:
         if not isinstance(node.partitions_def, (DynamicPartitionsDefinition, MultiPartitionsDefinition)):
             continue
-        keys = [k for k in instance.get_materialized_partitions(node.key)
-                if target in _targets_in(node.partitions_def, k, sets)]
+        keys = [
+            k
+            for k in instance.get_materialized_partitions(node.key)
+            if target in _targets_in(node.partitions_def, k, sets)
+        ]
         if keys:
             found[node.key] = keys
     return found

@@ -94,8 +94,9 @@ def _fmt(value: object, decimals: int) -> str:
 
 def _interval_groups(columns: list[str]) -> dict[str, tuple[str, str]]:
     """Point-estimate column -> (low, high) columns, for the interval patterns in the module docstring."""
-    groups = {c: (f"{c}_ci_low", f"{c}_ci_high") for c in columns
-              if f"{c}_ci_low" in columns and f"{c}_ci_high" in columns}
+    groups = {
+        c: (f"{c}_ci_low", f"{c}_ci_high") for c in columns if f"{c}_ci_low" in columns and f"{c}_ci_high" in columns
+    }
     if "ci_low" in columns and "ci_high" in columns:
         point = next((c for c in ("value", "diff") if c in columns), None)
         if point:
@@ -144,40 +145,65 @@ def render_table(df: pd.DataFrame, baseline_targets: Collection[str] = (), max_r
 
 def _figure(caption: str, png: bytes) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{_esc(caption)}">'
-            f"<figcaption>{_esc(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img src="data:image/png;base64,{data}" alt="{_esc(caption)}">'
+        f"<figcaption>{_esc(caption)}</figcaption></figure>"
+    )
 
 
 def _banner(baseline_targets: list[str]) -> str:
     if not baseline_targets:
         return ""
     names = ", ".join(f"<strong>{_esc(t)}</strong>" for t in baseline_targets)
-    return (f'<div class="banner">Embedded baselines: {names}. These targets are rule-based reference points '
-            "shipped with the benchmark; their numbers are <strong>not evaluations of a language model</strong>. "
-            'Their rows carry a <span class="badge baseline">baseline</span> badge.</div>')
+    return (
+        f'<div class="banner">Embedded baselines: {names}. These targets are rule-based reference points '
+        "shipped with the benchmark; their numbers are <strong>not evaluations of a language model</strong>. "
+        'Their rows carry a <span class="badge baseline">baseline</span> badge.</div>'
+    )
 
 
-def render_report(sections: list[Section], *, title: str, generated_at: str, slate_yaml: str,
-                  prompt_hashes: dict[str, str], baseline_targets: list[str], max_rows: int = 500) -> str:
+def render_report(
+    sections: list[Section],
+    *,
+    title: str,
+    generated_at: str,
+    slate_yaml: str,
+    prompt_hashes: dict[str, str],
+    baseline_targets: list[str],
+    max_rows: int = 500,
+) -> str:
     """The whole report as one HTML string (tables show at most `max_rows` rows each)."""
     toc = "".join(f'<li><a href="#s{i}">{_esc(s.title)}</a></li>' for i, s in enumerate(sections, 1))
-    parts = [f"<h1>{_esc(title)}</h1>", f'<p class="meta">Generated {_esc(generated_at)}</p>',
-             _banner(baseline_targets), f"<ol>{toc}</ol>" if sections else ""]
+    parts = [
+        f"<h1>{_esc(title)}</h1>",
+        f'<p class="meta">Generated {_esc(generated_at)}</p>',
+        _banner(baseline_targets),
+        f"<ol>{toc}</ol>" if sections else "",
+    ]
     for i, s in enumerate(sections, 1):
         parts += [f'<section id="s{i}"><h2>{_esc(s.title)}</h2>', _paragraphs(s.description)]
         if s.table is not None:
-            parts.append(render_table(s.table, baseline_targets, max_rows) if len(s.table.columns)
-                         else '<p class="note">(empty table)</p>')
+            parts.append(
+                render_table(s.table, baseline_targets, max_rows)
+                if len(s.table.columns)
+                else '<p class="note">(empty table)</p>'
+            )
         parts += [_figure(caption, png) for caption, png in s.images]
         parts += [_paragraphs(s.note, "note"), "</section>"]
-    hashes = "".join(f"<tr><td>{_esc(k)}</td><td><code>{_esc(v)}</code></td></tr>"
-                     for k, v in sorted(prompt_hashes.items()))
-    parts += ['<section id="provenance"><h2>Provenance</h2><h3>Slate</h3>', f"<pre>{_esc(slate_yaml)}</pre>",
-              "<h3>Prompt hashes</h3>",
-              f"<table><thead><tr><th>prompt</th><th>hash</th></tr></thead><tbody>{hashes}</tbody></table>",
-              f'<p class="meta">Generated {_esc(generated_at)}</p></section>']
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
-            f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n")
+    hashes = "".join(
+        f"<tr><td>{_esc(k)}</td><td><code>{_esc(v)}</code></td></tr>" for k, v in sorted(prompt_hashes.items())
+    )
+    parts += [
+        '<section id="provenance"><h2>Provenance</h2><h3>Slate</h3>',
+        f"<pre>{_esc(slate_yaml)}</pre>",
+        "<h3>Prompt hashes</h3>",
+        f"<table><thead><tr><th>prompt</th><th>hash</th></tr></thead><tbody>{hashes}</tbody></table>",
+        f'<p class="meta">Generated {_esc(generated_at)}</p></section>',
+    ]
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
+        f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n"
+    )
 
 
 def write_report(path: str | Path, html: str) -> Path:

@@ -18,15 +18,22 @@ from eyt_dagster.reporting.plots import BASELINE_SUFFIX, DPI, _placeholder, _to_
 
 # (card column, label, to 0-1)
 EYT_AXES = (
-    ("explicit_acc", "explicit acc", lambda v: v), ("latent_acc", "latent acc", lambda v: v),
-    ("emotion_acc", "emotion acc", lambda v: v), ("emotion_macro_f1", "emotion F1", lambda v: v),
-    ("drift", "1 - drift/2", lambda v: 1 - v / 2), ("ficr", "FICR", lambda v: v),
-    ("satisfaction", "satisfaction", lambda v: v / 100), ("empathy", "Empathy", lambda v: v / 100),
-    ("persona", "Persona", lambda v: v / 100), ("anthropomorphic", "Anthropomorphic", lambda v: v / 100),
+    ("explicit_acc", "explicit acc", lambda v: v),
+    ("latent_acc", "latent acc", lambda v: v),
+    ("emotion_acc", "emotion acc", lambda v: v),
+    ("emotion_macro_f1", "emotion F1", lambda v: v),
+    ("drift", "1 - drift/2", lambda v: 1 - v / 2),
+    ("ficr", "FICR", lambda v: v),
+    ("satisfaction", "satisfaction", lambda v: v / 100),
+    ("empathy", "Empathy", lambda v: v / 100),
+    ("persona", "Persona", lambda v: v / 100),
+    ("anthropomorphic", "Anthropomorphic", lambda v: v / 100),
 )
 SHORT = {"EYT-Bench": "EYT", "SpeechEQ": "Speech"}
 SPEECH_AXES = (
-    ("acc1", "Acc1", lambda v: v), ("acc2", "Acc2", lambda v: v), ("acc_traj", "Acc_traj", lambda v: v),
+    ("acc1", "Acc1", lambda v: v),
+    ("acc2", "Acc2", lambda v: v),
+    ("acc_traj", "Acc_traj", lambda v: v),
     ("seq", "(SEQ-40)/120", lambda v: (v - 40) / 120),
 )
 
@@ -66,8 +73,10 @@ def model_cards_png(cards: pd.DataFrame, *, title: str = "Model cards (pooled EY
         ax.set_yticks(ys, [f"{SHORT[b]}: {label}" for b, label, *_ in axes], fontsize=7)
         ax.set_xlim(0, 1)
         ax.axhline(len(SPEECH_AXES) - 0.5, color="0.6", linewidth=0.8)
-        for has, middle, name in ((card.get("has_eyt_bench"), len(axes) - len(EYT_AXES) / 2 - 0.5, "EYT-Bench"),
-                                  (card.get("has_speech_eq"), len(SPEECH_AXES) / 2 - 0.5, "SpeechEQ")):
+        for has, middle, name in (
+            (card.get("has_eyt_bench"), len(axes) - len(EYT_AXES) / 2 - 0.5, "EYT-Bench"),
+            (card.get("has_speech_eq"), len(SPEECH_AXES) / 2 - 0.5, "SpeechEQ"),
+        ):
             if not bool(has):
                 ax.text(0.5, middle, f"{name}: not run", ha="center", va="center", fontsize=9, color="0.4")
         baseline = BASELINE_SUFFIX if bool(card.get("is_baseline")) else ""

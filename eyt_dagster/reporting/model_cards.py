@@ -29,8 +29,18 @@ from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
 POOLED = "pooled"
 SCOPES: tuple[str, ...] = (*POOLS, POOLED)
 # The EYT-Bench headline metrics of a card, in the leaderboard's order.
-EYT_METRICS: tuple[str, ...] = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift", "ficr",
-                                "satisfaction", "empathy", "persona", "anthropomorphic")
+EYT_METRICS: tuple[str, ...] = (
+    "explicit_acc",
+    "latent_acc",
+    "emotion_acc",
+    "emotion_macro_f1",
+    "drift",
+    "ficr",
+    "satisfaction",
+    "empathy",
+    "persona",
+    "anthropomorphic",
+)
 SPEECH_METRICS: tuple[str, ...] = ("acc1", "acc2", "acc_traj")
 SPEECH_CONDITION = DEFAULT_CONDITION  # the paper's headline table is the no-persona condition
 
@@ -47,19 +57,42 @@ def _eyt_columns() -> dict[str, str]:
 
 # The table contract of reports.model_cards (pandas dtypes; eyt_dagster/core/storage_types.py maps them).
 MODEL_CARD_COLUMNS: dict[str, str] = {
-    "target": "string", "is_baseline": "bool", "in_slate": "bool", "family": "string",
-    "provider": "string", "model": "string", "endpoint": "string", "answer_settings": "string",
-    "model_fingerprint": "string", "benchmarks": "string", "has_eyt_bench": "bool", "has_speech_eq": "bool",
+    "target": "string",
+    "is_baseline": "bool",
+    "in_slate": "bool",
+    "family": "string",
+    "provider": "string",
+    "model": "string",
+    "endpoint": "string",
+    "answer_settings": "string",
+    "model_fingerprint": "string",
+    "benchmarks": "string",
+    "has_eyt_bench": "bool",
+    "has_speech_eq": "bool",
     **_eyt_columns(),
-    "eyt_judges": "string", "eyt_cost_usd": "float64", "eyt_eval_cost_usd": "float64", "eyt_tokens": "Int64",
-    "eyt_mean_latency_s": "float64", "eyt_prompt_hashes": "string",
-    "speech_condition": "string", "speech_input": "string", "speech_headline_inference": "string",
+    "eyt_judges": "string",
+    "eyt_cost_usd": "float64",
+    "eyt_eval_cost_usd": "float64",
+    "eyt_tokens": "Int64",
+    "eyt_mean_latency_s": "float64",
+    "eyt_prompt_hashes": "string",
+    "speech_condition": "string",
+    "speech_input": "string",
+    "speech_headline_inference": "string",
     "speech_n_items": "Int64",
     **{f"speech_{m}{s}": "float64" for m in SPEECH_METRICS for s in ("", "_ci_low", "_ci_high")},
-    "speech_seq": "float64", "speech_seq_cohort": "string", "speech_seq_cohort_kind": "string",
-    "speech_in_seq_cohort": "boolean", "speech_cost_usd": "float64", "speech_cost_per_100_queries": "float64",
-    "speech_mean_latency_s": "float64", "speech_queries": "Int64", "speech_prompt_hashes": "string",
-    "slate": "string", "slate_seed": "Int64", "created_at": "datetime64[ns]",
+    "speech_seq": "float64",
+    "speech_seq_cohort": "string",
+    "speech_seq_cohort_kind": "string",
+    "speech_in_seq_cohort": "boolean",
+    "speech_cost_usd": "float64",
+    "speech_cost_per_100_queries": "float64",
+    "speech_mean_latency_s": "float64",
+    "speech_queries": "Int64",
+    "speech_prompt_hashes": "string",
+    "slate": "string",
+    "slate_seed": "Int64",
+    "created_at": "datetime64[ns]",
 }
 
 
@@ -72,11 +105,17 @@ def _fingerprint(ref: TargetRef | None) -> dict[str, object]:
     """Model name, endpoint and answer-changing settings (never a key: the slate holds only its variable name)."""
     if ref is None:
         return {"in_slate": False}
-    return {"in_slate": True, "family": ref.family, "provider": ref.provider, "model": ref.model,
-            "endpoint": ref.base_url or ("embedded" if ref.is_baseline else None),
-            "answer_settings": json.dumps(ref.answer_settings(), sort_keys=True, default=str),
-            "model_fingerprint": ref.fingerprint(), "benchmarks": ", ".join(ref.benchmarks),
-            "is_baseline": bool(ref.is_baseline)}
+    return {
+        "in_slate": True,
+        "family": ref.family,
+        "provider": ref.provider,
+        "model": ref.model,
+        "endpoint": ref.base_url or ("embedded" if ref.is_baseline else None),
+        "answer_settings": json.dumps(ref.answer_settings(), sort_keys=True, default=str),
+        "model_fingerprint": ref.fingerprint(),
+        "benchmarks": ", ".join(ref.benchmarks),
+        "is_baseline": bool(ref.is_baseline),
+    }
 
 
 def pooled_eyt(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
@@ -86,8 +125,9 @@ def pooled_eyt(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, see
     if scores.empty:
         return pd.DataFrame(columns=["target"])
     answered = answered_turns(turns)
-    intervals = analysis.leaderboard_intervals(scores.assign(pool=POOLED), turns.assign(pool=POOLED),
-                                               resamples=resamples, seed=seed)
+    intervals = analysis.leaderboard_intervals(
+        scores.assign(pool=POOLED), turns.assign(pool=POOLED), resamples=resamples, seed=seed
+    )
     bounds = intervals.set_index(["target", "metric"])
     rows = []
     for target, cell in scores.groupby("target"):
@@ -97,8 +137,11 @@ def pooled_eyt(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, see
         row = {"target": target, f"eyt_{POOLED}_n_dialogues": len(cell)}
         for metric in EYT_METRICS:
             row[f"eyt_{POOLED}_{metric}"] = values[metric]
-            low, high = bounds.loc[(target, metric), ["ci_low", "ci_high"]] if (target, metric) in bounds.index \
+            low, high = (
+                bounds.loc[(target, metric), ["ci_low", "ci_high"]]
+                if (target, metric) in bounds.index
                 else (np.nan, np.nan)
+            )
             row[f"eyt_{POOLED}_{metric}_ci_low"], row[f"eyt_{POOLED}_{metric}_ci_high"] = low, high
         rows.append(row)
     return pd.DataFrame(rows)
@@ -121,7 +164,9 @@ def per_pool_eyt(leaderboard: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataF
             key = (rec["target"], scope, metric)
             found = bounds is not None and key in bounds.index
             row[f"eyt_{scope}_{metric}_ci_low"] = bounds.loc[key, "ci_low"] if bounds is not None and found else np.nan
-            row[f"eyt_{scope}_{metric}_ci_high"] = bounds.loc[key, "ci_high"] if bounds is not None and found else np.nan
+            row[f"eyt_{scope}_{metric}_ci_high"] = (
+                bounds.loc[key, "ci_high"] if bounds is not None and found else np.nan
+            )
     return pd.DataFrame(list(rows.values()))
 
 
@@ -132,17 +177,30 @@ def eyt_costs(leaderboard: pd.DataFrame, turns: pd.DataFrame, verdict_hashes: pd
     if leaderboard.empty:
         return pd.DataFrame(columns=["target"])
     sums = leaderboard.groupby("target").agg(
-        eyt_cost_usd=("target_cost_usd", "sum"), eyt_tokens=("target_tokens", "sum"),
-        simulator=("simulator_cost_usd", "sum"), judge=("judge_cost_usd", "sum"),
-        eyt_judges=("judges", _joined))
+        eyt_cost_usd=("target_cost_usd", "sum"),
+        eyt_tokens=("target_tokens", "sum"),
+        simulator=("simulator_cost_usd", "sum"),
+        judge=("judge_cost_usd", "sum"),
+        eyt_judges=("judges", _joined),
+    )
     sums["eyt_eval_cost_usd"] = sums.pop("simulator") + sums.pop("judge")
     answered = turns[(turns["turn"] > 0) & turns["error"].isna()] if len(turns) else turns
-    latency = answered.groupby("target")["target_latency_s"].mean().rename("eyt_mean_latency_s") \
-        if len(answered) else pd.Series(dtype=float, name="eyt_mean_latency_s")
-    hashes = pd.concat([turns[["target", "prompt_hash"]] if len(turns) else None,
-                        verdict_hashes[["target", "prompt_hash"]] if len(verdict_hashes) else None])
-    prompt = hashes.groupby("target")["prompt_hash"].agg(_joined).rename("eyt_prompt_hashes") \
-        if len(hashes) else pd.Series(dtype=object, name="eyt_prompt_hashes")
+    latency = (
+        answered.groupby("target")["target_latency_s"].mean().rename("eyt_mean_latency_s")
+        if len(answered)
+        else pd.Series(dtype=float, name="eyt_mean_latency_s")
+    )
+    hashes = pd.concat(
+        [
+            turns[["target", "prompt_hash"]] if len(turns) else None,
+            verdict_hashes[["target", "prompt_hash"]] if len(verdict_hashes) else None,
+        ]
+    )
+    prompt = (
+        hashes.groupby("target")["prompt_hash"].agg(_joined).rename("eyt_prompt_hashes")
+        if len(hashes)
+        else pd.Series(dtype=object, name="eyt_prompt_hashes")
+    )
     return sums.join(latency, how="left").join(prompt, how="left").reset_index()
 
 
@@ -152,14 +210,23 @@ def speech_half(seq_board: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame:
     if seq_board.empty:
         return pd.DataFrame(columns=["target"])
     rows = seq_board[(seq_board["condition"] == SPEECH_CONDITION) & (seq_board["target"] != CHANCE_TARGET)]
-    out = pd.DataFrame({"target": rows["target"], "speech_condition": rows["condition"],
-                        "speech_input": rows["speech_input"], "speech_headline_inference": rows["headline_inference"],
-                        "speech_n_items": rows["n_items"], "speech_seq": rows["seq"],
-                        "speech_seq_cohort": rows["seq_cohort"], "speech_seq_cohort_kind": rows["seq_cohort_kind"],
-                        "speech_in_seq_cohort": rows["in_seq_cohort"],
-                        "speech_cost_per_100_queries": rows["cost_per_100_queries"],
-                        "speech_mean_latency_s": rows["mean_latency_s"], "speech_queries": rows["queries"],
-                        "_speech_is_baseline": rows["is_baseline"]})
+    out = pd.DataFrame(
+        {
+            "target": rows["target"],
+            "speech_condition": rows["condition"],
+            "speech_input": rows["speech_input"],
+            "speech_headline_inference": rows["headline_inference"],
+            "speech_n_items": rows["n_items"],
+            "speech_seq": rows["seq"],
+            "speech_seq_cohort": rows["seq_cohort"],
+            "speech_seq_cohort_kind": rows["seq_cohort_kind"],
+            "speech_in_seq_cohort": rows["in_seq_cohort"],
+            "speech_cost_per_100_queries": rows["cost_per_100_queries"],
+            "speech_mean_latency_s": rows["mean_latency_s"],
+            "speech_queries": rows["queries"],
+            "_speech_is_baseline": rows["is_baseline"],
+        }
+    )
     for metric in SPEECH_METRICS:
         out[f"speech_{metric}"] = rows[metric]
         out[f"speech_{metric}_ci_low"] = rows[f"{metric}_low"]
@@ -173,14 +240,23 @@ def speech_half(seq_board: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def build_model_cards(slate: Slate, *, leaderboard: pd.DataFrame, intervals: pd.DataFrame, scores: pd.DataFrame,
-                      turns: pd.DataFrame, verdict_hashes: pd.DataFrame, seq_board: pd.DataFrame,
-                      choices: pd.DataFrame) -> pd.DataFrame:
+def build_model_cards(
+    slate: Slate,
+    *,
+    leaderboard: pd.DataFrame,
+    intervals: pd.DataFrame,
+    scores: pd.DataFrame,
+    turns: pd.DataFrame,
+    verdict_hashes: pd.DataFrame,
+    seq_board: pd.DataFrame,
+    choices: pd.DataFrame,
+) -> pd.DataFrame:
     """One row per model id that has results in either benchmark, sorted by id, with the contract's columns."""
     eyt = per_pool_eyt(leaderboard, intervals)
     if len(scores):
-        eyt = eyt.merge(pooled_eyt(scores, turns, resamples=slate.bootstrap_resamples, seed=slate.seed),
-                        on="target", how="outer")
+        eyt = eyt.merge(
+            pooled_eyt(scores, turns, resamples=slate.bootstrap_resamples, seed=slate.seed), on="target", how="outer"
+        )
         eyt = eyt.merge(eyt_costs(leaderboard, turns, verdict_hashes), on="target", how="left")
     speech = speech_half(seq_board, choices)
     ids = sorted(set(eyt["target"]) | set(speech["target"]))
@@ -197,8 +273,9 @@ def build_model_cards(slate: Slate, *, leaderboard: pd.DataFrame, intervals: pd.
         recorded |= {t for t, b in zip(cards["target"], cards["_speech_is_baseline"]) if not pd.isna(b) and bool(b)}
     if "is_baseline" not in cards:
         cards["is_baseline"] = np.nan
-    cards["is_baseline"] = [bool(b) if not pd.isna(b) else t in recorded
-                            for t, b in zip(cards["target"], cards["is_baseline"])]
+    cards["is_baseline"] = [
+        bool(b) if not pd.isna(b) else t in recorded for t, b in zip(cards["target"], cards["is_baseline"])
+    ]
     cards["slate"] = slate.name
     cards["slate_seed"] = slate.seed
     return cards.reindex(columns=[c for c in MODEL_CARD_COLUMNS if c != "created_at"])

@@ -32,11 +32,20 @@ EXPORT_INDEX_COLUMNS: dict[str, str] = {"format": "string", "file": "string", "s
 BASELINE_FOOTNOTE = f"{DAGGER} embedded rule-based baseline: a reference point, not an evaluation of a language model."
 POOL_LABELS = {"nemotron_usa": "Nemo.", "personamem_v2": "PM"}
 # metric -> (column label, decimals): shares at 3 decimals, 0-100 scores at 1
-EYT_LABELS = {"explicit_acc": ("Exp.", 3), "latent_acc": ("Lat.", 3), "emotion_acc": ("Emo.", 3),
-              "emotion_macro_f1": ("Emo. F1", 3), "drift": ("Drift\u2193", 3), "ficr": ("FICR", 3),
-              "satisfaction": ("Sat.", 1), "empathy": ("Emp.", 1), "persona": ("Per.", 1),
-              "anthropomorphic": ("Ant.", 1), "directional_alignment": ("Dir. align", 3),
-              "mean_turns": ("Turns", 2)}
+EYT_LABELS = {
+    "explicit_acc": ("Exp.", 3),
+    "latent_acc": ("Lat.", 3),
+    "emotion_acc": ("Emo.", 3),
+    "emotion_macro_f1": ("Emo. F1", 3),
+    "drift": ("Drift\u2193", 3),
+    "ficr": ("FICR", 3),
+    "satisfaction": ("Sat.", 1),
+    "empathy": ("Emp.", 1),
+    "persona": ("Per.", 1),
+    "anthropomorphic": ("Ant.", 1),
+    "directional_alignment": ("Dir. align", 3),
+    "mean_turns": ("Turns", 2),
+}
 OBJECTIVE = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr")
 SUBJECTIVE = ("empathy", "persona", "anthropomorphic")
 
@@ -104,8 +113,11 @@ def _per_pool(t: dict[str, pd.DataFrame], metrics: tuple[str, ...]) -> pd.DataFr
                 key = (rec["target"], p, m)
                 if cell.empty:
                     continue
-                low, high = (bounds.loc[key, ["ci_low", "ci_high"]] if len(bounds) and key in bounds.index
-                             else (math.nan, math.nan))
+                low, high = (
+                    bounds.loc[key, ["ci_low", "ci_high"]]
+                    if len(bounds) and key in bounds.index
+                    else (math.nan, math.nan)
+                )
                 row[f"{POOL_LABELS.get(p, p)} {label}"] = interval(cell[m].iloc[0], low, high, d)
         rows.append(row)
     return _frame(rows, columns)
@@ -128,15 +140,20 @@ def persona_sources(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
         return _frame([], columns)
     rows = []
     flags = df.groupby("family")["is_baseline_family"].any() if "is_baseline_family" in df else {}
-    for family in _ordered(pd.DataFrame({"family": sorted(df["family"].unique()),
-                                         "is_baseline": [bool(flags.get(f, False)) for f in
-                                                         sorted(df["family"].unique())]}), by=("family",))["family"]:
+    for family in _ordered(
+        pd.DataFrame(
+            {
+                "family": sorted(df["family"].unique()),
+                "is_baseline": [bool(flags.get(f, False)) for f in sorted(df["family"].unique())],
+            }
+        ),
+        by=("family",),
+    )["family"]:
         part = df[df["family"] == family].set_index("metric")
         for column in (*POOLS, "shift"):
             if column not in part.columns:
                 continue
-            row = {"Family": model_label(family, flags.get(family, False)),
-                   "Pool": POOL_LABELS.get(column, "shift")}
+            row = {"Family": model_label(family, flags.get(family, False)), "Pool": POOL_LABELS.get(column, "shift")}
             for m in metrics:
                 if m in part.index:
                     row[EYT_LABELS[m][0]] = num(part.loc[m, column], EYT_LABELS[m][1])
@@ -155,8 +172,11 @@ def thinking(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for (pair, pool), part in df.sort_values(["pair", "pool"]).groupby(["pair", "pool"], sort=False):
         part = part.set_index("metric")
         think, non_think = part["think_target"].iloc[0], part["non_think_target"].iloc[0]
-        for kind, label in (("think", f"think: {think}"), ("non_think", f"non-think: {non_think}"),
-                            ("delta", "\u0394 (think - non-think)")):
+        for kind, label in (
+            ("think", f"think: {think}"),
+            ("non_think", f"non-think: {non_think}"),
+            ("delta", "\u0394 (think - non-think)"),
+        ):
             row = {"Pair": pair, "Pool": POOL_LABELS.get(pool, pool), "Row": label}
             for m in metrics:
                 if m in part.index:
@@ -173,8 +193,11 @@ def warmup(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     df = t["dialogue.alpha_sensitivity"]
     pools = _pools(df) if len(df) else []
     alphas = [a for a in ALPHA_SWEEP]
-    columns = (["Model"] + [f"{POOL_LABELS.get(p, p)} Emp. a={a:.2f}" for p in pools for a in alphas]
-               + [f"{POOL_LABELS.get(p, p)} Early-Late" for p in pools])
+    columns = (
+        ["Model"]
+        + [f"{POOL_LABELS.get(p, p)} Emp. a={a:.2f}" for p in pools for a in alphas]
+        + [f"{POOL_LABELS.get(p, p)} Early-Late" for p in pools]
+    )
     if df.empty:
         return _frame([], columns)
     emp = df[df["dimension"] == "empathy"].assign(alpha=lambda x: x["alpha"].round(4))
@@ -199,9 +222,16 @@ def cross_judge(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     if df.empty:
         return _frame([], columns)
     score = df[df["kind"] == "score"].sort_values("metric")
-    rows = [{"Metric": r["metric"], "Primary": num(r["primary"], 1), "Replacement": num(r["replacement"], 1),
-             "\u0394": num(r["delta"], 1), "mean |\u0394|": num(r["mean_abs_delta"], 1)}
-            for r in score.to_dict("records")]
+    rows = [
+        {
+            "Metric": r["metric"],
+            "Primary": num(r["primary"], 1),
+            "Replacement": num(r["replacement"], 1),
+            "\u0394": num(r["delta"], 1),
+            "mean |\u0394|": num(r["mean_abs_delta"], 1),
+        }
+        for r in score.to_dict("records")
+    ]
     return _frame(rows, columns)
 
 
@@ -215,11 +245,15 @@ def trajectory(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     bounds = intervals.set_index(["target", "pool", "metric"]) if len(intervals) else pd.DataFrame()
     rows = []
     for rec in _ordered(df, by=("pool", "target")).to_dict("records"):
-        row = {"Model": model_label(rec["target"], rec["is_baseline"]), "Pool": POOL_LABELS.get(rec["pool"], rec["pool"])}
+        row = {
+            "Model": model_label(rec["target"], rec["is_baseline"]),
+            "Pool": POOL_LABELS.get(rec["pool"], rec["pool"]),
+        }
         for m in metrics:
             key = (rec["target"], rec["pool"], m)
-            low, high = (bounds.loc[key, ["ci_low", "ci_high"]] if len(bounds) and key in bounds.index
-                         else (math.nan, math.nan))
+            low, high = (
+                bounds.loc[key, ["ci_low", "ci_high"]] if len(bounds) and key in bounds.index else (math.nan, math.nan)
+            )
             row[EYT_LABELS[m][0]] = interval(rec[m], low, high, EYT_LABELS[m][1])
         rows.append(row)
     return _frame(rows, columns)
@@ -228,14 +262,23 @@ def trajectory(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
 def judge_human(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Paper Table 15: the judges against the human mean, per dimension."""
     df = t["dialogue.human_alignment"]
-    spec = (("pearson_r", "r", 2), ("spearman_rho", "\u03c1", 2), ("bias_0_100", "Bias", 1),
-            ("qwk_judge_human", "\u03ba JH", 2), ("qwk_human_human", "\u03ba HH", 2),
-            ("krippendorff_alpha_ordinal", "\u03b1 ord", 2), ("within_1", "|J-H|<=1", 3), ("n_cells", "cells", 0))
+    spec = (
+        ("pearson_r", "r", 2),
+        ("spearman_rho", "\u03c1", 2),
+        ("bias_0_100", "Bias", 1),
+        ("qwk_judge_human", "\u03ba JH", 2),
+        ("qwk_human_human", "\u03ba HH", 2),
+        ("krippendorff_alpha_ordinal", "\u03b1 ord", 2),
+        ("within_1", "|J-H|<=1", 3),
+        ("n_cells", "cells", 0),
+    )
     columns = ["Dimension"] + [label for _, label, _ in spec]
     if df.empty:
         return _frame([], columns)
-    rows = [{"Dimension": r["dimension"], **{label: num(r.get(c), d) for c, label, d in spec}}
-            for r in df.sort_values("dimension").to_dict("records")]
+    rows = [
+        {"Dimension": r["dimension"], **{label: num(r.get(c), d) for c, label, d in spec}}
+        for r in df.sort_values("dimension").to_dict("records")
+    ]
     return _frame(rows, columns)
 
 
@@ -262,11 +305,20 @@ def seq_main(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     if df.empty:
         return _frame([], columns)
     df = df.assign(_chance=df["target"] == CHANCE_TARGET).sort_values(["_chance", "is_baseline", "target"])
-    rows = [{"Model": model_label(r["target"], r["is_baseline"]), "Input": r["speech_input"] or DASH,
-             "Acc1": _acc(r, "acc1"), "Acc2": _acc(r, "acc2"), "Acc_traj": _acc(r, "acc_traj"),
-             "SEQ": num(r["seq"], 1), "Cost/100 q. (USD)": num(r["cost_per_100_queries"], 4),
-             "Latency (s)": num(r["mean_latency_s"], 3), "Tok/s": num(r["tokens_per_s"], 1)}
-            for r in df.to_dict("records")]
+    rows = [
+        {
+            "Model": model_label(r["target"], r["is_baseline"]),
+            "Input": r["speech_input"] or DASH,
+            "Acc1": _acc(r, "acc1"),
+            "Acc2": _acc(r, "acc2"),
+            "Acc_traj": _acc(r, "acc_traj"),
+            "SEQ": num(r["seq"], 1),
+            "Cost/100 q. (USD)": num(r["cost_per_100_queries"], 4),
+            "Latency (s)": num(r["mean_latency_s"], 3),
+            "Tok/s": num(r["tokens_per_s"], 1),
+        }
+        for r in df.to_dict("records")
+    ]
     return _frame(rows, columns)
 
 
@@ -274,9 +326,15 @@ def seq_oracle(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """SpeechEQ Table 1: the oracle text check (transcripts + tone instructions)."""
     df = _seq_rows(t, oracle=True)
     columns = ["Model", "Acc1", "Acc2", "Acc_traj"]
-    rows = [{"Model": model_label(r["target"], r["is_baseline"]), "Acc1": _acc(r, "acc1"),
-             "Acc2": _acc(r, "acc2"), "Acc_traj": _acc(r, "acc_traj")}
-            for r in (_ordered(df).to_dict("records") if len(df) else [])]
+    rows = [
+        {
+            "Model": model_label(r["target"], r["is_baseline"]),
+            "Acc1": _acc(r, "acc1"),
+            "Acc2": _acc(r, "acc2"),
+            "Acc_traj": _acc(r, "acc_traj"),
+        }
+        for r in (_ordered(df).to_dict("records") if len(df) else [])
+    ]
     return _frame(rows, columns)
 
 
@@ -286,9 +344,16 @@ def seq_human(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     columns = ["Metric", "Condition", "Targets", "\u03c1", "p"]
     if df.empty:
         return _frame([], columns)
-    rows = [{"Metric": r["metric"], "Condition": r["condition"], "Targets": num(r["n_targets"], 0),
-             "\u03c1": num(r["rho"], 3), "p": num(r["p_value"], 3)}
-            for r in df.sort_values(["condition", "metric"]).to_dict("records")]
+    rows = [
+        {
+            "Metric": r["metric"],
+            "Condition": r["condition"],
+            "Targets": num(r["n_targets"], 0),
+            "\u03c1": num(r["rho"], 3),
+            "p": num(r["p_value"], 3),
+        }
+        for r in df.sort_values(["condition", "metric"]).to_dict("records")
+    ]
     return _frame(rows, columns)
 
 
@@ -300,10 +365,19 @@ def seq_subscales(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     if df.empty:
         return _frame([], columns)
     df = df[df["condition"] == DEFAULT_CONDITION]
-    rows = [{"Model": model_label(r["target"], r["is_baseline"]), "Level": r["level"], "Name": r["display_name"],
-             "Items": num(r["n_items"], 0), "Acc1": _acc(r, "acc1"), "Acc2": _acc(r, "acc2"),
-             "Acc_traj": _acc(r, "acc_traj"), "Direct - sequential": num(r["sequential_direct_delta"], 3)}
-            for r in _ordered(df, by=("target", "level", "name")).to_dict("records")]
+    rows = [
+        {
+            "Model": model_label(r["target"], r["is_baseline"]),
+            "Level": r["level"],
+            "Name": r["display_name"],
+            "Items": num(r["n_items"], 0),
+            "Acc1": _acc(r, "acc1"),
+            "Acc2": _acc(r, "acc2"),
+            "Acc_traj": _acc(r, "acc_traj"),
+            "Direct - sequential": num(r["sequential_direct_delta"], 3),
+        }
+        for r in _ordered(df, by=("target", "level", "name")).to_dict("records")
+    ]
     return _frame(rows, columns)
 
 
@@ -315,22 +389,26 @@ def seq_conditioning(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     columns = ["Model", *value_columns]
     if table.empty:
         return _frame([], columns)
-    rows = [{"Model": model_label(r["target"], r["is_baseline"]),
-             **{c: num(r[c], 3 if c.startswith("acc") else 1) for c in value_columns}}
-            for r in table.to_dict("records")]
+    rows = [
+        {
+            "Model": model_label(r["target"], r["is_baseline"]),
+            **{c: num(r[c], 3 if c.startswith("acc") else 1) for c in value_columns},
+        }
+        for r in table.to_dict("records")
+    ]
     return _frame(rows, columns)
 
 
 # name -> (caption, builder, warehouse tables read)
 TABLES: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], pd.DataFrame]]] = {
     "eyt_objective": ("EYT-Bench objective metrics per pool (paper Table 3), 95% intervals", eyt_objective),
-    "eyt_subjective": ("EYT-Bench subjective dimensions on 0-100 per pool (paper Table 4), 95% intervals",
-                       eyt_subjective),
+    "eyt_subjective": (
+        "EYT-Bench subjective dimensions on 0-100 per pool (paper Table 4), 95% intervals",
+        eyt_subjective,
+    ),
     "eyt_persona_sources": ("Family-level comparison across persona pools (paper Table 5)", persona_sources),
-    "eyt_thinking": ("Thinking on/off (paper Table 7); * marks |delta| at or above the slate's threshold",
-                     thinking),
-    "eyt_warmup": ("Warm-up weight sensitivity: weighted Empathy by alpha, early minus late (paper Table 8)",
-                   warmup),
+    "eyt_thinking": ("Thinking on/off (paper Table 7); * marks |delta| at or above the slate's threshold", thinking),
+    "eyt_warmup": ("Warm-up weight sensitivity: weighted Empathy by alpha, early minus late (paper Table 8)", warmup),
     "eyt_cross_judge": ("Cross-judge ablation, replacement minus primary judges (paper Tables 9/14)", cross_judge),
     "eyt_trajectory": ("Trajectory metrics per pool (paper Table 13), 95% intervals", trajectory),
     "eyt_judge_human": ("Judge-human alignment (paper Table 15)", judge_human),
@@ -341,10 +419,18 @@ TABLES: dict[str, tuple[str, Callable[[dict[str, pd.DataFrame]], pd.DataFrame]]]
     "seq_conditioning": ("SpeechEQ persona conditioning (data of paper Figure 4 / Table 6)", seq_conditioning),
 }
 SOURCE_TABLES = (
-    "dialogue.leaderboard", "dialogue.leaderboard_intervals", "dialogue.persona_source_comparison",
-    "dialogue.thinking_ablation", "dialogue.alpha_sensitivity", "dialogue.cross_judge_ablation",
-    "dialogue.trajectory", "dialogue.human_alignment", "speech.seq_leaderboard", "speech.seq_human_alignment",
-    "speech.seq_breakdown", "reports.model_cards",
+    "dialogue.leaderboard",
+    "dialogue.leaderboard_intervals",
+    "dialogue.persona_source_comparison",
+    "dialogue.thinking_ablation",
+    "dialogue.alpha_sensitivity",
+    "dialogue.cross_judge_ablation",
+    "dialogue.trajectory",
+    "dialogue.human_alignment",
+    "speech.seq_leaderboard",
+    "speech.seq_human_alignment",
+    "speech.seq_breakdown",
+    "reports.model_cards",
 )
 
 
@@ -374,8 +460,10 @@ def provenance(sources: dict[str, pd.DataFrame], *, slate: str, seed: int, code_
         if column in cards:
             for value in cards[column].dropna():
                 hashes |= {h.strip() for h in str(value).split(",") if h.strip()}
-    lines = [f"Slate {slate}, seed {seed}; code {code_version}.",
-             f"Prompt hashes: {', '.join(sorted(hashes)) or 'none recorded'}."]
+    lines = [
+        f"Slate {slate}, seed {seed}; code {code_version}.",
+        f"Prompt hashes: {', '.join(sorted(hashes)) or 'none recorded'}.",
+    ]
     cohort = _seq_cohort(sources)
     if cohort:
         lines.append(f"SEQ cohort ({DEFAULT_CONDITION} condition): {cohort}.")
@@ -392,8 +480,12 @@ def _md_cell(text: str) -> str:
 
 def to_markdown(table: PaperTable, footnote: list[str]) -> str:
     cols = list(table.cells.columns)
-    lines = [f"**{table.caption}**", "", "| " + " | ".join(_md_cell(c) for c in cols) + " |",
-             "| " + " | ".join("---" for _ in cols) + " |"]
+    lines = [
+        f"**{table.caption}**",
+        "",
+        "| " + " | ".join(_md_cell(c) for c in cols) + " |",
+        "| " + " | ".join("---" for _ in cols) + " |",
+    ]
     for row in table.cells.itertuples(index=False):
         lines.append("| " + " | ".join(_md_cell(str(v)) for v in row) + " |")
     if table.cells.empty:
@@ -404,16 +496,32 @@ def to_markdown(table: PaperTable, footnote: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 DASH: "--", DAGGER: r"$\dagger$", "\u2193": r"$\downarrow$", "\u0394": r"$\Delta$",
-                 "\u03c1": r"$\rho$", "\u03ba": r"$\kappa$", "\u03b1": r"$\alpha$", "<=": r"$\leq$"}
+LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    DASH: "--",
+    DAGGER: r"$\dagger$",
+    "\u2193": r"$\downarrow$",
+    "\u0394": r"$\Delta$",
+    "\u03c1": r"$\rho$",
+    "\u03ba": r"$\kappa$",
+    "\u03b1": r"$\alpha$",
+    "<=": r"$\leq$",
+}
 
 
 def latex_escape(text: str) -> str:
     out, i = [], 0
     while i < len(text):
-        if text[i:i + 2] == "<=":
+        if text[i : i + 2] == "<=":
             out.append(LATEX_ESCAPES["<="])
             i += 2
             continue
@@ -430,10 +538,17 @@ def _align(cells: pd.Series) -> str:
 
 def to_latex(table: PaperTable, footnote: list[str]) -> str:
     cols = list(table.cells.columns)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small",
-             rf"\caption{{{latex_escape(table.caption)}}}", rf"\label{{tab:{table.name}}}",
-             r"\begin{tabular}{" + "".join(_align(table.cells[c]) for c in cols) + "}", r"\toprule",
-             " & ".join(latex_escape(c) for c in cols) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        rf"\caption{{{latex_escape(table.caption)}}}",
+        rf"\label{{tab:{table.name}}}",
+        r"\begin{tabular}{" + "".join(_align(table.cells[c]) for c in cols) + "}",
+        r"\toprule",
+        " & ".join(latex_escape(c) for c in cols) + r" \\",
+        r"\midrule",
+    ]
     for row in table.cells.itertuples(index=False):
         lines.append(" & ".join(latex_escape(str(v)) for v in row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]

@@ -66,6 +66,7 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
     targets = sorted(df["target"].astype(str).unique())
     pools = sorted(df["pool"].astype(str).unique())
     baselines = _baselines(df)
+
     def line_label(target: str, pool: str) -> str:
         return _label(target, target in baselines) + (f" / {pool}" if len(pools) > 1 else "")
 
@@ -80,9 +81,15 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
         for (target, pool), cell in df[df["dimension"].astype(str) == dim].groupby(["target", "pool"]):
             cell = cell.sort_values(x)
             label = line_label(str(target), str(pool))
-            (line,) = ax.plot(cell[x], cell[y], marker="o", markersize=3, label=label,
-                              color=COLORS[targets.index(str(target)) % len(COLORS)],
-                              linestyle=POOL_STYLES[pools.index(str(pool)) % len(POOL_STYLES)])
+            (line,) = ax.plot(
+                cell[x],
+                cell[y],
+                marker="o",
+                markersize=3,
+                label=label,
+                color=COLORS[targets.index(str(target)) % len(COLORS)],
+                linestyle=POOL_STYLES[pools.index(str(pool)) % len(POOL_STYLES)],
+            )
             handles.setdefault(label, line)
         ax.set_title(dim, fontsize=10)
         ax.set_xlabel(xlabel, fontsize=9)
@@ -90,8 +97,7 @@ def _line_panels(df: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, tit
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(ylabel, fontsize=9)
     fig.suptitle(title, fontsize=11)
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", fontsize=8,
-               ncol=ncol, frameon=False)
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", fontsize=8, ncol=ncol, frameon=False)
     return _to_png(fig)
 
 
@@ -139,8 +145,15 @@ def interval_png(df: pd.DataFrame, metric: str, *, title: str | None = None) -> 
     for pool in pools:
         mask = (rows["pool"].astype(str) == pool).to_numpy()
         part = rows[mask]
-        ax.errorbar(part["value"], y[mask], xerr=_whiskers(part["value"], part["ci_low"], part["ci_high"]),
-                    fmt="o", capsize=3, color=COLORS[pools.index(pool) % len(COLORS)], label=pool)
+        ax.errorbar(
+            part["value"],
+            y[mask],
+            xerr=_whiskers(part["value"], part["ci_low"], part["ci_high"]),
+            fmt="o",
+            capsize=3,
+            color=COLORS[pools.index(pool) % len(COLORS)],
+            label=pool,
+        )
     ax.set_yticks(y, [_label(t, str(t) in baselines) for t in rows["target"]], fontsize=8)
     ax.set_xlabel(metric, fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
@@ -150,8 +163,9 @@ def interval_png(df: pd.DataFrame, metric: str, *, title: str | None = None) -> 
     return _to_png(fig)
 
 
-def pairwise_png(df: pd.DataFrame, metric: str, *, baseline_targets: Collection[str] = (),
-                 title: str | None = None) -> bytes:
+def pairwise_png(
+    df: pd.DataFrame, metric: str, *, baseline_targets: Collection[str] = (), title: str | None = None
+) -> bytes:
     """Paired differences (a - b) with intervals around a zero line; solid when the interval excludes 0."""
     if df is None or df.empty:
         return _placeholder()
@@ -165,21 +179,34 @@ def pairwise_png(df: pd.DataFrame, metric: str, *, baseline_targets: Collection[
     excludes = rows["excludes_zero"].fillna(False).astype(bool).to_numpy()
     for i, (pool, value) in enumerate(zip(rows["pool"].astype(str), rows["diff"])):
         color = COLORS[pools.index(pool) % len(COLORS)]
-        ax.errorbar([value], [y[i]], xerr=whiskers[:, i : i + 1], fmt="o", capsize=3, color=color,
-                    markerfacecolor=color if excludes[i] else "white",
-                    linestyle="none", elinewidth=1.6 if excludes[i] else 1.0)
-    labels = [f"{_label(a, str(a) in baseline_targets)} − {_label(b, str(b) in baseline_targets)}"
-              for a, b in zip(rows["target_a"], rows["target_b"])]
+        ax.errorbar(
+            [value],
+            [y[i]],
+            xerr=whiskers[:, i : i + 1],
+            fmt="o",
+            capsize=3,
+            color=color,
+            markerfacecolor=color if excludes[i] else "white",
+            linestyle="none",
+            elinewidth=1.6 if excludes[i] else 1.0,
+        )
+    labels = [
+        f"{_label(a, str(a) in baseline_targets)} − {_label(b, str(b) in baseline_targets)}"
+        for a, b in zip(rows["target_a"], rows["target_b"])
+    ]
     ax.set_yticks(y, labels, fontsize=8)
     ax.set_xlabel(f"difference in {metric} (a − b)", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(title or f"Paired differences in {metric}", fontsize=11)
-    handles = [Line2D([], [], marker="o", linestyle="none", color=COLORS[i % len(COLORS)], label=f"pool {p}")
-               for i, p in enumerate(pools)]
-    handles += [Line2D([], [], marker="o", linestyle="none", color="0.3", label="interval excludes 0"),
-                Line2D([], [], marker="o", linestyle="none", color="0.3", markerfacecolor="white",
-                       label="interval includes 0")]
+    handles = [
+        Line2D([], [], marker="o", linestyle="none", color=COLORS[i % len(COLORS)], label=f"pool {p}")
+        for i, p in enumerate(pools)
+    ]
+    handles += [
+        Line2D([], [], marker="o", linestyle="none", color="0.3", label="interval excludes 0"),
+        Line2D([], [], marker="o", linestyle="none", color="0.3", markerfacecolor="white", label="interval includes 0"),
+    ]
     ax.legend(handles=handles, fontsize=8, loc="best")
     return _to_png(fig)
 

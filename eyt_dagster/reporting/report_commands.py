@@ -14,8 +14,13 @@ from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting.model_cards import build_model_cards
 from eyt_dagster.reporting.report_sources import card_inputs, code_version, read_table, read_tables
 
-SPEECH_TABLES = ("speech.seq_leaderboard", "speech.seq_breakdown", "speech.seq_human_alignment",
-                 "speech.speech_build_report", "speech.contrast_scores")
+SPEECH_TABLES = (
+    "speech.seq_leaderboard",
+    "speech.seq_breakdown",
+    "speech.seq_human_alignment",
+    "speech.speech_build_report",
+    "speech.contrast_scores",
+)
 CARDS = "reports.model_cards"
 
 
@@ -24,8 +29,9 @@ def model_cards(warehouse: Path, slate: Slate) -> pd.DataFrame:
     return cards if len(cards) else build_model_cards(slate, **card_inputs(warehouse))
 
 
-def report_html(warehouse: Path, slate: Slate, slate_yaml: str, prompt_hashes: dict[str, str],
-                generated_at: str | None = None) -> str:
+def report_html(
+    warehouse: Path, slate: Slate, slate_yaml: str, prompt_hashes: dict[str, str], generated_at: str | None = None
+) -> str:
     """The whole report: the model cards, the EYT-Bench sections, then the SpeechEQ sections."""
     from eyt_dagster.core.baseline_flags import baseline_targets
     from eyt_dagster.reporting.html_report import render_report
@@ -44,10 +50,14 @@ def report_html(warehouse: Path, slate: Slate, slate_yaml: str, prompt_hashes: d
     board = speech["speech.seq_leaderboard"]
     chance = set(board.loc[board["target"] == "chance", "target"]) if len(board) else set()
     sections = [card_section(cards), *build_sections(dialogue), *speech_sections(speech)]
-    return render_report(sections, title="EYT-Bench and SpeechEQ report",
-                         generated_at=generated_at or time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                         slate_yaml=slate_yaml, prompt_hashes=prompt_hashes,
-                         baseline_targets=sorted((named & listed) | chance))
+    return render_report(
+        sections,
+        title="EYT-Bench and SpeechEQ report",
+        generated_at=generated_at or time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        slate_yaml=slate_yaml,
+        prompt_hashes=prompt_hashes,
+        baseline_targets=sorted((named & listed) | chance),
+    )
 
 
 def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> list[Path]:

@@ -10,31 +10,59 @@ from eyt_dagster.reporting.html_report import Section
 
 # (table, title, description) in report order; every one is a table in the warehouse's dialogue schema.
 REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
-    ("leaderboard", "Leaderboard",
-     "Headline metrics per target and pool (docs/eyt-metrics.md) with 95% bootstrap intervals resampled by dialogue. "
-     "Accuracies and FICR are shares; satisfaction and the three dimensions are on 0-100."),
-    ("pairwise_comparisons", "Paired comparisons",
-     "For each pair of targets on the same ChatSEEDs: the mean per-dialogue difference (a - b) and its 95% "
-     "paired bootstrap interval. Only differences whose interval excludes zero are distinguishable from noise."),
-    ("trajectory", "Trajectory (paper Table 13)",
-     "Intent drift (Eq. 1), directional alignment (Spearman of turn index vs similarity to the final intent), "
-     "FICR and satisfaction."),
-    ("alpha_sensitivity", "Warm-up weight sensitivity (paper Table 8)",
-     "Weighted scores for each alpha, early (turns 1-2) and late (turns 3+) raw means and their difference; "
-     "rank_flip marks a pool x dimension where two targets swap order across the sweep."),
+    (
+        "leaderboard",
+        "Leaderboard",
+        "Headline metrics per target and pool (docs/eyt-metrics.md) with 95% bootstrap intervals resampled by dialogue. "
+        "Accuracies and FICR are shares; satisfaction and the three dimensions are on 0-100.",
+    ),
+    (
+        "pairwise_comparisons",
+        "Paired comparisons",
+        "For each pair of targets on the same ChatSEEDs: the mean per-dialogue difference (a - b) and its 95% "
+        "paired bootstrap interval. Only differences whose interval excludes zero are distinguishable from noise.",
+    ),
+    (
+        "trajectory",
+        "Trajectory (paper Table 13)",
+        "Intent drift (Eq. 1), directional alignment (Spearman of turn index vs similarity to the final intent), "
+        "FICR and satisfaction.",
+    ),
+    (
+        "alpha_sensitivity",
+        "Warm-up weight sensitivity (paper Table 8)",
+        "Weighted scores for each alpha, early (turns 1-2) and late (turns 3+) raw means and their difference; "
+        "rank_flip marks a pool x dimension where two targets swap order across the sweep.",
+    ),
     ("turn_curves", "Score by turn", "Mean judge score per turn index (0-100)."),
-    ("persona_source_comparison", "Persona source comparison (paper Table 5)",
-     "Family-level means per persona pool and the shift from the first pool to the second."),
-    ("thinking_ablation", "Thinking on/off (paper Table 7)",
-     "Think minus non-think for the reasoning pairs declared in the slate; highlighted marks objective "
-     "metrics whose difference reaches the slate's threshold."),
-    ("judge_agreement", "Judge agreement", "Krippendorff's alpha across the slate's judges, and the share of "
-     "dialogues whose completion vote was unanimous."),
-    ("cross_judge_ablation", "Cross-judge ablation (paper Tables 9/14)",
-     "Replacement judge minus primary judges on a stratified subsample; ranking rows give Kendall tau and "
-     "Spearman rho between the two judges' target rankings per pool."),
-    ("human_alignment", "Judge-human alignment (paper Table 15)",
-     "The primary judges against the human annotations named in the slate."),
+    (
+        "persona_source_comparison",
+        "Persona source comparison (paper Table 5)",
+        "Family-level means per persona pool and the shift from the first pool to the second.",
+    ),
+    (
+        "thinking_ablation",
+        "Thinking on/off (paper Table 7)",
+        "Think minus non-think for the reasoning pairs declared in the slate; highlighted marks objective "
+        "metrics whose difference reaches the slate's threshold.",
+    ),
+    (
+        "judge_agreement",
+        "Judge agreement",
+        "Krippendorff's alpha across the slate's judges, and the share of "
+        "dialogues whose completion vote was unanimous.",
+    ),
+    (
+        "cross_judge_ablation",
+        "Cross-judge ablation (paper Tables 9/14)",
+        "Replacement judge minus primary judges on a stratified subsample; ranking rows give Kendall tau and "
+        "Spearman rho between the two judges' target rankings per pool.",
+    ),
+    (
+        "human_alignment",
+        "Judge-human alignment (paper Table 15)",
+        "The primary judges against the human annotations named in the slate.",
+    ),
 )
 DROP = ("created_at",)
 
@@ -54,8 +82,11 @@ def wide_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
 
 def leaderboard_with_intervals(board: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard's identity and flag columns next to every metric with its interval."""
-    keep = [c for c in ("target", "pool", "is_baseline", "self_preference_risk", "n_dialogues", "n_errors")
-            if c in board.columns]
+    keep = [
+        c
+        for c in ("target", "pool", "is_baseline", "self_preference_risk", "n_dialogues", "n_errors")
+        if c in board.columns
+    ]
     return board[keep].merge(wide_intervals(intervals), on=["target", "pool"], how="left")
 
 
@@ -69,7 +100,9 @@ def build_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
         images: list[tuple[str, bytes]] = []
         note = "" if len(df) else "No rows: the slate does not configure this analysis, or nothing is materialised yet."
         if name == "leaderboard" and "leaderboard_intervals" in tables:
-            intervals = tables["leaderboard_intervals"].merge(df[["target", "pool", "is_baseline"]], on=["target", "pool"])
+            intervals = tables["leaderboard_intervals"].merge(
+                df[["target", "pool", "is_baseline"]], on=["target", "pool"]
+            )
             df = leaderboard_with_intervals(df, tables["leaderboard_intervals"])
             images = [(f"{m} with 95% intervals", plots.interval_png(intervals, m)) for m in ("empathy", "ficr")]
         elif name == "pairwise_comparisons" and len(df):

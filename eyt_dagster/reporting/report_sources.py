@@ -26,8 +26,18 @@ CARD_READS: dict[str, tuple[str, ...] | None] = {
     "dialogue.leaderboard": None,
     "dialogue.leaderboard_intervals": ("target", "pool", "metric", "value", "ci_low", "ci_high"),
     "dialogue.dialogue_scores": None,
-    "dialogue.dialogue_turns": ("target", "pool", "seed_id", "turn", "error", "complete", "gold_emotion",
-                                "pred_emotion", "target_latency_s", "prompt_hash"),
+    "dialogue.dialogue_turns": (
+        "target",
+        "pool",
+        "seed_id",
+        "turn",
+        "error",
+        "complete",
+        "gold_emotion",
+        "pred_emotion",
+        "target_latency_s",
+        "prompt_hash",
+    ),
     "dialogue.judge_verdicts": ("target", "prompt_hash"),
     "dialogue.final_intent_verdicts": ("target", "prompt_hash"),
     "speech.seq_leaderboard": None,
@@ -38,10 +48,15 @@ CARD_READS: dict[str, tuple[str, ...] | None] = {
 def card_inputs(warehouse: Path) -> dict[str, pd.DataFrame]:
     """The frames build_model_cards takes, read from the warehouse."""
     t = {name: read_table(warehouse, name, cols) for name, cols in CARD_READS.items()}
-    return {"leaderboard": t["dialogue.leaderboard"], "intervals": t["dialogue.leaderboard_intervals"],
-            "scores": t["dialogue.dialogue_scores"], "turns": t["dialogue.dialogue_turns"],
-            "verdict_hashes": pd.concat([t["dialogue.judge_verdicts"], t["dialogue.final_intent_verdicts"]]),
-            "seq_board": t["speech.seq_leaderboard"], "choices": t["speech.slm_choices"]}
+    return {
+        "leaderboard": t["dialogue.leaderboard"],
+        "intervals": t["dialogue.leaderboard_intervals"],
+        "scores": t["dialogue.dialogue_scores"],
+        "turns": t["dialogue.dialogue_turns"],
+        "verdict_hashes": pd.concat([t["dialogue.judge_verdicts"], t["dialogue.final_intent_verdicts"]]),
+        "seq_board": t["speech.seq_leaderboard"],
+        "choices": t["speech.slm_choices"],
+    }
 
 
 def read_tables(warehouse: Path, tables: Iterable[str]) -> dict[str, pd.DataFrame]:

@@ -13,8 +13,12 @@ from eyt_dagster.reporting.plots import COLORS, DPI, _label, _placeholder, _to_p
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq import CHANCE
 
-METRIC_LABELS = {"acc1": "Acc1 (round 1)", "acc2": "Acc2 (round 2)", "acc_traj": "Acc_traj (both rounds)",
-                 "acc2_direct": "Acc2 under direct inference"}
+METRIC_LABELS = {
+    "acc1": "Acc1 (round 1)",
+    "acc2": "Acc2 (round 2)",
+    "acc_traj": "Acc_traj (both rounds)",
+    "acc2_direct": "Acc2 under direct inference",
+}
 
 
 def _subscale_rows(breakdown: pd.DataFrame | None, condition: str, value: str) -> pd.DataFrame:
@@ -37,16 +41,21 @@ def _grouped_bars(rows: pd.DataFrame, value: str) -> tuple[Figure, Axes]:
     names = dict(zip(rows["name"].astype(str), rows["display_name"].astype(str)))
     targets = _targets(rows)
     height = 0.8 / len(targets)
-    fig = Figure(figsize=(7.0, 1.4 + len(subscales) * (0.12 + 0.16 * len(targets))), dpi=DPI,
-                 layout="constrained")
+    fig = Figure(figsize=(7.0, 1.4 + len(subscales) * (0.12 + 0.16 * len(targets))), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
     y = np.arange(len(subscales), dtype=float)
     for i, (target, baseline) in enumerate(targets):
         part = rows[rows["target"].astype(str) == target].set_index("name")[value]
         values = part.reindex(subscales).to_numpy(dtype=float)
         offset = -0.4 + height * (i + 0.5)
-        ax.barh(y + offset, np.nan_to_num(values), height=height, color=COLORS[i % len(COLORS)],
-                hatch="//" if baseline else None, label=_label(target, baseline))
+        ax.barh(
+            y + offset,
+            np.nan_to_num(values),
+            height=height,
+            color=COLORS[i % len(COLORS)],
+            hatch="//" if baseline else None,
+            label=_label(target, baseline),
+        )
     ax.set_yticks(y, [names[s] for s in subscales], fontsize=8)
     ax.invert_yaxis()
     ax.tick_params(axis="x", labelsize=8)
@@ -58,12 +67,24 @@ def _legend(fig: Figure, ax: Axes, handles: list | None = None, title: str | Non
     """A legend below the axes, up to three entries a row."""
     if handles is None:
         handles, _ = ax.get_legend_handles_labels()
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(3, len(handles)), fontsize=8, frameon=False,
-               title=title, title_fontsize=8)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncol=min(3, len(handles)),
+        fontsize=8,
+        frameon=False,
+        title=title,
+        title_fontsize=8,
+    )
 
 
-def subscale_accuracy_png(breakdown: pd.DataFrame | None, metric: str = "acc_traj", *,
-                          condition: str = DEFAULT_CONDITION, title: str | None = None) -> bytes:
+def subscale_accuracy_png(
+    breakdown: pd.DataFrame | None,
+    metric: str = "acc_traj",
+    *,
+    condition: str = DEFAULT_CONDITION,
+    title: str | None = None,
+) -> bytes:
     """Per-subscale accuracy of every target under one condition (paper Figure 2's view): grouped horizontal
     bars, baselines hatched and labelled, a dashed line at chance (0.25 for Acc_traj, 0.5 for one round)."""
     rows = _subscale_rows(breakdown, condition, metric)
@@ -79,8 +100,9 @@ def subscale_accuracy_png(breakdown: pd.DataFrame | None, metric: str = "acc_tra
     return _to_png(fig)
 
 
-def sequential_direct_png(breakdown: pd.DataFrame | None, *, condition: str = DEFAULT_CONDITION,
-                          title: str | None = None) -> bytes:
+def sequential_direct_png(
+    breakdown: pd.DataFrame | None, *, condition: str = DEFAULT_CONDITION, title: str | None = None
+) -> bytes:
     """Acc2 under direct minus sequential inference per subscale (paper Figure 3): bars right of zero are
     subscales where giving the correct turn-4 clip as history helped. Targets without direct inference are
     left out. With one target, bars are coloured by sign; with several, by target."""

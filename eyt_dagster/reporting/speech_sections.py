@@ -18,16 +18,48 @@ from eyt_dagster.speech_eq.seq_tables import COHORT_KINDS, conditioning_table, s
 
 # Section titles in report order (the browser test checks each one is on the page).
 CARDS_TITLE = "Model cards"
-SPEECH_TITLES = ("SEQ leaderboard", "SpeechEQ subscales and composites", "Sequential vs direct inference",
-                 "Position bias and parse failures", "Persona conditioning", "SEQ and the human ranking",
-                 "SpeechEQ build report")
-CARD_COLUMNS = ("target", "is_baseline", "has_eyt_bench", "has_speech_eq",
-                *(f"eyt_{POOLED}_{m}" for m in ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1",
-                                                 "drift", "ficr", "satisfaction", "empathy", "persona",
-                                                 "anthropomorphic")),
-                *(f"speech_{m}" for m in SPEECH_METRICS), "speech_seq", "speech_seq_cohort_kind",
-                "eyt_cost_usd", "eyt_mean_latency_s", "speech_cost_usd", "speech_mean_latency_s", "model",
-                "endpoint", "model_fingerprint", "eyt_prompt_hashes", "speech_prompt_hashes")
+SPEECH_TITLES = (
+    "SEQ leaderboard",
+    "SpeechEQ subscales and composites",
+    "Sequential vs direct inference",
+    "Position bias and parse failures",
+    "Persona conditioning",
+    "SEQ and the human ranking",
+    "SpeechEQ build report",
+)
+CARD_COLUMNS = (
+    "target",
+    "is_baseline",
+    "has_eyt_bench",
+    "has_speech_eq",
+    *(
+        f"eyt_{POOLED}_{m}"
+        for m in (
+            "explicit_acc",
+            "latent_acc",
+            "emotion_acc",
+            "emotion_macro_f1",
+            "drift",
+            "ficr",
+            "satisfaction",
+            "empathy",
+            "persona",
+            "anthropomorphic",
+        )
+    ),
+    *(f"speech_{m}" for m in SPEECH_METRICS),
+    "speech_seq",
+    "speech_seq_cohort_kind",
+    "eyt_cost_usd",
+    "eyt_mean_latency_s",
+    "speech_cost_usd",
+    "speech_mean_latency_s",
+    "model",
+    "endpoint",
+    "model_fingerprint",
+    "eyt_prompt_hashes",
+    "speech_prompt_hashes",
+)
 
 
 def _with_ci(df: pd.DataFrame, metrics: tuple[str, ...] = ("acc1", "acc2", "acc_traj")) -> pd.DataFrame:
@@ -45,15 +77,25 @@ def card_section(cards: pd.DataFrame | None) -> Section:
         "(per-pool values are in reports.model_cards); SpeechEQ columns are the default persona condition. "
         "A benchmark a model did not run is left empty, not zero. Costs are what the model's own calls cost; "
         "the fingerprint hashes the settings that change its answers. In the plot every dimension is on 0-1 "
-        "(0-100 scores / 100, drift as 1 - drift/2, SEQ as (SEQ - 40)/120) with 95% whiskers.")
+        "(0-100 scores / 100, drift as 1 - drift/2, SEQ as (SEQ - 40)/120) with 95% whiskers."
+    )
     if cards is None or cards.empty:
-        return Section(CARDS_TITLE, description, pd.DataFrame(), note="No model cards materialised yet "
-                       "(run the unified_reports job or `eyt run`).")
+        return Section(
+            CARDS_TITLE,
+            description,
+            pd.DataFrame(),
+            note="No model cards materialised yet (run the unified_reports job or `eyt run`).",
+        )
     shown = cards.sort_values("target")
-    table = shown[[c for c in CARD_COLUMNS if c in shown.columns]
-                  + [c for m in ("explicit_acc", "empathy", "ficr") for c in
-                     (f"eyt_{POOLED}_{m}_ci_low", f"eyt_{POOLED}_{m}_ci_high")]
-                  + [f"speech_{m}_ci_{s}" for m in SPEECH_METRICS for s in ("low", "high")]]
+    table = shown[
+        [c for c in CARD_COLUMNS if c in shown.columns]
+        + [
+            c
+            for m in ("explicit_acc", "empathy", "ficr")
+            for c in (f"eyt_{POOLED}_{m}_ci_low", f"eyt_{POOLED}_{m}_ci_high")
+        ]
+        + [f"speech_{m}_ci_{s}" for m in SPEECH_METRICS for s in ("low", "high")]
+    ]
     return Section(CARDS_TITLE, description, table, images=[("Model cards", model_cards_png(shown))])
 
 
@@ -69,58 +111,145 @@ def speech_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
 
     cohort = seq_cohort_note(board) if len(board) else ""
     kinds = "; ".join(f"{k}: {v}" for k, v in COHORT_KINDS.items())
-    sections.append(Section(
-        SPEECH_TITLES[0],
-        "Per target and persona condition: Acc1, Acc2 and Acc_traj with 95% item-bootstrap intervals, and SEQ "
-        "(100 + 15 z, clipped to 40-160) relative to the condition's cohort, named in seq_cohort. Cohort kinds: "
-        f"{kinds}. Chance is a reference row.",
-        _keep(_with_ci(board), ("target", "condition", "is_baseline", "speech_input", "headline_inference",
-                                "n_items", "n_error_items", "acc1", "acc1_ci_low", "acc1_ci_high", "acc2",
-                                "acc2_ci_low", "acc2_ci_high", "acc_traj", "acc_traj_ci_low", "acc_traj_ci_high",
-                                "seq", "seq_cohort", "seq_cohort_kind", "cost_per_100_queries", "mean_latency_s",
-                                "tokens_per_s")) if len(board) else pd.DataFrame(),
-        note=cohort if len(board) else empty))
+    sections.append(
+        Section(
+            SPEECH_TITLES[0],
+            "Per target and persona condition: Acc1, Acc2 and Acc_traj with 95% item-bootstrap intervals, and SEQ "
+            "(100 + 15 z, clipped to 40-160) relative to the condition's cohort, named in seq_cohort. Cohort kinds: "
+            f"{kinds}. Chance is a reference row.",
+            _keep(
+                _with_ci(board),
+                (
+                    "target",
+                    "condition",
+                    "is_baseline",
+                    "speech_input",
+                    "headline_inference",
+                    "n_items",
+                    "n_error_items",
+                    "acc1",
+                    "acc1_ci_low",
+                    "acc1_ci_high",
+                    "acc2",
+                    "acc2_ci_low",
+                    "acc2_ci_high",
+                    "acc_traj",
+                    "acc_traj_ci_low",
+                    "acc_traj_ci_high",
+                    "seq",
+                    "seq_cohort",
+                    "seq_cohort_kind",
+                    "cost_per_100_queries",
+                    "mean_latency_s",
+                    "tokens_per_s",
+                ),
+            )
+            if len(board)
+            else pd.DataFrame(),
+            note=cohort if len(board) else empty,
+        )
+    )
 
     images = []
     if len(breakdown):
         composites = breakdown[breakdown["level"] == "composite"].assign(level="subscale")  # same bar layout
-        images = [("Acc_traj per subscale", subscale_accuracy_png(breakdown)),
-                  ("Acc1 per subscale", subscale_accuracy_png(breakdown, "acc1")),
-                  ("Acc_traj per composite", subscale_accuracy_png(composites, title="Acc_traj per composite"))]
-    sections.append(Section(
-        SPEECH_TITLES[1], "Accuracy per EQ-i subscale and composite (paper Figures 2-3), with 95% intervals.",
-        _keep(_with_ci(breakdown), ("target", "condition", "is_baseline", "level", "display_name", "composite_name",
-                                    "n_items", "acc1", "acc1_ci_low", "acc1_ci_high", "acc2", "acc2_ci_low",
-                                    "acc2_ci_high", "acc_traj", "acc_traj_ci_low", "acc_traj_ci_high",
-                                    "contextual_amnesia")) if len(breakdown) else pd.DataFrame(),
-        images=images, note="" if len(breakdown) else empty))
+        images = [
+            ("Acc_traj per subscale", subscale_accuracy_png(breakdown)),
+            ("Acc1 per subscale", subscale_accuracy_png(breakdown, "acc1")),
+            ("Acc_traj per composite", subscale_accuracy_png(composites, title="Acc_traj per composite")),
+        ]
+    sections.append(
+        Section(
+            SPEECH_TITLES[1],
+            "Accuracy per EQ-i subscale and composite (paper Figures 2-3), with 95% intervals.",
+            _keep(
+                _with_ci(breakdown),
+                (
+                    "target",
+                    "condition",
+                    "is_baseline",
+                    "level",
+                    "display_name",
+                    "composite_name",
+                    "n_items",
+                    "acc1",
+                    "acc1_ci_low",
+                    "acc1_ci_high",
+                    "acc2",
+                    "acc2_ci_low",
+                    "acc2_ci_high",
+                    "acc_traj",
+                    "acc_traj_ci_low",
+                    "acc_traj_ci_high",
+                    "contextual_amnesia",
+                ),
+            )
+            if len(breakdown)
+            else pd.DataFrame(),
+            images=images,
+            note="" if len(breakdown) else empty,
+        )
+    )
 
-    sections.append(Section(
-        SPEECH_TITLES[2],
-        "Round 2 asked after the model's own round-1 choice (sequential) against round 2 asked with the correct "
-        "turn-4 clip as history (direct); sequential_direct_delta is direct minus sequential (paper Figure 3).",
-        _keep(board, ("target", "condition", "is_baseline", "acc2", "acc2_direct", "acc_traj", "acc_traj_direct",
-                      "sequential_direct_delta", "contextual_amnesia")) if len(board) else pd.DataFrame(),
-        images=[("Round-2 accuracy, direct minus sequential, per subscale", sequential_direct_png(breakdown))]
-        if len(breakdown) else [], note="" if len(board) else empty))
+    sections.append(
+        Section(
+            SPEECH_TITLES[2],
+            "Round 2 asked after the model's own round-1 choice (sequential) against round 2 asked with the correct "
+            "turn-4 clip as history (direct); sequential_direct_delta is direct minus sequential (paper Figure 3).",
+            _keep(
+                board,
+                (
+                    "target",
+                    "condition",
+                    "is_baseline",
+                    "acc2",
+                    "acc2_direct",
+                    "acc_traj",
+                    "acc_traj_direct",
+                    "sequential_direct_delta",
+                    "contextual_amnesia",
+                ),
+            )
+            if len(board)
+            else pd.DataFrame(),
+            images=[("Round-2 accuracy, direct minus sequential, per subscale", sequential_direct_png(breakdown))]
+            if len(breakdown)
+            else [],
+            note="" if len(board) else empty,
+        )
+    )
 
-    sections.append(Section(
-        SPEECH_TITLES[3],
-        "Share of items whose chosen position changed when the two options were swapped (position bias), and "
-        "the share of replies that did not parse (counted as wrong answers).",
-        _keep(board, ("target", "condition", "is_baseline", "position_bias_rate", "parse_failure_rate", "queries"))
-        if len(board) else pd.DataFrame(), note="" if len(board) else empty))
+    sections.append(
+        Section(
+            SPEECH_TITLES[3],
+            "Share of items whose chosen position changed when the two options were swapped (position bias), and "
+            "the share of replies that did not parse (counted as wrong answers).",
+            _keep(board, ("target", "condition", "is_baseline", "position_bias_rate", "parse_failure_rate", "queries"))
+            if len(board)
+            else pd.DataFrame(),
+            note="" if len(board) else empty,
+        )
+    )
 
     conditioning = conditioning_table(board) if len(board) else pd.DataFrame()
-    sections.append(Section(
-        SPEECH_TITLES[4],
-        "Acc_traj under each persona condition, and SEQ with every condition placed on the default condition's "
-        "cohort scale so that columns compare (paper Figure 4).",
-        conditioning, note="" if len(conditioning) else empty))
+    sections.append(
+        Section(
+            SPEECH_TITLES[4],
+            "Acc_traj under each persona condition, and SEQ with every condition placed on the default condition's "
+            "cohort scale so that columns compare (paper Figure 4).",
+            conditioning,
+            note="" if len(conditioning) else empty,
+        )
+    )
 
-    sections.append(Section(
-        SPEECH_TITLES[5], "Spearman rho of each metric with the human ranking named in the slate (paper Table 4).",
-        human, note="" if len(human) else "No human ranking configured (speech.evaluation.human_ranking)."))
+    sections.append(
+        Section(
+            SPEECH_TITLES[5],
+            "Spearman rho of each metric with the human ranking named in the slate (paper Table 4).",
+            human,
+            note="" if len(human) else "No human ranking configured (speech.evaluation.human_ranking).",
+        )
+    )
 
     build_table = build.copy()
     if len(build_table) and {"items", "discarded"} <= set(build_table.columns):
@@ -128,17 +257,26 @@ def speech_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
         build_table["discard_rate"] = (build_table["discarded"] / attempted.where(attempted > 0)).astype(float)
     plots = []
     if len(contrast):
-        plots.append(("Contrast score (0-8), every attempt", distribution_png(contrast, "total", "subscale",
-                                                                             title="Contrast score, every attempt")))
+        plots.append(
+            (
+                "Contrast score (0-8), every attempt",
+                distribution_png(contrast, "total", "subscale", title="Contrast score, every attempt"),
+            )
+        )
         for gap in ("gap_pitch", "gap_rate"):
             if gap in contrast.columns:
                 plots.append((f"{gap} per subscale", distribution_png(contrast, gap, "subscale", title=gap)))
-    sections.append(Section(
-        SPEECH_TITLES[6],
-        "Per subscale: scenarios, items built, tone instructions rejected as bland, pairs regenerated and "
-        "discarded (discard_rate = discarded / (items + discarded)), and the mean contrast score and feature "
-        "gaps of the accepted pairs; the plots show the contrast distributions over every attempt.",
-        build_table, images=plots, note="" if len(build_table) else empty))
+    sections.append(
+        Section(
+            SPEECH_TITLES[6],
+            "Per subscale: scenarios, items built, tone instructions rejected as bland, pairs regenerated and "
+            "discarded (discard_rate = discarded / (items + discarded)), and the mean contrast score and feature "
+            "gaps of the accepted pairs; the plots show the contrast distributions over every attempt.",
+            build_table,
+            images=plots,
+            note="" if len(build_table) else empty,
+        )
+    )
     return [_drop_created(s) for s in sections]
 
 

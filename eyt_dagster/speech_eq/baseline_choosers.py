@@ -43,12 +43,18 @@ class RandomChooser:
     def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         current = request.current
         history = request.round2.shown[0].role if request.round2 else "-"
-        option = seeded_choice(self.seed, self.model_id, request.item.dataset_id, current.round, current.order,
-                               history, request.condition)
+        option = seeded_choice(
+            self.seed, self.model_id, request.item.dataset_id, current.round, current.order, history, request.condition
+        )
         unheard = "not listened to (random baseline)"
-        reply = make_reply(request.reply_format, selected_option=option, reasoning="seeded coin (random baseline)",
-                           acoustic_profile_1=unheard, acoustic_profile_2=unheard,
-                           situational_demand="not assessed (random baseline)")
+        reply = make_reply(
+            request.reply_format,
+            selected_option=option,
+            reasoning="seeded coin (random baseline)",
+            acoustic_profile_1=unheard,
+            acoustic_profile_2=unheard,
+            situational_demand="not assessed (random baseline)",
+        )
         return Reply(value=reply, raw=reply.model_dump_json(), stats=CallStats())
 
 
@@ -67,8 +73,9 @@ def arousal_gap(a: AcousticFeatures, b: AcousticFeatures, units: ContrastThresho
 class AcousticChooser:
     """The arousal-matching acoustic-feature baseline; `features` reads a clip (resources.audio_features)."""
 
-    def __init__(self, model_id: str, features: Callable[[str], AcousticFeatures],
-                 units: ContrastThresholds | None = None) -> None:
+    def __init__(
+        self, model_id: str, features: Callable[[str], AcousticFeatures], units: ContrastThresholds | None = None
+    ) -> None:
         self.model_id = model_id
         self.features = features
         self.units = units or ContrastThresholds()
@@ -81,16 +88,23 @@ class AcousticChooser:
         option = 1 if (gap >= 0) == lively else 2
         wanted = "livelier" if lively else "calmer"
         reply = make_reply(
-            request.reply_format, selected_option=option,
-            acoustic_profile_1=acoustic_profile(first), acoustic_profile_2=acoustic_profile(second),
+            request.reply_format,
+            selected_option=option,
+            acoustic_profile_1=acoustic_profile(first),
+            acoustic_profile_2=acoustic_profile(second),
             situational_demand=f"a {valence.lower()} scene: the {wanted} of the two voices (arousal-matching rule)",
-            reasoning=(f"option 1 is {'livelier' if gap >= 0 else 'calmer'} by {abs(gap):.1f} threshold units; a "
-                       f"{valence.lower()} scene calls for the {wanted} voice"))
+            reasoning=(
+                f"option 1 is {'livelier' if gap >= 0 else 'calmer'} by {abs(gap):.1f} threshold units; a "
+                f"{valence.lower()} scene calls for the {wanted} voice"
+            ),
+        )
         return Reply(value=reply, raw=reply.model_dump_json(), stats=CallStats())
 
 
 def acoustic_profile(features: AcousticFeatures) -> str:
     """A clip's measures in words, as the acoustic baseline's profile of an option."""
     pitch = f"mean pitch {features.mean_pitch_hz:.0f} Hz" if features.mean_pitch_hz else "no voiced pitch found"
-    return (f"{pitch}, loudness {features.rms_db:.1f} dBFS, {features.duration_s:.2f} s long, "
-            f"zero-crossing rate {features.zcr:.3f} (measured, acoustic baseline)")
+    return (
+        f"{pitch}, loudness {features.rms_db:.1f} dBFS, {features.duration_s:.2f} s long, "
+        f"zero-crossing rate {features.zcr:.3f} (measured, acoustic baseline)"
+    )

@@ -18,12 +18,20 @@ VoiceFor = Callable[[str, int], str]
 STRENGTH_STEP = 0.5  # each regeneration renders both clips this much further from neutral prosody
 
 
-def contrast_row(scenario_id: str, turn: int, attempt: int, strength: float | None,
-                 score: ContrastResult) -> dict[str, Any]:
+def contrast_row(
+    scenario_id: str, turn: int, attempt: int, strength: float | None, score: ContrastResult
+) -> dict[str, Any]:
     """One speech.contrast_scores row: the pair's total, pass flag, and points and gap per feature."""
-    return {"scenario_id": scenario_id, "turn": turn, "attempt": attempt, "strength": strength,
-            "total": score.total, "passed": score.passed,
-            **{f"points_{k}": v for k, v in score.points.items()}, **{f"gap_{k}": v for k, v in score.gaps.items()}}
+    return {
+        "scenario_id": scenario_id,
+        "turn": turn,
+        "attempt": attempt,
+        "strength": strength,
+        "total": score.total,
+        "passed": score.passed,
+        **{f"points_{k}": v for k, v in score.points.items()},
+        **{f"gap_{k}": v for k, v in score.gaps.items()},
+    }
 
 
 @dataclass
@@ -35,9 +43,16 @@ class BuildResult:
 
 
 def build_item(
-    scenario_id: str, scenario: Scenario, lines: list[Line], context_tones: dict[int, str],
-    test_tones: dict[int, tuple[str, str]], *, synthesize: Synthesize, voice_for: VoiceFor,
-    store: Callable[[bytes], Path], features: Callable[[Path], AcousticFeatures],
+    scenario_id: str,
+    scenario: Scenario,
+    lines: list[Line],
+    context_tones: dict[int, str],
+    test_tones: dict[int, tuple[str, str]],
+    *,
+    synthesize: Synthesize,
+    voice_for: VoiceFor,
+    store: Callable[[bytes], Path],
+    features: Callable[[Path], AcousticFeatures],
     thresholds: ContrastThresholds,
 ) -> BuildResult:
     """Clips for turns 1, 2, 3 and 5 once; for turns 4 and 6 a resonant/dissonant pair per attempt, up to
@@ -53,10 +68,22 @@ def build_item(
         line = text[turn]
         wav, meta = synthesize(line.text, instruction, voices[line.speaker], strength)
         path = store(wav)
-        result.clips.append({"scenario_id": scenario_id, "turn": turn, "role": role, "attempt": attempt,
-                             "speaker": line.speaker, "voice": voices[line.speaker], "text": line.text,
-                             "instruction": instruction, "strength": strength, "engine": meta.get("engine"),
-                             "duration_s": meta.get("duration_s"), "path": str(path)})
+        result.clips.append(
+            {
+                "scenario_id": scenario_id,
+                "turn": turn,
+                "role": role,
+                "attempt": attempt,
+                "speaker": line.speaker,
+                "voice": voices[line.speaker],
+                "text": line.text,
+                "instruction": instruction,
+                "strength": strength,
+                "engine": meta.get("engine"),
+                "duration_s": meta.get("duration_s"),
+                "path": str(path),
+            }
+        )
         return path
 
     for turn, instruction in sorted(context_tones.items()):
@@ -80,8 +107,23 @@ def build_item(
                 chosen[number], tones[number] = high, resonant_tone
             elif slot == (turn, "low"):
                 chosen[number], tones[number] = low, dissonant_tone
-    clips = [Clip(file_number=n, turn=t, speaker=text[t].speaker, text=text[t].text, eq_level=level,
-                  path=str(chosen[n]), tone_description=tones[n]) for n, (t, level) in AUDIO_FILES.items()]
-    result.item = EqItem(dataset_id=scenario_id, scenario=scenario, conversation=lines, clips=clips,
-                         generation_metadata={"contrast": {str(k): v for k, v in result.composite.items()}})
+    clips = [
+        Clip(
+            file_number=n,
+            turn=t,
+            speaker=text[t].speaker,
+            text=text[t].text,
+            eq_level=level,
+            path=str(chosen[n]),
+            tone_description=tones[n],
+        )
+        for n, (t, level) in AUDIO_FILES.items()
+    ]
+    result.item = EqItem(
+        dataset_id=scenario_id,
+        scenario=scenario,
+        conversation=lines,
+        clips=clips,
+        generation_metadata={"contrast": {str(k): v for k, v in result.composite.items()}},
+    )
     return result

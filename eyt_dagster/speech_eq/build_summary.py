@@ -7,8 +7,9 @@ import pandas as pd
 GAP_COLUMNS = ("gap_pitch", "gap_rate", "gap_centroid", "gap_rms", "gap_mfcc", "gap_duration")
 
 
-def build_summary(scenarios: pd.DataFrame, tones: pd.DataFrame, contrasts: pd.DataFrame,
-                  items: pd.DataFrame) -> pd.DataFrame:
+def build_summary(
+    scenarios: pd.DataFrame, tones: pd.DataFrame, contrasts: pd.DataFrame, items: pd.DataFrame
+) -> pd.DataFrame:
     """One row per subscale: scenarios, items, bland rejections, regenerated and discarded pairs, and the
     mean total and feature gaps of the pairs that passed."""
     rows = []
@@ -18,14 +19,18 @@ def build_summary(scenarios: pd.DataFrame, tones: pd.DataFrame, contrasts: pd.Da
         last = pairs.sort_values("attempt").groupby(["scenario_id", "turn"]).tail(1)
         passed = last[last["passed"]]
         rejected = tones[tones["scenario_id"].isin(ids) & ~tones["accepted"]]
-        row = {"subscale": slug, "scenarios": len(ids),
-               "items": int(items["dataset_id"].isin(ids).sum()) if len(items) else 0,
-               "tones_rejected_bland": int(rejected["rejection_reason"].astype(str).str.startswith("bland").sum()),
-               "pairs_regenerated": int((pairs.groupby(["scenario_id", "turn"])["attempt"].max() > 0).sum()),
-               "pairs_discarded": int((~last["passed"]).sum()),
-               "mean_total_passed": float(passed["total"].mean()) if len(passed) else float("nan")}
-        row.update({f"mean_{c}": float(passed[c].mean()) if len(passed) and c in passed else float("nan")
-                    for c in GAP_COLUMNS})
+        row = {
+            "subscale": slug,
+            "scenarios": len(ids),
+            "items": int(items["dataset_id"].isin(ids).sum()) if len(items) else 0,
+            "tones_rejected_bland": int(rejected["rejection_reason"].astype(str).str.startswith("bland").sum()),
+            "pairs_regenerated": int((pairs.groupby(["scenario_id", "turn"])["attempt"].max() > 0).sum()),
+            "pairs_discarded": int((~last["passed"]).sum()),
+            "mean_total_passed": float(passed["total"].mean()) if len(passed) else float("nan"),
+        }
+        row.update(
+            {f"mean_{c}": float(passed[c].mean()) if len(passed) and c in passed else float("nan") for c in GAP_COLUMNS}
+        )
         rows.append(row)
     out = pd.DataFrame(rows)
     if len(out):

@@ -30,8 +30,9 @@ class ChatChooser:
 
     def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         messages = choice_messages(request, self.render_clip)
-        return self.client.complete_json(messages, reply_schema(request.reply_format),
-                                         purpose=f"speech_eq_round{request.current.round}")
+        return self.client.complete_json(
+            messages, reply_schema(request.reply_format), purpose=f"speech_eq_round{request.current.round}"
+        )
 
 
 def oracle_text(clip: Utterance) -> list[ContentPart]:

@@ -91,12 +91,20 @@ def utterance(item: EqItem, turn: int, role: Literal["context", "resonant", "dis
     level = EQ_LEVEL[role]
     clip = item.clip(turn, level)
     speaker = item.scenario.speaker1 if clip.speaker == 1 else item.scenario.speaker2
-    return Utterance(turn=turn, speaker=clip.speaker, text=clip.text, path=clip.path, tone=clip.tone_description,
-                     role=role, gender=speaker.gender)
+    return Utterance(
+        turn=turn,
+        speaker=clip.speaker,
+        text=clip.text,
+        path=clip.path,
+        tone=clip.tone_description,
+        role=role,
+        gender=speaker.gender,
+    )
 
 
-def choice_round(item: EqItem, round_: int, seed: int, order: Order,
-                 turn4_in_history: Literal["resonant", "dissonant"] | None = None) -> ChoiceRound:
+def choice_round(
+    item: EqItem, round_: int, seed: int, order: Order, turn4_in_history: Literal["resonant", "dissonant"] | None = None
+) -> ChoiceRound:
     """Round 1 or 2 of an item, options in the seeded order (or its flip). Round 2 needs the turn-4 clip that
     stands in the history."""
     roles = option_order(item.dataset_id, round_, seed, flipped=order == "flipped")
@@ -115,8 +123,14 @@ def direct_answer(round1: ChoiceRound, reply_format: str = DEFAULT_REPLY_FORMAT)
     """The round-1 answer placed in the history under direct inference: the correct choice, in the reply
     format asked for, its texts saying that it was given rather than heard."""
     given = "(the correct answer, given as history)"
-    reply = make_reply(reply_format, selected_option=round1.correct_option, reasoning=given,
-                       acoustic_profile_1=given, acoustic_profile_2=given, situational_demand=given)
+    reply = make_reply(
+        reply_format,
+        selected_option=round1.correct_option,
+        reasoning=given,
+        acoustic_profile_1=given,
+        acoustic_profile_2=given,
+        situational_demand=given,
+    )
     return json.dumps(reply.model_dump())
 
 
@@ -140,24 +154,37 @@ def _clips(label: str, clip: Utterance, render_clip: RenderClip) -> list[Content
     return [_text(f"{label}:"), *render_clip(clip)]
 
 
-def _options_and_answer(options: tuple[Utterance, Utterance], render_clip: RenderClip,
-                        reply_format: str) -> list[ContentPart]:
+def _options_and_answer(
+    options: tuple[Utterance, Utterance], render_clip: RenderClip, reply_format: str
+) -> list[ContentPart]:
     """The two candidates, then how to answer (the same in both rounds, in the request's reply format)."""
     parts = [part for n, clip in enumerate(options, start=1) for part in _clips(f"Option {n}", clip, render_clip)]
     path = eval_prompts_path()
     answer = render("choice_round1", f"answer_{reply_format}", path=path).strip()
     if not answer:
-        raise ValueError(f"prompt file {path}: choice_round1 has no 'answer_{reply_format}' text, which tells a "
-                         f"target how to answer in the '{reply_format}' reply format; add it")
+        raise ValueError(
+            f"prompt file {path}: choice_round1 has no 'answer_{reply_format}' text, which tells a "
+            f"target how to answer in the '{reply_format}' reply format; add it"
+        )
     return [*parts, _text(answer)]
 
 
 def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
     item, r1 = request.item, request.round1
     path = eval_prompts_path()
-    parts = [_text(render("choice_round1", "user_intro", path=path, context=item.scenario.context,
-                          situation=item.scenario.description, speaker1=_speaker_label(item, 1),
-                          speaker2=_speaker_label(item, 2)).strip())]
+    parts = [
+        _text(
+            render(
+                "choice_round1",
+                "user_intro",
+                path=path,
+                context=item.scenario.context,
+                situation=item.scenario.description,
+                speaker1=_speaker_label(item, 1),
+                speaker2=_speaker_label(item, 2),
+            ).strip()
+        )
+    ]
     for clip in r1.shown:
         parts += _clips(f"Speaker {clip.speaker}", clip, render_clip)
     parts.append(_text(render("choice_round1", "task", path=path).strip()))
@@ -169,17 +196,23 @@ def round2_content(request: ChoiceRequest, render_clip: RenderClip) -> list[Cont
     assert r2 is not None
     path = eval_prompts_path()
     chosen, turn5 = r2.shown
-    parts = [_text(render("choice_round2", "intro", path=path).strip()), *render_clip(chosen),
-             _text(render("choice_round2", "after", path=path).strip()), *_clips("Speaker 1", turn5, render_clip),
-             _text(render("choice_round2", "task", path=path).strip())]
+    parts = [
+        _text(render("choice_round2", "intro", path=path).strip()),
+        *render_clip(chosen),
+        _text(render("choice_round2", "after", path=path).strip()),
+        *_clips("Speaker 1", turn5, render_clip),
+        _text(render("choice_round2", "task", path=path).strip()),
+    ]
     return parts + _options_and_answer(r2.options, render_clip, request.reply_format)
 
 
 def choice_messages(request: ChoiceRequest, render_clip: RenderClip) -> list[dict[str, Any]]:
     """The chat messages of the current round. Consecutive text parts are merged, so a text-only target gets
     plain strings it can read like any chat."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": request.system_prompt},
-                                      {"role": "user", "content": _merge(round1_content(request, render_clip))}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": request.system_prompt},
+        {"role": "user", "content": _merge(round1_content(request, render_clip))},
+    ]
     if request.round2 is not None:
         messages.append({"role": "assistant", "content": request.round1_answer or ""})
         messages.append({"role": "user", "content": _merge(round2_content(request, render_clip))})

@@ -9,5 +9,9 @@ from eyt_dagster.speech_eq.vocabulary import COMPOSITES
 DEFAULT_CONDITION = "default"
 # default: a plain assistant; adaptive: an emotionally adaptive listener; global_deficit: a listener who
 # rewards hostile, loud delivery everywhere; deficit_<composite>: a listener lacking one EQ-i composite.
-CONDITIONS: tuple[str, ...] = (DEFAULT_CONDITION, "adaptive", "global_deficit",
-                               *(f"deficit_{composite}" for composite in COMPOSITES))
+CONDITIONS: tuple[str, ...] = (
+    DEFAULT_CONDITION,
+    "adaptive",
+    "global_deficit",
+    *(f"deficit_{composite}" for composite in COMPOSITES),
+)

@@ -134,5 +134,6 @@ def contrast_score(
     gaps = feature_gaps(a, b)
     points = gap_points(gaps, thresholds)
     total = sum(points.values())
-    return ContrastResult(total=total, points=points, gaps=gaps, passed=total >= thresholds.pass_score,
-                          pass_score=thresholds.pass_score)
+    return ContrastResult(
+        total=total, points=points, gaps=gaps, passed=total >= thresholds.pass_score, pass_score=thresholds.pass_score
+    )

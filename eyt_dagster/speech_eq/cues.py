@@ -67,8 +67,17 @@ VAD_WORDS: dict[str, tuple[str, ...]] = {
 
 # Short emotion codes used by common speech-emotion checkpoints (IEMOCAP, RAVDESS, CREMA-D style) -> words.
 LABEL_WORDS: dict[str, str] = {
-    "ang": "angry", "hap": "happy", "neu": "neutral", "sad": "sad", "fru": "frustrated", "exc": "excited",
-    "sur": "surprised", "fea": "fearful", "dis": "disgusted", "cal": "calm", "con": "contemptuous",
+    "ang": "angry",
+    "hap": "happy",
+    "neu": "neutral",
+    "sad": "sad",
+    "fru": "frustrated",
+    "exc": "excited",
+    "sur": "surprised",
+    "fea": "fearful",
+    "dis": "disgusted",
+    "cal": "calm",
+    "con": "contemptuous",
 }
 
 
@@ -79,7 +88,8 @@ class VoiceMeasures(BaseModel):
 
     pitch_hz: float | None = Field(gt=0, description="Median F0 over voiced frames; None when none is voiced.")
     pitch_sd_semitones: float | None = Field(
-        ge=0, description="Standard deviation of voiced F0 around its median, in semitones; None when unvoiced.")
+        ge=0, description="Standard deviation of voiced F0 around its median, in semitones; None when unvoiced."
+    )
     energy_db: float = Field(description="Mean frame RMS in dBFS.")
     rate: float = Field(ge=0, description="Speaking rate: syllable nuclei per second of the trimmed clip.")
     duration_s: float = Field(gt=0, description="Duration after trimming edge silence.")
@@ -99,8 +109,11 @@ def pitch_offset_semitones(pitch_hz: float, gender: str | None) -> float:
 
 def emo_num(m: VoiceMeasures) -> str:
     """Numeric cues, e.g. 'pitch 182 Hz (variability 2.1 st), energy -21.4 dB, rate 4.2 syllables/s, duration 2.8 s'."""
-    pitch = ("pitch not measurable (no voiced frames)" if m.pitch_hz is None
-             else f"pitch {m.pitch_hz:.0f} Hz (variability {m.pitch_sd_semitones or 0.0:.1f} st)")
+    pitch = (
+        "pitch not measurable (no voiced frames)"
+        if m.pitch_hz is None
+        else f"pitch {m.pitch_hz:.0f} Hz (variability {m.pitch_sd_semitones or 0.0:.1f} st)"
+    )
     return f"{pitch}, energy {m.energy_db:.1f} dB, rate {m.rate:.1f} syllables/s, duration {m.duration_s:.1f} s"
 
 

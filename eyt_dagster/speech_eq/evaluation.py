@@ -56,55 +56,113 @@ def _ask(chooser: SpeechChooser, request: ChoiceRequest) -> dict[str, Any]:
     except RequestRefusedError as exc:  # the server refused this round's request: no usable answer either
         return _unusable("", str(exc), started)
     except RoleCallError as exc:  # never reached the model; anything else (a bug, a missing key) fails the run
-        return {"selected_option": None, "correct": None, "parse_failed": False, "reasoning": "",
-                "error": str(exc)[:ERROR_MAX_CHARS], "answer": None, **_stats(CallStats(), time.perf_counter() - started)}
+        return {
+            "selected_option": None,
+            "correct": None,
+            "parse_failed": False,
+            "reasoning": "",
+            "error": str(exc)[:ERROR_MAX_CHARS],
+            "answer": None,
+            **_stats(CallStats(), time.perf_counter() - started),
+        }
     wall = time.perf_counter() - started
     selected = int(reply.value.selected_option)
     profiles = {name: getattr(reply.value, name, None) for name in PROFILE_FIELDS}
-    return {"selected_option": selected, "correct": selected == request.current.correct_option,
-            "parse_failed": False, "reasoning": reply.value.reasoning, **profiles, "error": None,
-            "answer": reply.raw or json.dumps(reply.value.model_dump()), **_stats(reply.stats, wall)}
+    return {
+        "selected_option": selected,
+        "correct": selected == request.current.correct_option,
+        "parse_failed": False,
+        "reasoning": reply.value.reasoning,
+        **profiles,
+        "error": None,
+        "answer": reply.raw or json.dumps(reply.value.model_dump()),
+        **_stats(reply.stats, wall),
+    }
 
 
 def _unusable(raw: str, message: str, started: float) -> dict[str, Any]:
     """The row fields of a round the model answered without a usable choice: wrong, a parse failure."""
-    return {"selected_option": None, "correct": False, "parse_failed": True, "reasoning": "", "error": None,
-            "answer": raw, **_stats(CallStats(), time.perf_counter() - started),
-            "parse_error": message.splitlines()[0][:ERROR_MAX_CHARS]}
+    return {
+        "selected_option": None,
+        "correct": False,
+        "parse_failed": True,
+        "reasoning": "",
+        "error": None,
+        "answer": raw,
+        **_stats(CallStats(), time.perf_counter() - started),
+        "parse_error": message.splitlines()[0][:ERROR_MAX_CHARS],
+    }
 
 
 def _stats(stats: CallStats, wall: float) -> dict[str, Any]:
     """Cost fields of a row. A model call reports its own latency (also when served from the cache, so a
     rerun reports the same figure); an embedded baseline reports its compute time."""
     called = stats.calls + stats.cache_hits > 0
-    return {"calls": stats.calls, "cache_hits": stats.cache_hits, "latency_s": stats.latency_s if called else wall,
-            "tokens_in": stats.tokens_in, "tokens_out": stats.tokens_out,
-            "tokens": stats.tokens_in + stats.tokens_out, "cost_usd": stats.cost_usd}
+    return {
+        "calls": stats.calls,
+        "cache_hits": stats.cache_hits,
+        "latency_s": stats.latency_s if called else wall,
+        "tokens_in": stats.tokens_in,
+        "tokens_out": stats.tokens_out,
+        "tokens": stats.tokens_in + stats.tokens_out,
+        "cost_usd": stats.cost_usd,
+    }
 
 
-def _row(item: EqItem, condition: str, inference: str, order: str, round_: ChoiceRound, outcome: dict[str, Any],
-         history_turn4: str | None, shared: bool, reply_format: str) -> dict[str, Any]:
+def _row(
+    item: EqItem,
+    condition: str,
+    inference: str,
+    order: str,
+    round_: ChoiceRound,
+    outcome: dict[str, Any],
+    history_turn4: str | None,
+    shared: bool,
+    reply_format: str,
+) -> dict[str, Any]:
     composite, _ = SUBSCALES[item.subscale]
-    row = {"item_id": item.dataset_id, "subscale": item.subscale, "composite": composite,
-           "valence": item.scenario.valence, "condition": condition, "inference": inference, "order": order,
-           "round": round_.round, "option1": round_.order[0], "option2": round_.order[1],
-           "history_turn4": history_turn4, "correct_option": round_.correct_option, "shared_call": shared,
-           "reply_format": reply_format}
+    row = {
+        "item_id": item.dataset_id,
+        "subscale": item.subscale,
+        "composite": composite,
+        "valence": item.scenario.valence,
+        "condition": condition,
+        "inference": inference,
+        "order": order,
+        "round": round_.round,
+        "option1": round_.order[0],
+        "option2": round_.order[1],
+        "history_turn4": history_turn4,
+        "correct_option": round_.correct_option,
+        "shared_call": shared,
+        "reply_format": reply_format,
+    }
     row.update({k: v for k, v in outcome.items() if k not in ("answer", "parse_error")})
     if outcome.get("parse_error"):
         row["reasoning"] = f"(reply did not parse) {outcome['parse_error']}"
     return row
 
 
-def _first_request(item: EqItem, condition: str, system_prompt: str, seed: int, order: Order,
-                   reply_format: str) -> tuple[ChoiceRound, ChoiceRequest]:
+def _first_request(
+    item: EqItem, condition: str, system_prompt: str, seed: int, order: Order, reply_format: str
+) -> tuple[ChoiceRound, ChoiceRequest]:
     round1 = choice_round(item, 1, seed, order)
-    return round1, ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
-                                 reply_format=reply_format)
+    return round1, ChoiceRequest(
+        item=item, condition=condition, system_prompt=system_prompt, round1=round1, reply_format=reply_format
+    )
 
 
-def _second_request(item: EqItem, condition: str, system_prompt: str, seed: int, order: Order, round1: ChoiceRound,
-                    r1: dict[str, Any], mode: str, reply_format: str) -> tuple[str, ChoiceRound, ChoiceRequest]:
+def _second_request(
+    item: EqItem,
+    condition: str,
+    system_prompt: str,
+    seed: int,
+    order: Order,
+    round1: ChoiceRound,
+    r1: dict[str, Any],
+    mode: str,
+    reply_format: str,
+) -> tuple[str, ChoiceRound, ChoiceRequest]:
     """Round 2 under one inference mode: the turn-4 clip in the history, the round, and the request."""
     if mode == "sequential":
         chosen = round1.order[r1["selected_option"] - 1] if r1["selected_option"] else "dissonant"
@@ -112,28 +170,51 @@ def _second_request(item: EqItem, condition: str, system_prompt: str, seed: int,
     else:
         chosen, answer = "resonant", direct_answer(round1, reply_format)
     round2 = choice_round(item, 2, seed, order, turn4_in_history=chosen)  # type: ignore[arg-type]
-    second = ChoiceRequest(item=item, condition=condition, system_prompt=system_prompt, round1=round1,
-                           round2=round2, round1_answer=answer, reply_format=reply_format)
+    second = ChoiceRequest(
+        item=item,
+        condition=condition,
+        system_prompt=system_prompt,
+        round1=round1,
+        round2=round2,
+        round1_answer=answer,
+        reply_format=reply_format,
+    )
     return chosen, round2, second
 
 
-def _trajectory_rows(item: EqItem, condition: str, order: str, modes: Sequence[str], round1: ChoiceRound,
-                     r1: dict[str, Any], seconds: Mapping[str, tuple[str, ChoiceRound, dict[str, Any]]],
-                     reply_format: str) -> list[dict[str, Any]]:
+def _trajectory_rows(
+    item: EqItem,
+    condition: str,
+    order: str,
+    modes: Sequence[str],
+    round1: ChoiceRound,
+    r1: dict[str, Any],
+    seconds: Mapping[str, tuple[str, ChoiceRound, dict[str, Any]]],
+    reply_format: str,
+) -> list[dict[str, Any]]:
     """The rows of one order: per mode, round 1 (stored once per mode) then its round 2 when it was asked."""
     rows = []
     for n, mode in enumerate(modes):
         rows.append(_row(item, condition, mode, order, round1, r1, None, shared=n > 0, reply_format=reply_format))
         if mode in seconds:
             chosen, round2, outcome = seconds[mode]
-            rows.append(_row(item, condition, mode, order, round2, outcome, chosen, shared=False,
-                             reply_format=reply_format))
+            rows.append(
+                _row(item, condition, mode, order, round2, outcome, chosen, shared=False, reply_format=reply_format)
+            )
     return rows
 
 
-def evaluate_item(item: EqItem, chooser: SpeechChooser, *, condition: str, system_prompt: str, seed: int,
-                  orders: Iterable[Order], inference: Iterable[Inference],
-                  reply_format: str = DEFAULT_REPLY_FORMAT) -> list[dict[str, Any]]:
+def evaluate_item(
+    item: EqItem,
+    chooser: SpeechChooser,
+    *,
+    condition: str,
+    system_prompt: str,
+    seed: int,
+    orders: Iterable[Order],
+    inference: Iterable[Inference],
+    reply_format: str = DEFAULT_REPLY_FORMAT,
+) -> list[dict[str, Any]]:
     """All rows of one item for one condition, one call after another: per order, round 1 then round 2
     under each inference mode."""
     rows: list[dict[str, Any]] = []
@@ -144,17 +225,26 @@ def evaluate_item(item: EqItem, chooser: SpeechChooser, *, condition: str, syste
         seconds: dict[str, tuple[str, ChoiceRound, dict[str, Any]]] = {}
         if r1["error"] is None:
             for mode in modes:
-                chosen, round2, second = _second_request(item, condition, system_prompt, seed, order, round1, r1,
-                                                         mode, reply_format)
+                chosen, round2, second = _second_request(
+                    item, condition, system_prompt, seed, order, round1, r1, mode, reply_format
+                )
                 seconds[mode] = (chosen, round2, _ask(chooser, second))
         rows += _trajectory_rows(item, condition, order, modes, round1, r1, seconds, reply_format)
     return rows
 
 
-def evaluate_items(items: list[EqItem], chooser: SpeechChooser, *, conditions: dict[str, str], seed: int,
-                   both_orders: bool, inference: Iterable[Inference], max_workers: int = 1,
-                   on_done: Callable[[int, int], None] | None = None,
-                   reply_format: str = DEFAULT_REPLY_FORMAT) -> list[dict[str, Any]]:
+def evaluate_items(
+    items: list[EqItem],
+    chooser: SpeechChooser,
+    *,
+    conditions: dict[str, str],
+    seed: int,
+    both_orders: bool,
+    inference: Iterable[Inference],
+    max_workers: int = 1,
+    on_done: Callable[[int, int], None] | None = None,
+    reply_format: str = DEFAULT_REPLY_FORMAT,
+) -> list[dict[str, Any]]:
     """Every item under every condition (`conditions`: name -> system prompt) in one reply format; rows come
     back in item order, the same rows whatever `max_workers`.
 
@@ -166,17 +256,34 @@ def evaluate_items(items: list[EqItem], chooser: SpeechChooser, *, conditions: d
     modes = list(inference)
     jobs = [(item, name, prompt) for name, prompt in conditions.items() for item in items]
     if max_workers <= 1:
+
         def run(job: tuple[EqItem, str, str]) -> list[dict[str, Any]]:
             item, name, prompt = job
-            return evaluate_item(item, chooser, condition=name, system_prompt=prompt, seed=seed, orders=orders,
-                                 inference=modes, reply_format=reply_format)
+            return evaluate_item(
+                item,
+                chooser,
+                condition=name,
+                system_prompt=prompt,
+                seed=seed,
+                orders=orders,
+                inference=modes,
+                reply_format=reply_format,
+            )
+
         return [row for rows in ordered_map(run, jobs, 1, on_done) for row in rows]
     return _evaluate_concurrently(jobs, chooser, orders, modes, seed, reply_format, max_workers, on_done)
 
 
-def _evaluate_concurrently(jobs: list[tuple[EqItem, str, str]], chooser: SpeechChooser, orders: tuple[Order, ...],
-                           modes: Sequence[str], seed: int, reply_format: str, max_workers: int,
-                           on_done: Callable[[int, int], None] | None) -> list[dict[str, Any]]:
+def _evaluate_concurrently(
+    jobs: list[tuple[EqItem, str, str]],
+    chooser: SpeechChooser,
+    orders: tuple[Order, ...],
+    modes: Sequence[str],
+    seed: int,
+    reply_format: str,
+    max_workers: int,
+    on_done: Callable[[int, int], None] | None,
+) -> list[dict[str, Any]]:
     pool = ThreadPoolExecutor(max_workers=max_workers)
 
     def first_round(item: EqItem, name: str, prompt: str, order: Order) -> tuple[Any, ...]:
@@ -186,15 +293,17 @@ def _evaluate_concurrently(jobs: list[tuple[EqItem, str, str]], chooser: SpeechC
         seconds = {}
         if r1["error"] is None:
             for mode in modes:
-                chosen, round2, second = _second_request(item, name, prompt, seed, order, round1, r1, mode,
-                                                         reply_format)
+                chosen, round2, second = _second_request(
+                    item, name, prompt, seed, order, round1, r1, mode, reply_format
+                )
                 seconds[mode] = (chosen, round2, pool.submit(_ask, chooser, second))
         return round1, r1, seconds
 
     rows: list[dict[str, Any]] = []
     try:
-        started = [[pool.submit(first_round, item, name, prompt, order) for order in orders]
-                   for item, name, prompt in jobs]
+        started = [
+            [pool.submit(first_round, item, name, prompt, order) for order in orders] for item, name, prompt in jobs
+        ]
         for done, ((item, name, _), futures) in enumerate(zip(jobs, started), start=1):
             for order, future in zip(orders, futures):
                 round1, r1, pending = future.result()

@@ -83,13 +83,21 @@ class SpeechGenerator(Protocol):
         """(turns 4 and 6 read plausibly in either tone, note)."""
         ...
 
-    def tone_instruction(self, scenario: Scenario, lines: list[Line], turn: int, persona_kind: str, attempt: int,
-                         rejected: list[tuple[str, str]]) -> str:
+    def tone_instruction(
+        self,
+        scenario: Scenario,
+        lines: list[Line],
+        turn: int,
+        persona_kind: str,
+        attempt: int,
+        rejected: list[tuple[str, str]],
+    ) -> str:
         """One vocal instruction for a slot; `rejected` = earlier (instruction, reason) of the same slot."""
         ...
 
-    def select_tones(self, scenario: Scenario, lines: list[Line], turn: int,
-                     options: list[tuple[str, str]]) -> tuple[int, int, str]:
+    def select_tones(
+        self, scenario: Scenario, lines: list[Line], turn: int, options: list[tuple[str, str]]
+    ) -> tuple[int, int, str]:
         """(resonant index, most dissonant index, reasoning) into `options` = [(persona kind, instruction)]."""
         ...
 
@@ -119,15 +127,23 @@ class TemplateGenerator:
     def validate_dialogue(self, scenario: Scenario, lines: list[Line]) -> tuple[bool, str]:
         return True, TEMPLATE_NOTE
 
-    def tone_instruction(self, scenario: Scenario, lines: list[Line], turn: int, persona_kind: str, attempt: int,
-                         rejected: list[tuple[str, str]]) -> str:
+    def tone_instruction(
+        self,
+        scenario: Scenario,
+        lines: list[Line],
+        turn: int,
+        persona_kind: str,
+        attempt: int,
+        rejected: list[tuple[str, str]],
+    ) -> str:
         for kind, instruction in templates.tone_options(scenario).get(turn, []):
             if kind == persona_kind:
                 return instruction
         raise ValueError(f"turn {turn} has no tone slot '{persona_kind}'; its slots are {tone_slots(scenario)[turn]}")
 
-    def select_tones(self, scenario: Scenario, lines: list[Line], turn: int,
-                     options: list[tuple[str, str]]) -> tuple[int, int, str]:
+    def select_tones(
+        self, scenario: Scenario, lines: list[Line], turn: int, options: list[tuple[str, str]]
+    ) -> tuple[int, int, str]:
         return templates.select_tones(options)
 
 
@@ -218,9 +234,15 @@ def _six_lines_schema() -> dict[str, Any]:
     """The six lines in turn order, each with its turn and speaker fixed (JSON Schema prefixItems)."""
     text = LineReply.model_json_schema()["properties"]["text"]
     lines = [
-        {"type": "object", "properties": {"turn": {"type": "integer", "const": turn},
-                                          "speaker": {"type": "integer", "const": speaker}, "text": text},
-         "required": ["turn", "speaker", "text"]}
+        {
+            "type": "object",
+            "properties": {
+                "turn": {"type": "integer", "const": turn},
+                "speaker": {"type": "integer", "const": speaker},
+                "text": text,
+            },
+            "required": ["turn", "speaker", "text"],
+        }
         for turn, speaker in sorted(TURN_SPEAKER.items())
     ]
     return {"type": "array", "prefixItems": lines, "minItems": len(lines), "maxItems": len(lines)}
@@ -234,8 +256,11 @@ class DialogueReply(BaseModel):
         turns = [line.turn for line in self.lines]
         if turns != [1, 2, 3, 4, 5, 6]:
             raise ValueError(f"needs exactly six lines with turns 1-6 in order, got turns {turns}")
-        wrong = [f"turn {line.turn} is speaker {TURN_SPEAKER[line.turn]}, not {line.speaker}"
-                 for line in self.lines if TURN_SPEAKER[line.turn] != line.speaker]
+        wrong = [
+            f"turn {line.turn} is speaker {TURN_SPEAKER[line.turn]}, not {line.speaker}"
+            for line in self.lines
+            if TURN_SPEAKER[line.turn] != line.speaker
+        ]
         if wrong:
             raise ValueError("; ".join(wrong))
         return self
@@ -324,9 +349,18 @@ class LLMSpeechGenerator:
 
     is_baseline = False
 
-    def __init__(self, client: ChatClient, seed: int, *, validator: ChatClient | None = SAME_AS_GENERATOR,
-                 judge: ChatClient | None = SAME_AS_GENERATOR, bland_words: Sequence[str] = BLAND_WORDS,
-                 min_words: int = TONE_WORDS_MIN, max_words: int = TONE_WORDS_MAX, max_concurrency: int = 1) -> None:
+    def __init__(
+        self,
+        client: ChatClient,
+        seed: int,
+        *,
+        validator: ChatClient | None = SAME_AS_GENERATOR,
+        judge: ChatClient | None = SAME_AS_GENERATOR,
+        bland_words: Sequence[str] = BLAND_WORDS,
+        min_words: int = TONE_WORDS_MIN,
+        max_words: int = TONE_WORDS_MAX,
+        max_concurrency: int = 1,
+    ) -> None:
         self.client = client
         self.seed = seed
         self.validator = client if validator is SAME_AS_GENERATOR else validator
@@ -346,8 +380,9 @@ class LLMSpeechGenerator:
         mapping = prompts[key].get(part) or {}
         missing = [a for a in FAILURE_ARCHETYPES if a not in mapping]
         if not isinstance(mapping, dict) or missing:
-            raise ValueError(f"prompt file {self.path}: {key}.{part} needs a description of "
-                             f"{missing or 'each archetype'}")
+            raise ValueError(
+                f"prompt file {self.path}: {key}.{part} needs a description of {missing or 'each archetype'}"
+            )
         return mapping
 
     def _render(self, key: str, part: str, **fields: Any) -> str:
@@ -362,17 +397,25 @@ class LLMSpeechGenerator:
         return render(key, part, path=self.path, **{**common, **fields}).strip()
 
     def _messages(self, key: str, **fields: Any) -> list[dict[str, str]]:
-        return [{"role": "system", "content": self._render(key, "system", **fields)},
-                {"role": "user", "content": self._render(key, "user", **fields)}]
+        return [
+            {"role": "system", "content": self._render(key, "system", **fields)},
+            {"role": "user", "content": self._render(key, "user", **fields)},
+        ]
 
     @staticmethod
     def _scenario_fields(scenario: Scenario) -> dict[str, Any]:
         return {
-            "valence": scenario.valence, "title": scenario.title, "context": scenario.context,
-            "description": scenario.description, "speaker1_name": scenario.speaker1.name,
-            "speaker1_role": scenario.speaker1.role, "speaker1_persona": scenario.speaker1.persona,
-            "speaker2_name": scenario.speaker2.name, "speaker2_role": scenario.speaker2.role,
-            "resonant_persona": scenario.resonant_persona, "skill_tested": scenario.skill_tested,
+            "valence": scenario.valence,
+            "title": scenario.title,
+            "context": scenario.context,
+            "description": scenario.description,
+            "speaker1_name": scenario.speaker1.name,
+            "speaker1_role": scenario.speaker1.role,
+            "speaker1_persona": scenario.speaker1.persona,
+            "speaker2_name": scenario.speaker2.name,
+            "speaker2_role": scenario.speaker2.role,
+            "resonant_persona": scenario.resonant_persona,
+            "skill_tested": scenario.skill_tested,
             "target_social_intent": scenario.target_social_intent,
             "dissonant_personas": ", ".join(scenario.dissonant_personas),
         }
@@ -386,18 +429,26 @@ class LLMSpeechGenerator:
 
     def scenario(self, slug: str, valence: str, index: int) -> Scenario:
         kind = self.scenario_type(slug, valence, index)
-        messages = self._messages("speech_scenario", eq_scale=eq_scale(slug), valence=valence, scenario_type=kind,
-                                  variant=index + 1)
-        reply = self.client.complete_json(messages, ScenarioReply,
-                                          purpose=f"speech_scenario:{slug}:{valence}:{index}").value
+        messages = self._messages(
+            "speech_scenario", eq_scale=eq_scale(slug), valence=valence, scenario_type=kind, variant=index + 1
+        )
+        reply = self.client.complete_json(
+            messages, ScenarioReply, purpose=f"speech_scenario:{slug}:{valence}:{index}"
+        ).value
         s1, s2 = reply.speaker1, reply.speaker2
         return Scenario(
-            subscale=slug, valence=valence, scenario_type=kind, title=reply.title, context=reply.context,
+            subscale=slug,
+            valence=valence,
+            scenario_type=kind,
+            title=reply.title,
+            context=reply.context,
             description=reply.description,
             speaker1=Speaker(name=s1.name, role=s1.role, gender=s1.gender, persona=s1.persona),
             speaker2=Speaker(name=s2.name, role=s2.role, gender=s2.gender, persona=s2.persona),
-            resonant_persona=reply.resonant_persona, dissonant_personas=reply.dissonant_personas,
-            skill_tested=reply.skill_tested, target_social_intent=reply.target_social_intent,
+            resonant_persona=reply.resonant_persona,
+            dissonant_personas=reply.dissonant_personas,
+            skill_tested=reply.skill_tested,
+            target_social_intent=reply.target_social_intent,
         )
 
     def dialogue(self, scenario: Scenario, rejected: Sequence[tuple[list[Line], str]] = ()) -> list[Line]:
@@ -406,30 +457,45 @@ class LLMSpeechGenerator:
             versions = []
             for number, (lines, reason) in enumerate(rejected, start=1):
                 text = {line.turn: line.text for line in lines}
-                versions.append(self._render("speech_dialogue", "rejected_version", number=number,
-                                             turn4=text.get(4, ""), turn6=text.get(6, ""), reason=reason))
+                versions.append(
+                    self._render(
+                        "speech_dialogue",
+                        "rejected_version",
+                        number=number,
+                        turn4=text.get(4, ""),
+                        turn6=text.get(6, ""),
+                        reason=reason,
+                    )
+                )
             notes = self._render("speech_dialogue", "rejected_intro") + "\n" + "\n".join(versions)
         messages = self._messages("speech_dialogue", rejected=notes, **self._scenario_fields(scenario))
-        reply = self.client.complete_json(messages, DialogueReply,
-                                          purpose=f"speech_dialogue:{scenario.subscale}:{len(rejected) + 1}").value
+        reply = self.client.complete_json(
+            messages, DialogueReply, purpose=f"speech_dialogue:{scenario.subscale}:{len(rejected) + 1}"
+        ).value
         # a line of spaces only is kept as sent: the schema cannot portably say "not blank"
         return [Line(turn=line.turn, speaker=line.speaker, text=line.text.strip() or line.text) for line in reply.lines]
 
     def validate_dialogue(self, scenario: Scenario, lines: list[Line]) -> tuple[bool, str]:
         if self.validator is None:
             return True, NOT_CHECKED_NOTE
-        messages = self._messages("speech_dialogue_check", dialogue=dialogue_text(lines, scenario),
-                                  **self._scenario_fields(scenario))
-        reply = self.validator.complete_json(messages, DialogueCheckReply,
-                                             purpose=f"speech_dialogue_check:{scenario.subscale}").value
+        messages = self._messages(
+            "speech_dialogue_check", dialogue=dialogue_text(lines, scenario), **self._scenario_fields(scenario)
+        )
+        reply = self.validator.complete_json(
+            messages, DialogueCheckReply, purpose=f"speech_dialogue_check:{scenario.subscale}"
+        ).value
         return reply.plausible_both_tones, reply.note.strip()
 
     def _persona(self, scenario: Scenario, turn: int, persona_kind: str) -> str:
         fields = self._scenario_fields(scenario)
         if persona_kind == "context":
             if TURN_SPEAKER[turn] == 1:
-                return self._render("speech_tone", "persona_catalyst",
-                                    speaker_persona=scenario.speaker1.persona or "the catalyst", **fields)
+                return self._render(
+                    "speech_tone",
+                    "persona_catalyst",
+                    speaker_persona=scenario.speaker1.persona or "the catalyst",
+                    **fields,
+                )
             return self._render("speech_tone", "persona_subject", **fields)
         if persona_kind == "resonant":
             return self._render("speech_tone", "persona_resonant", **fields)
@@ -437,12 +503,24 @@ class LLMSpeechGenerator:
             archetype = persona_kind.split(":", 1)[1]
             if archetype not in self._voices:
                 raise ValueError(f"'{archetype}' is not a failure archetype {list(FAILURE_ARCHETYPES)}")
-            return self._render("speech_tone", "persona_dissonant", archetype=archetype,
-                                archetype_voice=self._voices[archetype], **fields)
+            return self._render(
+                "speech_tone",
+                "persona_dissonant",
+                archetype=archetype,
+                archetype_voice=self._voices[archetype],
+                **fields,
+            )
         raise ValueError(f"persona kind '{persona_kind}' is not 'context', 'resonant' or 'dissonant:<archetype>'")
 
-    def tone_instruction(self, scenario: Scenario, lines: list[Line], turn: int, persona_kind: str, attempt: int,
-                         rejected: list[tuple[str, str]]) -> str:
+    def tone_instruction(
+        self,
+        scenario: Scenario,
+        lines: list[Line],
+        turn: int,
+        persona_kind: str,
+        attempt: int,
+        rejected: list[tuple[str, str]],
+    ) -> str:
         line = next(line for line in lines if line.turn == turn)
         speaker = scenario.speaker1 if line.speaker == 1 else scenario.speaker2
         arc = "arc_test" if turn in TEST_TURNS else "arc_peak" if turn in (3, 5) else "arc_opening"
@@ -452,16 +530,25 @@ class LLMSpeechGenerator:
             previous = self._render("speech_tone", "rejected", items=items)
         fields = self._scenario_fields(scenario)
         messages = self._messages(
-            "speech_tone", dialogue=dialogue_text(lines, scenario), turn=turn, text=line.text,
-            speaker_name=speaker.name, speaker_label=f"speaker {line.speaker}, {TURN_ROLE[turn]}",
-            persona=self._persona(scenario, turn, persona_kind), arc=self._render("speech_tone", arc, **fields),
-            rejected=previous, **fields)
+            "speech_tone",
+            dialogue=dialogue_text(lines, scenario),
+            turn=turn,
+            text=line.text,
+            speaker_name=speaker.name,
+            speaker_label=f"speaker {line.speaker}, {TURN_ROLE[turn]}",
+            persona=self._persona(scenario, turn, persona_kind),
+            arc=self._render("speech_tone", arc, **fields),
+            rejected=previous,
+            **fields,
+        )
         reply = self.client.complete_text(
-            messages, purpose=f"speech_tone:{scenario.subscale}:{turn}:{persona_kind}:{attempt}")
+            messages, purpose=f"speech_tone:{scenario.subscale}:{turn}:{persona_kind}:{attempt}"
+        )
         return _clean_instruction(reply.value)
 
-    def select_tones(self, scenario: Scenario, lines: list[Line], turn: int,
-                     options: list[tuple[str, str]]) -> tuple[int, int, str]:
+    def select_tones(
+        self, scenario: Scenario, lines: list[Line], turn: int, options: list[tuple[str, str]]
+    ) -> tuple[int, int, str]:
         if self.judge is None:
             return templates.select_tones(options)
         # Options are shown in a seeded order, so the generator's order (resonant first) is not a hint.
@@ -469,10 +556,17 @@ class LLMSpeechGenerator:
         _rng(self.seed, scenario.title, scenario.description, turn).shuffle(order)
         shown = "\n".join(f"{n}. {options[i][1]}" for n, i in enumerate(order, start=1))
         line = next(line for line in lines if line.turn == turn)
-        messages = self._messages("speech_tone_selection", dialogue=dialogue_text(lines, scenario), turn=turn,
-                                  text=line.text, options=shown, **self._scenario_fields(scenario))
-        value = self.judge.complete_json(messages, tone_selection_schema(len(options)),
-                                         purpose=f"speech_tone_selection:{scenario.subscale}:{turn}").value
+        messages = self._messages(
+            "speech_tone_selection",
+            dialogue=dialogue_text(lines, scenario),
+            turn=turn,
+            text=line.text,
+            options=shown,
+            **self._scenario_fields(scenario),
+        )
+        value = self.judge.complete_json(
+            messages, tone_selection_schema(len(options)), purpose=f"speech_tone_selection:{scenario.subscale}:{turn}"
+        ).value
         reply = cast(ToneSelection, value)  # mypy sees a BaseModel; the class made for n options has these fields
         key = ", ".join(f"{n} = {options[i][0]}" for n, i in enumerate(order, start=1))
         why = f"{reply.reasoning.strip()} [options shown: {key}]"

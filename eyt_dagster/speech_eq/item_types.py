@@ -75,8 +75,9 @@ class Clip(_Record):
     def _slot(self) -> Clip:
         if AUDIO_FILES.get(self.file_number) != (self.turn, self.eq_level):
             expected = AUDIO_FILES.get(self.file_number)
-            raise ValueError(f"audio file {self.file_number} holds (turn, eq_level) {expected}, "
-                             f"not ({self.turn}, {self.eq_level})")
+            raise ValueError(
+                f"audio file {self.file_number} holds (turn, eq_level) {expected}, not ({self.turn}, {self.eq_level})"
+            )
         return self
 
 

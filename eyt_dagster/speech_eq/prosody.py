@@ -34,7 +34,11 @@ class Prosody:
 
 NEUTRAL = Prosody(rate=175, pitch=50, pitch_range=50, volume=100, word_gap=0)
 LIMITS: dict[str, tuple[int, int]] = {
-    "rate": (80, 450), "pitch": (0, 99), "pitch_range": (0, 99), "volume": (10, 200), "word_gap": (0, 50),
+    "rate": (80, 450),
+    "pitch": (0, 99),
+    "pitch_range": (0, 99),
+    "volume": (10, 200),
+    "word_gap": (0, 50),
 }
 
 
@@ -127,13 +131,12 @@ def match_lexicon(instruction: str) -> list[tuple[str, float]]:
     """(lexicon key, weight) per match in order; weight 1.5 after an intensifier, 0.5 after a softener."""
     tokens, out, i, free_from = _tokens(instruction), [], 0, 0
     while i < len(tokens):
-        size = next((n for n in range(min(_LONGEST, len(tokens) - i), 0, -1)
-                     if tuple(tokens[i:i + n]) in _INDEX), 0)
+        size = next((n for n in range(min(_LONGEST, len(tokens) - i), 0, -1) if tuple(tokens[i : i + n]) in _INDEX), 0)
         if not size:
             i += 1
             continue
-        key = _INDEX[tuple(tokens[i:i + size])]
-        before = tokens[max(free_from, i - 2):i]
+        key = _INDEX[tuple(tokens[i : i + size])]
+        before = tokens[max(free_from, i - 2) : i]
         if not any(w in NEGATORS for w in before):
             weight = 1.5 if any(w in INTENSIFIERS for w in before) else 1.0
             out.append((key, weight * (0.5 if any(w in SOFTENERS for w in before) else 1.0)))

@@ -89,15 +89,24 @@ def reply_schema(reply_format: str) -> type[AnyChoiceReply]:
         raise ValueError(f"reply format '{reply_format}' is unknown; use one of {list(REPLY_FORMATS)}") from None
 
 
-def make_reply(reply_format: str, *, selected_option: int, reasoning: str, acoustic_profile_1: str = "",
-               acoustic_profile_2: str = "", situational_demand: str = "") -> AnyChoiceReply:
+def make_reply(
+    reply_format: str,
+    *,
+    selected_option: int,
+    reasoning: str,
+    acoustic_profile_1: str = "",
+    acoustic_profile_2: str = "",
+    situational_demand: str = "",
+) -> AnyChoiceReply:
     """A reply in the given format (for choosers that are not models, and for the history of direct
     inference); texts longer than a field allows are cut to fit."""
     fields: dict[str, Any] = {"reasoning": reasoning[:REASONING_MAX_CHARS], "selected_option": selected_option}
     if reply_format == "paper":
-        fields.update(acoustic_profile_1=acoustic_profile_1[:PROFILE_MAX_CHARS],
-                      acoustic_profile_2=acoustic_profile_2[:PROFILE_MAX_CHARS],
-                      situational_demand=situational_demand[:PROFILE_MAX_CHARS])
+        fields.update(
+            acoustic_profile_1=acoustic_profile_1[:PROFILE_MAX_CHARS],
+            acoustic_profile_2=acoustic_profile_2[:PROFILE_MAX_CHARS],
+            situational_demand=situational_demand[:PROFILE_MAX_CHARS],
+        )
     return reply_schema(reply_format).model_validate(fields)
 
 
@@ -118,10 +127,15 @@ def accuracies(choices: pd.DataFrame) -> dict[str, float]:
     """Acc1, Acc2 and Acc_traj (both rounds right) over items, from rows with item_id, round and correct
     (a reply that never parsed counts as wrong). Items missing a round count as wrong for Acc_traj."""
     by_round = choices.assign(correct=choices["correct"].astype(float)).pivot_table(
-        index="item_id", columns="round", values="correct", aggfunc="min")
+        index="item_id", columns="round", values="correct", aggfunc="min"
+    )
     by_round = by_round.reindex(columns=[1, 2]).fillna(0.0) > 0
-    return {"n_items": len(by_round), "acc1": float(by_round[1].mean()), "acc2": float(by_round[2].mean()),
-            "acc_traj": float((by_round[1] & by_round[2]).mean())}
+    return {
+        "n_items": len(by_round),
+        "acc1": float(by_round[1].mean()),
+        "acc2": float(by_round[2].mean()),
+        "acc_traj": float((by_round[1] & by_round[2]).mean()),
+    }
 
 
 def position_bias_rate(choices: pd.DataFrame) -> float:

@@ -41,9 +41,23 @@ SLOTS: dict[tuple[int, str | None], str] = {slot: number for number, slot in AUD
 ROLE: dict[str | None, str] = {None: "context", "high": "resonant", "low": "dissonant"}
 # file number -> column stem in speech.eq_items (turnN_path / turnN_tone, turn4_resonant_path, ...)
 COLUMN: dict[str, str] = {n: f"turn{t}" + (f"_{ROLE[lvl]}" if lvl else "") for n, (t, lvl) in AUDIO_FILES.items()}
-_REQUIRED = ("title", "context", "description", "scenario_valence", "speaker1_name", "speaker1_role",
-             "speaker1_gender", "speaker2_name", "speaker2_role", "speaker2_gender", "speaker2_persona_1",
-             "speaker2_persona_2", "speaker2_persona_3", "eq_skill_tested", "target_social_intent")
+_REQUIRED = (
+    "title",
+    "context",
+    "description",
+    "scenario_valence",
+    "speaker1_name",
+    "speaker1_role",
+    "speaker1_gender",
+    "speaker2_name",
+    "speaker2_role",
+    "speaker2_gender",
+    "speaker2_persona_1",
+    "speaker2_persona_2",
+    "speaker2_persona_3",
+    "eq_skill_tested",
+    "target_social_intent",
+)
 _KNOWN = set(_REQUIRED) | {"speaker1_persona", "speaker2_persona", "scenario_type", "voices"}
 
 
@@ -127,15 +141,35 @@ def _scenario(sc: Any, subscale: str, gm: dict[str, Any], folder: str) -> Scenar
         gm["scenario_extra"] = extra
     if sc.get("voices"):
         gm["voices"] = sc["voices"]
-    speakers = [_build(Speaker, folder, f"scenario.speaker{n}", name=s[f"speaker{n}_name"],
-                       role=s[f"speaker{n}_role"], gender=str(s[f"speaker{n}_gender"]).strip().lower(),
-                       persona=str(sc.get(f"speaker{n}_persona") or "")) for n in (1, 2)]
+    speakers = [
+        _build(
+            Speaker,
+            folder,
+            f"scenario.speaker{n}",
+            name=s[f"speaker{n}_name"],
+            role=s[f"speaker{n}_role"],
+            gender=str(s[f"speaker{n}_gender"]).strip().lower(),
+            persona=str(sc.get(f"speaker{n}_persona") or ""),
+        )
+        for n in (1, 2)
+    ]
     return _build(
-        Scenario, folder, "scenario", subscale=subscale, valence=str(s["scenario_valence"]).strip().capitalize(),
-        scenario_type=str(sc.get("scenario_type") or gm.get("scenario_type") or ""), title=s["title"],
-        context=s["context"], description=s["description"], speaker1=speakers[0], speaker2=speakers[1],
-        resonant_persona=s["speaker2_persona_1"], dissonant_personas=[s["speaker2_persona_2"], s["speaker2_persona_3"]],
-        skill_tested=s["eq_skill_tested"], target_social_intent=s["target_social_intent"])
+        Scenario,
+        folder,
+        "scenario",
+        subscale=subscale,
+        valence=str(s["scenario_valence"]).strip().capitalize(),
+        scenario_type=str(sc.get("scenario_type") or gm.get("scenario_type") or ""),
+        title=s["title"],
+        context=s["context"],
+        description=s["description"],
+        speaker1=speakers[0],
+        speaker2=speakers[1],
+        resonant_persona=s["speaker2_persona_1"],
+        dissonant_personas=[s["speaker2_persona_2"], s["speaker2_persona_3"]],
+        skill_tested=s["eq_skill_tested"],
+        target_social_intent=s["target_social_intent"],
+    )
 
 
 def _lines(raw: Any, names: tuple[str, str], folder: str) -> dict[int, Line]:
@@ -178,11 +212,31 @@ def metadata_to_item(metadata: dict, folder_name: str, source: str, clip_paths: 
             _fail(folder, where + ".speaker", f"turn {turn} is spoken by speaker {TURN_SPEAKER[turn]}")
         if number not in clip_paths:
             _fail(folder, where + ".audio_path", "no clip file")
-        clips.append(_build(Clip, folder, where, file_number=number, turn=turn, speaker=TURN_SPEAKER[turn],
-                            text=str(entry.get("text") or lines[turn].text), eq_level=level,
-                            path=str(clip_paths[number]), tone_description=str(entry.get("tone_description") or "")))
-    return _build(EqItem, folder, "item", dataset_id=folder, scenario=scenario,
-                  conversation=[lines[t] for t in sorted(lines)], clips=clips, source=source, generation_metadata=gm)
+        clips.append(
+            _build(
+                Clip,
+                folder,
+                where,
+                file_number=number,
+                turn=turn,
+                speaker=TURN_SPEAKER[turn],
+                text=str(entry.get("text") or lines[turn].text),
+                eq_level=level,
+                path=str(clip_paths[number]),
+                tone_description=str(entry.get("tone_description") or ""),
+            )
+        )
+    return _build(
+        EqItem,
+        folder,
+        "item",
+        dataset_id=folder,
+        scenario=scenario,
+        conversation=[lines[t] for t in sorted(lines)],
+        clips=clips,
+        source=source,
+        generation_metadata=gm,
+    )
 
 
 def clip_extension(clip: Clip) -> str:
@@ -198,23 +252,45 @@ def item_to_metadata(item: EqItem) -> dict:
     sc, gm = item.scenario, item.generation_metadata
     scenario: dict[str, Any] = dict(gm.get("scenario_extra") or {})
     scenario.update(
-        title=sc.title, context=sc.context, description=sc.description, scenario_type=sc.scenario_type,
-        scenario_valence=sc.valence, speaker1_name=sc.speaker1.name, speaker1_role=sc.speaker1.role,
-        speaker1_gender=sc.speaker1.gender, speaker1_persona=sc.speaker1.persona, speaker2_name=sc.speaker2.name,
-        speaker2_role=sc.speaker2.role, speaker2_gender=sc.speaker2.gender, speaker2_persona_1=sc.resonant_persona,
-        speaker2_persona_2=sc.dissonant_personas[0], speaker2_persona_3=sc.dissonant_personas[1],
-        eq_skill_tested=sc.skill_tested, target_social_intent=sc.target_social_intent, voices=gm.get("voices") or {})
+        title=sc.title,
+        context=sc.context,
+        description=sc.description,
+        scenario_type=sc.scenario_type,
+        scenario_valence=sc.valence,
+        speaker1_name=sc.speaker1.name,
+        speaker1_role=sc.speaker1.role,
+        speaker1_gender=sc.speaker1.gender,
+        speaker1_persona=sc.speaker1.persona,
+        speaker2_name=sc.speaker2.name,
+        speaker2_role=sc.speaker2.role,
+        speaker2_gender=sc.speaker2.gender,
+        speaker2_persona_1=sc.resonant_persona,
+        speaker2_persona_2=sc.dissonant_personas[0],
+        speaker2_persona_3=sc.dissonant_personas[1],
+        eq_skill_tested=sc.skill_tested,
+        target_social_intent=sc.target_social_intent,
+        voices=gm.get("voices") or {},
+    )
     if sc.speaker2.persona:
         scenario["speaker2_persona"] = sc.speaker2.persona
     return {
         "scenario": scenario,
-        "conversation": [{"speaker": f"speaker{line.speaker}", "sentence_number": line.turn, "text": line.text}
-                         for line in item.conversation],
+        "conversation": [
+            {"speaker": f"speaker{line.speaker}", "sentence_number": line.turn, "text": line.text}
+            for line in item.conversation
+        ],
         "eq_scale": eq_scale(item.subscale),
-        "audio_files": [{"sentence_number": c.turn, "speaker": f"speaker{c.speaker}", "text": c.text,
-                         "eq_level": c.eq_level, "audio_path": f"audio/{c.file_number}{clip_extension(c)}",
-                         "tone_description": c.tone_description}
-                        for c in sorted(item.clips, key=lambda c: c.file_number)],
+        "audio_files": [
+            {
+                "sentence_number": c.turn,
+                "speaker": f"speaker{c.speaker}",
+                "text": c.text,
+                "eq_level": c.eq_level,
+                "audio_path": f"audio/{c.file_number}{clip_extension(c)}",
+                "tone_description": c.tone_description,
+            }
+            for c in sorted(item.clips, key=lambda c: c.file_number)
+        ],
         "generation_metadata": dict(gm),
     }
 
@@ -223,10 +299,15 @@ def item_rows(item: EqItem) -> dict[str, Any]:
     """One speech.eq_items row; besides the listed columns it carries the context tones (turn1_tone, turn2_tone,
     turn3_tone, turn5_tone) and generation_metadata_json, so `item_from_rows` restores the item exactly."""
     row: dict[str, Any] = {
-        "dataset_id": item.dataset_id, "subscale": item.subscale, "composite": SUBSCALES[item.subscale][0],
-        "valence": item.scenario.valence, "scenario_type": item.scenario.scenario_type,
-        "scenario_title": item.scenario.title, "scenario_json": item.scenario.model_dump_json(),
-        "conversation_json": json.dumps([line.model_dump() for line in item.conversation], ensure_ascii=False)}
+        "dataset_id": item.dataset_id,
+        "subscale": item.subscale,
+        "composite": SUBSCALES[item.subscale][0],
+        "valence": item.scenario.valence,
+        "scenario_type": item.scenario.scenario_type,
+        "scenario_title": item.scenario.title,
+        "scenario_json": item.scenario.model_dump_json(),
+        "conversation_json": json.dumps([line.model_dump() for line in item.conversation], ensure_ascii=False),
+    }
     for clip in sorted(item.clips, key=lambda c: c.file_number):
         row[f"{COLUMN[clip.file_number]}_path"] = clip.path
         row[f"{COLUMN[clip.file_number]}_tone"] = clip.tone_description
@@ -237,10 +318,20 @@ def item_rows(item: EqItem) -> dict[str, Any]:
 
 def clip_rows(item: EqItem) -> list[dict[str, Any]]:
     """The eight speech.tts_clips rows of an item."""
-    return [{"dataset_id": item.dataset_id, "file_number": c.file_number, "turn": c.turn, "speaker": c.speaker,
-             "eq_level": c.eq_level, "role": ROLE[c.eq_level], "text": c.text,
-             "tone_description": c.tone_description, "path": c.path}
-            for c in sorted(item.clips, key=lambda c: c.file_number)]
+    return [
+        {
+            "dataset_id": item.dataset_id,
+            "file_number": c.file_number,
+            "turn": c.turn,
+            "speaker": c.speaker,
+            "eq_level": c.eq_level,
+            "role": ROLE[c.eq_level],
+            "text": c.text,
+            "tone_description": c.tone_description,
+            "path": c.path,
+        }
+        for c in sorted(item.clips, key=lambda c: c.file_number)
+    ]
 
 
 def item_from_rows(row: Mapping[str, Any]) -> EqItem:
@@ -250,12 +341,26 @@ def item_from_rows(row: Mapping[str, Any]) -> EqItem:
         scenario = Scenario.model_validate_json(_get(row, "scenario_json", folder))
         lines = [Line.model_validate(x) for x in json.loads(_get(row, "conversation_json", folder))]
         gm = _text(row.get("generation_metadata_json"))
-        clips = [Clip(file_number=n, turn=t, speaker=TURN_SPEAKER[t], text=str(_get(row, f"turn{t}_text", folder)),
-                      eq_level=lvl, path=str(_get(row, f"{COLUMN[n]}_path", folder)),
-                      tone_description=_text(row.get(f"{COLUMN[n]}_tone")))
-                 for n, (t, lvl) in AUDIO_FILES.items()]
-        return EqItem(dataset_id=folder, scenario=scenario, conversation=lines, clips=clips,
-                      source=_text(row.get("source")) or "generated", generation_metadata=json.loads(gm) if gm else {})
+        clips = [
+            Clip(
+                file_number=n,
+                turn=t,
+                speaker=TURN_SPEAKER[t],
+                text=str(_get(row, f"turn{t}_text", folder)),
+                eq_level=lvl,
+                path=str(_get(row, f"{COLUMN[n]}_path", folder)),
+                tone_description=_text(row.get(f"{COLUMN[n]}_tone")),
+            )
+            for n, (t, lvl) in AUDIO_FILES.items()
+        ]
+        return EqItem(
+            dataset_id=folder,
+            scenario=scenario,
+            conversation=lines,
+            clips=clips,
+            source=_text(row.get("source")) or "generated",
+            generation_metadata=json.loads(gm) if gm else {},
+        )
     except LayoutError:
         raise
     except (ValidationError, ValueError, TypeError) as exc:

@@ -44,9 +44,12 @@ class SpeechRoles:
             return self._client(other, ledger_role, run_id) if other is not None else None
 
         return LLMSpeechGenerator(
-            self._client(ref, "speech_generator", run_id), self.slate.seed,
-            validator=client("validator", "speech_validator"), judge=client("tone_judge", "speech_tone_judge"),
-            bland_words=tuple(speech.bland_words or BLAND_WORDS), max_concurrency=ref.max_concurrency,
+            self._client(ref, "speech_generator", run_id),
+            self.slate.seed,
+            validator=client("validator", "speech_validator"),
+            judge=client("tone_judge", "speech_tone_judge"),
+            bland_words=tuple(speech.bland_words or BLAND_WORDS),
+            max_concurrency=ref.max_concurrency,
         )
 
     def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:
@@ -54,8 +57,10 @@ class SpeechRoles:
         cascade's transcripts and cues, or reading the oracle's transcripts and tone instructions."""
         ref = self.slate.target(target_id)
         if not ref.runs("speech_eq"):
-            raise ValueError(f"target '{target_id}' does not run speech_eq (its benchmarks: {ref.benchmarks}); "
-                             "add speech_eq to its benchmarks in the slate")
+            raise ValueError(
+                f"target '{target_id}' does not run speech_eq (its benchmarks: {ref.benchmarks}); "
+                "add speech_eq to its benchmarks in the slate"
+            )
         if ref.is_baseline:
             if ref.model == "random-chooser":
                 return RandomChooser(ref.id, self.slate.seed)
@@ -68,7 +73,9 @@ class SpeechRoles:
             return ChatChooser(client, oracle_text, "oracle_text")
         asr = make_asr(ref.cascade.asr_model_path)
         cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues)
-        render = cascaded_text(lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
+        render = cascaded_text(
+            lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender)
+        )
         return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin)
 
     def tts(self):

@@ -53,25 +53,88 @@ CORRELATION_METRICS = ("acc1", "acc2", "acc_traj", "seq")
 RANKING_COLUMNS = ("target", "rank")
 
 REQUIRED_COLUMNS = (
-    "target", "item_id", "subscale", "composite", "condition", "inference", "order", "round", "history_turn4",
-    "selected_option", "correct", "parse_failed", "shared_call", "error", "latency_s", "tokens_out", "cost_usd",
-    "is_baseline", "speech_input", "model", "reply_format",
+    "target",
+    "item_id",
+    "subscale",
+    "composite",
+    "condition",
+    "inference",
+    "order",
+    "round",
+    "history_turn4",
+    "selected_option",
+    "correct",
+    "parse_failed",
+    "shared_call",
+    "error",
+    "latency_s",
+    "tokens_out",
+    "cost_usd",
+    "is_baseline",
+    "speech_input",
+    "model",
+    "reply_format",
 )
 LEADERBOARD_COLUMNS = (
-    "target", "condition", "is_baseline", "speech_input", "model", "reply_format", "headline_inference", "n_items",
-    "n_error_items", "acc1", "acc1_low", "acc1_high", "acc2", "acc2_low", "acc2_high", "acc_traj", "acc_traj_low",
-    "acc_traj_high", "seq", "seq_cohort", "seq_cohort_kind", "in_seq_cohort", "contextual_amnesia", "acc2_direct",
-    "acc_traj_direct", "sequential_direct_delta", "position_bias_rate", "parse_failure_rate", "cost_per_100_queries",
-    "mean_latency_s", "tokens_per_s", "queries",
+    "target",
+    "condition",
+    "is_baseline",
+    "speech_input",
+    "model",
+    "reply_format",
+    "headline_inference",
+    "n_items",
+    "n_error_items",
+    "acc1",
+    "acc1_low",
+    "acc1_high",
+    "acc2",
+    "acc2_low",
+    "acc2_high",
+    "acc_traj",
+    "acc_traj_low",
+    "acc_traj_high",
+    "seq",
+    "seq_cohort",
+    "seq_cohort_kind",
+    "in_seq_cohort",
+    "contextual_amnesia",
+    "acc2_direct",
+    "acc_traj_direct",
+    "sequential_direct_delta",
+    "position_bias_rate",
+    "parse_failure_rate",
+    "cost_per_100_queries",
+    "mean_latency_s",
+    "tokens_per_s",
+    "queries",
 )
 BREAKDOWN_COLUMNS = (
-    "target", "condition", "is_baseline", "headline_inference", "level", "name", "display_name", "composite",
-    "composite_name", "n_items", "acc1", "acc1_low", "acc1_high", "acc2", "acc2_low", "acc2_high", "acc_traj",
-    "acc_traj_low", "acc_traj_high", "contextual_amnesia", "n_items_direct", "acc2_direct",
+    "target",
+    "condition",
+    "is_baseline",
+    "headline_inference",
+    "level",
+    "name",
+    "display_name",
+    "composite",
+    "composite_name",
+    "n_items",
+    "acc1",
+    "acc1_low",
+    "acc1_high",
+    "acc2",
+    "acc2_low",
+    "acc2_high",
+    "acc_traj",
+    "acc_traj_low",
+    "acc_traj_high",
+    "contextual_amnesia",
+    "n_items_direct",
+    "acc2_direct",
     "sequential_direct_delta",
 )
-CORRELATION_COLUMNS = ("metric", "condition", "n_targets", "rho", "p_value", "targets", "item_scope",
-                       "n_scope_items")
+CORRELATION_COLUMNS = ("metric", "condition", "n_targets", "rho", "p_value", "targets", "item_scope", "n_scope_items")
 NAN = float("nan")
 # What a condition's SEQ cohort is made of (column seq_cohort_kind), and how the table's note reads it.
 COHORT_KINDS = {
@@ -95,8 +158,10 @@ def _check(choices: pd.DataFrame) -> None:
     dup = choices.duplicated(key, keep=False)
     if dup.any():
         first = choices.loc[dup, key].iloc[0].to_dict()
-        raise ValueError(f"slm_choices has {int(dup.sum())} rows sharing a target x condition x order x inference "
-                         f"x round x item key, e.g. {first}")
+        raise ValueError(
+            f"slm_choices has {int(dup.sum())} rows sharing a target x condition x order x inference "
+            f"x round x item key, e.g. {first}"
+        )
 
 
 def _failed(rows: pd.DataFrame) -> pd.Series:
@@ -116,11 +181,13 @@ def _items(rows: pd.DataFrame, inference: str) -> pd.DataFrame:
     composite, c1 and c2 (round correctness, NaN when absent or failed), failed, clean."""
     sel = rows[rows["inference"] == inference]
     if sel.empty:
-        return pd.DataFrame(columns=["subscale", "composite", "c1", "c2", "failed", "clean"],
-                            index=pd.Index([], name="item_id"))
+        return pd.DataFrame(
+            columns=["subscale", "composite", "c1", "c2", "failed", "clean"], index=pd.Index([], name="item_id")
+        )
     sel = sel.assign(_c=_as_float(sel["correct"]), _failed=_failed(sel))
-    out = sel.groupby("item_id").agg(subscale=("subscale", "first"), composite=("composite", "first"),
-                                     failed=("_failed", "any"))
+    out = sel.groupby("item_id").agg(
+        subscale=("subscale", "first"), composite=("composite", "first"), failed=("_failed", "any")
+    )
     by_round = sel.pivot(index="item_id", columns="round", values="_c").reindex(index=out.index, columns=[1, 2])
     present = sel.groupby(["item_id", "round"]).size().unstack().reindex(index=out.index, columns=[1, 2]).notna()
     out["c1"], out["c2"] = by_round[1], by_round[2]
@@ -144,8 +211,11 @@ def _direct_accuracies(items: pd.DataFrame) -> dict[str, float]:
     clean = items[items["clean"]]
     if clean.empty:
         return {"n_items_direct": 0, "acc2_direct": NAN, "acc_traj_direct": NAN}
-    return {"n_items_direct": len(clean), "acc2_direct": float(clean["c2"].mean()),
-            "acc_traj_direct": float((clean["c1"] * clean["c2"]).mean())}
+    return {
+        "n_items_direct": len(clean),
+        "acc2_direct": float(clean["c2"].mean()),
+        "acc_traj_direct": float((clean["c1"] * clean["c2"]).mean()),
+    }
 
 
 def headline_inference(cell: pd.DataFrame) -> str:
@@ -170,9 +240,11 @@ def _efficiency(cell: pd.DataFrame) -> dict[str, float]:
     if answered.empty:
         rates = {"parse_failure_rate": NAN, "cost_per_100_queries": NAN, "mean_latency_s": NAN}
     else:
-        rates = {"parse_failure_rate": float(answered["parse_failed"].astype(bool).mean()),
-                 "cost_per_100_queries": 100.0 * float(answered["cost_usd"].astype(float).mean()),
-                 "mean_latency_s": float(answered["latency_s"].astype(float).mean())}
+        rates = {
+            "parse_failure_rate": float(answered["parse_failed"].astype(bool).mean()),
+            "cost_per_100_queries": 100.0 * float(answered["cost_usd"].astype(float).mean()),
+            "mean_latency_s": float(answered["latency_s"].astype(float).mean()),
+        }
     generated = answered[answered["tokens_out"].fillna(0).astype(float) > 0]
     seconds = float(generated["latency_s"].astype(float).sum())
     tokens_per_s = float(generated["tokens_out"].astype(float).sum()) / seconds if seconds > 0 else NAN
@@ -185,9 +257,12 @@ def _meta(cell: pd.DataFrame) -> dict[str, object]:
         return values.iloc[0] if len(values) else None
 
     formats = sorted({str(v) for v in cell["reply_format"].dropna()})
-    return {"is_baseline": bool(cell["is_baseline"].fillna(False).astype(bool).any()),
-            "speech_input": first("speech_input"), "model": first("model"),
-            "reply_format": "+".join(formats) if formats else None}
+    return {
+        "is_baseline": bool(cell["is_baseline"].fillna(False).astype(bool).any()),
+        "speech_input": first("speech_input"),
+        "model": first("model"),
+        "reply_format": "+".join(formats) if formats else None,
+    }
 
 
 def _condition_order(conditions: Iterable[object]) -> list[str]:
@@ -214,8 +289,10 @@ def choose_cohort(cells: Sequence[dict[str, object]], named: Sequence[str] | Non
     eligible = [c for c in cells if c["headline_inference"] == mode and not pd.isna(c["acc_traj"])]
     if named is not None:
         return sorted(str(c["target"]) for c in eligible if c["target"] in set(named)), "named"
-    for kind, keep in (("models", lambda c: is_model_kind(c["speech_input"], bool(c["is_baseline"]))),
-                       ("baselines_only", lambda c: bool(c["is_baseline"]))):
+    for kind, keep in (
+        ("models", lambda c: is_model_kind(c["speech_input"], bool(c["is_baseline"]))),
+        ("baselines_only", lambda c: bool(c["is_baseline"])),
+    ):
         members = sorted(str(c["target"]) for c in eligible if keep(c))
         if members:
             return members, kind
@@ -232,26 +309,43 @@ def seq_cohort_note(leaderboard: pd.DataFrame) -> str:
     if leaderboard.empty:
         return "no rows"
     rows = leaderboard.drop_duplicates("condition")
-    return "\n".join(f"{c}: {COHORT_KINDS.get(str(k), str(k))} ({m or 'nobody'})"
-                     for c, k, m in zip(rows["condition"], rows["seq_cohort_kind"], rows["seq_cohort"]))
+    return "\n".join(
+        f"{c}: {COHORT_KINDS.get(str(k), str(k))} ({m or 'nobody'})"
+        for c, k, m in zip(rows["condition"], rows["seq_cohort_kind"], rows["seq_cohort"])
+    )
 
 
 def _chance_row(condition: str, cohort: list[float], cohort_text: str, kind: str) -> dict[str, object]:
     chance = seq.CHANCE
-    return {"target": CHANCE_TARGET, "condition": condition, "is_baseline": True, "speech_input": CHANCE_TARGET,
-            "model": CHANCE_TARGET, "reply_format": None, "headline_inference": None, "n_items": 0,
-            "n_error_items": 0, **{k: chance[k] for k in ACCURACIES}, "seq": seq_on_scale(chance["acc_traj"], cohort),
-            "seq_cohort": cohort_text, "seq_cohort_kind": kind, "in_seq_cohort": False,
-            "contextual_amnesia": chance["acc1"] - chance["acc2"],
-            "acc2_direct": chance["acc2"], "acc_traj_direct": chance["acc_traj"], "sequential_direct_delta": 0.0,
-            "queries": 0}
+    return {
+        "target": CHANCE_TARGET,
+        "condition": condition,
+        "is_baseline": True,
+        "speech_input": CHANCE_TARGET,
+        "model": CHANCE_TARGET,
+        "reply_format": None,
+        "headline_inference": None,
+        "n_items": 0,
+        "n_error_items": 0,
+        **{k: chance[k] for k in ACCURACIES},
+        "seq": seq_on_scale(chance["acc_traj"], cohort),
+        "seq_cohort": cohort_text,
+        "seq_cohort_kind": kind,
+        "in_seq_cohort": False,
+        "contextual_amnesia": chance["acc1"] - chance["acc2"],
+        "acc2_direct": chance["acc2"],
+        "acc_traj_direct": chance["acc_traj"],
+        "sequential_direct_delta": 0.0,
+        "queries": 0,
+    }
 
 
 # -------------------------------------------------------------------------------------------------- tables
 
 
-def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int,
-                    cohort: Sequence[str] | None = None) -> pd.DataFrame:
+def seq_leaderboard(
+    choices: pd.DataFrame, *, resamples: int, seed: int, cohort: Sequence[str] | None = None
+) -> pd.DataFrame:
     """One row per target x condition with the headline accuracies and their item-bootstrap intervals, SEQ
     on the condition's cohort scale (`cohort` names its members, else `choose_cohort`'s rule), the
     sequential-vs-direct and position-bias checks and the efficiency figures of paper Table 3; plus one
@@ -263,14 +357,23 @@ def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int,
         mode = headline_inference(cell)
         seeded = cell[cell["order"] == HEADLINE_ORDER]
         items = _items(seeded, mode)
-        row: dict[str, Any] = {"target": str(target), "condition": str(condition), **_meta(cell),
-                                  "headline_inference": mode, "n_error_items": int(items["failed"].sum())}
+        row: dict[str, Any] = {
+            "target": str(target),
+            "condition": str(condition),
+            **_meta(cell),
+            "headline_inference": mode,
+            "n_error_items": int(items["failed"].sum()),
+        }
         row.update(_accuracy_cis(items, resamples=resamples, seed=seed))
         direct = _direct_accuracies(_items(seeded, "direct"))
-        row.update(acc2_direct=direct["acc2_direct"], acc_traj_direct=direct["acc_traj_direct"],
-                   contextual_amnesia=row["acc1"] - row["acc2"],
-                   sequential_direct_delta=direct["acc2_direct"] - row["acc2"],
-                   position_bias_rate=_position_bias(cell, mode), **_efficiency(cell))
+        row.update(
+            acc2_direct=direct["acc2_direct"],
+            acc_traj_direct=direct["acc_traj_direct"],
+            contextual_amnesia=row["acc1"] - row["acc2"],
+            sequential_direct_delta=direct["acc2_direct"] - row["acc2"],
+            position_bias_rate=_position_bias(cell, mode),
+            **_efficiency(cell),
+        )
         rows.append(row)
     ordered: list[dict[str, Any]] = []
     for condition in _condition_order(r["condition"] for r in rows):
@@ -279,16 +382,29 @@ def seq_leaderboard(choices: pd.DataFrame, *, resamples: int, seed: int,
         values = [float(r["acc_traj"]) for r in part if r["target"] in members]
         cohort_text = ",".join(members)
         for r in part:
-            r.update(seq=seq_on_scale(float(r["acc_traj"]), values), seq_cohort=cohort_text, seq_cohort_kind=kind,
-                     in_seq_cohort=r["target"] in members)
+            r.update(
+                seq=seq_on_scale(float(r["acc_traj"]), values),
+                seq_cohort=cohort_text,
+                seq_cohort_kind=kind,
+                in_seq_cohort=r["target"] in members,
+            )
         part.sort(key=lambda r: (np.isnan(r["seq"]), -r["seq"] if not np.isnan(r["seq"]) else 0.0, r["target"]))
         ordered.extend([*part, _chance_row(condition, values, cohort_text, kind)])
     table = pd.DataFrame(ordered, columns=list(LEADERBOARD_COLUMNS))
-    text = {"target", "condition", "speech_input", "model", "reply_format", "headline_inference", "seq_cohort",
-            "seq_cohort_kind"}
+    text = {
+        "target",
+        "condition",
+        "speech_input",
+        "model",
+        "reply_format",
+        "headline_inference",
+        "seq_cohort",
+        "seq_cohort_kind",
+    }
     kinds = {c: float for c in LEADERBOARD_COLUMNS if c not in text}
-    return table.astype({**kinds, "n_items": int, "n_error_items": int, "queries": int, "is_baseline": bool,
-                         "in_seq_cohort": bool})
+    return table.astype(
+        {**kinds, "n_items": int, "n_error_items": int, "queries": int, "is_baseline": bool, "in_seq_cohort": bool}
+    )
 
 
 def _names(level: str, key: str) -> tuple[str, str, str]:
@@ -315,15 +431,27 @@ def seq_breakdown(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.Dat
         mode = headline_inference(cell)
         seeded = cell[cell["order"] == HEADLINE_ORDER]
         items, direct = _items(seeded, mode), _items(seeded, "direct")
-        base = {"target": str(target), "condition": str(condition), "is_baseline": _meta(cell)["is_baseline"],
-                "headline_inference": mode}
+        base = {
+            "target": str(target),
+            "condition": str(condition),
+            "is_baseline": _meta(cell)["is_baseline"],
+            "headline_inference": mode,
+        }
         for level in ("composite", "subscale"):
-            keys = sorted(set(items[level].astype(str)) | set(direct[level].astype(str)),
-                          key=lambda k: (_eq_position(level, k), k))  # sorted() calls it at once
+            keys = sorted(
+                set(items[level].astype(str)) | set(direct[level].astype(str)),
+                key=lambda k: (_eq_position(level, k), k),
+            )  # sorted() calls it at once
             for key in keys:
                 display, composite, composite_name = _names(level, key)
-                row = {**base, "level": level, "name": key, "display_name": display, "composite": composite,
-                       "composite_name": composite_name}
+                row = {
+                    **base,
+                    "level": level,
+                    "name": key,
+                    "display_name": display,
+                    "composite": composite,
+                    "composite_name": composite_name,
+                }
                 row.update(_accuracy_cis(items[items[level].astype(str) == key], resamples=resamples, seed=seed))
                 row.update(_direct_accuracies(direct[direct[level].astype(str) == key]))
                 row["contextual_amnesia"] = row["acc1"] - row["acc2"]
@@ -333,8 +461,9 @@ def seq_breakdown(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.Dat
     if table.empty:
         return table
     order = {c: i for i, c in enumerate(_condition_order(table["condition"]))}
-    table = table.sort_values(["condition", "target"], key=lambda s: s.map(order) if s.name == "condition" else s,
-                              kind="stable")
+    table = table.sort_values(
+        ["condition", "target"], key=lambda s: s.map(order) if s.name == "condition" else s, kind="stable"
+    )
     return table.astype({"n_items": int, "n_items_direct": int, "is_baseline": bool}).reset_index(drop=True)
 
 
@@ -359,7 +488,8 @@ def conditioning_table(leaderboard: pd.DataFrame, *, reference_condition: str = 
     table["seq_scale_cohort"] = f"{reference_condition}: {','.join(sorted(members))}"
     ref_col = f"seq_{reference_condition}" if reference_condition in conditions else f"seq_{conditions[0]}"
     table = table.assign(_chance=table["target"] == CHANCE_TARGET).sort_values(
-        ["_chance", ref_col, "target"], ascending=[True, False, True], na_position="last")
+        ["_chance", ref_col, "target"], ascending=[True, False, True], na_position="last"
+    )
     return table.drop(columns="_chance").reset_index(drop=True)
 
 
@@ -367,12 +497,20 @@ def conditioning_markdown(table: pd.DataFrame, *, digits: int = 1) -> str:
     """The conditioning table as markdown: one SEQ column per condition (Acc_traj in parentheses)."""
     if table.empty:
         return "_no rows_"
-    conditions = [c[len("seq_"):] for c in table.columns if c.startswith("seq_") and c != "seq_scale_cohort"]
-    shown = pd.DataFrame({"target": [t + (" (baseline)" if b and t != CHANCE_TARGET else "")
-                                     for t, b in zip(table["target"], table["is_baseline"])]})
+    conditions = [c[len("seq_") :] for c in table.columns if c.startswith("seq_") and c != "seq_scale_cohort"]
+    shown = pd.DataFrame(
+        {
+            "target": [
+                t + (" (baseline)" if b and t != CHANCE_TARGET else "")
+                for t, b in zip(table["target"], table["is_baseline"])
+            ]
+        }
+    )
     for c in conditions:
-        shown[c] = [("" if pd.isna(s) else f"{s:.{digits}f} ({a:.3f})")
-                    for s, a in zip(table[f"seq_{c}"], table[f"acc_traj_{c}"])]
+        shown[c] = [
+            ("" if pd.isna(s) else f"{s:.{digits}f} ({a:.3f})")
+            for s, a in zip(table[f"seq_{c}"], table[f"acc_traj_{c}"])
+        ]
     note = f"\n\nSEQ on the cohort scale of {table['seq_scale_cohort'].iloc[0]}; Acc_traj in parentheses."
     return shown.to_markdown(index=False) + note
 
@@ -412,51 +550,72 @@ def read_human_ranking(path: Path | str) -> HumanRanking:
     raw.columns = [str(c).strip() for c in raw.columns]
     missing = [c for c in RANKING_COLUMNS if c not in raw.columns]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}; expected a header with "
-                         f"{','.join(RANKING_COLUMNS)}[,item_id][,source]")
+        raise ValueError(
+            f"{path}: missing column(s) {', '.join(missing)}; expected a header with "
+            f"{','.join(RANKING_COLUMNS)}[,item_id][,source]"
+        )
     has_items = "item_id" in raw.columns
-    df = pd.DataFrame({"target": raw["target"].str.strip(), "rank_text": raw["rank"].str.strip(),
-                       "item_id": raw["item_id"].str.strip() if has_items else "",
-                       "source": raw["source"].str.strip() if "source" in raw.columns else ""})
+    df = pd.DataFrame(
+        {
+            "target": raw["target"].str.strip(),
+            "rank_text": raw["rank"].str.strip(),
+            "item_id": raw["item_id"].str.strip() if has_items else "",
+            "source": raw["source"].str.strip() if "source" in raw.columns else "",
+        }
+    )
     df.index = pd.RangeIndex(2, len(df) + 2)  # file line numbers
     for line, row in df.iterrows():
         if row["target"] == "":
             raise ValueError(f"{path}: line {line}: field 'target' is empty")
         if has_items and row["item_id"] == "":
-            raise ValueError(f"{path}: line {line}: field 'item_id' is empty; with an item_id column every row "
-                             "names the item its rank is for")
+            raise ValueError(
+                f"{path}: line {line}: field 'item_id' is empty; with an item_id column every row "
+                "names the item its rank is for"
+            )
         rank = pd.to_numeric(row["rank_text"], errors="coerce")
         if pd.isna(rank) or not np.isfinite(rank) or rank <= 0:
-            raise ValueError(f"{path}: line {line}: field 'rank' is {row['rank_text']!r}; expected a number > 0 "
-                             "(1 = best)")
+            raise ValueError(
+                f"{path}: line {line}: field 'rank' is {row['rank_text']!r}; expected a number > 0 (1 = best)"
+            )
     df = df.assign(rank=pd.to_numeric(df["rank_text"]).astype(float))
     if not has_items:
         dup = df["target"].duplicated(keep=False)
         if dup.any():
             lines = ", ".join(str(n) for n in df.index[dup])
-            raise ValueError(f"{path}: lines {lines}: field 'target' repeats {sorted(set(df.loc[dup, 'target']))}; "
-                             "each target is ranked once (or add an item_id column: one rank per rated item)")
+            raise ValueError(
+                f"{path}: lines {lines}: field 'target' repeats {sorted(set(df.loc[dup, 'target']))}; "
+                "each target is ranked once (or add an item_id column: one rank per rated item)"
+            )
         return HumanRanking(df[["target", "rank", "source"]].reset_index(drop=True), None, str(path))
     dup = df.duplicated(["target", "item_id"], keep=False)
     if dup.any():
         first = df[dup].iloc[0]
-        lines = ", ".join(str(n) for n in df.index[dup & (df["target"] == first["target"])
-                                                   & (df["item_id"] == first["item_id"])])
-        raise ValueError(f"{path}: lines {lines}: target '{first['target']}' is ranked on item '{first['item_id']}' "
-                         "more than once")
+        lines = ", ".join(
+            str(n) for n in df.index[dup & (df["target"] == first["target"]) & (df["item_id"] == first["item_id"])]
+        )
+        raise ValueError(
+            f"{path}: lines {lines}: target '{first['target']}' is ranked on item '{first['item_id']}' more than once"
+        )
     items = tuple(sorted(set(df["item_id"])))
     for target, rows in df.groupby("target", sort=True):
         lacking = sorted(set(items) - set(rows["item_id"]))
         if lacking:
-            raise ValueError(f"{path}: target '{target}' has no rank on item(s) {lacking}; every target is ranked "
-                             "on every rated item")
+            raise ValueError(
+                f"{path}: target '{target}' has no rank on item(s) {lacking}; every target is ranked "
+                "on every rated item"
+            )
     per_target = df.groupby("target", sort=False).agg(
-        rank=("rank", "mean"), source=("source", lambda v: next((x for x in v if x), "")))
+        rank=("rank", "mean"), source=("source", lambda v: next((x for x in v if x), ""))
+    )
     return HumanRanking(per_target.reset_index()[["target", "rank", "source"]], items, str(path))
 
 
-def human_correlation(leaderboard: pd.DataFrame, ranking: pd.DataFrame, condition: str = DEFAULT_CONDITION,
-                      metrics: Sequence[str] = CORRELATION_METRICS) -> pd.DataFrame:
+def human_correlation(
+    leaderboard: pd.DataFrame,
+    ranking: pd.DataFrame,
+    condition: str = DEFAULT_CONDITION,
+    metrics: Sequence[str] = CORRELATION_METRICS,
+) -> pd.DataFrame:
     """Spearman's rho (ties share their average rank) between each metric and the human ranking over the
     targets in both, for one condition. The ranking is negated first (rank 1 = best, a high metric = best),
     so a metric that orders the targets exactly as the humans do gives +1. p_value is scipy's two-sided
@@ -469,13 +628,28 @@ def human_correlation(leaderboard: pd.DataFrame, ranking: pd.DataFrame, conditio
         x, y = pairs[metric].to_numpy(dtype=float), -pairs["rank"].to_numpy(dtype=float)
         rho = stats.spearman_rho(x, y)
         p = float(sps.spearmanr(x, y).pvalue) if len(pairs) >= 3 and not np.isnan(rho) else NAN
-        out.append({"metric": metric, "condition": condition, "n_targets": len(pairs), "rho": rho,
-                    "p_value": p, "targets": ",".join(pairs["target"].astype(str))})
+        out.append(
+            {
+                "metric": metric,
+                "condition": condition,
+                "n_targets": len(pairs),
+                "rho": rho,
+                "p_value": p,
+                "targets": ",".join(pairs["target"].astype(str)),
+            }
+        )
     return pd.DataFrame(out, columns=list(CORRELATION_COLUMNS[:-2]))
 
 
-def human_alignment(choices: pd.DataFrame, ranking: HumanRanking, *, resamples: int, seed: int,
-                    cohort: Sequence[str] | None = None, condition: str = DEFAULT_CONDITION) -> pd.DataFrame:
+def human_alignment(
+    choices: pd.DataFrame,
+    ranking: HumanRanking,
+    *,
+    resamples: int,
+    seed: int,
+    cohort: Sequence[str] | None = None,
+    condition: str = DEFAULT_CONDITION,
+) -> pd.DataFrame:
     """`human_correlation` with the metrics computed over the items the humans rated (paper §4.2 compares
     rankings "on the same examples"): the leaderboard is rebuilt from those items' rows, SEQ on that
     leaderboard's cohort. A ranking that names no items is compared over every item. `item_scope` says
@@ -487,8 +661,10 @@ def human_alignment(choices: pd.DataFrame, ranking: HumanRanking, *, resamples: 
     else:
         unknown = sorted(set(ranking.items) - evaluated)
         if unknown:
-            raise ValueError(f"{ranking.path or 'human ranking'}: item(s) {unknown} are not in speech.slm_choices; "
-                             "name items by their dataset_id, as evaluated")
+            raise ValueError(
+                f"{ranking.path or 'human ranking'}: item(s) {unknown} are not in speech.slm_choices; "
+                "name items by their dataset_id, as evaluated"
+            )
         scope, rows = "rated", choices[choices["item_id"].astype(str).isin(ranking.items)]
         n_items = len(ranking.items)
     board = seq_leaderboard(rows, resamples=resamples, seed=seed, cohort=cohort)

@@ -18,17 +18,44 @@ from eyt_dagster.speech_eq.vocabulary import TURN_SPEAKER
 
 # column -> pandas dtype ("Int64" and "boolean" are nullable: no verdict on a failed call)
 SLM_CHOICE_COLUMNS: dict[str, str] = {
-    "target": "string", "item_id": "string", "subscale": "string", "composite": "string", "valence": "string",
-    "condition": "string", "inference": "string", "order": "string", "round": "int64",
-    "option1": "string", "option2": "string", "history_turn4": "string",
-    "selected_option": "Int64", "correct_option": "int64", "correct": "boolean", "parse_failed": "bool",
-    "shared_call": "bool", "reply_format": "string", "acoustic_profile_1": "string", "acoustic_profile_2": "string",
-    "situational_demand": "string", "reasoning": "string", "error": "string",
-    "calls": "int64", "cache_hits": "int64", "latency_s": "float64", "tokens_in": "int64", "tokens_out": "int64",
-    "tokens": "int64", "cost_usd": "float64",
-    "is_baseline": "bool", "speech_input": "string", "cue_source": "string", "model": "string",
+    "target": "string",
+    "item_id": "string",
+    "subscale": "string",
+    "composite": "string",
+    "valence": "string",
+    "condition": "string",
+    "inference": "string",
+    "order": "string",
+    "round": "int64",
+    "option1": "string",
+    "option2": "string",
+    "history_turn4": "string",
+    "selected_option": "Int64",
+    "correct_option": "int64",
+    "correct": "boolean",
+    "parse_failed": "bool",
+    "shared_call": "bool",
+    "reply_format": "string",
+    "acoustic_profile_1": "string",
+    "acoustic_profile_2": "string",
+    "situational_demand": "string",
+    "reasoning": "string",
+    "error": "string",
+    "calls": "int64",
+    "cache_hits": "int64",
+    "latency_s": "float64",
+    "tokens_in": "int64",
+    "tokens_out": "int64",
+    "tokens": "int64",
+    "cost_usd": "float64",
+    "is_baseline": "bool",
+    "speech_input": "string",
+    "cue_source": "string",
+    "model": "string",
     "model_fingerprint": "string",
-    "prompt_hash": "string", "seed": "int64", "created_at": "datetime64[ns]",
+    "prompt_hash": "string",
+    "seed": "int64",
+    "created_at": "datetime64[ns]",
 }
 
 
@@ -43,49 +70,174 @@ def _all(dtype: str, names) -> dict[str, str]:
 
 # The build stages (assets/speech_eq/text_stages.py, audio_stages.py), partitioned by subscale. `prompt_hash` is
 # NULL for the embedded template generator; voice, strength and duration_s are NULL for imported clips.
-SCENARIOS_COLUMNS = _typed(["scenario_id", "subscale", "valence", "scenario_type", "title", "scenario_json",
-                            "generator", "prompt_hash"])
+SCENARIOS_COLUMNS = _typed(
+    ["scenario_id", "subscale", "valence", "scenario_type", "title", "scenario_json", "generator", "prompt_hash"]
+)
 DIALOGUES_COLUMNS = _typed(
-    ["scenario_id", "subscale", "turn", "speaker", "text", "generator", "attempt", "accepted",
-     "plausible_both_tones", "validator_note", "validator", "prompt_hash"],
-    turn="int64", speaker="int64", attempt="Int64", accepted="boolean", plausible_both_tones="boolean")
+    [
+        "scenario_id",
+        "subscale",
+        "turn",
+        "speaker",
+        "text",
+        "generator",
+        "attempt",
+        "accepted",
+        "plausible_both_tones",
+        "validator_note",
+        "validator",
+        "prompt_hash",
+    ],
+    turn="int64",
+    speaker="int64",
+    attempt="Int64",
+    accepted="boolean",
+    plausible_both_tones="boolean",
+)
 TONE_INSTRUCTIONS_COLUMNS = _typed(
-    ["scenario_id", "subscale", "turn", "option_index", "persona_kind", "attempt", "instruction", "accepted",
-     "rejection_reason", "generator", "prompt_hash"],
-    turn="int64", option_index="Int64", attempt="Int64", accepted="boolean")
+    [
+        "scenario_id",
+        "subscale",
+        "turn",
+        "option_index",
+        "persona_kind",
+        "attempt",
+        "instruction",
+        "accepted",
+        "rejection_reason",
+        "generator",
+        "prompt_hash",
+    ],
+    turn="int64",
+    option_index="Int64",
+    attempt="Int64",
+    accepted="boolean",
+)
 TONE_SELECTION_COLUMNS = _typed(
-    ["scenario_id", "subscale", "turn", "resonant_instruction", "dissonant_instruction", "dissonant_persona",
-     "reasoning", "judge", "resonant_kind", "dissonant_kind", "options", "generator", "prompt_hash"],
-    turn="int64", options="Int64")
+    [
+        "scenario_id",
+        "subscale",
+        "turn",
+        "resonant_instruction",
+        "dissonant_instruction",
+        "dissonant_persona",
+        "reasoning",
+        "judge",
+        "resonant_kind",
+        "dissonant_kind",
+        "options",
+        "generator",
+        "prompt_hash",
+    ],
+    turn="int64",
+    options="Int64",
+)
 TTS_CLIPS_COLUMNS = _typed(
-    ["scenario_id", "turn", "role", "attempt", "speaker", "voice", "text", "instruction", "strength", "engine",
-     "duration_s", "path", "subscale"],
-    turn="int64", attempt="Int64", speaker="Int64", strength="float64", duration_s="float64")
+    [
+        "scenario_id",
+        "turn",
+        "role",
+        "attempt",
+        "speaker",
+        "voice",
+        "text",
+        "instruction",
+        "strength",
+        "engine",
+        "duration_s",
+        "path",
+        "subscale",
+    ],
+    turn="int64",
+    attempt="Int64",
+    speaker="Int64",
+    strength="float64",
+    duration_s="float64",
+)
 CONTRAST_SCORES_COLUMNS = _typed(
-    ["scenario_id", "turn", "attempt", "strength", "total", "passed", *(f"points_{f}" for f in FEATURES),
-     *(f"gap_{f}" for f in FEATURES), "subscale"],
-    turn="int64", attempt="Int64", strength="float64", total="Int64", passed="boolean",
-    **_all("Int64", (f"points_{f}" for f in FEATURES)), **_all("float64", (f"gap_{f}" for f in FEATURES)))
+    [
+        "scenario_id",
+        "turn",
+        "attempt",
+        "strength",
+        "total",
+        "passed",
+        *(f"points_{f}" for f in FEATURES),
+        *(f"gap_{f}" for f in FEATURES),
+        "subscale",
+    ],
+    turn="int64",
+    attempt="Int64",
+    strength="float64",
+    total="Int64",
+    passed="boolean",
+    **_all("Int64", (f"points_{f}" for f in FEATURES)),
+    **_all("float64", (f"gap_{f}" for f in FEATURES)),
+)
 # eq_items: the item's text, per clip (file-number order) its path and tone, the turn texts, and how each test
 # pair scored; eyt_dagster/speech_eq/release_format.py `item_rows` writes it.
 EQ_ITEMS_COLUMNS = _typed(
-    ["dataset_id", "subscale", "composite", "valence", "scenario_type", "scenario_title", "scenario_json",
-     "conversation_json", *(f"{COLUMN[n]}_{part}" for n in sorted(COLUMN) for part in ("path", "tone")),
-     *(f"turn{t}_text" for t in sorted(TURN_SPEAKER)), "source", "generation_metadata_json",
-     "turn4_contrast", "turn6_contrast"],
-    turn4_contrast="Int64", turn6_contrast="Int64")
+    [
+        "dataset_id",
+        "subscale",
+        "composite",
+        "valence",
+        "scenario_type",
+        "scenario_title",
+        "scenario_json",
+        "conversation_json",
+        *(f"{COLUMN[n]}_{part}" for n in sorted(COLUMN) for part in ("path", "tone")),
+        *(f"turn{t}_text" for t in sorted(TURN_SPEAKER)),
+        "source",
+        "generation_metadata_json",
+        "turn4_contrast",
+        "turn6_contrast",
+    ],
+    turn4_contrast="Int64",
+    turn6_contrast="Int64",
+)
 SPEECH_BUILD_REPORT_COLUMNS = _typed(
-    ["subscale", "scenarios", "items", "tones_rejected_bland", "pairs_regenerated", "pairs_discarded",
-     "mean_total_passed", *(f"mean_gap_{f}" for f in FEATURES), "discarded"],
-    **_all("Int64", ("scenarios", "items", "tones_rejected_bland", "pairs_regenerated", "pairs_discarded",
-                     "discarded")),
-    **_all("float64", ("mean_total_passed", *(f"mean_gap_{f}" for f in FEATURES))))
+    [
+        "subscale",
+        "scenarios",
+        "items",
+        "tones_rejected_bland",
+        "pairs_regenerated",
+        "pairs_discarded",
+        "mean_total_passed",
+        *(f"mean_gap_{f}" for f in FEATURES),
+        "discarded",
+    ],
+    **_all(
+        "Int64", ("scenarios", "items", "tones_rejected_bland", "pairs_regenerated", "pairs_discarded", "discarded")
+    ),
+    **_all("float64", ("mean_total_passed", *(f"mean_gap_{f}" for f in FEATURES))),
+)
 # The SEQ reports (eyt_dagster/speech_eq/seq_tables.py names their columns): numbers are shares, intervals and
 # rates unless listed.
-_SEQ_TEXT = {"target", "condition", "speech_input", "model", "reply_format", "headline_inference", "seq_cohort",
-             "seq_cohort_kind", "level", "name", "display_name", "composite", "composite_name"}
-_SEQ_TYPES = {"is_baseline": "bool", "in_seq_cohort": "bool", "n_items": "int64", "n_error_items": "int64",
-              "queries": "int64", "n_items_direct": "int64"}
+_SEQ_TEXT = {
+    "target",
+    "condition",
+    "speech_input",
+    "model",
+    "reply_format",
+    "headline_inference",
+    "seq_cohort",
+    "seq_cohort_kind",
+    "level",
+    "name",
+    "display_name",
+    "composite",
+    "composite_name",
+}
+_SEQ_TYPES = {
+    "is_baseline": "bool",
+    "in_seq_cohort": "bool",
+    "n_items": "int64",
+    "n_error_items": "int64",
+    "queries": "int64",
+    "n_items_direct": "int64",
+}
 
 
 def _seq(names) -> dict[str, str]:
@@ -94,8 +246,9 @@ def _seq(names) -> dict[str, str]:
 
 SEQ_LEADERBOARD_COLUMNS = _seq(LEADERBOARD_COLUMNS)
 SEQ_BREAKDOWN_COLUMNS = _seq(BREAKDOWN_COLUMNS)
-SEQ_HUMAN_ALIGNMENT_COLUMNS = _typed(CORRELATION_COLUMNS, n_targets="Int64", rho="float64", p_value="float64",
-                                     n_scope_items="Int64")
+SEQ_HUMAN_ALIGNMENT_COLUMNS = _typed(
+    CORRELATION_COLUMNS, n_targets="Int64", rho="float64", p_value="float64", n_scope_items="Int64"
+)
 
 # Every table of the `speech` schema: the warehouse IO manager types these from here.
 SPEECH_TABLES: dict[str, dict[str, str]] = {

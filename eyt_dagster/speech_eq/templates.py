@@ -83,14 +83,18 @@ def make_scenario(slug: str, valence: str, index: int, seed: int) -> Scenario:
         dissonant[1] = SPARING_ARCHETYPE
     kind = rng.choice(SCENARIO_TYPES)
     return Scenario(
-        subscale=slug, valence=valence, scenario_type=kind,
+        subscale=slug,
+        valence=valence,
+        scenario_type=kind,
         title=f"{skill.capitalize()} ({valence.lower()}, {kind})",
         context=f"A {kind} conversation between {n1} and {n2}.",
         description=f"{n1} tells {n2}: {stake}.",
         speaker1=Speaker(name=n1, role="catalyst", gender=g1, persona=VALENCE_OPENERS[valence][1]),
         speaker2=Speaker(name=n2, role="test subject", gender=g2),
-        resonant_persona=f"someone skilled at {skill}", dissonant_personas=dissonant,
-        skill_tested=skill, target_social_intent=f"help {n1} with {skill}",
+        resonant_persona=f"someone skilled at {skill}",
+        dissonant_personas=dissonant,
+        skill_tested=skill,
+        target_social_intent=f"help {n1} with {skill}",
     )
 
 
@@ -111,13 +115,16 @@ def make_dialogue(scenario: Scenario, seed: int) -> list[Line]:
 
 def tone_options(scenario: Scenario) -> dict[int, list[tuple[str, str]]]:
     """Per turn, (persona kind, instruction): one for context turns; resonant + two dissonant for 4 and 6."""
-    out: dict[int, list[tuple[str, str]]] = {1: [("context", CONTEXT_TONES[scenario.valence])],
-                                             2: [("context", SUBJECT_CONTEXT_TONE)],
-                                             3: [("context", CONTEXT_TONES[scenario.valence])],
-                                             5: [("context", CONTEXT_TONES[scenario.valence])]}
+    out: dict[int, list[tuple[str, str]]] = {
+        1: [("context", CONTEXT_TONES[scenario.valence])],
+        2: [("context", SUBJECT_CONTEXT_TONE)],
+        3: [("context", CONTEXT_TONES[scenario.valence])],
+        5: [("context", CONTEXT_TONES[scenario.valence])],
+    }
     for turn in (4, 6):
         out[turn] = [("resonant", RESONANT_TONES[scenario.valence])] + [
-            (f"dissonant:{a}", ARCHETYPE_TONES[a]) for a in scenario.dissonant_personas]
+            (f"dissonant:{a}", ARCHETYPE_TONES[a]) for a in scenario.dissonant_personas
+        ]
     return out
 
 
@@ -128,7 +135,9 @@ def select_tones(options: list[tuple[str, str]]) -> tuple[int, int, str]:
     dissonant = [i for i, (kind, _) in enumerate(options) if kind.startswith("dissonant")]
     active = [i for i in dissonant if not options[i][0].endswith(SPARING_ARCHETYPE)]
     chosen = (active or dissonant)[0]
-    why = (f"resonant: option {resonant}; dissonant: option {chosen} ({options[chosen][0].split(':', 1)[1]}), "
-           + ("an actively wrong emotion preferred over a flat one" if len(active) < len(dissonant)
-              else "the first actively wrong emotion"))
+    why = f"resonant: option {resonant}; dissonant: option {chosen} ({options[chosen][0].split(':', 1)[1]}), " + (
+        "an actively wrong emotion preferred over a flat one"
+        if len(active) < len(dissonant)
+        else "the first actively wrong emotion"
+    )
     return resonant, chosen, why

@@ -12,7 +12,9 @@ from eyt_dagster.speech_eq.tones import rejection_reason
 DialogueVersion = tuple[list[Line], bool, str]  # (lines, plausible in both tones, the validator's note)
 
 
-def dialogue_versions(generator: SpeechGenerator, sid: str, scenario: Scenario) -> tuple[list[DialogueVersion], list[str]]:
+def dialogue_versions(
+    generator: SpeechGenerator, sid: str, scenario: Scenario
+) -> tuple[list[DialogueVersion], list[str]]:
     """The versions of one scenario's dialogue, the last one used, and the errors met on the way."""
     versions: list[DialogueVersion] = []
     rejected: list[tuple[list[Line], str]] = []
@@ -50,13 +52,17 @@ def tone_slots_of(scenarios: dict[str, Scenario], lines_of: dict[str, list[Line]
         if not lines:
             slots.append(f"{sid}: no accepted dialogue, so no tone instructions")
             continue
-        slots += [(sid, scenario, lines, turn, index, kind)
-                  for turn, kinds in tone_slots(scenario).items() for index, kind in enumerate(kinds)]
+        slots += [
+            (sid, scenario, lines, turn, index, kind)
+            for turn, kinds in tone_slots(scenario).items()
+            for index, kind in enumerate(kinds)
+        ]
     return slots
 
 
-def tone_slot_attempts(generator: SpeechGenerator, slot: ToneSlot | str, *, bland: tuple[str, ...], attempts: int,
-                       prompt_hash: str | None) -> tuple[list[dict], list[str]]:
+def tone_slot_attempts(
+    generator: SpeechGenerator, slot: ToneSlot | str, *, bland: tuple[str, ...], attempts: int, prompt_hash: str | None
+) -> tuple[list[dict], list[str]]:
     """One tone_instructions row per attempt of one slot (up to `attempts`, each asked after the last was
     rejected), and the errors; a slot given as a message is that error alone."""
     if isinstance(slot, str):
@@ -71,10 +77,21 @@ def tone_slot_attempts(generator: SpeechGenerator, slot: ToneSlot | str, *, blan
         except PER_ITEM_ERRORS as exc:
             instruction, reason = "", f"call failed: {exc}"
             errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")
-        rows.append({"scenario_id": sid, "subscale": scenario.subscale, "turn": turn,
-                     "option_index": index, "persona_kind": kind, "attempt": attempt,
-                     "instruction": instruction, "accepted": reason is None, "rejection_reason": reason,
-                     "generator": generator.name, "prompt_hash": prompt_hash})
+        rows.append(
+            {
+                "scenario_id": sid,
+                "subscale": scenario.subscale,
+                "turn": turn,
+                "option_index": index,
+                "persona_kind": kind,
+                "attempt": attempt,
+                "instruction": instruction,
+                "accepted": reason is None,
+                "rejection_reason": reason,
+                "generator": generator.name,
+                "prompt_hash": prompt_hash,
+            }
+        )
         if reason is None or reason.startswith("call failed"):
             break
         rejected.append((instruction, reason))

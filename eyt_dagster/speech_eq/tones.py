@@ -20,8 +20,12 @@ def bland_words_in(instruction: str, bland: tuple[str, ...] = BLAND_WORDS) -> li
     return [w for w in words(instruction) if w.lower() in banned]
 
 
-def rejection_reason(instruction: str, bland: tuple[str, ...] = BLAND_WORDS,
-                     min_words: int = TONE_WORDS_MIN, max_words: int = TONE_WORDS_MAX) -> str | None:
+def rejection_reason(
+    instruction: str,
+    bland: tuple[str, ...] = BLAND_WORDS,
+    min_words: int = TONE_WORDS_MIN,
+    max_words: int = TONE_WORDS_MAX,
+) -> str | None:
     """Why an instruction is rejected, or None when it is usable."""
     found = bland_words_in(instruction, bland)
     if found:

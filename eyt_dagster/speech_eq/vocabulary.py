@@ -15,13 +15,21 @@ COMPOSITES: dict[str, tuple[str, tuple[str, ...]]] = {
     "stress_management": ("Stress Management", ("flexibility", "stress_tolerance", "optimism")),
 }
 SUBSCALE_NAMES: dict[str, str] = {
-    "self_regard": "Self-Regard", "self_actualization": "Self-Actualization",
-    "emotional_self_awareness": "Emotional Self-Awareness", "emotional_expression": "Emotional Expression",
-    "assertiveness": "Assertiveness", "independence": "Independence",
-    "interpersonal_relationships": "Interpersonal Relationships", "empathy": "Empathy",
-    "social_responsibility": "Social Responsibility", "problem_solving": "Problem Solving",
-    "reality_testing": "Reality Testing", "impulse_control": "Impulse Control", "flexibility": "Flexibility",
-    "stress_tolerance": "Stress Tolerance", "optimism": "Optimism",
+    "self_regard": "Self-Regard",
+    "self_actualization": "Self-Actualization",
+    "emotional_self_awareness": "Emotional Self-Awareness",
+    "emotional_expression": "Emotional Expression",
+    "assertiveness": "Assertiveness",
+    "independence": "Independence",
+    "interpersonal_relationships": "Interpersonal Relationships",
+    "empathy": "Empathy",
+    "social_responsibility": "Social Responsibility",
+    "problem_solving": "Problem Solving",
+    "reality_testing": "Reality Testing",
+    "impulse_control": "Impulse Control",
+    "flexibility": "Flexibility",
+    "stress_tolerance": "Stress Tolerance",
+    "optimism": "Optimism",
 }
 # subscale slug (folder name) -> (composite key, subscale key)
 SUBSCALES: dict[str, tuple[str, str]] = {
@@ -41,40 +49,80 @@ def slug_from_eq_scale(text: str) -> str:
     for slug in SUBSCALES:
         if eq_scale(slug).lower() == text.strip().lower():
             return slug
-    raise ValueError(f"eq_scale '{text}' is not one of the 15 EQ-i 2.0 subscales, e.g. '{eq_scale('interpersonal_empathy')}'")
+    raise ValueError(
+        f"eq_scale '{text}' is not one of the 15 EQ-i 2.0 subscales, e.g. '{eq_scale('interpersonal_empathy')}'"
+    )
 
 
 Valence = Literal["Positive", "Negative", "Conflict"]
 VALENCES: tuple[str, ...] = get_args(Valence)
 SCENARIO_TYPES: tuple[str, ...] = (
-    "workplace", "medical", "educational", "family", "friendship", "romantic", "customer service", "community",
+    "workplace",
+    "medical",
+    "educational",
+    "family",
+    "friendship",
+    "romantic",
+    "customer service",
+    "community",
 )
 # Dissonant personas are drawn from these failure archetypes; the apathetic wall only sparingly, since a flat
 # delivery is the weakest distractor (the tone judge prefers an actively wrong emotion over a flat one).
 FAILURE_ARCHETYPES: tuple[str, ...] = (
-    "toxic optimist", "defensive snappy reactor", "condescending explainer", "impatient evader",
-    "anxious spiraler", "apathetic wall",
+    "toxic optimist",
+    "defensive snappy reactor",
+    "condescending explainer",
+    "impatient evader",
+    "anxious spiraler",
+    "apathetic wall",
 )
 SPARING_ARCHETYPE = "apathetic wall"
 # Tone instructions containing these words are rejected and regenerated (paper §2.3): they describe a polite
 # register, not a physical voice. The list is the default of a setting.
 BLAND_WORDS: tuple[str, ...] = (
-    "nice", "polite", "politely", "mild", "mildly", "calm", "calmly", "gentle", "gently", "soft", "softly",
-    "pleasant", "kind", "kindly", "friendly", "neutral", "normal", "appropriate", "respectful",
+    "nice",
+    "polite",
+    "politely",
+    "mild",
+    "mildly",
+    "calm",
+    "calmly",
+    "gentle",
+    "gently",
+    "soft",
+    "softly",
+    "pleasant",
+    "kind",
+    "kindly",
+    "friendly",
+    "neutral",
+    "normal",
+    "appropriate",
+    "respectful",
 )
 TONE_WORDS_MIN, TONE_WORDS_MAX = 8, 15
 
 # The six-turn arc (paper §2.2): speaker 1 is the catalyst, speaker 2 the test subject.
 TURN_SPEAKER: dict[int, int] = {1: 1, 2: 2, 3: 1, 4: 2, 5: 1, 6: 2}
 TURN_ROLE: dict[int, str] = {
-    1: "opens the situation", 2: "acknowledges", 3: "the catalyst's emotional peak", 4: "first test response",
-    5: "sustains", 6: "second test response",
+    1: "opens the situation",
+    2: "acknowledges",
+    3: "the catalyst's emotional peak",
+    4: "first test response",
+    5: "sustains",
+    6: "second test response",
 }
 TEST_TURNS: tuple[int, int] = (4, 6)
 CONTEXT_TURNS: tuple[int, ...] = (1, 2, 3, 5)
 
 # The released layout's audio files: file number -> (turn, eq_level); 'high' is the resonant (correct) clip.
 AUDIO_FILES: dict[str, tuple[int, str | None]] = {
-    "01": (1, None), "02": (2, None), "03": (3, None), "04": (4, "high"), "05": (4, "low"),
-    "06": (5, None), "07": (6, "high"), "08": (6, "low"),
+    "01": (1, None),
+    "02": (2, None),
+    "03": (3, None),
+    "04": (4, "high"),
+    "05": (4, "low"),
+    "06": (5, None),
+    "07": (6, "high"),
+    "08": (6, "low"),
 }

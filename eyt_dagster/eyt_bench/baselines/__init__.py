@@ -19,8 +19,10 @@ from eyt_dagster.eyt_bench.baselines.targets import ReflectiveTarget, TerseTarge
 # role -> embedded model name -> constructor(ref, seed, scale)
 EMBEDDED: dict[str, dict[str, Callable[[ModelRef, int, tuple[float, ...]], Simulator | Target | Judge]]] = {
     "simulator": {"agenda-simulator": lambda ref, seed, scale: AgendaSimulator(ref.id, seed)},
-    "target": {"reflective": lambda ref, seed, scale: ReflectiveTarget(ref.id, deliberate=ref.thinking),
-               "terse": lambda ref, seed, scale: TerseTarget(ref.id)},
+    "target": {
+        "reflective": lambda ref, seed, scale: ReflectiveTarget(ref.id, deliberate=ref.thinking),
+        "terse": lambda ref, seed, scale: TerseTarget(ref.id),
+    },
     "judge": {
         "rubric-heuristic": lambda ref, seed, scale: RubricJudge(ref.id, scale),
         "rubric-heuristic-strict": lambda ref, seed, scale: RubricJudge(ref.id, scale, "strict"),

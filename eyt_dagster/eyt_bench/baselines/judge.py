@@ -188,10 +188,26 @@ def anthro_rhythm(c: TurnContext) -> Verdict:
     return (1 if ok else 0.5 if LOOSE_BAND[0] <= n <= LOOSE_BAND[1] else 0), f"{n} words"
 
 
-RULES: dict[str, Callable[[TurnContext], Verdict]] = {f.__name__: f for f in (
-    empathy_recognition, empathy_attribution, empathy_resonance, empathy_response, empathy_support,
-    persona_style, persona_value, persona_culture, persona_memory, persona_security,
-    anthro_colloquial, anthro_emotional, anthro_flow, anthro_flexibility, anthro_rhythm)}
+RULES: dict[str, Callable[[TurnContext], Verdict]] = {
+    f.__name__: f
+    for f in (
+        empathy_recognition,
+        empathy_attribution,
+        empathy_resonance,
+        empathy_response,
+        empathy_support,
+        persona_style,
+        persona_value,
+        persona_culture,
+        persona_memory,
+        persona_security,
+        anthro_colloquial,
+        anthro_emotional,
+        anthro_flow,
+        anthro_flexibility,
+        anthro_rhythm,
+    )
+}
 assert tuple(RULES) == SUBSCORE_COLUMNS
 
 
@@ -228,8 +244,13 @@ class RubricJudge:
         if not 1 <= turn <= len(history):
             raise ValueError(f"turn {turn} is outside the dialogue's 1..{len(history)} exchanges")
         before = history[: turn - 1]
-        ctx = TurnContext(seed, history[turn - 1].user_text, history[turn - 1].response_text,
-                          tuple(h.user_text for h in before), tuple(h.response_text for h in before))
+        ctx = TurnContext(
+            seed,
+            history[turn - 1].user_text,
+            history[turn - 1].response_text,
+            tuple(h.user_text for h in before),
+            tuple(h.response_text for h in before),
+        )
         values, notes = {}, []
         for name, rule in RULES.items():
             raw, why = rule(ctx)
@@ -253,8 +274,10 @@ class RubricJudge:
             turn_means.append(sum(getattr(scores, k) for k in RULES) / len(RULES))
         mean = sum(turn_means) / len(turn_means) if turn_means else 0.0
         satisfaction = max(1, min(5, 1 + round(3 * mean) + int(completed)))
-        why = (f"coverage {coverage:.2f} of final-intent words (need {COVERAGE_MIN}); closure cue in last user "
-               f"turn: {'yes' if closure else 'no'}; mean turn sub-score {mean:.2f} -> satisfaction {satisfaction}")
+        why = (
+            f"coverage {coverage:.2f} of final-intent words (need {COVERAGE_MIN}); closure cue in last user "
+            f"turn: {'yes' if closure else 'no'}; mean turn sub-score {mean:.2f} -> satisfaction {satisfaction}"
+        )
         verdict = FinalVerdict(completed=completed, satisfaction=satisfaction, rationale=why)
         return Reply(value=verdict, raw=verdict.model_dump_json())
 

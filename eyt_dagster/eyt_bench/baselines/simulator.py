@@ -26,8 +26,17 @@ from eyt_dagster.core.role_types import (
 from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, LATENT_INTENTS, NEGATIVE_EMOTIONS, Progress
 
-OPENING_INTENTS = ("information_seeking", "seeking_advice", "task_completion", "decision_support", "planning",
-                   "recommendation_request", "opinion_seeking", "emotional_venting", "experience_sharing")
+OPENING_INTENTS = (
+    "information_seeking",
+    "seeking_advice",
+    "task_completion",
+    "decision_support",
+    "planning",
+    "recommendation_request",
+    "opinion_seeking",
+    "emotional_venting",
+    "experience_sharing",
+)
 FOLLOW_UP_INTENTS = tuple(i for i in OPENING_INTENTS if i != "emotional_venting")
 # The 'addressed' rule: a reply moves the agenda on when it has at least this many content words, names
 # the current step (one of its aspect keywords) and offers something (a suggestion marker or a question).
@@ -78,17 +87,23 @@ class AgendaSimulator:
         emotion, explicit = rng.choice(EMOTIONS), rng.choice(OPENING_INTENTS)
         latent = rng.choice(LATENT_INTENTS)
         phrases = [lx.shift_person(a.phrase, "third") for a in aspects]
-        final = (f"By the end, the user has concrete next steps for {lx.shift_person(topic.goal, 'third')}, "
-                 f"covering {', '.join(phrases[:-1])} and {phrases[-1]}.")
+        final = (
+            f"By the end, the user has concrete next steps for {lx.shift_person(topic.goal, 'third')}, "
+            f"covering {', '.join(phrases[:-1])} and {phrases[-1]}."
+        )
         voice = _casual(persona, rng)
         parts = [rng.choice(CASUAL_GREETINGS) if voice else "Hello.", _intro(persona)]
         parts += [_request(explicit, aspects[0].phrase, rng), rng.choice(lx.USER_OPENERS[emotion])]
         if rng.random() < 0.7:
             parts.append(lx.LATENT_HINTS[latent])
         content = ChatSeedContent(
-            topic=topic_name, initial_emotion=emotion, initial_explicit_intent=explicit,
-            initial_latent_intent=latent, initial_intent_description=describe(explicit, aspects[0].phrase),
-            final_intent=final, first_query=" ".join(p for p in parts if p),
+            topic=topic_name,
+            initial_emotion=emotion,
+            initial_explicit_intent=explicit,
+            initial_latent_intent=latent,
+            initial_intent_description=describe(explicit, aspects[0].phrase),
+            final_intent=final,
+            first_query=" ".join(p for p in parts if p),
         )
         return Reply(value=content, raw=content.model_dump_json())
 
@@ -107,8 +122,12 @@ class AgendaSimulator:
             else:
                 pool = ("curiosity", "hope", "neutral", "excitement", seed.initial_emotion)
             explicit = rng.choice(FOLLOW_UP_INTENTS)
-            labels = UserLabels(explicit_intent=explicit, latent_intent=seed.initial_latent_intent,
-                                emotion=rng.choice(pool), intent_description=describe(explicit, aspect.phrase))
+            labels = UserLabels(
+                explicit_intent=explicit,
+                latent_intent=seed.initial_latent_intent,
+                emotion=rng.choice(pool),
+                intent_description=describe(explicit, aspect.phrase),
+            )
             steps.append(Step(aspect, labels))
         return steps
 
@@ -142,8 +161,10 @@ def _pick_topic(persona: PersonaRecord, rng: random.Random) -> str:
     tags = "".join(f" {c.lower()}" if c.isupper() else c for c in tags).replace("_", " ")
     attrs = " ".join(str(v) for v in persona.attributes.values()) + " " + persona.persona_text
     for text, top in ((tags, None), (attrs, 3)):
-        scores = {name: lx.count_cues(text, t.match + tuple(k for a in t.aspects for k in a.keywords))
-                  for name, t in lx.TOPICS.items()}
+        scores = {
+            name: lx.count_cues(text, t.match + tuple(k for a in t.aspects for k in a.keywords))
+            for name, t in lx.TOPICS.items()
+        }
         ranked = sorted((n for n in scores if scores[n] > 0), key=lambda n: -scores[n])[:top]
         if top and persona.attributes.get("occupation") and "career" not in ranked:
             ranked.append("career")
@@ -214,13 +235,21 @@ def _push(step: Step, misses: int, rng: random.Random) -> tuple[str, UserLabels]
         emotion = "frustration" if step.labels.emotion in NEGATIVE_EMOTIONS else step.labels.emotion
         request = _request(step.labels.explicit_intent, phrase, rng)
         text = f"{lx.RESTATE.format(a=phrase)} {request}"
-        labels = UserLabels(explicit_intent="clarification", latent_intent=step.labels.latent_intent,
-                            emotion=emotion, intent_description=describe("clarification", phrase))
+        labels = UserLabels(
+            explicit_intent="clarification",
+            latent_intent=step.labels.latent_intent,
+            emotion=emotion,
+            intent_description=describe("clarification", phrase),
+        )
     else:
         emotion = "anger" if misses >= 4 else "frustration"
         text = f"{rng.choice(lx.USER_OPENERS[emotion])} {lx.PUSHBACK.format(a=phrase)}"
-        labels = UserLabels(explicit_intent="feedback", latent_intent="need_to_be_understood",
-                            emotion=emotion, intent_description=describe("feedback", phrase))
+        labels = UserLabels(
+            explicit_intent="feedback",
+            latent_intent="need_to_be_understood",
+            emotion=emotion,
+            intent_description=describe("feedback", phrase),
+        )
     return text, labels
 
 
@@ -230,11 +259,19 @@ def _closing(seed: ChatSeed, after: int, rng: random.Random) -> SimulatorTurn:
     goal = topic.goal if topic else "this"
     if after == 0:
         thanks = f"The user wants to thank the assistant for help with {lx.shift_person(goal, 'third')}."
-        labels = UserLabels(explicit_intent="feedback", latent_intent=seed.initial_latent_intent, emotion="gratitude",
-                            intent_description=thanks)
+        labels = UserLabels(
+            explicit_intent="feedback",
+            latent_intent=seed.initial_latent_intent,
+            emotion="gratitude",
+            intent_description=thanks,
+        )
         text = rng.choice(lx.CLOSING).format(g=goal)
     else:
-        labels = UserLabels(explicit_intent="small_talk", latent_intent="building_connection", emotion="joy",
-                            intent_description="The user wants to say goodbye on a friendly note.")
+        labels = UserLabels(
+            explicit_intent="small_talk",
+            latent_intent="building_connection",
+            emotion="joy",
+            intent_description="The user wants to say goodbye on a friendly note.",
+        )
         text = rng.choice(lx.GOODBYE)
     return SimulatorTurn(user_text=text, labels=labels, progress="achieved")

@@ -32,8 +32,9 @@ def _user_texts(history: list[Exchange], query: str) -> list[str]:
     return [query] + [h.user_text for h in reversed(history)]
 
 
-def best_label(texts: list[str], cues: dict[str, tuple[str, ...]], weights: tuple[float, ...],
-               prior: tuple[str, ...]) -> str | None:
+def best_label(
+    texts: list[str], cues: dict[str, tuple[str, ...]], weights: tuple[float, ...], prior: tuple[str, ...]
+) -> str | None:
     """The label with the highest weighted cue count; ties go to the earlier label in `prior`."""
     scores = {label: sum(w * lx.count_cues(t, c) for t, w in zip(texts, weights)) for label, c in cues.items()}
     top = max(scores.values())
@@ -42,8 +43,10 @@ def best_label(texts: list[str], cues: dict[str, tuple[str, ...]], weights: tupl
 
 def detect_emotion(history: list[Exchange], query: str) -> str:
     """The emotion with the most cues in the query (weight 1) and the previous user turn (0.3); else neutral."""
-    return best_label(_user_texts(history, query), lx.EMOTION_CUES, HISTORY_WEIGHTS["emotion"],
-                      lx.EMOTION_PRIOR) or "neutral"
+    return (
+        best_label(_user_texts(history, query), lx.EMOTION_CUES, HISTORY_WEIGHTS["emotion"], lx.EMOTION_PRIOR)
+        or "neutral"
+    )
 
 
 def detect_topic(history: list[Exchange], query: str) -> str | None:
@@ -104,8 +107,12 @@ class ReflectiveTarget:
         aspect = detect_aspect(query, topic, rejected_reply(history, query))
         phrase = lx.shift_person(key_phrase(query, aspect, topic), "third")
         emotion = best_label(texts, lx.EMOTION_CUES, self.weights["emotion"], lx.EMOTION_PRIOR) or "neutral"
-        labels = UserLabels(explicit_intent=explicit, latent_intent=latent, emotion=emotion,
-                            intent_description=f"The user wants {lx.EXPLICIT_GLOSS[explicit]} {phrase}.")
+        labels = UserLabels(
+            explicit_intent=explicit,
+            latent_intent=latent,
+            emotion=emotion,
+            intent_description=f"The user wants {lx.EXPLICIT_GLOSS[explicit]} {phrase}.",
+        )
         return Reply(value=labels, raw=labels.model_dump_json())
 
     def respond(self, history: list[Exchange], query: str) -> Reply[str]:
@@ -118,12 +125,16 @@ class ReflectiveTarget:
         parts = [lx.ACKNOWLEDGE[emotion][turn % 2]]
         if lx.has_cue(query, lx.CLOSURE) and emotion in ("gratitude", "joy", "relief", "hope"):
             goal = lx.shift_person(lx.TOPICS[topic].goal, "second") if topic else "this"
-            parts.append(f"It was good working through {goal} with you. "
-                         "You've got a clear next step, so take it one day at a time, and come back any time.")
+            parts.append(
+                f"It was good working through {goal} with you. "
+                "You've got a clear next step, so take it one day at a time, and come back any time."
+            )
             return _reply(" ".join(parts))
-        reflections = (f"It sounds like you're thinking about {phrase} right now.",
-                       f"So you'd like to sort out {phrase} next.",
-                       f"If I follow you, you want some help with {phrase}.")
+        reflections = (
+            f"It sounds like you're thinking about {phrase} right now.",
+            f"So you'd like to sort out {phrase} next.",
+            f"If I follow you, you want some help with {phrase}.",
+        )
         parts.append(reflections[turn % 3])
         recall = _recall(history, aspect)
         if recall:
@@ -155,8 +166,12 @@ def _reply(text: str) -> Reply[str]:
 class TerseTarget:
     """A floor baseline: a fixed majority label guess and a few-word generic reply."""
 
-    GUESS = UserLabels(explicit_intent="information_seeking", latent_intent="seeking_validation",
-                       emotion="neutral", intent_description="The user wants some information.")
+    GUESS = UserLabels(
+        explicit_intent="information_seeking",
+        latent_intent="seeking_validation",
+        emotion="neutral",
+        intent_description="The user wants some information.",
+    )
 
     def __init__(self, model_id: str) -> None:
         self.model_id = model_id
