@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 export EYT_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: install run test test-fast typecheck dev clean-data
+.PHONY: install run test test-fast lint typecheck check dev clean-data
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,14 @@ test: install  ## run the test suite (what CI runs)
 test-fast: install  ## the suite without the tests marked slow (CLI subprocesses, the browser UI)
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
+lint: install  ## ruff: lint and formatting (settings: [tool.ruff] in pyproject.toml); `ruff format .` fixes the format
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
 typecheck: install  ## mypy over eyt_dagster, assets and resources (settings: [tool.mypy] in pyproject.toml)
 	$(BIN)/mypy --config-file pyproject.toml
+
+check: lint typecheck test  ## what CI runs: lint, types, the whole suite
 
 dev: install  ## the Dagster UI on this project's instance, http://127.0.0.1:3000
 	$(BIN)/eyt dev
