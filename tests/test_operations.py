@@ -237,7 +237,11 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
         ("eyt_dialogues", "nemotron_usa|terse-baseline"),
         ("eyt_pools", "personamem_v2"),
     ]
-    assert [(job, partition) for job, partition, _ in launched[2:]] == [("eyt_reports", None)]
+    # the reports, then the model cards and paper tables that read them
+    assert [(job, partition) for job, partition, _ in launched[2:]] == [
+        ("eyt_reports", None),
+        ("unified_reports", None),
+    ]
     assert [assets for job, _, assets in launched if job == "eyt_dialogues"] == [
         ["dialogue_scores", "dialogue_turns", "final_intent_verdicts", "intent_similarity", "judge_verdicts"]
     ]
@@ -262,7 +266,11 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
         ("eyt_dialogues", cells[0]),
         ("eyt_dialogues", cells[1]),
     ]
-    assert [(job, partition) for job, partition, _ in launched[2:]] == [("eyt_reports", None)]
+    # the reports, then the model cards and paper tables that read them
+    assert [(job, partition) for job, partition, _ in launched[2:]] == [
+        ("eyt_reports", None),
+        ("unified_reports", None),
+    ]
     assert all(assets == ["dialogue_scores", "judge_verdicts"] for _, _, assets in launched[:2])
     after = eyt(["refresh", "--dry-run", "--no-speech"], env)
     assert after.returncode == 0 and "nothing to do" in after.stdout, after.stdout[-3000:]
