@@ -11,7 +11,7 @@ import pandas as pd
 
 from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.model_card_plots import model_cards_png
-from eyt_dagster.reporting.model_cards import POOLED, SPEECH_METRICS
+from eyt_dagster.reporting.model_cards import EYT_METRICS, POOLED, SPEECH_METRICS
 from eyt_dagster.reporting.plots import distribution_png
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq.seq_tables import COHORT_KINDS, conditioning_table, seq_cohort_note
@@ -32,21 +32,7 @@ CARD_COLUMNS = (
     "is_baseline",
     "has_eyt_bench",
     "has_speech_eq",
-    *(
-        f"eyt_{POOLED}_{m}"
-        for m in (
-            "explicit_acc",
-            "latent_acc",
-            "emotion_acc",
-            "emotion_macro_f1",
-            "drift",
-            "ficr",
-            "satisfaction",
-            "empathy",
-            "persona",
-            "anthropomorphic",
-        )
-    ),
+    *(f"eyt_{POOLED}_{m}" for m in EYT_METRICS),
     *(f"speech_{m}" for m in SPEECH_METRICS),
     "speech_seq",
     "speech_seq_cohort_kind",
