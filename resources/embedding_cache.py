@@ -14,6 +14,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,6 +47,20 @@ def cache_enabled() -> bool:
     return os.environ.get(CACHE_SWITCH, "on").strip().lower() not in {"off", "0", "false", "no"}
 
 
+def _switch_to_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Put the file in WAL mode. Two processes opening a new file at once can get "database is locked" here
+    at once, without SQLite's busy wait (seen with two workers starting together), so it is retried."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class EmbeddingCache:
     """Embedding vectors by (model, text); safe to share between threads and processes."""
 
@@ -63,7 +78,7 @@ class EmbeddingCache:
         if self._conn is None or self._pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _switch_to_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
             self._conn, self._pid = conn, os.getpid()

@@ -89,24 +89,30 @@ def test_cache_keeps_the_first_vector_stored(tmp_path: Path) -> None:
 
 
 def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
-    """Two processes storing overlapping texts at once in many short transactions: no error, every key once."""
-    path = tmp_path / "shared.sqlite"
+    """Two processes opening a new cache file together and storing overlapping texts in many short
+    transactions: no error, every key once. Repeated on fresh files, as the race is at the first open."""
     script = textwrap.dedent(
-        f"""
+        """
         import sys, numpy as np
         from resources.embedding_cache import EmbeddingCache
-        cache = EmbeddingCache({str(path)!r})
-        start = int(sys.argv[1])
+        cache = EmbeddingCache(sys.argv[1])
+        start = int(sys.argv[2])
         for i in range(start, start + 300, 3):
-            texts = [f"text {{j}}" for j in range(i, i + 3)]
+            texts = [f"text {j}" for j in range(i, i + 3)]
             cache.put_many("m", texts, np.full((3, 4), float(i), dtype=np.float32))
         """
     )
     env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(s)], env=env) for s in (0, 150)]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    found = EmbeddingCache(path).get_many("m", [f"text {j}" for j in range(450)])
-    assert sorted(found) == list(range(450))
+    for round_ in range(8):
+        path = tmp_path / f"shared-{round_}.sqlite"
+        procs = [
+            subprocess.Popen([sys.executable, "-c", script, str(path), str(s)], env=env, stderr=subprocess.PIPE)
+            for s in (0, 150)
+        ]
+        results = [(p.wait(timeout=120), p.stderr.read().decode() if p.stderr else "") for p in procs]
+        assert [code for code, _ in results] == [0, 0], [err for _, err in results]
+        found = EmbeddingCache(path).get_many("m", [f"text {j}" for j in range(450)])
+        assert sorted(found) == list(range(450))
 
 
 def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
