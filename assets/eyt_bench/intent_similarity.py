@@ -10,7 +10,7 @@ from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
-from resources.embeddings import embed
+from resources.embeddings import embed_with_stats
 
 LOGIC_VERSION = "2"
 COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final"]
@@ -43,7 +43,9 @@ def intent_similarity(
                 [turns["gold_intent_description"], turns["pred_intent_description"], turns["final_intent"]]
             ).astype(str)
         )
-        vectors = dict(zip(texts, embed(list(texts), model)))
+        matrix, stats = embed_with_stats(list(texts), model, cache=eyt.embedding_cache)
+        vectors = dict(zip(texts, matrix))
+        context.log.info(f"embeddings: {stats}")
         df["cos_gold_pred"] = _cosines(vectors, turns["gold_intent_description"], turns["pred_intent_description"])
         df["cos_pred_final"] = _cosines(vectors, turns["pred_intent_description"], turns["final_intent"])
     else:

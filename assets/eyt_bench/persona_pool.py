@@ -1,5 +1,6 @@
 """persona_pool: a deduplicated, seeded sample of one public persona corpus (paper §3.2)."""
 
+import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, Output, asset
 
@@ -9,7 +10,7 @@ from eyt_dagster.eyt_bench.table_contracts import PersonaPoolFrame, conform_tabl
 from eyt_dagster.eyt_bench.table_rows import persona_rows
 from eyt_dagster.partitions import pool_partitions
 from resources.benchmark import BenchmarkResource
-from resources.embeddings import embed
+from resources.embeddings import embed_with_stats
 from resources.persona_sources import load_pool_records
 
 LOGIC_VERSION = "1"
@@ -28,13 +29,14 @@ def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outp
     the seed (Pool A stratified by occupation group x age bucket), in a seeded evaluation order."""
     slate, pool = eyt.slate, context.partition_key
     records, where = load_pool_records(pool, slate.pools[pool])
+
+    def embed(texts: list[str]) -> np.ndarray:
+        vectors, stats = embed_with_stats(texts, slate.embedding_model, cache=eyt.embedding_cache)
+        context.log.info(f"embeddings: {stats}")
+        return vectors
+
     chosen, dedup = draw_pool(
-        records,
-        slate.pool_size,
-        slate.seed,
-        slate.dedup_threshold,
-        embed=lambda texts: embed(texts, slate.embedding_model),
-        stratified=(pool == "nemotron_usa"),
+        records, slate.pool_size, slate.seed, slate.dedup_threshold, embed=embed, stratified=(pool == "nemotron_usa")
     )
     df = persona_rows(chosen)
     df["sample_rank"] = evaluation_order(len(df), slate.seed, pool)

@@ -72,8 +72,15 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
 _WORKER_INSTANCE = None
 
 
-def _worker_start() -> None:
-    """In a new worker process: import the code location once, so each run only pays for itself."""
+def worker_torch_threads(parallel: int, cores: int | None) -> int:
+    """Torch threads for each of `parallel` workers sharing `cores`: the cores divided among them, at least one."""
+    return max(1, (cores or 1) // max(1, parallel))
+
+
+def _worker_start(torch_threads: int) -> None:
+    """In a new worker process: cap torch's threads (unless EYT_TORCH_THREADS is set already, see
+    resources/embeddings.py), then import the code location once, so each run only pays for itself."""
+    os.environ.setdefault("EYT_TORCH_THREADS", str(torch_threads))
     import eyt_dagster.definitions  # noqa: F401
 
 
@@ -108,7 +115,10 @@ class Launcher:
             from concurrent.futures import ProcessPoolExecutor
 
             self._pool = ProcessPoolExecutor(
-                self.parallel, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+                self.parallel,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_start,
+                initargs=(worker_torch_threads(self.parallel, os.cpu_count()),),
             )
         return self
 

@@ -1,0 +1,134 @@
+"""A persistent store of sentence embeddings, keyed by (model name, sha256 of the text), in one SQLite file.
+
+It sits under the data directory's cache folder (`cache/embeddings.sqlite`, beside the call cache), so a rerun
+and the other partitions' worker processes reuse vectors instead of encoding the same texts again. SQLite in
+WAL mode lets several processes read and write the file at once; every write is one short transaction of
+`INSERT OR IGNORE`, so the first vector stored for a key is kept and two workers storing the same text do not
+conflict. Vectors are stored as float32 bytes, exactly as the encoder returned them (see docs/throughput.md
+for what reusing a vector does to the numbers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+EMBEDDING_CACHE_FILE = "cache/embeddings.sqlite"
+
+# Set to "off" (or "0", "false", "no") to encode every text and neither read nor write the store.
+CACHE_SWITCH = "EYT_EMBEDDING_CACHE"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, text_sha256)
+)
+"""
+
+# SQLite allows at most 999 parameters in one statement in older builds; one lookup asks for fewer.
+_LOOKUP_CHUNK = 500
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cache_enabled() -> bool:
+    return os.environ.get(CACHE_SWITCH, "on").strip().lower() not in {"off", "0", "false", "no"}
+
+
+def _switch_to_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Put the file in WAL mode. Two processes opening a new file at once can get "database is locked" here
+    at once, without SQLite's busy wait (seen with two workers starting together), so it is retried."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+class EmbeddingCache:
+    """Embedding vectors by (model, text); safe to share between threads and processes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid: int | None = None
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({str(self.path)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open lazily, and again in a forked child (a SQLite handle must not cross a fork)."""
+        if self._conn is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            _switch_to_wal(conn)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA)
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    def get_many(self, model: str, texts: Sequence[str]) -> dict[int, np.ndarray]:
+        """The stored vectors of `texts`, by position in `texts`; positions with none stored are absent."""
+        keys = [text_key(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            db = self._connect()
+            for start in range(0, len(keys), _LOOKUP_CHUNK):
+                chunk = keys[start : start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = db.execute(
+                    f"SELECT text_sha256, dim, vector FROM embeddings WHERE model = ? AND text_sha256 IN ({marks})",
+                    (model, *chunk),
+                ).fetchall()
+                for key, dim, blob in rows:
+                    vector = np.frombuffer(blob, dtype=np.float32)
+                    if vector.shape != (dim,):
+                        raise ValueError(
+                            f"embedding cache {self.path}: a stored vector of model '{model}' has "
+                            f"{vector.size} values, not {dim}; delete the file to rebuild it"
+                        )
+                    found[key] = vector
+        return {i: found[k] for i, k in enumerate(keys) if k in found}
+
+    def put_many(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Store one vector per text, in one short transaction; a key already stored keeps its vector."""
+        if len(texts) != len(vectors):
+            raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
+        rows = [
+            (model, text_key(t), int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes())
+            for t, v in zip(texts, vectors)
+        ]
+        if not rows:
+            return
+        with self._lock:
+            db = self._connect()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
