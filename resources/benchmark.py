@@ -61,7 +61,7 @@ class BenchmarkResource(ConfigurableResource):
 
     @cached_property
     def embedding_cache(self) -> EmbeddingCache | None:
-        """The persistent embedding store beside the call cache, or None when EYT_EMBEDDING_CACHE=off."""
+        """The persistent embedding store beside the call cache, or None unless EYT_EMBEDDING_CACHE=on."""
         return EmbeddingCache(Path(self.data_dir) / EMBEDDING_CACHE_FILE) if embedding_cache_enabled() else None
 
     def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:

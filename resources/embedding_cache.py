@@ -22,7 +22,9 @@ import numpy as np
 
 EMBEDDING_CACHE_FILE = "cache/embeddings.sqlite"
 
-# Set to "off" (or "0", "false", "no") to encode every text and neither read nor write the store.
+# Off by default: a reused vector can differ from a fresh encoding in the last bits (its batch differs), and
+# which worker stores a shared text first depends on scheduling, so two fresh runs would not be bit-identical.
+# Set to "on" (or "1", "true", "yes") to trade that for speed (docs/throughput.md#cpu-work-embeddings).
 CACHE_SWITCH = "EYT_EMBEDDING_CACHE"
 
 _SCHEMA = """
@@ -44,7 +46,7 @@ def text_key(text: str) -> str:
 
 
 def cache_enabled() -> bool:
-    return os.environ.get(CACHE_SWITCH, "on").strip().lower() not in {"off", "0", "false", "no"}
+    return os.environ.get(CACHE_SWITCH, "off").strip().lower() in {"on", "1", "true", "yes"}
 
 
 def _switch_to_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:

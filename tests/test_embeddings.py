@@ -118,13 +118,15 @@ def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
 def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from resources.benchmark import BenchmarkResource
 
-    monkeypatch.delenv("EYT_EMBEDDING_CACHE", raising=False)
+    monkeypatch.delenv("EYT_EMBEDDING_CACHE", raising=False)  # off by default: fresh runs stay bit-identical
+    assert not cache_enabled()
+    assert BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path)).embedding_cache is None
+    monkeypatch.setenv("EYT_EMBEDDING_CACHE", "on")
     assert cache_enabled()
     eyt = BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
     assert eyt.embedding_cache is not None and eyt.embedding_cache.path == tmp_path / "cache" / "embeddings.sqlite"
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", "off")
     assert not cache_enabled()
-    assert BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path)).embedding_cache is None
 
 
 def test_worker_torch_threads_divides_the_cores() -> None:
