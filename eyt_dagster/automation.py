@@ -61,6 +61,27 @@ def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
     return [(k, v) for k, v in found if k]
 
 
+def target_sets(pdef) -> set[str]:
+    """The slate's target sets ("targets", "speech_targets") a partitions definition is keyed by."""
+    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
+
+    if pdef is None:
+        return set()
+    dims = [d.partitions_def for d in pdef.partitions_defs] if isinstance(pdef, MultiPartitionsDefinition) else [pdef]
+    names = {d.name for d in dims if isinstance(d, DynamicPartitionsDefinition)}
+    return {name for name in names if name is not None and name in TARGET_PARTITION_SETS.values()}
+
+
+def nothing_to_read(parent_pdefs: Sequence, keys: Mapping[str, Collection[str]]) -> list[str]:
+    """For an unpartitioned asset (a report) whose partitioned parents are keyed only by target sets the slate
+    leaves empty (the SEQ reports of a slate with no SpeechEQ target, say), those sets: such a report has nothing
+    to read, so it is outside the slate like a dropped target's partitions. Empty when it is in the slate, also
+    when it reads one benchmark the slate has targets for (the model cards of a text-only slate)."""
+    names = {name for pdef in parent_pdefs for name in target_sets(pdef)}
+    empty = sorted(name for name in names if not keys.get(name))
+    return empty if names and len(empty) == len(names) else []
+
+
 def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:
     """'pool X' / 'target Y' for each value of the partition key the slate does not have (empty: in the slate)."""
     return [
@@ -89,7 +110,7 @@ def _partitions_where(context: AutomationContext, keep) -> AutomationResult:
 
 class InSlate(AutomationCondition):
     """True for the partitions whose pool and target are in the slate (a target dropped from the slate keeps its
-    history and is left alone); always true for unpartitioned assets."""
+    history and is left alone); for an unpartitioned asset, unless it reads only targets the slate has none of."""
 
     def __init__(self, keys: Mapping[str, Collection[str]]) -> None:
         self.keys = {k: frozenset(v) for k, v in keys.items()}
@@ -104,7 +125,11 @@ class InSlate(AutomationCondition):
 
     def evaluate(self, context: AutomationContext) -> AutomationResult:
         pdef = context.partitions_def
-        return _partitions_where(context, lambda p: p is None or not outside_slate(pdef, p, self.keys))
+        if pdef is None:
+            graph = context.asset_graph
+            parents = [graph.get(parent).partitions_def for parent in graph.get(context.key).parent_keys]
+            return _partitions_where(context, lambda _: not nothing_to_read(parents, self.keys))
+        return _partitions_where(context, lambda p: not outside_slate(pdef, p, self.keys))
 
 
 _LATEST: list = [None, None]  # (evaluation, staleness.Latest): the records read once per evaluation, for all assets

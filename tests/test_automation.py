@@ -235,3 +235,27 @@ def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data
     assert state() == staleness.State(
         staleness.STALE, (staleness.cause(report, None, "CODE", "has a new code version"),)
     )
+
+
+def test_a_report_of_targets_the_slate_has_none_of_is_outside_the_slate():
+    """A text-only slate: the SEQ reports read only SpeechEQ targets, so neither the daemon nor `eyt refresh`
+    asks for them (they would fail every time with nothing to read); the model cards, which read both
+    benchmarks, and the EYT-Bench reports stay in the slate. And the same the other way round."""
+    from eyt_dagster.automation import nothing_to_read
+    from eyt_dagster.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+
+    def reads_nothing(asset: str, keys: dict) -> list[str]:
+        node = graph.get(AssetKey.from_user_string(asset))
+        return nothing_to_read([graph.get(p).partitions_def for p in node.parent_keys], keys)
+
+    text_only = {"pool": {"nemotron_usa"}, "targets": {"reflective-baseline"}, "speech_targets": set()}
+    assert reads_nothing("speech/seq_leaderboard", text_only) == ["speech_targets"]
+    assert reads_nothing("speech/seq_breakdown", text_only) == ["speech_targets"]
+    assert reads_nothing("dialogue/leaderboard", text_only) == []
+    assert reads_nothing("reports/model_cards", text_only) == []
+    speech_only = {"pool": {"nemotron_usa"}, "targets": set(), "speech_targets": {"random-chooser-baseline"}}
+    assert reads_nothing("dialogue/leaderboard", speech_only) == ["targets"]
+    assert reads_nothing("speech/seq_leaderboard", speech_only) == []
+    assert reads_nothing("reports/model_cards", speech_only) == []

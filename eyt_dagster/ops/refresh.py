@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Collection
 
-from eyt_dagster.automation import outside_slate, slate_keys  # noqa: F401 - slate_keys: part of this module's API
+from eyt_dagster.automation import nothing_to_read, outside_slate, slate_keys  # noqa: F401 - slate_keys: part of this module's API
 from eyt_dagster.ops.launch import Launcher
 
 REQUESTED = "requested by its automation condition"
@@ -65,6 +65,10 @@ class AssetState:
                 asset = node.key.to_user_string()
                 self.parents[asset] = [p.to_user_string() for p in node.parent_keys]
                 partitions = [None] if node.partitions_def is None else node.partitions_def.get_partition_keys()
+                empty = nothing_to_read([graph.get(p).partitions_def for p in node.parent_keys], keys)
+                if node.partitions_def is None and empty:  # a report of targets the slate has none of
+                    self.left_alone.add(f"{asset} (no {' or '.join(empty)} in the slate)")
+                    continue
                 for partition in partitions:
                     outside = partition is not None and outside_slate(node.partitions_def, partition, keys)
                     if outside:
