@@ -4,20 +4,17 @@ S3-compatible server (moto's ThreadedMotoServer) with credentials only in the en
 
 from __future__ import annotations
 
+import boto3
 import duckdb
+import moto.server as moto_server
 import pandas as pd
 import pytest
-from dagster import DagsterInstance, MultiPartitionKey
+import s3fs
+from dagster import DagsterInstance, MultiPartitionKey, asset
+from test_warehouse import CELLS, cells, run, summary
 
 from resources.warehouse import WarehouseIOManager, connect, read_partition
 from resources.warehouse_files import WAREHOUSE_URL_ENV, is_remote, warehouse_root
-
-moto_server = pytest.importorskip("moto.server")
-boto3 = pytest.importorskip("boto3")
-pytest.importorskip("s3fs")
-
-from dagster import asset  # noqa: E402
-from test_warehouse import CELLS, cells, run, summary  # noqa: E402 - after the skips
 
 
 def cells_with(rows: int):
@@ -53,7 +50,6 @@ def s3(monkeypatch: pytest.MonkeyPatch):
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv(WAREHOUSE_URL_ENV, f"s3://{BUCKET}/wh")
-    import s3fs
 
     s3fs.S3FileSystem.clear_instance_cache()  # fsspec reuses a filesystem made for an earlier test's server
     client = boto3.client("s3")
