@@ -41,6 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from resources.sqlite_files import open_shared
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY,
@@ -163,11 +165,7 @@ class CallCache:
     def _connect(self) -> sqlite3.Connection:
         """Open lazily, and again in a forked child (a SQLite handle must not cross a fork)."""
         if self._conn is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            conn = open_shared(self.path, _SCHEMA)
             _add_failure_column(conn)
             self._conn, self._pid = conn, os.getpid()
         return self._conn

@@ -14,11 +14,12 @@ import hashlib
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from resources.sqlite_files import open_shared
 
 EMBEDDING_CACHE_FILE = "cache/embeddings.sqlite"
 
@@ -49,20 +50,6 @@ def cache_enabled() -> bool:
     return os.environ.get(CACHE_SWITCH, "off").strip().lower() in {"on", "1", "true", "yes"}
 
 
-def _switch_to_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
-    """Put the file in WAL mode. Two processes opening a new file at once can get "database is locked" here
-    at once, without SQLite's busy wait (seen with two workers starting together), so it is retried."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
 class EmbeddingCache:
     """Embedding vectors by (model, text); safe to share between threads and processes."""
 
@@ -78,11 +65,7 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection:
         """Open lazily, and again in a forked child (a SQLite handle must not cross a fork)."""
         if self._conn is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-            _switch_to_wal(conn)
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(_SCHEMA)
+            conn = open_shared(self.path, _SCHEMA)
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
