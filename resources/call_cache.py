@@ -31,17 +31,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from resources.sqlite_files import open_shared
+from resources.sqlite_files import SharedDatabase
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -153,33 +152,18 @@ class CallCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._pid: int | None = None
+        self._shared = SharedDatabase(self.path, _SCHEMA, prepare=_add_failure_column)
 
     def __repr__(self) -> str:
         return f"CallCache({str(self.path)!r})"
 
     # -- connection -------------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        """Open lazily, and again in a forked child (a SQLite handle must not cross a fork)."""
-        if self._conn is None or self._pid != os.getpid():
-            conn = open_shared(self.path, _SCHEMA)
-            _add_failure_column(conn)
-            self._conn, self._pid = conn, os.getpid()
-        return self._conn
-
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            yield self._connect()
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._shared.use()
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+        self._shared.close()
 
     def __enter__(self) -> CallCache:
         return self

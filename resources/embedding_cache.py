@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from resources.sqlite_files import open_shared
+from resources.sqlite_files import SharedDatabase
 
 EMBEDDING_CACHE_FILE = "cache/embeddings.sqlite"
 
@@ -55,32 +53,19 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._pid: int | None = None
+        self._db = SharedDatabase(self.path, _SCHEMA)
 
     def __repr__(self) -> str:
         return f"EmbeddingCache({str(self.path)!r})"
 
-    def _connect(self) -> sqlite3.Connection:
-        """Open lazily, and again in a forked child (a SQLite handle must not cross a fork)."""
-        if self._conn is None or self._pid != os.getpid():
-            conn = open_shared(self.path, _SCHEMA)
-            self._conn, self._pid = conn, os.getpid()
-        return self._conn
-
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+        self._db.close()
 
     def get_many(self, model: str, texts: Sequence[str]) -> dict[int, np.ndarray]:
         """The stored vectors of `texts`, by position in `texts`; positions with none stored are absent."""
         keys = [text_key(t) for t in texts]
         found: dict[str, np.ndarray] = {}
-        with self._lock:
-            db = self._connect()
+        with self._db.use() as db:
             for start in range(0, len(keys), _LOOKUP_CHUNK):
                 chunk = keys[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
@@ -108,8 +93,7 @@ class EmbeddingCache:
         ]
         if not rows:
             return
-        with self._lock:
-            db = self._connect()
+        with self._db.use() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?, ?)", rows)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -30,3 +34,31 @@ def open_shared(path: Path, schema: str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(schema)
     return conn
+
+
+class SharedDatabase:
+    """One connection per process to a shared SQLite file: opened on first use, opened again in a forked child
+    (a SQLite handle must not cross a fork), and used by one thread at a time. `prepare` runs once per opening,
+    after the schema (e.g. a migration of an older file)."""
+
+    def __init__(self, path: Path, schema: str, prepare: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        self.path, self._schema, self._prepare = path, schema, prepare
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid: int | None = None
+
+    @contextmanager
+    def use(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None or self._pid != os.getpid():
+                conn = open_shared(self.path, self._schema)
+                if self._prepare is not None:
+                    self._prepare(conn)
+                self._conn, self._pid = conn, os.getpid()
+            yield self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
