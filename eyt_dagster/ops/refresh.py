@@ -229,12 +229,9 @@ def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
     planned = []
     for run in runs:
         tags = {"eyt/command": "refresh"}
-        exclusive = None
         if run.partition is not None:
             with partition_loading_context(dynamic_partitions_store=instance):
                 tags.update(partitions_def[run.job].get_tags_for_partition_key(run.partition))
-            # the cells of one target call the same endpoint: one at a time (docs/operations.md)
-            exclusive = tags.get("dagster/partition/target") or (run.partition if run.job == "speech_eval" else None)
         planned.append(
             Run(
                 run.job,
@@ -242,7 +239,6 @@ def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
                 run.label,
                 tuple(run.assets),
                 tuple(run.after),
-                f"target:{exclusive}" if exclusive else None,
                 needs_all_inputs=run.partition is not None,
             )
         )

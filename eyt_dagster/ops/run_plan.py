@@ -2,9 +2,9 @@
 
 Pure scheduling over plain data: `run_all` takes the runs (each naming the earlier runs whose output it reads)
 and a `launch` callable, and starts every run whose inputs are done as soon as a slot is free, at most
-`parallel` at once. Two runs with the same `exclusive` key (a target id: the cells of one target in several
-pools call the same endpoint) never run at the same time, so a target's `max_concurrency` is what its endpoint
-gets in total. A partitioned run whose input run failed is skipped; a report still runs over the partitions that
+`parallel` at once. The cells of one target (one per pool) may run side by side: every call to an endpoint takes one
+of its `max_concurrency` slots shared by the machine's processes (resources/endpoint_slots.py), so the endpoint
+gets at most its budget however many runs call it. A partitioned run whose input run failed is skipped; a report still runs over the partitions that
 exist. The launcher (a worker process per slot) is in eyt_dagster/ops/launch.py; see docs/operations.md.
 """
 
@@ -19,8 +19,8 @@ OK, FAILED, SKIPPED = "ok", "failed", "skipped"
 
 @dataclass(frozen=True)
 class Run:
-    """One job run: its tags (the partition), the assets it selects (empty: the whole job), the indexes of the
-    earlier runs it reads from, and a key no other run may hold while it runs (None: no such key).
+    """One job run: its tags (the partition), the assets it selects (empty: the whole job) and the indexes of the
+    earlier runs it reads from.
     `needs_all_inputs` False: it runs even when an input run failed (a report over the partitions that exist)."""
 
     job: str
@@ -28,7 +28,6 @@ class Run:
     label: str = ""
     assets: tuple[str, ...] = ()
     after: tuple[int, ...] = ()
-    exclusive: str | None = None
     needs_all_inputs: bool = True
 
 
@@ -47,8 +46,7 @@ def run_all(
     on_skip: Callable[[int, Run], None] = lambda i, run: None,
 ) -> dict[int, str]:
     """Start the runs through `start(index, run)` (which returns a Future of True on success), at most
-    `parallel` at once, each once all its `after` runs have ended and no running run holds its `exclusive`
-    key; return index -> OK / FAILED / SKIPPED. A run whose `after` holds a failed or skipped run is skipped
+    `parallel` at once, each once all its `after` runs have ended; return index -> OK / FAILED / SKIPPED. A run whose `after` holds a failed or skipped run is skipped
     (unless it does not `needs_all_inputs`) (reported through `on_skip`). A future that raises counts as a failure."""
     if parallel < 1:
         raise ValueError(f"parallel must be at least 1, got {parallel}")
@@ -60,7 +58,6 @@ def run_all(
         changed = True
         while changed and len(running) < parallel:
             changed = False
-            held = {runs[i].exclusive for i in running.values()} - {None}
             for i in list(waiting):
                 if len(running) >= parallel:
                     break
@@ -73,11 +70,8 @@ def run_all(
                     on_skip(i, run)
                     changed = True
                     continue
-                if run.exclusive is not None and run.exclusive in held:
-                    continue
                 waiting.remove(i)
                 running[start(i, run)] = i
-                held.add(run.exclusive)
         if not running:
             if waiting:  # cannot happen with check_order; guards against a silent endless loop
                 raise RuntimeError(f"runs {waiting} can never start")
@@ -102,7 +96,7 @@ def eyt_runs(
     speech: bool = True,
 ) -> list[Run]:
     """The runs of `eyt run`, in an order that is also a valid one-after-another order: each pool, each target x
-    pool cell (after its pool; one cell of a target at a time), the EYT reports (after every cell), each
+    pool cell (after its pool), the EYT reports (after every cell), each
     subscale's SpeechEQ items, each speech target's choices (after every subscale, one run per target), the
     build report (after the subscales) and the SEQ reports (after the choices)."""
     from eyt_dagster.partitions import partition_tags
@@ -122,7 +116,6 @@ def eyt_runs(
                     partition_tags(target, pool),
                     f"eyt_dialogues [{pool}|{target}]",
                     after=(pool_run[pool],),
-                    exclusive=f"target:{target}",
                 )
             )
     if reports:
@@ -149,7 +142,6 @@ def eyt_runs(
                 {"dagster/partition": target},
                 f"speech_eval [{target}]",
                 after=tuple(built),
-                exclusive=f"speech_target:{target}",
                 needs_all_inputs=False,
             )
         )
