@@ -19,7 +19,7 @@ from eyt_dagster.ops.bench import (
     table,
 )
 from eyt_dagster.ops.bench_server import PLAIN_REPLY, LatencyServer
-from eyt_dagster.ops.json_schema_draw import is_valid
+from eyt_dagster.ops.json_schema_draw import WORDS, is_valid, prose
 
 
 def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
@@ -83,6 +83,22 @@ def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
     assert is_valid(schema, value) and SimulatorTurn.model_validate(value)
     assert again.choices[0].message.content == first.choices[0].message.content
     assert plain.choices[0].message.content == PLAIN_REPLY
+    # its strings are words, as a model's are (the encoders downstream get realistic work)
+    assert set(value["user_text"].split()) <= set(WORDS) | {w + "s" for w in WORDS} | {
+        w[:k] for w in WORDS for k in range(1, len(w))
+    }
+
+
+def test_prose_keeps_to_the_length_bounds_and_is_made_of_words():
+    import random
+
+    rng = random.Random(7)
+    for low, high in [(0, 0), (1, 1), (1, 3), (5, 7), (1, 400), (300, 400)]:
+        texts = [prose(rng, low, high) for _ in range(300)]
+        assert all(low <= len(t) <= high for t in texts), (low, high)
+        assert all(not t.startswith(" ") and not t.endswith(" ") for t in texts)
+    long = prose(rng, 390, 400)
+    assert 55 <= len(long.split()) <= 110  # about four characters and a space per word
 
 
 def test_the_server_counts_requests_in_flight_per_model():
@@ -112,11 +128,12 @@ def test_most_runs_at_once_counts_overlapping_spans():
 def test_bench_runs_and_prints_every_stage(tmp_path):
     settings = BenchSettings(
         latency_s=0.05,
-        pools=("nemotron_usa",),
+        pools=("nemotron_usa", "personamem_v2"),
         dialogues_per_pool=2,
         t_max=2,
         max_concurrency=4,
         speech_subscales=("interpersonal_empathy",),
+        parallel=2,
     )
     text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
     for stage in (
@@ -131,9 +148,13 @@ def test_bench_runs_and_prints_every_stage(tmp_path):
     figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
     slow, fast = from_json(tmp_path / "bench.json")
     assert fast is None and slow.total_calls == sum(f["calls"] for f in figures.values())
-    assert figures["chat_seeds"]["calls"] == 2 and figures["final_intent_verdicts"]["calls"] == 2
-    # 2 dialogues of at most 2 turns: 3 calls per turn
-    assert 6 <= figures["dialogue_turns"]["calls"] <= 12 and figures["dialogue_turns"]["calls"] % 3 == 0
+    assert figures["chat_seeds"]["calls"] == 4 and figures["final_intent_verdicts"]["calls"] == 4
+    # 2 pools x 2 dialogues of at most 2 turns: 3 calls per turn
+    assert 12 <= figures["dialogue_turns"]["calls"] <= 24 and figures["dialogue_turns"]["calls"] % 3 == 0
+    # the target's two cells ran at once, and its endpoint still never held more than its budget
+    run = json.loads((tmp_path / "bench.json").read_text())["runs"][0]
+    assert run["most_runs_at_once"] == 2
+    assert max(run["max_in_flight_by_model"].values()) <= 4
     assert all(f["wall_s"] > 0 for f in figures.values())
     # SpeechEQ: every trajectory (item x 9 conditions x 2 orders) asks round 1 and two rounds 2, less the
     # requests identical to one asked before (served from the cache)

@@ -2,7 +2,8 @@
 
 POST /v1/chat/completions waits `latency_s`, then answers: a request whose response_format is json_schema
 gets a valid instance of that schema (drawn by eyt_dagster/ops/json_schema_draw.py, seeded by the request's
-messages and schema, so the same request always gets the same answer whatever the order of arrival); any
+messages and schema, so the same request always gets the same answer whatever the order of arrival; its strings
+are English words, so the client's tokenizers and encoders do the work a real model's answer gives them); any
 other request gets a fixed sentence. Each request is served on its own thread, so the server never limits
 concurrency: what is measured is the client's schedule. `max_in_flight` tells the most requests it held at
 once.
@@ -18,7 +19,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from eyt_dagster.ops.json_schema_draw import draw
+from eyt_dagster.ops.json_schema_draw import draw, prose
 
 CHAT_PATH = "/v1/chat/completions"
 PLAIN_REPLY = "That sounds hard; tell me more about what happened, and we can look at it together."
@@ -31,7 +32,7 @@ def answer(request: dict[str, Any]) -> str:
         return PLAIN_REPLY
     spec = response_format["json_schema"]
     digest = hashlib.sha256(json.dumps([request.get("messages"), spec], sort_keys=True).encode()).hexdigest()
-    return json.dumps(draw(spec["schema"], random.Random(digest)), ensure_ascii=False)
+    return json.dumps(draw(spec["schema"], random.Random(digest), strings=prose), ensure_ascii=False)
 
 
 def completion(content: str, model: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ import copy
 import json
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 ANNOTATIONS = {"title", "description", "default", "examples", "$defs", "definitions", "$schema", "$id", "$comment"}
@@ -55,6 +56,13 @@ SUPPORTED = ANNOTATIONS | {
 # Letters, digits, spaces, JSON-escaped characters and characters outside ASCII (JSON Schema and Python
 # both count code points, which the emoji checks).
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789     .,;:!?'\"\\/-_\n\téüß中文😀"
+# Words for `prose`: what a model's answers are made of, for the benchmark server.
+WORDS = (
+    "the user wants to talk about work and feels tired after a long week at home with family friends they "
+    "would like some help planning time for rest sleep exercise money study travel health and a new job "
+    "she asks how to tell her manager that the project is late because the team lost two people this month "
+    "he hopes the next step will be easier now that the plan is clear and the deadline moved to spring"
+).split()
 DEFAULT_MAX_LENGTH_SPAN = 40
 DEFAULT_SPAN = 1000
 
@@ -113,8 +121,31 @@ def _length(rng: random.Random, low: int, high: int) -> int:
     return rng.randint(low, high)
 
 
-def draw(schema: dict[str, Any], rng: random.Random, *, root: dict[str, Any] | None = None) -> Any:
-    """One random instance of `schema` (`root` holds the $defs when `schema` is a part of it)."""
+StringDraw = Callable[[random.Random, int, int], str]
+
+
+def characters(rng: random.Random, low: int, high: int) -> str:
+    """Any characters of ALPHABET (escapes, characters outside ASCII), lengths often at the bounds: for tests."""
+    return "".join(rng.choice(ALPHABET) for _ in range(_length(rng, low, high)))
+
+
+def prose(rng: random.Random, low: int, high: int) -> str:
+    """Common English words separated by spaces, of a length drawn evenly from [low, high]: what a model's
+    answer costs a tokenizer (about one token per word), where random characters cost one or more each."""
+    length = rng.randint(low, high)
+    text = ""
+    while len(text) < length:
+        text += rng.choice(WORDS) + " "
+    text = text[:length]
+    return text[:-1] + "s" if text.endswith(" ") else text
+
+
+def draw(
+    schema: dict[str, Any], rng: random.Random, *, root: dict[str, Any] | None = None, strings: StringDraw | None = None
+) -> Any:
+    """One random instance of `schema` (`root` holds the $defs when `schema` is a part of it). Strings come from
+    `strings(rng, low, high)` (default `characters`: any character of ALPHABET, lengths often at the bounds)."""
+    strings = strings or characters
     root = schema if root is None else root
     node = _resolve(root, schema)
     _check(node)
@@ -126,21 +157,21 @@ def draw(schema: dict[str, Any], rng: random.Random, *, root: dict[str, Any] | N
         if key in node:
             branch = rng.choice(node[key])
             rest = {k: v for k, v in node.items() if k != key}
-            return draw({**rest, **_resolve(root, branch)}, rng, root=root)
+            return draw({**rest, **_resolve(root, branch)}, rng, root=root, strings=strings)
     if "allOf" in node:
         merged = {k: v for k, v in node.items() if k != "allOf"}
         for part in node["allOf"]:
             merged.update(_resolve(root, part))
-        return draw(merged, rng, root=root)
+        return draw(merged, rng, root=root, strings=strings)
     kind = _type_of(node, rng)
     if kind == "object":
-        return _draw_object(node, rng, root)
+        return _draw_object(node, rng, root, strings)
     if kind == "array":
-        return _draw_array(node, rng, root)
+        return _draw_array(node, rng, root, strings)
     if kind == "string":
         low = int(node.get("minLength", 0))
         high = int(node.get("maxLength", low + DEFAULT_MAX_LENGTH_SPAN))
-        return "".join(rng.choice(ALPHABET) for _ in range(_length(rng, low, high)))
+        return strings(rng, low, high)
     if kind == "integer":
         low, high = _int_bounds(node)
         return rng.choice([low, high]) if rng.random() < 0.3 else rng.randint(low, high)
@@ -153,23 +184,25 @@ def draw(schema: dict[str, Any], rng: random.Random, *, root: dict[str, Any] | N
     raise UnsupportedSchema(f"type {kind!r} is not supported")
 
 
-def _draw_object(node: dict[str, Any], rng: random.Random, root: dict[str, Any]) -> dict[str, Any]:
+def _draw_object(node: dict[str, Any], rng: random.Random, root: dict[str, Any], strings: StringDraw) -> dict[str, Any]:
     properties = node.get("properties", {})
     required = set(node.get("required", []))
     missing = required - set(properties)
     if missing:
         raise UnsupportedSchema(f"required {sorted(missing)} without a schema in properties")
     value = {
-        name: draw(sub, rng, root=root) for name, sub in properties.items() if name in required or rng.random() < 0.5
+        name: draw(sub, rng, root=root, strings=strings)
+        for name, sub in properties.items()
+        if name in required or rng.random() < 0.5
     }
     extra = node.get("additionalProperties")
     if isinstance(extra, dict) and not properties:  # a mapping (dict[str, X])
         for i in range(rng.randint(0, 3)):
-            value[f"key{i}"] = draw(extra, rng, root=root)
+            value[f"key{i}"] = draw(extra, rng, root=root, strings=strings)
     return value
 
 
-def _draw_array(node: dict[str, Any], rng: random.Random, root: dict[str, Any]) -> list[Any]:
+def _draw_array(node: dict[str, Any], rng: random.Random, root: dict[str, Any], strings: StringDraw) -> list[Any]:
     prefix = node.get("prefixItems", [])
     items = node.get("items", {} if not prefix else False)
     low = int(node.get("minItems", 0))
@@ -179,7 +212,7 @@ def _draw_array(node: dict[str, Any], rng: random.Random, root: dict[str, Any]) 
     if low > high:
         raise UnsupportedSchema(f"array needs {low} items but allows at most {high}")
     size = _length(rng, low, high)
-    return [draw(prefix[i] if i < len(prefix) else items, rng, root=root) for i in range(size)]
+    return [draw(prefix[i] if i < len(prefix) else items, rng, root=root, strings=strings) for i in range(size)]
 
 
 def _int_bounds(node: dict[str, Any]) -> tuple[int, int]:
