@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -66,9 +67,17 @@ def set_torch_threads() -> None:
     torch.set_num_threads(int(value))
 
 
-@functools.lru_cache(maxsize=4)
+_LOADING = threading.Lock()
+
+
 def load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
-    """Load (once per process) the encoder named by the slate's `embedding_model`."""
+    """Load (once per process, whichever thread asks first) the encoder named by the slate's `embedding_model`."""
+    with _LOADING:
+        return _load_sentence_encoder(name_or_path)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
 
     set_torch_threads()

@@ -188,3 +188,21 @@ def test_every_table_is_stored_with_its_contract_columns_and_types(warehouse):
     ):
         assert q(con, f"SELECT count(*) FROM {table}") == [(0,)]
         assert dict((r[0], r[1]) for r in q(con, f"DESCRIBE {table}"))[column] == kind
+
+
+def test_intent_embeddings_were_handed_over_while_the_dialogues_ran(warehouse):
+    """Every finished dialogue's intent texts reached the background encoder from dialogue_turns, so
+    intent_similarity asked for none anew (docs/throughput.md#intent-embeddings-while-the-dialogues-run)."""
+    con, instance = warehouse
+    from dagster import AssetKey
+
+    records = instance.fetch_materializations(AssetKey(["dialogue", "intent_similarity"]), limit=10).records
+    assert len(records) == 4
+    for record in records:
+        meta = {k: v.value for k, v in record.asset_materialization.metadata.items()}
+        assert meta["dialogues"] > 0 and meta["groups_encoded_on_request"] == 0, meta
+        assert meta["groups_ready"] + meta["groups_under_way"] == meta["dialogues"], meta
+    finished = con.execute(
+        "SELECT count(*) FROM (SELECT DISTINCT target, pool, seed_id FROM dialogue.intent_similarity)"
+    ).fetchone()[0]
+    assert finished == sum(r.asset_materialization.metadata["dialogues"].value for r in records)

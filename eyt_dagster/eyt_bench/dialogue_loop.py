@@ -110,8 +110,17 @@ def run_dialogues(
     *,
     max_workers: int = 1,
     on_done: Callable[[int, int], None] | None = None,
+    on_result: Callable[[DialogueResult], None] | None = None,
 ) -> list[DialogueResult]:
     """Run many dialogues, up to `max_workers` at once; each dialogue's turns stay in order (how many
     requests reach each model at once is its endpoint's budget, resources/endpoint_gates.py).
-    Results come back in the order of `seeds`. `on_done(done, total)` reports progress."""
-    return ordered_map(lambda seed: run_dialogue(seed, simulator, target, t_max), seeds, max_workers, on_done)
+    Results come back in the order of `seeds`. `on_done(done, total)` reports progress; `on_result(result)` is
+    called with each dialogue's result as soon as it ends, in its worker thread (in any order)."""
+
+    def one(seed: ChatSeed) -> DialogueResult:
+        result = run_dialogue(seed, simulator, target, t_max)
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    return ordered_map(one, seeds, max_workers, on_done)
