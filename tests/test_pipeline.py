@@ -191,18 +191,33 @@ def test_every_table_is_stored_with_its_contract_columns_and_types(warehouse):
 
 
 def test_intent_embeddings_were_handed_over_while_the_dialogues_ran(warehouse):
-    """Every finished dialogue's intent texts reached the background encoder from dialogue_turns, so
+    """Every intent text of the finished dialogues reached the background encoder from dialogue_turns, so
     intent_similarity asked for none anew (docs/throughput.md#intent-embeddings-while-the-dialogues-run)."""
     con, instance = warehouse
     from dagster import AssetKey
 
     records = instance.fetch_materializations(AssetKey(["dialogue", "intent_similarity"]), limit=10).records
     assert len(records) == 4
+    texts = {}
     for record in records:
         meta = {k: v.value for k, v in record.asset_materialization.metadata.items()}
-        assert meta["dialogues"] > 0 and meta["groups_encoded_on_request"] == 0, meta
-        assert meta["groups_ready"] + meta["groups_under_way"] == meta["dialogues"], meta
-    finished = con.execute(
-        "SELECT count(*) FROM (SELECT DISTINCT target, pool, seed_id FROM dialogue.intent_similarity)"
-    ).fetchone()[0]
-    assert finished == sum(r.asset_materialization.metadata["dialogues"].value for r in records)
+        assert meta["texts"] > 0 and meta["texts_encoded_on_request"] == 0, meta
+        assert meta["texts_ready"] + meta["texts_under_way"] == meta["texts"], meta
+        texts[record.partition_key.keys_by_dimension["target"], record.partition_key.keys_by_dimension["pool"]] = meta[
+            "texts"
+        ]
+    # the count is that of the distinct texts of answered turns of finished dialogues, and their final intents
+    expected = con.execute(
+        """
+        WITH answered AS (
+            SELECT * FROM dialogue.dialogue_turns WHERE turn > 0 AND error IS NULL AND complete
+        )
+        SELECT target, pool, count(DISTINCT text) FROM (
+            SELECT target, pool, gold_intent_description AS text FROM answered
+            UNION ALL SELECT target, pool, pred_intent_description FROM answered
+            UNION ALL SELECT a.target, a.pool, s.final_intent FROM answered a
+                JOIN dialogue.chat_seeds s USING (pool, seed_id)
+        ) GROUP BY ALL
+        """
+    ).fetchall()
+    assert texts == {(t, p): n for t, p, n in expected}

@@ -5,14 +5,14 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, progress_logger, stats_metadata, table_output
 from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_types import CallStats
-from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult, run_dialogues
-from eyt_dagster.eyt_bench.intent_texts import result_intent_texts
+from eyt_dagster.core.role_types import CallStats, ChatSeed
+from eyt_dagster.eyt_bench.dialogue_loop import Turn, run_dialogues
+from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
 from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
-from resources.embedding_groups import ENCODER
+from resources.embedding_queue import QUEUE
 
 LOGIC_VERSION = "2"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
@@ -49,17 +49,16 @@ def dialogue_turns(
     # one of them at a time); each endpoint's gate caps what reaches it (resources/endpoint_gates.py).
     t_ref = slate.target(target_id)
     workers = t_ref.max_concurrency + (0 if slate.simulator.is_baseline else slate.simulator.max_concurrency)
-    # each finished dialogue's intent texts go to the process's background encoder at once, so intent_similarity
+    # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity
     # finds most of its vectors ready: the encoding overlaps this step's waits on the endpoints
-    ENCODER.forget()
+    QUEUE.forget()
 
-    def encode_early(result: DialogueResult) -> None:
-        texts = result_intent_texts(result)
-        if texts is not None:
-            ENCODER.submit(slate.embedding_model, texts)
+    def encode_early(seed: ChatSeed, turn: Turn) -> None:
+        for text in turn_intent_texts(seed, turn):
+            QUEUE.submit(slate.embedding_model, text)
 
     results = run_dialogues(
-        seeds, simulator, target, slate.t_max, max_workers=workers, on_done=report, on_result=encode_early
+        seeds, simulator, target, slate.t_max, max_workers=workers, on_done=report, on_turn=encode_early
     )
     rows = [row for result in results for row in turn_rows(result, target_id)]
     df = pd.DataFrame(rows, columns=[*TURN_COLUMNS, *stat_column_names("target_", "simulator_")])

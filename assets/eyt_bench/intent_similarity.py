@@ -9,13 +9,13 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
-from eyt_dagster.eyt_bench.intent_texts import table_intent_groups
+from eyt_dagster.eyt_bench.intent_texts import table_intent_texts
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
-from resources.embedding_groups import embed_groups
+from resources.embedding_queue import embed_queued
 
-LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (vectors differ from 2 in the last bits)
+LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (each text encoded alone: vectors differ from 2 in the last bits)
 COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final"]
 
 
@@ -36,31 +36,28 @@ def intent_similarity(
 ) -> Output[pd.DataFrame]:
     """Per turn: cos(gold, predicted intent description) and cos(predicted, the ChatSEED's final intent)."""
     model = eyt.slate.embedding_model
-    turns = answered_turns(dialogue_turns)  # finished dialogues only
+    turns = answered_turns(dialogue_turns).copy()  # finished dialogues only
     finals = chat_seeds.set_index("seed_id")["final_intent"]
-    dialogues = table_intent_groups(turns, finals)
-    parts = []
+    turns["final_intent"] = turns["seed_id"].map(finals)
+    df = turns[["target", "pool", "seed_id", "turn"]].copy()
     stats = None
-    if dialogues:
-        # each dialogue's texts as one batch, most of them encoded while dialogue_turns ran (resources/embedding_groups.py)
-        matrices, stats = embed_groups([group for _, _, group in dialogues], model, cache=eyt.embedding_cache)
+    if len(turns):
+        # each text encoded alone, most of them while dialogue_turns ran (resources/embedding_queue.py)
+        vectors, stats = embed_queued(table_intent_texts(turns, finals), model, cache=eyt.embedding_cache)
         context.log.info(f"embeddings: {stats}")
-        for (seed_id, rows, group), matrix in zip(dialogues, matrices):
-            vectors = dict(zip(group, matrix))
-            part = rows[["target", "pool", "seed_id", "turn"]].copy()
-            part["cos_gold_pred"] = _cosines(vectors, rows["gold_intent_description"], rows["pred_intent_description"])
-            part["cos_pred_final"] = _cosines(vectors, rows["pred_intent_description"], [finals[seed_id]] * len(rows))
-            parts.append(part)
-    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
+        df["cos_gold_pred"] = _cosines(vectors, turns["gold_intent_description"], turns["pred_intent_description"])
+        df["cos_pred_final"] = _cosines(vectors, turns["pred_intent_description"], turns["final_intent"])
+    else:
+        df = pd.DataFrame(columns=COLUMNS)
     df["embedding_model"] = model
     df["created_at"] = now_utc()
     context.log.info(f"embedded {len(turns)} turns with {model}")
-    early = {} if stats is None else {"groups_ready": stats.ready, "groups_under_way": stats.under_way}
+    early = {} if stats is None else {"texts_ready": stats.ready, "texts_under_way": stats.under_way}
     return table_output(
         conform_table(df, "dialogue.intent_similarity"),
         embedding_model=model,
-        dialogues=len(dialogues),
-        groups_encoded_on_request=0 if stats is None else stats.encoded_on_request,
+        texts=0 if stats is None else stats.texts,
+        texts_encoded_on_request=0 if stats is None else stats.encoded_on_request,
         **early,
     )
 

@@ -43,13 +43,19 @@ class DialogueResult:
         return [Exchange(user_text=t.user_text, response_text=t.response_text) for t in self.turns]
 
 
-def run_dialogue(seed: ChatSeed, simulator: Simulator, target: Target, t_max: int) -> DialogueResult:
+TurnHook = Callable[[ChatSeed, Turn], None]
+
+
+def run_dialogue(
+    seed: ChatSeed, simulator: Simulator, target: Target, t_max: int, on_turn: TurnHook | None = None
+) -> DialogueResult:
     """Run Algorithm 1 for one ChatSEED. A failed call ends the dialogue with `error` set and the turns done
     so far kept; the dialogue counts as incomplete (no metric, no judge) until a rerun, which replays those
-    turns from the call cache at no cost and carries on from the failed call."""
+    turns from the call cache at no cost and carries on from the failed call. `on_turn(seed, turn)` is called
+    with each answered turn as it is recorded (in this thread; it must not raise)."""
     result = DialogueResult(seed=seed)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="perception") as side:
-        _play(result, seed, simulator, target, t_max, side)
+        _play(result, seed, simulator, target, t_max, side, on_turn)
     return result
 
 
@@ -70,7 +76,13 @@ def _perceive_and_respond(
 
 
 def _play(
-    result: DialogueResult, seed: ChatSeed, simulator: Simulator, target: Target, t_max: int, side: ThreadPoolExecutor
+    result: DialogueResult,
+    seed: ChatSeed,
+    simulator: Simulator,
+    target: Target,
+    t_max: int,
+    side: ThreadPoolExecutor,
+    on_turn: TurnHook | None,
 ) -> None:
     history: list[Exchange] = []
     query, gold = seed.first_query, seed.opening_labels()
@@ -94,6 +106,8 @@ def _play(
                     simulator_stats=nxt.stats,
                 )
             )
+            if on_turn is not None:
+                on_turn(seed, result.turns[-1])
             consecutive_achieved = consecutive_achieved + 1 if nxt.value.progress == "achieved" else 0
             if consecutive_achieved >= ACHIEVED_TO_STOP:
                 break
@@ -110,17 +124,10 @@ def run_dialogues(
     *,
     max_workers: int = 1,
     on_done: Callable[[int, int], None] | None = None,
-    on_result: Callable[[DialogueResult], None] | None = None,
+    on_turn: TurnHook | None = None,
 ) -> list[DialogueResult]:
     """Run many dialogues, up to `max_workers` at once; each dialogue's turns stay in order (how many
     requests reach each model at once is its endpoint's budget, resources/endpoint_gates.py).
-    Results come back in the order of `seeds`. `on_done(done, total)` reports progress; `on_result(result)` is
-    called with each dialogue's result as soon as it ends, in its worker thread (in any order)."""
-
-    def one(seed: ChatSeed) -> DialogueResult:
-        result = run_dialogue(seed, simulator, target, t_max)
-        if on_result is not None:
-            on_result(result)
-        return result
-
-    return ordered_map(one, seeds, max_workers, on_done)
+    Results come back in the order of `seeds`. `on_done(done, total)` reports progress; `on_turn` see
+    `run_dialogue`."""
+    return ordered_map(lambda seed: run_dialogue(seed, simulator, target, t_max, on_turn), seeds, max_workers, on_done)
