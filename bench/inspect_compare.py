@@ -52,6 +52,7 @@ import asyncio
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -181,6 +182,7 @@ def child(args: argparse.Namespace) -> None:
     os.environ[f"{SERVICE.upper()}_API_KEY"] = "bench"  # the server ignores it; the provider requires one
     shape = Shape(args.dialogues, args.turns, args.max_connections)
     task = build_task(shape)
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     logs = inspect_eval(
         task,
@@ -192,11 +194,16 @@ def child(args: argparse.Namespace) -> None:
         display=args.display,
     )
     wall = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     log = logs[0]
     scores = [m.value for s in (log.results.scores if log.results else []) for m in s.metrics.values()]
     result = {
         "inspect_version": inspect_ai.__version__,
         "eval_wall_s": wall,
+        # CPU time of the child's own process during eval() (user + system): the client's work
+        "eval_cpu_s": (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime),
+        "inspect_started_at": log.stats.started_at,
+        "inspect_completed_at": log.stats.completed_at,
         "status": log.status,
         "error": str(log.error.message) if log.error else None,
         "samples_completed": log.results.completed_samples if log.results else 0,
@@ -209,12 +216,33 @@ def child(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- the driver
 
 
-def measure(shape: Shape, latency_s: float, args: argparse.Namespace, log_dir: str) -> dict:
-    """Start the server at `latency_s`, run one eval in a child process, return the figures."""
+def timed_server(latency_s: float):
+    """The bench server, also noting when the first request arrived and when the last one was answered."""
     sys.path.insert(0, str(REPO))
     from eyt_dagster.ops.bench_server import LatencyServer
 
-    with tempfile.TemporaryDirectory() as tmp, LatencyServer(latency_s) as server:
+    class TimedServer(LatencyServer):
+        first_request: float | None = None
+        last_answer: float | None = None
+
+        def enter(self, model: str = "") -> None:
+            if self.first_request is None:
+                self.first_request = time.perf_counter()
+            super().enter(model)
+
+        def leave(self, model: str = "") -> None:
+            super().leave(model)
+            self.last_answer = time.perf_counter()
+
+        def calls_span_s(self) -> float:
+            return (self.last_answer or 0.0) - (self.first_request or 0.0)
+
+    return TimedServer(latency_s)
+
+
+def measure(shape: Shape, latency_s: float, args: argparse.Namespace, log_dir: str) -> dict:
+    """Start the server at `latency_s`, run one eval in a child process, return the figures."""
+    with tempfile.TemporaryDirectory() as tmp, timed_server(latency_s) as server:
         result_file = Path(tmp) / "result.json"
         command = [
             sys.executable,
@@ -247,6 +275,8 @@ def measure(shape: Shape, latency_s: float, args: argparse.Namespace, log_dir: s
             latency_s=latency_s,
             process_wall_s=process_wall,
             calls=server.requests,
+            # first request in to last answer out, as the server saw it: eval wall minus Inspect's start and end
+            calls_span_s=server.calls_span_s(),
             expected_calls=shape.calls(),
             max_in_flight=server.max_in_flight,
             max_in_flight_by_model=dict(server.max_in_flight_by_model),
@@ -259,14 +289,16 @@ def report(shape: Shape, runs: list[dict]) -> str:
     lines = [
         f"Inspect AI {runs[0]['inspect_version']}: {shape.dialogues} dialogues x {shape.turns} turns, "
         f"max_connections={shape.max_connections} per model, max_samples={runs[0]['max_samples']}",
-        f"{'latency':>8} {'calls':>11} {'eval wall':>10} {'ideal':>7} {'wall/ideal':>10}  max in flight per model",
+        f"{'latency':>8} {'calls':>11} {'eval wall':>10} {'calls span':>10} {'client CPU':>10} {'ideal':>7} "
+        f"{'wall/ideal':>10}  max in flight per model",
     ]
     for r in runs:
         per_model = ", ".join(f"{role} {r['max_in_flight_by_model'].get(m, 0)}" for role, m in MODELS.items())
         ratio = f"{r['eval_wall_s'] / r['ideal_s']:.2f}" if r["ideal_s"] else "-"
         lines.append(
             f"{r['latency_s']:>7.2f}s {r['calls']:>5}/{r['expected_calls']:<5} {r['eval_wall_s']:>9.1f}s "
-            f"{r['ideal_s']:>6.1f}s {ratio:>10}  {per_model} (all {r['max_in_flight']})"
+            f"{r['calls_span_s']:>9.1f}s {r['eval_cpu_s']:>9.1f}s {r['ideal_s']:>6.1f}s {ratio:>10}  "
+            f"{per_model} (all {r['max_in_flight']})"
         )
         if r["status"] != "success" or r["calls"] != r["expected_calls"]:
             lines.append(f"         eval status {r['status']}: {r['error'] or 'calls differ from the shape'}")
@@ -274,9 +306,13 @@ def report(shape: Shape, runs: list[dict]) -> str:
         slow, fast = runs
         lines.append(
             f"latency part: {slow['eval_wall_s'] - fast['eval_wall_s']:.1f}s "
-            f"(wall at {slow['latency_s']}s minus wall at 0); "
+            f"(eval wall at {slow['latency_s']}s minus eval wall at 0); "
             f"wall/bound: {slow['eval_wall_s'] / max(slow['ideal_s'], fast['eval_wall_s']):.2f}"
         )
+    lines.append(
+        "eval wall: the eval() call; calls span: first request to last answer at the server; "
+        "client CPU: the Inspect process's user+system time during eval()"
+    )
     return "\n".join(lines)
 
 
