@@ -24,7 +24,9 @@ the simulator and the judge are model roles (`get_model(role=...)`).
 
 Settings, and why:
 * max_connections=32 for the eval (Inspect gives each `openai-api` model name its own pool of that size,
-  and models fetched with get_model() inherit it), the same budget `eyt bench` gives each model.
+  and models fetched with get_model() inherit it), the same budget `eyt bench` gives each model. A set
+  max_connections also switches off the adaptive connection limit that recent Inspect releases use when it
+  is not set, so the pools stay at 32.
 * max_samples = the number of dialogues (Inspect's default would be max_connections, 32): with every
   dialogue admitted at once, the per-model connection pools, not the sample limit, bound the schedule,
   as in `eyt bench` where every dialogue of a partition is eligible at once.
