@@ -291,14 +291,15 @@ def report(shape: Shape, runs: list[dict]) -> str:
     lines = [
         f"Inspect AI {runs[0]['inspect_version']}: {shape.dialogues} dialogues x {shape.turns} turns, "
         f"max_connections={shape.max_connections} per model, max_samples={runs[0]['max_samples']}",
-        f"{'latency':>8} {'calls':>11} {'eval wall':>10} {'calls span':>10} {'client CPU':>10} {'ideal':>7} "
+        f"{'latency':>8} {'calls':>11} {'process':>8} {'eval wall':>10} {'calls span':>10} {'client CPU':>10} {'ideal':>7} "
         f"{'wall/ideal':>10}  max in flight per model",
     ]
     for r in runs:
         per_model = ", ".join(f"{role} {r['max_in_flight_by_model'].get(m, 0)}" for role, m in MODELS.items())
         ratio = f"{r['eval_wall_s'] / r['ideal_s']:.2f}" if r["ideal_s"] else "-"
         lines.append(
-            f"{r['latency_s']:>7.2f}s {r['calls']:>5}/{r['expected_calls']:<5} {r['eval_wall_s']:>9.1f}s "
+            f"{r['latency_s']:>7.2f}s {r['calls']:>5}/{r['expected_calls']:<5} {r['process_wall_s']:>7.1f}s "
+            f"{r['eval_wall_s']:>9.1f}s "
             f"{r['calls_span_s']:>9.1f}s {r['eval_cpu_s']:>9.1f}s {r['ideal_s']:>6.1f}s {ratio:>10}  "
             f"{per_model} (all {r['max_in_flight']})"
         )
@@ -312,7 +313,8 @@ def report(shape: Shape, runs: list[dict]) -> str:
             f"wall/bound: {slow['eval_wall_s'] / max(slow['ideal_s'], fast['eval_wall_s']):.2f}"
         )
     lines.append(
-        "eval wall: the eval() call; calls span: first request to last answer at the server; "
+        "process: the Inspect child process from start to exit (interpreter start and imports included, as in "
+        "`eyt bench`'s whole row); eval wall: the eval() call; calls span: first request to last answer at the server; "
         "client CPU: the Inspect process's user+system time during eval()"
     )
     return "\n".join(lines)

@@ -30,6 +30,9 @@ COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final
     dagster_type=IntentSimilarityFrame,
     metadata={"partition_expr": {"target": "target", "pool": "pool"}},
     code_version=LOGIC_VERSION,
+    # after the verdict steps of the run (Dagster runs the ready step of highest priority first): the background
+    # encoder keeps working on the texts dialogue_turns handed over while the judges are asked
+    op_tags={"dagster/priority": "-1"},
 )
 def intent_similarity(
     context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
