@@ -14,6 +14,7 @@ from eyt_dagster.ops.bench import (
     chain_length,
     from_json,
     most_at_once,
+    overlapped_ideal,
     run_bench,
     stage_ideals,
     table,
@@ -33,7 +34,8 @@ def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
             for t in (1, 2, 3)
             for kind in ("perceive", "respond")
         ]
-        + [{"run_id": "b", "model_id": "sim", "purpose": f"simulate:p:7:{t}"} for t in (1, 2, 3)]
+        # (the simulator's purpose names the turn it writes: t + 1)
+        + [{"run_id": "b", "model_id": "sim", "purpose": f"simulate:p:7:{t + 1}"} for t in (1, 2, 3)]
         # a judge verdict and its re-ask (chain 2), plus 2 other verdicts: 4 calls, budget 2 -> 2 waves
         + [
             {"run_id": "b", "model_id": "judge", "purpose": p}
@@ -44,7 +46,23 @@ def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
     assert ideals[("a", "chat_seeds")] == (5, 1.5)
     assert ideals[("b", "dialogue_turns")] == (9, 3.0)
     assert ideals[("b", "judge_verdicts")] == (4, 1.0)
-    assert chain_length("dialogue_turns", ["simulate:pool:x:1", "simulate:pool:y:1", "simulate:pool:y:2"]) == 4
+    # x answered 1 turn, y 2 turns: 2 x 2 calls, not 2 x the largest index (3)
+    assert chain_length("dialogue_turns", ["simulate:pool:x:2", "simulate:pool:y:2", "simulate:pool:y:3"]) == 4
+
+
+def test_overlapped_runs_ideal_is_the_busiest_endpoint_or_the_longest_run_chain():
+    # two cells side by side, each: 2 dialogues of 3 turns on one target (budget 4) and the judge (budget 4)
+    rows = []
+    for run in ("a", "b"):
+        for d in ("x", "y"):
+            for kind in ("perceive", "respond"):
+                rows += [{"run_id": run, "model_id": "tgt", "purpose": f"{kind}:{d}{t}"} for t in (1, 2, 3)]
+            rows += [{"run_id": run, "model_id": "sim", "purpose": f"simulate:pool:{d}:{t + 1}"} for t in (1, 2, 3)]
+            rows += [{"run_id": run, "model_id": "judge", "purpose": f"judge_turn:pool:{d}:{t}"} for t in (1, 2, 3)]
+    # target: 2 runs x 12 calls = 24 calls / 4 = 6 waves; a run's chain: 2 x 3 turns + 1 verdict = 7 -> 7 x 0.5
+    assert overlapped_ideal(rows, {"tgt": 4, "sim": 4, "judge": 4}, 0.5) == 3.5
+    # a budget of 2: the target's 24 calls need 12 waves, more than the chain
+    assert overlapped_ideal(rows, {"tgt": 2, "sim": 4, "judge": 4}, 0.5) == 6.0
 
 
 def test_table_ratios():

@@ -219,12 +219,13 @@ def chain_length(stage: str, purposes: list[str]) -> int:
     per_purpose = Counter(purposes)  # a purpose with k rows is a call and its k-1 re-asks
     if stage != "dialogue_turns":
         return max(per_purpose.values(), default=0)
-    turns: dict[str, int] = defaultdict(int)
+    turns: dict[str, set[str]] = defaultdict(set)
     for purpose in purposes:
-        if purpose.startswith("simulate:"):  # simulate:<seed id>:<turn>; one per answered turn
-            seed_id, _, turn = purpose[len("simulate:") :].rpartition(":")
-            turns[seed_id] = max(turns[seed_id], int(turn))
-    return 2 * max(turns.values(), default=0)
+        # simulate:<seed id>:<t + 1>, one per answered turn t (the simulator writes the next turn's query)
+        if purpose.startswith("simulate:"):
+            seed_id, _, next_turn = purpose[len("simulate:") :].rpartition(":")
+            turns[seed_id].add(next_turn)
+    return 2 * max((len(t) for t in turns.values()), default=0)
 
 
 def stage_ideals(
