@@ -104,6 +104,18 @@ class EmbeddingQueue:
 QUEUE = EmbeddingQueue()  # one per process: the steps of a run execute in one process
 
 
+def hand_over(
+    texts: Sequence[str], model_name: str, cache: EmbeddingCache | None = None, queue: EmbeddingQueue = QUEUE
+) -> int:
+    """Queue the texts for encoding, but those the embedding cache holds already (another partition's); the
+    number queued."""
+    found = cache.get_many(model_name, list(texts)) if cache is not None and texts else {}
+    missing = [text for i, text in enumerate(texts) if i not in found]
+    for text in missing:
+        queue.submit(model_name, text)
+    return len(missing)
+
+
 @dataclass(frozen=True)
 class QueueStats:
     """What one `embed_queued` call did with its distinct texts: read from the embedding cache, found encoded,

@@ -15,7 +15,7 @@ from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.intent_texts import table_intent_texts, turn_intent_texts
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, turn_rows
 from resources.embedding_cache import EmbeddingCache
-from resources.embedding_queue import EmbeddingQueue, embed_queued, encode_alone
+from resources.embedding_queue import EmbeddingQueue, embed_queued, encode_alone, hand_over
 from resources.embeddings import OFFLINE_PACKAGE_MODEL, embed
 
 MODEL = OFFLINE_PACKAGE_MODEL
@@ -129,6 +129,16 @@ def test_the_embedding_cache_serves_texts_it_stored(tmp_path):
     again, stats = embed_queued(["second text", "first text", "third"], MODEL, cache=cache, queue=EmbeddingQueue())
     assert stats.cached == 2 and stats.encoded_on_request == 1
     assert np.array_equal(first["first text"], again["first text"])
+
+
+def test_texts_the_cache_holds_are_not_handed_over(tmp_path):
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
+    embed_queued(["stored by another partition"], MODEL, cache=cache, queue=EmbeddingQueue())
+    queue = EmbeddingQueue()
+    assert hand_over(["stored by another partition", "new text"], MODEL, cache=cache, queue=queue) == 1
+    _, stats = embed_queued(["stored by another partition", "new text"], MODEL, cache=cache, queue=queue)
+    assert (stats.cached, stats.encoded_on_request, stats.ready + stats.under_way) == (1, 0, 1)
+    assert hand_over(["x", "y"], MODEL, queue=EmbeddingQueue()) == 2  # no cache: everything is queued
 
 
 def test_a_model_that_cannot_load_fails_every_text_at_once_until_forgotten():

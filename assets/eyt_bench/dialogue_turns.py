@@ -12,7 +12,7 @@ from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_ta
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
 from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
-from resources.embedding_queue import QUEUE
+from resources.embedding_queue import QUEUE, hand_over
 
 LOGIC_VERSION = "2"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
@@ -54,8 +54,7 @@ def dialogue_turns(
     QUEUE.forget()
 
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
-        for text in turn_intent_texts(seed, turn):
-            QUEUE.submit(slate.embedding_model, text)
+        hand_over(turn_intent_texts(seed, turn), slate.embedding_model, cache=eyt.embedding_cache)
 
     results = run_dialogues(
         seeds, simulator, target, slate.t_max, max_workers=workers, on_done=report, on_turn=encode_early
