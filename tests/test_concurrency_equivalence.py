@@ -10,7 +10,14 @@ from conftest import write_slate
 from openai_stub_server import SchemaDrawnReplies, serve
 from pipeline import materialize_dialogues
 
-TABLES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
+TABLES = (
+    "chat_seeds",
+    "dialogue_turns",
+    "judge_verdicts",
+    "final_intent_verdicts",
+    "intent_similarity",  # embeddings encoded in the background while the dialogues ran: the same bits
+    "dialogue_scores",
+)
 TIMING = ("created_at",)  # and every *_latency_s column
 
 
@@ -69,7 +76,7 @@ def test_sequential_and_concurrent_runs_write_the_same_rows(tmp_path):
     assert calls_1 == calls_8 and rerun_1 == rerun_8 == 0  # no extra call, and a rerun makes none
     for table in TABLES:
         assert len(sequential[table]) > 0
-        pd.testing.assert_frame_equal(comparable(sequential[table]), comparable(concurrent[table]))
+        pd.testing.assert_frame_equal(comparable(sequential[table]), comparable(concurrent[table]), check_exact=True)
     turns = concurrent["dialogue_turns"]
     for _, group in turns[turns["turn"] > 0].groupby("seed_id"):  # each dialogue's turns in order, none missing
         assert list(group["turn"]) == list(range(1, len(group) + 1))
