@@ -27,7 +27,6 @@ from typing import Literal
 
 import librosa
 import numpy as np
-import soundfile as sf
 
 from eyt_dagster.speech_eq.contrast import AcousticFeatures
 
@@ -61,6 +60,8 @@ def load_clip(source: str | Path | np.ndarray, sr: int | None = None) -> tuple[n
 
     `sr` is the rate of an array input and is required with one; a file's rate comes from its header.
     """
+    import soundfile as sf  # imported here: loading the code location stays light
+
     if isinstance(source, np.ndarray):
         label = "array"
         if sr is None or sr <= 0:

@@ -17,8 +17,6 @@ import io
 from pathlib import Path
 from typing import Any, Literal
 
-import soundfile as sf
-
 from resources.audio_features import file_version
 
 AudioFormat = Literal["wav", "mp3"]
@@ -42,6 +40,8 @@ def sniff_format(head: bytes) -> AudioFormat | None:
 
 def can_write(fmt: AudioFormat) -> bool:
     """Whether the installed libsndfile can encode this format."""
+    import soundfile as sf  # imported here: loading the code location stays light
+
     container, subtype = _WRITE[fmt]
     try:
         return container in sf.available_formats() and subtype in sf.available_subtypes(container)
@@ -50,6 +50,8 @@ def can_write(fmt: AudioFormat) -> bool:
 
 
 def _convert(path: str, data: bytes, fmt: AudioFormat) -> bytes:
+    import soundfile as sf
+
     hint = f"set the target's audio_format to the clips' format ({sniff_format(data[:16]) or 'unknown'})"
     if not can_write(fmt):
         raise AudioPartError(

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import librosa
 import numpy as np
-from scipy.signal import find_peaks
 
 from eyt_dagster.speech_eq.cues import VoiceMeasures
 from resources.audio_features import (
@@ -48,6 +47,8 @@ CACHE_SIZE = 4096
 
 def syllable_rate(y: np.ndarray) -> float:
     """Syllable nuclei per second of mono samples at ANALYSIS_SR (see the module docstring)."""
+    from scipy.signal import find_peaks  # imported here: loading the code location stays light
+
     spectrum = np.abs(librosa.stft(y, n_fft=NUCLEUS_FFT, hop_length=NUCLEUS_HOP)) ** 2
     freqs = librosa.fft_frequencies(sr=ANALYSIS_SR, n_fft=NUCLEUS_FFT)
     energy = spectrum[(freqs >= NUCLEUS_BAND_HZ[0]) & (freqs <= NUCLEUS_BAND_HZ[1])].sum(axis=0)

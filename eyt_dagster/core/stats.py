@@ -19,8 +19,6 @@ import krippendorff
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats as sps
-from sklearn.metrics import cohen_kappa_score
 
 NAN = float("nan")
 
@@ -152,6 +150,8 @@ def quadratic_weighted_kappa(a: ArrayLike, b: ArrayLike, labels: Sequence[float]
     disagreement is the squared number of grid steps even for steps nobody used (the observed values
     alone would squeeze the scale). Pairs with a NaN are dropped; a score off the scale raises; NaN when
     kappa is undefined (fewer than 2 pairs or no variation)."""
+    from sklearn.metrics import cohen_kappa_score  # imported here: loading the code location stays light
+
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y = x[keep], y[keep]
@@ -182,6 +182,8 @@ def _rank_input(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray] | N
 
 def pearson_r(x: ArrayLike, y: ArrayLike) -> float:
     """Pearson correlation (scipy); NaN pairs dropped, NaN for constant input."""
+    from scipy import stats as sps  # imported here: loading the code location stays light
+
     pair = _rank_input(x, y)
     return NAN if pair is None else float(sps.pearsonr(*pair).statistic)
 
@@ -189,6 +191,8 @@ def pearson_r(x: ArrayLike, y: ArrayLike) -> float:
 def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
     """Spearman correlation (scipy: Pearson on average ranks, so ties share a rank); NaN pairs dropped,
     NaN for constant input."""
+    from scipy import stats as sps
+
     pair = _rank_input(x, y)
     return NAN if pair is None else float(sps.spearmanr(*pair).statistic)
 
@@ -196,6 +200,8 @@ def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
     """Kendall's tau-b (scipy's default variant, corrected for ties on either side); NaN pairs dropped,
     NaN for constant input."""
+    from scipy import stats as sps
+
     pair = _rank_input(x, y)
     return NAN if pair is None else float(sps.kendalltau(*pair, variant="b").statistic)
 

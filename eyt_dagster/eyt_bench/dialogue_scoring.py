@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100
@@ -58,6 +57,8 @@ def dialogue_lengths(turns: pd.DataFrame) -> pd.Series:
 def directional_alignment(turn_index: pd.Series, cos_to_final: pd.Series) -> float:
     """Spearman correlation between turn index and cos(predicted intent, final intent) in one dialogue;
     undefined (NaN) for fewer than three turns or a constant similarity."""
+    from scipy.stats import spearmanr  # imported here: loading the code location stays light
+
     if len(turn_index) < 3 or cos_to_final.nunique() < 2:
         return float("nan")
     return float(spearmanr(turn_index, cos_to_final).statistic)

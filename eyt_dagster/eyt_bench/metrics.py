@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import f1_score
 
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, RUBRIC, SATISFACTION_MIN
 
@@ -44,6 +43,8 @@ def judged_turn_weights(turns: np.ndarray, n_turns: int, alpha: float) -> np.nda
 def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
     """Macro-F1 over the labels that occur in gold or predictions (sklearn's default label set), so a
     class no turn mentions does not count as an F1 of 0."""
+    from sklearn.metrics import f1_score  # imported here: loading the code location stays light
+
     if len(gold) == 0:
         return float("nan")
     return float(f1_score(gold.astype(str), predicted.astype(str), average="macro", zero_division=0))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from eyt_dagster.reporting.model_cards import POOLED
 from eyt_dagster.reporting.plots import BASELINE_SUFFIX, DPI, _placeholder, _to_png
@@ -56,6 +55,8 @@ def card_axes(card: pd.Series) -> list[tuple[str, str, float, float, float]]:
 
 def model_cards_png(cards: pd.DataFrame, *, title: str = "Model cards (pooled EYT-Bench, SpeechEQ default)") -> bytes:
     """One row of panels per model: horizontal bars of every dimension on 0-1 with 95% whiskers."""
+    from matplotlib.figure import Figure
+
     if cards is None or cards.empty:
         return _placeholder()
     n = len(cards)

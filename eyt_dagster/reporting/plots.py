@@ -11,13 +11,15 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: loading the code location stays light
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 DIMENSION_ORDER = ("empathy", "persona", "anthropomorphic")
 FIGSIZE = (6.0, 3.5)
@@ -39,6 +41,8 @@ def _baselines(df: pd.DataFrame) -> set[str]:
 
 
 def _to_png(fig: Figure) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     buf = io.BytesIO()
     FigureCanvasAgg(fig)
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
@@ -46,6 +50,8 @@ def _to_png(fig: Figure) -> bytes:
 
 
 def _placeholder(text: str = "no data") -> bytes:
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(3.0, 1.0), dpi=DPI)
     fig.text(0.5, 0.5, text, ha="center", va="center", fontsize=12, color="0.4")
     return _to_png(fig)
@@ -59,6 +65,8 @@ def _dimensions(values: Iterable[object]) -> list[str]:
 
 def _line_panels(df: pd.DataFrame, x: str, y: str, xlabel: str, ylabel: str, title: str) -> bytes:
     """One panel per dimension, one line per target x pool (colour per target, line style per pool)."""
+    from matplotlib.figure import Figure
+
     df = df.dropna(subset=[x, y])
     if df.empty:
         return _placeholder()
@@ -124,6 +132,8 @@ def _whiskers(value: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
 
 def _interval_axes(pools: pd.Series) -> tuple[Figure, Axes, np.ndarray]:
     """Axes for one row per entry, top to bottom, with a gap between consecutive pools."""
+    from matplotlib.figure import Figure
+
     keys = pools.astype(str).to_numpy()
     gaps = np.concatenate([[0.0], np.cumsum(keys[1:] != keys[:-1]) * 0.6]) if len(keys) else np.zeros(0)
     fig = Figure(figsize=(FIGSIZE[0], max(FIGSIZE[1], 1.2 + 0.28 * len(keys))), dpi=DPI, layout="constrained")
@@ -167,6 +177,8 @@ def pairwise_png(
     df: pd.DataFrame, metric: str, *, baseline_targets: Collection[str] = (), title: str | None = None
 ) -> bytes:
     """Paired differences (a - b) with intervals around a zero line; solid when the interval excludes 0."""
+    from matplotlib.lines import Line2D
+
     if df is None or df.empty:
         return _placeholder()
     rows = df[(df["metric"] == metric) & df["diff"].notna()].sort_values(["pool", "target_a", "target_b"])
@@ -222,6 +234,8 @@ __all__ = ["alpha_sweep_png", "interval_png", "pairwise_png", "png_markdown", "t
 
 def distribution_png(df: pd.DataFrame, value: str, by: str, *, title: str) -> bytes:
     """Box plots of `value` per `by` group (e.g. contrast totals per subscale), groups sorted by name."""
+    from matplotlib.figure import Figure
+
     data = df[[by, value]].dropna() if len(df) else df
     if data.empty:
         return _placeholder()

@@ -3,15 +3,18 @@ the helpers and style of eyt_dagster.reporting.plots. Empty input gives a small 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
 
 from eyt_dagster.reporting.plots import COLORS, DPI, _label, _placeholder, _to_png
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq import CHANCE
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: loading the code location stays light
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 METRIC_LABELS = {
     "acc1": "Acc1 (round 1)",
@@ -37,6 +40,8 @@ def _targets(rows: pd.DataFrame) -> list[tuple[str, bool]]:
 
 def _grouped_bars(rows: pd.DataFrame, value: str) -> tuple[Figure, Axes]:
     """Horizontal bars, one group per subscale (top to bottom in EQ-i order), one bar per target."""
+    from matplotlib.figure import Figure
+
     subscales = list(dict.fromkeys(rows["name"].astype(str)))
     names = dict(zip(rows["name"].astype(str), rows["display_name"].astype(str)))
     targets = _targets(rows)
@@ -106,6 +111,8 @@ def sequential_direct_png(
     """Acc2 under direct minus sequential inference per subscale (paper Figure 3): bars right of zero are
     subscales where giving the correct turn-4 clip as history helped. Targets without direct inference are
     left out. With one target, bars are coloured by sign; with several, by target."""
+    from matplotlib.patches import Patch, Rectangle
+
     rows = _subscale_rows(breakdown, condition, "sequential_direct_delta")
     if rows.empty:
         return _placeholder(f"no direct inference for {condition}")

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from eyt_dagster.core import stats
 from eyt_dagster.speech_eq import seq
@@ -620,6 +619,8 @@ def human_correlation(
     targets in both, for one condition. The ranking is negated first (rank 1 = best, a high metric = best),
     so a metric that orders the targets exactly as the humans do gives +1. p_value is scipy's two-sided
     test (as reported in paper Table 4); NaN for fewer than 3 targets or constant input."""
+    from scipy import stats as sps  # imported here: loading the code location stays light
+
     rows = leaderboard[(leaderboard["condition"] == condition) & (leaderboard["target"] != CHANCE_TARGET)]
     both = rows.merge(ranking[["target", "rank"]], on="target", how="inner")
     out = []
