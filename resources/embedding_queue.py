@@ -26,15 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from resources.embedding_cache import EmbeddingCache
-from resources.embeddings import load_sentence_encoder
+from resources.onnx_encoder import text_encoder
 
 
 def encode_alone(model_name: str, text: str) -> np.ndarray:
-    """The unit-length float32 vector of `text`, encoded in a batch of its own."""
-    encoded = load_sentence_encoder(model_name).encode(
-        [text], batch_size=1, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
-    return np.asarray(encoded, dtype=np.float32)[0]
+    """The unit-length float32 vector of `text`, encoded in a batch of its own (ONNX Runtime where the model
+    allows it, resources/onnx_encoder.py)."""
+    return text_encoder(model_name).encode(text)
 
 
 class EmbeddingQueue:

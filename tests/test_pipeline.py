@@ -203,6 +203,7 @@ def test_intent_embeddings_were_handed_over_while_the_dialogues_ran(warehouse):
         meta = {k: v.value for k, v in record.asset_materialization.metadata.items()}
         assert meta["texts"] > 0 and meta["texts_encoded_on_request"] == 0, meta
         assert meta["texts_ready"] + meta["texts_under_way"] == meta["texts"], meta
+        assert meta["embedding_backend"] == "onnxruntime"
         texts[record.partition_key.keys_by_dimension["target"], record.partition_key.keys_by_dimension["pool"]] = meta[
             "texts"
         ]

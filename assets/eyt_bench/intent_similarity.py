@@ -14,6 +14,7 @@ from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
 from resources.embedding_queue import embed_queued
+from resources.onnx_encoder import text_encoder
 
 LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (each text encoded alone: vectors differ from 2 in the last bits)
 COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final"]
@@ -55,7 +56,15 @@ def intent_similarity(
     df["embedding_model"] = model
     df["created_at"] = now_utc()
     context.log.info(f"embedded {len(turns)} turns with {model}")
-    early = {} if stats is None else {"texts_ready": stats.ready, "texts_under_way": stats.under_way}
+    early = (
+        {}
+        if stats is None
+        else {
+            "texts_ready": stats.ready,
+            "texts_under_way": stats.under_way,
+            "embedding_backend": text_encoder(model).backend,  # onnxruntime, or torch (resources/onnx_encoder.py)
+        }
+    )
     return table_output(
         conform_table(df, "dialogue.intent_similarity"),
         embedding_model=model,
