@@ -74,17 +74,18 @@ class OnnxTextEncoder:
 
 def exportable(model: SentenceTransformer) -> bool:
     """Exactly a transformer, mean pooling and normalisation: what `_export` writes as a graph."""
-    names = [type(module).__name__ for module in model]
-    if names != ["Transformer", "Pooling", "Normalize"]:
+    modules: list[Any] = list(model)
+    if [type(module).__name__ for module in modules] != ["Transformer", "Pooling", "Normalize"]:
         return False
-    return model[1].get_config_dict().get("pooling_mode") == "mean"
+    return modules[1].get_config_dict().get("pooling_mode") == "mean"
 
 
 def _export(model: SentenceTransformer) -> tuple[bytes, tuple[str, ...]]:
     """The ONNX graph (bytes) of transformer + mean pooling + normalisation, and its input names."""
     import torch
 
-    transformer = model[0].auto_model
+    modules: list[Any] = list(model)
+    transformer = modules[0].auto_model
     sample = model.preprocess(["a sentence to trace the graph with"])
     inputs = tuple(name for name in MODEL_INPUTS if name in sample)
 
@@ -100,7 +101,7 @@ def _export(model: SentenceTransformer) -> tuple[bytes, tuple[str, ...]]:
             mean = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # sentence-transformers' mean pooling
             return torch.nn.functional.normalize(mean, p=2, dim=1)
 
-    buffer = io.BytesIO()
+    buffer: Any = io.BytesIO()  # the exporter writes to a path or a file object
     axes = {name: {0: "batch", 1: "tokens"} for name in inputs}
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the tracer's notes on Python booleans in the attention code
