@@ -68,6 +68,10 @@ def set_torch_threads() -> None:
 
 
 _LOADING = threading.Lock()
+# One encode at a time per process: a loaded model's fast tokenizer is not safe to call from two threads (it
+# changes its padding and truncation settings per call), and the intent texts are encoded on a background
+# thread (resources/embedding_queue.py) that may still be busy when another step encodes personas.
+ENCODING = threading.Lock()
 
 
 def load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
@@ -141,13 +145,14 @@ def embed_with_stats(
     model = load_sentence_encoder(name_or_path) if missing or not distinct else None
     started = time.perf_counter()
     if model is not None and missing:
-        encoded = model.encode(
-            [distinct[i] for i in missing],
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with ENCODING:
+            encoded = model.encode(
+                [distinct[i] for i in missing],
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         encoded = np.asarray(encoded, dtype=np.float32)
         if cache is not None:
             cache.put_many(name_or_path, [distinct[i] for i in missing], encoded)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from resources.embeddings import load_sentence_encoder
+from resources.embeddings import ENCODING, load_sentence_encoder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -42,9 +42,10 @@ class TorchTextEncoder:
         self.model = model
 
     def encode(self, text: str) -> np.ndarray:
-        vectors = self.model.encode(
-            [text], batch_size=1, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
+        with ENCODING:
+            vectors = self.model.encode(
+                [text], batch_size=1, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
         return np.asarray(vectors, dtype=np.float32)[0]
 
 
@@ -62,12 +63,11 @@ class OnnxTextEncoder:
         options.intra_op_num_threads = 1  # fixed: the bits must not depend on the machine's cores
         options.inter_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
-        self._lock = threading.Lock()  # the queue has one thread, but a session is not ours to share unguarded
 
     def encode(self, text: str) -> np.ndarray:
-        features = self.model.preprocess([text])
-        feed = {name: features[name].numpy().astype(np.int64) for name in self.inputs}
-        with self._lock:
+        with ENCODING:  # the model's tokenizer, shared with torch encodes in this process
+            features = self.model.preprocess([text])
+            feed = {name: features[name].numpy().astype(np.int64) for name in self.inputs}
             (vectors,) = self.session.run(["sentence_embedding"], feed)
         return np.asarray(vectors, dtype=np.float32)[0]
 

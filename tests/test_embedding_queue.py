@@ -150,3 +150,19 @@ def test_a_model_that_cannot_load_fails_every_text_at_once_until_forgotten():
     queue.forget()
     with pytest.raises(OSError):
         queue.submit("no-such-model", "b").result(timeout=60)
+
+
+def test_persona_encodes_while_the_queue_works_give_the_same_vectors():
+    """A worker process can run persona_pool (torch, batches, main thread) while its queue still encodes texts
+    handed over by an earlier step: both use the model's tokenizer, one at a time (resources/embeddings.py)."""
+    texts = [f"a persona text number {i}, with a few more words to tokenize" for i in range(24)]
+    alone = embed(texts)
+    queue = EmbeddingQueue()
+    futures = [queue.submit(MODEL, f"queued intent text {i} about sleep and work") for i in range(60)]
+    together = [embed(texts) for _ in range(3)]
+    queued = [f.result(timeout=120) for f in futures]
+    assert all(np.array_equal(alone, again) for again in together)
+    assert all(
+        np.array_equal(v, encode_alone(MODEL, f"queued intent text {i} about sleep and work"))
+        for i, v in enumerate(queued)
+    )

@@ -13,7 +13,7 @@ from eyt_dagster.eyt_bench.intent_texts import table_intent_texts
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
 from eyt_dagster.partitions import by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
-from resources.embedding_queue import embed_queued
+from resources.embedding_queue import QUEUE, embed_queued
 from resources.onnx_encoder import text_encoder
 
 LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (each text encoded alone: vectors differ from 2 in the last bits)
@@ -53,6 +53,8 @@ def intent_similarity(
         df["cos_pred_final"] = _cosines(vectors, turns["pred_intent_description"], turns["final_intent"])
     else:
         df = pd.DataFrame(columns=COLUMNS)
+    # what is still queued belongs to dialogues that did not finish (no metric reads them): not worth the CPU
+    QUEUE.forget()
     df["embedding_model"] = model
     df["created_at"] = now_utc()
     context.log.info(f"embedded {len(turns)} turns with {model}")
