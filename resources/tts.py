@@ -2,20 +2,28 @@
 
 `EspeakTTS`: libespeak-ng via ctypes, from PyPI `espeakng-loader` (library + data) or the system's (Debian
 `apt-get install espeak-ng`; ESPEAK_NG_LIBRARY / ESPEAK_NG_DATA override); one lock for espeak's global
-state; 22.05 kHz mono 16-bit WAV; prosody from eyt_dagster/speech_eq/prosody.py. espeak keeps state between
-calls, so a repeat in one process may differ by a few samples (a fresh process repeats exactly).
+state; 22.05 kHz mono 16-bit WAV; prosody from eyt_dagster/speech_eq/prosody.py. libespeak-ng keeps state
+between syntheses that its own initialisation does not reset (a repeat of the same text in one process differs
+by a few samples), and the breath noise of some voice variants comes from a generator seeded differently from
+run to run; so a clip depended on what the process synthesised before it (with `eyt run --parallel`, on which
+worker built which subscale) and on the run. Each clip is therefore synthesised by a private instance of the
+library, loaded from a copy of its file and unloaded after the clip (about 2 ms), with the noise generator
+seeded from the clip's inputs: a clip is a function of its text, voice and prosody, in any process, order or run.
 `OpenAISpeechTTS`: `/audio/speech` with instructions; streamed WAV headers repaired. `store_clip`:
 content-addressed files `audio/<sha256[:2]>/<sha256>.<ext>` under the data directory.
 """
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import ctypes.util
 import hashlib
 import io
 import os
+import shutil
 import struct
+import tempfile
 import threading
 import wave
 from dataclasses import dataclass, field
@@ -25,8 +33,7 @@ from typing import Any
 from eyt_dagster.speech_eq.prosody import VOICES, gender_key, prosody_for, voice_for
 
 INSTALL_HINT = "pip install espeakng-loader (ships libespeak-ng and its data) or apt-get install espeak-ng"
-_LOCK = threading.Lock()  # espeak-ng is one global C state per process
-_ENGINES: dict[str, _Espeak] = {}  # by library path: one dlopen handle is one global state
+_LOCK = threading.Lock()  # one synthesis at a time per process (the library copies share the temp folder's names)
 _PARAMS = {"rate": 1, "volume": 2, "pitch": 3, "pitch_range": 4, "word_gap": 7}  # Prosody field -> espeak_PARAMETER
 _SYNCHRONOUS, _POS_CHARACTER, _CHARS_UTF8, _EE_NOT_FOUND, _DONT_EXIT = 2, 1, 1, 2, 0x8000
 _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
@@ -51,12 +58,36 @@ def _locate(library: str | None, data: str | None) -> tuple[str, str | None]:
         return found, data
 
 
+def _library_file(library: str) -> str:
+    """The file behind `library` (a path, or a name the system loader resolves, such as libespeak-ng.so.1)."""
+    if Path(library).is_file():
+        return library
+    ctypes.CDLL(library)  # let the loader find it, then read where it mapped it from
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        mapped = line.split(maxsplit=5)[-1] if len(line.split(maxsplit=5)) == 6 else ""
+        if Path(mapped).name.startswith(Path(library).name.split(".so")[0] + ".so"):
+            return mapped
+    raise TTSError(f"espeak-ng: cannot find the file of {library}; set ESPEAK_NG_LIBRARY to it")
+
+
+def _fresh_engine(library: str, data: str | None) -> _Espeak:
+    """A private instance of libespeak-ng with its state as at load: the loader maps a file of another name (and
+    inode) anew, with its own static variables. The copy is removed at once (the mapping stays)."""
+    fd, copy = tempfile.mkstemp(prefix="libespeak-ng-", suffix=".so")
+    os.close(fd)
+    try:
+        shutil.copyfile(_library_file(library), copy)
+        return _Espeak(library, data, loaded_from=copy)
+    finally:
+        os.unlink(copy)
+
+
 class _Espeak:
     """One loaded libespeak-ng in synchronous retrieval mode; use only under _LOCK."""
 
-    def __init__(self, library: str, data: str | None) -> None:
+    def __init__(self, library: str, data: str | None, loaded_from: str | None = None) -> None:
         try:
-            self.lib = ctypes.CDLL(library)
+            self.lib = ctypes.CDLL(loaded_from or library)
         except OSError as exc:
             raise TTSError(f"espeak-ng: cannot load {library} ({exc}); {INSTALL_HINT}") from exc
         self.lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
@@ -87,6 +118,11 @@ class _Espeak:
         self._callback = _CALLBACK(self._collect)  # kept referenced: the C side holds the pointer
         self.lib.espeak_SetSynthCallback(self._callback)
 
+    def close(self) -> None:
+        """Free espeak's memory and unload this instance of the library (it must not be used after)."""
+        self.lib.espeak_Terminate()
+        _ctypes.dlclose(self.lib._handle)
+
     def _collect(self, wav: Any, n: int, _events: Any) -> int:
         if wav and n > 0:
             self._chunks.append(ctypes.string_at(wav, n * 2))
@@ -105,10 +141,20 @@ class _Espeak:
             self.lib.espeak_SetParameter(_PARAMS[name], int(value), 0)
         self._chunks = []
         data = text.encode("utf-8")
+        seeding = getattr(self.lib, "espeak_ng_SetRandSeed", None)  # espeak-ng 1.51 and later
+        if seeding is not None:  # breath noise (voice variants such as f3) draws from this generator
+            seeding(ctypes.c_long(_noise_seed(data, voice, settings)))
         code = self.lib.espeak_Synth(data, len(data) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
         if code != 0:
             raise TTSError(f"espeak-ng: espeak_Synth returned {code} for voice '{voice}'")
         return b"".join(self._chunks)  # native-order int16, as the wave module expects
+
+
+def _noise_seed(text: bytes, voice: str, settings: dict[str, int]) -> int:
+    """The seed of espeak's noise generator for one clip: from the clip's inputs, so a clip is reproducible and
+    two different clips do not share one noise sequence."""
+    key = b"\0".join([text, voice.encode(), repr(sorted(settings.items())).encode()])
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def pcm_to_wav(pcm: bytes, sample_rate: int) -> bytes:
@@ -132,11 +178,7 @@ class EspeakTTS:
 
     def _engine(self, voice: str) -> _Espeak:
         try:
-            library, data = _locate(self.library_path, self.data_path)
-            engine = _ENGINES.get(library) or _ENGINES.setdefault(library, _Espeak(library, data))
-            if data and Path(data).resolve() != Path(engine.data_path).resolve():
-                raise TTSError(f"espeak-ng: {library} already runs with data {engine.data_path} in this process")
-            return engine
+            return _fresh_engine(*_locate(self.library_path, self.data_path))
         except TTSError as exc:
             raise TTSError(str(exc).replace("espeak-ng:", f"espeak-ng (voice '{voice}'):", 1)) from None
 
@@ -152,7 +194,10 @@ class EspeakTTS:
         prosody, matched = prosody_for(instruction, strength)
         with _LOCK:
             engine = self._engine(voice)
-            pcm = engine.synth(text, voice, prosody.as_dict())
+            try:
+                pcm = engine.synth(text, voice, prosody.as_dict())
+            finally:
+                engine.close()
         if not pcm.strip(b"\x00"):
             raise TTSError(f"espeak-ng: silent output for voice '{voice}' and text {text[:40]!r}")
         meta = {

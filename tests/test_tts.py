@@ -7,7 +7,10 @@ import hashlib
 import io
 import json
 import struct
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -21,6 +24,8 @@ import soundfile as sf
 from eyt_dagster.speech_eq.prosody import LEXICON, LIMITS, NEUTRAL, VOICES, prosody_for, voice_for
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
 from resources.tts import EspeakTTS, OpenAISpeechTTS, TTSError, pcm_to_wav, repair_wav_header, store_clip
+
+REPO = Path(__file__).resolve().parents[1]
 
 SENTENCE = "I honestly did not expect you to say that to me today."
 
@@ -141,6 +146,27 @@ def test_voices_per_gender_differ_in_pitch(espeak: EspeakTTS, tmp_path: Path) ->
     for gender, first in (("female", female), ("male", male)):  # two speakers of one gender sound apart
         second, _ = _features(espeak.synthesize(SENTENCE, "", voice_for(gender, 1))[0], tmp_path)
         assert abs(12 * np.log2(first / second)) > 1.5, gender
+
+
+def test_a_clip_depends_only_on_its_text_voice_and_prosody(espeak: EspeakTTS) -> None:
+    # libespeak-ng carries state from one synthesis to the next; each clip gets a fresh instance, so a repeat is
+    # the same bytes whatever came before it (in a worker process that built other subscales first, say)
+    first, _ = espeak.synthesize(SENTENCE, "calm and warm", "en-us+m3")
+    espeak.synthesize("Something else entirely, loud and fast!", "excited, loud", "en+f4")
+    espeak.synthesize(SENTENCE, "slow, heavy", "en-us+m3", 2.0)
+    again, _ = espeak.synthesize(SENTENCE, "calm and warm", "en-us+m3")
+    assert again == first
+    fresh, _ = EspeakTTS().synthesize(SENTENCE, "calm and warm", "en-us+m3")
+    assert fresh == first
+    # a voice with breath noise (f3), in another process started later: the noise is seeded from the clip's inputs
+    here = hashlib.sha256(espeak.synthesize(SENTENCE, "loud, clipped", "en-us+f3")[0]).hexdigest()
+    code = (
+        "import hashlib; from resources.tts import EspeakTTS; "
+        f"print(hashlib.sha256(EspeakTTS().synthesize({SENTENCE!r}, 'loud, clipped', 'en-us+f3')[0]).hexdigest())"
+    )
+    time.sleep(1.1)  # another second on the clock, in case anything still read it
+    there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert there.stdout.strip() == here
 
 
 def test_concurrent_calls_are_serialised(espeak: EspeakTTS) -> None:
