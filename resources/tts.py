@@ -7,7 +7,7 @@ between syntheses that its own initialisation does not reset (a repeat of the sa
 by a few samples), and the breath noise of some voice variants comes from a generator seeded differently from
 run to run; so a clip depended on what the process synthesised before it (with `eyt run --parallel`, on which
 worker built which subscale) and on the run. Each clip is therefore synthesised by a private instance of the
-library, loaded from a copy of its file and unloaded after the clip (about 2 ms), with the noise generator
+library, loaded from a private copy of its file and unloaded after the clip (about 2 ms), with the noise generator
 seeded from the clip's inputs: a clip is a function of its text, voice and prosody, in any process, order or run.
 `OpenAISpeechTTS`: `/audio/speech` with instructions; streamed WAV headers repaired. `store_clip`:
 content-addressed files `audio/<sha256[:2]>/<sha256>.<ext>` under the data directory.
@@ -16,8 +16,10 @@ content-addressed files `audio/<sha256[:2]>/<sha256>.<ext>` under the data direc
 from __future__ import annotations
 
 import _ctypes
+import atexit
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import io
 import os
@@ -33,7 +35,7 @@ from typing import Any
 from eyt_dagster.speech_eq.prosody import VOICES, gender_key, prosody_for, voice_for
 
 INSTALL_HINT = "pip install espeakng-loader (ships libespeak-ng and its data) or apt-get install espeak-ng"
-_LOCK = threading.Lock()  # one synthesis at a time per process (the library copies share the temp folder's names)
+_LOCK = threading.Lock()  # one synthesis at a time per process (one private copy of the library)
 _PARAMS = {"rate": 1, "volume": 2, "pitch": 3, "pitch_range": 4, "word_gap": 7}  # Prosody field -> espeak_PARAMETER
 _SYNCHRONOUS, _POS_CHARACTER, _CHARS_UTF8, _EE_NOT_FOUND, _DONT_EXIT = 2, 1, 1, 2, 0x8000
 _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
@@ -63,23 +65,35 @@ def _library_file(library: str) -> str:
     if Path(library).is_file():
         return library
     ctypes.CDLL(library)  # let the loader find it, then read where it mapped it from
+    stem = Path(library).name.split(".so")[0] + ".so"
     for line in Path("/proc/self/maps").read_text().splitlines():
-        mapped = line.split(maxsplit=5)[-1] if len(line.split(maxsplit=5)) == 6 else ""
-        if Path(mapped).name.startswith(Path(library).name.split(".so")[0] + ".so"):
-            return mapped
+        mapped = Path(line.split()[-1])
+        if mapped.name.startswith(stem):
+            return str(mapped)
     raise TTSError(f"espeak-ng: cannot find the file of {library}; set ESPEAK_NG_LIBRARY to it")
 
 
+@functools.cache
+def _private_copy(library: str) -> str:
+    """A copy of the library's file that only this module loads (once per process), so that closing an instance
+    really unloads it and the next load starts from the library's initial state."""
+    folder = tempfile.mkdtemp(prefix="eyt-espeak-")
+    atexit.register(shutil.rmtree, folder, True)
+    copy = os.path.join(folder, Path(library).name)
+    shutil.copyfile(_library_file(library), copy)
+    return copy
+
+
 def _fresh_engine(library: str, data: str | None) -> _Espeak:
-    """A private instance of libespeak-ng with its state as at load: the loader maps a file of another name (and
-    inode) anew, with its own static variables. The copy is removed at once (the mapping stays)."""
-    fd, copy = tempfile.mkstemp(prefix="libespeak-ng-", suffix=".so")
-    os.close(fd)
-    try:
-        shutil.copyfile(_library_file(library), copy)
-        return _Espeak(library, data, loaded_from=copy)
-    finally:
-        os.unlink(copy)
+    """A private instance of libespeak-ng with its state as at load (close it after use; under _LOCK)."""
+    return _Espeak(library, data, loaded_from=_private_copy(library))
+
+
+@functools.cache
+def _variants(data_path: str) -> frozenset[str]:
+    """The voice variants shipped in an espeak-ng data folder."""
+    folder = Path(data_path) / "voices" / "!v"
+    return frozenset(p.name for p in folder.iterdir()) if folder.is_dir() else frozenset()
 
 
 class _Espeak:
@@ -112,8 +126,7 @@ class _Espeak:
             raise TTSError(
                 f"espeak-ng: no voice data in {data or self.data_path or 'the default place'}; {INSTALL_HINT}"
             )
-        folder = Path(self.data_path) / "voices" / "!v"
-        self.variants = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+        self.variants = _variants(self.data_path)
         self._chunks: list[bytes] = []
         self._callback = _CALLBACK(self._collect)  # kept referenced: the C side holds the pointer
         self.lib.espeak_SetSynthCallback(self._callback)

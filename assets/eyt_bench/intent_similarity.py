@@ -58,15 +58,9 @@ def intent_similarity(
     df["embedding_model"] = model
     df["created_at"] = now_utc()
     context.log.info(f"embedded {len(turns)} turns with {model}")
-    early = (
-        {}
-        if stats is None
-        else {
-            "texts_ready": stats.ready,
-            "texts_under_way": stats.under_way,
-            "embedding_backend": text_encoder(model).backend,  # onnxruntime, or torch (resources/onnx_encoder.py)
-        }
-    )
+    early: dict[str, object] = {} if stats is None else {"texts_ready": stats.ready, "texts_under_way": stats.under_way}
+    if stats is not None and stats.texts > stats.cached:  # the encoder was built: say which (onnx_encoder.py)
+        early["embedding_backend"] = text_encoder(model).backend
     return table_output(
         conform_table(df, "dialogue.intent_similarity"),
         embedding_model=model,

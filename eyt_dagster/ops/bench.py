@@ -228,21 +228,30 @@ def chain_length(stage: str, purposes: list[str]) -> int:
     return 2 * max((len(t) for t in turns.values()), default=0)
 
 
-def stage_ideals(
-    rows: list[dict], budgets: dict[str, int], latency_s: float
-) -> dict[tuple[str, str], tuple[int, float]]:
-    """(run id, stage) -> (network calls, latency-bound ideal in seconds)."""
+def _by_run_stage(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The ledger rows of the benchmarked stages, by (run id, stage)."""
     grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in rows:
         stage = PURPOSE_STAGE.get(row["purpose"].split(":", 1)[0])
         if stage is not None:
             grouped[(row["run_id"], stage)].append(row)
+    return grouped
+
+
+def _waves(rows: list[dict], budgets: dict[str, int]) -> int:
+    """The most waves any endpoint needs for these calls: ceil(its calls / its budget)."""
+    by_model = Counter(r["model_id"] for r in rows)
+    return max((math.ceil(n / budgets[m]) for m, n in by_model.items()), default=0)
+
+
+def stage_ideals(
+    rows: list[dict], budgets: dict[str, int], latency_s: float
+) -> dict[tuple[str, str], tuple[int, float]]:
+    """(run id, stage) -> (network calls, latency-bound ideal in seconds)."""
     out = {}
-    for key, group in grouped.items():
-        by_model = Counter(r["model_id"] for r in group)
-        waves = max(math.ceil(n / budgets[m]) for m, n in by_model.items())
+    for key, group in _by_run_stage(rows).items():
         chain = chain_length(key[1], [r["purpose"] for r in group])
-        out[key] = (len(group), max(waves, chain) * latency_s)
+        out[key] = (len(group), max(_waves(group, budgets), chain) * latency_s)
     return out
 
 
@@ -250,16 +259,11 @@ def overlapped_ideal(rows: list[dict], budgets: dict[str, int], latency_s: float
     """The latency-bound ideal of a whole run whose partition runs overlap: no schedule beats the endpoint with the
     most waves over the whole run (its calls / its budget, whichever runs made them), nor the longest chain of
     calls inside one run (its stages follow one another: the sum of their chains)."""
-    by_model = Counter(r["model_id"] for r in rows if r["purpose"].split(":", 1)[0] in PURPOSE_STAGE)
-    waves = max((math.ceil(n / budgets[m]) for m, n in by_model.items()), default=0)
-    purposes: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for row in rows:
-        stage = PURPOSE_STAGE.get(row["purpose"].split(":", 1)[0])
-        if stage is not None:
-            purposes[(row["run_id"], stage)].append(row["purpose"])
+    grouped = _by_run_stage(rows)
     chains: Counter[str] = Counter()
-    for (run_id, stage), names in purposes.items():
-        chains[run_id] += chain_length(stage, names)
+    for (run_id, stage), group in grouped.items():
+        chains[run_id] += chain_length(stage, [r["purpose"] for r in group])
+    waves = _waves([r for group in grouped.values() for r in group], budgets)
     return max(waves, max(chains.values(), default=0)) * latency_s
 
 
