@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eyt_dagster.core.errors import FAILURE_KINDS
 from resources.sqlite_files import SharedDatabase
 
 _SCHEMA = """
@@ -83,16 +84,7 @@ CREATE TABLE IF NOT EXISTS json_modes (
 
 ERROR_MAX_CHARS = 500
 
-# Why a ledger row is not ok (column `failure`, NULL for an ok row).
-FAILURE_KINDS: dict[str, str] = {
-    "timeout": "no reply within timeout_s, also after the one retry a timeout gets",
-    "connection": "the server could not be reached, after the SDK's retries",
-    "http": "the server answered an HTTP error (408/409/429/5xx after the SDK's retries; others at once)",
-    "format_rejected": "the server refused the response_format; the client moves to the next mode",
-    "invalid_reply": "the reply did not validate against the reply schema; re-asked",
-    "cut_reply": "the reply was cut at max_tokens (finish_reason=length) and did not validate; re-asked",
-    "no_key": "the environment variable that should hold the API key is not set",
-}
+# Why a ledger row is not ok (column `failure`, NULL for an ok row): FAILURE_KINDS of eyt_dagster/core/errors.py.
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,11 @@
   ends in ReplyParseError too, since the model did answer and its answer did not validate. See
   docs/remote-models.md.
 * A 400 / 413 / 422 that is not about the response format refuses the request itself (e.g. a prompt longer
-  than the context) and raises RequestRefusedError (a ModelCallError): retrying it later will not help.
+  than the context) and raises RequestRefusedError (a ModelCallError): retrying it later will not help. Its
+  ledger kind is `context_exceeded` when the server says the prompt does not fit its context, else `refused`.
+* Server errors keep the server's own reason: the `message` of its error JSON (OpenAI's, vLLM's and
+  llama-server's shape), or its text, cut to SERVER_MESSAGE_MAX_CHARS and with the key redacted; headers
+  are never copied. It goes into the raised error (so the item's error row and the run's log) and the ledger.
 * Stats: `CallStats.calls` counts chat requests that went to the network (SDK transport retries are
   not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
   latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
@@ -80,13 +84,15 @@ class MissingApiKeyError(RuntimeError):
 
 
 class ModelCallError(RoleCallError, RuntimeError):
-    """A chat call failed after the SDK's retries. Names the model, base URL and status; never the key."""
+    """A chat call failed after the SDK's retries. Names the model, base URL and status; never the key.
+    `kind` is the ledger's failure kind of the request (eyt_dagster/core/errors.py FAILURE_KINDS)."""
 
-    def __init__(self, message: str, *, model_id: str, base_url: str, status: int | None) -> None:
+    def __init__(self, message: str, *, model_id: str, base_url: str, status: int | None, kind: str = "http") -> None:
         super().__init__(message)
         self.model_id = model_id
         self.base_url = base_url
         self.status = status
+        self.kind = kind
 
 
 class _FormatRejected(ModelCallError):
@@ -98,15 +104,22 @@ class _RequestRefused(ModelCallError, RequestRefusedError):
 
 
 class ReplyParseError(ReplyUnusableError, ValueError):
-    """The model's reply did not validate, even after the allowed re-asks."""
+    """The model's reply did not validate, even after the allowed re-asks. `kind` is invalid_reply (cut_reply
+    for ReplyCutError), or the failure kind of the re-ask that failed (a timeout...)."""
 
-    def __init__(self, *, model_id: str, purpose: str, error: str, raw: str, attempts: int) -> None:
+    kind = "invalid_reply"
+
+    def __init__(
+        self, *, model_id: str, purpose: str, error: str, raw: str, attempts: int, kind: str | None = None
+    ) -> None:
         super().__init__(self._message(model_id, purpose, error, attempts) + f"\nlast reply: {raw[:1000]}")
         self.model_id = model_id
         self.purpose = purpose
         self.error = error
         self.raw = raw
         self.attempts = attempts
+        if kind is not None:
+            self.kind = kind
 
     @staticmethod
     def _message(model_id: str, purpose: str, error: str, attempts: int) -> str:
@@ -115,6 +128,8 @@ class ReplyParseError(ReplyUnusableError, ValueError):
 
 class ReplyCutError(ReplyParseError):
     """The last reply was cut at max_tokens (finish_reason=length) before it was complete JSON."""
+
+    kind = "cut_reply"
 
     @staticmethod
     def _message(model_id: str, purpose: str, error: str, attempts: int) -> str:
@@ -343,6 +358,45 @@ def _mentions_response_format(exc: openai.APIStatusError) -> bool:
     return any(word in text for word in _FORMAT_WORDS)
 
 
+_SDK_PREFIX_RE = re.compile(r"^Error code: \d+\s*(?:-\s*)?")
+
+
+def server_message(exc: openai.APIError) -> str:
+    """The reason the server gave for an error, as the server wrote it: the `message` (or `detail`) of its
+    error JSON (the SDK hands over the `error` object of {"error": {...}}), else the body's text, else the
+    SDK's message without its "Error code: N -" prefix. Empty when the server gave none."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        for holder in (inner, body):
+            if isinstance(holder, dict):
+                for field in ("message", "detail"):
+                    value = holder.get(field)
+                    if isinstance(value, str) and value.strip():
+                        return value.strip()
+        if isinstance(inner, str) and inner.strip():
+            return inner.strip()
+    if isinstance(body, str) and body.strip():
+        return body.strip()
+    return _SDK_PREFIX_RE.sub("", str(exc.message or "")).strip()
+
+
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",  # OpenAI's error code
+    "exceed_context_size",  # llama-server's error type
+    "context size",  # llama-server: "request (N tokens) exceeds the available context size (M tokens)"
+    "context length",  # vLLM: "This model's maximum context length is N tokens"
+    "context window",
+)
+
+
+def exceeds_context(exc: openai.APIStatusError) -> bool:
+    """Whether a refusal says the prompt does not fit the model's context (in its code, type or message)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    text = " ".join(str(body.get(field, "")) for field in ("code", "type", "message")) + f" {server_message(exc)}"
+    return any(marker in text.lower() for marker in _CONTEXT_MARKERS)
+
+
 # -- the client -------------------------------------------------------------------------------
 
 
@@ -550,7 +604,7 @@ class OpenAIChatClient:
     ) -> ModelCallError:
         """Record a failed request and build the error to raise (redacted, no SDK exception chained)."""
         status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-        detail = self._redact(str(exc.message))[:SERVER_MESSAGE_MAX_CHARS]
+        detail = self._redact(server_message(exc))[:SERVER_MESSAGE_MAX_CHARS] or "the server gave no reason"
         timeout = f"{self.ref.timeout_s:g} s"
         fix = f"raise timeout_s for model '{self.model_id}' in the slate"
         if isinstance(exc, openai.APITimeoutError) and attempts.timeouts >= TIMEOUT_ATTEMPTS:
@@ -559,6 +613,11 @@ class OpenAIChatClient:
             what, failure = f"timed out after {timeout} (max_retries={self.ref.max_retries}); {fix}", "timeout"
         elif status is None:
             what, failure = f"connection failed ({detail})", "connection"
+        elif status in REFUSED_STATUSES and isinstance(exc, openai.APIStatusError):
+            failure = "context_exceeded" if exceeds_context(exc) else "refused"
+            what = f"HTTP {status}: {detail}"
+            if failure == "context_exceeded":
+                what += f"; give the server of model '{self.model_id}' a larger context per request"
         else:
             what, failure = f"HTTP {status}: {detail}", "http"
         retryable = failure != "timeout" and (status is None or status in (408, 409, 429) or status >= 500)
@@ -583,10 +642,11 @@ class OpenAIChatClient:
             failure="format_rejected" if rejected_format else failure,
             cache_key=key,
         )
+        failure = "format_rejected" if rejected_format else failure
         error_type = (
             _FormatRejected if rejected_format else _RequestRefused if status in REFUSED_STATUSES else ModelCallError
         )
-        return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status)
+        return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status, kind=failure)
 
     def _cut_message(self, stats: CallStats) -> str:
         """Why a reply ended with finish_reason=length: max_tokens, or (fewer tokens than that) a server whose
@@ -651,6 +711,7 @@ class OpenAIChatClient:
                     raw=self._redact(last_reply),
                     error=f"{last_error}; then the re-ask failed: {exc}",
                     attempts=attempt,
+                    kind=exc.kind,
                 ) from None
             total = total + outcome.stats
             try:

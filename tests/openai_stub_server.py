@@ -119,6 +119,23 @@ def error_response(
     return StubResponse(status=status, body=body, headers=dict(headers or {}))
 
 
+def llama_server_error(status: int, message: str, type_: str, **extra: Any) -> StubResponse:
+    """An error in llama.cpp's llama-server shape: {"error": {"code": <status>, "message", "type", ...}} (its
+    `format_error_response`; a context overflow adds n_prompt_tokens and n_ctx)."""
+    return StubResponse(status=status, body={"error": {"code": status, "message": message, "type": type_, **extra}})
+
+
+def context_exceeded(n_prompt_tokens: int = 4569, n_ctx: int = 4096) -> StubResponse:
+    """llama-server's answer to a prompt longer than a slot's context (HTTP 400, exceed_context_size_error)."""
+    return llama_server_error(
+        400,
+        f"request ({n_prompt_tokens} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it",
+        "exceed_context_size_error",
+        n_prompt_tokens=n_prompt_tokens,
+        n_ctx=n_ctx,
+    )
+
+
 def rate_limited(retry_after: float | str = 1, message: str = "Rate limit reached") -> StubResponse:
     """A 429 with a Retry-After header (seconds)."""
     return error_response(

@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from eyt_dagster.core.errors import RequestRefusedError
 from eyt_dagster.core.role_types import FinalVerdict
 from eyt_dagster.core.slate import ModelRef
 from resources.call_cache import CallCache
 from resources.chat_client import (
     REASK_MAX_EXTRA_CHARS,
+    SERVER_MESSAGE_MAX_CHARS,
     MissingApiKeyError,
     ModelCallError,
     OpenAIChatClient,
@@ -31,7 +33,9 @@ from openai_stub_server import (
     ScriptedReplies,
     StubResponse,
     chat_completion,
+    context_exceeded,
     error_response,
+    llama_server_error,
     rate_limited,
     reject_response_formats,
     serve,
@@ -220,6 +224,50 @@ def test_retry_after_beyond_two_minutes_is_not_retried(cache: CallCache) -> None
         with pytest.raises(ModelCallError) as info:
             make_client(server, cache).complete_text(MESSAGES, purpose="respond")
     assert info.value.status == 429 and len(server.chat_requests) == 1
+
+
+def test_a_refused_request_keeps_the_servers_reason_in_the_error_and_the_ledger(cache: CallCache) -> None:
+    """llama-server refuses a prompt longer than a slot's context with HTTP 400 and its error JSON: the reason
+    reaches the raised error (so the item's error row and the run log) and the ledger; it is not retried."""
+    reason = "request (4569 tokens) exceeds the available context size (4096 tokens), try increasing it"
+    with serve(lambda body: context_exceeded(4569, 4096)) as server:
+        with pytest.raises(RequestRefusedError) as info:
+            make_client(server, cache, role="simulator").complete_text(MESSAGES, purpose="next_turn")
+    assert len(server.chat_requests) == 1
+    err = info.value
+    assert err.kind == "context_exceeded" and reason in str(err) and "HTTP 400" in str(err)
+    assert "larger context per request" in str(err) and "Error code" not in str(err)
+    [row] = cache.ledger()
+    assert row["failure"] == "context_exceeded" and reason in row["error"] and row["retries"] == 0
+
+
+@pytest.mark.parametrize(
+    ("response", "kind", "reason"),
+    [
+        (llama_server_error(400, "'messages' must be an array", "invalid_request_error"), "refused", "must be an"),
+        (StubResponse(413, "payload too large for this proxy"), "refused", "payload too large for this proxy"),
+        (StubResponse(400, ""), "refused", "the server gave no reason"),
+        (error_response(400, "maximum context length is 2048 tokens", code="context_length_exceeded"), None, None),
+    ],
+)
+def test_refusals_name_the_reason_the_server_gave(cache: CallCache, response, kind, reason) -> None:
+    with serve(lambda body: response) as server:
+        with pytest.raises(RequestRefusedError) as info:
+            make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+    [row] = cache.ledger()
+    assert info.value.kind == row["failure"] == (kind or "context_exceeded")
+    assert (reason or "maximum context length is 2048 tokens") in str(info.value)
+
+
+def test_a_server_reason_is_cut_and_never_carries_the_key(cache: CallCache) -> None:
+    echo = llama_server_error(400, f"bad request from key {SECRET}: " + "x" * 2000, "invalid_request_error")
+    with serve(lambda body: echo) as server:
+        with pytest.raises(RequestRefusedError) as info:
+            make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+    [row] = cache.ledger()
+    for text in (str(info.value), row["error"]):
+        assert SECRET not in text and "bad request from key ***" in text
+        assert "x" * (SERVER_MESSAGE_MAX_CHARS + 1) not in text and "authorization" not in text.lower()
 
 
 def test_server_errors_exhaust_retries_and_raise(cache: CallCache) -> None:

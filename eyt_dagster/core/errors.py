@@ -1,23 +1,61 @@
 """Errors of a model call that belong to one item (a dialogue, a verdict, a forced choice), shared by both
-benchmarks: the item becomes an error row and the rest of the partition goes on."""
+benchmarks: the item becomes an error row and the rest of the partition goes on. Also the one vocabulary of
+failure kinds, used by the call ledger's `failure` column and by the error rows' `error_kind`."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 from pydantic import ValidationError
+
+# Why a call failed (the ledger's `failure` column; `error_kind` of dialogue.dialogue_turns' error rows).
+FAILURE_KINDS: dict[str, str] = {
+    "timeout": "no reply within timeout_s, also after the one retry a timeout gets",
+    "connection": "the server could not be reached, after the SDK's retries",
+    "http": "the server answered an HTTP error (408/409/429/5xx after the SDK's retries; others at once)",
+    "refused": "the server refused the request itself (HTTP 400/413/422 not about the response format); "
+    "sending it again will not help",
+    "context_exceeded": "the server refused the request because the prompt does not fit the model's context "
+    "(on llama-server: the context of one slot, -c divided by --parallel)",
+    "format_rejected": "the server refused the response_format; the client moves to the next mode",
+    "invalid_reply": "the reply did not validate against the reply schema (after the re-asks, for an error row)",
+    "cut_reply": "the reply was cut at max_tokens (finish_reason=length) and did not validate",
+    "no_key": "the environment variable that should hold the API key is not set",
+    "other": "any other per-item failure (the error text says what)",
+}
+
+# How a summary line names n failures of a kind: (one, several).
+_KIND_WORDS: dict[str, tuple[str, str]] = {
+    "timeout": ("timeout", "timeouts"),
+    "connection": ("connection failure", "connection failures"),
+    "http": ("HTTP error", "HTTP errors"),
+    "refused": ("refused", "refused"),
+    "context_exceeded": ("refused: context length", "refused: context length"),
+    "format_rejected": ("response_format refused", "response_format refused"),
+    "invalid_reply": ("invalid reply", "invalid replies"),
+    "cut_reply": ("reply cut at max_tokens", "replies cut at max_tokens"),
+    "no_key": ("missing API key", "missing API key"),
+    "other": ("other failure", "other failures"),
+}
+
+
+class RoleCallError(Exception):
+    """A model call failed for this item only; the chat client's errors derive from it. `kind` is one of
+    FAILURE_KINDS."""
+
+    kind: str = "other"
 
 
 # A call that failed in a way that belongs to one dialogue (an unusable reply, a server error after
 # retries): the dialogue or verdict becomes an error row and the rest of the partition goes on.
 # Anything else (a missing API key, a bug) fails the run, loudly.
-class RoleCallError(Exception):
-    """A model call failed for this item only; the chat client's errors derive from it."""
-
-
 class ReplyUnusableError(RoleCallError):
     """The model answered, but its reply never validated after the allowed re-asks. `raw` is the last reply
     (where a protocol scores such a reply as wrong rather than as an error, e.g. SpeechEQ's parse failures)."""
 
     raw: str = ""
+    kind = "invalid_reply"
 
 
 class RequestRefusedError(RoleCallError):
@@ -25,5 +63,30 @@ class RequestRefusedError(RoleCallError):
     the response format, e.g. a prompt longer than the model's context). Unlike a connection failure, a
     timeout, a rate limit or a server error, retrying the same request later will not help."""
 
+    kind = "refused"
+
 
 PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)
+
+
+def failure_kind(exc: BaseException) -> str:
+    """The FAILURE_KINDS key of a per-item error: the chat client's errors carry theirs; a reply that a role
+    rejected itself (pydantic) is an invalid reply."""
+    kind = getattr(exc, "kind", None)
+    if isinstance(kind, str) and kind in FAILURE_KINDS:
+        return kind
+    return "invalid_reply" if isinstance(exc, ValidationError) else "other"
+
+
+def describe_failures(failures: Iterable[tuple[str | None, str | None]]) -> str:
+    """(role, kind) pairs as one line, per role and kind, most frequent first:
+    "simulator: 2 timeouts, 2 refused: context length; target: 1 HTTP error". Empty for none."""
+    counts = Counter((role or "unknown", kind or "other") for role, kind in failures)
+    by_role: dict[str, list[tuple[str, int]]] = {}
+    for (role, kind), n in sorted(counts.items(), key=lambda item: (item[0][0], -item[1], item[0][1])):
+        by_role.setdefault(role, []).append((kind, n))
+    parts = []
+    for role, kinds in by_role.items():
+        words = [f"{n} {_KIND_WORDS.get(kind, (kind, kind))[0 if n == 1 else 1]}" for kind, n in kinds]
+        parts.append(f"{role}: {', '.join(words)}")
+    return "; ".join(parts)
