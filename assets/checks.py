@@ -1,6 +1,8 @@
 """Asset checks: the contracts of eyt_dagster/core/table_checks.py run after each partition is written, and
 show in the UI next to the asset. The error-row checks warn (the run keeps its finished work; a rerun retries
-the failed calls); the others are errors."""
+the failed calls); the others are errors. A failed ERROR check makes `eyt run` / `eyt refresh` count the run as
+failed (eyt_dagster/ops/launch.py); it blocks nothing in the run itself, so the finished dialogues of a cell
+that failed its check are still judged and its leaderboard row is written."""
 
 import warnings
 from typing import Any
@@ -35,6 +37,16 @@ def _result(verdict: table_checks.Verdict, severity: AssetCheckSeverity = AssetC
 )
 def dialogues_within_t_max(eyt: BenchmarkResource, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
     return _result(table_checks.dialogues_within_t_max(dialogue_turns, eyt.slate.t_max))
+
+
+@asset_check(
+    asset=["dialogue", "dialogue_turns"],
+    partitions_def=target_pool_partitions,
+    description="At least one dialogue of the cell finished, and at most the slate's max_unfinished_fraction of "
+    "them did not; names the unfinished ones' failures by role and kind.",
+)
+def enough_finished_dialogues(eyt: BenchmarkResource, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
+    return _result(table_checks.enough_finished_dialogues(dialogue_turns, eyt.slate.max_unfinished_fraction))
 
 
 @asset_check(
@@ -82,6 +94,7 @@ def choice_errors(slm_choices: pd.DataFrame) -> AssetCheckResult:
 
 CHECKS = [
     dialogues_within_t_max,
+    enough_finished_dialogues,
     subscores_in_scale,
     one_resonant_candidate_per_test_turn,
     chat_seed_errors,

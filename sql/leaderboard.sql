@@ -5,15 +5,17 @@
 --   .read sql/leaderboard.sql
 --   SELECT * FROM leaderboard_sql;
 -- alpha (the warm-up weight of turns 1 and 2, Eq. 4) and how judges combine are the settings in
--- sql/turn_dimensions.sql. Only finished dialogues count (finished_turns, dialogue_lengths).
+-- sql/turn_dimensions.sql. Only finished dialogues count (finished_turns, dialogue_lengths); a cell none of whose
+-- dialogues finished has a row with n_dialogues 0 and its metrics NULL.
 CREATE OR REPLACE TEMP VIEW leaderboard_sql AS
 WITH turns AS (SELECT * FROM finished_turns),
+cells AS (SELECT DISTINCT target, pool FROM dialogue.dialogue_turns),
 labels AS (
     SELECT target, pool, count(DISTINCT seed_id) AS n_dialogues,
            avg((gold_explicit_intent = pred_explicit_intent)::DOUBLE) AS explicit_acc,
            avg((gold_latent_intent = pred_latent_intent)::DOUBLE) AS latent_acc,
            avg((gold_emotion = pred_emotion)::DOUBLE) AS emotion_acc
-    FROM turns GROUP BY target, pool
+    FROM cells LEFT JOIN turns USING (target, pool) GROUP BY target, pool
 ),
 -- macro-F1 over the emotion labels that occur in gold or predictions
 emotion_classes AS (

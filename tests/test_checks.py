@@ -58,6 +58,41 @@ def test_error_rows_are_reported():
     assert table_checks.no_error_rows(df.iloc[[0, 2]], "seed_id").passed
 
 
+def _turns(*dialogues: tuple[str, str | None, str | None]) -> pd.DataFrame:
+    """dialogue_turns rows: per (seed_id, error_role, error_kind) two answered turns, and a turn-0 error row when
+    the role is set (the dialogue did not finish)."""
+    rows = []
+    for seed_id, role, kind in dialogues:
+        rows += [{"seed_id": seed_id, "turn": t, "error": None, "error_role": None, "error_kind": None} for t in (1, 2)]
+        if role is not None:
+            rows.append({"seed_id": seed_id, "turn": 0, "error": "failed", "error_role": role, "error_kind": kind})
+    return pd.DataFrame(rows)
+
+
+def test_a_cell_that_finished_too_few_dialogues_fails_naming_the_failures():
+    failed = _turns(
+        ("a", "simulator", "timeout"),
+        ("b", "simulator", "timeout"),
+        ("c", "simulator", "context_exceeded"),
+        ("d", "simulator", "context_exceeded"),
+    )
+    verdict = table_checks.enough_finished_dialogues(failed, 0.1)
+    assert not verdict.passed
+    assert verdict.description.startswith("0 of 4 dialogues finished; at most 0 may be unfinished")
+    assert "unfinished: simulator: 2 refused: context length, 2 timeouts" in verdict.description
+    assert verdict.metadata["finished"] == 0 and verdict.metadata["unfinished"] == 4
+    # none finished fails whatever the threshold; a threshold the cell stays within passes
+    assert not table_checks.enough_finished_dialogues(failed, 1.0).passed
+    some = _turns(*((f"s{i}", None, None) for i in range(9)), ("s9", "target", "http"))
+    assert table_checks.enough_finished_dialogues(some, 0.1).passed
+    assert not table_checks.enough_finished_dialogues(some, 0.0).passed
+    two = _turns(*((f"s{i}", None, None) for i in range(8)), ("s8", "target", "http"), ("s9", "simulator", "timeout"))
+    verdict = table_checks.enough_finished_dialogues(two, 0.1)
+    assert not verdict.passed and "target: 1 HTTP error" in verdict.description
+    empty = table_checks.enough_finished_dialogues(pd.DataFrame(columns=["seed_id", "turn", "error"]), 0.1)
+    assert not empty.passed and "no usable ChatSEED" in empty.description
+
+
 def test_checks_run_with_a_partition_and_pass(tmp_path):
     slate = write_slate(
         tmp_path,
@@ -83,11 +118,13 @@ def test_checks_run_with_a_partition_and_pass(tmp_path):
         ("chat_seeds", "no_error_rows"),
         ("dialogue_turns", "no_error_rows"),
         ("dialogue_turns", "dialogues_within_t_max"),
+        ("dialogue_turns", "enough_finished_dialogues"),
         ("judge_verdicts", "no_error_rows"),
         ("judge_verdicts", "subscores_in_scale"),
     }
     assert all(e.passed for e in evaluations.values())
     assert evaluations[("dialogue_turns", "no_error_rows")].severity == AssetCheckSeverity.WARN
+    assert evaluations[("dialogue_turns", "enough_finished_dialogues")].severity == AssetCheckSeverity.ERROR
     # long steps report progress in the run log (what the UI's run view shows while they work)
     messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
     assert any("dialogues done: 4 of 4 (terse-baseline on nemotron_usa)" in m for m in messages)

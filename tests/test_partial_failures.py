@@ -6,6 +6,8 @@ of one dialogue. Every run still succeeds, the tables keep their contract types,
 broken dialogue are kept (marked incomplete) and left out of judging and metrics. Second run, with the server
 healthy: the broken dialogue resumes (its answered calls come from the call cache) and completes."""
 
+from pathlib import Path
+
 import duckdb
 import pandas as pd
 import pytest
@@ -81,6 +83,10 @@ def runs(tmp_path_factory):
             name: con.execute(f"SELECT * FROM dialogue.{name}").df()
             for name in ("dialogue_turns", "judge_verdicts", "final_intent_verdicts", "dialogue_scores", "leaderboard")
         }
+        sql = Path(__file__).parents[1] / "sql"
+        for name in ("turn_dimensions", "leaderboard"):
+            con.execute((sql / f"{name}.sql").read_text())
+        first["leaderboard_sql"] = con.execute("SELECT * FROM leaderboard_sql ORDER BY pool, target").df()
         first["types"] = dict(
             con.execute(
                 "SELECT column_name, data_type FROM information_schema.columns "
@@ -118,6 +124,14 @@ def test_an_all_failed_partition_is_reported_clearly_and_stored_with_contract_ty
     assert len(fake) == 3 and (fake["turn"] == 0).all() and fake["error"].str.contains("no such deployment").all()
     assert not fake["complete"].any()
     assert "0 of 3 dialogues finished in nemotron_usa|tgt-fake; see dialogue.dialogue_turns.error" in logs
+    assert (fake["error_role"] == "target").all() and (fake["error_kind"] == "http").all()
+    # the cell has a leaderboard row that says why it has no numbers
+    row = first["leaderboard"].set_index("target").loc["tgt-fake"]
+    assert row["n_dialogues"] == 0 and row["n_errors"] == 3 and row["failures"] == "target: 3 HTTP errors"
+    assert pd.isna(row["ficr"]) and pd.isna(row["empathy"]) and pd.isna(row["explicit_acc"])
+    twin = first["leaderboard_sql"].set_index("target")  # sql/leaderboard.sql has the row too
+    assert twin.loc["tgt-fake", "n_dialogues"] == 0 and pd.isna(twin.loc["tgt-fake", "empathy"])
+    assert twin.loc["tgt-x", "n_dialogues"] == 2
     # the table was created from the contract, not from the all-missing first write
     assert '"NULL"' not in first["types"].values()
     assert first["types"]["user_text"] == first["types"]["error"] == "VARCHAR"
@@ -148,6 +162,7 @@ def test_a_dialogue_failing_at_turn_3_keeps_its_turns_marked_incomplete(runs):
     assert sorted(_cell(first["dialogue_scores"], "tgt-x")["seed_id"]) == sorted(others["seed_id"].unique())
     board = first["leaderboard"].set_index("target")
     assert board.loc["tgt-x", "n_dialogues"] == 2 and board.loc["tgt-x", "n_errors"] == 1
+    assert board.loc["tgt-x", "failures"] == "target: 1 HTTP error"
     assert "2 of 3 dialogues finished in nemotron_usa|tgt-x" in runs["logs"]
 
 
@@ -162,3 +177,4 @@ def test_a_rerun_resumes_from_the_call_cache_and_completes(runs):
     assert len(x_calls) == 1 and _user_turns(x_calls[0]) == 3 and runs["victim"] in str(x_calls[0]["messages"])
     assert len(second["dialogue_scores"]) == 6
     assert second["leaderboard"].set_index("target")["n_dialogues"].to_dict() == {"tgt-fake": 3, "tgt-x": 3}
+    assert second["leaderboard"]["failures"].isna().all() and (second["leaderboard"]["n_errors"] == 0).all()

@@ -338,6 +338,13 @@ class Slate(BaseModel):
     dedup_threshold: float = Field(default=0.85, gt=0.0, le=1.0)
     dialogues_per_pool: int = Field(default=100, gt=0)
     t_max: int = Field(default=10, ge=2)
+    max_unfinished_fraction: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="Share of a target x pool cell's dialogues that may stay unfinished (a failed call) before the "
+        "cell's run counts as failed; a cell with no finished dialogue always fails.",
+    )
     alpha: float = Field(default=0.10, gt=0.0, lt=0.5)
     judge_scale: Literal["three_point", "binary"] = "three_point"
     allow_same_family: bool = Field(default=False, description="Allow a target of the judge's family (flagged).")

@@ -170,9 +170,10 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "reports/paper_tables": ("name", "seed"),
 }
 
-# Slate fields no asset reads as a setting: checked when the slate loads, or read through the partitions
-# (pools: dialogue/pool_settings; targets: the target_settings sources and the `targets` flags).
-NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.released_path"})
+# Slate fields no asset reads as a setting: checked when the slate loads, read through the partitions
+# (pools: dialogue/pool_settings; targets: the target_settings sources and the `targets` flags), or read by an
+# asset check only (max_unfinished_fraction: a changed threshold judges the next run, it changes no row).
+NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.released_path", "max_unfinished_fraction"})
 
 
 def asset_settings(asset: str, slate: Slate) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.unfinished import allowed_unfinished, cell_completion, enough_finished
 
 SHOW = 5  # how many offending ids a failed check names
 
@@ -31,6 +32,36 @@ def dialogues_within_t_max(turns: pd.DataFrame, t_max: int) -> Verdict:
         over.empty,
         f"longest dialogue: {longest} turn(s); T_max = {t_max}",
         {"longest": longest, "t_max": t_max, "over_t_max": ", ".join(ids)},
+    )
+
+
+def enough_finished_dialogues(turns: pd.DataFrame, max_fraction: float) -> Verdict:
+    """At least one dialogue of the cell finished and at most `max_fraction` of them (the slate's
+    max_unfinished_fraction) did not; the description names the unfinished ones' failures by role and kind."""
+    done = cell_completion(turns)
+    allowed = allowed_unfinished(done.dialogues, max_fraction)
+    text = f"{done.finished} of {done.dialogues} dialogues finished"
+    if done.dialogues == 0:
+        text += " (no usable ChatSEED: see dialogue.chat_seeds.error)"
+    text += f"; at most {allowed} may be unfinished (max_unfinished_fraction {max_fraction:g})"
+    if done.failures:
+        text += f"; unfinished: {done.failures}"
+    passed = enough_finished(done, max_fraction)
+    if not passed and done.dialogues:
+        text += (
+            "; see dialogue.dialogue_turns.error, fix the cause and rerun the partition (finished calls come "
+            "from the call cache)"
+        )
+    return Verdict(
+        passed,
+        text,
+        {
+            "dialogues": done.dialogues,
+            "finished": done.finished,
+            "unfinished": done.unfinished,
+            "allowed_unfinished": allowed,
+            "failures": done.failures,
+        },
     )
 
 

@@ -9,12 +9,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, failure_kind
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.role_protocols import Simulator, Target
 from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, Reply, UserLabels
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
+DIALOGUE_ROLES = ("simulator", "target")  # the roles whose calls a dialogue makes (error_role of its error row)
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,14 @@ class Turn:
 
 @dataclass
 class DialogueResult:
+    """A dialogue's answered turns; for one that failed, the error, the role whose call failed (`simulator` or
+    `target`) and the failure's kind (eyt_dagster/core/errors.py FAILURE_KINDS)."""
+
     seed: ChatSeed
     turns: list[Turn] = field(default_factory=list)
     error: str | None = None
+    error_role: str | None = None
+    error_kind: str | None = None
 
     @property
     def history(self) -> list[Exchange]:
@@ -87,12 +93,15 @@ def _play(
     history: list[Exchange] = []
     query, gold = seed.first_query, seed.opening_labels()
     consecutive_achieved = 0
+    role: str = "target"  # whose call is under way (one of DIALOGUE_ROLES), for the error row
     try:
         for t in range(1, t_max + 1):
             # lines 4-5: perception (prediction prompt P_p) and generation (system prompt only) both read only
             # the history and q_t, so they are sent side by side
+            role = "target"
             perception, reply = _perceive_and_respond(target, history, query, side)
             history = [*history, Exchange(user_text=query, response_text=reply.value)]  # line 6
+            role = "simulator"
             nxt = simulator.next_turn(seed, history)  # line 7: q_{t+1}, gold labels, p_{t+1}
             result.turns.append(
                 Turn(
@@ -114,6 +123,7 @@ def _play(
             query, gold = nxt.value.user_text, nxt.value.labels
     except PER_ITEM_ERRORS as exc:  # a failed or unusable call: record it, keep the other dialogues going
         result.error = f"{type(exc).__name__}: {exc}"
+        result.error_role, result.error_kind = role, failure_kind(exc)
 
 
 def run_dialogues(

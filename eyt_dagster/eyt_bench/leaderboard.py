@@ -13,6 +13,7 @@ from eyt_dagster.core.slate import Slate
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
+from eyt_dagster.eyt_bench.unfinished import error_rows, failures_line
 
 CELL = ["target", "pool"]
 HEADLINE = [
@@ -31,7 +32,10 @@ HEADLINE = [
 
 def aggregate(scores: pd.DataFrame) -> dict[str, float]:
     """Headline metrics of one group of per-dialogue rows: pooled label accuracies and unweighted scores
-    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores."""
+    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores. All missing (NaN) for
+    no rows: a cell none of whose dialogues finished."""
+    if scores.empty:
+        return dict.fromkeys([h for h in HEADLINE if h != "emotion_macro_f1"], float("nan"))
     turns = scores["n_turns"].sum()
     out = {f"{short}_acc": scores[f"{short}_correct"].sum() / turns if turns else float("nan") for short in LABELS}
     out["drift"] = scores["drift"].mean()
@@ -66,14 +70,26 @@ def _role_costs(turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFram
     return out.reset_index()
 
 
+def _cells(scores: pd.DataFrame, turns: pd.DataFrame) -> list[tuple[str, str]]:
+    """Every target x pool with a scored dialogue or a dialogue_turns row (also one none of whose dialogues
+    finished), in (pool, target) order."""
+    found = {tuple(key) for frame in (scores, turns) if len(frame) for key in frame[CELL].drop_duplicates().values}
+    return sorted(found, key=lambda cell: (cell[1], cell[0]))
+
+
 def build_leaderboard(
     slate: Slate, scores: pd.DataFrame, turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame
 ) -> pd.DataFrame:
-    """One row per target x pool present in `scores`, with baseline and self-preference flags and costs."""
+    """One row per target x pool present in `scores` or `turns`, with baseline and self-preference flags and
+    costs. A cell none of whose dialogues finished has a row too: n_dialogues 0, its metrics missing, n_errors
+    and `failures` (the unfinished dialogues per role and kind) saying why."""
     answered = answered_turns(turns)
+    errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
     rows = []
-    for (target, pool), cell in scores.groupby(CELL):
+    for target, pool in _cells(scores, turns):
+        cell = scores[(scores["target"] == target) & (scores["pool"] == pool)]
+        cell_errors = errors[(errors["target"] == target) & (errors["pool"] == pool)]
         ref = targets.get(target)
         cell_turns = answered[(answered["target"] == target) & (answered["pool"] == pool)]
         row = {
@@ -88,7 +104,8 @@ def build_leaderboard(
             "judges": ", ".join(j.id for j in slate.judges),
             "judge_combine": _recorded(cell, "judge_combine", slate.judge_combine),
             "n_dialogues": len(cell),
-            "n_errors": int(turns[(turns["target"] == target) & (turns["pool"] == pool)]["error"].notna().sum()),
+            "n_errors": len(cell_errors),
+            "failures": failures_line(cell_errors) or None,
             **aggregate(cell),
             "emotion_macro_f1": metrics.macro_f1(cell_turns["gold_emotion"], cell_turns["pred_emotion"]),
         }

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
 
+from eyt_dagster.core.errors import FAILURE_KINDS
 from eyt_dagster.core.storage_types import Columns, conform
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
+from eyt_dagster.eyt_bench.dialogue_loop import DIALOGUE_ROLES
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
 from eyt_dagster.eyt_bench.human_alignment import ANNOTATION_COLUMNS
 from eyt_dagster.eyt_bench.table_rows import (
@@ -167,6 +169,7 @@ LEADERBOARD_COLUMNS: Columns = {
     "judge_combine": "string",
     "n_dialogues": "int64",
     "n_errors": "int64",
+    "failures": "string",
     **{c: "float64" for c in _HEADLINE_FLOATS},
     **{
         f"{role}_{what}": "Int64" if what == "tokens" else "float64"
@@ -354,6 +357,8 @@ DialogueTurnsFrame = create_dagster_pandas_dataframe_type(
         *(_label(f"{side}_emotion", EMOTIONS) for side in ("gold", "pred")),
         _label("progress", PROGRESS_LABELS),
         PandasColumn.string_column("error"),
+        _label("error_role", DIALOGUE_ROLES),
+        _label("error_kind", tuple(FAILURE_KINDS)),
         PandasColumn.boolean_column("complete", non_nullable=True),
     ],
 )

@@ -38,6 +38,8 @@ TURN_COLUMNS = [
     *(f"pred_{f}" for f in LABEL_FIELDS),
     "response_text",
     "error",
+    "error_role",
+    "error_kind",
     "complete",
 ]
 VERDICT_COLUMNS = ["target", "pool", "seed_id", "turn", "judge", *SUBSCORE_COLUMNS, "rationale", "raw_reply", "error"]
@@ -110,13 +112,22 @@ def turn_rows(result: DialogueResult, target: str) -> list[dict[str, Any]]:
         row.update({f"gold_{f}": getattr(t.gold, f) for f in LABEL_FIELDS})
         row["progress"] = t.progress
         row.update({f"pred_{f}": getattr(t.predicted, f) for f in LABEL_FIELDS})
-        row.update(response_text=t.response_text, error=None, complete=complete)
+        row.update(response_text=t.response_text, error=None, error_role=None, error_kind=None, complete=complete)
         row.update(stats_columns("target_", t.target_stats))
         row.update(stats_columns("simulator_", t.simulator_stats))
         rows.append(row)
     if not complete:
         row = {c: None for c in TURN_COLUMNS}
-        row.update(target=target, pool=seed.pool, seed_id=seed.seed_id, turn=0, error=result.error, complete=False)
+        row.update(
+            target=target,
+            pool=seed.pool,
+            seed_id=seed.seed_id,
+            turn=0,
+            error=result.error,
+            error_role=result.error_role,
+            error_kind=result.error_kind,
+            complete=False,
+        )
         rows.append(row)
     return rows
 

@@ -75,9 +75,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(
         f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb"
     )
-    if ok and not args.no_reports:
+    # also after a failed run: the reports run over the partitions that exist, and show the cells that failed
+    if not args.no_reports:
         _print_leaderboard()
-    if ok and not args.no_speech:
+    if not args.no_speech:
         _print_speech_summary()
     return 0 if ok else 1
 
@@ -96,20 +97,18 @@ def report_dead_runs(instance) -> None:
 
 
 def _print_leaderboard() -> None:
-    from eyt_dagster.core.baseline_flags import BASELINE_KIND
+    import duckdb
+
+    from eyt_dagster.ops.terminal_board import leaderboard_text
     from resources.warehouse import connect
 
-    with connect() as con:
-        board = con.execute(
-            "SELECT pool, target, is_baseline, n_dialogues, round(explicit_acc, 3) AS explicit_acc, "
-            "round(emotion_acc, 3) AS emotion_acc, round(drift, 3) AS drift, round(ficr, 3) AS ficr, "
-            "round(satisfaction, 1) AS sat, round(empathy, 1) AS empathy, round(persona, 1) AS persona, "
-            "round(anthropomorphic, 1) AS anthro, round(mean_turns, 2) AS turns "
-            "FROM dialogue.leaderboard ORDER BY pool, target"
-        ).df()
-    print(board.to_string(index=False))
-    if board["is_baseline"].any():
-        print(f"\nis_baseline = True marks an {BASELINE_KIND}: a reference point, not a model's evaluation.")
+    try:
+        with connect() as con:
+            board = con.execute("SELECT * FROM dialogue.leaderboard ORDER BY pool, target").df()
+    except (duckdb.CatalogException, duckdb.IOException):
+        print("\nleaderboard: not written yet (the eyt_reports run did not finish)")
+        return
+    print("\n" + leaderboard_text(board))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -149,12 +148,18 @@ def _print_speech_summary() -> None:
 
     from resources.warehouse import connect
 
-    with connect() as con:
-        summary = con.execute(
-            "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
-            "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
-        ).df()
-        generators = ", ".join(r[0] for r in con.execute("SELECT DISTINCT generator FROM speech.scenarios").fetchall())
+    try:
+        with connect() as con:
+            summary = con.execute(
+                "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
+                "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
+            ).df()
+            generators = ", ".join(
+                r[0] for r in con.execute("SELECT DISTINCT generator FROM speech.scenarios").fetchall()
+            )
+    except (duckdb.CatalogException, duckdb.IOException):
+        print("\nSpeechEQ items: no build report yet (the speech_reports run did not finish)")
+        return
     print(f"\nSpeechEQ items (text generator: {generators}; 'template-baseline' is an embedded baseline):")
     print(summary.to_string(index=False))
     try:

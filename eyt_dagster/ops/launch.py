@@ -56,17 +56,33 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
         run_config=QUIET,
         asset_selection=asset_selection,
     ) as result:
-        ok = result.success
+        failed_checks = failed_error_checks(result.get_asset_check_evaluations())
+        ok = result.success and not failed_checks
         lines = [
             f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}"
         ]
-        if not ok:
+        if not result.success:
             lines += [
                 f"         step {event.step_key}: {event.message}"
                 for event in result.all_events
                 if event.is_failure and event.step_key
             ]
+        lines += [f"         check {line}" for line in failed_checks]
     return ok, "\n".join(lines)
+
+
+def failed_error_checks(evaluations) -> list[str]:
+    """'asset check_name: description' of every ERROR-severity asset check that failed (the run's label names the
+    partition). Such a run counts as failed for `eyt run` and `eyt refresh` (their exit status), although Dagster
+    records the run itself as a success (a check blocks nothing; the UI shows it failed next to its asset). WARN
+    checks do not count."""
+    from dagster import AssetCheckSeverity
+
+    return [
+        f"{e.asset_key.to_user_string()} {e.check_name}: {e.description or 'failed'}"
+        for e in evaluations
+        if not e.passed and e.severity == AssetCheckSeverity.ERROR
+    ]
 
 
 _WORKER_INSTANCE = None
