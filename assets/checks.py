@@ -18,6 +18,7 @@ from eyt_dagster.partitions import (
     target_pool_partitions,
 )
 from resources.benchmark import BenchmarkResource
+from resources.data_paths import resolve_path_columns
 
 # Partitioned checks are a preview feature in dagster 1.13 (they work: tests/test_checks.py); one notice is
 # enough, not one per check on every code-location load.
@@ -63,8 +64,9 @@ def subscores_in_scale(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> 
     partitions_def=subscale_partitions,
     description="Every item has one resonant and one dissonant clip for turns 4 and 6, on disk.",
 )
-def one_resonant_candidate_per_test_turn(eq_items: pd.DataFrame) -> AssetCheckResult:
-    return _result(table_checks.one_resonant_candidate_per_test_turn(eq_items))
+def one_resonant_candidate_per_test_turn(eyt: BenchmarkResource, eq_items: pd.DataFrame) -> AssetCheckResult:
+    # clip paths are stored relative to the data directory, not to the process's working directory
+    return _result(table_checks.one_resonant_candidate_per_test_turn(resolve_path_columns(eq_items, eyt.data_dir)))
 
 
 _ERRORS: dict[str, Any] = dict(

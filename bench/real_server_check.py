@@ -13,6 +13,14 @@ What it does:
    generator and espeak-ng);
 4. prints what the call ledger and the warehouse say: calls, failures by kind, error rows per table.
 
+With `--packaged-slate` the slate is instead a copy of the packaged one (eyt_dagster/slates/default.yaml) with
+every model role on the server: the simulator, two EYT-Bench targets (a thinking pair, one also a SpeechEQ oracle
+text target), a cascaded and an end-to-end (audio) SpeechEQ target, both judges, the replacement judge and the
+SpeechEQ text generator (also validator and tone judge); both pools, run side by side (`--runs-parallel`, default
+2).
+The model hears no audio: the audio target's requests are refused by the server, and must show up as counted
+failures, not as a crash.
+
 Usage (see docs/remote-models.md for building llama-server from PyPI sources):
 
     .venv/bin/python bench/real_server_check.py --server-bin PATH/llama-server --gguf PATH/model.gguf
@@ -96,22 +104,57 @@ def write_slate(path: Path, base_url: str, args: argparse.Namespace) -> None:
     path.write_text(yaml.safe_dump(slate, sort_keys=False))
 
 
+def write_packaged_slate(path: Path, base_url: str, args: argparse.Namespace) -> None:
+    """The packaged slate with every model role on the server, and small sizes so it ends in minutes."""
+    slate = yaml.safe_load((ROOT / "eyt_dagster" / "slates" / "default.yaml").read_text())
+
+    def remote(model_id: str, family: str = "smollm2", **extra) -> dict:
+        return model_entry(model_id, family, base_url, args.max_tokens, args.timeout_s) | extra
+
+    slate.update(
+        name="real-server-packaged",
+        pool_size=20,
+        dialogues_per_pool=args.dialogues,
+        t_max=args.t_max,
+        bootstrap_resamples=100,
+        cross_judge_dialogues=2,
+        allow_same_family=True,  # one small model plays every role: said, not hidden behind family names
+        simulator=remote("smol-simulator"),
+        targets=[
+            remote("smol-target", benchmarks=["eyt_bench", "speech_eq"], speech_input="oracle_text"),
+            remote("smol-target-think", thinking=True),
+            remote("smol-cascade", benchmarks=["speech_eq"], speech_input="cascaded"),
+            remote("smol-audio", benchmarks=["speech_eq"], speech_input="audio"),
+        ],
+        reasoning_pairs=[{"name": "smol", "think": "smol-target-think", "non_think": "smol-target"}],
+        judges=[remote("smol-judge"), remote("smol-judge-strict", "smollm2-b")],
+        replacement_judge=remote("smol-judge-replacement", "smollm2-c"),
+    )
+    slate["speech"] = {**slate.get("speech", {}), "models": [remote("smol-writer")], "generator": "smol-writer"}
+    path.write_text(yaml.safe_dump(slate, sort_keys=False))
+
+
 def ledger_summary(cache_file: Path) -> None:
     if not cache_file.exists():
         print("no call ledger was written")
         return
     con = sqlite3.connect(cache_file)
-    rows = con.execute("SELECT role, ok, retries, failure FROM ledger").fetchall()
+    rows = con.execute("SELECT role, ok, retries, failure, error, cached FROM ledger").fetchall()
     con.close()
     by_role = Counter((r[0], "ok" if r[1] else "failed") for r in rows)
-    kinds = Counter((role, failure or "unknown") for role, ok, _retries, failure in rows if not ok)
-    print(f"\nledger: {len(rows)} calls, {sum(r[2] for r in rows)} SDK retries")
+    kinds = Counter((role, failure or "unknown") for role, ok, _retries, failure, _error, _cached in rows if not ok)
+    first: dict[tuple[str, str], str] = {}
+    for role, ok, _retries, failure, error, _cached in rows:
+        if not ok:
+            first.setdefault((role, failure or "unknown"), (error or "")[:140])
+    cached = sum(1 for r in rows if r[5])
+    print(f"\nledger: {len(rows)} calls ({cached} from the call cache), {sum(r[2] for r in rows)} SDK retries")
     for (role, state), n in sorted(by_role.items()):
         print(f"  {role:<22} {state:<7} {n}")
     if kinds:
-        print("failed calls by kind (the ledger's `failure` column):")
+        print("failed calls by kind (the ledger's `failure` column), with the first error of each:")
         for (role, kind), n in sorted(kinds.items()):
-            print(f"  {role:<22} {kind:<20} {n}")
+            print(f"  {role:<22} {kind:<20} {n:>4}  {first[(role, kind)]}")
 
 
 def warehouse_summary(db_file: Path) -> None:
@@ -134,6 +177,12 @@ def warehouse_summary(db_file: Path) -> None:
                 else None
             )
             print(f"  {schema}.{table:<28} {total:>6} rows" + (f", {errors} error rows" if errors is not None else ""))
+            if errors and "error_kind" in cols:
+                for role, kind, n in con.execute(
+                    f'SELECT error_role, error_kind, count(*) FROM "{schema}"."{table}" WHERE error IS NOT NULL '
+                    "GROUP BY ALL ORDER BY ALL"
+                ).fetchall():
+                    print(f"      {role or '?'}: {n} {kind or '?'}")
         for name in ("dialogue.leaderboard", "speech.seq_leaderboard"):
             try:
                 print(f"\n{name}:\n{con.execute(f'FROM {name}').df().to_string(index=False, max_colwidth=24)}")
@@ -148,8 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-bin", required=True, help="path of the llama-server binary")
     parser.add_argument("--gguf", required=True, help="path of a GGUF chat model")
     parser.add_argument("--data-dir", help="where to put the warehouse, cache and instance (default: a temp dir)")
-    parser.add_argument("--pool", default="nemotron_usa")
+    parser.add_argument("--pool", default="nemotron_usa", help="the pool (not with --packaged-slate: both pools)")
     parser.add_argument("--subscale", default="interpersonal_empathy")
+    parser.add_argument(
+        "--packaged-slate",
+        action="store_true",
+        help="a copy of the packaged slate with every model role on the server, both pools (see the docstring)",
+    )
+    parser.add_argument("--runs-parallel", type=int, default=2, help="eyt run --parallel (2)")
     parser.add_argument("--dialogues", type=int, default=3)
     parser.add_argument("--t-max", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=1024)
@@ -188,9 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wait_healthy(base, server)
         slate_file = data_dir / "slate.yaml"
-        write_slate(slate_file, f"{base}/v1", args)
+        (write_packaged_slate if args.packaged_slate else write_slate)(slate_file, f"{base}/v1", args)
         env = dict(os.environ, EYT_SLATE=str(slate_file), EYT_DATA_DIR=str(data_dir), HF_HUB_OFFLINE="1")
-        eyt = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", "--pool", args.pool, "--subscale", args.subscale]
+        eyt = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", "--subscale", args.subscale]
+        eyt += ["--parallel", str(args.runs_parallel)] + ([] if args.packaged_slate else ["--pool", args.pool])
         print("running:", " ".join(eyt), f"(EYT_DATA_DIR={data_dir})")
         started = time.monotonic()
         run = subprocess.run(eyt, env=env, cwd=ROOT)

@@ -91,7 +91,7 @@ def one_resonant_candidate_per_test_turn(items: pd.DataFrame) -> Verdict:
                 problems.append(f"{row.dataset_id} turn {turn}: a candidate clip is missing on disk")
     return Verdict(
         not problems,
-        f"{len(items)} item(s), {len(problems)} problem(s)",
+        f"{len(items)} item(s), {len(problems)} problem(s)" + (f"; first: {problems[0]}" if problems else ""),
         {"items": len(items), "problems": "; ".join(problems[:SHOW])},
     )
 
