@@ -174,9 +174,12 @@ def _print_speech_summary() -> None:
         return
     from eyt_dagster.speech_eq.seq_tables import seq_cohort_note
 
+    if board.empty:
+        print("\nSpeechEQ forced choice: no rows yet (no item was built, or no speech target was evaluated)")
+        return
     print("\nSpeechEQ forced choice (chance = 0.5 / 0.5 / 0.25). SEQ is relative to each condition's cohort:")
     print(seq_cohort_note(board))
-    print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False))
+    print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False, na_rep="-"))
     if board["is_baseline"].any():
         print(
             "\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
