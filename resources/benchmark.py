@@ -15,6 +15,7 @@ from eyt_dagster.speech_eq.generators import SpeechGenerator
 from eyt_dagster.speech_eq.role_factory import SpeechRoles
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
+from resources.clip_analysis import ClipAnalysisStore
 from resources.embedding_cache import EMBEDDING_CACHE_FILE, EmbeddingCache
 from resources.embedding_cache import cache_enabled as embedding_cache_enabled
 from resources.warehouse import WAREHOUSE_FILE
@@ -64,6 +65,11 @@ class BenchmarkResource(ConfigurableResource):
         """The persistent embedding store beside the call cache, or None unless EYT_EMBEDDING_CACHE=on."""
         return EmbeddingCache(Path(self.data_dir) / EMBEDDING_CACHE_FILE) if embedding_cache_enabled() else None
 
+    @cached_property
+    def clip_analyses(self) -> ClipAnalysisStore:
+        """Cascades' per-clip transcripts, voice measures and emotion outputs, under the data dir's cache folder."""
+        return ClipAnalysisStore(self.data_dir)
+
     def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
         return OpenAIChatClient(ref, role=role, cache=self.cache, seed=self.slate.seed, run_id=run_id)
 
@@ -71,7 +77,7 @@ class BenchmarkResource(ConfigurableResource):
         return EytRoles(self.slate, self._client)
 
     def speech_roles(self) -> SpeechRoles:
-        return SpeechRoles(self.slate, self._client)
+        return SpeechRoles(self.slate, self._client, self.clip_analyses)
 
     # The roles the assets ask for, built by the benchmarks' role factories (eyt_bench/role_factory.py,
     # speech_eq/role_factory.py).

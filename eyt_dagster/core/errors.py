@@ -1,5 +1,5 @@
-"""Errors of a model call that belong to one item (a dialogue, a verdict, a forced choice), shared by both
-benchmarks: the item becomes an error row and the rest of the partition goes on."""
+"""Errors of a model call (or of the clip a call needs) that belong to one item (a dialogue, a verdict, a forced
+choice), shared by both benchmarks: the item becomes an error row and the rest of the partition goes on."""
 
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ class RequestRefusedError(RoleCallError):
     """The server answered this request with a refusal of the request itself (HTTP 400 / 413 / 422 not about
     the response format, e.g. a prompt longer than the model's context). Unlike a connection failure, a
     timeout, a rate limit or a server error, retrying the same request later will not help."""
+
+
+class ClipUnusableError(RoleCallError):
+    """A clip of this item cannot be read or analysed (missing, undecodable, silent): the round cannot be put to
+    the model, so the item becomes an error row naming the clip, and a rerun tries it again."""
 
 
 PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)
