@@ -12,11 +12,13 @@ so the same prompt always gets the same answer):
 
 It prints, per run and target, the wall time of the `slm_choices` step (Dagster's STEP_START to STEP_SUCCESS),
 the per-clip analyses the step computed and the ones it read from the store (its materialisation metadata;
-absent on code without the store), and a digest of the target's rows (every column but created_at and
-latency_s), so two checkouts can be compared row for row. Each target's rows are also written as CSV into the
+absent on code without the store), and a digest of the target's rows (every column but created_at, latency_s
+and model_fingerprint, which holds the server's port), so two checkouts can be compared row for row: the server's
+answers are drawn from each prompt, so equal rows mean equal prompts, transcripts and cues included. Each target's rows are also written as CSV into the
 work folder. docs/speecheq-cascade.md records the figures.
 
-Usage (from the checkout whose code is measured, first on the path):
+Usage, from the checkout whose code is measured (`eyt run` is started in the checkout that holds the imported
+`eyt_dagster`, so another checkout's code is measured by putting it first on PYTHONPATH):
 
     PYTHONPATH=$PWD .venv/bin/python bench/cascade_clip_analysis.py --workdir /tmp/cascade-check
 """
@@ -35,11 +37,15 @@ from pathlib import Path
 
 import yaml
 
+import eyt_dagster
 from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.ops.bench_server import LatencyServer
 
+CODE_ROOT = Path(eyt_dagster.__file__).resolve().parents[1]  # `python -m` puts its working folder first
+
 TARGETS = ("audio-e2e", "cascade-num", "cascade-des")
-VOLATILE = ("created_at", "latency_s")
+# when a row was written and how long its call took vary between runs; the fingerprint holds the server's port
+VOLATILE = ("created_at", "latency_s", "model_fingerprint")
 METADATA = ("clip_analyses_computed", "clip_analyses_reused")
 
 
@@ -139,7 +145,7 @@ def main() -> int:
     }
     command = [sys.executable, "-m", "eyt_dagster.ops.cli", "run", f"--subscale={args.subscale}"]
     command += [f"--target={t}" for t in TARGETS] + ["--no-reports", f"--parallel={args.parallel}"]
-    report: dict = {"command": " ".join(command[1:]), "runs": []}
+    report: dict = {"code": str(CODE_ROOT), "command": " ".join(command[1:]), "runs": []}
     with LatencyServer(args.latency) as server:
         asr = args.asr_model or default_asr_model()
         (args.workdir / "slate.yaml").write_text(
@@ -147,7 +153,7 @@ def main() -> int:
         )
         for name in ("first run", "rerun"):
             started = time.monotonic()
-            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=CODE_ROOT)
             wall = time.monotonic() - started
             if done.returncode != 0:
                 print(done.stdout[-4000:], done.stderr[-4000:], sep="\n", file=sys.stderr)
