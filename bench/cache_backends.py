@@ -95,11 +95,10 @@ def processes_at_once(backend: CacheBackend, data_dir: Path, n: int, workers: in
     go = data_dir / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     script = textwrap.dedent(WRITER)
+    url = backend.postgres_url or ""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", script, backend.kind, str(data_dir), backend.postgres_url or "", str(w), str(n)]
-            + [str(go)],
-            env=env,
+            [sys.executable, "-c", script, backend.kind, str(data_dir), url, str(w), str(n), str(go)], env=env
         )
         for w in range(workers)
     ]
