@@ -158,6 +158,12 @@ def fresh_checkout(dest: Path, slate_text: str) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     (dest / ".venv").symlink_to(Path(sys.prefix))
+    # The Makefile reinstalls when pyproject.toml is newer than the install's marker; the copy is of this very
+    # tree, so give it the marker's time: a reinstall from the copy would point the suite's editable install at it.
+    installed = Path(sys.prefix) / ".installed"
+    assert installed.exists(), f"{installed} is missing: run the suite through `make test`, which installs .venv"
+    stamp = installed.stat().st_mtime
+    os.utime(dest / "pyproject.toml", (stamp, stamp))
     (dest / "eyt_dagster" / "slates" / "default.yaml").write_text(slate_text)
     (dest / "my_slate.yaml").write_text(slate_text)  # the copy docs/remote-models.md tells a user to make
     return dest
@@ -309,6 +315,13 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
     print("\n".join(ran))
     (tmp_path / "report.txt").write_text("\n".join(ran) + "\n\n" + "\n\n".join(failures))
     assert not failures, "documented commands that fail as written:\n\n" + "\n\n".join(failures)
+    source = subprocess.run(
+        [sys.executable, "-c", "import eyt_dagster; print(eyt_dagster.__file__)"],
+        cwd="/",
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert source.startswith(str(ROOT)), f"a command reinstalled the project from the copy: {source}"
     assert compiled is not None and _files(numba_cache.cache_folder()) == compiled, "a later command compiled again"
     assert _files(site_cache, "*.nb[ic]") == site_before, "a command wrote librosa's own numba cache"
 
