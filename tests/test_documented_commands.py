@@ -162,8 +162,8 @@ def fresh_checkout(dest: Path, slate_text: str) -> Path:
     # tree, so give it the marker's time: a reinstall from the copy would point the suite's editable install at it.
     installed = Path(sys.prefix) / ".installed"
     assert installed.exists(), f"{installed} is missing: run the suite through `make test`, which installs .venv"
-    stamp = installed.stat().st_mtime
-    os.utime(dest / "pyproject.toml", (stamp, stamp))
+    stamp = installed.stat().st_mtime_ns - 1_000_000_000  # strictly older: make compares to the nanosecond
+    os.utime(dest / "pyproject.toml", ns=(stamp, stamp))
     (dest / "eyt_dagster" / "slates" / "default.yaml").write_text(slate_text)
     (dest / "my_slate.yaml").write_text(slate_text)  # the copy docs/remote-models.md tells a user to make
     return dest
