@@ -26,7 +26,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from eyt_dagster.core.slate import SlateError, load_slate, slate_path_from_env
@@ -62,7 +61,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
         f"SpeechEQ targets {speech_targets}"
     )
-    started = time.monotonic()
     runs = eyt_runs(
         pools,
         targets,
@@ -72,9 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         speech=not args.no_speech,
     )
     ok = execute_runs(instance, runs, args.parallel)
-    print(
-        f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb"
-    )
+    print(f"warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     if ok and not args.no_reports:
         _print_leaderboard()
     if ok and not args.no_speech:
