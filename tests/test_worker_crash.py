@@ -7,7 +7,7 @@ server, with SIGSEGV (as a native crash sends) at --parallel 2 and SIGKILL (as t
 The test finds the worker as a user would: the run's `eyt/pid` tag in the Dagster instance. Afterwards the other
 pool's runs have succeeded (at --parallel 2 its chat_seeds call was held too, so it was mid-step when its
 neighbour died), the killed run is FAILURE with the signal named, its cell was skipped, nothing is left STARTED,
-the command exits 1 with a summary naming each run, and `eyt refresh` reruns exactly the failed pool and its
+the command exits 1 with a summary naming each run and leaves no process behind, and `eyt refresh` reruns exactly the failed pool and its
 cell (at --parallel 1 only its plan is checked, to keep the test short)."""
 
 from __future__ import annotations
@@ -89,6 +89,14 @@ def finish(process: subprocess.Popen, log: Path, seconds: float = 240) -> tuple[
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(30)
         pytest.fail(f"eyt did not finish in {seconds} s:\n{log.read_text()[-3000:]}")
+    deadline = time.monotonic() + 15
+    while True:  # no worker, `tail` of a step's log or other helper is left behind in its process group
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, f"processes of eyt's group outlived it:\n{log.read_text()[-3000:]}"
+        time.sleep(0.2)
     return code, log.read_text()
 
 

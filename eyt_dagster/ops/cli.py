@@ -16,8 +16,9 @@
                             the daemon keeping the slate up to date, docs/refresh.md)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
-Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them.
-Exit status is non-zero when any run fails.
+Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them. Each run
+executes in a worker process: one that crashes or is killed fails that run only (docs/operations.md).
+Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt refresh` end with a summary.
 """
 
 from __future__ import annotations
@@ -398,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_PARALLEL,
         metavar="N",
         help=f"run up to N independent partition runs at once, each in a worker process (default "
-        f"{DEFAULT_PARALLEL}; 1: one after another in this process); see docs/operations.md",
+        f"{DEFAULT_PARALLEL}; 1: one after another, in one worker); see docs/operations.md",
     )
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
@@ -442,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_PARALLEL,
         metavar="N",
         help=f"run up to N independent runs at once, each in a worker process (default "
-        f"{DEFAULT_PARALLEL}; 1: one after another in this process)",
+        f"{DEFAULT_PARALLEL}; 1: one after another, in one worker)",
     )
     refresh.add_argument(
         "--reports", action="store_true", help="also recompute every report (unpartitioned asset), stale or not"
@@ -515,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
     except SlateError as exc:
         print(f"eyt: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the runs' own lines say what was interrupted
+        print("eyt: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import Future
 
 from eyt_dagster.ops.instance import PROJECT_ROOT
-from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool
+from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
 
 # Partition runs at once: two cores by default; a worker process costs an import of the code location (~5 s) and
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
@@ -158,12 +158,19 @@ class Launcher:
                 ok, text = inner.result()
             except WorkerDied as died:
                 ok, text = False, self._worker_died(run, died, time.monotonic() - started)
-            except Exception as exc:
+            except WorkerStartFailed as exc:  # the code location did not import: the traceback says why
+                ok, text = False, f"  FAILED {run.label:<48} {exc}"
+            except BaseException as exc:  # KeyboardInterrupt included: the worker's Ctrl-C, sent back
                 ok, text = False, f"  FAILED {run.label:<48} worker process ended: {type(exc).__name__}: {exc}"
             print(text, flush=True)
             outer.set_result(ok)
 
-        self._pool.submit(_worker_execute, run.job, run.tags, run.label, tuple(run.assets)).add_done_callback(finished)
+        try:
+            inner = self._pool.submit(_worker_execute, run.job, run.tags, run.label, tuple(run.assets))
+        except RuntimeError as exc:  # no worker could be started for it
+            inner = Future()
+            inner.set_exception(exc)
+        inner.add_done_callback(finished)
         return outer
 
     def _worker_died(self, run, died: WorkerDied, seconds: float) -> str:
@@ -176,7 +183,7 @@ class Launcher:
         except Exception as exc:  # the instance could not be written: say so, the run still counts as failed
             marked, cause = [], f"{cause} (not marked failed in the instance: {type(exc).__name__}: {exc})"
         where = f"run {marked[0].run_id[:8]}" if marked else "no unfinished run of it in the instance"
-        return f"  FAILED {run.label:<48} {seconds:6.1f} s  {where}\n         {cause}; the next run gets a new worker"
+        return f"  FAILED {run.label:<48} {seconds:6.1f} s  {where}\n         {cause}; a new worker takes the next run"
 
 
 def execute_runs(instance, runs, parallel: int) -> bool:
