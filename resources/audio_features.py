@@ -15,8 +15,8 @@ Choices, each measured on espeak-ng clips of 0.9-6 s:
   2 voices) that tracks pyin's voiced mean within 0.10 semitone at the median (p95 0.7, max 1.3), and
   the pitch points of 1,092 same-sentence pairs agree with pyin's in 96.7%. All features of a clip
   take 0.025-0.05 s on average (max 0.16 s) this way, 0.28-0.36 s (max 0.77 s) with pyin, which
-  `pitch_method="pyin"` selects. The first librosa call in a process costs ~3-4 s (numba cache load),
-  and 35-40 s on an install whose numba cache is empty.
+  `pitch_method="pyin"` selects. The first librosa call in a process costs ~3-4 s (numba cache load); the
+  cache is the project's own, filled once per install (resources/numba_cache.py says why librosa's is not used).
 - Frames are 2048 samples (93 ms) with a 512 hop, librosa's defaults at 22,050 Hz.
 """
 
@@ -29,6 +29,7 @@ import librosa
 import numpy as np
 
 from eyt_dagster.speech_eq.contrast import AcousticFeatures
+from resources.numba_cache import prepare as prepare_numba
 
 __all__ = ["AcousticFeatures", "AudioFeatureError", "clip_features", "file_version", "load_clip"]
 
@@ -61,6 +62,8 @@ def load_clip(source: str | Path | np.ndarray, sr: int | None = None) -> tuple[n
     `sr` is the rate of an array input and is required with one; a file's rate comes from its header.
     """
     import soundfile as sf  # imported here: loading the code location stays light
+
+    prepare_numba()  # before librosa's first numba kernel: resources/numba_cache.py
 
     if isinstance(source, np.ndarray):
         label = "array"

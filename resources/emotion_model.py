@@ -55,6 +55,9 @@ def read_clip(path: Path, rate: int) -> Any:
     """The clip's samples, mono float32 at `rate` (librosa); EmotionModelError naming the clip when unreadable."""
     import librosa
 
+    from resources.numba_cache import prepare
+
+    prepare()  # before librosa's first numba kernel: resources/numba_cache.py
     try:
         y, _ = librosa.load(str(path), sr=rate, mono=True)
     except Exception as exc:

@@ -32,6 +32,7 @@ from resources.audio_features import (
     file_version,
     load_clip,
 )
+from resources.numba_cache import prepare as prepare_numba
 
 __all__ = ["AudioFeatureError", "VoiceMeasures", "syllable_rate", "voice_measures"]
 
@@ -48,6 +49,8 @@ CACHE_SIZE = 4096
 def syllable_rate(y: np.ndarray) -> float:
     """Syllable nuclei per second of mono samples at ANALYSIS_SR (see the module docstring)."""
     from scipy.signal import find_peaks  # imported here: loading the code location stays light
+
+    prepare_numba()
 
     spectrum = np.abs(librosa.stft(y, n_fft=NUCLEUS_FFT, hop_length=NUCLEUS_HOP)) ** 2
     freqs = librosa.fft_frequencies(sr=ANALYSIS_SR, n_fft=NUCLEUS_FFT)

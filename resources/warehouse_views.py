@@ -36,6 +36,11 @@ from resources.warehouse_files import (
 )
 
 WAREHOUSE_FILE = "eyt.duckdb"
+# eyt.duckdb is written in a storage format that DuckDB 1.4 and later read, so the `duckdb` CLI that the project
+# installs (package duckdb-cli, whose newest release trails the Python package) and older clients open it; a file
+# holds only views, which need nothing newer. A file made before this setting can be deleted: the next run or `eyt`
+# command writes it again.
+READER_STORAGE_VERSION = "v1.4.0"
 _log = logging.getLogger(__name__)
 
 
@@ -102,7 +107,10 @@ def ensure_views(
                 views, tables = _catalog(con)
             if not tables and not _stale(root, wanted, views):
                 return True
-        with duckdb.connect(str(database)) as con:
+        config: dict[str, str | bool | int | float | list[str]] = (
+            {} if database.exists() else {"storage_compatibility_version": READER_STORAGE_VERSION}
+        )
+        with duckdb.connect(str(database), config=config) as con:
             register_filesystem(con, root)  # a view over s3:// globs is bound (its files listed) when created
             views, tables = _catalog(con)
             if tables:

@@ -327,6 +327,10 @@ def _raw_outputs(folder: Path, clip: Path) -> list[float]:
     """The model's three outputs for a clip, in output order, computed here without the project's wrapper."""
     import librosa
     import torch
+
+    from resources.numba_cache import prepare
+
+    prepare()
     from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
 
     extractor = Wav2Vec2FeatureExtractor.from_pretrained(str(folder))
@@ -358,6 +362,10 @@ def test_the_paper_checkpoint_head_layout(regression_models: dict[str, Path], cl
     """Mean of the last hidden states, dense, tanh, linear: computed here from the saved weights by hand."""
     import librosa
     import torch
+
+    from resources.numba_cache import prepare
+
+    prepare()
     from safetensors.torch import load_file
     from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2Model
 

@@ -1,7 +1,7 @@
 """The Dagster UI, driven in a real headless Chromium (Debian's `chromium`, installed by `.ci/run`).
 
-`eyt run` materialises a small slate into a temporary instance; `dagster dev` serves it on a free localhost
-port; the browser opens the asset graph, the catalog of each group and the leaderboard's events, and waits
+`eyt run` materialises a small slate into a temporary instance; `eyt dev`, as the README says to start the UI,
+serves it on a free localhost port; the browser opens the asset graph, the catalog of each group and the leaderboard's events, and waits
 for what the React app renders from its GraphQL data; then the server is stopped by process group and the
 port must be closed, with no process of the server left.
 """
@@ -71,12 +71,12 @@ def tail(path: Path, chars: int = 3000) -> str:
 
 @contextmanager
 def dagster_dev(env: dict[str, str], log: Path):
-    """`dagster dev` on a free localhost port, in its own process group; yields (process, base URL, port).
+    """`eyt dev` (`dagster dev` on this project's instance) on a free localhost port, in its own process group; yields (process, base URL, port).
     Always stopped on exit: SIGTERM to the group, SIGKILL after 30 s."""
     port = free_port()
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [BIN / "dagster", "dev", "-w", ROOT / "workspace.yaml", "-p", str(port), "-h", "127.0.0.1"],
+            [BIN / "eyt", "dev", "--port", str(port)],  # the README's command (it becomes `dagster dev`)
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
+import signal
 import sys
 from pathlib import Path
 
@@ -346,9 +346,21 @@ def cmd_dev(args: argparse.Namespace) -> int:
     from eyt_dagster.automation import AUTOMATION_ENV
 
     ensure_dagster_home()
-    command = ["dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
-    env = {**os.environ, AUTOMATION_ENV: "on"} if args.automation else None
-    return subprocess.call(command, cwd=PROJECT_ROOT, env=env)
+    # Dagster's entry point from this interpreter's environment: a bare `dagster` is on PATH only in an activated
+    # virtualenv, and `.venv/bin/eyt dev` (or `make dev`) must work without one. `dagster dev` starts the webserver
+    # and the daemon with its own interpreter too. This process becomes `dagster dev` (exec), so Ctrl-C, SIGTERM and
+    # the exit status are the server's own.
+    command = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
+    env = {**os.environ, AUTOMATION_ENV: "on"} if args.automation else dict(os.environ)
+    env["EYT_DATA_DIR"] = str(Path(os.environ.get("EYT_DATA_DIR") or "data").resolve())  # as seen from here
+    print(
+        f"eyt dev: the Dagster UI on http://127.0.0.1:{args.port} (instance {os.environ['DAGSTER_HOME']})", flush=True
+    )
+    os.chdir(PROJECT_ROOT)
+    # `dagster dev` stops its webserver and daemon with SIGINT; a shell that starts a command in the background has
+    # it ignored, which the server and its children would inherit and then outlive a SIGTERM. Restore the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.execve(sys.executable, command, env)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
