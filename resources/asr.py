@@ -3,23 +3,38 @@
 `ReferenceTranscripts` hands back the words each clip was synthesised from: a perfect recogniser, so a
 cascade run with it is an upper bound on what any real ASR front end would allow. `FasterWhisperASR` runs
 a faster-whisper (CTranslate2) model folder on the CPU with int8 weights, greedy decoding (beam 1) and the
-language fixed to English. faster-whisper is optional: it is imported on first use, and its absence is
-reported with the install command. Transcripts are cached per file (path, modification time and size).
+language fixed to English (`LOAD_SETTINGS`, `DECODING`). faster-whisper is optional: it is imported on first use,
+and its absence is reported with the install command. Cascades read faster-whisper's transcripts through the clip
+analysis store (`transcripts`, resources/clip_analysis.py): each clip is transcribed once for every target and
+rerun, keyed by the clip's bytes, the model folder's identity and these settings.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-from resources.audio_features import file_version
+from resources.audio_features import AudioFeatureError
+from resources.clip_analysis import ClipAnalyses, ClipAnalysis, folder_identity, package_versions
 
 INSTALL_HINT = "pip install faster-whisper"
+NO_FOLDER = "no such model folder; asr_model_path must be a faster-whisper (CTranslate2) directory holding model.bin"
+# How the model is loaded and decodes: used for every transcript, and part of the stored transcripts' key.
+LOAD_SETTINGS = {"device": "cpu", "compute_type": "int8"}
+DECODING = {"beam_size": 1, "language": "en"}
+# Bump when a change to `FasterWhisperASR.transcribe` changes a transcript (resources/clip_analysis.py).
+ANALYSIS_VERSION = 1
 
 
 class ASRError(RuntimeError):
     """Speech recognition cannot run; the message names the package, model folder or clip, and what to do."""
+
+
+class ASRClipError(ASRError, AudioFeatureError):
+    """This clip cannot be transcribed (missing or undecodable): that item fails, the others go on."""
 
 
 class ASR(Protocol):
@@ -40,14 +55,13 @@ class ReferenceTranscripts:
 
 
 class FasterWhisperASR:
-    """faster-whisper on the CPU (int8, beam 1, English), loaded once on first use; transcripts cached per file."""
+    """faster-whisper on the CPU (int8, beam 1, English), loaded once on first use."""
 
     def __init__(self, model_path: str) -> None:
         self.model_path = model_path
         self.name = f"faster-whisper:{Path(model_path).name or model_path}"
         self._model: Any = None
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str, int, int], str] = {}
 
     def load(self) -> Any:
         """The WhisperModel, loaded on the first call; ASRError when the package or the model folder is missing."""
@@ -63,30 +77,57 @@ class FasterWhisperASR:
                     ) from None
                 folder = Path(self.model_path).expanduser()
                 if not folder.is_dir():
-                    raise ASRError(
-                        f"ASR model {self.model_path}: no such model folder; asr_model_path must be a "
-                        "faster-whisper (CTranslate2) directory holding model.bin"
-                    )
+                    raise ASRError(f"ASR model {self.model_path}: {NO_FOLDER}")
                 try:
-                    self._model = faster_whisper.WhisperModel(str(folder), device="cpu", compute_type="int8")
+                    self._model = faster_whisper.WhisperModel(str(folder), **LOAD_SETTINGS)
                 except Exception as exc:
                     raise ASRError(f"ASR model {self.model_path}: cannot load ({type(exc).__name__}: {exc})") from exc
             return self._model
 
     def transcribe(self, path: str, reference_text: str | None = None) -> str:
-        """What the model hears in the clip; `reference_text` is ignored (it exists for the shared interface)."""
+        """What the model hears in the clip; `reference_text` is ignored (it exists for the shared interface).
+        ASRClipError naming the clip when it is missing or cannot be decoded."""
         p = Path(path)
         if not p.is_file():
-            raise ASRError(f"{p}: no such audio file")
-        key = file_version(p)
-        if key in self._cache:
-            return self._cache[key]
+            raise ASRClipError(f"{p}: no such audio file")
         model = self.load()
+        from faster_whisper import decode_audio
+
+        try:  # what WhisperModel.transcribe does with a path, done here so a bad clip is told apart
+            audio = decode_audio(str(p), sampling_rate=model.feature_extractor.sampling_rate)
+        except Exception as exc:  # the decoder's own error types (PyAV) vary with the container
+            raise ASRClipError(f"{p}: cannot decode audio ({type(exc).__name__}: {exc})") from exc
         with self._lock:  # one decode at a time: the model object is shared
-            segments, _info = model.transcribe(str(p), beam_size=1, language="en")
-            text = " ".join(segment.text.strip() for segment in segments).strip()  # decoding happens here
-        self._cache[key] = text
-        return text
+            segments, _info = model.transcribe(audio, **DECODING)
+            return " ".join(segment.text.strip() for segment in segments).strip()  # decoding happens here
+
+    @cached_property
+    def analysis(self) -> ClipAnalysis[str]:
+        """Transcripts as a stored clip analysis, keyed by the model folder's files and the settings above."""
+        try:
+            model = folder_identity(self.model_path)
+        except FileNotFoundError:
+            raise ASRError(f"ASR model {self.model_path}: {NO_FOLDER}") from None
+        return ClipAnalysis(
+            name="transcript",
+            identity={
+                "engine": "faster-whisper",
+                "model_folder": model,
+                **LOAD_SETTINGS,
+                **DECODING,
+                "code_version": ANALYSIS_VERSION,
+                **package_versions("faster-whisper", "ctranslate2", "av", "tokenizers"),
+            },
+            compute=self.transcribe,
+        )
+
+
+def transcripts(asr: ASR, analyses: ClipAnalyses) -> Callable[[str, str | None], str]:
+    """`(clip path, clip text) -> transcript` for a cascade: faster-whisper's through the clip analysis store;
+    the reference text as it is (nothing to compute)."""
+    if isinstance(asr, FasterWhisperASR):
+        return lambda path, _text: analyses.get(asr.analysis, path)
+    return asr.transcribe
 
 
 def make_asr(model_path: str | None) -> ReferenceTranscripts | FasterWhisperASR:

@@ -13,13 +13,13 @@ from eyt_dagster.eyt_bench.role_factory import EytRoles
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
 from eyt_dagster.speech_eq.generators import SpeechGenerator
 from eyt_dagster.speech_eq.role_factory import SpeechRoles
+from resources.cache_backend import CacheBackend, cache_backend, open_call_cache, open_embedding_cache
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
-from resources.embedding_cache import EMBEDDING_CACHE_FILE, EmbeddingCache
+from resources.clip_analysis import ClipAnalysisStore
+from resources.embedding_cache import EmbeddingCache
 from resources.embedding_cache import cache_enabled as embedding_cache_enabled
 from resources.warehouse import WAREHOUSE_FILE
-
-CALL_CACHE_FILE = "cache/model_calls.sqlite"
 
 
 class BenchmarkResource(ConfigurableResource):
@@ -43,6 +43,10 @@ class BenchmarkResource(ConfigurableResource):
         from eyt_dagster.ops.dead_runs import process_tags
         from eyt_dagster.settings_sources import record_settings
 
+        backend = cache_backend(context.instance)
+        self.__dict__["cache_backend"] = backend  # the cached_property below, decided by the run's instance
+        if backend.kind == "postgres" and context.log is not None:
+            context.log.info(f"call cache and ledger: {backend.describe(self.data_dir)}")
         if context.instance is None:
             return
         if context.run_id:
@@ -54,15 +58,24 @@ class BenchmarkResource(ConfigurableResource):
         return Path(self.data_dir) / WAREHOUSE_FILE
 
     @cached_property
+    def cache_backend(self) -> CacheBackend:
+        """Where the call cache, ledger and embedding cache live: the run's instance decides (setup_for_execution
+        sets this when a run starts); outside a run there is no instance (resources/cache_backend.py)."""
+        return cache_backend(None)
+
+    @cached_property
     def cache(self) -> CallCache:
-        path = Path(self.data_dir) / CALL_CACHE_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return CallCache(path)
+        return open_call_cache(self.data_dir, self.cache_backend)
 
     @cached_property
     def embedding_cache(self) -> EmbeddingCache | None:
         """The persistent embedding store beside the call cache, or None unless EYT_EMBEDDING_CACHE=on."""
-        return EmbeddingCache(Path(self.data_dir) / EMBEDDING_CACHE_FILE) if embedding_cache_enabled() else None
+        return open_embedding_cache(self.data_dir, self.cache_backend) if embedding_cache_enabled() else None
+
+    @cached_property
+    def clip_analyses(self) -> ClipAnalysisStore:
+        """Cascades' per-clip transcripts, voice measures and emotion outputs, under the data dir's cache folder."""
+        return ClipAnalysisStore(self.data_dir)
 
     def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
         return OpenAIChatClient(ref, role=role, cache=self.cache, seed=self.slate.seed, run_id=run_id)
@@ -71,7 +84,7 @@ class BenchmarkResource(ConfigurableResource):
         return EytRoles(self.slate, self._client)
 
     def speech_roles(self) -> SpeechRoles:
-        return SpeechRoles(self.slate, self._client)
+        return SpeechRoles(self.slate, self._client, self.clip_analyses)
 
     # The roles the assets ask for, built by the benchmarks' role factories (eyt_bench/role_factory.py,
     # speech_eq/role_factory.py).

@@ -1,11 +1,14 @@
-"""The call cache and call ledger: one SQLite file next to (never inside) the DuckDB warehouse.
+"""The call cache and call ledger: one SQLite file next to (never inside) the DuckDB warehouse, or, when the Dagster
+instance is on Postgres, tables in its database (resources/cache_backend.py chooses; resources/postgres_stores.py).
 
-Why a separate SQLite file: DuckDB lets only one process open a database for writing, and during a
+Why not the warehouse: DuckDB lets only one process open a database for writing, and during a
 run that writer is the Dagster IO manager. Model calls happen inside many concurrent steps (and
 threads within a step); if they wrote to the warehouse they would fight the IO manager for its lock.
-SQLite in WAL mode lets many processes and threads read and write one file safely (writers take
+SQLite in WAL mode lets many processes and threads of one machine read and write one file safely (writers take
 turns under a busy timeout), so every call can be cached and logged the moment it finishes. A crash
-loses nothing: a rerun finds the finished calls here and re-issues none of them.
+loses nothing: a rerun finds the finished calls here and re-issues none of them. WAL needs memory shared by the
+writers and SQLite's locks are unreliable on network file systems, so machines that share a data directory share
+the Postgres tables instead (docs/storage.md#the-call-cache-on-postgres).
 
 What is stored:
 
@@ -17,9 +20,10 @@ What is stored:
   none), so a rerun goes straight to it and replays from the cache without touching the network.
   Delete the row (or the file) to try json_schema again.
 
-Identical requests in flight at once (threads of one process) are sent once: `one_flight(key)` lets the
-first through and holds the others until it has finished, so they find its reply here, as they would had
-they come one after another (the network calls and cache hits do not depend on the schedule).
+Identical requests in flight at once (threads of one process; on Postgres also processes on any machine) are sent
+once: `CallCache.one_flight(key)` lets the first through and holds the others until it has finished, so they find its
+reply here, as they would had they come one after another (the network calls and cache hits do not depend on the
+schedule).
 * `ledger`: one row per call, cached or not, ok or not: who (run, role, model, purpose), tokens,
   cost, latency, the HTTP retries the SDK made (also for a call that failed), and for a failed call
   its kind (`failure`, one of FAILURE_KINDS) and a short error. See docs/remote-models.md.
@@ -33,12 +37,12 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from eyt_dagster.core.errors import FAILURE_KINDS
 from resources.sqlite_files import SharedDatabase
@@ -125,7 +129,7 @@ _FLIGHTS_LOCK = threading.Lock()
 @contextmanager
 def one_flight(key: str) -> Iterator[None]:
     """Hold the block while another thread of this process holds it for the same key (see the module
-    docstring); different keys never wait on each other."""
+    docstring); different keys never wait on each other. `CallCache.one_flight` adds other processes."""
     with _FLIGHTS_LOCK:
         entry = _FLIGHTS.setdefault(key, [threading.Lock(), 0])
         entry[1] += 1
@@ -139,23 +143,121 @@ def one_flight(key: str) -> Iterator[None]:
                 del _FLIGHTS[key]
 
 
-class CallCache:
-    """Cached replies and the call ledger in one SQLite file; safe to share between threads."""
+LEDGER_COLUMNS = (
+    "ts",
+    "run_id",
+    "role",
+    "model_id",
+    "purpose",
+    "cache_key",
+    "cached",
+    "tokens_in",
+    "tokens_out",
+    "cost_usd",
+    "latency_s",
+    "retries",
+    "ok",
+    "error",
+    "failure",
+)
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._shared = SharedDatabase(self.path, _SCHEMA, prepare=_add_failure_column)
 
-    def __repr__(self) -> str:
-        return f"CallCache({str(self.path)!r})"
+class CallStore(Protocol):
+    """Where CallCache keeps its rows: SqliteCallStore (below) or PostgresCallStore (resources/postgres_stores.py).
+    A reply row is (key, model, text, tokens_in, tokens_out, latency_s, finish_reason, created_at); a json_modes row
+    (model, base_url, mode, updated_at)."""
 
-    # -- connection -------------------------------------------------------------------------
+    where: str
+
+    def get_reply(self, key: str) -> tuple | None: ...
+    def put_reply(self, row: tuple) -> None: ...  # the first row stored under a key is kept
+    def count_replies(self) -> int: ...
+    def get_json_mode(self, model: str, base_url: str) -> str | None: ...
+    def set_json_mode(self, row: tuple) -> None: ...  # replaces the endpoint's row
+    def append_ledger(self, columns: Sequence[str], row: tuple) -> None: ...
+    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[tuple]]: ...  # names, rows in call order
+    def flight(self, key: str) -> AbstractContextManager[None]: ...  # across processes, where the store can
+    def close(self) -> None: ...
+
+
+class SqliteCallStore:
+    """The rows of CallCache in one SQLite file (WAL), for one machine."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.where = str(path)
+        self._shared = SharedDatabase(path, _SCHEMA, prepare=_add_failure_column)
 
     def _db(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._shared.use()
 
+    def get_reply(self, key: str) -> tuple | None:
+        with self._db() as db:
+            return db.execute(
+                "SELECT text, tokens_in, tokens_out, latency_s, finish_reason FROM replies WHERE key = ?", (key,)
+            ).fetchone()
+
+    def put_reply(self, row: tuple) -> None:
+        with self._db() as db:
+            db.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+
+    def count_replies(self) -> int:
+        with self._db() as db:
+            return int(db.execute("SELECT count(*) FROM replies").fetchone()[0])
+
+    def get_json_mode(self, model: str, base_url: str) -> str | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT mode FROM json_modes WHERE model = ? AND base_url = ?", (model, base_url)
+            ).fetchone()
+        return row[0] if row else None
+
+    def set_json_mode(self, row: tuple) -> None:
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO json_modes VALUES (?, ?, ?, ?)", row)
+
+    def append_ledger(self, columns: Sequence[str], row: tuple) -> None:
+        with self._db() as db:
+            db.execute(f"INSERT INTO ledger ({', '.join(columns)}) VALUES ({', '.join('?' * len(row))})", row)
+
+    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[tuple]]:
+        query = "SELECT * FROM ledger" + (" WHERE run_id = ?" if run_id is not None else "") + " ORDER BY id"
+        with self._db() as db:
+            cursor = db.execute(query, (run_id,) if run_id is not None else ())
+            return [d[0] for d in cursor.description], cursor.fetchall()
+
+    def flight(self, key: str) -> AbstractContextManager[None]:
+        """Nothing across processes: on one machine, processes sending one request at once each send it."""
+        return nullcontext()
+
     def close(self) -> None:
         self._shared.close()
+
+
+class CallCache:
+    """Cached replies and the call ledger; safe to share between threads and processes. `CallCache(path)` keeps them
+    in a SQLite file, `CallCache(store=...)` wherever the store does (resources/cache_backend.py opens the one the
+    Dagster instance calls for)."""
+
+    def __init__(self, path: str | Path | None = None, *, store: CallStore | None = None) -> None:
+        self.path = Path(path) if path is not None else None  # None: not a SQLite file
+        if self.path is not None and store is None:
+            self._store: CallStore = SqliteCallStore(self.path)
+        elif store is not None and self.path is None:
+            self._store = store
+        else:
+            raise ValueError("CallCache needs either a SQLite file path or a store")
+
+    @property
+    def where(self) -> str:
+        """Where the rows are: the SQLite file, or the Postgres database (host, port, database; no credentials)."""
+        return self._store.where
+
+    def __repr__(self) -> str:
+        return f"CallCache({self.where!r})"
+
+    def close(self) -> None:
+        self._store.close()
 
     def __enter__(self) -> CallCache:
         return self
@@ -181,10 +283,7 @@ class CallCache:
         return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
     def get(self, key: str) -> CachedReply | None:
-        with self._db() as db:
-            row = db.execute(
-                "SELECT text, tokens_in, tokens_out, latency_s, finish_reason FROM replies WHERE key = ?", (key,)
-            ).fetchone()
+        row = self._store.get_reply(key)
         return CachedReply(*row) if row else None
 
     def put(
@@ -199,31 +298,26 @@ class CallCache:
         finish_reason: str | None = None,
     ) -> None:
         """Store a raw HTTP reply. The first reply stored under a key is kept (replays stay stable)."""
-        with self._db() as db:
-            db.execute(
-                "INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, text, tokens_in, tokens_out, latency_s, finish_reason, _now()),
-            )
+        self._store.put_reply((key, model, text, tokens_in, tokens_out, latency_s, finish_reason, _now()))
 
     def __len__(self) -> int:
-        with self._db() as db:
-            return int(db.execute("SELECT count(*) FROM replies").fetchone()[0])
+        return self._store.count_replies()
+
+    @contextmanager
+    def one_flight(self, key: str) -> Iterator[None]:
+        """Hold the block while another thread of this process, or (on Postgres) another process, holds it for the
+        same key; different keys never wait on each other (see the module docstring)."""
+        with one_flight(key), self._store.flight(key):
+            yield
 
     # -- structured-output modes -------------------------------------------------------------
 
     def json_mode(self, model: str, base_url: str) -> str | None:
         """The structured-output mode remembered for this endpoint and model, if a fallback happened."""
-        with self._db() as db:
-            row = db.execute(
-                "SELECT mode FROM json_modes WHERE model = ? AND base_url = ?", (model, base_url.rstrip("/"))
-            ).fetchone()
-        return row[0] if row else None
+        return self._store.get_json_mode(model, base_url.rstrip("/"))
 
     def set_json_mode(self, model: str, base_url: str, mode: str) -> None:
-        with self._db() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO json_modes VALUES (?, ?, ?, ?)", (model, base_url.rstrip("/"), mode, _now())
-            )
+        self._store.set_json_mode((model, base_url.rstrip("/"), mode, _now()))
 
     # -- ledger -----------------------------------------------------------------------------
 
@@ -251,36 +345,29 @@ class CallCache:
             raise ValueError(f"unknown failure kind '{failure}'; the kinds are {sorted(FAILURE_KINDS)}")
         if error is not None:
             error = error[:ERROR_MAX_CHARS]
-        with self._db() as db:
-            db.execute(
-                "INSERT INTO ledger (ts, run_id, role, model_id, purpose, cache_key, cached, tokens_in, tokens_out,"
-                " cost_usd, latency_s, retries, ok, error, failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    _now(),
-                    run_id,
-                    role,
-                    model_id,
-                    purpose,
-                    cache_key,
-                    int(cached),
-                    tokens_in,
-                    tokens_out,
-                    cost_usd,
-                    latency_s,
-                    retries,
-                    int(ok),
-                    error,
-                    failure,
-                ),
-            )
+        row = (
+            _now(),
+            run_id,
+            role,
+            model_id,
+            purpose,
+            cache_key,
+            int(cached),
+            tokens_in,
+            tokens_out,
+            cost_usd,
+            latency_s,
+            retries,
+            int(ok),
+            error,
+            failure,
+        )
+        self._store.append_ledger(LEDGER_COLUMNS, row)
 
     def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Ledger rows in call order, all runs or one run; `cached` and `ok` come back as bools."""
-        query = "SELECT * FROM ledger" + (" WHERE run_id = ?" if run_id is not None else "") + " ORDER BY id"
-        with self._db() as db:
-            cursor = db.execute(query, (run_id,) if run_id is not None else ())
-            names = [d[0] for d in cursor.description]
-            rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+        names, values = self._store.ledger_rows(run_id)
+        rows = [dict(zip(names, row)) for row in values]
         for row in rows:
             row["cached"], row["ok"] = bool(row["cached"]), bool(row["ok"])
         return rows

@@ -60,7 +60,7 @@ from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, Rol
 from eyt_dagster.core.role_protocols import Messages
 from eyt_dagster.core.role_types import CallStats, Reply
 from eyt_dagster.core.slate import ModelRef
-from resources.call_cache import CachedReply, CallCache, one_flight
+from resources.call_cache import CachedReply, CallCache
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 
 M = TypeVar("M", bound=BaseModel)
@@ -521,7 +521,10 @@ class OpenAIChatClient:
         key = CallCache.key(
             model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed
         )
-        with one_flight(key):
+        hit = self.cache.get(key)  # a finished request needs no flight (on Postgres, a lock is a round trip)
+        if hit is not None:
+            return self._outcome(hit, key, cached=True, retries=0)
+        with self.cache.one_flight(key):
             return self._cached_or_sent(messages, settings, purpose, key, response_format)
 
     def _cached_or_sent(

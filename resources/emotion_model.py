@@ -3,7 +3,9 @@
 `AudioEmotionClassifier` wraps a transformers `audio-classification` pipeline over a model folder on disk
 (transformers and torch arrive with sentence-transformers; both are imported on first use). A clip is read
 with librosa at the feature extractor's sampling rate, mono, and scored over all of the model's labels
-(softmax for single-label heads, sigmoid for multi-label ones). Scores are cached per file. Regression heads
+(softmax for single-label heads, sigmoid for multi-label ones). Cascades read the scores through the clip
+analysis store (`AudioEmotionClassifier.analysis`, resources/clip_analysis.py), keyed by the clip's bytes and
+the model folder's identity, so each clip is scored once for every target and rerun. Regression heads
 (dimensional arousal / dominance / valence models, the paper's kind) are not label probabilities: they are
 run by resources/emotion_regression.py, and resources/cue_source.py picks between the two from config.json.
 """
@@ -12,14 +14,29 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from resources.audio_features import file_version
+from resources.audio_features import AudioFeatureError
+from resources.clip_analysis import ClipAnalysis, folder_identity, package_versions
+
+# Bump when a change to how a clip is read or scored here (or in resources/emotion_regression.py) changes an
+# emotion model's outputs: stored outputs of the old code are then never read again (resources/clip_analysis.py).
+ANALYSIS_VERSION = 1
+# The libraries between a clip and an emotion model's outputs, part of the stored outputs' key.
+LIBRARIES = ("transformers", "torch", "librosa", "soxr", "soundfile", "numpy")
+
+T = TypeVar("T")
 
 
 class EmotionModelError(RuntimeError):
     """The emotion model cannot load or score a clip; the message names the model folder or clip."""
+
+
+class EmotionClipError(EmotionModelError, AudioFeatureError):
+    """This clip cannot be read for the emotion model (missing, undecodable, empty): that item fails, the others go on."""
 
 
 FOLDER_HINT = (
@@ -47,7 +64,7 @@ def clip_path(path: str | Path) -> Path:
     """The clip as a Path; EmotionModelError naming it when it is not a file."""
     p = Path(path)
     if not p.is_file():
-        raise EmotionModelError(f"{p}: no such audio file")
+        raise EmotionClipError(f"{p}: no such audio file")
     return p
 
 
@@ -61,21 +78,33 @@ def read_clip(path: Path, rate: int) -> Any:
     try:
         y, _ = librosa.load(str(path), sr=rate, mono=True)
     except Exception as exc:
-        raise EmotionModelError(f"{path}: cannot read audio ({type(exc).__name__}: {exc})") from exc
+        raise EmotionClipError(f"{path}: cannot read audio ({type(exc).__name__}: {exc})") from exc
     if y.size == 0:
-        raise EmotionModelError(f"{path}: no audio samples")
+        raise EmotionClipError(f"{path}: no audio samples")
     return y
 
 
+def emotion_analysis(name: str, model_path: str, compute: Callable[[str], T]) -> ClipAnalysis[T]:
+    """An emotion model's outputs as a stored clip analysis, keyed by the model folder's files (not its path)."""
+    try:
+        model = folder_identity(model_path)
+    except FileNotFoundError:
+        raise EmotionModelError(f"emotion model {model_path}: no such model folder; {FOLDER_HINT}") from None
+    return ClipAnalysis(
+        name=name,
+        identity={"model_folder": model, "code_version": ANALYSIS_VERSION, **package_versions(*LIBRARIES)},
+        compute=compute,
+    )
+
+
 class AudioEmotionClassifier:
-    """Label -> score of a transformers audio-classification model for a clip (loaded once, cached per file)."""
+    """Label -> score of a transformers audio-classification model for a clip (loaded once, on first use)."""
 
     def __init__(self, model_path: str) -> None:
         self.model_path = model_path
         self.name = f"classifier:{Path(model_path).expanduser().name or model_path}"
         self._pipeline: Any = None
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str, int, int], dict[str, float]] = {}
 
     def load(self) -> Any:
         """The pipeline, built on the first call; EmotionModelError when the folder or transformers is missing."""
@@ -114,15 +143,15 @@ class AudioEmotionClassifier:
     def scores(self, path: str | Path) -> dict[str, float]:
         """Every label of the model with its score for the clip."""
         p = clip_path(path)
-        key = file_version(p)
-        if key in self._cache:
-            return dict(self._cache[key])
         pipe, rate = self.load(), self.sampling_rate
         y = read_clip(p, rate)
         with self._lock:
             ranked = pipe({"raw": y, "sampling_rate": rate}, top_k=None)
-        result = {item["label"]: float(item["score"]) for item in ranked}
-        self._cache[key] = result
-        return dict(result)
+        return {item["label"]: float(item["score"]) for item in ranked}
 
     __call__ = scores
+
+    @cached_property
+    def analysis(self) -> ClipAnalysis[dict[str, float]]:
+        """The label scores as a stored clip analysis (resources/clip_analysis.py)."""
+        return emotion_analysis("emotion_labels", self.model_path, self.scores)

@@ -5,7 +5,8 @@ with a regression head. `DimensionalEmotionModel` runs such a model folder: conf
 `problem_type: "regression"` and an `id2label` naming the three dimensions, the weights, and
 preprocessor_config.json (the feature extractor). A clip is read with librosa at the extractor's sampling
 rate, mono, normalised by the extractor, and passed through the model once; the three outputs are returned
-by dimension name. Values are cached per file (path, modification time, size).
+by dimension name. Cascades read them through the clip analysis store (`DimensionalEmotionModel.analysis`,
+resources/clip_analysis.py): each clip once for every target and rerun.
 
 Two head layouts load:
 - transformers' own `Wav2Vec2ForSequenceClassification` (linear projector, mean pooling over time, linear
@@ -22,13 +23,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from eyt_dagster.speech_eq.cues import VAD_DIMENSIONS
-from resources.audio_features import file_version
-from resources.emotion_model import EmotionModelError, clip_path, read_clip, read_model_config
+from resources.clip_analysis import ClipAnalysis
+from resources.emotion_model import EmotionModelError, clip_path, emotion_analysis, read_clip, read_model_config
 
 SPEECH_CLASSIFICATION_ARCHITECTURE = "Wav2Vec2ForSpeechClassification"
 REGRESSION = "regression"
@@ -90,14 +91,13 @@ def speech_classification_class() -> Any:  # a transformers model class, defined
 
 
 class DimensionalEmotionModel:
-    """Dimension -> value of a wav2vec2 regression model for a clip (loaded once, cached per file)."""
+    """Dimension -> value of a wav2vec2 regression model for a clip (loaded once, on first use)."""
 
     def __init__(self, model_path: str) -> None:
         self.model_path = model_path
         self.name = f"regression:{Path(model_path).expanduser().name or model_path}"
         self._loaded: tuple[Any, Any, dict[str, int]] | None = None
         self._lock = threading.Lock()
-        self._cache: dict[tuple[str, int, int], dict[str, float]] = {}
 
     def load(self) -> tuple[Any, Any, dict[str, int]]:
         """(model, feature extractor, dimension -> output index), loaded on the first call."""
@@ -152,9 +152,6 @@ class DimensionalEmotionModel:
         import torch
 
         p = clip_path(path)
-        key = file_version(p)
-        if key in self._cache:
-            return dict(self._cache[key])
         (model, extractor, indices), rate = self.load(), self.sampling_rate
         inputs = extractor(read_clip(p, rate), sampling_rate=rate, return_tensors="pt")
         with self._lock, torch.inference_mode():
@@ -165,8 +162,11 @@ class DimensionalEmotionModel:
                 f"got shape {tuple(logits.shape)}"
             )
         row = logits[0].tolist()
-        result = {dimension: float(row[index]) for dimension, index in indices.items()}
-        self._cache[key] = result
-        return dict(result)
+        return {dimension: float(row[index]) for dimension, index in indices.items()}
 
     __call__ = values
+
+    @cached_property
+    def analysis(self) -> ClipAnalysis[dict[str, float]]:
+        """The dimensional values as a stored clip analysis (resources/clip_analysis.py)."""
+        return emotion_analysis("emotion_dimensions", self.model_path, self.values)

@@ -11,30 +11,23 @@ with its loudness, periodicity and octave gates), so the cues and the contrast f
   setting). librosa's onset detector was tried first and does not keep rates in order: it finds about 1.5
   onsets per syllable in slow speech and fewer than one in fast speech, so a neutral clip came out 'faster'
   than a fast one.
-Results are cached per file (path, modification time and size).
+`voice_measures` computes; cascades read the results through the clip analysis store
+(`VOICE_MEASURES`, resources/clip_analysis.py), which computes each clip once for every target and rerun.
 """
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import librosa
 import numpy as np
 
 from eyt_dagster.speech_eq.cues import VoiceMeasures
-from resources.audio_features import (
-    ANALYSIS_SR,
-    FRAME_LENGTH,
-    HOP_LENGTH,
-    AudioFeatureError,
-    _voiced_f0,
-    file_version,
-    load_clip,
-)
+from resources.audio_features import ANALYSIS_SR, FRAME_LENGTH, HOP_LENGTH, AudioFeatureError, _voiced_f0, load_clip
+from resources.clip_analysis import ClipAnalysis, package_versions
 from resources.numba_cache import prepare as prepare_numba
 
-__all__ = ["AudioFeatureError", "VoiceMeasures", "syllable_rate", "voice_measures"]
+__all__ = ["VOICE_MEASURES", "AudioFeatureError", "VoiceMeasures", "syllable_rate", "voice_measures"]
 
 NUCLEUS_HOP = ANALYSIS_SR // 100  # 10 ms
 NUCLEUS_FFT = 1024
@@ -43,7 +36,9 @@ NUCLEUS_SMOOTH_FRAMES = 7
 NUCLEUS_PROMINENCE_DB = 3.0
 NUCLEUS_FLOOR_DB = 25.0
 NUCLEUS_MIN_GAP_S = 0.06
-CACHE_SIZE = 4096
+# Bump when a change here or in resources/audio_features.py's loading or pitch track changes a measure: stored
+# measures of the old code are then never read again (resources/clip_analysis.py).
+ANALYSIS_VERSION = 1
 
 
 def syllable_rate(y: np.ndarray) -> float:
@@ -67,8 +62,11 @@ def syllable_rate(y: np.ndarray) -> float:
     return len(peaks) / (y.size / ANALYSIS_SR)
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def _measure(path: str, _mtime_ns: int, _size: int) -> VoiceMeasures:
+def voice_measures(path: str | Path) -> VoiceMeasures:
+    """Pitch level and variability, energy, speaking rate and duration of one clip.
+
+    Raises AudioFeatureError naming the file when it is missing, unreadable, silent or too short.
+    """
     y, label = load_clip(path)
     frame_rms = librosa.feature.rms(y=y, frame_length=FRAME_LENGTH, hop_length=HOP_LENGTH)[0]
     rms = float(frame_rms.mean())
@@ -89,14 +87,10 @@ def _measure(path: str, _mtime_ns: int, _size: int) -> VoiceMeasures:
     )
 
 
-def voice_measures(path: str | Path) -> VoiceMeasures:
-    """Pitch level and variability, energy, speaking rate and duration of one clip (cached per file).
-
-    Raises AudioFeatureError naming the file when it is missing, unreadable, silent or too short.
-    """
-    p = Path(path)
-    try:
-        version = file_version(p)
-    except OSError:
-        raise AudioFeatureError(f"{p}: no such audio file") from None
-    return _measure(*version)
+VOICE_MEASURES: ClipAnalysis[VoiceMeasures] = ClipAnalysis(
+    name="voice_measures",
+    identity={"code_version": ANALYSIS_VERSION, **package_versions("librosa", "numpy", "scipy", "soundfile", "soxr")},
+    compute=voice_measures,
+    to_json=lambda measures: measures.model_dump(),
+    from_json=VoiceMeasures.model_validate,
+)

@@ -107,7 +107,9 @@ def ensure_views(
                 views, tables = _catalog(con)
             if not tables and not _stale(root, wanted, views):
                 return True
-        config = {} if database.exists() else {"storage_compatibility_version": READER_STORAGE_VERSION}
+        config: dict[str, str | bool | int | float | list[str]] = (
+            {} if database.exists() else {"storage_compatibility_version": READER_STORAGE_VERSION}
+        )
         with duckdb.connect(str(database), config=config) as con:
             register_filesystem(con, root)  # a view over s3:// globs is bound (its files listed) when created
             views, tables = _catalog(con)

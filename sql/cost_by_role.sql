@@ -2,7 +2,8 @@
 -- the EYT-Bench user simulator and target (dialogue.dialogue_turns), the judges (dialogue.judge_verdicts and
 -- dialogue.final_intent_verdicts) and the SpeechEQ targets (speech.slm_choices, round-1 copies shared between
 -- inference modes counted once). Figures are each reply's own, so cache hits count at the price first paid;
--- the call ledger (data/cache/model_calls.sqlite, table `ledger`) tells what was really spent.
+-- the call ledger (data/cache/model_calls.sqlite, table `ledger`; table eyt.ledger of the Dagster instance's
+-- database when the instance is on Postgres, docs/storage.md) tells what was really spent.
 -- Usage: .read sql/cost_by_role.sql; FROM cost_by_role_sql;
 CREATE OR REPLACE TEMP VIEW cost_by_role_sql AS
 SELECT role, model, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd,

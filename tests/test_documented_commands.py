@@ -103,7 +103,7 @@ def documented_commands(pages: list[Path] = PAGES, root: Path = ROOT) -> list[Co
             if fence and block is not None:
                 if language in SHELL_LANGUAGES or language == "cron":
                     for line_number, command in _block_commands(block, language == "cron"):
-                        key = (command.text, command.setup, tuple(sorted(command.env.items())))
+                        key = (_without_comment(command.text), command.setup, tuple(sorted(command.env.items())))
                         kept = found.setdefault(key, command)
                         kept.places.append(f"{name}:{line_number}")
                 block = None
@@ -111,6 +111,11 @@ def documented_commands(pages: list[Path] = PAGES, root: Path = ROOT) -> list[Co
             if block is not None:
                 block.append((number, line))
     return list(found.values())
+
+
+def _without_comment(text: str) -> str:
+    """The command without a trailing `# ...` comment (one outside quotes), to tell repeated commands apart."""
+    return re.sub(r"\s+#[^'\"]*$", "", text)
 
 
 def _block_commands(block: list[tuple[int, str]], cron: bool) -> list[tuple[int, Command]]:
@@ -153,6 +158,12 @@ def fresh_checkout(dest: Path, slate_text: str) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     (dest / ".venv").symlink_to(Path(sys.prefix))
+    # The Makefile reinstalls when pyproject.toml is newer than the install's marker; the copy is of this very
+    # tree, so give it the marker's time: a reinstall from the copy would point the suite's editable install at it.
+    installed = Path(sys.prefix) / ".installed"
+    assert installed.exists(), f"{installed} is missing: run the suite through `make test`, which installs .venv"
+    stamp = installed.stat().st_mtime_ns - 1_000_000_000  # strictly older: make compares to the nanosecond
+    os.utime(dest / "pyproject.toml", ns=(stamp, stamp))
     (dest / "eyt_dagster" / "slates" / "default.yaml").write_text(slate_text)
     (dest / "my_slate.yaml").write_text(slate_text)  # the copy docs/remote-models.md tells a user to make
     return dest
@@ -267,10 +278,26 @@ def test_every_skip_reason_still_matches_a_documented_command() -> None:
     assert {"make run", ".venv/bin/eyt dev"} <= texts
 
 
+def _files(folder: Path, pattern: str = "*") -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob(pattern) if p.is_file()}
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
+    """Also what a user of one install does: the quickstart's `make run`, then `eyt run` again, each a full run with
+    SpeechEQ's builds side by side in two workers. After the first, librosa's compiled kernels are all in the
+    project's cache folder (resources/numba_cache.py): no later command compiles anything into it, and none writes
+    librosa's own cache in site-packages (two processes compiling there at once corrupted it)."""
+    import librosa
+
+    from resources import numba_cache
+
     slate = write_slate(tmp_path, dialogues_per_pool=2, pool_size=12, cross_judge_dialogues=2)
     checkout = fresh_checkout(tmp_path / "clone", slate.read_text())
+    site_cache = Path(librosa.__file__).parent
+    site_before = _files(site_cache, "*.nb[ic]")
+    compiled: dict[str, tuple[int, int]] | None = None
     failures, ran = [], []
     for command in documented_commands():
         if skip_reason(command):
@@ -283,9 +310,20 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
         ran.append(f"{time.monotonic() - started:6.1f} s  {command.text}")
         if problem:
             failures.append(f"{', '.join(command.places)}: `{command.text}` {problem}")
+        if compiled is None and numba_cache.cache_folder().is_dir():
+            compiled = _files(numba_cache.cache_folder())  # filled by the first command that needed librosa
     print("\n".join(ran))
     (tmp_path / "report.txt").write_text("\n".join(ran) + "\n\n" + "\n\n".join(failures))
     assert not failures, "documented commands that fail as written:\n\n" + "\n\n".join(failures)
+    source = subprocess.run(
+        [sys.executable, "-c", "import eyt_dagster; print(eyt_dagster.__file__)"],
+        cwd="/",
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert source.startswith(str(ROOT)), f"a command reinstalled the project from the copy: {source}"
+    assert compiled is not None and _files(numba_cache.cache_folder()) == compiled, "a later command compiled again"
+    assert _files(site_cache, "*.nb[ic]") == site_before, "a command wrote librosa's own numba cache"
 
 
 @pytest.mark.parametrize("automation", [False, True])

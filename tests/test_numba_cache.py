@@ -2,7 +2,8 @@
 
 librosa's own cache in site-packages was corrupted by the two workers of the first `eyt run` compiling at once, so
 every later run died of SIGSEGV in librosa.yin. These tests run what a user does: several processes asking for the
-cache at once, and two full `eyt run`s in a row (SpeechEQ builds of two subscales side by side) on one install.
+cache at once; tests/test_documented_commands.py runs the quickstart's two full runs in a row on one install and
+checks that the second compiles nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from pathlib import Path
 import pytest
 
 from resources import numba_cache
-
-from conftest import write_slate
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -80,49 +79,3 @@ def test_the_key_separates_installs_and_versions(monkeypatch: pytest.MonkeyPatch
     monkeypatch.undo()
     monkeypatch.setattr(numba_cache, "WARM_VERSION", numba_cache.WARM_VERSION + 1)
     assert numba_cache.cache_folder() != here
-
-
-def _files(folder: Path) -> dict[str, tuple[int, int]]:
-    return {
-        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()
-    }
-
-
-@pytest.mark.slow
-def test_two_full_runs_in_a_row_on_one_install(tmp_path: Path) -> None:
-    """Two `eyt run`s in fresh processes, each with a fresh data directory, SpeechEQ built for two subscales by the
-    two workers at once: both succeed, the second compiles nothing (the cache folder's files are untouched), the runs
-    write nothing into librosa's own cache in site-packages, and a plain librosa.yin in this virtualenv works."""
-    import librosa
-
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    for name in ("DAGSTER_HOME", "NUMBA_CACHE_DIR", numba_cache.ROOT_ENV):
-        env.pop(name, None)
-    site_cache = Path(librosa.__file__).parent
-    site_before = sorted(str(p) for p in site_cache.rglob("*.nbi"))
-    command = [
-        str(BIN / "eyt"), "run", "--parallel", "2", "--pool", "nemotron_usa", "--target", "reflective-baseline",
-        "--subscale", "stress_management_optimism", "--subscale", "interpersonal_empathy",
-    ]  # fmt: skip
-    snapshots = []
-    for attempt in ("first", "second"):
-        folder = tmp_path / attempt
-        folder.mkdir()
-        run_env = {
-            **env,
-            "EYT_DATA_DIR": str(folder / "data"),
-            "EYT_SLATE": str(write_slate(folder, dialogues_per_pool=2)),
-        }
-        done = subprocess.run(command, cwd=ROOT, env=run_env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"{attempt} run failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        assert "FAILED" not in done.stdout, done.stdout
-        assert "ok     speech_build [interpersonal_empathy]" in done.stdout, done.stdout
-        snapshots.append(_files(numba_cache.cache_folder()))
-    assert snapshots[0] == snapshots[1], "the second run compiled into the cache folder"
-    assert sorted(str(p) for p in site_cache.rglob("*.nbi")) == site_before, "a run wrote librosa's own cache"
-    plain = subprocess.run(
-        [sys.executable, "-c", "import numpy as np, librosa; librosa.yin(np.random.default_rng(0).standard_normal("
-         "22050).astype('float32') * 0.1, fmin=60, fmax=400, sr=22050)"],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert plain.returncode == 0, plain.stderr[-2000:]

@@ -4,6 +4,7 @@ cascade (reference transcripts + acoustic emotion cues, emo_num and emo_des) and
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -164,8 +165,11 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
         for target in ("vad-num", "vad-des"):
             before = len(requests)
             context = build_asset_context(partition_key=target, instance=instance)
-            frames[target] = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item)])).value
-            frames[target + ":requests"] = requests[before:]
+            out = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item)]))
+            frames[target], frames[target + ":requests"] = out.value, requests[before:]
+            frames[target + ":analysed"] = out.metadata["clip_analyses_computed"].value
+    # the model's outputs do not depend on the target: the first computes each of the 8 clips, the second none
+    assert [frames[t + ":analysed"] for t in ("vad-num", "vad-des")] == [8, 0]
     for target, kind in (("vad-num", "emo_num"), ("vad-des", "emo_des")):
         rows, sent = frames[target], frames[target + ":requests"]
         assert len(rows) > 0 and set(rows["cue_source"]) == {"regression:tiny-vad"}
@@ -182,6 +186,124 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
         for c in numeric
     )
     assert all(" arousal" in c and not re.search(r"\d", c) for c in words)  # words only, no numbers
+
+
+# -- per-clip analyses: computed once, shared by every cascade and rerun --------------------------------------
+
+BASELINE_TARGET = {
+    "id": "reflective-baseline",
+    "provider": "embedded",
+    "model": "reflective",
+    "family": "eyt-baseline-target",
+}
+
+
+def choices_step(eyt, instance, target, items):
+    """The slm_choices asset of one target on these items, as a run materialises it: (rows, metadata)."""
+    import pandas as pd
+    from dagster import build_asset_context
+
+    from assets.speech_eq.slm_choices import slm_choices
+    from eyt_dagster.speech_eq.release_format import item_rows
+
+    context = build_asset_context(partition_key=target, instance=instance)
+    out = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item) for item in items]))
+    return out.value, {k: getattr(v, "value", v) for k, v in out.metadata.items()}
+
+
+def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp_path):
+    """Two cascades with acoustic cues (numbers, words) through the slm_choices asset: the first computes the
+    voice measures of each of the item's 8 clips, the second and a rerun (a new resource on the same data
+    directory, as a new process has) compute none. The prompts carry exactly the cues computed from each clip
+    directly, and the rerun sends byte-identical prompts: every round is served from the call cache."""
+    from dagster import DagsterInstance
+
+    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+    from eyt_dagster.speech_eq.cues import emo_des, emo_num
+    from resources.voice_measures import VOICE_MEASURES, voice_measures
+
+    item = make_item(tmp_path / "clips")
+    requests = []
+
+    def handler(body):
+        requests.append(body)
+        return chat_completion(paper_reply(1))
+
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["casc-num", "casc-des"])
+    with serve(handler) as server:
+        slate = write_slate(
+            tmp_path,
+            targets=[
+                BASELINE_TARGET,
+                remote(server, "casc-num", speech_input="cascaded", cascade={"cues": "emo_num"}),
+                remote(server, "casc-des", speech_input="cascaded", cascade={"cues": "emo_des"}),
+            ],
+        )
+
+        def resource():
+            return BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+
+        eyt = resource()
+        steps = {}
+        for target in ("casc-num", "casc-des"):
+            before = len(requests)
+            steps[target] = (*choices_step(eyt, instance, target, [item]), requests[before:])
+        before = len(requests)
+        rerun_rows, rerun_meta = choices_step(resource(), instance, "casc-num", [item])
+        assert len(requests) == before  # the same prompts: all answered from the call cache
+    folder = VOICE_MEASURES.folder
+    rows, meta, sent = steps["casc-num"]
+    assert (meta["clip_analyses_computed"], meta["clip_analyses_reused"]) == (8, 0)
+    assert meta["clip_analyses"] == {folder: {"computed": 8, "reused": 0}}
+    assert (steps["casc-des"][1]["clip_analyses_computed"], steps["casc-des"][1]["clip_analyses_reused"]) == (0, 8)
+    assert (rerun_meta["clip_analyses_computed"], rerun_meta["clip_analyses_reused"]) == (0, 8)
+    stored = list((tmp_path / "data" / "cache" / "clip_analysis" / folder).glob("*/*.json"))
+    assert len(stored) == 8  # one result per clip, whichever target asked first
+    # every clip of the first prompt reads as its directly computed measures would render
+    clip = {c.file_number: c for c in item.clips}
+    gender = {1: item.scenario.speaker1.gender, 2: item.scenario.speaker2.gender}
+    for number in ("01", "02", "03"):
+        measures = voice_measures(clip[number].path)
+        assert f'"{clip[number].text}" [voice: {emo_num(measures)}]' in first_user_text(sent[0])
+        words = emo_des(measures, gender[clip[number].speaker])
+        assert f'"{clip[number].text}" [voice: {words}]' in first_user_text(steps["casc-des"][2][0])
+    assert rows["error"].isna().all() and len(rows) == len(rerun_rows) == 8
+    choice = ["item_id", "inference", "order", "round", "selected_option", "correct", "reasoning", "tokens"]
+    assert rows[choice].equals(rerun_rows[choice]) and (rerun_rows["calls"] == 0).all()
+
+
+def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
+    """A cascade over two items, one of whose context clips is not audio: that item's rounds are error rows
+    naming the clip (no verdict), the other item is answered, and no analysis of the bad clip is stored, so a
+    rerun tries it again."""
+    import hashlib
+
+    from dagster import DagsterInstance
+
+    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+    from resources.voice_measures import VOICE_MEASURES
+
+    good, bad = make_item(tmp_path / "clips"), make_item(tmp_path / "clips", dataset_id="item-2")
+    broken = next(c for c in bad.clips if c.file_number == "02")
+    Path(broken.path).write_bytes(b"RIFF, but not audio at all")
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["casc"])
+    with serve(lambda body: chat_completion(paper_reply(1))) as server:
+        slate = write_slate(
+            tmp_path, targets=[BASELINE_TARGET, remote(server, "casc", speech_input="cascaded", max_concurrency=4)]
+        )
+        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        rows, meta = choices_step(eyt, instance, "casc", [good, bad])
+    failed, answered = rows[rows["item_id"] == "item-2"], rows[rows["item_id"] == "item-1"]
+    assert len(failed) > 0 and failed["error"].notna().all() and failed["correct"].isna().all()
+    assert failed["error"].str.contains(f"voice measures: {broken.path}: cannot read audio", regex=False).all()
+    assert set(failed["round"]) == {1}  # round 2 is not asked after a round 1 that never reached the model
+    assert answered["error"].isna().all() and len(answered) == 8 and meta["error_rows"] == len(failed)
+    bad_sha = hashlib.sha256(Path(broken.path).read_bytes()).hexdigest()
+    assert not eyt.clip_analyses.result_path(VOICE_MEASURES, bad_sha).exists()
+    # item-2's readable clips are item-1's tones, byte for byte: content-addressed, they are the same 8 clips
+    assert (meta["clip_analyses_computed"], meta["clip_analyses_reused"]) == (8, 0)
 
 
 # -- a reply that never parses, also when the re-ask fails --------------------------------------------------

@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 import pandas as pd
-from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, Output, asset
+from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, progress_logger, table_output
 from eyt_dagster.core.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
@@ -101,4 +101,19 @@ def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items
         tokens=int(asked["tokens"].sum()),
         cost_usd=round(float(asked["cost_usd"].sum()), 6),
         prompt_hash=eval_prompt_hash(),
+        **clip_analysis_metadata(chooser),
     )
+
+
+def clip_analysis_metadata(chooser: object) -> dict:
+    """A cascade's per-clip analyses (transcripts, voice measures, emotion outputs; resources/clip_analysis.py):
+    how many clips this step computed and how many it reused from the store, in all and per analysis."""
+    counts = getattr(chooser, "clip_analyses", None)
+    if counts is None:
+        return {}
+    per_analysis = {name: dict(entry) for name, entry in counts().items()}
+    return {
+        "clip_analyses_computed": sum(e["computed"] for e in per_analysis.values()),
+        "clip_analyses_reused": sum(e["reused"] for e in per_analysis.values()),
+        "clip_analyses": MetadataValue.json(per_analysis),
+    }

@@ -1,6 +1,6 @@
-"""Errors of a model call that belong to one item (a dialogue, a verdict, a forced choice), shared by both
-benchmarks: the item becomes an error row and the rest of the partition goes on. Also the one vocabulary of
-failure kinds, used by the call ledger's `failure` column and by the error rows' `error_kind`."""
+"""Errors of a model call (or of the clip a call needs) that belong to one item (a dialogue, a verdict, a forced
+choice), shared by both benchmarks: the item becomes an error row and the rest of the partition goes on. Also the
+one vocabulary of failure kinds, used by the call ledger's `failure` column and by the error rows' `error_kind`."""
 
 from __future__ import annotations
 
@@ -64,6 +64,11 @@ class RequestRefusedError(RoleCallError):
     timeout, a rate limit or a server error, retrying the same request later will not help."""
 
     kind = "refused"
+
+
+class ClipUnusableError(RoleCallError):
+    """A clip of this item cannot be read or analysed (missing, undecodable, silent): the round cannot be put to
+    the model, so the item becomes an error row naming the clip, and a rerun tries it again."""
 
 
 PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -55,7 +54,6 @@ PURPOSE_STAGE = {
     "speech_eq_round1": SPEECH_STAGE,
     "speech_eq_round2": SPEECH_STAGE,
 }
-LEDGER_FILE = "cache/model_calls.sqlite"
 
 
 @dataclass(frozen=True)
@@ -206,10 +204,21 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
 
 
 def ledger_rows(data_dir: Path) -> list[dict]:
-    """The network calls of the ledger (cache hits left out)."""
-    with sqlite3.connect(data_dir / LEDGER_FILE) as con:
-        con.row_factory = sqlite3.Row
-        return [dict(r) for r in con.execute("SELECT run_id, model_id, purpose FROM ledger WHERE cached = 0")]
+    """The network calls of the ledger (cache hits left out), wherever the runs' instance keeps it (the SQLite file
+    under data_dir, or the instance's Postgres database: resources/cache_backend.py)."""
+    from dagster import DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    from resources.cache_backend import cache_backend, open_call_cache
+
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(data_dir / "dagster_home"))) as instance:
+        backend = cache_backend(instance)
+    with open_call_cache(data_dir, backend) as cache:
+        return [
+            {"run_id": r["run_id"], "model_id": r["model_id"], "purpose": r["purpose"]}
+            for r in cache.ledger()
+            if not r["cached"]
+        ]
 
 
 def chain_length(stage: str, purposes: list[str]) -> int:

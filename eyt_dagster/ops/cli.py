@@ -16,8 +16,9 @@
                             the daemon keeping the slate up to date, docs/refresh.md)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
-Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them.
-Exit status is non-zero when any run fails.
+Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them. Each run
+executes in a worker process: one that crashes or is killed fails that run only (docs/operations.md).
+Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt refresh` end with a summary.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import argparse
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 from eyt_dagster.core.slate import SlateError, load_slate, slate_path_from_env
@@ -62,7 +62,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
         f"SpeechEQ targets {speech_targets}"
     )
-    started = time.monotonic()
     runs = eyt_runs(
         pools,
         targets,
@@ -72,9 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         speech=not args.no_speech,
     )
     ok = execute_runs(instance, runs, args.parallel)
-    print(
-        f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s; warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb"
-    )
+    print(f"warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
     # also after a failed run: the reports run over the partitions that exist, and show the cells that failed
     if not args.no_reports:
         _print_leaderboard()
@@ -422,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_PARALLEL,
         metavar="N",
         help=f"run up to N independent partition runs at once, each in a worker process (default "
-        f"{DEFAULT_PARALLEL}; 1: one after another in this process); see docs/operations.md",
+        f"{DEFAULT_PARALLEL}; 1: one after another, in one worker); see docs/operations.md",
     )
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
@@ -466,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_PARALLEL,
         metavar="N",
         help=f"run up to N independent runs at once, each in a worker process (default "
-        f"{DEFAULT_PARALLEL}; 1: one after another in this process)",
+        f"{DEFAULT_PARALLEL}; 1: one after another, in one worker)",
     )
     refresh.add_argument(
         "--reports", action="store_true", help="also recompute every report (unpartitioned asset), stale or not"
@@ -539,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     except SlateError as exc:
         print(f"eyt: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the runs' own lines say what was interrupted
+        print("eyt: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -8,38 +8,33 @@ name this host and a process that no longer exists is reported failed through th
 message. A run on another host, a run whose process is alive and a run with no such tags are left alone.
 
 `mark_dead_runs` is what `eyt run` and `eyt refresh` call first (cron needs no daemon); `EytRunLauncher` gives
-Dagster's own run monitoring (the daemon, `run_monitoring` in dagster.yaml) the same check. See
-docs/operations.md.
+Dagster's own run monitoring (the daemon, `run_monitoring` in dagster.yaml) the same check. `mark_process_runs` is
+what `eyt`'s launcher calls the moment one of its worker processes dies during a run (eyt_dagster/ops/launch.py):
+it fails that worker's unfinished run with the cause (the signal) named. See docs/operations.md.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from pathlib import Path
 
 from dagster import DagsterRunStatus, DefaultRunLauncher, RunsFilter
 
 # Worker health types for a run launcher's check (Dagster exports the launcher classes, not these two).
 from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
 
+from eyt_dagster.ops.processes import process_alive, process_start
+
 HOST_TAG, PID_TAG, START_TAG = "eyt/host", "eyt/pid", "eyt/process_start"
 JUDGED_STATUSES = (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING)
-
-
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (field 3, the state, first), or None off Linux."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rindex(")") + 2 :].split()
-
-
-def process_start(pid: int) -> str | None:
-    """When the process started, in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
-    fields = _stat(pid)
-    return fields[19] if fields and len(fields) > 19 else None
+# What a run of a process known to be dead can be in: every status before the run's end.
+UNFINISHED_STATUSES = (
+    DagsterRunStatus.NOT_STARTED,
+    DagsterRunStatus.STARTING,
+    DagsterRunStatus.STARTED,
+    DagsterRunStatus.CANCELING,
+)
+RESUME = "Rerun it to resume (finished partitions and model calls are kept)."
 
 
 def process_tags(pid: int | None = None) -> dict[str, str]:
@@ -47,21 +42,6 @@ def process_tags(pid: int | None = None) -> dict[str, str]:
     pid = pid or os.getpid()
     start = process_start(pid)
     return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), **({START_TAG: start} if start else {})}
-
-
-def process_alive(pid: int, start: str | None = None) -> bool:
-    """Whether process `pid` exists on this host and is the one that started at `start` (when given). An exited
-    process that its parent has not reaped yet (a zombie) is not alive."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, under another user
-        pass
-    fields = _stat(pid)
-    if fields is None:
-        return True
-    return fields[0] != "Z" and (start is None or process_start(pid) == start)
 
 
 def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
@@ -72,10 +52,11 @@ def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
     pid = int(tags[PID_TAG])
     if process_alive(pid, tags.get(START_TAG)):
         return None
-    return (
-        f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. "
-        f"Rerun it to resume (finished partitions and model calls are kept)."
-    )
+    return f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. {RESUME}"
+
+
+def _report_failed(instance, run, why: str) -> None:
+    instance.report_run_failed(run, message=f"Run {run.run_id} ({run.job_name}) marked failed by eyt: {why}")
 
 
 def mark_dead_runs(instance) -> list[str]:
@@ -85,8 +66,26 @@ def mark_dead_runs(instance) -> list[str]:
         run = record.dagster_run
         why = why_dead(dict(run.tags))
         if why:
-            instance.report_run_failed(run, message=f"Run {run.run_id} ({run.job_name}) marked failed by eyt: {why}")
+            _report_failed(instance, run, why)
             marked.append(f"run {run.run_id[:8]} ({run.job_name}, {run.status.value}): {why}")
+    return marked
+
+
+def mark_process_runs(instance, pid: int, start: str | None, cause: str) -> list:
+    """Report failed every unfinished run that process `pid` of this host (started at `start`, when known) was
+    executing, which the caller knows to be dead, with `cause` in the message (e.g. "worker process died: SIGSEGV
+    ... while executing speech_eval [x]"); return those runs."""
+    host = socket.gethostname()
+    marked = []
+    found = instance.get_run_records(
+        RunsFilter(statuses=list(UNFINISHED_STATUSES), tags={HOST_TAG: host, PID_TAG: str(pid)})
+    )
+    for record in found:
+        run = record.dagster_run
+        if start is not None and run.tags.get(START_TAG, start) != start:
+            continue  # an older process with the same pid
+        _report_failed(instance, run, f"{cause} (pid {pid} on {host}). {RESUME}")
+        marked.append(run)
     return marked
 
 

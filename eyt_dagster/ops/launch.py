@@ -1,22 +1,23 @@
 """Running the location's jobs against the real Dagster instance (what `eyt run`, `eyt refresh` and
-`eyt remove-target` do; no daemon needed), in this process or, to run several at once, in worker processes
-(`Launcher`). Every run is recorded in the instance, so the UI shows it.
+`eyt remove-target` do; no daemon needed), each run in a worker process (`Launcher`), also one at a time. Every
+run is recorded in the instance, so the UI shows it.
 
 Why worker processes and not threads: Dagster captures a step's output by redirecting the process's stdout and
 stderr file descriptors into the step's log file, so two runs in threads of one process would write into each
-other's logs. Each worker is a fresh (spawned) process that imports the code location once and then executes one
-run at a time; see docs/operations.md."""
+other's logs. Why also for one run at a time: a run that crashes its process (a segmentation fault in compiled
+code, the out-of-memory killer, `kill -9`) then takes down only its worker, never the `eyt` command, which marks
+that run failed with the cause named, skips its dependents and goes on with the rest. Each worker is a fresh
+(spawned) process that imports the code location once and then executes one run at a time
+(eyt_dagster/ops/worker_pool.py); see docs/operations.md."""
 
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
 
 from eyt_dagster.ops.instance import PROJECT_ROOT
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
 
 # Partition runs at once: two cores by default; a worker process costs an import of the code location (~5 s) and
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
@@ -30,13 +31,6 @@ def job_by_name(name: str):
     from eyt_dagster.definitions import defs
 
     return defs.resolve_job_def(name)
-
-
-def execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> bool:
-    """Run one job (optionally only some of its assets, as AssetKeys) and print one line; True on success."""
-    ok, text = _execute(instance, job_name, tags, label, asset_selection)
-    print(text, flush=True)
-    return ok
 
 
 def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> tuple[bool, str]:
@@ -86,6 +80,7 @@ def failed_error_checks(evaluations) -> list[str]:
 
 
 _WORKER_INSTANCE = None
+_WORKER_INSTANCE_REF = None
 
 
 def worker_torch_threads(parallel: int, cores: int | None) -> int:
@@ -93,12 +88,15 @@ def worker_torch_threads(parallel: int, cores: int | None) -> int:
     return max(1, (cores or 1) // max(1, parallel))
 
 
-def _worker_start(torch_threads: int) -> None:
+def _worker_start(torch_threads: int, instance_ref=None) -> None:
     """In a new worker process: cap torch's threads (unless EYT_TORCH_THREADS is set already, see
-    resources/embeddings.py), then import the code location once, so each run only pays for itself."""
+    resources/embeddings.py), then import the code location once, so each run only pays for itself. Runs go to
+    the instance of `instance_ref` (the launcher's), else to DAGSTER_HOME's."""
     import atexit
 
+    global _WORKER_INSTANCE_REF
     atexit.register(_exit_without_teardown)  # registered first, so it runs after the handlers added later
+    _WORKER_INSTANCE_REF = instance_ref
     os.environ.setdefault("EYT_TORCH_THREADS", str(torch_threads))
     import eyt_dagster.definitions  # noqa: F401
 
@@ -115,12 +113,13 @@ def _exit_without_teardown() -> None:
 
 
 def _worker_execute(job_name: str, tags: dict[str, str], label: str, assets: tuple[str, ...]) -> tuple[bool, str]:
-    """One run in a worker process, against the instance of DAGSTER_HOME (inherited from the parent)."""
+    """One run in a worker process, against the launcher's instance (opened once per worker)."""
     from dagster import AssetKey, DagsterInstance
 
     global _WORKER_INSTANCE
     if _WORKER_INSTANCE is None:
-        _WORKER_INSTANCE = DagsterInstance.get()
+        ref = _WORKER_INSTANCE_REF
+        _WORKER_INSTANCE = DagsterInstance.from_ref(ref) if ref is not None else DagsterInstance.get()
     selection = [AssetKey.from_user_string(a) for a in assets] or None
     try:
         return _execute(_WORKER_INSTANCE, job_name, tags, label, selection)
@@ -128,62 +127,87 @@ def _worker_execute(job_name: str, tags: dict[str, str], label: str, assets: tup
         return False, f"  FAILED {label:<48} could not start: {type(exc).__name__}: {exc}"
 
 
+def _instance_ref(instance):
+    """The reference a worker process opens the instance from; an instance without one (ephemeral) cannot be
+    shared with workers."""
+    from dagster._core.errors import DagsterInvariantViolationError
+
+    try:
+        return instance.get_ref()
+    except DagsterInvariantViolationError as exc:
+        raise ValueError(
+            "eyt runs every run in a worker process, which opens the Dagster instance from its directory: use an "
+            "instance on disk (DAGSTER_HOME, DagsterInstance.from_config), not an ephemeral one"
+        ) from exc
+
+
 class Launcher:
     """Starts runs (eyt_dagster.ops.run_plan.Run) and returns a Future of their success, printing one line per run
-    when it ends. With `parallel` 1 a run executes in this process when started (the Future is done at once);
-    with more, in one of `parallel` worker processes, each running one run at a time."""
+    when it ends. Every run executes in one of `parallel` worker processes, each running one run at a time. A
+    worker that dies during a run (a native crash, the out-of-memory killer, `kill -9`) fails that run only: it
+    is marked failed in the instance with the cause named, and the next run gets a new worker; the other workers'
+    runs go on untouched."""
 
     def __init__(self, instance, parallel: int) -> None:
         self.instance = instance
         self.parallel = parallel
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
 
     def __enter__(self) -> Launcher:
         ensure_pools(self.instance)
-        if self.parallel > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            self._pool = ProcessPoolExecutor(
-                self.parallel,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_start,
-                initargs=(worker_torch_threads(self.parallel, os.cpu_count()),),
-            )
+        threads = worker_torch_threads(self.parallel, os.cpu_count())
+        self._pool = WorkerPool(self.parallel, _worker_start, (threads, _instance_ref(self.instance)))
         return self
 
     def __exit__(self, *exc) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.__exit__(*exc)
 
-    def start(self, index: int, run):
-        from concurrent.futures import Future
-
-        from dagster import AssetKey
-
-        outer: Future = Future()
+    def start(self, index: int, run) -> Future:
         if self._pool is None:
-            selection = [AssetKey.from_user_string(a) for a in run.assets] or None
-            outer.set_result(execute(self.instance, run.job, run.tags, run.label, selection))
-            return outer
+            raise RuntimeError("Launcher.start outside `with Launcher(...)`")
+        outer: Future = Future()
+        started = time.monotonic()
 
         def finished(inner: Future) -> None:
             try:
                 ok, text = inner.result()
-            except Exception as exc:
+            except WorkerDied as died:
+                ok, text = False, self._worker_died(run, died, time.monotonic() - started)
+            except WorkerStartFailed as exc:  # the code location did not import: the traceback says why
+                ok, text = False, f"  FAILED {run.label:<48} {exc}"
+            except BaseException as exc:  # KeyboardInterrupt included: the worker's Ctrl-C, sent back
                 ok, text = False, f"  FAILED {run.label:<48} worker process ended: {type(exc).__name__}: {exc}"
             print(text, flush=True)
             outer.set_result(ok)
 
-        self._pool.submit(_worker_execute, run.job, run.tags, run.label, tuple(run.assets)).add_done_callback(finished)
+        try:
+            inner = self._pool.submit(_worker_execute, run.job, run.tags, run.label, tuple(run.assets))
+        except RuntimeError as exc:  # no worker could be started for it
+            inner = Future()
+            inner.set_exception(exc)
+        inner.add_done_callback(finished)
         return outer
+
+    def _worker_died(self, run, died: WorkerDied, seconds: float) -> str:
+        """Mark the run of a worker that died failed in the instance, naming the cause; the line to print."""
+        from eyt_dagster.ops.dead_runs import mark_process_runs
+
+        cause = f"worker process died: {died.cause} while executing {run.label}"
+        try:
+            marked = mark_process_runs(self.instance, died.pid, died.process_start, cause)
+        except Exception as exc:  # the instance could not be written: say so, the run still counts as failed
+            marked, cause = [], f"{cause} (not marked failed in the instance: {type(exc).__name__}: {exc})"
+        where = f"run {marked[0].run_id[:8]}" if marked else "no unfinished run of it in the instance"
+        return f"  FAILED {run.label:<48} {seconds:6.1f} s  {where}\n         {cause}; a new worker takes the next run"
 
 
 def execute_runs(instance, runs, parallel: int) -> bool:
-    """Execute the runs, `parallel` at once in worker processes (1: one after another in this process), in
-    dependency order; True when every run succeeded (a skipped run counts as failed)."""
-    from eyt_dagster.ops.run_plan import OK, run_all
+    """Execute the runs, `parallel` at once in worker processes, in dependency order, and print the summary of what
+    succeeded, failed and was skipped; True when every run succeeded (a skipped run counts as failed)."""
+    from eyt_dagster.ops.run_plan import OK, run_all, summary
 
+    started = time.monotonic()
     with Launcher(instance, parallel) as launcher:
         outcome = run_all(
             runs,
@@ -191,6 +215,7 @@ def execute_runs(instance, runs, parallel: int) -> bool:
             parallel,
             on_skip=lambda i, run: print(f"  skip   {run.label:<48} (an upstream run failed)", flush=True),
         )
+    print(summary(runs, outcome, time.monotonic() - started), flush=True)
     return all(state == OK for state in outcome.values())
 
 

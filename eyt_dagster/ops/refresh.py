@@ -10,7 +10,7 @@ import time
 from collections.abc import Collection
 
 from eyt_dagster.automation import nothing_to_read, outside_slate, slate_keys  # noqa: F401 - slate_keys: part of this module's API
-from eyt_dagster.ops.launch import Launcher
+from eyt_dagster.ops.launch import execute_runs
 
 REQUESTED = "requested by its automation condition"
 
@@ -223,9 +223,8 @@ def refresh(
 def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
     from dagster import partition_loading_context
 
-    from eyt_dagster.ops.run_plan import OK, SKIPPED, Run, run_all
+    from eyt_dagster.ops.run_plan import Run
 
-    started = time.monotonic()
     planned = []
     for run in runs:
         tags = {"eyt/command": "refresh"}
@@ -242,21 +241,7 @@ def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
                 needs_all_inputs=run.partition is not None,
             )
         )
-    with Launcher(instance, parallel) as launcher:
-        outcome = run_all(
-            planned,
-            launcher.start,
-            parallel,
-            on_skip=lambda i, run: print(f"  skip   {run.label:<48} (an upstream run failed)", flush=True),
-        )
-    skipped = sum(state == SKIPPED for state in outcome.values())
-    failed = sum(state != OK for state in outcome.values()) - skipped
-    ok = not failed and not skipped
-    print(
-        f"{'done' if ok else 'FAILED'} in {time.monotonic() - started:.1f} s: {len(runs) - failed - skipped} run(s) "
-        f"succeeded, {failed} failed, {skipped} skipped"
-    )
-    return 0 if ok else 1
+    return 0 if execute_runs(instance, planned, parallel) else 1
 
 
 def asset_parents() -> dict[str, list[str]]:

@@ -86,6 +86,37 @@ def run_all(
     return outcome
 
 
+def summary(runs: Sequence[Run], outcome: dict[int, str], seconds: float, width: int = 118) -> str:
+    """What `eyt run` and `eyt refresh` print at the end: the counts and, when a run failed or was skipped, the
+    labels of the failed, the skipped and the succeeded runs (every run also had its own line when it ended)."""
+    by_state = {
+        state: [runs[i].label or runs[i].job for i in sorted(outcome) if outcome[i] == state]
+        for state in (OK, FAILED, SKIPPED)
+    }
+    ok = len(by_state[OK]) == len(runs)
+    lines = [
+        f"{'done' if ok else 'FAILED'} in {seconds:.1f} s: {len(by_state[OK])} run(s) succeeded, "
+        f"{len(by_state[FAILED])} failed, {len(by_state[SKIPPED])} skipped"
+    ]
+    if not ok:
+        for state, title in ((FAILED, "failed:"), (SKIPPED, "skipped:"), (OK, "succeeded:")):
+            if by_state[state]:
+                lines += _packed(f"  {title:<11}", by_state[state], width)
+    return "\n".join(lines)
+
+
+def _packed(head: str, labels: list[str], width: int) -> list[str]:
+    """The labels after `head`, comma separated, as few lines as fit in `width` (a label is never broken)."""
+    lines, line = [], head
+    for n, label in enumerate(labels):
+        text = label + ("," if n < len(labels) - 1 else "")
+        if line.strip() and len(line) + 1 + len(text) > width and line != head:
+            lines.append(line)
+            line = " " * len(head)
+        line = f"{line}{'' if line.endswith(' ') else ' '}{text}"
+    return [*lines, line]
+
+
 def eyt_runs(
     pools: Sequence[str],
     targets: Sequence[str],

@@ -9,24 +9,35 @@ the chat client; a reply that never validates surfaces as a parse failure (eyt_d
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from eyt_dagster.core.role_protocols import ChatClient
 from eyt_dagster.core.role_types import Reply
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ContentPart, RenderClip, Utterance, choice_messages
 from eyt_dagster.speech_eq.protocol import AnyChoiceReply, reply_schema
 
+ClipAnalysisCounts = Callable[[], Mapping[str, Mapping[str, int]]]
+
 
 class ChatChooser:
     """A chat model answering SpeechEQ rounds; `render_clip` decides what it hears or reads. `cue_source` names
-    what fed a cascade's emotion cues (resources/cue_source.py); None for the other kinds."""
+    what fed a cascade's emotion cues (resources/cue_source.py), and `clip_analyses` tells, per clip analysis,
+    how many clips it computed and reused (resources/clip_analysis.py); both None for the other kinds."""
 
-    def __init__(self, client: ChatClient, render_clip: RenderClip, kind: str, cue_source: str | None = None) -> None:
+    def __init__(
+        self,
+        client: ChatClient,
+        render_clip: RenderClip,
+        kind: str,
+        cue_source: str | None = None,
+        clip_analyses: ClipAnalysisCounts | None = None,
+    ) -> None:
         self.client = client
         self.model_id = client.model_id
         self.render_clip = render_clip
         self.kind = kind
         self.cue_source = cue_source
+        self.clip_analyses = clip_analyses
 
     def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         messages = choice_messages(request, self.render_clip)

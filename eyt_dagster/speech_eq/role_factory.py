@@ -1,8 +1,9 @@
 """The SpeechEQ roles a slate names, built: the text generator, each target's chooser and the synthesiser,
 each an embedded baseline or a model reached over the network.
 
-BenchmarkResource (resources/benchmark.py) holds the slate and the call cache and hands this factory a way to
-make a chat client; which class plays which role, and how a target hears a clip, is decided here.
+BenchmarkResource (resources/benchmark.py) holds the slate, the call cache and the clip analysis store and hands
+this factory a way to make a chat client; which class plays which role, and how a target hears a clip, is decided
+here.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracl
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
 from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
-from resources.asr import make_asr
+from resources.asr import make_asr, transcripts
 from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part
+from resources.clip_analysis import ClipAnalysisStore
 from resources.cue_source import make_cue_source
 from resources.tts import EspeakTTS, OpenAISpeechTTS
 
@@ -27,9 +29,10 @@ from resources.tts import EspeakTTS, OpenAISpeechTTS
 class SpeechRoles:
     """The SpeechEQ generator, targets and synthesiser of one slate."""
 
-    def __init__(self, slate: Slate, client: ClientFactory) -> None:
+    def __init__(self, slate: Slate, client: ClientFactory, clip_analyses: ClipAnalysisStore) -> None:
         self.slate = slate
         self._client = client
+        self._clip_analyses = clip_analyses
 
     def speech_generator(self, run_id: str | None = None) -> SpeechGenerator:
         """The SpeechEQ text generator: the embedded template baseline, or chat models (ledger roles
@@ -71,12 +74,14 @@ class SpeechRoles:
             return ChatChooser(client, lambda clip: [input_audio_part(clip.path, ref.audio_format)], "audio")
         if ref.speech_input == "oracle_text":
             return ChatChooser(client, oracle_text, "oracle_text")
-        asr = make_asr(ref.cascade.asr_model_path)
-        cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues)
-        render = cascaded_text(
-            lambda clip: asr.transcribe(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender)
+        # the transcripts and cue inputs do not depend on the target: computed once per clip, shared by all
+        analyses = self._clip_analyses.session()
+        transcript = transcripts(make_asr(ref.cascade.asr_model_path), analyses)
+        cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues, analyses)
+        render = cascaded_text(lambda clip: transcript(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
+        return ChatChooser(
+            client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin, clip_analyses=analyses.counts
         )
-        return ChatChooser(client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin)
 
     def tts(self):
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""
