@@ -18,7 +18,7 @@ What this module does instead, in every process of the project before librosa im
   (`~/.cache/...`). librosa's own site-packages cache is never written, so it cannot be corrupted by our runs.
 - The folder is filled once, by one process: the first process that needs it takes an exclusive lock
   (`<key>.lock`, fcntl), compiles in a fresh subprocess into `<key>.tmp-<pid>` by running every librosa path the
-  project uses (`_warm`), and renames the finished folder into place. Processes that arrive meanwhile wait on the
+  project uses (`resources/numba_warm.py`), and renames the finished folder into place. Processes that arrive meanwhile wait on the
   lock, then load. A folder therefore exists only complete; a killed fill leaves a temporary folder that the next
   fill removes.
 - After the fill nothing compiles again (every kernel and loop the project calls is in the folder), so no two
@@ -49,12 +49,12 @@ __all__ = ["NumbaCacheError", "cache_folder", "prepare"]
 ROOT_ENV = "EYT_NUMBA_CACHE_DIR"
 # Set in the subprocess that fills a folder: prepare() is then a no-op (its NUMBA_CACHE_DIR is the temporary folder).
 FILLING_ENV = "EYT_NUMBA_CACHE_FILLING"
-# Bump when _warm runs new librosa paths, so every install fills a new folder with them.
+# Bump when resources/numba_warm.py runs new librosa paths, so every install fills a new folder with them.
 WARM_VERSION = 1
 FILL_TIMEOUT_S = 900.0
 MANIFEST = "filled.json"
 # What the filling subprocess runs (a module attribute so that a test can time the lock with a cheap fill).
-WARM_CODE = "from resources.numba_cache import _warm; _warm()"
+WARM_CODE = "from resources.numba_warm import warm; warm()"
 
 _prepared: Path | None = None
 _prepare_lock = threading.Lock()
@@ -176,39 +176,3 @@ def prepare() -> Path:
                 config.reload_config()
             _prepared = folder
     return _prepared
-
-
-def _warm() -> None:
-    """Run in the filling subprocess: import every librosa module that compiles at import, then call each librosa
-    path the project takes (features with yin and with pyin, voice measures, decoding at another sample rate) on
-    float32 and float64 signals, so every kernel the project calls is compiled into NUMBA_CACHE_DIR."""
-    import importlib
-    import pkgutil
-    import tempfile
-
-    import librosa
-    import numpy as np
-    import soundfile as sf
-
-    for info in pkgutil.walk_packages(librosa.__path__, prefix="librosa."):
-        if ".tests" not in info.name:
-            importlib.import_module(info.name)
-
-    from resources.audio_features import ANALYSIS_SR, clip_features
-    from resources.voice_measures import syllable_rate
-
-    rng = np.random.default_rng(0)
-    t = np.arange(int(1.5 * ANALYSIS_SR)) / ANALYSIS_SR
-    tone = (0.3 * np.sin(2 * np.pi * 180.0 * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))).astype(np.float32)
-    tone += (0.01 * rng.standard_normal(tone.size)).astype(np.float32)
-    for signal in (tone, tone.astype(np.float64)):
-        clip_features(signal, sr=ANALYSIS_SR)
-        clip_features(signal, sr=ANALYSIS_SR, pitch_method="pyin")
-        clip_features(signal, sr=16000)
-        syllable_rate(signal.astype(np.float32))
-        librosa.yin(signal, fmin=60, fmax=400, sr=ANALYSIS_SR)
-    with tempfile.TemporaryDirectory() as folder:  # decoding a file at another rate (resources/emotion_model.py)
-        path = Path(folder) / "warm.wav"
-        sf.write(str(path), tone, ANALYSIS_SR)
-        clip_features(path)
-        librosa.load(str(path), sr=16000, mono=True)
