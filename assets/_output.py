@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output
 
-from eyt_dagster.core.role_types import CallStats
+from eyt_dagster.core.replies import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
 PREVIEW_ROWS = 10

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from dagster import ConfigurableResource, InitResourceContext
 
-from eyt_dagster.core.role_protocols import Judge, Simulator, Target
 from eyt_dagster.core.slate import ModelRef, Slate, load_slate
 from eyt_dagster.eyt_bench.role_factory import EytRoles
+from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
 from eyt_dagster.speech_eq.generators import SpeechGenerator
 from eyt_dagster.speech_eq.role_factory import SpeechRoles

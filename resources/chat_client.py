@@ -56,9 +56,9 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
+from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
-from eyt_dagster.core.role_protocols import Messages
-from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.core.slate import ModelRef
 from resources.call_cache import CachedReply, CallCache
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds

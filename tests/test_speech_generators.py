@@ -12,7 +12,7 @@ import pytest
 from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 from pydantic import ValidationError
 
-from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
+from eyt_dagster.core.prompts import load_prompts
 from eyt_dagster.core.slate import ModelRef, SlateError, load_slate
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.speech_eq import templates
@@ -24,6 +24,7 @@ from eyt_dagster.speech_eq.generators import (
     tone_selection_schema,
     tone_slots,
 )
+from eyt_dagster.speech_eq.prompts import SPEECH_PROMPT_KEYS, speech_prompts_path
 from eyt_dagster.speech_eq.vocabulary import VALENCES
 from resources.benchmark import BenchmarkResource
 from resources.call_cache import CallCache

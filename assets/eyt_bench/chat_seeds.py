@@ -6,8 +6,8 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_types import CallStats
+from eyt_dagster.core.replies import CallStats
+from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import ChatSeedsFrame, conform_table
 from eyt_dagster.eyt_bench.table_rows import persona_from_row, seed_row
 from eyt_dagster.partitions import pool_partitions

@@ -4,12 +4,13 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, progress_logger, stats_metadata, table_output
-from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_types import CallStats, ChatSeed
+from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_loop import Turn, run_dialogues
 from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
+from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
+from eyt_dagster.eyt_bench.types import ChatSeed
 from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
 from resources.benchmark import BenchmarkResource
 from resources.embedding_queue import QUEUE, hand_over

@@ -6,11 +6,12 @@ import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, progress_logger, table_output
-from eyt_dagster.core.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
+from eyt_dagster.core.prompts import prompt_hash
 from eyt_dagster.core.slate import TargetRef
 from eyt_dagster.partitions import speech_target_partitions
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
+from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
 from eyt_dagster.speech_eq.release_format import item_from_rows
 from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
 from resources.benchmark import BenchmarkResource

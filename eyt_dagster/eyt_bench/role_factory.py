@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from eyt_dagster.core.role_protocols import ChatClient, Judge, Simulator, Target
+from eyt_dagster.core.chat_protocol import ChatClient
 from eyt_dagster.core.slate import ModelRef, Slate
 from eyt_dagster.eyt_bench.baselines import make_embedded
 from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
 
 # (model, ledger role, run id) -> a chat client for that model
 ClientFactory = Callable[[ModelRef, str, str | None], ChatClient]

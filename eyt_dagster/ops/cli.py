@@ -109,9 +109,11 @@ def _print_leaderboard() -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from eyt_dagster.core.prompts import PROMPT_KEYS, SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
+    from eyt_dagster.core.prompts import prompt_hash
+    from eyt_dagster.eyt_bench.prompts import PROMPT_KEYS, prompts_path
     from eyt_dagster.reporting.html_report import write_report
     from eyt_dagster.reporting.report_commands import report_html
+    from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
     from resources.warehouse import prepare, warehouse_path
 
     slate_path = slate_path_from_env()
@@ -120,7 +122,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
         return 2
     prepare(warehouse_path())
-    hashes = {key: prompt_hash(key) for key in PROMPT_KEYS}
+    hashes = {key: prompt_hash(key, path=prompts_path()) for key in PROMPT_KEYS}
     hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
     html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
     print(f"wrote {write_report(args.out, html)}")
