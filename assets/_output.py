@@ -30,6 +30,11 @@ def progress_logger(
     return report
 
 
+def table_of(context: AssetExecutionContext) -> str:
+    """The warehouse table an asset writes: its key as "schema.table" (dialogue/chat_seeds -> dialogue.chat_seeds)."""
+    return ".".join(context.asset_key.path)
+
+
 def now_utc() -> pd.Timestamp:
     return pd.Timestamp(datetime.now(UTC)).tz_localize(None)
 

@@ -58,8 +58,8 @@ from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.replies import CallStats, Reply
-from eyt_dagster.core.slate import ModelRef
 from resources.call_cache import CachedReply, CallCache
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 

@@ -12,8 +12,8 @@ from statistics import mean
 
 import pytest
 
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.replies import CallStats
-from eyt_dagster.core.slate import ModelRef
 from eyt_dagster.eyt_bench.baselines import AgendaSimulator, ReflectiveTarget, RubricJudge, TerseTarget, make_embedded
 from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.baselines.judge import RULES, snap

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from eyt_dagster.core.errors import RequestRefusedError
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.types import FinalVerdict
 from resources.call_cache import CallCache
 from resources.chat_client import (

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.reply_limits import LONGEST_REPLY_CHARS
-from eyt_dagster.core.slate import ModelRef
 from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
 from eyt_dagster.eyt_bench.types import (

@@ -15,6 +15,10 @@ import pyarrow as pa
 
 Columns = Mapping[str, str]  # column -> pandas dtype, in table order
 
+# The metadata entry holding the settings an asset read: on its definition, on each materialisation (the
+# warehouse IO manager copies it there) and on each settings observation (eyt_dagster/settings_sources.py).
+SETTINGS_KEY = "eyt/settings"
+
 # pandas dtype -> (DuckDB type, Arrow type). Nullable dtypes ("Int64", "boolean", "string") hold missing
 # values; "int64" / "bool" columns of a contract are never missing.
 TYPES: dict[str, tuple[str, pa.DataType]] = {

@@ -10,10 +10,10 @@ import pandas as pd
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
-from eyt_dagster.core.slate import Slate
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.role_protocols import Judge
+from eyt_dagster.eyt_bench.settings import EytSlate
 from eyt_dagster.eyt_bench.table_rows import (
     FINAL_COLUMNS,
     VERDICT_COLUMNS,
@@ -108,7 +108,7 @@ def failed_verdicts_message(df: pd.DataFrame, what: str, table: str, partition: 
 
 
 def run_judges(
-    slate: Slate,
+    slate: EytSlate,
     judges: list[Judge],
     dialogues: list[Dialogue],
     *,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, overload
 
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.baselines.judge import RubricJudge
 from eyt_dagster.eyt_bench.baselines.simulator import AgendaSimulator
 from eyt_dagster.eyt_bench.baselines.targets import ReflectiveTarget, TerseTarget

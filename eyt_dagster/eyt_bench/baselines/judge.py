@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+import eyt_dagster.eyt_bench.baselines.lexicon as lx
 from eyt_dagster.core.replies import Reply
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, FinalVerdict, TurnScores
 

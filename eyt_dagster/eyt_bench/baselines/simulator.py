@@ -14,8 +14,8 @@ import hashlib
 import random
 from dataclasses import dataclass
 
+import eyt_dagster.eyt_bench.baselines.lexicon as lx
 from eyt_dagster.core.replies import Reply
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, LATENT_INTENTS, NEGATIVE_EMOTIONS, Progress
 from eyt_dagster.eyt_bench.types import ChatSeed, ChatSeedContent, Exchange, PersonaRecord, SimulatorTurn, UserLabels
 

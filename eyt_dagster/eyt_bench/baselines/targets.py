@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import re
 
+import eyt_dagster.eyt_bench.baselines.lexicon as lx
 from eyt_dagster.core.replies import Reply
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.types import Exchange, UserLabels
 
 # Weight of the query and of the previous user turns (most recent first) when scoring cues.
