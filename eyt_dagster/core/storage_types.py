@@ -3,7 +3,7 @@ module maps those dtypes to DuckDB and Arrow types and casts a frame to its cont
 
 A table's types come from its contract, never from the first frame written: a column that happens to be
 all missing in the first write (an `error` column with no errors yet) would otherwise be stored with
-DuckDB's type NULL, and a later write with text in it would fail. See docs/eyt-metrics.md (storage).
+DuckDB's type NULL, and a later write with text in it would fail. See docs/storage.md#column-types-the-table-contracts.
 """
 
 from __future__ import annotations
