@@ -7,8 +7,10 @@ from dagster import AssetCheckSeverity, DagsterInstance, materialize
 from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.core import table_checks
 from eyt_dagster.definitions import ASSETS, CHECKS
+from eyt_dagster.eyt_bench import table_checks as eyt_checks
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
+from eyt_dagster.speech_eq import table_checks as speech_checks
 
 from conftest import write_slate
 from pipeline import resources_for
@@ -16,17 +18,17 @@ from pipeline import resources_for
 
 def test_t_max_contract():
     turns = pd.DataFrame({"seed_id": ["a", "a", "b"], "turn": [1, 2, 7]})
-    assert table_checks.dialogues_within_t_max(turns, 7).passed
-    verdict = table_checks.dialogues_within_t_max(turns, 6)
+    assert eyt_checks.dialogues_within_t_max(turns, 7).passed
+    verdict = eyt_checks.dialogues_within_t_max(turns, 6)
     assert not verdict.passed and verdict.metadata["over_t_max"] == "b" and verdict.metadata["longest"] == 7
 
 
 def test_subscore_contract_ignores_error_rows_only():
     good = {c: 0.5 for c in SUBSCORE_COLUMNS}
     verdicts = pd.DataFrame([{**good, "error": None}, {**{c: None for c in SUBSCORE_COLUMNS}, "error": "HTTP 500"}])
-    assert table_checks.subscores_in_scale(verdicts, (0.0, 0.5, 1.0)).passed
+    assert eyt_checks.subscores_in_scale(verdicts, (0.0, 0.5, 1.0)).passed
     verdicts.loc[0, "persona_memory"] = 0.7
-    verdict = table_checks.subscores_in_scale(verdicts, (0.0, 0.5, 1.0))
+    verdict = eyt_checks.subscores_in_scale(verdicts, (0.0, 0.5, 1.0))
     assert not verdict.passed and verdict.metadata["columns_with_bad_values"] == "persona_memory"
 
 
@@ -41,11 +43,11 @@ def test_candidate_contract(tmp_path):
         "turn6_resonant_path": str(paths["r6"]),
         "turn6_dissonant_path": str(paths["d6"]),
     }
-    assert table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
+    assert speech_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
     same = {**row, "turn6_dissonant_path": row["turn6_resonant_path"]}
-    assert "x turn 6" in table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([same])).metadata["problems"]
+    assert "x turn 6" in speech_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([same])).metadata["problems"]
     paths["d4"].unlink()
-    assert not table_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
+    assert not speech_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
 
 
 def test_error_rows_are_reported():
@@ -75,20 +77,20 @@ def test_a_cell_that_finished_too_few_dialogues_fails_naming_the_failures():
         ("c", "simulator", "context_exceeded"),
         ("d", "simulator", "context_exceeded"),
     )
-    verdict = table_checks.enough_finished_dialogues(failed, 0.1)
+    verdict = eyt_checks.enough_finished_dialogues(failed, 0.1)
     assert not verdict.passed
     assert verdict.description.startswith("0 of 4 dialogues finished; at most 0 may be unfinished")
     assert "unfinished: simulator: 2 refused: context length, 2 timeouts" in verdict.description
     assert verdict.metadata["finished"] == 0 and verdict.metadata["unfinished"] == 4
     # none finished fails whatever the threshold; a threshold the cell stays within passes
-    assert not table_checks.enough_finished_dialogues(failed, 1.0).passed
+    assert not eyt_checks.enough_finished_dialogues(failed, 1.0).passed
     some = _turns(*((f"s{i}", None, None) for i in range(9)), ("s9", "target", "http"))
-    assert table_checks.enough_finished_dialogues(some, 0.1).passed
-    assert not table_checks.enough_finished_dialogues(some, 0.0).passed
+    assert eyt_checks.enough_finished_dialogues(some, 0.1).passed
+    assert not eyt_checks.enough_finished_dialogues(some, 0.0).passed
     two = _turns(*((f"s{i}", None, None) for i in range(8)), ("s8", "target", "http"), ("s9", "simulator", "timeout"))
-    verdict = table_checks.enough_finished_dialogues(two, 0.1)
+    verdict = eyt_checks.enough_finished_dialogues(two, 0.1)
     assert not verdict.passed and "target: 1 HTTP error" in verdict.description
-    empty = table_checks.enough_finished_dialogues(pd.DataFrame(columns=["seed_id", "turn", "error"]), 0.1)
+    empty = eyt_checks.enough_finished_dialogues(pd.DataFrame(columns=["seed_id", "turn", "error"]), 0.1)
     assert not empty.passed and "no usable ChatSEED" in empty.description
 
 

@@ -322,8 +322,8 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
     from assets.eyt_bench.eyt_analysis import thinking_ablation
     from eyt_dagster.eyt_bench.leaderboard import HEADLINE
     from eyt_dagster.slate import default_slate_path
-    from resources.model_access import ModelAccess
     from eyt_dagster.table_registry import TABLE_COLUMNS
+    from resources.model_access import ModelAccess
     from resources.warehouse_files import arrow_table
 
     monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path))

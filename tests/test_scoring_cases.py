@@ -20,6 +20,7 @@ from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC
 from eyt_dagster.slate import default_slate_path
+from eyt_dagster.table_registry import catalog
 from resources.warehouse import WAREHOUSE_FILE, store_frame
 
 from conftest import write_slate
@@ -155,7 +156,7 @@ def case(tmp_path_factory):
     data = directory / "data"
     data.mkdir()
     for table, frame in case_tables().items():
-        store_frame(data, f"dialogue.{table}", frame, partition_by=("pool", "target"))
+        store_frame(data, f"dialogue.{table}", frame, partition_by=("pool", "target"), catalog=catalog())
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(TARGETS_PARTITION, [TARGET])
     resources = resources_for(slate, data)

@@ -258,7 +258,7 @@ def test_speech_generator_config(tmp_path):
     assert speech.text_model("tone_judge") is None  # the embedded template rule
     gen = SpeechRoles(ModelAccess(slate_path=str(ok), data_dir=str(tmp_path))).speech_generator()
     assert isinstance(gen, LLMSpeechGenerator) and gen.validator_name == "check" and gen.judge_name.endswith("rule")
-    default = ModelAccess(slate_path=str(write_slate(tmp_path)), data_dir=str(tmp_path)).speech_generator()
+    default = SpeechRoles(ModelAccess(slate_path=str(write_slate(tmp_path)), data_dir=str(tmp_path))).speech_generator()
     assert isinstance(default, TemplateGenerator)
     for speech, message in (
         ({"generator": "missing"}, "speech.generator: 'missing' is neither"),

@@ -10,6 +10,7 @@ import pytest
 
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
+from resources.clip_analysis import ClipAnalysisStore
 from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 from resources.speech_roles import SpeechRoles
@@ -303,7 +304,7 @@ def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
     assert set(failed["round"]) == {1}  # round 2 is not asked after a round 1 that never reached the model
     assert answered["error"].isna().all() and len(answered) == 8 and meta["error_rows"] == len(failed)
     bad_sha = hashlib.sha256(Path(broken.path).read_bytes()).hexdigest()
-    assert not eyt.clip_analyses.result_path(VOICE_MEASURES, bad_sha).exists()
+    assert not ClipAnalysisStore(eyt.data_dir).result_path(VOICE_MEASURES, bad_sha).exists()
     # item-2's readable clips are item-1's tones, byte for byte: content-addressed, they are the same 8 clips
     assert (meta["clip_analyses_computed"], meta["clip_analyses_reused"]) == (8, 0)
 
