@@ -8,7 +8,7 @@ import pandas as pd
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import CategoricalColumnConstraint, NonNullableColumnConstraint
 
-from eyt_dagster.eyt_bench.table_contracts import InSetColumnConstraint
+from eyt_dagster.core.column_constraints import InSetColumnConstraint
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.protocol import OPTIONS, REPLY_FORMATS
