@@ -9,15 +9,14 @@ import pytest
 
 from eyt_dagster.core.stats import bootstrap_mean_ci
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
+from eyt_dagster.speech_eq.human_ranking import read_human_ranking
 from eyt_dagster.speech_eq.protocol import accuracies
+from eyt_dagster.speech_eq.rank_correlation import human_alignment, human_correlation
 from eyt_dagster.speech_eq.seq_tables import (
     BREAKDOWN_COLUMNS,
     LEADERBOARD_COLUMNS,
     conditioning_markdown,
     conditioning_table,
-    human_alignment,
-    human_correlation,
-    read_human_ranking,
     seq_breakdown,
     seq_cohort_note,
     seq_leaderboard,

@@ -11,6 +11,8 @@ from assets._output import now_utc, table_output
 from eyt_dagster.reporting.plots import png_markdown
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq import seq_tables
+from eyt_dagster.speech_eq.human_ranking import read_human_ranking
+from eyt_dagster.speech_eq.rank_correlation import CORRELATION_COLUMNS, human_alignment
 from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
@@ -71,9 +73,9 @@ def seq_human_alignment(
     path = slate.speech.evaluation.human_ranking
     if not path:
         context.log.info("no speech.evaluation.human_ranking in the slate: nothing to correlate")
-        return _finish(pd.DataFrame(columns=seq_tables.CORRELATION_COLUMNS), ranking="none configured")
-    ranking = seq_tables.read_human_ranking(Path(path))
-    df = seq_tables.human_alignment(
+        return _finish(pd.DataFrame(columns=CORRELATION_COLUMNS), ranking="none configured")
+    ranking = read_human_ranking(Path(path))
+    df = human_alignment(
         slm_choices,
         ranking,
         resamples=slate.bootstrap_resamples,

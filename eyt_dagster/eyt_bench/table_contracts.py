@@ -9,8 +9,8 @@ each table's columns. Labels must come from the taxonomies; sub-scores from the 
 from __future__ import annotations
 
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
-from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
 
+from eyt_dagster.core.column_constraints import InSetColumnConstraint
 from eyt_dagster.core.errors import FAILURE_KINDS
 from eyt_dagster.core.storage_types import Columns, conform
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
@@ -36,27 +36,6 @@ from eyt_dagster.eyt_bench.taxonomy import (
 )
 
 ALLOWED_SUBSCORES = sorted({v for scale in JUDGE_SCALES.values() for v in scale})
-
-
-class InSetColumnConstraint(ColumnConstraint):
-    """Every non-missing value is one of `allowed` (for numeric sets, which categorical columns can't do)."""
-
-    def __init__(self, allowed: list[float]) -> None:
-        self.allowed = allowed
-        super().__init__(
-            markdown_description=f"values in {allowed}", error_description=f"values must be one of {allowed}"
-        )
-
-    def validate(self, dataframe, column_name):
-        column = dataframe[column_name]
-        bad = dataframe[column.notna() & ~column.isin(self.allowed)]
-        if not bad.empty:
-            raise ColumnConstraintViolationException(
-                constraint_name=self.name,
-                constraint_description=self.error_description,
-                column_name=column_name,
-                offending_rows=bad,
-            )
 
 
 TEXT_DTYPES = frozenset({"object", "string", "category"})  # conformed frames hold text as pandas "string"

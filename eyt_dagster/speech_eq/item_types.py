@@ -105,3 +105,9 @@ class EqItem(_Record):
     @property
     def subscale(self) -> str:
         return self.scenario.subscale
+
+
+def item_id(subscale: str, valence: str, index: int) -> str:
+    """The id of a subscale's index-th scenario of a valence, e.g. 'interpersonal_empathy-positive-000': its
+    scenario_id in the text stages and the dataset_id of the item built from it."""
+    return f"{subscale}-{valence.lower()}-{index:03d}"

@@ -1,5 +1,5 @@
-"""SpeechEQ result tables (paper §2.4-2.5, §4; docs/speecheq-evaluation.md) from speech.slm_choices. Pure, no I/O
-except reading a human ranking CSV.
+"""SpeechEQ result tables (paper §2.4-2.5, §4; docs/speecheq-evaluation.md) from speech.slm_choices: the SEQ
+leaderboard, the per-subscale and per-composite breakdown, and the persona conditioning table. Pure, no I/O.
 
 Vocabulary used below:
 - A *cell* is one target under one persona condition.
@@ -30,8 +30,6 @@ Decisions where the paper is silent:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,10 +44,7 @@ from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALE_NAMES, SUBSCAL
 
 CHANCE_TARGET = "chance"
 HEADLINE_ORDER = "seeded"
-INFERENCE_MODES = ("sequential", "direct")
 ACCURACIES = ("acc1", "acc2", "acc_traj")
-CORRELATION_METRICS = ("acc1", "acc2", "acc_traj", "seq")
-RANKING_COLUMNS = ("target", "rank")
 
 REQUIRED_COLUMNS = (
     "target",
@@ -133,7 +128,6 @@ BREAKDOWN_COLUMNS = (
     "acc2_direct",
     "sequential_direct_delta",
 )
-CORRELATION_COLUMNS = ("metric", "condition", "n_targets", "rho", "p_value", "targets", "item_scope", "n_scope_items")
 NAN = float("nan")
 # What a condition's SEQ cohort is made of (column seq_cohort_kind), and how the table's note reads it.
 COHORT_KINDS = {
@@ -512,162 +506,3 @@ def conditioning_markdown(table: pd.DataFrame, *, digits: int = 1) -> str:
         ]
     note = f"\n\nSEQ on the cohort scale of {table['seq_scale_cohort'].iloc[0]}; Acc_traj in parentheses."
     return shown.to_markdown(index=False) + note
-
-
-# ----------------------------------------------------------------------------------------- human rankings
-
-
-@dataclass(frozen=True)
-class HumanRanking:
-    """A human ranking of targets: one row per target (target, rank, source), and the items the humans
-    rated (None when the file names none: then the metrics are taken over every item)."""
-
-    targets: pd.DataFrame
-    items: tuple[str, ...] | None
-    path: str = ""
-
-
-def read_human_ranking(path: Path | str) -> HumanRanking:
-    """Read a human ranking of targets (paper §4.2, Table 4) from a CSV with a header, in one of two shapes:
-
-        target,rank,source                    target,item_id,rank
-        qwen-omni,1,prolific-2026-05          qwen-omni,emp-001,1
-        cascade-emo-des,2,prolific-2026-05    cascade-emo-des,emp-001,2
-                                              qwen-omni,stress-004,2
-                                              cascade-emo-des,stress-004,1
-
-    - target: a target id as in the leaderboard.
-    - rank: a number > 0, 1 = best; tied targets share a rank (e.g. 2,2 or 2.5,2.5).
-    - item_id (optional): the item (dataset_id) the rank is for. With it, each row is one target's rank on one
-      rated item, every target is ranked on the same items, and a target's rank is its mean rank over them
-      (the per-item rankings aggregated); the metrics are then computed over those items only. Without it,
-      each target appears once and the metrics cover every item.
-    - source: optional free text (who ranked, when); other columns are ignored.
-
-    Errors name the file, the line (the header is line 1) and the field."""
-    raw = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    raw.columns = [str(c).strip() for c in raw.columns]
-    missing = [c for c in RANKING_COLUMNS if c not in raw.columns]
-    if missing:
-        raise ValueError(
-            f"{path}: missing column(s) {', '.join(missing)}; expected a header with "
-            f"{','.join(RANKING_COLUMNS)}[,item_id][,source]"
-        )
-    has_items = "item_id" in raw.columns
-    df = pd.DataFrame(
-        {
-            "target": raw["target"].str.strip(),
-            "rank_text": raw["rank"].str.strip(),
-            "item_id": raw["item_id"].str.strip() if has_items else "",
-            "source": raw["source"].str.strip() if "source" in raw.columns else "",
-        }
-    )
-    df.index = pd.RangeIndex(2, len(df) + 2)  # file line numbers
-    for line, row in df.iterrows():
-        if row["target"] == "":
-            raise ValueError(f"{path}: line {line}: field 'target' is empty")
-        if has_items and row["item_id"] == "":
-            raise ValueError(
-                f"{path}: line {line}: field 'item_id' is empty; with an item_id column every row "
-                "names the item its rank is for"
-            )
-        rank = pd.to_numeric(row["rank_text"], errors="coerce")
-        if pd.isna(rank) or not np.isfinite(rank) or rank <= 0:
-            raise ValueError(
-                f"{path}: line {line}: field 'rank' is {row['rank_text']!r}; expected a number > 0 (1 = best)"
-            )
-    df = df.assign(rank=pd.to_numeric(df["rank_text"]).astype(float))
-    if not has_items:
-        dup = df["target"].duplicated(keep=False)
-        if dup.any():
-            lines = ", ".join(str(n) for n in df.index[dup])
-            raise ValueError(
-                f"{path}: lines {lines}: field 'target' repeats {sorted(set(df.loc[dup, 'target']))}; "
-                "each target is ranked once (or add an item_id column: one rank per rated item)"
-            )
-        return HumanRanking(df[["target", "rank", "source"]].reset_index(drop=True), None, str(path))
-    dup = df.duplicated(["target", "item_id"], keep=False)
-    if dup.any():
-        first = df[dup].iloc[0]
-        lines = ", ".join(
-            str(n) for n in df.index[dup & (df["target"] == first["target"]) & (df["item_id"] == first["item_id"])]
-        )
-        raise ValueError(
-            f"{path}: lines {lines}: target '{first['target']}' is ranked on item '{first['item_id']}' more than once"
-        )
-    items = tuple(sorted(set(df["item_id"])))
-    for target, rows in df.groupby("target", sort=True):
-        lacking = sorted(set(items) - set(rows["item_id"]))
-        if lacking:
-            raise ValueError(
-                f"{path}: target '{target}' has no rank on item(s) {lacking}; every target is ranked "
-                "on every rated item"
-            )
-    per_target = df.groupby("target", sort=False).agg(
-        rank=("rank", "mean"), source=("source", lambda v: next((x for x in v if x), ""))
-    )
-    return HumanRanking(per_target.reset_index()[["target", "rank", "source"]], items, str(path))
-
-
-def human_correlation(
-    leaderboard: pd.DataFrame,
-    ranking: pd.DataFrame,
-    condition: str = DEFAULT_CONDITION,
-    metrics: Sequence[str] = CORRELATION_METRICS,
-) -> pd.DataFrame:
-    """Spearman's rho (ties share their average rank) between each metric and the human ranking over the
-    targets in both, for one condition. The ranking is negated first (rank 1 = best, a high metric = best),
-    so a metric that orders the targets exactly as the humans do gives +1. p_value is scipy's two-sided
-    test (as reported in paper Table 4); NaN for fewer than 3 targets or constant input."""
-    from scipy import stats as sps  # imported here: loading the code location stays light
-
-    rows = leaderboard[(leaderboard["condition"] == condition) & (leaderboard["target"] != CHANCE_TARGET)]
-    both = rows.merge(ranking[["target", "rank"]], on="target", how="inner")
-    out = []
-    for metric in metrics:
-        pairs = both[both[metric].notna()].sort_values("target")
-        x, y = pairs[metric].to_numpy(dtype=float), -pairs["rank"].to_numpy(dtype=float)
-        rho = stats.spearman_rho(x, y)
-        p = float(sps.spearmanr(x, y).pvalue) if len(pairs) >= 3 and not np.isnan(rho) else NAN
-        out.append(
-            {
-                "metric": metric,
-                "condition": condition,
-                "n_targets": len(pairs),
-                "rho": rho,
-                "p_value": p,
-                "targets": ",".join(pairs["target"].astype(str)),
-            }
-        )
-    return pd.DataFrame(out, columns=list(CORRELATION_COLUMNS[:-2]))
-
-
-def human_alignment(
-    choices: pd.DataFrame,
-    ranking: HumanRanking,
-    *,
-    resamples: int,
-    seed: int,
-    cohort: Sequence[str] | None = None,
-    condition: str = DEFAULT_CONDITION,
-) -> pd.DataFrame:
-    """`human_correlation` with the metrics computed over the items the humans rated (paper §4.2 compares
-    rankings "on the same examples"): the leaderboard is rebuilt from those items' rows, SEQ on that
-    leaderboard's cohort. A ranking that names no items is compared over every item. `item_scope` says
-    which ('rated' | 'all'), `n_scope_items` how many items."""
-    evaluated = set(choices["item_id"].astype(str))
-    if ranking.items is None:
-        scope, rows = "all", choices
-        n_items = len(evaluated)
-    else:
-        unknown = sorted(set(ranking.items) - evaluated)
-        if unknown:
-            raise ValueError(
-                f"{ranking.path or 'human ranking'}: item(s) {unknown} are not in speech.slm_choices; "
-                "name items by their dataset_id, as evaluated"
-            )
-        scope, rows = "rated", choices[choices["item_id"].astype(str).isin(ranking.items)]
-        n_items = len(ranking.items)
-    board = seq_leaderboard(rows, resamples=resamples, seed=seed, cohort=cohort)
-    out = human_correlation(board, ranking.targets, condition)
-    return out.assign(item_scope=scope, n_scope_items=n_items)

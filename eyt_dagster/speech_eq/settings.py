@@ -3,7 +3,7 @@ tested (conditions, inference modes, option orders), and the settings of a casca
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -173,3 +173,21 @@ class SpeechSettings(BaseModel):
             if m.id == value:
                 return None if m.is_baseline else m
         return None
+
+
+class SpeechTarget(Protocol):
+    """What SpeechEQ's functions read of a target (eyt_dagster/slate.py's `TargetRef` has all of it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def is_baseline(self) -> bool: ...
+    @property
+    def max_concurrency(self) -> int: ...
+    @property
+    def speech_input(self) -> str: ...
+    @property
+    def cascade(self) -> CascadeSettings: ...
+    def fingerprint(self) -> str: ...

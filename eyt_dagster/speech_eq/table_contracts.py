@@ -8,12 +8,13 @@ import pandas as pd
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import CategoricalColumnConstraint, NonNullableColumnConstraint
 
-from eyt_dagster.eyt_bench.table_contracts import InSetColumnConstraint
+from eyt_dagster.core.column_constraints import InSetColumnConstraint
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.protocol import OPTIONS, REPLY_FORMATS
+from eyt_dagster.speech_eq.rank_correlation import CORRELATION_COLUMNS
 from eyt_dagster.speech_eq.release_format import COLUMN
-from eyt_dagster.speech_eq.seq_tables import BREAKDOWN_COLUMNS, CORRELATION_COLUMNS, LEADERBOARD_COLUMNS
+from eyt_dagster.speech_eq.seq_tables import BREAKDOWN_COLUMNS, LEADERBOARD_COLUMNS
 from eyt_dagster.speech_eq.vocabulary import TURN_SPEAKER
 
 # column -> pandas dtype ("Int64" and "boolean" are nullable: no verdict on a failed call)
@@ -213,7 +214,7 @@ SPEECH_BUILD_REPORT_COLUMNS = _typed(
     ),
     **_all("float64", ("mean_total_passed", *(f"mean_gap_{f}" for f in FEATURES))),
 )
-# The SEQ reports (eyt_dagster/speech_eq/seq_tables.py names their columns): numbers are shares, intervals and
+# The SEQ reports (eyt_dagster/speech_eq/seq_tables.py and rank_correlation.py name their columns): numbers are shares, intervals and
 # rates unless listed.
 _SEQ_TEXT = {
     "target",
