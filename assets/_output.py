@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output
 
-from eyt_dagster.core.role_types import CallStats
+from eyt_dagster.core.replies import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
 PREVIEW_ROWS = 10
@@ -28,6 +28,11 @@ def progress_logger(
             context.log.info(message(done, total))
 
     return report
+
+
+def table_of(context: AssetExecutionContext) -> str:
+    """The warehouse table an asset writes: its key as "schema.table" (dialogue/chat_seeds -> dialogue.chat_seeds)."""
+    return ".".join(context.asset_key.path)
 
 
 def now_utc() -> pd.Timestamp:

@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eyt_dagster.core.slate import ModelRef  # noqa: E402
+from eyt_dagster.core.model_ref import ModelRef  # noqa: E402
 from eyt_dagster.ops.bench_server import LatencyServer  # noqa: E402
 from resources.cache_backend import CacheBackend, open_call_cache, open_embedding_cache  # noqa: E402
 from resources.chat_client import OpenAIChatClient  # noqa: E402

@@ -38,8 +38,8 @@ from pathlib import Path
 import yaml
 
 import eyt_dagster
-from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.ops.bench_server import LatencyServer
+from eyt_dagster.slate import default_slate_path
 
 CODE_ROOT = Path(eyt_dagster.__file__).resolve().parents[1]  # `python -m` puts its working folder first
 

@@ -1,16 +1,18 @@
 """Side-by-side check: Inspect AI running the same shape of work as `eyt bench`, against the same server.
 
 Not part of the test suite and not a dependency of the project: Inspect AI (the UK AISI evaluation
-framework, PyPI `inspect-ai`) lives in its own virtualenv. Set it up once (the package registry is enough):
+framework, PyPI `inspect-ai`) lives in a virtualenv of its own, in a folder of your choice (`$VENV` below;
+any path outside this checkout). Set it up once (the package registry is enough):
 
-    python3 -m venv /work/inspect-venv
-    /work/inspect-venv/bin/pip install inspect-ai openai
+    VENV=$HOME/venvs/inspect                  # or any other folder
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install inspect-ai openai
 
 and run, from the repository root:
 
-    /work/inspect-venv/bin/python bench/inspect_compare.py                 # 130 dialogues, latency 0.2 s then 0
-    /work/inspect-venv/bin/python bench/inspect_compare.py --dialogues 10  # a quick look
-    /work/inspect-venv/bin/python bench/inspect_compare.py --json out.json # also keep the figures
+    "$VENV/bin/python" bench/inspect_compare.py                 # 130 dialogues, latency 0.2 s then 0
+    "$VENV/bin/python" bench/inspect_compare.py --dialogues 10  # a quick look
+    "$VENV/bin/python" bench/inspect_compare.py --json out.json # also keep the figures
 
 The shape (the text pipeline's dialogue and judge stages, see docs/throughput.md): each dialogue (an
 Inspect sample) has `--turns` turns; a turn asks the target model for a perception and a reply at the same

@@ -27,8 +27,8 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.ops.bench_server import LatencyServer
+from eyt_dagster.slate import default_slate_path
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIO_TARGETS = ("omni-a", "omni-b", "omni-c")

@@ -32,6 +32,8 @@ from dagster import (
 )
 
 from eyt_dagster import staleness
+from eyt_dagster.eyt_bench.taxonomy import POOLS
+from eyt_dagster.partitions import TARGET_PARTITION_SETS
 
 SENSOR_NAME = "eyt_automation"
 # "on": the sensor starts running when `dagster dev` loads the location (`eyt dev --automation` sets it); otherwise
@@ -42,8 +44,6 @@ AUTOMATION_ENV = "EYT_AUTOMATION"
 def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
     """The (dimension, value) pairs of a partition key that a slate chooses: the dynamic target sets
     ("targets", "speech_targets") and "pool"."""
-    from eyt_dagster.eyt_bench.taxonomy import POOLS
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
     def kind(name: str, dim) -> str | None:
         if isinstance(dim, DynamicPartitionsDefinition) and dim.name in TARGET_PARTITION_SETS.values():
@@ -63,7 +63,6 @@ def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
 
 def target_sets(pdef) -> set[str]:
     """The slate's target sets ("targets", "speech_targets") a partitions definition is keyed by."""
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
     if pdef is None:
         return set()
@@ -91,7 +90,6 @@ def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[s
 
 def slate_keys(slate) -> dict[str, set[str]]:
     """ "pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
 
     return {
         "pool": set(slate.pools),

@@ -1,4 +1,5 @@
-"""The code location `eyt_dagster`: the one Definitions object (assets, jobs, resources).
+"""The code location `eyt_dagster`: the one Definitions object (assets, jobs, resources), and the composition
+root: the only module that sees both benchmarks' assets, the resources, and the warehouse's table layouts.
 
 Settings come from the environment when the location loads: `EYT_DATA_DIR` (default ./data) holds the
 warehouse `eyt.duckdb` and the call cache; `EYT_SLATE` names the slate (default: the packaged one). The slate is
@@ -10,14 +11,11 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
-from assets.checks import CHECKS
+from assets.eyt_bench import checks as eyt_checks
 from assets.eyt_bench.chat_seeds import chat_seeds
 from assets.eyt_bench.dialogue_scores import dialogue_scores
 from assets.eyt_bench.dialogue_turns import dialogue_turns
-from assets.eyt_bench.intent_similarity import intent_similarity
-from assets.eyt_bench.judge_verdicts import final_intent_verdicts, judge_verdicts
-from assets.eyt_bench.persona_pool import persona_pool
-from assets.reports.eyt_analysis import (
+from assets.eyt_bench.eyt_analysis import (
     alpha_sensitivity,
     leaderboard_intervals,
     pairwise_comparisons,
@@ -26,8 +24,9 @@ from assets.reports.eyt_analysis import (
     trajectory,
     turn_curves,
 )
-from assets.reports.eyt_leaderboard import leaderboard
-from assets.reports.judge_calibration import (
+from assets.eyt_bench.eyt_leaderboard import leaderboard
+from assets.eyt_bench.intent_similarity import intent_similarity
+from assets.eyt_bench.judge_calibration import (
     cross_judge_ablation,
     cross_judge_final_verdicts,
     cross_judge_verdicts,
@@ -35,22 +34,26 @@ from assets.reports.judge_calibration import (
     human_annotations,
     judge_agreement,
 )
+from assets.eyt_bench.judge_verdicts import final_intent_verdicts, judge_verdicts
+from assets.eyt_bench.persona_pool import persona_pool
 from assets.reports.model_cards import model_cards
 from assets.reports.paper_tables import paper_tables
-from assets.reports.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard
-from assets.reports.speech_build_report import speech_build_report
+from assets.speech_eq import checks as speech_checks
 from assets.speech_eq.audio_stages import speech_audio
+from assets.speech_eq.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard
 from assets.speech_eq.slm_choices import slm_choices
+from assets.speech_eq.speech_build_report import speech_build_report
 from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions, tone_selection
+from eyt_dagster import table_registry
 from eyt_dagster.automation import automation_sensor, slate_keys, with_automation
-from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
 from eyt_dagster.jobs import JOBS
-from eyt_dagster.settings_sources import SETTINGS_ASSETS, track_settings
-from resources.benchmark import BenchmarkResource
+from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedModelAccess, track_settings
+from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
 from resources.warehouse import WarehouseIOManager, data_dir, warehouse_path
+from resources.warehouse_catalog import Catalog
 
-# The asset functions as written; `assets_for(slate)` adds the slate's settings to them.
-BASE_ASSETS = [
+# The asset functions as written, per package; `assets_for(slate)` adds the slate's settings to them.
+EYT_BENCH_ASSETS = [
     persona_pool,
     chat_seeds,
     dialogue_turns,
@@ -72,6 +75,8 @@ BASE_ASSETS = [
     cross_judge_ablation,
     human_annotations,
     human_alignment,
+]
+SPEECH_EQ_ASSETS = [
     scenarios,
     dialogues,
     tone_instructions,
@@ -82,9 +87,23 @@ BASE_ASSETS = [
     seq_leaderboard,
     seq_breakdown,
     seq_human_alignment,
-    model_cards,
-    paper_tables,
 ]
+REPORT_ASSETS = [model_cards, paper_tables]  # both benchmarks
+BASE_ASSETS = [*EYT_BENCH_ASSETS, *SPEECH_EQ_ASSETS, *REPORT_ASSETS]
+CHECKS = [*eyt_checks.CHECKS, *speech_checks.CHECKS]
+
+
+class Warehouse(WarehouseIOManager):
+    """The warehouse IO manager of this code location: it hands the warehouse every table's contract and each
+    partitioned table's partition columns (read from the asset graph below, for migrating an older warehouse)."""
+
+    def catalog(self) -> Catalog:
+        return warehouse_catalog()
+
+
+def warehouse_catalog() -> Catalog:
+    """This code location's tables, as the warehouse needs them (resources/warehouse_catalog.py)."""
+    return table_registry.catalog(lambda: table_registry.partition_columns(defs.resolve_asset_graph().asset_nodes))
 
 
 def assets_for(slate: Slate) -> list:
@@ -95,8 +114,8 @@ def assets_for(slate: Slate) -> list:
 
 def build_resources(slate_path: str | None = None) -> dict[str, object]:
     return {
-        "eyt": BenchmarkResource(slate_path=str(slate_path or slate_path_from_env()), data_dir=str(data_dir())),
-        "io_manager": WarehouseIOManager(database=str(warehouse_path())),
+        "eyt": TrackedModelAccess(slate_path=str(slate_path or slate_path_from_env()), data_dir=str(data_dir())),
+        "io_manager": Warehouse(database=str(warehouse_path())),
     }
 
 

@@ -1,54 +1,15 @@
-"""Partitions of the asset graph (docs/method.md#partitions). EYT-Bench: `pool` is static, `target` is dynamic (one
-key per slate target). SpeechEQ: generation by EQ-i subscale (one subscale can be regenerated alone), evaluation
-by target."""
+"""The target partitions of both benchmarks, for the code that registers and removes slate targets (each
+benchmark's partitions are defined with its assets: assets/eyt_bench/partitions.py, assets/speech_eq/partitions.py)."""
 
 from __future__ import annotations
 
-from dagster import (
-    DynamicPartitionsDefinition,
-    MultiPartitionKey,
-    MultiPartitionsDefinition,
-    MultiToSingleDimensionPartitionMapping,
-    StaticPartitionsDefinition,
-)
+from typing import Literal
 
-from eyt_dagster.eyt_bench.taxonomy import POOLS
-from eyt_dagster.speech_eq.vocabulary import SUBSCALES
+from assets.eyt_bench.partitions import TARGETS_PARTITION
+from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
 
-TARGETS_PARTITION = "targets"
-
-pool_partitions = StaticPartitionsDefinition(list(POOLS))
-target_partitions = DynamicPartitionsDefinition(name=TARGETS_PARTITION)
-target_pool_partitions = MultiPartitionsDefinition({"target": target_partitions, "pool": pool_partitions})
-
-# A pool-partitioned upstream feeds each target x pool partition of the same pool.
-by_pool = MultiToSingleDimensionPartitionMapping(partition_dimension_name="pool")
-
-
-def target_pool_key(target: str, pool: str) -> MultiPartitionKey:
-    return MultiPartitionKey({"target": target, "pool": pool})
-
-
-def partition_tags(target: str, pool: str) -> dict[str, str]:
-    """The tags `dagster job execute` (no partition flag) needs for a target x pool run (docs/operations.md)."""
-    return {
-        "dagster/partition": str(target_pool_key(target, pool)),
-        "dagster/partition/pool": pool,
-        "dagster/partition/target": target,
-    }
-
-
-# Dagster pools of the steps that call a model every target x pool cell shares: at most the pool's limit of such
-# steps run at once across all runs of the instance. A cluster sets one (deploy/dagster.yaml), so the judge's and the
-# simulator's `max_concurrency` is what their endpoints get in total across machines; one machine needs none, since
-# its processes share each endpoint's budget through lock files (docs/endpoint-budgets.md).
-JUDGE_POOL = "eyt_judge"
-SIMULATOR_POOL = "eyt_simulator"
-
-subscale_partitions = StaticPartitionsDefinition(sorted(SUBSCALES))
-
-# SpeechEQ targets: one key per slate target whose benchmarks include speech_eq. A separate set from
-# EYT-Bench's "targets", so a speech-only model leaves no missing EYT partitions (and vice versa); a model that
-# runs both benchmarks is a key in both.
-SPEECH_TARGETS_PARTITION = "speech_targets"
-speech_target_partitions = DynamicPartitionsDefinition(name=SPEECH_TARGETS_PARTITION)
+# benchmark -> the dynamic partitions set of its targets
+TARGET_PARTITION_SETS: dict[Literal["eyt_bench", "speech_eq"], str] = {
+    "eyt_bench": TARGETS_PARTITION,
+    "speech_eq": SPEECH_TARGETS_PARTITION,
+}

@@ -1,4 +1,4 @@
-"""The slate as tracked inputs of the asset graph (the plain mapping is eyt_dagster/core/slate_settings.py; the
+"""The slate as tracked inputs of the asset graph (the plain mapping is eyt_dagster.slate_settings.py; the
 decisions are in docs/operations.md).
 
 * Slate-wide settings: each asset's code version gets `+settings.<hash>` of the settings it reads, and its
@@ -8,8 +8,8 @@ decisions are in docs/operations.md).
   partitioned by target or pool, whose per-partition data version is a hash of the partition's settings.
   `dialogue/target_settings` (by target) feeds each target x pool cell of `dialogue/dialogue_turns`,
   `dialogue/pool_settings` feeds `dialogue/persona_pool`, `speech/target_settings` feeds `speech/slm_choices`.
-  `record_settings` records an observation for every partition whose settings changed; the `eyt` resource calls
-  it when any run starts (before a step reads its inputs' versions), `eyt refresh` before it reads the statuses,
+  `record_settings` records an observation for every partition whose settings changed; the `eyt` resource
+  (`TrackedModelAccess`) calls it when any run starts (before a step reads its inputs' versions), `eyt refresh` before it reads the statuses,
   and the UI's "Observe" does the same. So Dagster's per-partition staleness, in the UI too, follows a target's
   settings.
 """
@@ -27,6 +27,7 @@ from dagster import (
     AssetRecordsFilter,
     AssetSpec,
     DataVersionsByPartition,
+    InitResourceContext,
     MetadataValue,
     MultiToSingleDimensionPartitionMapping,
     PartitionMapping,
@@ -35,13 +36,14 @@ from dagster import (
     observable_source_asset,
 )
 
-from eyt_dagster.core import slate_settings as ss
-from eyt_dagster.core.slate import Slate
-from eyt_dagster.partitions import pool_partitions, speech_target_partitions, target_partitions
+from assets.eyt_bench.partitions import pool_partitions, target_partitions
+from assets.speech_eq.partitions import speech_target_partitions
+from eyt_dagster import slate_settings as ss
+from eyt_dagster.core.storage_types import SETTINGS_KEY
+from eyt_dagster.slate import Slate
 from eyt_dagster.staleness import CODE_VERSION_TAG, DATA_VERSION_TAG
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
 
-SETTINGS_KEY = ss.SETTINGS_KEY
 CODE_VERSION_MARK = "+settings."
 
 
@@ -109,9 +111,10 @@ def _observable(source: PartitionSettings):
         partitions_def=source.partitions_def,
         description=source.description,
         group_name=source.reader.path[0],
+        required_resource_keys={"eyt"},  # the model-access resource (resources/model_access.py): its slate
     )
-    def observe(context, eyt: BenchmarkResource) -> DataVersionsByPartition:
-        current = source.of_slate(eyt.slate)
+    def observe(context) -> DataVersionsByPartition:
+        current = source.of_slate(context.resources.eyt.slate)
         wanted = [str(context.partition_key)] if context.has_partition_key else sorted(current)
         for partition in wanted:
             if partition in current:  # a partition the slate no longer has is left as it was
@@ -163,6 +166,17 @@ def record_settings(instance, slate: Slate) -> list[str]:
                 instance.report_runless_asset_event(observation(source, partition, settings))
                 recorded.append(f"{source.kind} {partition}")
     return recorded
+
+
+class TrackedModelAccess(ModelAccess):
+    """The model-access resource of the code location: when a run starts (before any step reads its inputs'
+    versions) it also records the slate's per-target and per-pool settings that changed, so the partitions this
+    run writes name the settings they were computed with (docs/operations.md)."""
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        super().setup_for_execution(context)
+        if context.instance is not None:
+            record_settings(context.instance, self.slate)
 
 
 def _settings_of(record) -> dict | None:

@@ -33,10 +33,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import ReplyUnusableError
-from eyt_dagster.core.role_protocols import Messages
-from eyt_dagster.core.role_types import CallStats, Reply
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.replies import CallStats, Reply
 from resources.call_cache import CachedReply, CallCache
 from resources.chat_transport import ChatTransport, ModelCallError, _FormatRejected
 

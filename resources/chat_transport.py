@@ -40,9 +40,9 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
+from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import RequestRefusedError, RoleCallError
-from eyt_dagster.core.role_protocols import Messages
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
 from resources.call_cache import CachedReply, CallCache
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 

@@ -160,3 +160,23 @@ def embed_queued(
         wait_s=time.perf_counter() - started,
     )
     return vectors, stats
+
+
+@dataclass(frozen=True)
+class EarlyEmbeddings:
+    """One step's view of the process's background encoder for one model: texts are handed over as they appear
+    (those the embedding cache holds are skipped), their vectors taken later, and what no one will ask for
+    dropped."""
+
+    model_name: str
+    cache: EmbeddingCache | None = None
+    queue: EmbeddingQueue = QUEUE
+
+    def hand_over(self, texts: Sequence[str]) -> int:
+        return hand_over(texts, self.model_name, self.cache, self.queue)
+
+    def embed(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], QueueStats]:
+        return embed_queued(texts, self.model_name, self.cache, self.queue)
+
+    def forget(self) -> None:
+        self.queue.forget()

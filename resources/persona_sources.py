@@ -19,8 +19,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from eyt_dagster.core.role_types import PersonaRecord
-from eyt_dagster.core.slate import PoolSource
 from eyt_dagster.eyt_bench.personas import (
     BIG_FIVE_COLUMNS,
     NEMOTRON_COLUMNS,
@@ -32,6 +30,8 @@ from eyt_dagster.eyt_bench.personas import (
     personamem_to_records,
     require_columns,
 )
+from eyt_dagster.eyt_bench.settings import PoolSource
+from eyt_dagster.eyt_bench.types import PersonaRecord
 
 PERSONAMEM_SPLITS = ("train", "val", "benchmark")
 

@@ -31,8 +31,8 @@ from dagster import (
     partition_loading_context,
 )
 
-from eyt_dagster.core.slate_settings import SETTINGS_KEY
-from eyt_dagster.core.table_registry import TABLE_COLUMNS
+from eyt_dagster.core.storage_types import SETTINGS_KEY
+from resources.warehouse_catalog import NO_CONTRACTS, Catalog
 from resources.warehouse_files import (
     PARTITION_FILE,
     SCHEMA_FILE,
@@ -68,22 +68,18 @@ class MissingTableError(RuntimeError):
 _VIEWED: set[tuple[str, str]] = set()  # (data dir, table) whose view this process has seen current
 
 
-def _layouts() -> dict[str, list[str]]:
-    from eyt_dagster.core.table_registry import partition_columns
-
-    return partition_columns()
-
-
-def prepare(database: Path, log: Any = None, table: str | None = None) -> bool:
+def prepare(database: Path, catalog: Catalog = NO_CONTRACTS, log: Any = None, table: str | None = None) -> bool:
     """Views (and, for an older warehouse, the migration) once per process and data directory, and again for a
-    table this process has not seen a view of; a blocked update is logged and retried on the next call."""
+    table this process has not seen a view of; a blocked update is logged and retried on the next call. The
+    code location's catalog (its IO manager's, and what `eyt` passes: eyt_dagster/table_registry.py) gives every
+    contract table a view before its first partition, and the migration its partition columns."""
     database = Path(database).resolve()
     key = str(database)
     if (key, table or "") in _VIEWED:
         return True
-    ok = ensure_views(database, _layouts, log=log)
+    ok = ensure_views(database, catalog, log=log)
     if ok:
-        _VIEWED.update({(key, t) for t in [*TABLE_COLUMNS, *stored_tables(warehouse_root(database.parent)), ""]})
+        _VIEWED.update({(key, t) for t in [*catalog.tables, *stored_tables(warehouse_root(database.parent)), ""]})
     return ok
 
 
@@ -132,10 +128,11 @@ class ParquetWarehouse(UPathIOManager):
 
     extension = ".parquet"
 
-    def __init__(self, database: Path) -> None:
+    def __init__(self, database: Path, catalog: Catalog = NO_CONTRACTS) -> None:
         from upath import UPath
 
         self.database = Path(database)
+        self.catalog = catalog
         self.directory = self.database.parent
         root = warehouse_root(self.directory)
         super().__init__(base_path=root if isinstance(root, UPath) else UPath(str(root)))
@@ -159,7 +156,7 @@ class ParquetWarehouse(UPathIOManager):
 
     def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path) -> None:
         table = _table(context)
-        data = arrow_table(obj, table)
+        data = arrow_table(obj, table, self.catalog.declared(table))
         write_file(data, as_path(path))
         # Dagster's standard row-count metadata keys (the UI shows them as the table's row count)
         count = "dagster/partition_row_count" if context.has_asset_partitions else "dagster/row_count"
@@ -177,7 +174,7 @@ class ParquetWarehouse(UPathIOManager):
                 ),
             }
         )
-        prepare(self.database, context.log, table)
+        prepare(self.database, self.catalog, context.log, table)
 
     def _folder(self, context: InputContext):
         return table_dir(warehouse_root(self.directory), _table(context))
@@ -221,32 +218,41 @@ class WarehouseIOManager(ConfigurableIOManagerFactory):
 
     database: str
 
+    def catalog(self) -> Catalog:
+        """What the warehouse knows of its tables: none here (each typed from its frame); the code location's
+        subclass hands it its tables' contracts and partition layouts (eyt_dagster/definitions.py)."""
+        return NO_CONTRACTS
+
     def create_io_manager(self, context) -> IOManager:
         database = Path(self.database).resolve()
-        prepare(database, getattr(context, "log", None) or _log)
-        return _InstanceScopedIOManager(ParquetWarehouse(database))
+        catalog = self.catalog()
+        prepare(database, catalog, getattr(context, "log", None) or _log)
+        return _InstanceScopedIOManager(ParquetWarehouse(database, catalog))
 
 
-def store_frame(directory: Path, table: str, frame: pd.DataFrame, partition_by: Sequence[str] = ()) -> list[Path]:
+def store_frame(
+    directory: Path, table: str, frame: pd.DataFrame, partition_by: Sequence[str] = (), catalog: Catalog = NO_CONTRACTS
+) -> list[Path]:
     """Write a frame into the warehouse outside Dagster: one file per distinct value of `partition_by`
-    (whole partitions replaced), or the whole unpartitioned table."""
+    (whole partitions replaced), or the whole unpartitioned table; typed by its contract in `catalog`."""
     root = warehouse_root(directory)
+    declared = catalog.declared(table)
     if not partition_by:
-        return [write_file(arrow_table(frame, table), table_dir(root, table) / TABLE_FILE)]
+        return [write_file(arrow_table(frame, table, declared), table_dir(root, table) / TABLE_FILE)]
     written = []
     for values, rows in frame.groupby(list(partition_by), sort=True, dropna=False):
         values = values if isinstance(values, tuple) else (values,)
         path = table_dir(root, table) / partition_folder(dict(zip(partition_by, map(str, values)))) / PARTITION_FILE
-        written.append(write_file(arrow_table(rows.reset_index(drop=True), table), path))
+        written.append(write_file(arrow_table(rows.reset_index(drop=True), table, declared), path))
     return written
 
 
 @contextmanager
-def connect(path: Path | None = None, *, read_only: bool = True):
+def connect(path: Path | None = None, *, read_only: bool = True, catalog: Catalog = NO_CONTRACTS):
     """A short-lived connection to eyt.duckdb (views over the Parquet files); close it promptly, since an open
     one keeps the views from being updated. The views are checked (and re-pointed after a move) first."""
     path = Path(path or warehouse_path())
-    prepare(path)
+    prepare(path, catalog)
     con = duckdb.connect(str(path), read_only=read_only)
     register_filesystem(con, warehouse_root(path.parent))
     try:

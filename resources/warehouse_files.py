@@ -30,8 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from eyt_dagster.core.storage_types import arrow_schema, conform
-from eyt_dagster.core.table_registry import declared_columns
+from eyt_dagster.core.storage_types import Columns, arrow_schema, conform
 
 WAREHOUSE_FOLDER = "warehouse"
 PARTITION_FILE = "part.parquet"
@@ -121,10 +120,9 @@ def _replace(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def arrow_table(frame: pd.DataFrame, table: str) -> pa.Table:
-    """The frame as Arrow: a table with a contract gets exactly its columns and types; any other table the types
-    DuckDB infers from the frame, with a column of nothing but missing values stored as text."""
-    declared = declared_columns(table)
+def arrow_table(frame: pd.DataFrame, table: str, declared: Columns | None = None) -> pa.Table:
+    """The frame as Arrow: a table with a contract (`declared`) gets exactly its columns and types; any other
+    table the types DuckDB infers from the frame, with a column of nothing but missing values stored as text."""
     if declared is not None:
         return pa.Table.from_pandas(
             conform(frame, declared, table), schema=arrow_schema(declared), preserve_index=False
@@ -158,12 +156,9 @@ def write_file(data: pa.Table, path: Path) -> Path:
     return path
 
 
-def write_schema_file(root: Path, table: str) -> Path | None:
-    """The zero-row file that gives a contract table its columns and types before any partition exists
-    (rewritten only when the contract changed)."""
-    declared = declared_columns(table)
-    if declared is None:
-        return None
+def write_schema_file(root: Path, table: str, declared: Columns) -> Path:
+    """The zero-row file that gives a contract table (`declared`) its columns and types before any partition
+    exists (rewritten only when the contract changed)."""
     path = table_dir(root, table) / SCHEMA_FILE
     schema = arrow_schema(declared)
     if path.exists():

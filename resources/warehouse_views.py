@@ -15,13 +15,13 @@ secret (docs/storage.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import duckdb
 
 from eyt_dagster.core.storage_types import duckdb_columns
-from eyt_dagster.core.table_registry import TABLE_COLUMNS, declared_columns
+from resources.warehouse_catalog import NO_CONTRACTS, Catalog
 from resources.warehouse_files import (
     TABLE_FILE,
     as_path,
@@ -88,19 +88,18 @@ def _stale(root: Path, wanted: Iterable[str], views: Mapping[str, str]) -> list[
     return [t for t in wanted if t not in views or table_glob(root, t).replace("'", "''") not in views[t]]
 
 
-def ensure_views(
-    database: Path, layouts: Callable[[], Mapping[str, list[str]]] | None = None, log: logging.Logger | None = None
-) -> bool:
-    """Make `database` (eyt.duckdb; the warehouse folder sits beside it) hold a current view for every contract table and every stored table, migrating real
-    tables first (`layouts` names each table's partition columns). Returns False when eyt.duckdb was locked by
-    another process and something is left to do next time (logged, not raised)."""
+def ensure_views(database: Path, catalog: Catalog = NO_CONTRACTS, log: logging.Logger | None = None) -> bool:
+    """Make `database` (eyt.duckdb; the warehouse folder sits beside it) hold a current view for every table of
+    `catalog` and every stored table, migrating an older warehouse's real tables first (the catalog's layouts name
+    each table's partition columns; without them the migration is left for later). Returns False when
+    eyt.duckdb was locked by another process or something is left to do next time (logged, not raised)."""
     log = log or _log
     database = Path(database).resolve()
     root = warehouse_root(database.parent)
     database.parent.mkdir(parents=True, exist_ok=True)
-    for table in TABLE_COLUMNS:
-        write_schema_file(root, table)
-    wanted = sorted(set(TABLE_COLUMNS) | set(stored_tables(root)))
+    for table, declared in catalog.tables.items():
+        write_schema_file(root, table, declared)
+    wanted = sorted(set(catalog.tables) | set(stored_tables(root)))
     try:
         if database.exists():
             with duckdb.connect(str(database), read_only=True) as con:
@@ -113,8 +112,14 @@ def ensure_views(
         with duckdb.connect(str(database), config=config) as con:
             register_filesystem(con, root)  # a view over s3:// globs is bound (its files listed) when created
             views, tables = _catalog(con)
+            if tables and catalog.layouts is None:  # only a caller that knows the partition layouts migrates
+                log.warning(
+                    f"{database} is an older warehouse (tables inside eyt.duckdb): run `eyt migrate` or any run to "
+                    "move them into Parquet files"
+                )
+                return False
             if tables:
-                migrate_tables(con, root, layouts() if layouts else {}, log)
+                migrate_tables(con, root, catalog, log)
                 wanted = sorted(set(wanted) | tables | set(stored_tables(root)))
                 views = _catalog(con)[0]
             stale = _stale(root, wanted, views)
@@ -134,13 +139,12 @@ def ensure_views(
         return False
 
 
-def migrate_tables(
-    con: duckdb.DuckDBPyConnection, root: Path, layouts: Mapping[str, list[str]], log: logging.Logger
-) -> list[str]:
+def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, catalog: Catalog, log: logging.Logger) -> list[str]:
     """Export every real table of an older warehouse into the Parquet layout (one file per partition of its
     partition columns, cast to its contract), then drop the table; its view replaces it. Run while holding
     the write lock; a crash part-way leaves the remaining tables in place for the next attempt."""
     _, tables = _catalog(con)
+    layouts = catalog.layouts() if catalog.layouts else {}
     done = []
     for table in sorted(tables):
         schema, name = table.split(".", 1)
@@ -152,7 +156,7 @@ def migrate_tables(
                 [schema, name],
             ).fetchall()
         )
-        declared = declared_columns(table)
+        declared = catalog.declared(table)
         target_types = {
             **{c: "VARCHAR" if t == '"NULL"' else t for c, t in types.items()},
             **(duckdb_columns(declared) if declared else {}),

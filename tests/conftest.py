@@ -13,8 +13,8 @@ import yaml
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
+from eyt_dagster.slate import default_slate_path
 
 
 def write_slate(directory: Path, **overrides) -> Path:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from dagster import DagsterInstance, materialize
 
-from eyt_dagster.core.slate import load_slate
-from eyt_dagster.definitions import ASSETS
+from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
+from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
+from eyt_dagster.definitions import ASSETS, Warehouse
 from eyt_dagster.jobs import (
     CARD_ASSETS,
     DIALOGUE_ASSETS,
@@ -18,15 +19,15 @@ from eyt_dagster.jobs import (
     SPEECH_EVAL_ASSETS,
     SPEECH_REPORT_ASSETS,
 )
-from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION, TARGETS_PARTITION, target_pool_key
-from resources.benchmark import BenchmarkResource
-from resources.warehouse import WAREHOUSE_FILE, WarehouseIOManager
+from eyt_dagster.settings_sources import TrackedModelAccess
+from eyt_dagster.slate import load_slate
+from resources.warehouse import WAREHOUSE_FILE
 
 
 def resources_for(slate_path: Path, data_dir: Path) -> dict:
     return {
-        "eyt": BenchmarkResource(slate_path=str(slate_path), data_dir=str(data_dir)),
-        "io_manager": WarehouseIOManager(database=str(data_dir / WAREHOUSE_FILE)),
+        "eyt": TrackedModelAccess(slate_path=str(slate_path), data_dir=str(data_dir)),
+        "io_manager": Warehouse(database=str(data_dir / WAREHOUSE_FILE)),
     }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from eyt_dagster.core.prompts import load_prompts
+from eyt_dagster.eyt_bench.prompts import load_prompts
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
 

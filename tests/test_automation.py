@@ -26,8 +26,7 @@ from dagster import (
     materialize,
 )
 
-from eyt_dagster.automation import SENSOR_NAME, automation_sensor, with_automation
-from eyt_dagster.partitions import (
+from assets.eyt_bench.partitions import (
     TARGETS_PARTITION,
     by_pool,
     pool_partitions,
@@ -35,6 +34,7 @@ from eyt_dagster.partitions import (
     target_pool_key,
     target_pool_partitions,
 )
+from eyt_dagster.automation import SENSOR_NAME, automation_sensor, with_automation
 from eyt_dagster.staleness import DATA_VERSION_TAG
 
 POOL = "nemotron_usa"

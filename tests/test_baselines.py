@@ -12,13 +12,14 @@ from statistics import mean
 
 import pytest
 
-from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, PersonaRecord, UserLabels
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.baselines import AgendaSimulator, ReflectiveTarget, RubricJudge, TerseTarget, make_embedded
 from eyt_dagster.eyt_bench.baselines import lexicon as lx
 from eyt_dagster.eyt_bench.baselines.judge import RULES, snap
 from eyt_dagster.eyt_bench.baselines.simulator import addresses
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, JUDGE_SCALES, LATENT_INTENTS, SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, PersonaRecord, UserLabels
 
 SEED = 20260521
 PERSONAS = [

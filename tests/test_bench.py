@@ -5,7 +5,7 @@ import json
 import openai
 import pytest
 
-from eyt_dagster.core.role_types import SimulatorTurn
+from eyt_dagster.eyt_bench.types import SimulatorTurn
 from eyt_dagster.ops.bench import (
     EYT_STAGES,
     BenchSettings,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
 from resources.cache_backend import (
     BACKEND_ENV,
     CALL_CACHE_FILE,
@@ -179,7 +179,7 @@ def test_worker_processes_write_one_cache(backend: CacheBackend, tmp_path: Path)
 CALLER = """
     import json, sys, threading, time
     from pathlib import Path
-    from eyt_dagster.core.slate import ModelRef
+    from eyt_dagster.core.model_ref import ModelRef
     from resources.cache_backend import CacheBackend, open_call_cache
     from resources.chat_client import OpenAIChatClient
 

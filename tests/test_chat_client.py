@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from eyt_dagster.core.errors import RequestRefusedError
-from eyt_dagster.core.role_types import FinalVerdict
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.types import FinalVerdict
 from resources.call_cache import CallCache
 from resources.chat_client import (
     REASK_MAX_EXTRA_CHARS,
@@ -578,7 +578,7 @@ def test_stub_server_404s_other_paths() -> None:
 
 
 def test_the_schema_sent_is_pydantics_and_a_fresh_copy_each_time() -> None:
-    from eyt_dagster.core.role_types import turn_scores_model
+    from eyt_dagster.eyt_bench.types import turn_scores_model
     from resources.chat_client import json_schema_of
 
     schema = turn_scores_model((0.0, 0.5, 1.0))

@@ -4,12 +4,11 @@ real materialisation of one target x pool partition."""
 import pandas as pd
 from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
-from assets.checks import CHECKS
+from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.core import table_checks
-from eyt_dagster.definitions import ASSETS
+from eyt_dagster.definitions import ASSETS, CHECKS
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
-from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 
 from conftest import write_slate
 from pipeline import resources_for

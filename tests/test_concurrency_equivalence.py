@@ -5,6 +5,7 @@ import duckdb
 import pandas as pd
 
 from resources.endpoint_gates import gate_for
+from resources.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import SchemaDrawnReplies, serve
@@ -87,7 +88,7 @@ def evaluate_speech(tmp_path, name, budget, items):
     first pass and of a rerun (fresh chooser, same call cache), and the most requests in flight at once."""
     from eyt_dagster.speech_eq.choice import system_prompt
     from eyt_dagster.speech_eq.evaluation import evaluate_items
-    from resources.benchmark import BenchmarkResource
+    from resources.model_access import ModelAccess
 
     folder = tmp_path / name
     folder.mkdir()
@@ -102,10 +103,10 @@ def evaluate_speech(tmp_path, name, budget, items):
         conditions = {c: system_prompt(c) for c in ("default", "adaptive")}
 
         def once():
-            eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(folder / "data"))
+            eyt = ModelAccess(slate_path=str(slate), data_dir=str(folder / "data"))
             return evaluate_items(
                 items,
-                eyt.speech_target("slm"),
+                SpeechRoles(eyt).speech_target("slm"),
                 conditions=conditions,
                 seed=11,
                 both_orders=True,

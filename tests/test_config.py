@@ -3,7 +3,7 @@
 import pytest
 import yaml
 
-from eyt_dagster.core.slate import SlateError, load_slate
+from eyt_dagster.slate import SlateError, load_slate
 
 from conftest import write_slate
 

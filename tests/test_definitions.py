@@ -8,7 +8,7 @@ import pytest
 from dagster import AssetKey, Definitions, check_dagster_type
 
 from eyt_dagster.core.storage_types import conform
-from eyt_dagster.core.table_registry import TABLE_COLUMNS
+from eyt_dagster.table_registry import TABLE_COLUMNS
 
 GROUPS = {"dialogue", "speech", "reports"}
 JOB_NAMES = {
@@ -51,7 +51,7 @@ def test_the_definitions_load_with_every_asset_and_job(defs):
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     tables = {key.replace("/", ".") for key in keys} - {k.replace("/", ".") for k in SETTINGS_SOURCES}
     assert {k for k in keys if graph.get(AssetKey.from_user_string(k)).is_observable} == SETTINGS_SOURCES
-    # every table declares its columns (eyt_dagster/core/table_registry.py), and every contract names a table
+    # every table declares its columns (eyt_dagster.table_registry.py), and every contract names a table
     assert tables == set(TABLE_COLUMNS), (
         f"without a contract: {sorted(tables - set(TABLE_COLUMNS))}; "
         f"a contract but no asset: {sorted(set(TABLE_COLUMNS) - tables)}"

@@ -7,10 +7,11 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.core.errors import RoleCallError
-from eyt_dagster.core.prompts import render
-from eyt_dagster.core.role_types import ChatSeed, Exchange, Reply, SimulatorTurn, UserLabels
+from eyt_dagster.core.replies import Reply
 from eyt_dagster.eyt_bench.chat_roles import LLMTarget
 from eyt_dagster.eyt_bench.dialogue_loop import run_dialogue, run_dialogues
+from eyt_dagster.eyt_bench.prompts import render
+from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, SimulatorTurn, UserLabels
 
 LABELS = UserLabels(
     explicit_intent="seeking_advice",

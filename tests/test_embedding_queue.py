@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 
 from eyt_dagster.core.errors import RoleCallError
-from eyt_dagster.core.role_types import ChatSeed, Reply, SimulatorTurn, UserLabels
+from eyt_dagster.core.replies import Reply
 from eyt_dagster.eyt_bench.dialogue_loop import run_dialogues
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.intent_texts import table_intent_texts, turn_intent_texts
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, turn_rows
+from eyt_dagster.eyt_bench.types import ChatSeed, SimulatorTurn, UserLabels
 from resources.embedding_cache import EmbeddingCache
 from resources.embedding_queue import EmbeddingQueue, embed_queued, encode_alone, hand_over
 from resources.embeddings import OFFLINE_PACKAGE_MODEL, embed

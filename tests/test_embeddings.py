@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster.core.slate import PoolSource, default_slate_path
 from eyt_dagster.eyt_bench.sampling import deduplicate
+from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.ops.launch import worker_torch_threads
+from eyt_dagster.slate import default_slate_path
 from resources.embedding_cache import EmbeddingCache, cache_enabled
 from resources.embeddings import OFFLINE_PACKAGE_MODEL, distinct_texts, embed, embed_with_stats
 from resources.persona_sources import load_pool_records
@@ -116,14 +117,14 @@ def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
 
 
 def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from resources.benchmark import BenchmarkResource
+    from resources.model_access import ModelAccess
 
     monkeypatch.delenv("EYT_EMBEDDING_CACHE", raising=False)  # off by default: fresh runs stay bit-identical
     assert not cache_enabled()
-    assert BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path)).embedding_cache is None
+    assert ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path)).embedding_cache is None
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", "on")
     assert cache_enabled()
-    eyt = BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
+    eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
     assert eyt.embedding_cache is not None and eyt.embedding_cache.path == tmp_path / "cache" / "embeddings.sqlite"
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", "off")
     assert not cache_enabled()
@@ -162,7 +163,7 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
     from dagster import build_asset_context
 
     from assets.eyt_bench.intent_similarity import intent_similarity
-    from resources.benchmark import BenchmarkResource
+    from resources.model_access import ModelAccess
 
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", cache)
     turns = pd.DataFrame(
@@ -177,7 +178,7 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
         }
     )
     seeds = pd.DataFrame({"seed_id": ["s1", "s2"], "final_intent": ["a cheaper flight", "be heard"]})
-    eyt = BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
+    eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
     out = intent_similarity(context=build_asset_context(), eyt=eyt, dialogue_turns=turns, chat_seeds=seeds)
     return out.value.drop(columns=["created_at"])
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds

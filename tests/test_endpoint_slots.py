@@ -23,7 +23,7 @@ SPAWN = multiprocessing.get_context("spawn")
 
 
 def _client(base_url: str, cache_dir: str, budget: int, name: str):
-    from eyt_dagster.core.slate import ModelRef
+    from eyt_dagster.core.model_ref import ModelRef
     from resources.call_cache import CallCache
     from resources.chat_client import OpenAIChatClient
 

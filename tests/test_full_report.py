@@ -4,10 +4,10 @@ headless Chromium renders offline with every section and every image."""
 import pandas as pd
 import pytest
 
-from eyt_dagster.core.slate import load_slate
-from eyt_dagster.reporting.report_commands import report_html
+from eyt_dagster.ops.report_commands import report_html
 from eyt_dagster.reporting.report_sections import REPORT_TABLES
 from eyt_dagster.reporting.speech_sections import CARDS_TITLE, SPEECH_TITLES, card_section, speech_sections
+from eyt_dagster.slate import load_slate
 
 from ui_browser import CHROMIUM, Chromium, chromium_path
 

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 import yaml
 
-from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.ops import refresh_plan as ops
+from eyt_dagster.slate import default_slate_path
 
 from conftest import write_slate
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from eyt_dagster.core.slate import load_slate
+from eyt_dagster.ops.report_commands import write_paper_tables
 from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting import table_formats as tf
-from eyt_dagster.reporting.report_commands import write_paper_tables
+from eyt_dagster.slate import load_slate
 
 
 @pytest.fixture(scope="module")

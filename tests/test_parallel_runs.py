@@ -105,9 +105,9 @@ def test_a_launcher_that_raises_is_a_failed_run_and_bad_plans_are_refused():
 def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path, monkeypatch, capsys):
     from dagster import DagsterInstance, RunsFilter
 
+    from assets.eyt_bench.partitions import partition_tags
     from eyt_dagster.ops.cli import main
     from eyt_dagster.ops.launch import execute_runs
-    from eyt_dagster.partitions import partition_tags
 
     data = tmp_path / "data"
     monkeypatch.setenv("EYT_DATA_DIR", str(data))

@@ -13,8 +13,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from eyt_dagster.core.role_types import PersonaRecord
-from eyt_dagster.core.slate import PoolSource
 from eyt_dagster.eyt_bench.personas import (
     NEMOTRON_COLUMNS,
     PersonaSchemaError,
@@ -25,6 +23,8 @@ from eyt_dagster.eyt_bench.personas import (
     personamem_to_records,
 )
 from eyt_dagster.eyt_bench.sampling import allocate, deduplicate, occupation_age_stratum, sample, stratified_sample
+from eyt_dagster.eyt_bench.settings import PoolSource
+from eyt_dagster.eyt_bench.types import PersonaRecord
 from resources import persona_sources
 from resources.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
 

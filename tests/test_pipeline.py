@@ -176,7 +176,7 @@ def test_every_table_is_stored_with_its_contract_columns_and_types(warehouse):
     slate (thinking_ablation: no reasoning pair; seq_human_alignment: no human ranking), whose all-missing
     columns were text before they were declared."""
     from eyt_dagster.core.storage_types import duckdb_columns
-    from eyt_dagster.core.table_registry import TABLE_COLUMNS
+    from eyt_dagster.table_registry import TABLE_COLUMNS
 
     con, _ = warehouse
     for table, columns in TABLE_COLUMNS.items():

@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from eyt_dagster.core.prompts import render
+from eyt_dagster.eyt_bench.prompts import render
 
 from conftest import write_slate
 from openai_stub_server import StubResponse, serve

@@ -16,8 +16,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.reply_limits import LONGEST_REPLY_CHARS
-from eyt_dagster.core.role_types import (
+from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -27,9 +30,6 @@ from eyt_dagster.core.role_types import (
     UserLabels,
     turn_scores_model,
 )
-from eyt_dagster.core.slate import ModelRef
-from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
-from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
 from eyt_dagster.speech_eq.generators import (
     DialogueCheckReply,
     DialogueReply,

@@ -319,10 +319,11 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
     think_target, are stored with dialogue.thinking_ablation's contract (numbers as double, the highlight as bool)."""
     from dagster import build_asset_context
 
-    from assets.reports.eyt_analysis import thinking_ablation
-    from eyt_dagster.core.slate import default_slate_path
+    from assets.eyt_bench.eyt_analysis import thinking_ablation
     from eyt_dagster.eyt_bench.leaderboard import HEADLINE
-    from resources.benchmark import BenchmarkResource
+    from eyt_dagster.slate import default_slate_path
+    from resources.model_access import ModelAccess
+    from eyt_dagster.table_registry import TABLE_COLUMNS
     from resources.warehouse_files import arrow_table
 
     monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path))
@@ -334,9 +335,9 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
             **{m: [0.75, 0.5] for m in HEADLINE},
         }
     )
-    eyt = BenchmarkResource(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
+    eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
     out = thinking_ablation(context=build_asset_context(), eyt=eyt, leaderboard=board)
-    table = arrow_table(out.value, "dialogue.thinking_ablation")
+    table = arrow_table(out.value, "dialogue.thinking_ablation", TABLE_COLUMNS["dialogue.thinking_ablation"])
     types = {f.name: str(f.type) for f in table.schema}
     assert (types["think"], types["delta"], types["highlighted"], types["is_baseline"]) == (
         "double",

@@ -14,12 +14,12 @@ import pytest
 import yaml
 from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 
-from eyt_dagster.core.slate import default_slate_path
+from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC
-from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
+from eyt_dagster.slate import default_slate_path
 from resources.warehouse import WAREHOUSE_FILE, store_frame
 
 from conftest import write_slate

@@ -534,7 +534,7 @@ def test_sql_twin_falls_back_to_the_baselines():
 def test_a_named_cohort_must_name_speech_targets(tmp_path):
     import yaml
 
-    from eyt_dagster.core.slate import SlateError, load_slate
+    from eyt_dagster.slate import SlateError, load_slate
 
     from conftest import write_slate
 

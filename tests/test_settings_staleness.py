@@ -12,13 +12,14 @@ import pytest
 import yaml
 from dagster import AssetSelection, DagsterInstance, materialize
 
-from eyt_dagster.core import slate_settings as ss
-from eyt_dagster.core.slate import default_slate_path, load_slate
+from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
+from eyt_dagster import slate_settings as ss
+from eyt_dagster.core.storage_types import SETTINGS_KEY
 from eyt_dagster.definitions import assets_for, build_defs
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
 from eyt_dagster.ops.refresh import refresh, slate_keys
-from eyt_dagster.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster.settings_sources import record_settings
+from eyt_dagster.slate import default_slate_path, load_slate
 
 from conftest import write_slate
 from pipeline import resources_for
@@ -261,7 +262,9 @@ def test_unchanged_slate_leaves_every_materialised_partition_fresh(world, capsys
 
 def test_every_slate_field_is_read_by_an_asset_or_declared_unread():
     """A new slate field must be placed: read by some asset (slate_settings.READERS) or declared in NOT_READ."""
-    from eyt_dagster.core.slate import NOT_ANSWER_FIELDS, Slate, SpeechSettings, TargetRef
+    from eyt_dagster.core.model_ref import NOT_ANSWER_FIELDS
+    from eyt_dagster.slate import Slate, TargetRef
+    from eyt_dagster.speech_eq.settings import SpeechSettings
 
     fields = (set(Slate.model_fields) - {"speech"}) | {f"speech.{f}" for f in SpeechSettings.model_fields}
     assert fields <= set(ss.READERS) | ss.NOT_READ, sorted(fields - set(ss.READERS) - ss.NOT_READ)
@@ -323,5 +326,5 @@ def test_observing_the_target_settings_records_every_slate_target_with_its_setti
     for ref in slate.eyt_targets:
         observed = in_run[ref.id].asset_observation
         assert observed.tags["dagster/data_version"] == ss.fingerprint(ss.eyt_target_settings(ref))
-        assert observed.metadata[ss.SETTINGS_KEY].value == ss.eyt_target_settings(ref)
-        assert "max_concurrency" not in observed.metadata[ss.SETTINGS_KEY].value
+        assert observed.metadata[SETTINGS_KEY].value == ss.eyt_target_settings(ref)
+        assert "max_concurrency" not in observed.metadata[SETTINGS_KEY].value

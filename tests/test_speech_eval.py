@@ -11,9 +11,9 @@ import pytest
 import yaml
 from dagster import DagsterInstance, materialize
 
+from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS
-from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
 from resources.data_paths import resolve_path_columns
 
 from conftest import write_slate

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from eyt_dagster.core.errors import ReplyUnusableError, RoleCallError
-from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser, arousal_gap
 from eyt_dagster.speech_eq.chat_chooser import oracle_text
 from eyt_dagster.speech_eq.choice import choice_messages, choice_round, system_prompt

@@ -12,9 +12,10 @@ import pytest
 from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
 from pydantic import ValidationError
 
-from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, speech_prompts_path
-from eyt_dagster.core.slate import ModelRef, SlateError, load_slate
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.prompts import load_prompts
 from eyt_dagster.definitions import ASSETS
+from eyt_dagster.slate import SlateError, load_slate
 from eyt_dagster.speech_eq import templates
 from eyt_dagster.speech_eq.generators import (
     DialogueReply,
@@ -24,10 +25,12 @@ from eyt_dagster.speech_eq.generators import (
     tone_selection_schema,
     tone_slots,
 )
+from eyt_dagster.speech_eq.prompts import SPEECH_PROMPT_KEYS, speech_prompts_path
 from eyt_dagster.speech_eq.vocabulary import VALENCES
-from resources.benchmark import BenchmarkResource
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
+from resources.model_access import ModelAccess
+from resources.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import serve
@@ -253,9 +256,9 @@ def test_speech_generator_config(tmp_path):
     speech = load_slate(ok).speech
     assert speech.text_model("generator").id == "gen" and speech.text_model("validator").id == "check"
     assert speech.text_model("tone_judge") is None  # the embedded template rule
-    gen = BenchmarkResource(slate_path=str(ok), data_dir=str(tmp_path)).speech_generator()
+    gen = SpeechRoles(ModelAccess(slate_path=str(ok), data_dir=str(tmp_path))).speech_generator()
     assert isinstance(gen, LLMSpeechGenerator) and gen.validator_name == "check" and gen.judge_name.endswith("rule")
-    default = BenchmarkResource(slate_path=str(write_slate(tmp_path)), data_dir=str(tmp_path)).speech_generator()
+    default = ModelAccess(slate_path=str(write_slate(tmp_path)), data_dir=str(tmp_path)).speech_generator()
     assert isinstance(default, TemplateGenerator)
     for speech, message in (
         ({"generator": "missing"}, "speech.generator: 'missing' is neither"),

@@ -10,7 +10,9 @@ import pytest
 
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
-from resources.benchmark import BenchmarkResource
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
+from resources.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import chat_completion, error_response, serve
@@ -65,13 +67,13 @@ def answered(tmp_path):
                 remote(server, "oracle", speech_input="oracle_text"),
             ],
         )
-        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         rows = {}
         for target in ("cascade-num", "cascade-des", "oracle"):
             before = len(requests)
             rows[target] = evaluate_items(
                 [item],
-                eyt.speech_target(target),
+                SpeechRoles(eyt).speech_target(target),
                 conditions={"default": system_prompt("default")},
                 seed=7,
                 both_orders=False,
@@ -111,11 +113,11 @@ def test_oracle_reads_the_tone_instructions_and_is_scored(answered):
 
 def test_a_speech_only_target_cannot_run_eyt_and_vice_versa(answered, tmp_path):
     slate = write_slate(tmp_path)
-    eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+    eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
     with pytest.raises(ValueError, match="does not run speech_eq"):
-        eyt.speech_target("reflective-baseline")
+        SpeechRoles(eyt).speech_target("reflective-baseline")
     with pytest.raises(ValueError, match="does not run eyt_bench"):
-        eyt.target("random-chooser-baseline")
+        EytRoles(eyt).target("random-chooser-baseline")
 
 
 def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
@@ -125,8 +127,8 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     import pandas as pd
     from dagster import DagsterInstance, build_asset_context
 
+    from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
     from assets.speech_eq.slm_choices import slm_choices
-    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
     from eyt_dagster.speech_eq.cues import cues_from_dimensions
     from eyt_dagster.speech_eq.release_format import item_rows
     from resources.emotion_regression import DimensionalEmotionModel
@@ -159,7 +161,7 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
                 remote(server, "vad-des", speech_input="cascaded", cascade={**cascade, "cues": "emo_des"}),
             ],
         )
-        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["vad-num", "vad-des"])
         frames = {}
         for target in ("vad-num", "vad-des"):
@@ -218,7 +220,7 @@ def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp
     directly, and the rerun sends byte-identical prompts: every round is served from the call cache."""
     from dagster import DagsterInstance
 
-    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+    from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
     from eyt_dagster.speech_eq.cues import emo_des, emo_num
     from resources.voice_measures import VOICE_MEASURES, voice_measures
 
@@ -242,7 +244,7 @@ def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp
         )
 
         def resource():
-            return BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+            return ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
 
         eyt = resource()
         steps = {}
@@ -281,7 +283,7 @@ def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
 
     from dagster import DagsterInstance
 
-    from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION
+    from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
     from resources.voice_measures import VOICE_MEASURES
 
     good, bad = make_item(tmp_path / "clips"), make_item(tmp_path / "clips", dataset_id="item-2")
@@ -293,7 +295,7 @@ def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
         slate = write_slate(
             tmp_path, targets=[BASELINE_TARGET, remote(server, "casc", speech_input="cascaded", max_concurrency=4)]
         )
-        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         rows, meta = choices_step(eyt, instance, "casc", [good, bad])
     failed, answered = rows[rows["item_id"] == "item-2"], rows[rows["item_id"] == "item-1"]
     assert len(failed) > 0 and failed["error"].notna().all() and failed["correct"].isna().all()
@@ -342,10 +344,10 @@ def run_scripted(tmp_path, first_round1, reask):
                 remote(server, "oracle", speech_input="oracle_text", parse_retries=1, max_retries=0),
             ],
         )
-        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         rows = evaluate_items(
             [item],
-            eyt.speech_target("oracle"),
+            SpeechRoles(eyt).speech_target("oracle"),
             conditions={"default": system_prompt("default")},
             seed=7,
             both_orders=False,
@@ -444,10 +446,10 @@ def test_short_reply_format_is_a_setting(tmp_path):
                 remote(server, "oracle", speech_input="oracle_text"),
             ],
         )
-        eyt = BenchmarkResource(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
         rows = evaluate_items(
             [item],
-            eyt.speech_target("oracle"),
+            SpeechRoles(eyt).speech_target("oracle"),
             conditions={"default": system_prompt("default")},
             seed=7,
             both_orders=False,
@@ -464,7 +466,7 @@ def test_short_reply_format_is_a_setting(tmp_path):
 def test_the_slate_chooses_the_reply_format(tmp_path):
     import yaml
 
-    from eyt_dagster.core.slate import SlateError, load_slate
+    from eyt_dagster.slate import SlateError, load_slate
 
     path = write_slate(tmp_path)
     assert load_slate(path).speech.evaluation.reply_format == "paper"

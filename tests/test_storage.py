@@ -18,9 +18,10 @@ import pandas as pd
 import pytest
 from dagster import DagsterInstance, StaticPartitionsDefinition, asset, materialize
 
+from eyt_dagster.definitions import Warehouse
 from resources.data_paths import relative_path_columns, resolve_path_columns
 from resources.tts import store_clip
-from resources.warehouse import WarehouseIOManager, connect, store_frame
+from resources.warehouse import connect, store_frame
 from resources.warehouse_files import decode_value, encode_value, partition_file, table_dir, warehouse_root, write_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +40,7 @@ def write_slot(database: str, slot: str, n: int, version: int) -> bool:
     return materialize(
         [slots],
         partition_key=slot,
-        resources={"io_manager": WarehouseIOManager(database=database)},
+        resources={"io_manager": Warehouse(database=database)},
         instance=DagsterInstance.ephemeral(),
         raise_on_error=False,
     ).success
@@ -301,7 +302,7 @@ def test_a_write_records_the_query_that_reads_it(tmp_path):
     result = materialize(
         [slots],
         partition_key="p3",
-        resources={"io_manager": WarehouseIOManager(database=str(database))},
+        resources={"io_manager": Warehouse(database=str(database))},
         instance=DagsterInstance.ephemeral(),
     )
     query = next(m for m in result.asset_materializations_for_node("s__slots")).metadata["Query"].value

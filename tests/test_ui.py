@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from eyt_dagster.core.slate import default_slate_path
+from eyt_dagster.slate import default_slate_path
 
 from conftest import write_slate
 from ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group

@@ -13,8 +13,8 @@ from dagster import (
     materialize,
 )
 
-from eyt_dagster.core import table_registry
-from resources.warehouse import WarehouseIOManager
+from eyt_dagster import table_registry
+from eyt_dagster.definitions import Warehouse
 
 MODELS = DynamicPartitionsDefinition(name="test_models")
 CELLS = MultiPartitionsDefinition({"model": MODELS, "pool": StaticPartitionsDefinition(["a", "b"])})
@@ -58,8 +58,8 @@ def test_dynamic_multi_partitions_store_and_load(tmp_path):
     db = str(tmp_path / "w.duckdb")
     for model in ("m1", "m2"):
         key = MultiPartitionKey({"model": model, "pool": "a"})
-        assert run([cells, summary], WarehouseIOManager(database=db), instance, key, [cells]).success
-    assert run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary]).success
+        assert run([cells, summary], Warehouse(database=db), instance, key, [cells]).success
+    assert run([cells, summary], Warehouse(database=db), instance, selection=[summary]).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT n FROM s.summary").fetchone() == (2,)
 
@@ -76,8 +76,8 @@ def test_partitioned_table_gains_a_new_column(tmp_path):
         return grows
 
     instance = DagsterInstance.ephemeral()
-    assert run([version(["x"])], WarehouseIOManager(database=db), instance, "a").success
-    assert run([version(["x", "y"])], WarehouseIOManager(database=db), instance, "b").success
+    assert run([version(["x"])], Warehouse(database=db), instance, "a").success
+    assert run([version(["x", "y"])], Warehouse(database=db), instance, "b").success
     with duckdb.connect(db, read_only=True) as con:
         rows = con.execute("SELECT pool, x, y FROM s.grows ORDER BY pool").fetchall()
     assert rows == [("a", 1.5, None), ("b", 1.5, 1.5)]
@@ -87,13 +87,11 @@ def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_e
     db = str(tmp_path / "w.duckdb")
 
     instance = DagsterInstance.ephemeral()
-    assert run([version(pd.DataFrame({"a": [1]}))], WarehouseIOManager(database=db), instance).success
-    assert run([version(pd.DataFrame({"b": ["x"], "a": [2]}))], WarehouseIOManager(database=db), instance).success
+    assert run([version(pd.DataFrame({"a": [1]}))], Warehouse(database=db), instance).success
+    assert run([version(pd.DataFrame({"b": ["x"], "a": [2]}))], Warehouse(database=db), instance).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT b, a FROM s.report").fetchall() == [("x", 2)]
-    assert run(
-        [version(pd.DataFrame({"c": pd.Series([], dtype="float64")}))], WarehouseIOManager(database=db), instance
-    ).success
+    assert run([version(pd.DataFrame({"c": pd.Series([], dtype="float64")}))], Warehouse(database=db), instance).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM s.report").fetchone() == (0,)
         assert [r[0] for r in con.execute("DESCRIBE s.report").fetchall()] == ["c"]
@@ -103,10 +101,8 @@ def test_an_empty_report_replaces_the_previous_rows(tmp_path):
     db = str(tmp_path / "w.duckdb")
 
     instance = DagsterInstance.ephemeral()
-    assert run([version(pd.DataFrame({"a": [1, 2]}))], WarehouseIOManager(database=db), instance).success
-    assert run(
-        [version(pd.DataFrame({"a": pd.Series([], dtype="int64")}))], WarehouseIOManager(database=db), instance
-    ).success
+    assert run([version(pd.DataFrame({"a": [1, 2]}))], Warehouse(database=db), instance).success
+    assert run([version(pd.DataFrame({"a": pd.Series([], dtype="int64")}))], Warehouse(database=db), instance).success
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM s.report").fetchone() == (0,)
 
@@ -147,7 +143,7 @@ def test_column_types_come_from_the_contract_not_from_the_first_frame(tmp_path, 
         "c": pd.DataFrame({"pool": pd.Series([], dtype=object)}),  # an empty partition: declared columns only
     }
     for pool in ("a", "b", "c"):
-        assert run([pool_asset(frames)], WarehouseIOManager(database=db), instance, pool).success, pool
+        assert run([pool_asset(frames)], Warehouse(database=db), instance, pool).success, pool
     assert column_types(db, "typed") == {
         "pool": "VARCHAR",
         "turn": "BIGINT",
@@ -170,7 +166,7 @@ def test_a_table_without_a_contract_stores_an_all_missing_column_as_text(tmp_pat
         "b": pd.DataFrame({"pool": ["b"], "error": ["boom"]}),
     }
     for pool in ("a", "b"):
-        assert run([pool_asset(frames, "loose")], WarehouseIOManager(database=db), instance, pool).success, pool
+        assert run([pool_asset(frames, "loose")], Warehouse(database=db), instance, pool).success, pool
     assert column_types(db, "loose")["error"] == "VARCHAR"
 
 
@@ -182,7 +178,7 @@ def test_a_column_an_older_warehouse_stored_as_null_gets_its_contract_type(tmp_p
         con.execute("CREATE TABLE s.typed AS SELECT 'a' AS pool, NULL AS error")
     assert column_types(db, "typed")["error"] == '"NULL"'
     frames = {"b": pd.DataFrame({"pool": ["b"], "error": ["ValueError: bad reply"]})}
-    assert run([pool_asset(frames)], WarehouseIOManager(database=db), DagsterInstance.ephemeral(), "b").success
+    assert run([pool_asset(frames)], Warehouse(database=db), DagsterInstance.ephemeral(), "b").success
     assert column_types(db, "typed")["error"] == "VARCHAR"
 
 
@@ -191,12 +187,12 @@ def test_a_write_that_fails_keeps_the_partition_s_previous_rows(tmp_path, monkey
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
     assert run(
-        [pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [1.0]})})], WarehouseIOManager(database=db), instance, "a"
+        [pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [1.0]})})], Warehouse(database=db), instance, "a"
     ).success
     # a column the contract does not declare: refused after the partition's rows were deleted, so rolled back
     bad = run(
         [pool_asset({"a": pd.DataFrame({"pool": ["a"], "x": [2.0], "undeclared": [1]})})],
-        WarehouseIOManager(database=db),
+        Warehouse(database=db),
         instance,
         "a",
     )
@@ -215,15 +211,15 @@ def test_a_failed_load_closes_its_connection(tmp_path):
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("test_models", ["m1"])
-    first = run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary])
+    first = run([cells, summary], Warehouse(database=db), instance, selection=[summary])
     assert not first.success  # s.cells was never written: loading it fails
     with duckdb.connect(db, read_only=True) as con:
         assert con.execute("SELECT 1").fetchone() == (1,)
     failure = next(e for e in first.all_events if e.event_type_value == "STEP_FAILURE")
     assert "s.cells is not in the warehouse yet" in str(failure.event_specific_data.error)
     key = MultiPartitionKey({"model": "m1", "pool": "a"})
-    assert run([cells, summary], WarehouseIOManager(database=db), instance, key, [cells]).success
-    assert run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary]).success
+    assert run([cells, summary], Warehouse(database=db), instance, key, [cells]).success
+    assert run([cells, summary], Warehouse(database=db), instance, selection=[summary]).success
 
 
 def test_every_contract_maps_to_duckdb_and_arrow_types():

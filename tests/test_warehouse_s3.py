@@ -13,7 +13,8 @@ import s3fs
 from dagster import DagsterInstance, MultiPartitionKey, asset
 from test_warehouse import CELLS, cells, run, summary
 
-from resources.warehouse import WarehouseIOManager, connect, read_partition
+from eyt_dagster.definitions import Warehouse
+from resources.warehouse import connect, read_partition
 from resources.warehouse_files import WAREHOUSE_URL_ENV, is_remote, warehouse_root
 
 
@@ -74,13 +75,13 @@ def test_partitions_are_written_to_and_read_from_the_bucket(tmp_path, s3) -> Non
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("test_models", ["m1", "m2"])
     for model in ("m1", "m2"):
-        assert run([cells, summary], WarehouseIOManager(database=db), instance, cell(model, "a"), [cells]).success
+        assert run([cells, summary], Warehouse(database=db), instance, cell(model, "a"), [cells]).success
     assert "wh/s/cells/model=m1/pool=a/part.parquet" in keys(s3)
     assert "wh/s/cells/model=m2/pool=a/part.parquet" in keys(s3)
     assert not (tmp_path / "warehouse").exists()  # nothing of the warehouse on the local disk
 
     # the downstream asset reads both partitions from the bucket, and writes its own table there
-    assert run([cells, summary], WarehouseIOManager(database=db), instance, selection=[summary]).success
+    assert run([cells, summary], Warehouse(database=db), instance, selection=[summary]).success
     assert "wh/s/summary/data.parquet" in keys(s3)
     with connect(tmp_path / "w.duckdb") as con:  # the views, with the bucket's filesystem registered
         assert con.execute("SELECT n FROM s.summary").fetchone() == (2,)
@@ -99,9 +100,9 @@ def test_a_rewritten_partition_replaces_its_object_whole(tmp_path, s3) -> None:
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("test_models", ["m1"])
-    assert run([cells_with(1)], WarehouseIOManager(database=db), instance, cell("m1", "b")).success
+    assert run([cells_with(1)], Warehouse(database=db), instance, cell("m1", "b")).success
     before = keys(s3)
-    assert run([cells_with(3)], WarehouseIOManager(database=db), instance, cell("m1", "b")).success
+    assert run([cells_with(3)], Warehouse(database=db), instance, cell("m1", "b")).success
     assert keys(s3) == before  # the same object, replaced: no temporary or second object left
     frame = read_partition("s.cells", {"pool": "b"}, tmp_path / "w.duckdb")
     assert frame["x"].tolist() == [3.0, 3.0, 3.0] and set(frame["model"]) == {"m1"}
@@ -111,7 +112,7 @@ def test_a_reader_without_the_filesystem_is_told_what_it_needs(tmp_path, s3) -> 
     db = tmp_path / "w.duckdb"
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("test_models", ["m1"])
-    assert run([cells], WarehouseIOManager(database=str(db)), instance, cell("m1", "a")).success
+    assert run([cells], Warehouse(database=str(db)), instance, cell("m1", "a")).success
     # a plain DuckDB connection (no fsspec filesystem, no httpfs extension offline) cannot read the s3:// view
     with duckdb.connect(str(db), read_only=True) as con, pytest.raises(duckdb.Error):
         con.execute("SELECT count(*) FROM s.cells").fetchall()

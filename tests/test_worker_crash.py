@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from eyt_dagster.core.slate import PoolSource, default_slate_path
-from eyt_dagster.ops.dead_runs import PID_TAG, process_alive
+from eyt_dagster.eyt_bench.settings import PoolSource
+from eyt_dagster.slate import default_slate_path
 from resources.persona_sources import load_pool_records
+from resources.processes import PID_TAG, process_alive
 
 from conftest import write_slate
 from openai_stub_server import serve

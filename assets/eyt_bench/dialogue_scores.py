@@ -4,11 +4,11 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
+from assets.eyt_bench.partitions import target_pool_partitions
 from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues, score_dialogues
 from eyt_dagster.eyt_bench.judging import failed_verdicts_message
 from eyt_dagster.eyt_bench.table_contracts import DialogueScoresFrame, conform_table
-from eyt_dagster.partitions import target_pool_partitions
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 
@@ -27,7 +27,7 @@ LOGIC_VERSION = "2"
 )
 def dialogue_scores(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     dialogue_turns: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,

@@ -3,16 +3,16 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, progress_logger, stats_metadata, table_output
-from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_types import CallStats, ChatSeed
-from eyt_dagster.eyt_bench.dialogue_loop import Turn, run_dialogues
+from assets._output import now_utc, progress_logger, stats_metadata, table_of, table_output
+from assets.eyt_bench.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
+from eyt_dagster.eyt_bench.dialogue_loop import Turn
+from eyt_dagster.eyt_bench.dialogue_turns import play_cell
 from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
+from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
-from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
-from eyt_dagster.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
-from resources.benchmark import BenchmarkResource
-from resources.embedding_queue import QUEUE, hand_over
+from eyt_dagster.eyt_bench.types import ChatSeed
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
@@ -28,70 +28,47 @@ PROMPT_HASH = prompt_hash("simulator", "perception", "target")
     code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
     pool=SIMULATOR_POOL,
 )
-def dialogue_turns(
-    context: AssetExecutionContext, eyt: BenchmarkResource, chat_seeds: pd.DataFrame
-) -> Output[pd.DataFrame]:
+def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame) -> Output[pd.DataFrame]:
     """Every ChatSEED of the pool played out between the simulator and the target, one row per turn."""
     keys = context.partition_key.keys_by_dimension
     target_id, pool = keys["target"], keys["pool"]
-    slate = eyt.slate
-    simulator, target = eyt.simulator(context.run_id), eyt.target(target_id, context.run_id)
-    seeds = [seed_from_row(r) for r in chat_seeds[chat_seeds["error"].isna()].to_dict("records")]
-    if len(seeds) < len(chat_seeds):
-        context.log.warning(
-            f"{len(chat_seeds) - len(seeds)} of {len(chat_seeds)} ChatSEEDs of pool {pool} failed and "
-            "have no dialogue; see dialogue.chat_seeds.error and rerun chat_seeds to retry them"
-        )
-
-    report = progress_logger(context, lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})")
-
-    # Dialogues under way: enough to fill the target's and the simulator's budgets at once (a dialogue waits on
-    # one of them at a time); each endpoint's gate caps what reaches it (resources/endpoint_gates.py).
-    t_ref = slate.target(target_id)
-    workers = t_ref.max_concurrency + (0 if slate.simulator.is_baseline else slate.simulator.max_concurrency)
+    slate, roles = eyt.slate, EytRoles(eyt)
+    simulator, target = roles.simulator(context.run_id), roles.target(target_id, context.run_id)
     # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity
     # finds most of its vectors ready: the encoding overlaps this step's waits on the endpoints
-    QUEUE.forget()
+    embeddings = eyt.early_embeddings(slate.embedding_model)
+    embeddings.forget()
 
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
-        hand_over(turn_intent_texts(seed, turn), slate.embedding_model, cache=eyt.embedding_cache)
+        embeddings.hand_over(turn_intent_texts(seed, turn))
 
-    results = run_dialogues(
-        seeds, simulator, target, slate.t_max, max_workers=workers, on_done=report, on_turn=encode_early
+    cell = play_cell(
+        chat_seeds,
+        simulator,
+        target,
+        target_ref=slate.target(target_id),
+        simulator_ref=slate.simulator,
+        pool=pool,
+        cell=str(context.partition_key),
+        t_max=slate.t_max,
+        prompt_hash=PROMPT_HASH,
+        slate_seed=slate.seed,
+        on_done=progress_logger(
+            context, lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})"
+        ),
+        on_turn=encode_early,
     )
-    rows = [row for result in results for row in turn_rows(result, target_id)]
-    df = pd.DataFrame(rows, columns=[*TURN_COLUMNS, *stat_column_names("target_", "simulator_")])
-    df["simulator"] = simulator.model_id
-    df["target_model"] = slate.target(target_id).model
-    df["prompt_hash"] = PROMPT_HASH
-    df["slate_seed"] = slate.seed
+    for warning in cell.warnings:
+        context.log.warning(warning)
+    df = cell.rows
     df["created_at"] = now_utc()
-    target_stats = sum((t.target_stats for r in results for t in r.turns), CallStats())
-    simulator_stats = sum((t.simulator_stats for r in results for t in r.turns), CallStats())
-    failed = [r for r in results if r.error]
-    finished = len(results) - len(failed)
-    if failed:
-        first = failed[0]
-        assert first.error is not None  # `failed` holds the results with an error
-        context.log.warning(
-            f"{finished} of {len(results)} dialogues finished in {context.partition_key}; see "
-            f"dialogue.dialogue_turns.error (rows with turn 0; the answered turns of an unfinished dialogue are kept "
-            f"with complete = false and left out of every metric). First: {first.seed.seed_id} after "
-            f"{len(first.turns)} turn(s): {first.error[:300]}. Rerun the partition to finish them: answered calls "
-            "come from the call cache."
-        )
-    answered = df[(df["turn"] > 0) & df["complete"].astype(bool)]
     return table_output(
-        conform_table(df, "dialogue.dialogue_turns"),
-        dialogues=len(results),
-        finished_dialogues=finished,
-        failed_dialogues=len(failed),
-        failed_seed_ids=", ".join(r.seed.seed_id for r in failed[:5]),
-        mean_turns=float(answered.groupby("seed_id")["turn"].max().mean()) if len(answered) else 0.0,
+        conform_table(df, table_of(context)),
+        **cell.summary(),
         target_model=slate.target(target_id).model,
         simulator=simulator.model_id,
         baseline=slate.target(target_id).is_baseline,
         prompt_hash=PROMPT_HASH,
-        **stats_metadata("target", target_stats),
-        **stats_metadata("simulator", simulator_stats),
+        **stats_metadata("target", cell.target_stats),
+        **stats_metadata("simulator", cell.simulator_stats),
     )

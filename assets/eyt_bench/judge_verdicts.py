@@ -4,6 +4,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_output
+from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
     TURN_PROMPT_HASH,
@@ -13,8 +14,8 @@ from eyt_dagster.eyt_bench.judging import (
     run_judges,
 )
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
-from eyt_dagster.partitions import JUDGE_POOL, by_pool, target_pool_partitions
-from resources.benchmark import BenchmarkResource
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
 _INS = {
@@ -25,7 +26,7 @@ _PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
 
 
 def _verdicts(
-    context: AssetExecutionContext, eyt: BenchmarkResource, judges: list, dialogues: list, *, final: bool
+    context: AssetExecutionContext, eyt: ModelAccess, judges: list, dialogues: list, *, final: bool
 ) -> pd.DataFrame:
     """The verdict table of these dialogues, with progress to the run log."""
     what = "final verdicts" if final else "turn verdicts"
@@ -55,10 +56,10 @@ def _verdicts(
     pool=JUDGE_POOL,
 )
 def judge_verdicts(
-    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
-    judges = eyt.judges(context.run_id)
+    judges = EytRoles(eyt).judges(context.run_id)
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
     df = _verdicts(context, eyt, judges, dialogues, final=False)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
@@ -82,10 +83,10 @@ def judge_verdicts(
     pool=JUDGE_POOL,
 )
 def final_intent_verdicts(
-    context: AssetExecutionContext, eyt: BenchmarkResource, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
-    judges = eyt.judges(context.run_id)
+    judges = EytRoles(eyt).judges(context.run_id)
     df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True)
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()

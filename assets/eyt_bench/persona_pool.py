@@ -4,13 +4,12 @@ import numpy as np
 import pandas as pd
 from dagster import AssetExecutionContext, Output, asset
 
-from assets._output import now_utc, table_output
-from eyt_dagster.eyt_bench.sampling import draw_pool, evaluation_order
+from assets._output import now_utc, table_of, table_output
+from assets.eyt_bench.partitions import pool_partitions
+from eyt_dagster.eyt_bench.persona_pool import sample_pool
 from eyt_dagster.eyt_bench.table_contracts import PersonaPoolFrame, conform_table
-from eyt_dagster.eyt_bench.table_rows import persona_rows
-from eyt_dagster.partitions import pool_partitions
-from resources.benchmark import BenchmarkResource
 from resources.embeddings import embed_with_stats
+from resources.model_access import ModelAccess
 from resources.persona_sources import load_pool_records
 
 LOGIC_VERSION = "1"
@@ -24,7 +23,7 @@ LOGIC_VERSION = "1"
     metadata={"partition_expr": "pool"},
     code_version=LOGIC_VERSION,
 )
-def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+def persona_pool(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
     """Personas of one pool: near-duplicates (cosine >= threshold) removed, up to `pool_size` sampled with
     the seed (Pool A stratified by occupation group x age bucket), in a seeded evaluation order."""
     slate, pool = eyt.slate, context.partition_key
@@ -35,22 +34,18 @@ def persona_pool(context: AssetExecutionContext, eyt: BenchmarkResource) -> Outp
         context.log.info(f"embeddings: {stats}")
         return vectors
 
-    chosen, dedup = draw_pool(
-        records, slate.pool_size, slate.seed, slate.dedup_threshold, embed=embed, stratified=(pool == "nemotron_usa")
+    sample = sample_pool(
+        records, pool, pool_size=slate.pool_size, seed=slate.seed, dedup_threshold=slate.dedup_threshold, embed=embed
     )
-    df = persona_rows(chosen)
-    df["sample_rank"] = evaluation_order(len(df), slate.seed, pool)
-    df = df.sort_values("sample_rank").reset_index(drop=True)
+    df = sample.rows
     df["created_at"] = now_utc()
-    context.log.info(
-        f"{pool}: read {len(records)} from {where}, {len(dedup.duplicate_of)} near-duplicates dropped, "
-        f"{len(df)} sampled"
-    )
+    dropped = len(sample.dedup.duplicate_of)
+    context.log.info(f"{pool}: read {len(records)} from {where}, {dropped} near-duplicates dropped, {len(df)} sampled")
     return table_output(
-        conform_table(df, "dialogue.persona_pool"),
+        conform_table(df, table_of(context)),
         source=where,
         read=len(records),
-        near_duplicates_dropped=len(dedup.duplicate_of),
+        near_duplicates_dropped=dropped,
         sampled=len(df),
         embedding_model=slate.embedding_model,
     )

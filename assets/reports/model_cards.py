@@ -13,8 +13,8 @@ from eyt_dagster.core.storage_types import conform
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS, build_model_cards
 from eyt_dagster.reporting.plots import png_markdown
-from eyt_dagster.reporting.report_sources import CARD_READS, card_inputs
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
+from resources.report_reads import CARD_READS, card_inputs
 
 LOGIC_VERSION = "1"
 BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE_POINTS}."
@@ -26,7 +26,7 @@ BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE
     code_version=LOGIC_VERSION,
     deps=[AssetKey(name.split(".")) for name in CARD_READS],
 )
-def model_cards(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+def model_cards(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
     """One row per model id over both benchmarks: EYT-Bench headline metrics per pool and pooled, SpeechEQ
     Acc1 / Acc2 / Acc_traj / SEQ with the cohort, 95% intervals, cost and latency per benchmark, the model
     fingerprint and prompt hashes. A benchmark the model did not run leaves its columns NULL."""

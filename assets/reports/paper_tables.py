@@ -9,8 +9,8 @@ from dagster import AssetIn, MetadataValue, Output, asset
 from assets._output import table_output
 from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting import table_formats as tf
-from eyt_dagster.reporting.report_sources import code_version, read_tables
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
+from resources.report_reads import code_version, read_tables
 
 LOGIC_VERSION = "1"
 EXPORT_DIR = "exports"
@@ -24,7 +24,7 @@ _DEPS = [name for name in pt.SOURCE_TABLES if name != "reports.model_cards"]
     ins={"model_cards": AssetIn(key=["reports", "model_cards"])},
     deps=[name.split(".") for name in _DEPS],
 )
-def paper_tables(eyt: BenchmarkResource, model_cards: pd.DataFrame) -> Output[pd.DataFrame]:
+def paper_tables(eyt: ModelAccess, model_cards: pd.DataFrame) -> Output[pd.DataFrame]:
     """The papers' tables from the warehouse, one file per table and format; the same warehouse gives
     byte-identical files (sorted rows, fixed decimals, no timestamps)."""
     sources = {**read_tables(eyt.warehouse, _DEPS), "reports.model_cards": model_cards}

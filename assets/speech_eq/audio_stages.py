@@ -8,16 +8,17 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
 from assets._output import now_utc, progress_logger, table_output
-from eyt_dagster.partitions import subscale_partitions
+from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.speech_eq.build import build_item, contrast_row
 from eyt_dagster.speech_eq.contrast import ContrastThresholds, contrast_score
 from eyt_dagster.speech_eq.item_types import Line, Scenario
 from eyt_dagster.speech_eq.release_format import clip_rows, item_rows
 from eyt_dagster.speech_eq.vocabulary import TEST_TURNS
 from resources.audio_features import clip_features
-from resources.benchmark import BenchmarkResource
 from resources.data_paths import relative_path_columns
+from resources.model_access import ModelAccess
 from resources.speech_release import import_released
+from resources.speech_roles import SpeechRoles
 from resources.tts import store_clip
 
 LOGIC_VERSION = "1"
@@ -47,7 +48,7 @@ def _out(description: str) -> AssetOut:
 )
 def speech_audio(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     scenarios: pd.DataFrame,
     dialogues: pd.DataFrame,
     tone_instructions: pd.DataFrame,
@@ -59,7 +60,7 @@ def speech_audio(
     if settings.source == "released":
         yield from _import_subscale(context, Path(str(settings.released_path)), slug, thresholds)
         return
-    tts = eyt.tts()
+    tts = SpeechRoles(eyt).tts()
     context_tones = tone_instructions[tone_instructions["accepted"] & (tone_instructions["persona_kind"] == "context")]
     if "accepted" in dialogues.columns:  # rejected dialogue versions stay in the table as a record only
         dialogues = dialogues[dialogues["accepted"]]

@@ -6,15 +6,17 @@ import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, progress_logger, table_output
-from eyt_dagster.core.prompts import SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
-from eyt_dagster.core.slate import TargetRef
-from eyt_dagster.partitions import speech_target_partitions
+from assets.speech_eq.partitions import speech_target_partitions
+from eyt_dagster.core.prompts import prompt_hash
+from eyt_dagster.slate import TargetRef
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
+from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
 from eyt_dagster.speech_eq.release_format import item_from_rows
 from eyt_dagster.speech_eq.table_contracts import SLM_CHOICE_COLUMNS, SlmChoicesFrame, coerce_slm_choices
-from resources.benchmark import BenchmarkResource
 from resources.data_paths import resolve_path_columns
+from resources.model_access import ModelAccess
+from resources.speech_roles import SpeechRoles
 
 LOGIC_VERSION = "3"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns
 
@@ -40,12 +42,12 @@ def eval_prompt_hash() -> str:
     metadata={"partition_expr": "target"},
     code_version=f"{LOGIC_VERSION}-{eval_prompt_hash()}",
 )
-def slm_choices(context: AssetExecutionContext, eyt: BenchmarkResource, eq_items: pd.DataFrame) -> Output[pd.DataFrame]:
+def slm_choices(context: AssetExecutionContext, eyt: ModelAccess, eq_items: pd.DataFrame) -> Output[pd.DataFrame]:
     """One row per item x round x condition x option order x inference mode: the option the target chose,
     the correct one, whether the reply parsed, and what the call cost."""
     target_id, slate = context.partition_key, eyt.slate
     ref, settings = slate.target(target_id), slate.speech.evaluation
-    chooser = eyt.speech_target(target_id, context.run_id)
+    chooser = SpeechRoles(eyt).speech_target(target_id, context.run_id)
     clips = resolve_path_columns(eq_items, eyt.data_dir)  # stored relative to the data directory
     items = [item_from_rows(row) for row in clips.sort_values("dataset_id").to_dict("records")]
     conditions = {name: system_prompt(name) for name in settings.conditions}

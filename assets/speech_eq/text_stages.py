@@ -27,8 +27,8 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_output
+from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
-from eyt_dagster.partitions import subscale_partitions
 from eyt_dagster.speech_eq.generators import SpeechGenerator, speech_prompt_hash
 from eyt_dagster.speech_eq.item_types import Line, Scenario
 from eyt_dagster.speech_eq.table_contracts import (
@@ -45,7 +45,8 @@ from eyt_dagster.speech_eq.text_attempts import (
     tone_slots_of,
 )
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
+from resources.speech_roles import SpeechRoles
 
 LOGIC_VERSION = "2"
 PROMPTS = {
@@ -135,10 +136,10 @@ SCENARIO_COLUMNS = _columns(SCENARIOS_COLUMNS)
 
 
 @asset(**_speech("scenarios"))
-def scenarios(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+def scenarios(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
     """Scenarios for one subscale: `items_per_valence` per valence, with two dissonant personas each."""
     settings, slug = eyt.slate.speech, context.partition_key
-    generator = eyt.speech_generator(context.run_id)
+    generator = SpeechRoles(eyt).speech_generator(context.run_id)
     jobs = [(valence, index) for valence in settings.valences for index in range(settings.items_per_valence)]
     if settings.source == "released":  # items come from the released layout (speech_audio imports them)
         context.log.info(f"speech.source is 'released': no scenarios are generated for {slug}")
@@ -176,10 +177,10 @@ DIALOGUE_COLUMNS = _columns(DIALOGUES_COLUMNS)
 
 
 @asset(**_speech("dialogues"), ins=_ins("scenarios"))
-def dialogues(context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame) -> Output[pd.DataFrame]:
+def dialogues(context: AssetExecutionContext, eyt: ModelAccess, scenarios: pd.DataFrame) -> Output[pd.DataFrame]:
     """Six turns per scenario; the test subject's turns 4 and 6 must read plausibly in either tone. A validator
     checks that; a version it rejects is kept (accepted = false) and the dialogue regenerated, at most twice."""
-    generator = eyt.speech_generator(context.run_id)
+    generator = SpeechRoles(eyt).speech_generator(context.run_id)
 
     def make(item: tuple[str, Scenario]) -> tuple[list[DialogueVersion], list[str]]:
         return dialogue_versions(generator, *item)
@@ -224,13 +225,13 @@ TONE_COLUMNS = _columns(TONE_INSTRUCTIONS_COLUMNS)
 
 @asset(**_speech("tone_instructions"), ins=_ins("scenarios", "dialogues"))
 def tone_instructions(
-    context: AssetExecutionContext, eyt: BenchmarkResource, scenarios: pd.DataFrame, dialogues: pd.DataFrame
+    context: AssetExecutionContext, eyt: ModelAccess, scenarios: pd.DataFrame, dialogues: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """One vocal instruction per context turn and three for turns 4 and 6; every attempt is a row, and an
     attempt using a bland word (or outside 8-15 words) is rejected with its reason and asked again."""
     settings = eyt.slate.speech
     bland = tuple(settings.bland_words or BLAND_WORDS)
-    generator = eyt.speech_generator(context.run_id)
+    generator = SpeechRoles(eyt).speech_generator(context.run_id)
     lines_of = _accepted_lines(dialogues)
     ask_again = 1 if generator.is_baseline else settings.max_tone_attempts  # the template answers the same
 
@@ -261,14 +262,14 @@ SELECTION_COLUMNS = _columns(TONE_SELECTION_COLUMNS)
 @asset(**_speech("tone_selection"), ins=_ins("scenarios", "dialogues", "tone_instructions"))
 def tone_selection(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     scenarios: pd.DataFrame,
     dialogues: pd.DataFrame,
     tone_instructions: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """For turns 4 and 6, the resonant option and the most dissonant one (an actively wrong emotion is
     preferred over a flat delivery), with the judge's reasoning."""
-    generator = eyt.speech_generator(context.run_id)
+    generator = SpeechRoles(eyt).speech_generator(context.run_id)
     lines_of = _accepted_lines(dialogues)
     accepted = tone_instructions[
         tone_instructions["accepted"].astype(bool) & tone_instructions["turn"].isin(list(TEST_TURNS))

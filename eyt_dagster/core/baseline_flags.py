@@ -4,11 +4,21 @@ with a judge: self-preference risk), and the note that says what a baseline row 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 import pandas as pd
 
-from eyt_dagster.core.slate import Slate
+from eyt_dagster.core.model_ref import ModelRef
+
+
+class Slate(Protocol):
+    """What the flags read from a slate: its targets and whether one shares a family with a judge."""
+
+    @property
+    def targets(self) -> Sequence[ModelRef]: ...
+    def self_preference_risk(self, target_id: str) -> bool: ...
+
 
 # What an embedded baseline is, as written into dialogue.leaderboard.target_kind and every note below.
 BASELINE_KIND = "embedded baseline (rule-based, not a language model)"

@@ -3,7 +3,7 @@ module maps those dtypes to DuckDB and Arrow types and casts a frame to its cont
 
 A table's types come from its contract, never from the first frame written: a column that happens to be
 all missing in the first write (an `error` column with no errors yet) would otherwise be stored with
-DuckDB's type NULL, and a later write with text in it would fail. See docs/eyt-metrics.md (storage).
+DuckDB's type NULL, and a later write with text in it would fail. See docs/storage.md#column-types-the-table-contracts.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ import pandas as pd
 import pyarrow as pa
 
 Columns = Mapping[str, str]  # column -> pandas dtype, in table order
+
+# The metadata entry holding the settings an asset read: on its definition, on each materialisation (the
+# warehouse IO manager copies it there) and on each settings observation (eyt_dagster/settings_sources.py).
+SETTINGS_KEY = "eyt/settings"
 
 # pandas dtype -> (DuckDB type, Arrow type). Nullable dtypes ("Int64", "boolean", "string") hold missing
 # values; "int64" / "bool" columns of a contract are never missing.

@@ -7,15 +7,15 @@ calls, and the prediction prompt is never part of the generation call's messages
 
 from __future__ import annotations
 
-from eyt_dagster.core.prompts import render
-from eyt_dagster.core.role_protocols import ChatClient, Messages
-from eyt_dagster.core.role_types import (
+from eyt_dagster.core.chat_protocol import ChatClient, Messages
+from eyt_dagster.core.replies import Reply
+from eyt_dagster.eyt_bench.prompts import render
+from eyt_dagster.eyt_bench.types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
     FinalVerdict,
     PersonaRecord,
-    Reply,
     SimulatorTurn,
     TurnScores,
     UserLabels,

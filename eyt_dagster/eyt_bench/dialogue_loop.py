@@ -1,6 +1,6 @@
 """Algorithm 1 of EYT-Bench: one multi-turn dialogue from a ChatSEED, and many of them in parallel.
 
-Pure logic: it drives a Simulator and a Target (eyt_dagster.core.role_protocols) and knows nothing of Dagster.
+Pure logic: it drives a Simulator and a Target (eyt_dagster/eyt_bench/role_protocols.py) and knows nothing of Dagster.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from eyt_dagster.core.errors import PER_ITEM_ERRORS, failure_kind
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.role_protocols import Simulator, Target
-from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, Reply, UserLabels
+from eyt_dagster.core.replies import CallStats, Reply
+from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
+from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, UserLabels
 
 ACHIEVED_TO_STOP = 2  # two consecutive `achieved` reports end the dialogue (Alg. 1, lines 8-9)
 DIALOGUE_ROLES = ("simulator", "target")  # the roles whose calls a dialogue makes (error_role of its error row)

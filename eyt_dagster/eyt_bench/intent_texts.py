@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from eyt_dagster.core.role_types import ChatSeed
 from eyt_dagster.eyt_bench.dialogue_loop import Turn
+from eyt_dagster.eyt_bench.types import ChatSeed
 
 
 def turn_intent_texts(seed: ChatSeed, turn: Turn) -> list[str]:

@@ -9,11 +9,11 @@ import pandas as pd
 
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.prompts import prompt_hash
-from eyt_dagster.core.role_protocols import Judge
-from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange
-from eyt_dagster.core.slate import Slate
+from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.role_protocols import Judge
+from eyt_dagster.eyt_bench.settings import EytSlate
 from eyt_dagster.eyt_bench.table_rows import (
     FINAL_COLUMNS,
     VERDICT_COLUMNS,
@@ -23,6 +23,7 @@ from eyt_dagster.eyt_bench.table_rows import (
     stat_column_names,
     verdict_row,
 )
+from eyt_dagster.eyt_bench.types import ChatSeed, Exchange
 
 Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
 # The judge prompts' hashes: part of the verdict assets' code versions and of every verdict row.
@@ -107,7 +108,7 @@ def failed_verdicts_message(df: pd.DataFrame, what: str, table: str, partition: 
 
 
 def run_judges(
-    slate: Slate,
+    slate: EytSlate,
     judges: list[Judge],
     dialogues: list[Dialogue],
     *,

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
-from eyt_dagster.core.slate import Slate
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
+from eyt_dagster.eyt_bench.settings import EytSlate
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
 from eyt_dagster.eyt_bench.unfinished import error_rows, failures_line
 
@@ -78,7 +78,7 @@ def _cells(scores: pd.DataFrame, turns: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def build_leaderboard(
-    slate: Slate, scores: pd.DataFrame, turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame
+    slate: EytSlate, scores: pd.DataFrame, turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame
 ) -> pd.DataFrame:
     """One row per target x pool present in `scores` or `turns`, with baseline and self-preference flags and
     costs. A cell none of whose dialogues finished has a row too: n_dialogues 0, its metrics missing, n_errors

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.core.role_types import PersonaRecord
+from eyt_dagster.eyt_bench.types import PersonaRecord
 
 NEMOTRON_SCHEMA = "Nemotron-Personas-USA"
 PERSONAMEM_SCHEMA = "PersonaMem-v2"

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from eyt_dagster.core.role_types import PersonaRecord
 from eyt_dagster.eyt_bench.personas import OTHER_GROUP
+from eyt_dagster.eyt_bench.types import PersonaRecord
 
 
 @dataclass(frozen=True)

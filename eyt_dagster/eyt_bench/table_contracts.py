@@ -180,7 +180,7 @@ LEADERBOARD_COLUMNS: Columns = {
     "slate": "string",
     **_CREATED,
 }
-# The report tables (assets/reports/eyt_analysis.py, judge_calibration.py). A target-level report ends with the
+# The report tables (assets/eyt_bench/eyt_analysis.py, judge_calibration.py). A target-level report ends with the
 # baseline flags (eyt_dagster/core/baseline_flags.py) and created_at; an empty report has the same columns.
 _FLAGS = {"is_baseline": "bool", "self_preference_risk": "bool"}
 

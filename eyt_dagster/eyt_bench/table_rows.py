@@ -7,9 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from eyt_dagster.core.role_types import CallStats, ChatSeed, Exchange, FinalVerdict, PersonaRecord, Reply, TurnScores
+from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, FinalVerdict, PersonaRecord, TurnScores
 
 LABEL_FIELDS = ("explicit_intent", "latent_intent", "emotion", "intent_description")
 

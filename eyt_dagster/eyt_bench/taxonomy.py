@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 POOLS: tuple[str, ...] = ("nemotron_usa", "personamem_v2")
+# Pools sampled by occupation group x age bucket (Pool A, whose records carry both); the others simply.
+STRATIFIED_POOLS: frozenset[str] = frozenset({"nemotron_usa"})
 
 ExplicitIntent = Literal[
     "information_seeking",

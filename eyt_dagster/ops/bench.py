@@ -36,8 +36,8 @@ from pathlib import Path
 
 import yaml
 
-from eyt_dagster.core.slate import default_slate_path
 from eyt_dagster.ops.bench_server import LatencyServer
+from eyt_dagster.slate import default_slate_path
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 
 EYT_STAGES = ("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")

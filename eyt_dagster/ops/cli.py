@@ -29,13 +29,13 @@ import signal
 import sys
 from pathlib import Path
 
-from eyt_dagster.core.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
 from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
+from eyt_dagster.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 
@@ -97,10 +97,11 @@ def _print_leaderboard() -> None:
     import duckdb
 
     from eyt_dagster.ops.terminal_board import leaderboard_text
+    from eyt_dagster.table_registry import catalog
     from resources.warehouse import connect
 
     try:
-        with connect() as con:
+        with connect(catalog=catalog()) as con:
             board = con.execute("SELECT * FROM dialogue.leaderboard ORDER BY pool, target").df()
     except (duckdb.CatalogException, duckdb.IOException):
         print("\nleaderboard: not written yet (the eyt_reports run did not finish)")
@@ -109,9 +110,12 @@ def _print_leaderboard() -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from eyt_dagster.core.prompts import PROMPT_KEYS, SPEECH_EVAL_PROMPT_KEYS, prompt_hash, speech_eval_prompts_path
+    from eyt_dagster.core.prompts import prompt_hash
+    from eyt_dagster.eyt_bench.prompts import PROMPT_KEYS, prompts_path
+    from eyt_dagster.ops.report_commands import report_html
     from eyt_dagster.reporting.html_report import write_report
-    from eyt_dagster.reporting.report_commands import report_html
+    from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
+    from eyt_dagster.table_registry import catalog
     from resources.warehouse import prepare, warehouse_path
 
     slate_path = slate_path_from_env()
@@ -119,8 +123,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not warehouse_path().exists():
         print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
         return 2
-    prepare(warehouse_path())
-    hashes = {key: prompt_hash(key) for key in PROMPT_KEYS}
+    prepare(warehouse_path(), catalog())
+    hashes = {key: prompt_hash(key, path=prompts_path()) for key in PROMPT_KEYS}
     hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
     html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
     print(f"wrote {write_report(args.out, html)}")
@@ -128,7 +132,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from eyt_dagster.reporting.report_commands import write_paper_tables
+    from eyt_dagster.ops.report_commands import write_paper_tables
     from resources.warehouse import warehouse_path
 
     slate = load_slate(slate_path_from_env())
@@ -143,10 +147,11 @@ def cmd_tables(args: argparse.Namespace) -> int:
 def _print_speech_summary() -> None:
     import duckdb
 
+    from eyt_dagster.table_registry import catalog
     from resources.warehouse import connect
 
     try:
-        with connect() as con:
+        with connect(catalog=catalog()) as con:
             summary = con.execute(
                 "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
                 "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
@@ -160,7 +165,7 @@ def _print_speech_summary() -> None:
     print(f"\nSpeechEQ items (text generator: {generators}; 'template-baseline' is an embedded baseline):")
     print(summary.to_string(index=False))
     try:
-        with connect() as con:
+        with connect(catalog=catalog()) as con:
             board = con.execute(
                 "SELECT condition, target, is_baseline, n_items, round(acc1, 3) AS acc1, round(acc2, 3) AS acc2, "
                 "round(acc_traj, 3) AS acc_traj, round(seq, 1) AS seq, in_seq_cohort AS in_cohort, "
@@ -188,12 +193,13 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     import duckdb
 
     from eyt_dagster.speech_eq.release_format import item_from_rows
+    from eyt_dagster.table_registry import catalog
     from resources.data_paths import resolve_path_columns
     from resources.speech_release import write_released
     from resources.warehouse import connect, data_dir
 
     try:
-        with connect() as con:
+        with connect(catalog=catalog()) as con:
             rows = con.execute("SELECT * FROM speech.eq_items ORDER BY subscale, dataset_id").df()
     except (duckdb.CatalogException, duckdb.IOException):
         print("eyt: no speech.eq_items table yet; run `eyt run` (or the speech_build job) first", file=sys.stderr)
@@ -236,7 +242,7 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
     from dagster import DagsterInstance
 
     from eyt_dagster.ops import refresh_plan as ops
-    from eyt_dagster.ops.instance import TARGET_PARTITION_SETS
+    from eyt_dagster.partitions import TARGET_PARTITION_SETS
 
     target = args.id
     ensure_dagster_home()
@@ -320,10 +326,11 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
 def cmd_migrate(_: argparse.Namespace) -> int:
     import logging
 
+    from eyt_dagster.definitions import warehouse_catalog
     from resources.warehouse import prepare, warehouse_path
 
     logging.basicConfig(level=logging.INFO, format="  %(message)s")
-    if prepare(warehouse_path(), logging.getLogger("eyt")):
+    if prepare(warehouse_path(), warehouse_catalog(), logging.getLogger("eyt")):
         print(f"{warehouse_path()}: views over {warehouse_path().parent / 'warehouse'} are current")
         return 0
     print(

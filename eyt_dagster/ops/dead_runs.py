@@ -15,7 +15,6 @@ it fails that worker's unfinished run with the cause (the signal) named. See doc
 
 from __future__ import annotations
 
-import os
 import socket
 
 from dagster import DagsterRunStatus, DefaultRunLauncher, RunsFilter
@@ -23,9 +22,8 @@ from dagster import DagsterRunStatus, DefaultRunLauncher, RunsFilter
 # Worker health types for a run launcher's check (Dagster exports the launcher classes, not these two).
 from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
 
-from eyt_dagster.ops.processes import process_alive, process_start
+from resources.processes import HOST_TAG, PID_TAG, START_TAG, process_alive
 
-HOST_TAG, PID_TAG, START_TAG = "eyt/host", "eyt/pid", "eyt/process_start"
 JUDGED_STATUSES = (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING)
 # What a run of a process known to be dead can be in: every status before the run's end.
 UNFINISHED_STATUSES = (
@@ -35,13 +33,6 @@ UNFINISHED_STATUSES = (
     DagsterRunStatus.CANCELING,
 )
 RESUME = "Rerun it to resume (finished partitions and model calls are kept)."
-
-
-def process_tags(pid: int | None = None) -> dict[str, str]:
-    """The tags that say where a run executes: this host, the pid (default: this process) and its start time."""
-    pid = pid or os.getpid()
-    start = process_start(pid)
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), **({START_TAG: start} if start else {})}
 
 
 def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:

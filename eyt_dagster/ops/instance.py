@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
-from eyt_dagster.core.slate import Slate, load_slate, slate_path_from_env
-from eyt_dagster.partitions import SPEECH_TARGETS_PARTITION, TARGETS_PARTITION
+from eyt_dagster.partitions import TARGET_PARTITION_SETS
+from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
@@ -27,13 +26,6 @@ def ensure_dagster_home() -> Path:
         link.symlink_to(INSTANCE_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
-
-
-# benchmark -> the dynamic partitions set of its targets
-TARGET_PARTITION_SETS: dict[Literal["eyt_bench", "speech_eq"], str] = {
-    "eyt_bench": TARGETS_PARTITION,
-    "speech_eq": SPEECH_TARGETS_PARTITION,
-}
 
 
 def register_targets(instance, slate: Slate | None = None) -> list[str]:

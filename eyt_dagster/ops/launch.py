@@ -36,7 +36,7 @@ def job_by_name(name: str):
 def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> tuple[bool, str]:
     from dagster import build_reconstructable_job, execute_job
 
-    from eyt_dagster.ops.dead_runs import process_tags
+    from resources.processes import process_tags
 
     started = time.monotonic()
     job = build_reconstructable_job(
@@ -223,7 +223,7 @@ def ensure_pools(instance) -> None:
     """Give the location's pools their instance default limit before any run starts. Dagster creates a pool's limit
     when a step first claims a slot; on Postgres two runs doing that at the same moment both insert it and one run
     fails on the unique key (seen with bench/postgres_instance.py)."""
-    from eyt_dagster.partitions import JUDGE_POOL, SIMULATOR_POOL
+    from assets.eyt_bench.partitions import JUDGE_POOL, SIMULATOR_POOL
 
     storage = instance.event_log_storage
     if not storage.supports_global_concurrency_limits or instance.global_op_concurrency_default_limit is None:

@@ -130,7 +130,7 @@ def eyt_runs(
     pool cell (after its pool), the EYT reports (after every cell), each
     subscale's SpeechEQ items, each speech target's choices (after every subscale, one run per target), the
     build report (after the subscales) and the SEQ reports (after the choices)."""
-    from eyt_dagster.partitions import partition_tags
+    from assets.eyt_bench.partitions import partition_tags
 
     runs: list[Run] = []
     pool_run = {}

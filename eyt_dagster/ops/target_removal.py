@@ -7,11 +7,12 @@ from pathlib import Path
 
 def tables_with_target(target: str) -> list[tuple[str, str, int]]:
     """(schema, table, rows of the target) for every warehouse table with a `target` column."""
+    from eyt_dagster.table_registry import catalog
     from resources.warehouse import connect, warehouse_path
 
     if not warehouse_path().exists():
         return []
-    with connect() as con:
+    with connect(catalog=catalog()) as con:
         tables = con.execute(
             "SELECT DISTINCT table_schema, table_name FROM information_schema.columns "
             "WHERE column_name = 'target' AND table_catalog = current_database() "

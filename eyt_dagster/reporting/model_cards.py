@@ -1,7 +1,7 @@
 """Model cards: one row per model id over both benchmarks (see docs/reports.md).
 
 A card joins what the two benchmarks already computed for the same target id (the id is the partition key in
-both, eyt_dagster/core/slate.py): EYT-Bench per pool straight from `dialogue.leaderboard` and
+both, eyt_dagster/slate.py): EYT-Bench per pool straight from `dialogue.leaderboard` and
 `dialogue.leaderboard_intervals`, EYT-Bench pooled over the pools with the leaderboard's own aggregation
 (`leaderboard.aggregate`, `metrics.macro_f1`) and interval function (`analysis.leaderboard_intervals`), and
 SpeechEQ from the headline (default persona) row of `speech.seq_leaderboard`. A benchmark the model did not run
@@ -18,11 +18,11 @@ import json
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.core.slate import Slate, TargetRef
 from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.leaderboard import aggregate
 from eyt_dagster.eyt_bench.taxonomy import POOLS
+from eyt_dagster.slate import Slate, TargetRef
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
 

@@ -19,7 +19,7 @@ import hashlib
 import math
 from collections.abc import Callable
 
-from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.speech_eq.choice import ChoiceRequest
 from eyt_dagster.speech_eq.contrast import AcousticFeatures, ContrastThresholds
 from eyt_dagster.speech_eq.protocol import AnyChoiceReply, make_reply

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from eyt_dagster.core.role_protocols import ChatClient
-from eyt_dagster.core.role_types import Reply
+from eyt_dagster.core.chat_protocol import ChatClient
+from eyt_dagster.core.replies import Reply
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ContentPart, RenderClip, Utterance, choice_messages
 from eyt_dagster.speech_eq.protocol import AnyChoiceReply, reply_schema
 

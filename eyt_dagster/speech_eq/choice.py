@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from eyt_dagster.core.prompts import render
-from eyt_dagster.core.prompts import speech_eval_prompts_path as eval_prompts_path
 from eyt_dagster.speech_eq.item_types import EqItem
+from eyt_dagster.speech_eq.prompts import speech_eval_prompts_path as eval_prompts_path
 from eyt_dagster.speech_eq.protocol import (
     DEFAULT_REPLY_FORMAT,
     REPLY_FORMATS,

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.role_types import CallStats, Reply
+from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
 from eyt_dagster.speech_eq.item_types import EqItem
 from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, PROFILE_FIELDS, AnyChoiceReply

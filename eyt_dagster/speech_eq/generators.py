@@ -25,11 +25,12 @@ from typing import Annotated, Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
-from eyt_dagster.core.prompts import SPEECH_PROMPT_KEYS, load_prompts, prompt_hash, render, speech_prompts_path
+from eyt_dagster.core.chat_protocol import ChatClient
+from eyt_dagster.core.prompts import load_prompts, prompt_hash, render
 from eyt_dagster.core.reply_limits import LABEL_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS, SPOKEN_LINE_CHARS
-from eyt_dagster.core.role_protocols import ChatClient
 from eyt_dagster.speech_eq import templates
 from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
+from eyt_dagster.speech_eq.prompts import SPEECH_PROMPT_KEYS, speech_prompts_path
 from eyt_dagster.speech_eq.vocabulary import (
     BLAND_WORDS,
     CONTEXT_TURNS,

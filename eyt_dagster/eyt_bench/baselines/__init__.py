@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal, overload
 
-from eyt_dagster.core.role_protocols import Judge, Simulator, Target
-from eyt_dagster.core.slate import ModelRef
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.baselines.judge import RubricJudge
 from eyt_dagster.eyt_bench.baselines.simulator import AgendaSimulator
 from eyt_dagster.eyt_bench.baselines.targets import ReflectiveTarget, TerseTarget
+from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
 
 # role -> embedded model name -> constructor(ref, seed, scale)
 EMBEDDED: dict[str, dict[str, Callable[[ModelRef, int, tuple[float, ...]], Simulator | Target | Judge]]] = {

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from eyt_dagster.core.role_types import ChatSeed, Exchange, FinalVerdict, Reply, TurnScores
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
+import eyt_dagster.eyt_bench.baselines.lexicon as lx
+from eyt_dagster.core.replies import Reply
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, FinalVerdict, TurnScores
 
 _CONTRACTION = re.compile(r"\b[a-z]+'(?:s|re|m|ll|ve|d|t)\b")
 COMFORT_BAND, LOOSE_BAND = (25, 110), (10, 180)  # reply length in words for anthro_rhythm

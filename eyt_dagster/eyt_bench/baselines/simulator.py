@@ -14,17 +14,10 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-from eyt_dagster.core.role_types import (
-    ChatSeed,
-    ChatSeedContent,
-    Exchange,
-    PersonaRecord,
-    Reply,
-    SimulatorTurn,
-    UserLabels,
-)
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
+import eyt_dagster.eyt_bench.baselines.lexicon as lx
+from eyt_dagster.core.replies import Reply
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, LATENT_INTENTS, NEGATIVE_EMOTIONS, Progress
+from eyt_dagster.eyt_bench.types import ChatSeed, ChatSeedContent, Exchange, PersonaRecord, SimulatorTurn, UserLabels
 
 OPENING_INTENTS = (
     "information_seeking",

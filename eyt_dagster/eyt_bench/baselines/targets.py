@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import re
 
-from eyt_dagster.core.role_types import Exchange, Reply, UserLabels
-from eyt_dagster.eyt_bench.baselines import lexicon as lx
+import eyt_dagster.eyt_bench.baselines.lexicon as lx
+from eyt_dagster.core.replies import Reply
+from eyt_dagster.eyt_bench.types import Exchange, UserLabels
 
 # Weight of the query and of the previous user turns (most recent first) when scoring cues.
 HISTORY_WEIGHTS = {"explicit": (1.0,), "latent": (1.0, 0.5, 0.25), "emotion": (1.0, 0.3)}

@@ -12,7 +12,7 @@ from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimens
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
 from eyt_dagster.reporting.report_sections import interval_cells
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 INTERVAL_PREVIEW = (
@@ -32,7 +32,7 @@ def _ins(*names: str) -> dict[str, AssetIn]:
     return {name: AssetIn(key=["dialogue", name]) for name in names}
 
 
-def _finish(df: pd.DataFrame, eyt: BenchmarkResource, *, flag: str | None = "target", **metadata) -> Output:
+def _finish(df: pd.DataFrame, eyt: ModelAccess, *, flag: str | None = "target", **metadata) -> Output:
     if flag and len(df):
         df = flag_targets(df, eyt.slate, flag)
     df["created_at"] = now_utc()
@@ -42,7 +42,7 @@ def _finish(df: pd.DataFrame, eyt: BenchmarkResource, *, flag: str | None = "tar
 
 @asset(**_REPORT, ins=_ins("dialogue_scores", "dialogue_turns"))
 def leaderboard_intervals(
-    eyt: BenchmarkResource, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
+    eyt: ModelAccess, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
     df = analysis.leaderboard_intervals(
@@ -59,7 +59,7 @@ def leaderboard_intervals(
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores"))
-def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
     df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
     baselines = baseline_targets(eyt.slate)
@@ -77,7 +77,7 @@ def pairwise_comparisons(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))
 def alpha_sensitivity(
-    eyt: BenchmarkResource, judge_verdicts: pd.DataFrame, dialogue_turns: pd.DataFrame
+    eyt: ModelAccess, judge_verdicts: pd.DataFrame, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Paper Table 8: weighted scores for alpha in {0.05, 0.10, 0.15}, early minus late raw scores (the
     warm-up effect) and whether any two targets swap ranks across the sweep."""
@@ -89,7 +89,7 @@ def alpha_sensitivity(
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts"))
-def turn_curves(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
+def turn_curves(eyt: ModelAccess, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
     """Mean score per turn index, per target, pool and dimension (0-100): the warm-up curve."""
     df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine))
     plot = png_markdown(turn_curves_png(flag_targets(df, eyt.slate)), "Mean score by turn") if len(df) else ""
@@ -97,13 +97,13 @@ def turn_curves(eyt: BenchmarkResource, judge_verdicts: pd.DataFrame) -> Output[
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores"))
-def trajectory(eyt: BenchmarkResource, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+def trajectory(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """Paper Table 13: drift, directional alignment, FICR, satisfaction and mean turns per target and pool."""
     return _finish(analysis.trajectory(dialogue_scores), eyt)
 
 
 @asset(**_REPORT, ins=_ins("leaderboard"))
-def persona_source_comparison(eyt: BenchmarkResource, leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
+def persona_source_comparison(eyt: ModelAccess, leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
     """Paper Table 5: family-level means of every headline metric per pool and the pool-to-pool shift."""
     families = {t.id: t.family for t in eyt.slate.targets}
     df = analysis.persona_source_comparison(leaderboard, families, (POOLS[0], POOLS[1]))
@@ -114,7 +114,7 @@ def persona_source_comparison(eyt: BenchmarkResource, leaderboard: pd.DataFrame)
 
 @asset(**_REPORT, ins=_ins("leaderboard"))
 def thinking_ablation(
-    context: AssetExecutionContext, eyt: BenchmarkResource, leaderboard: pd.DataFrame
+    context: AssetExecutionContext, eyt: ModelAccess, leaderboard: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Paper Table 7: think minus non-think for every reasoning pair declared in the slate."""
     pairs = [(p.name, p.think, p.non_think) for p in eyt.slate.reasoning_pairs]

@@ -1,28 +1,24 @@
 """The EYT-Bench roles a slate names, built: an embedded baseline, or a chat model through a ChatClient.
 
-BenchmarkResource (resources/benchmark.py) holds the slate and the call cache and hands this factory a way to
+
 make a chat client; which class plays which role is decided here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from eyt_dagster.core.role_protocols import ChatClient, Judge, Simulator, Target
-from eyt_dagster.core.slate import ModelRef, Slate
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.baselines import make_embedded
 from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
-
-# (model, ledger role, run id) -> a chat client for that model
-ClientFactory = Callable[[ModelRef, str, str | None], ChatClient]
+from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
+from resources.model_access import ModelAccess
 
 
 class EytRoles:
     """The simulator, targets and judges of one slate."""
 
-    def __init__(self, slate: Slate, client: ClientFactory) -> None:
-        self.slate = slate
-        self._client = client
+    def __init__(self, access: ModelAccess) -> None:
+        self.slate = access.slate
+        self._client = access.client
 
     def simulator(self, run_id: str | None = None) -> Simulator:
         ref = self.slate.simulator

@@ -7,7 +7,7 @@ from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 
@@ -24,7 +24,7 @@ LOGIC_VERSION = "2"
 )
 def leaderboard(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     judge_verdicts: pd.DataFrame,

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from eyt_dagster.core.slate import TEMPLATE_GENERATOR, ModelRef, PoolSource, Slate, TargetRef
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.settings import PoolSource
+from eyt_dagster.slate import Slate, TargetRef
+from eyt_dagster.speech_eq.settings import TEMPLATE_GENERATOR
 
-# The metadata entry holding an asset's settings: on its definition, on each materialisation (copied by the
-# warehouse IO manager) and on each settings observation.
-SETTINGS_KEY = "eyt/settings"
 # A TargetRef's fields that only SpeechEQ reads.
 SPEECH_TARGET_FIELDS = ("speech_input", "audio_format", "cascade")
 

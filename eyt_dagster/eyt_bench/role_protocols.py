@@ -1,4 +1,4 @@
-"""The three roles of EYT-Bench and the chat client the model-backed roles use.
+"""The three roles of EYT-Bench.
 
 Both the embedded baselines (eyt_dagster.eyt_bench.baselines) and the LLM-backed roles (eyt_dagster.eyt_bench.chat_roles)
 implement these protocols, so the dialogue loop and the assets never know which one they drive.
@@ -6,39 +6,19 @@ implement these protocols, so the dialogue loop and the assets never know which 
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import Protocol
 
-from pydantic import BaseModel
-
-from eyt_dagster.core.role_types import (
+from eyt_dagster.core.replies import Reply
+from eyt_dagster.eyt_bench.types import (
     ChatSeed,
     ChatSeedContent,
     Exchange,
     FinalVerdict,
     PersonaRecord,
-    Reply,
     SimulatorTurn,
     TurnScores,
     UserLabels,
 )
-
-M = TypeVar("M", bound=BaseModel)
-
-Messages = list[dict[str, str]]
-
-
-class ChatClient(Protocol):
-    """A chat-completion endpoint for one configured model (resources.chat_client implements it)."""
-
-    model_id: str
-
-    def complete_text(self, messages: Messages, *, purpose: str) -> Reply[str]:
-        """Send the messages; return the assistant's text."""
-        ...
-
-    def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
-        """Send the messages; return the reply validated as `schema` (retrying a reply that does not parse)."""
-        ...
 
 
 class Simulator(Protocol):

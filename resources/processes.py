@@ -1,10 +1,14 @@
-"""Processes of this host, from /proc: when one started and whether it still lives (no Dagster here; used by
-eyt_dagster/ops/dead_runs.py and eyt_dagster/ops/worker_pool.py)."""
+"""Processes of this host, from /proc: when one started, whether it still lives, and the tags that say where a
+run executes (no Dagster here). The model-access resource tags each run it serves; eyt_dagster/ops/dead_runs.py
+reads the tags back to find runs whose process is gone, and eyt_dagster/ops/worker_pool.py watches its workers."""
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
+
+HOST_TAG, PID_TAG, START_TAG = "eyt/host", "eyt/pid", "eyt/process_start"
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -35,3 +39,10 @@ def process_alive(pid: int, start: str | None = None) -> bool:
     if fields is None:
         return True
     return fields[0] != "Z" and (start is None or process_start(pid) == start)
+
+
+def process_tags(pid: int | None = None) -> dict[str, str]:
+    """The tags that say where a run executes: this host, the pid (default: this process) and its start time."""
+    pid = pid or os.getpid()
+    start = process_start(pid)
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(pid), **({START_TAG: start} if start else {})}

@@ -12,7 +12,7 @@ from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.reporting.plots import png_markdown
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq import seq_tables
-from resources.benchmark import BenchmarkResource
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 BASELINE_NOTE = (
@@ -30,7 +30,7 @@ def _finish(df: pd.DataFrame, **metadata: object) -> Output[pd.DataFrame]:
 
 
 @asset(**_REPORT, ins=_CHOICES)
-def seq_leaderboard(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+def seq_leaderboard(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
     """Per target and persona condition: Acc1, Acc2, Acc_traj with 95% item-bootstrap intervals, SEQ over the
     condition's cohort, contextual amnesia, direct inference, position bias, parse failures, cost per 100
     queries, latency and tokens per second; chance rows for reference."""
@@ -48,7 +48,7 @@ def seq_leaderboard(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output
 
 
 @asset(**_REPORT, ins=_CHOICES)
-def seq_breakdown(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+def seq_breakdown(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
     """Per target, condition, subscale and composite: accuracies, contextual amnesia and the sequential-vs-
     direct delta of round 2 (paper Figures 2-3)."""
     slate = eyt.slate
@@ -62,7 +62,7 @@ def seq_breakdown(eyt: BenchmarkResource, slm_choices: pd.DataFrame) -> Output[p
 
 @asset(**_REPORT, ins=_CHOICES)
 def seq_human_alignment(
-    context: AssetExecutionContext, eyt: BenchmarkResource, slm_choices: pd.DataFrame
+    context: AssetExecutionContext, eyt: ModelAccess, slm_choices: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Spearman rho of each metric with a human ranking of the targets (paper Table 4), when the slate names a
     ranking file (speech.evaluation.human_ranking); empty otherwise. The metrics are computed over the items

@@ -1,15 +1,21 @@
-"""The column contract of every warehouse table: table name ("schema.table") -> column dtypes. The warehouse
-IO manager creates and casts each table from its contract (types mapped in eyt_dagster/core/storage_types.py);
-a table not listed here (none in the code location; a test checks that) would be typed from the frame, with an
+"""The column contract of every warehouse table, gathered from each benchmark and the reports: table name
+("schema.table") -> column dtypes. The code location hands them to the warehouse (resources/warehouse_catalog.py),
+which creates and casts each table from its contract (types mapped in eyt_dagster/core/storage_types.py); a table
+not listed here (none in the code location; a test checks that) would be typed from the frame, with an
 all-missing column stored as text."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dagster import MultiPartitionsDefinition
 
 from eyt_dagster.core.storage_types import Columns
 from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
 from eyt_dagster.reporting.paper_tables import EXPORT_INDEX_COLUMNS
 from eyt_dagster.speech_eq.table_contracts import SPEECH_TABLES
+from resources.warehouse_catalog import Catalog, Layouts
 
 TABLE_COLUMNS: dict[str, Columns] = {
     **DIALOGUE_TABLES,
@@ -19,19 +25,18 @@ TABLE_COLUMNS: dict[str, Columns] = {
 }
 
 
-def declared_columns(table: str) -> Columns | None:
-    return TABLE_COLUMNS.get(table)
+def catalog(layouts: Layouts | None = None) -> Catalog:
+    """What the warehouse is told about its tables: their contracts and, when given, the partition layouts an
+    older warehouse is migrated with (eyt_dagster/definitions.py reads them from the asset graph)."""
+    return Catalog(TABLE_COLUMNS, layouts)
 
 
-def partition_columns() -> dict[str, list[str]]:
+def partition_columns(asset_nodes: Iterable) -> dict[str, list[str]]:
     """ "schema.table" -> the columns its partition dimensions are stored in (by dimension name), for every
-    partitioned asset of the code location: how an older warehouse's tables are split into partition files."""
-    from dagster import MultiPartitionsDefinition
-
-    from eyt_dagster.definitions import defs
-
+    partitioned asset among `asset_nodes` (the code location's asset graph): how an older warehouse's tables
+    are split into partition files."""
     found = {}
-    for node in defs.resolve_asset_graph().asset_nodes:
+    for node in asset_nodes:
         if node.partitions_def is None or len(node.key.path) != 2:
             continue
         expr = (node.metadata or {}).get("partition_expr")

@@ -20,7 +20,8 @@ from eyt_dagster.eyt_bench.judging import (
     judge_stats,
     run_judges,
 )
-from resources.benchmark import BenchmarkResource
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
 _REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports")
@@ -32,7 +33,7 @@ def _ins(*names: str) -> dict[str, AssetIn]:
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "final_intent_verdicts"), code_version=LOGIC_VERSION)
 def judge_agreement(
-    eyt: BenchmarkResource, judge_verdicts: pd.DataFrame, final_intent_verdicts: pd.DataFrame
+    eyt: ModelAccess, judge_verdicts: pd.DataFrame, final_intent_verdicts: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """How far the slate's judges agree: Krippendorff's alpha per dimension and the share of dialogues
     whose completion vote was unanimous (NaN with a single judge)."""
@@ -42,7 +43,7 @@ def judge_agreement(
     return table_output(df, judges=df["judges"].iloc[0] if len(df) else "")
 
 
-def _sampled_dialogues(eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):
+def _sampled_dialogues(eyt: ModelAccess, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):
     sample = cross_judge_sample(scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
     keep = sample.set_index(["target", "pool", "seed_id"]).index
     chosen = turns[turns.set_index(["target", "pool", "seed_id"]).index.isin(keep)]
@@ -51,14 +52,14 @@ def _sampled_dialogues(eyt: BenchmarkResource, scores: pd.DataFrame, turns: pd.D
 
 def _replacement_verdicts(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     scores: pd.DataFrame,
     turns: pd.DataFrame,
     seeds: pd.DataFrame,
     *,
     final: bool,
 ) -> Output[pd.DataFrame]:
-    judge = eyt.replacement_judge(context.run_id)
+    judge = EytRoles(eyt).replacement_judge(context.run_id)
     dialogues = _sampled_dialogues(eyt, scores, turns, seeds) if judge else []
     if judge is None:
         context.log.info("the slate names no replacement_judge; the cross-judge tables are empty")
@@ -79,7 +80,7 @@ _CROSS_INS = _ins("dialogue_scores", "dialogue_turns", "chat_seeds")
 @asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}")
 def cross_judge_verdicts(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
@@ -92,7 +93,7 @@ def cross_judge_verdicts(
 @asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}")
 def cross_judge_final_verdicts(
     context: AssetExecutionContext,
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
@@ -113,7 +114,7 @@ def cross_judge_final_verdicts(
     ),
 )
 def cross_judge_ablation(
-    eyt: BenchmarkResource,
+    eyt: ModelAccess,
     dialogue_scores: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
@@ -147,7 +148,7 @@ def annotations_path(setting: str | None) -> Path | None:
 
 
 @asset(**_REPORT, code_version=LOGIC_VERSION)
-def human_annotations(context: AssetExecutionContext, eyt: BenchmarkResource) -> Output[pd.DataFrame]:
+def human_annotations(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
     """Human scores imported from the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py); rows
     with an empty score are kept as missing. Empty when the slate names no file."""
     path = annotations_path(eyt.slate.human_annotations)
@@ -165,10 +166,7 @@ def human_annotations(context: AssetExecutionContext, eyt: BenchmarkResource) ->
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "human_annotations"), code_version=LOGIC_VERSION)
 def human_alignment(
-    context: AssetExecutionContext,
-    eyt: BenchmarkResource,
-    judge_verdicts: pd.DataFrame,
-    human_annotations: pd.DataFrame,
+    context: AssetExecutionContext, eyt: ModelAccess, judge_verdicts: pd.DataFrame, human_annotations: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance
     bands, early/late lenience)."""

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from eyt_dagster.core.slate import Slate
 from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting import table_formats as tf
 from eyt_dagster.reporting.model_cards import build_model_cards
-from eyt_dagster.reporting.report_sources import card_inputs, code_version, read_table, read_tables
+from eyt_dagster.slate import Slate
+from resources.report_reads import card_inputs, code_version, read_table, read_tables
 
 SPEECH_TABLES = (
     "speech.seq_leaderboard",

@@ -1,9 +1,8 @@
 """The SpeechEQ roles a slate names, built: the text generator, each target's chooser and the synthesiser,
 each an embedded baseline or a model reached over the network.
 
-BenchmarkResource (resources/benchmark.py) holds the slate, the call cache and the clip analysis store and hands
-this factory a way to make a chat client; which class plays which role, and how a target hears a clip, is decided
-here.
+Chat clients come from the model-access resource (resources/model_access.py); which class plays which role, and
+how a target hears a clip, is decided here, the one place for SpeechEQ.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from eyt_dagster.core.slate import Slate
-from eyt_dagster.eyt_bench.role_factory import ClientFactory
 from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser
 from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
@@ -23,16 +20,18 @@ from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part
 from resources.clip_analysis import ClipAnalysisStore
 from resources.cue_source import make_cue_source
+from resources.model_access import ModelAccess
 from resources.tts import EspeakTTS, OpenAISpeechTTS
 
 
 class SpeechRoles:
     """The SpeechEQ generator, targets and synthesiser of one slate."""
 
-    def __init__(self, slate: Slate, client: ClientFactory, clip_analyses: ClipAnalysisStore) -> None:
-        self.slate = slate
-        self._client = client
-        self._clip_analyses = clip_analyses
+    def __init__(self, access: ModelAccess) -> None:
+        self.slate = access.slate
+        self._client = access.client
+        # cascades' per-clip transcripts, voice measures and emotion outputs, under the data dir's cache folder
+        self._clip_analyses = ClipAnalysisStore(access.data_dir)
 
     def speech_generator(self, run_id: str | None = None) -> SpeechGenerator:
         """The SpeechEQ text generator: the embedded template baseline, or chat models (ledger roles

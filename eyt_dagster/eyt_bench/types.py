@@ -1,4 +1,4 @@
-"""Typed records that flow between the roles of EYT-Bench (simulator, target, judge).
+"""EYT-Bench's records: what flows between its roles (simulator, target, judge), in one file.
 
 Every reply a model gives is validated into one of these; a value outside a taxonomy is a validation
 error (rejected and retried, never coerced). The JSON schema of a reply model is what the chat client sends
@@ -10,14 +10,12 @@ length (eyt_dagster/core/reply_limits.py), judge scores as the values of the con
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from eyt_dagster.core.reply_limits import LABEL_CHARS, MESSAGE_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS, Emotion, ExplicitIntent, LatentIntent, Progress
-
-T = TypeVar("T")
 
 
 class _Strict(BaseModel):
@@ -133,34 +131,3 @@ class FinalVerdict(_Strict):
     completed: bool
     satisfaction: int = Field(ge=1, le=5)
     rationale: str = Field(default="", max_length=PARAGRAPH_CHARS)
-
-
-class CallStats(_Strict):
-    """What one or more model calls cost. Embedded baselines cost nothing and take no network time."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost_usd: float = 0.0
-    latency_s: float = 0.0
-
-    def __add__(self, other: CallStats) -> CallStats:
-        return CallStats(
-            calls=self.calls + other.calls,
-            cache_hits=self.cache_hits + other.cache_hits,
-            tokens_in=self.tokens_in + other.tokens_in,
-            tokens_out=self.tokens_out + other.tokens_out,
-            cost_usd=self.cost_usd + other.cost_usd,
-            latency_s=self.latency_s + other.latency_s,
-        )
-
-
-class Reply(BaseModel, Generic[T]):
-    """A role's answer: the validated value, the raw text the model sent, and what it cost."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
-
-    value: T
-    raw: str
-    stats: CallStats = CallStats()

