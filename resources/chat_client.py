@@ -1,18 +1,8 @@
-"""The ChatClient for `provider: openai` models: any OpenAI-compatible endpoint via the openai SDK.
+"""The ChatClient for `provider: openai` models (any OpenAI-compatible endpoint): the reply protocol the roles
+call. It asks for a text or a structured (JSON) reply, validates it, re-asks after a reply that does not
+validate, and turns the reply into the role's value and its call stats. The network side (key, SDK client,
+retries, timeouts, endpoint gates, what a failed request was) is resources/chat_transport.py.
 
-* Key: read from the environment variable the slate names (`api_key_env`) when the first network call
-  is made; it is never logged, stored in the cache/ledger, or put in an error message (server error
-  text is redacted before use). A model without `api_key_env` sends the placeholder "not-needed".
-* Timeouts and retries: the SDK's own (`timeout=ref.timeout_s`, `max_retries=ref.max_retries`). It
-  retries 408/409/429/5xx and connection errors with exponential backoff (0.5 s doubling, cap 8 s,
-  jitter), and a `retry-after-ms` / `Retry-After` (seconds or HTTP date) of up to 120 s replaces the
-  backoff. A Retry-After above 120 s is not retried: the call fails with ModelCallError. A timeout is
-  retried once only (TIMEOUT_ATTEMPTS): the same request to the same model would most likely need as
-  long again, so the error says to raise `timeout_s`. The attempts are counted by the SDK's HTTP client
-  (`_CountingHttpClient`), so the ledger's `retries` is right for failed calls too.
-* Concurrency: at most the model's `max_concurrency` requests are in flight to one endpoint (base URL +
-  model) across every process of the machine, and a 429 pauses every caller of that endpoint and lowers its
-  budget for a while (resources/endpoint_gates.py, docs/endpoint-budgets.md).
 * Cache: every successful raw reply is stored in the CallCache under a key of model, base URL,
   messages, settings and seed; an identical later call makes no network call. Validation happens
   after the cache (see resources/call_cache.py).
@@ -26,12 +16,6 @@
   and the error), never the growing history of earlier attempts. A re-ask that fails (any HTTP error)
   ends in ReplyParseError too, since the model did answer and its answer did not validate. See
   docs/remote-models.md.
-* A 400 / 413 / 422 that is not about the response format refuses the request itself (e.g. a prompt longer
-  than the context) and raises RequestRefusedError (a ModelCallError): retrying it later will not help. Its
-  ledger kind is `context_exceeded` when the server says the prompt does not fit its context, else `refused`.
-* Server errors keep the server's own reason: the `message` of its error JSON (OpenAI's, vLLM's and
-  llama-server's shape), or its text, cut to SERVER_MESSAGE_MAX_CHARS and with the key redacted; headers
-  are never copied. It goes into the raised error (so the item's error row and the run's log) and the ledger.
 * Stats: `CallStats.calls` counts chat requests that went to the network (SDK transport retries are
   not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
   latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
@@ -41,66 +25,28 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
-import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.core.chat_protocol import Messages
-from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
+from eyt_dagster.core.errors import ReplyUnusableError
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.replies import CallStats, Reply
 from resources.call_cache import CachedReply, CallCache
-from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
+from resources.chat_transport import ChatTransport, ModelCallError, _FormatRejected
 
 M = TypeVar("M", bound=BaseModel)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-NO_KEY_PLACEHOLDER = "not-needed"
-CHAT_PATH = "/chat/completions"
 FORMAT_ORDER = ("json_schema", "json_object", "none")
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "guided")
-REFUSED_STATUSES = (400, 413, 422)  # the request itself is refused (not the route, key or response_format)
-SERVER_MESSAGE_MAX_CHARS = 300
 PARSE_ERROR_MAX_CHARS = 400
-TIMEOUT_ATTEMPTS = 2  # a request that timed out is sent once more, then the call fails
 REASK_EXCERPT_CHARS = 600  # at most this much of a rejected reply is shown to the model in a re-ask
 REASK_NOTE_CHARS = 300  # the fixed wording of a re-ask note (without the error)
 REASK_MAX_EXTRA_CHARS = REASK_EXCERPT_CHARS + PARSE_ERROR_MAX_CHARS + REASK_NOTE_CHARS
-
-
-class MissingApiKeyError(RuntimeError):
-    """The environment variable that should hold a model's API key is not set."""
-
-
-class ModelCallError(RoleCallError, RuntimeError):
-    """A chat call failed after the SDK's retries. Names the model, base URL and status; never the key.
-    `kind` is the ledger's failure kind of the request (eyt_dagster/core/errors.py FAILURE_KINDS)."""
-
-    def __init__(self, message: str, *, model_id: str, base_url: str, status: int | None, kind: str = "http") -> None:
-        super().__init__(message)
-        self.model_id = model_id
-        self.base_url = base_url
-        self.status = status
-        self.kind = kind
-
-
-class _FormatRejected(ModelCallError):
-    """The server refused the response_format it was sent (a 400/422 naming it)."""
-
-
-class _RequestRefused(ModelCallError, RequestRefusedError):
-    """The server refused the request itself (400 / 413 / 422 not about the response format)."""
 
 
 class ReplyParseError(ReplyUnusableError, ValueError):
@@ -145,80 +91,6 @@ class _Outcome:
     key: str
     retries: int
     finish_reason: str | None = None
-
-
-# -- counting the SDK's attempts ----------------------------------------------------------------
-
-
-def _timeout_errors() -> tuple[type[BaseException], ...]:
-    """The timeout exception of the HTTP library the SDK's client is built on (httpx or httpx2)."""
-    found: list[type[BaseException]] = []
-    for cls in openai.DefaultHttpxClient.__mro__:
-        error = getattr(sys.modules.get(cls.__module__.split(".")[0]), "TimeoutException", None)
-        if isinstance(error, type) and issubclass(error, BaseException) and error not in found:
-            found.append(error)
-    return tuple(found)
-
-
-_TIMEOUT_ERRORS = _timeout_errors()
-
-
-@dataclass
-class _Attempts:
-    """What happened on the wire for one chat request: attempts sent (the SDK's retries included) and
-    how many of them timed out."""
-
-    sent: int = 0
-    timeouts: int = 0
-
-    @property
-    def retries(self) -> int:
-        return max(self.sent - 1, 0)
-
-
-class _CountingHttpClient(openai.DefaultHttpxClient):
-    """The SDK's HTTP client (same defaults), counting each request's attempts per thread, and ending the
-    SDK's retries after TIMEOUT_ATTEMPTS timeouts: it raises openai.APITimeoutError, which the SDK passes
-    on without retrying (an SDK that retried anyway would get the same error without a request sent).
-    Every attempt passes the endpoint's gate (resources/endpoint_gates.py): a slot of the endpoint's
-    process-wide budget, and the shared pause after a 429."""
-
-    def __init__(self, gate: EndpointGate | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._local = threading.local()
-        self._gate = gate
-
-    @contextmanager
-    def track(self) -> Iterator[_Attempts]:
-        attempts = _Attempts()
-        self._local.current = attempts
-        try:
-            yield attempts
-        finally:
-            self._local.current = None
-
-    def send(self, request: Any, **kwargs: Any) -> Any:
-        if self._gate is None:
-            return self._send(request, **kwargs)
-        with self._gate.slot():
-            response = self._send(request, **kwargs)
-        self._gate.answered(response.status_code, retry_after_seconds(response.headers))
-        return response
-
-    def _send(self, request: Any, **kwargs: Any) -> Any:
-        attempts: _Attempts | None = getattr(self._local, "current", None)
-        if attempts is None:
-            return super().send(request, **kwargs)
-        if attempts.timeouts >= TIMEOUT_ATTEMPTS:
-            raise openai.APITimeoutError(request=request)
-        attempts.sent += 1
-        try:
-            return super().send(request, **kwargs)
-        except _TIMEOUT_ERRORS:
-            attempts.timeouts += 1
-            if attempts.timeouts >= TIMEOUT_ATTEMPTS:
-                raise openai.APITimeoutError(request=request) from None
-            raise
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -344,59 +216,6 @@ def reask_messages(
     ]
 
 
-def request_body(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body of a chat request: the create() arguments with extra_body merged in, as the SDK sends
-    them. Posted as is (the SDK's documented `post`), not through `chat.completions.create`, whose walk over
-    every message against the SDK's parameter types cost about 3 ms a request, half of a cached-schema
-    call's client time (docs/throughput.md); the bytes on the wire are the same."""
-    body = {key: value for key, value in kwargs.items() if key != "extra_body"}
-    return {**body, **(kwargs.get("extra_body") or {})}
-
-
-def _mentions_response_format(exc: openai.APIStatusError) -> bool:
-    text = f"{exc.message} {exc.body if exc.body is not None else ''}".lower()
-    return any(word in text for word in _FORMAT_WORDS)
-
-
-_SDK_PREFIX_RE = re.compile(r"^Error code: \d+\s*(?:-\s*)?")
-
-
-def server_message(exc: openai.APIError) -> str:
-    """The reason the server gave for an error, as the server wrote it: the `message` (or `detail`) of its
-    error JSON (the SDK hands over the `error` object of {"error": {...}}), else the body's text, else the
-    SDK's message without its "Error code: N -" prefix. Empty when the server gave none."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        for holder in (inner, body):
-            if isinstance(holder, dict):
-                for field in ("message", "detail"):
-                    value = holder.get(field)
-                    if isinstance(value, str) and value.strip():
-                        return value.strip()
-        if isinstance(inner, str) and inner.strip():
-            return inner.strip()
-    if isinstance(body, str) and body.strip():
-        return body.strip()
-    return _SDK_PREFIX_RE.sub("", str(exc.message or "")).strip()
-
-
-_CONTEXT_MARKERS = (
-    "context_length_exceeded",  # OpenAI's error code
-    "exceed_context_size",  # llama-server's error type
-    "context size",  # llama-server: "request (N tokens) exceeds the available context size (M tokens)"
-    "context length",  # vLLM: "This model's maximum context length is N tokens"
-    "context window",
-)
-
-
-def exceeds_context(exc: openai.APIStatusError) -> bool:
-    """Whether a refusal says the prompt does not fit the model's context (in its code, type or message)."""
-    body = exc.body if isinstance(exc.body, dict) else {}
-    text = " ".join(str(body.get(field, "")) for field in ("code", "type", "message")) + f" {server_message(exc)}"
-    return any(marker in text.lower() for marker in _CONTEXT_MARKERS)
-
-
 # -- the client -------------------------------------------------------------------------------
 
 
@@ -412,10 +231,9 @@ class OpenAIChatClient:
         self.cache = cache
         self.seed = seed
         self.run_id = run_id
-        self.base_url = (ref.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self._transport = ChatTransport(ref, role=role, cache=cache, run_id=run_id)
+        self.base_url = self._transport.base_url
         self._lock = threading.Lock()
-        self._client: openai.OpenAI | None = None
-        self._http: _CountingHttpClient | None = None
         self._json_mode: str = ref.structured_output
         if ref.structured_output == "auto":
             self._json_mode = cache.json_mode(ref.model, self.base_url) or FORMAT_ORDER[0]
@@ -426,8 +244,9 @@ class OpenAIChatClient:
     def with_seed(self, seed: int) -> OpenAIChatClient:
         """The same client (shared connection and structured-output mode) with another sampling seed."""
         twin = OpenAIChatClient(self.ref, role=self.role, cache=self.cache, seed=seed, run_id=self.run_id)
+        twin._transport.share_connection(self._transport)
         with self._lock:
-            twin._client, twin._http, twin._json_mode = self._client, self._http, self._json_mode
+            twin._json_mode = self._json_mode
         return twin
 
     @property
@@ -435,45 +254,13 @@ class OpenAIChatClient:
         """The structured-output mode JSON calls use now: json_schema, json_object or none."""
         return self._json_mode
 
-    # -- key and SDK client --------------------------------------------------------------------
-
-    def _api_key(self) -> str:
-        env = self.ref.api_key_env
-        if env is None:
-            return NO_KEY_PLACEHOLDER
-        value = os.environ.get(env)
-        if not value:
-            raise MissingApiKeyError(
-                f"model '{self.model_id}' ({self.role}) needs an API key in the environment variable {env}, "
-                f"which is not set: export {env}=<your key> before running (the key is never read from the slate)"
-            )
-        return value
-
     def check_credentials(self) -> None:
         """Fail now (MissingApiKeyError) rather than at the first uncached call."""
-        self._sdk()
-
-    def _sdk(self) -> openai.OpenAI:
-        with self._lock:
-            if self._client is None:
-                http = _CountingHttpClient(gate_for(self.base_url, self.ref.model, self.ref.max_concurrency))
-                self._client = openai.OpenAI(
-                    base_url=self.base_url,
-                    api_key=self._api_key(),
-                    timeout=self.ref.timeout_s,
-                    max_retries=self.ref.max_retries,
-                    http_client=http,
-                )
-                self._http = http
-            return self._client
+        self._transport.check_credentials()
 
     def _redact(self, text: str) -> str:
         """Remove the key (if a server echoed it) from text bound for errors or the ledger."""
-        env = self.ref.api_key_env
-        secret = os.environ.get(env) if env else None
-        if secret:
-            text = text.replace(secret, "***")
-        return text
+        return self._transport.redact(text)
 
     # -- one request ---------------------------------------------------------------------------
 
@@ -486,21 +273,6 @@ class OpenAIChatClient:
             "extra_body": ref.extra_body,
             "response_format": response_format,
         }
-
-    def _request_kwargs(self, messages: Messages, settings: dict[str, Any]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.ref.model,
-            "messages": messages,
-            "temperature": settings["temperature"],
-            "max_tokens": settings["max_tokens"],
-            "seed": self.seed,
-        }
-        for name in ("reasoning_effort", "response_format"):
-            if settings[name] is not None:
-                kwargs[name] = settings[name]
-        if settings["extra_body"]:
-            kwargs["extra_body"] = settings["extra_body"]
-        return kwargs
 
     def _stats(self, tokens_in: int, tokens_out: int, latency_s: float, cached: bool) -> CallStats:
         cost = (tokens_in * self.ref.price_in_per_mtok + tokens_out * self.ref.price_out_per_mtok) / 1_000_000
@@ -525,131 +297,27 @@ class OpenAIChatClient:
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
         with self.cache.one_flight(key):
-            return self._cached_or_sent(messages, settings, purpose, key, response_format)
+            return self._cached_or_sent(messages, settings, purpose, key)
 
-    def _cached_or_sent(
-        self,
-        messages: Messages,
-        settings: dict[str, Any],
-        purpose: str,
-        key: str,
-        response_format: dict[str, Any] | None,
-    ) -> _Outcome:
+    def _cached_or_sent(self, messages: Messages, settings: dict[str, Any], purpose: str, key: str) -> _Outcome:
         hit = self.cache.get(key)
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
-        sdk = self._sdk_or_record(purpose, key)
-        assert self._http is not None
-        started = time.perf_counter()
-        with self._http.track() as attempts:
-            try:
-                completion = sdk.post(
-                    CHAT_PATH, body=request_body(self._request_kwargs(messages, settings)), cast_to=ChatCompletion
-                )
-            except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the retries
-                latency = time.perf_counter() - started
-                raise self._failed(exc, purpose, key, latency, response_format, attempts) from None
-        latency = time.perf_counter() - started
-        reply = self._reply_from(completion, latency)
+        reply, retries = self._transport.send(messages, settings, seed=self.seed, purpose=purpose, key=key)
         self.cache.put(
             key,
             model=self.ref.model,
             text=reply.text,
             tokens_in=reply.tokens_in,
             tokens_out=reply.tokens_out,
-            latency_s=latency,
+            latency_s=reply.latency_s,
             finish_reason=reply.finish_reason,
         )
-        return self._outcome(reply, key, cached=False, retries=attempts.retries)
-
-    def _sdk_or_record(self, purpose: str, key: str) -> openai.OpenAI:
-        """The SDK client; a missing key is recorded in the ledger before it is raised."""
-        try:
-            return self._sdk()
-        except MissingApiKeyError:
-            self.cache.record(
-                run_id=self.run_id,
-                role=self.role,
-                model_id=self.model_id,
-                purpose=purpose,
-                cached=False,
-                ok=False,
-                error=f"{self.ref.api_key_env} is not set",
-                failure="no_key",
-                cache_key=key,
-            )
-            raise
-
-    @staticmethod
-    def _reply_from(completion: Any, latency: float) -> CachedReply:
-        choice = completion.choices[0] if completion.choices else None
-        usage = completion.usage
-        return CachedReply(
-            text=(choice.message.content if choice is not None else None) or "",
-            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
-            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-            latency_s=latency,
-            finish_reason=choice.finish_reason if choice is not None else None,
-        )
+        return self._outcome(reply, key, cached=False, retries=retries)
 
     def _outcome(self, reply: CachedReply, key: str, *, cached: bool, retries: int) -> _Outcome:
         stats = self._stats(reply.tokens_in, reply.tokens_out, reply.latency_s, cached)
         return _Outcome(text=reply.text, stats=stats, key=key, retries=retries, finish_reason=reply.finish_reason)
-
-    def _failed(
-        self,
-        exc: openai.APIError,
-        purpose: str,
-        key: str,
-        latency: float,
-        response_format: dict[str, Any] | None,
-        attempts: _Attempts,
-    ) -> ModelCallError:
-        """Record a failed request and build the error to raise (redacted, no SDK exception chained)."""
-        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
-        detail = self._redact(server_message(exc))[:SERVER_MESSAGE_MAX_CHARS] or "the server gave no reason"
-        timeout = f"{self.ref.timeout_s:g} s"
-        fix = f"raise timeout_s for model '{self.model_id}' in the slate"
-        if isinstance(exc, openai.APITimeoutError) and attempts.timeouts >= TIMEOUT_ATTEMPTS:
-            what, failure = f"timed out after {timeout} twice; {fix}", "timeout"
-        elif isinstance(exc, openai.APITimeoutError):
-            what, failure = f"timed out after {timeout} (max_retries={self.ref.max_retries}); {fix}", "timeout"
-        elif status is None:
-            what, failure = f"connection failed ({detail})", "connection"
-        elif status in REFUSED_STATUSES and isinstance(exc, openai.APIStatusError):
-            failure = "context_exceeded" if exceeds_context(exc) else "refused"
-            what = f"HTTP {status}: {detail}"
-            if failure == "context_exceeded":
-                what += f"; give the server of model '{self.model_id}' a larger context per request"
-        else:
-            what, failure = f"HTTP {status}: {detail}", "http"
-        retryable = failure != "timeout" and (status is None or status in (408, 409, 429) or status >= 500)
-        retries = f" (SDK max_retries={self.ref.max_retries})" if retryable else ""
-        message = f"model '{self.model_id}' ({self.role}, {purpose}) at {self.base_url}: {what}{retries}"
-        rejected_format = (
-            response_format is not None
-            and status in (400, 422)
-            and isinstance(exc, openai.APIStatusError)
-            and _mentions_response_format(exc)
-        )
-        self.cache.record(
-            run_id=self.run_id,
-            role=self.role,
-            model_id=self.model_id,
-            purpose=purpose,
-            cached=False,
-            ok=False,
-            latency_s=latency,
-            retries=attempts.retries,
-            error=what,
-            failure="format_rejected" if rejected_format else failure,
-            cache_key=key,
-        )
-        failure = "format_rejected" if rejected_format else failure
-        error_type = (
-            _FormatRejected if rejected_format else _RequestRefused if status in REFUSED_STATUSES else ModelCallError
-        )
-        return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status, kind=failure)
 
     def _cut_message(self, stats: CallStats) -> str:
         """Why a reply ended with finish_reason=length: max_tokens, or (fewer tokens than that) a server whose

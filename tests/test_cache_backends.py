@@ -30,7 +30,8 @@ from resources.cache_backend import (
     open_call_cache,
     open_embedding_cache,
 )
-from resources.chat_client import ModelCallError, OpenAIChatClient
+from resources.chat_client import OpenAIChatClient
+from resources.chat_transport import ModelCallError
 from resources.postgres_db import PostgresCacheError, PostgresDatabase
 
 from openai_stub_server import error_response, serve

@@ -19,15 +19,12 @@ from eyt_dagster.eyt_bench.types import FinalVerdict
 from resources.call_cache import CallCache
 from resources.chat_client import (
     REASK_MAX_EXTRA_CHARS,
-    SERVER_MESSAGE_MAX_CHARS,
-    MissingApiKeyError,
-    ModelCallError,
     OpenAIChatClient,
     ReplyCutError,
     ReplyParseError,
     extract_json_object,
-    request_body,
 )
+from resources.chat_transport import SERVER_MESSAGE_MAX_CHARS, MissingApiKeyError, ModelCallError, request_body
 
 from openai_stub_server import (
     ScriptedReplies,

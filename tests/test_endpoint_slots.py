@@ -54,7 +54,7 @@ def _caller(base_url: str, cache_dir: str, slots: str, budget: int, name: str, c
                 range(calls),
             )
         )
-    gate = client._http._gate
+    gate = client._transport._http._gate
     out.put((name, replies, gate.rate_limited_count, gate.shared_pauses_seen))
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from eyt_dagster.ops.report_commands import write_paper_tables
 from eyt_dagster.reporting import paper_tables as pt
+from eyt_dagster.reporting import table_formats as tf
 from eyt_dagster.slate import load_slate
 
 
@@ -24,7 +25,7 @@ def exported(warehouse, tmp_path_factory):
     )
     slate = load_slate(database.parent.parent / "slate.yaml")
     out = tmp_path_factory.mktemp("tables")
-    for fmt in pt.FORMATS:
+    for fmt in tf.FORMATS:
         write_paper_tables(database, slate, out / fmt, fmt)
     return con, database, slate, out
 
@@ -36,7 +37,7 @@ def markdown_cells(text: str) -> pd.DataFrame:
 
 
 def latex_cells(text: str) -> pd.DataFrame:
-    unescape = {v: k for k, v in pt.LATEX_ESCAPES.items()}
+    unescape = {v: k for k, v in tf.LATEX_ESCAPES.items()}
     body = text.split("\\toprule\n", 1)[1].split("\\bottomrule", 1)[0]
     lines = [line.removesuffix(" \\\\") for line in body.splitlines() if line and line != "\\midrule"]
 
@@ -102,7 +103,7 @@ def test_provenance_footnote_and_baseline_marks(exported):
 
 def test_rerun_is_byte_identical_and_equals_the_asset_export(exported, tmp_path):
     _, database, slate, out = exported
-    for fmt in pt.FORMATS:
+    for fmt in tf.FORMATS:
         again = write_paper_tables(database, slate, tmp_path / fmt, fmt)
         assert {p.name: p.read_bytes() for p in again} == {p.name: p.read_bytes() for p in (out / fmt).iterdir()}
     asset_dir = database.parent / "exports" / "markdown"  # what the reports/paper_tables asset wrote
@@ -144,7 +145,7 @@ def test_number_formatting_is_fixed():
     assert pt.num(0.12345, 3) == "0.123" and pt.num(79.75, 1) == "79.8"
     assert pt.interval(0.5, float("nan"), 0.7, 3) == "0.500"
     assert pt.interval(0.5, 0.25, 0.75, 2) == "0.50 [0.25, 0.75]"
-    assert pt.latex_escape("a_b & 50% \u2020 |J-H|<=1") == "a\\_b \\& 50\\% $\\dagger$ |J-H|$\\leq$1"
+    assert tf.latex_escape("a_b & 50% \u2020 |J-H|<=1") == "a\\_b \\& 50\\% $\\dagger$ |J-H|$\\leq$1"
 
 
 def test_thinking_table_marks_highlighted_deltas_and_keeps_row_order():

@@ -8,6 +8,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
+from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.core.storage_types import conform
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS, build_model_cards
@@ -16,9 +17,7 @@ from resources.model_access import ModelAccess
 from resources.report_reads import CARD_READS, card_inputs
 
 LOGIC_VERSION = "1"
-BASELINE_NOTE = (
-    "is_baseline rows are embedded rule-based baselines: reference points, not evaluations of a language model."
-)
+BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE_POINTS}."
 
 
 @asset(

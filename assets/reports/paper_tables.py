@@ -8,6 +8,7 @@ from dagster import AssetIn, MetadataValue, Output, asset
 
 from assets._output import table_output
 from eyt_dagster.reporting import paper_tables as pt
+from eyt_dagster.reporting import table_formats as tf
 from resources.model_access import ModelAccess
 from resources.report_reads import code_version, read_tables
 
@@ -33,8 +34,8 @@ def paper_tables(eyt: ModelAccess, model_cards: pd.DataFrame) -> Output[pd.DataF
     )
     root = eyt.warehouse.parent / EXPORT_DIR
     rows = []
-    for fmt in pt.FORMATS:
-        for path in pt.write_tables(tables, root / fmt, fmt, footnote):
+    for fmt in tf.FORMATS:
+        for path in tf.write_tables(tables, root / fmt, fmt, footnote):
             rows.append(
                 {
                     "format": fmt,
@@ -48,6 +49,6 @@ def paper_tables(eyt: ModelAccess, model_cards: pd.DataFrame) -> Output[pd.DataF
     return table_output(
         index,
         folder=str(root),
-        eyt_objective=MetadataValue.md(pt.to_markdown(main, footnote)),
-        seq_main=MetadataValue.md(pt.to_markdown(seq, footnote)),
+        eyt_objective=MetadataValue.md(tf.to_markdown(main, footnote)),
+        seq_main=MetadataValue.md(tf.to_markdown(seq, footnote)),
     )

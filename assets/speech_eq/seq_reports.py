@@ -8,6 +8,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
+from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.reporting.plots import png_markdown
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq import seq_tables
@@ -17,9 +18,8 @@ from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 BASELINE_NOTE = (
-    "is_baseline rows are embedded chooser baselines or chance: reference points, not evaluations "
-    "of a model. SEQ is relative to the cohort in seq_cohort (seq_cohort_kind says what it is; "
-    "'baselines_only' = no model evaluated)."
+    f"is_baseline rows are embedded chooser baselines or chance: {REFERENCE_POINTS}. SEQ is relative to the "
+    "cohort in seq_cohort (seq_cohort_kind says what it is; 'baselines_only' = no model evaluated)."
 )
 _REPORT: dict[str, Any] = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
 _CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}

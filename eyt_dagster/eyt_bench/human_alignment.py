@@ -35,7 +35,6 @@ DIMENSIONS: tuple[str, ...] = tuple(DIMENSION_NAMES.values())
 SCORE_MIN, SCORE_MAX = 0.0, 5.0
 GRID: tuple[float, ...] = tuple(i / 2 for i in range(11))  # 0, 0.5, ..., 5: kappa and alpha categories
 BUCKET_EDGES: tuple[float, float] = (2.0, 3.5)  # Low < 2.0 <= Mid < 3.5 <= High
-BUCKET_NAMES: tuple[str, ...] = ("low", "mid", "high")
 WITHIN_TOLERANCE = 1.0  # |judge - human mean| <= 1 rating point
 EARLY_LAST_TURN = 2  # lenience_early: turns <= 2; lenience_late: turns >= 3 (the warm-up split)
 _EPS = 1e-9

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from eyt_dagster.reporting import paper_tables as pt
+from eyt_dagster.reporting import table_formats as tf
 from eyt_dagster.reporting.model_cards import build_model_cards
 from eyt_dagster.slate import Slate
 from resources.report_reads import card_inputs, code_version, read_table, read_tables
@@ -65,4 +66,4 @@ def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> li
     sources = read_tables(warehouse, [n for n in pt.SOURCE_TABLES if n != CARDS])
     sources[CARDS] = model_cards(warehouse, slate)
     footnote = pt.provenance(sources, slate=slate.name, seed=slate.seed, code_version=code_version(pt.TABLES_VERSION))
-    return pt.write_tables(pt.build_tables(sources), out, fmt, footnote)
+    return tf.write_tables(pt.build_tables(sources), out, fmt, footnote)

@@ -21,6 +21,8 @@ from typing import TypeGuard
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.baseline_text import NOT_EVALUATIONS
+
 TARGET_COLUMNS = ("target", "target_a", "target_b", "think_target", "non_think_target")
 RISK_COLUMN = "self_preference_risk"
 DASH = "\u2013"
@@ -157,7 +159,7 @@ def _banner(baseline_targets: list[str]) -> str:
     names = ", ".join(f"<strong>{_esc(t)}</strong>" for t in baseline_targets)
     return (
         f'<div class="banner">Embedded baselines: {names}. These targets are rule-based reference points '
-        "shipped with the benchmark; their numbers are <strong>not evaluations of a language model</strong>. "
+        f"shipped with the benchmark; their numbers are <strong>{NOT_EVALUATIONS}</strong>. "
         'Their rows carry a <span class="badge baseline">baseline</span> badge.</div>'
     )
 

@@ -1,5 +1,6 @@
-"""The tables the two papers report, rebuilt from the warehouse's report tables and written as LaTeX, Markdown or
-CSV (`eyt tables`, and the `reports/paper_tables` asset). See docs/reports.md.
+"""The tables the two papers report, rebuilt from the warehouse's report tables (`eyt tables`, and the
+`reports/paper_tables` asset, whose stored index lists the files written). See docs/reports.md; the LaTeX,
+Markdown and CSV writers are eyt_dagster/reporting/table_formats.py.
 
 Each table is a frame of display strings, so every format shows the same cells: numbers at a fixed number of
 decimals per column, a point estimate with an interval as `mean [low, high]`, a missing value as an en dash,
@@ -10,26 +11,23 @@ version), so the same warehouse gives byte-identical files.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
+from eyt_dagster.core.baseline_text import REFERENCE_POINT
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET, conditioning_table
 
-FORMATS = {"latex": ".tex", "markdown": ".md", "csv": ".csv"}
 TABLES_VERSION = "1"  # bump when a table's layout changes
 DASH = "\u2013"
 DAGGER = "\u2020"
 # The table contract of reports.paper_tables: one row per file written (paths relative to the data directory).
 EXPORT_INDEX_COLUMNS: dict[str, str] = {"format": "string", "file": "string", "sha256": "string"}
-BASELINE_FOOTNOTE = f"{DAGGER} embedded rule-based baseline: a reference point, not an evaluation of a language model."
+BASELINE_FOOTNOTE = f"{DAGGER} embedded rule-based baseline: {REFERENCE_POINT}."
 POOL_LABELS = {"nemotron_usa": "Nemo.", "personamem_v2": "PM"}
 # metric -> (column label, decimals): shares at 3 decimals, 0-100 scores at 1
 EYT_LABELS = {
@@ -469,125 +467,3 @@ def provenance(sources: dict[str, pd.DataFrame], *, slate: str, seed: int, code_
         lines.append(f"SEQ cohort ({DEFAULT_CONDITION} condition): {cohort}.")
     lines.append(BASELINE_FOOTNOTE)
     return lines
-
-
-# ------------------------------------------------------------------------------------------------ rendering
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def to_markdown(table: PaperTable, footnote: list[str]) -> str:
-    cols = list(table.cells.columns)
-    lines = [
-        f"**{table.caption}**",
-        "",
-        "| " + " | ".join(_md_cell(c) for c in cols) + " |",
-        "| " + " | ".join("---" for _ in cols) + " |",
-    ]
-    for row in table.cells.itertuples(index=False):
-        lines.append("| " + " | ".join(_md_cell(str(v)) for v in row) + " |")
-    if table.cells.empty:
-        lines.append("")
-        lines.append("_No rows: nothing in the warehouse for this table._")
-    lines.append("")
-    lines += [f"_{line}_" if line else "" for line in footnote]
-    return "\n".join(lines) + "\n"
-
-
-LATEX_ESCAPES = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    DASH: "--",
-    DAGGER: r"$\dagger$",
-    "\u2193": r"$\downarrow$",
-    "\u0394": r"$\Delta$",
-    "\u03c1": r"$\rho$",
-    "\u03ba": r"$\kappa$",
-    "\u03b1": r"$\alpha$",
-    "<=": r"$\leq$",
-}
-
-
-def latex_escape(text: str) -> str:
-    out, i = [], 0
-    while i < len(text):
-        if text[i : i + 2] == "<=":
-            out.append(LATEX_ESCAPES["<="])
-            i += 2
-            continue
-        out.append(LATEX_ESCAPES.get(text[i], text[i]))
-        i += 1
-    return "".join(out)
-
-
-def _align(cells: pd.Series) -> str:
-    """'r' for a column of numbers (or dashes), 'l' for text."""
-    numeric = len(cells) and all(str(v)[:1].isdigit() or str(v)[:1] in "-+." or str(v) == DASH for v in cells)
-    return "r" if numeric else "l"
-
-
-def to_latex(table: PaperTable, footnote: list[str]) -> str:
-    cols = list(table.cells.columns)
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        rf"\caption{{{latex_escape(table.caption)}}}",
-        rf"\label{{tab:{table.name}}}",
-        r"\begin{tabular}{" + "".join(_align(table.cells[c]) for c in cols) + "}",
-        r"\toprule",
-        " & ".join(latex_escape(c) for c in cols) + r" \\",
-        r"\midrule",
-    ]
-    for row in table.cells.itertuples(index=False):
-        lines.append(" & ".join(latex_escape(str(v)) for v in row) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    lines += [r"\par\footnotesize " + latex_escape(line) for line in footnote]
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
-
-
-def to_csv(table: PaperTable) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(table.cells.columns)
-    writer.writerows(table.cells.itertuples(index=False))
-    return buf.getvalue()
-
-
-def render(table: PaperTable, fmt: str, footnote: list[str]) -> str:
-    if fmt == "markdown":
-        return to_markdown(table, footnote)
-    if fmt == "latex":
-        return to_latex(table, footnote)
-    if fmt == "csv":
-        return to_csv(table)
-    raise ValueError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
-
-
-def write_tables(tables: list[PaperTable], out: Path, fmt: str, footnote: list[str]) -> list[Path]:
-    """One file per table (CSV: the provenance in PROVENANCE.txt beside them, since a CSV has no footnote);
-    files are written only when their bytes change."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    files = [(out / f"{t.name}{FORMATS[fmt]}", render(t, fmt, footnote)) for t in tables]
-    if fmt == "csv":
-        files.append((out / "PROVENANCE.txt", "\n".join(footnote) + "\n"))
-    for path, text in files:
-        data = text.encode("utf-8")
-        if not path.exists() or path.read_bytes() != data:
-            path.write_bytes(data)
-        written.append(path)
-    return written

@@ -532,7 +532,6 @@ TOPICS: dict[str, Topic] = {
     ),
 }
 del A
-FALLBACK_TOPIC = "everyday life"
 FALLBACK_SUGGESTION = "write down the one part that matters most and take a first small step on it today"
 
 # --- reply markers: what the simulator's 'addressed' rule and the judge look for in a reply ----------
