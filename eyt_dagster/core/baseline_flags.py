@@ -9,6 +9,7 @@ from typing import Protocol
 
 import pandas as pd
 
+from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.core.model_ref import ModelRef
 
 
@@ -48,7 +49,7 @@ def baseline_note_for(names: Iterable[str]) -> str:
     """The note a table carries about its baseline rows."""
     names = sorted(set(names))
     return (
-        f"Rows for {', '.join(names)} are {BASELINE_KIND}s: reference points, not evaluations of a model."
+        f"Rows for {', '.join(names)} are {BASELINE_KIND}s: {REFERENCE_POINTS}."
         if names
         else "No embedded baselines in this table."
     )

@@ -174,6 +174,7 @@ def _print_speech_summary() -> None:
             ).df()
     except duckdb.CatalogException:
         return
+    from eyt_dagster.core.baseline_text import REFERENCE_POINT
     from eyt_dagster.speech_eq.seq_tables import seq_cohort_note
 
     if board.empty:
@@ -183,10 +184,7 @@ def _print_speech_summary() -> None:
     print(seq_cohort_note(board))
     print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False, na_rep="-"))
     if board["is_baseline"].any():
-        print(
-            "\nis_baseline = True marks an embedded baseline chooser (or chance): a reference point, not a model's "
-            "evaluation."
-        )
+        print(f"\nis_baseline = True marks an embedded baseline chooser (or chance): {REFERENCE_POINT}.")
 
 
 def cmd_speech_export(args: argparse.Namespace) -> int:

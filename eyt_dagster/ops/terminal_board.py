@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.core.baseline_flags import BASELINE_KIND
+from eyt_dagster.core.baseline_text import REFERENCE_POINT
 
 # dialogue.leaderboard column -> terminal heading, rounding (None: as stored)
 COLUMNS: dict[str, tuple[str, int | None]] = {
@@ -52,5 +53,5 @@ def leaderboard_text(board: pd.DataFrame) -> str:
             why_text = f": {why}" if isinstance(why, str) and why else ""
             lines.append(f"  {row.pool}|{row.target}: {int(row.n_dialogues)} of {total} finished{why_text}")
     if "is_baseline" in board.columns and board["is_baseline"].astype(bool).any():
-        lines.append(f"\nis_baseline = True marks an {BASELINE_KIND}: a reference point, not a model's evaluation.")
+        lines.append(f"\nis_baseline = True marks an {BASELINE_KIND}: {REFERENCE_POINT}.")
     return "\n".join(lines)
