@@ -3,6 +3,7 @@ dagster-pandas ships."""
 
 from __future__ import annotations
 
+import pandas as pd
 from dagster_pandas.constraints import ColumnConstraint, ColumnConstraintViolationException
 
 
@@ -11,11 +12,11 @@ class InSetColumnConstraint(ColumnConstraint):
 
     def __init__(self, allowed: list[float]) -> None:
         self.allowed = allowed
-        super().__init__(
+        super().__init__(  # type: ignore[no-untyped-call]  # dagster-pandas ships no types
             markdown_description=f"values in {allowed}", error_description=f"values must be one of {allowed}"
         )
 
-    def validate(self, dataframe, column_name):
+    def validate(self, dataframe: pd.DataFrame, column_name: str) -> None:
         column = dataframe[column_name]
         bad = dataframe[column.notna() & ~column.isin(self.allowed)]
         if not bad.empty:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -41,7 +41,9 @@ class ModelRef(BaseModel):
         ),
     )
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
-    extra_body: dict = Field(default_factory=dict, description="Extra fields for the request body (server-specific).")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Extra fields for the request body (server-specific)."
+    )
 
     @field_validator("id")
     @classmethod
@@ -62,7 +64,7 @@ class ModelRef(BaseModel):
     def is_baseline(self) -> bool:
         return self.provider == "embedded"
 
-    def answer_settings(self) -> dict:
+    def answer_settings(self) -> dict[str, Any]:
         """The settings that decide this model's replies and the numbers stored with them (prices give the cost
         columns): everything but the fields in NOT_ANSWER_FIELDS."""
         return self.model_dump(exclude=set(NOT_ANSWER_FIELDS))

@@ -59,4 +59,4 @@ def prompt_hash(*keys: str, path: Path) -> str:
 def render(key: str, part: str, *, path: Path, **fields: Any) -> str:
     """Fill the placeholders of one part of the template `key` in the file at `path`."""
     template = load_prompts(path, (key,))[key].get(part, "")
-    return template.format(**fields)
+    return str(template.format(**fields))

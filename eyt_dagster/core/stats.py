@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from itertools import combinations
-from typing import Literal
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -71,7 +71,7 @@ def bootstrap_ratio_ci(
     return (est, *_interval(draws, level))
 
 
-def class_counts(gold: Sequence, predicted: Sequence, labels: Sequence) -> np.ndarray:
+def class_counts(gold: Sequence[Any], predicted: Sequence[Any], labels: Sequence[Any]) -> np.ndarray:
     """(n_classes x 3) array of (tp, fp, fn) per label for one unit's turns."""
     g, p = np.asarray(gold, dtype=object), np.asarray(predicted, dtype=object)
     return np.array(

@@ -5,6 +5,7 @@ for exactly those (the finished ones come back from the call cache). Pure logic:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -41,7 +42,7 @@ def write_chat_seeds(
     """ChatSEEDs for the first `count` personas, up to `workers` requests at once (the simulator's budget), rows
     in persona order."""
 
-    def one_seed(persona_row: dict) -> tuple[dict, CallStats]:
+    def one_seed(persona_row: dict[str, Any]) -> tuple[dict[str, Any], CallStats]:
         persona = persona_from_row(persona_row)
         sid = seed_id(pool, persona.persona_id)
         try:

@@ -4,6 +4,7 @@ verdict) for each judge. Used by the judge-verdict assets and by the cross-judge
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
@@ -46,7 +47,7 @@ def _failure(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def turn_verdict(judge: Judge, dialogue: Dialogue, turn: int) -> dict:
+def turn_verdict(judge: Judge, dialogue: Dialogue, turn: int) -> dict[str, Any]:
     """The judge's scores for one turn of one dialogue; a failed call becomes an error row."""
     target, seed, history = dialogue
     try:
@@ -55,7 +56,7 @@ def turn_verdict(judge: Judge, dialogue: Dialogue, turn: int) -> dict:
         return verdict_row(target, seed, turn, judge.model_id, None, _failure(exc))
 
 
-def final_verdict(judge: Judge, dialogue: Dialogue) -> dict:
+def final_verdict(judge: Judge, dialogue: Dialogue) -> dict[str, Any]:
     """The judge's final-intent verdict on one dialogue (or an error row)."""
     target, seed, history = dialogue
     try:
@@ -71,7 +72,7 @@ def judge_all(
     final: bool,
     workers: int,
     on_done: Callable[[int, int], None] | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Every judge on every dialogue (every turn of it, or its final verdict), as one flat pool of independent
     calls, `workers` at a time (each judge's endpoint budget caps its own share); rows in judge, dialogue,
     turn order. `on_done(done, total)` is told after each verdict (in order), for progress logs."""
@@ -84,7 +85,7 @@ def judge_all(
 
 
 def verdict_frame(
-    rows: list[dict], *, final: bool, judge_models: dict[str, str], prompt_hash: str, seed: int
+    rows: list[dict[str, Any]], *, final: bool, judge_models: dict[str, str], prompt_hash: str, seed: int
 ) -> pd.DataFrame:
     """Rows as a table with fixed columns (also when empty) and provenance."""
     columns = FINAL_COLUMNS if final else VERDICT_COLUMNS

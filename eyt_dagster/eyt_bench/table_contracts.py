@@ -8,6 +8,9 @@ each table's columns. Labels must come from the taxonomies; sub-scores from the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import pandas as pd
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 
 from eyt_dagster.core.column_constraints import InSetColumnConstraint
@@ -58,7 +61,7 @@ def _keys(*partition_columns: str) -> list[PandasColumn]:
 
 
 # Column dtypes of every dialogue table, in table order (pandas dtypes; see eyt_dagster/core/storage_types.py).
-def _text(names, **dtypes: str) -> dict[str, str]:
+def _text(names: Iterable[str], **dtypes: str) -> dict[str, str]:
     """`names` as text columns unless `dtypes` says otherwise."""
     return {name: dtypes.get(name, "string") for name in names}
 
@@ -292,7 +295,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
 }
 
 
-def conform_table(df, table: str):
+def conform_table(df: pd.DataFrame, table: str) -> pd.DataFrame:
     """`df` cast to the contract of `table` (e.g. "dialogue.dialogue_turns"): its columns, order and dtypes."""
     return conform(df, DIALOGUE_TABLES[table], table)
 

@@ -10,7 +10,7 @@ import pandas as pd
 from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
-from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, FinalVerdict, PersonaRecord, TurnScores
+from eyt_dagster.eyt_bench.types import ChatSeed, ChatSeedContent, Exchange, FinalVerdict, PersonaRecord, TurnScores
 
 LABEL_FIELDS = ("explicit_intent", "latent_intent", "emotion", "intent_description")
 
@@ -87,7 +87,9 @@ def seed_from_row(row: dict[str, Any]) -> ChatSeed:
     return ChatSeed.model_validate({k: row[k] for k in SEED_COLUMNS})
 
 
-def seed_row(seed_id: str, persona: PersonaRecord, reply: Reply | None, error: str | None) -> dict[str, Any]:
+def seed_row(
+    seed_id: str, persona: PersonaRecord, reply: Reply[ChatSeedContent] | None, error: str | None
+) -> dict[str, Any]:
     """One chat_seeds row: the generated content, or an error row that the next run retries."""
     row: dict[str, Any] = {c: None for c in SEED_COLUMNS}
     row.update(seed_id=seed_id, pool=persona.pool, persona_id=persona.persona_id, persona_text=persona.persona_text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -24,9 +25,9 @@ from eyt_dagster.speech_eq.vocabulary import CONTEXT_TURNS, TEST_TURNS
 class AudioRows:
     """One subscale's rows of the three tables, and what the stage met on the way."""
 
-    clips: list[dict] = field(default_factory=list)
-    contrasts: list[dict] = field(default_factory=list)
-    items: list[dict] = field(default_factory=list)
+    clips: list[dict[str, Any]] = field(default_factory=list)
+    contrasts: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
     scenarios: int = 0  # scenarios read from the text stages
     incomplete: list[str] = field(default_factory=list)  # scenario ids an earlier stage left without text or tones
     skipped_folders: list[tuple[str, str]] = field(default_factory=list)  # released folders not imported, and why
@@ -42,7 +43,7 @@ class AudioRows:
         return self.scenarios - len(self.items) - len(self.incomplete)
 
 
-def _item_row(item: EqItem, contrast: dict[int, int]) -> dict:
+def _item_row(item: EqItem, contrast: dict[int, int]) -> dict[str, Any]:
     """A speech.eq_items row: the item and the contrast total each test pair was kept with."""
     return {**item_rows(item), "turn4_contrast": contrast[4], "turn6_contrast": contrast[6]}
 

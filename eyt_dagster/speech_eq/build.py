@@ -36,8 +36,8 @@ def contrast_row(
 
 @dataclass
 class BuildResult:
-    clips: list[dict] = field(default_factory=list)  # every synthesis, one row each (speech.tts_clips)
-    contrasts: list[dict] = field(default_factory=list)  # every scored pair (speech.contrast_scores)
+    clips: list[dict[str, Any]] = field(default_factory=list)  # every synthesis, one row each (speech.tts_clips)
+    contrasts: list[dict[str, Any]] = field(default_factory=list)  # every scored pair (speech.contrast_scores)
     item: EqItem | None = None  # None when a test turn never reached the pass score
     composite: dict[int, int] = field(default_factory=dict)  # turn -> accepted contrast total
 

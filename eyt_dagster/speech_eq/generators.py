@@ -377,7 +377,7 @@ class LLMSpeechGenerator:
         self._archetypes = self._mapping(prompts, "speech_scenario", "archetypes")
         self._voices = self._mapping(prompts, "speech_tone", "archetype_voices")
 
-    def _mapping(self, prompts: dict, key: str, part: str) -> dict[str, str]:
+    def _mapping(self, prompts: dict[str, Any], key: str, part: str) -> dict[str, str]:
         mapping = prompts[key].get(part) or {}
         missing = [a for a in FAILURE_ARCHETYPES if a not in mapping]
         if not isinstance(mapping, dict) or missing:

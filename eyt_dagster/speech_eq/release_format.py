@@ -187,7 +187,7 @@ def _lines(raw: Any, names: tuple[str, str], folder: str) -> dict[int, Line]:
     return lines
 
 
-def metadata_to_item(metadata: dict, folder_name: str, source: str, clip_paths: dict[str, str]) -> EqItem:
+def metadata_to_item(metadata: dict[str, Any], folder_name: str, source: str, clip_paths: dict[str, str]) -> EqItem:
     """One EqItem from a parsed metadata.json; clip_paths maps '01'..'08' to the resolved audio files."""
     folder = folder_name
     if not isinstance(metadata, dict):
@@ -247,7 +247,7 @@ def clip_extension(clip: Clip) -> str:
     return ext
 
 
-def item_to_metadata(item: EqItem) -> dict:
+def item_to_metadata(item: EqItem) -> dict[str, Any]:
     """The released metadata.json of an item, with relative audio paths audio/NN.<ext>."""
     sc, gm = item.scenario, item.generation_metadata
     scenario: dict[str, Any] = dict(gm.get("scenario_extra") or {})

@@ -29,7 +29,7 @@ Decisions where the paper is silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -282,10 +282,11 @@ def choose_cohort(cells: Sequence[dict[str, object]], named: Sequence[str] | Non
     eligible = [c for c in cells if c["headline_inference"] == mode and not pd.isna(c["acc_traj"])]
     if named is not None:
         return sorted(str(c["target"]) for c in eligible if c["target"] in set(named)), "named"
-    for kind, keep in (
-        ("models", lambda c: is_model_kind(c["speech_input"], bool(c["is_baseline"]))),
+    kinds: tuple[tuple[str, Callable[[dict[str, object]], bool]], ...] = (
+        ("models", lambda c: is_model_kind(str(c["speech_input"]), bool(c["is_baseline"]))),
         ("baselines_only", lambda c: bool(c["is_baseline"])),
-    ):
+    )
+    for kind, keep in kinds:
         members = sorted(str(c["target"]) for c in eligible if keep(c))
         if members:
             return members, kind

@@ -4,6 +4,8 @@ checks every speech.slm_choices output against."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import pandas as pd
 from dagster_pandas import PandasColumn, create_dagster_pandas_dataframe_type
 from dagster_pandas.constraints import CategoricalColumnConstraint, NonNullableColumnConstraint
@@ -60,12 +62,12 @@ SLM_CHOICE_COLUMNS: dict[str, str] = {
 }
 
 
-def _typed(names, **dtypes: str) -> dict[str, str]:
+def _typed(names: Iterable[str], **dtypes: str) -> dict[str, str]:
     """`names` as text columns unless `dtypes` says otherwise, then created_at."""
     return {**{name: dtypes.get(name, "string") for name in names}, "created_at": "datetime64[ns]"}
 
 
-def _all(dtype: str, names) -> dict[str, str]:
+def _all(dtype: str, names: Iterable[str]) -> dict[str, str]:
     return dict.fromkeys(names, dtype)
 
 
@@ -241,7 +243,7 @@ _SEQ_TYPES = {
 }
 
 
-def _seq(names) -> dict[str, str]:
+def _seq(names: Sequence[str]) -> dict[str, str]:
     return _typed(names, **{n: _SEQ_TYPES.get(n, "string" if n in _SEQ_TEXT else "float64") for n in names})
 
 

@@ -4,6 +4,8 @@ record what was rejected and why; a failed call ends that item's loop and is rep
 
 from __future__ import annotations
 
+from typing import Any
+
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
 from eyt_dagster.speech_eq.generators import MAX_DIALOGUE_ATTEMPTS, SpeechGenerator, tone_slots
 from eyt_dagster.speech_eq.item_types import Line, Scenario
@@ -62,7 +64,7 @@ def tone_slots_of(scenarios: dict[str, Scenario], lines_of: dict[str, list[Line]
 
 def tone_slot_attempts(
     generator: SpeechGenerator, slot: ToneSlot | str, *, bland: tuple[str, ...], attempts: int, prompt_hash: str | None
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[dict[str, Any]], list[str]]:
     """One tone_instructions row per attempt of one slot (up to `attempts`, each asked after the last was
     rejected), and the errors; a slot given as a message is that error alone."""
     if isinstance(slot, str):

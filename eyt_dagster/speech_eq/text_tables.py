@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -71,7 +71,7 @@ def _columns(contract: dict[str, str]) -> list[str]:
     return [c for c in contract if c != "created_at"]
 
 
-def _frame(rows: list[dict], contract: dict[str, str], text_columns: Sequence[str] = ()) -> pd.DataFrame:
+def _frame(rows: list[dict[str, Any]], contract: dict[str, str], text_columns: Sequence[str] = ()) -> pd.DataFrame:
     """Rows as a frame with the contract's columns (also when empty); the optional text columns typed as
     strings, so a partition where they are all NULL still creates a VARCHAR column in DuckDB."""
     df = pd.DataFrame(rows, columns=_columns(contract))
@@ -211,7 +211,7 @@ def tone_instruction_table(
     lines_of = accepted_lines(dialogues)
     ask_again = 1 if generator.is_baseline else max_attempts  # the template answers the same
 
-    def make(slot: ToneSlot | str) -> tuple[list[dict], list[str]]:
+    def make(slot: ToneSlot | str) -> tuple[list[dict[str, Any]], list[str]]:
         return tone_slot_attempts(
             generator, slot, bland=bland, attempts=ask_again, prompt_hash=_row_hash(generator, prompt_hash)
         )
