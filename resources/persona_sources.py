@@ -31,6 +31,7 @@ from eyt_dagster.eyt_bench.personas import (
     require_columns,
 )
 from eyt_dagster.eyt_bench.settings import PoolSource
+from eyt_dagster.eyt_bench.taxonomy import NEMOTRON_POOL, PERSONAMEM_POOL
 from eyt_dagster.eyt_bench.types import PersonaRecord
 
 PERSONAMEM_SPLITS = ("train", "val", "benchmark")
@@ -101,10 +102,10 @@ def _read_personamem(file: Path) -> pd.DataFrame:
 
 
 LAYOUTS: dict[str, PoolLayout] = {
-    "nemotron_usa": PoolLayout(
+    NEMOTRON_POOL: PoolLayout(
         "nvidia/Nemotron-Personas-USA", ("data/train-*.parquet",), _nemotron_files, _read_nemotron, nemotron_to_records
     ),
-    "personamem_v2": PoolLayout(
+    PERSONAMEM_POOL: PoolLayout(
         "bowen-upenn/PersonaMem-v2",
         tuple(f"benchmark/text/{s}.csv" for s in PERSONAMEM_SPLITS),
         _personamem_files,

@@ -3,7 +3,7 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, table_output
+from assets._output import now_utc, table_of, table_output
 from assets.eyt_bench.partitions import target_pool_partitions
 from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues, score_dialogues
 from eyt_dagster.eyt_bench.judging import failed_verdicts_message
@@ -60,7 +60,7 @@ def dialogue_scores(
             context.log.warning(message)
     context.log.info(f"scored {len(df)} dialogues (judges combined by {slate.judge_combine})")
     return table_output(
-        conform_table(df, "dialogue.dialogue_scores"),
+        conform_table(df, table_of(context)),
         alpha=slate.alpha,
         judge_combine=slate.judge_combine,
         unfinished_dialogues=len(unfinished),

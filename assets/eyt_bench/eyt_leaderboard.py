@@ -3,7 +3,7 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, table_output
+from assets._output import now_utc, table_of, table_output
 from eyt_dagster.core.baseline_flags import baseline_note
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
@@ -37,7 +37,7 @@ def leaderboard(
     note = baseline_note(board)
     context.log.info(note)
     return table_output(
-        conform_table(board, "dialogue.leaderboard"),
+        conform_table(board, table_of(context)),
         baselines=note,
         slate=eyt.slate.name,
         judge_combine=eyt.slate.judge_combine,

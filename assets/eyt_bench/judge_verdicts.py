@@ -3,7 +3,7 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_output
+from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_of, table_output
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
@@ -65,7 +65,7 @@ def judge_verdicts(
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
     return table_output(
-        conform_table(df, "dialogue.judge_verdicts"),
+        conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
         prompt_hash=TURN_PROMPT_HASH,
         **stats_metadata("judge", judge_stats(df)),
@@ -91,7 +91,7 @@ def final_intent_verdicts(
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()
     return table_output(
-        conform_table(df, "dialogue.final_intent_verdicts"),
+        conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
         prompt_hash=FINAL_PROMPT_HASH,
         completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,

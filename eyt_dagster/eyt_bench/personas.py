@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.eyt_bench.taxonomy import NEMOTRON_POOL, PERSONAMEM_POOL
 from eyt_dagster.eyt_bench.types import PersonaRecord
 
 NEMOTRON_SCHEMA = "Nemotron-Personas-USA"
@@ -331,7 +332,7 @@ def _nemotron_record(row: dict[str, Any], big_five: list[str], source_name: str)
     persona = _text(row["persona"])
     return PersonaRecord(
         persona_id=_text(row["uuid"]),
-        pool="nemotron_usa",
+        pool=NEMOTRON_POOL,
         source=source_name,
         persona_text=_nemotron_text(persona, attributes, hobbies),
         attributes=attributes,
@@ -382,7 +383,7 @@ def _personamem_record(persona_id: str, rows: pd.DataFrame, source_name: str) ->
     }
     return PersonaRecord(
         persona_id=persona_id,
-        pool="personamem_v2",
+        pool=PERSONAMEM_POOL,
         source=source_name,
         persona_text=personamem_paragraph(short, profile),
         attributes={k: v for k, v in attributes.items() if v not in (None, "", [])},

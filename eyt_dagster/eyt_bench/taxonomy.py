@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-POOLS: tuple[str, ...] = ("nemotron_usa", "personamem_v2")
+# The two persona pools (paper §3.2): Pool A from Nemotron-Personas-USA, Pool B from PersonaMem-v2.
+NEMOTRON_POOL, PERSONAMEM_POOL = "nemotron_usa", "personamem_v2"
+POOLS: tuple[str, ...] = (NEMOTRON_POOL, PERSONAMEM_POOL)
 # Pools sampled by occupation group x age bucket (Pool A, whose records carry both); the others simply.
-STRATIFIED_POOLS: frozenset[str] = frozenset({"nemotron_usa"})
+STRATIFIED_POOLS: frozenset[str] = frozenset({NEMOTRON_POOL})
 
 ExplicitIntent = Literal[
     "information_seeking",

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import yaml
 
+from eyt_dagster.eyt_bench.taxonomy import POOLS
 from eyt_dagster.ops.bench_server import LatencyServer
 from eyt_dagster.slate import default_slate_path
 from eyt_dagster.speech_eq.conditions import CONDITIONS
@@ -59,7 +60,7 @@ PURPOSE_STAGE = {
 @dataclass(frozen=True)
 class BenchSettings:
     latency_s: float = 0.2
-    pools: tuple[str, ...] = ("nemotron_usa", "personamem_v2")
+    pools: tuple[str, ...] = POOLS
     dialogues_per_pool: int = 16
     t_max: int = 10
     targets: int = 1
