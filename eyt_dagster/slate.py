@@ -199,6 +199,16 @@ class Slate(BaseModel):
             f"target '{target_id}' is not in slate '{self.name}'; its targets are {[t.id for t in self.targets]}"
         )
 
+    def target_of(self, benchmark: Benchmark, target_id: str) -> TargetRef:
+        """The target `target_id`, which must run `benchmark` (the error says how to make it)."""
+        ref = self.target(target_id)
+        if not ref.runs(benchmark):
+            raise ValueError(
+                f"target '{target_id}' does not run {benchmark} (its benchmarks: {ref.benchmarks}); "
+                f"add {benchmark} to its benchmarks in the slate"
+            )
+        return ref
+
     def self_preference_risk(self, target_id: str) -> bool:
         """True when the target shares a family with any judge (only possible with allow_same_family)."""
         family = self.target(target_id).family

@@ -27,12 +27,7 @@ class EytRoles:
         return LLMSimulator(self._client(ref, "simulator", run_id))
 
     def target(self, target_id: str, run_id: str | None = None) -> Target:
-        ref = self.slate.target(target_id)
-        if not ref.runs("eyt_bench"):
-            raise ValueError(
-                f"target '{target_id}' does not run eyt_bench (its benchmarks: {ref.benchmarks}); "
-                "add eyt_bench to its benchmarks in the slate"
-            )
+        ref = self.slate.target_of("eyt_bench", target_id)
         if ref.is_baseline:
             return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
         return LLMTarget(self._client(ref, "target", run_id))

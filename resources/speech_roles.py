@@ -57,12 +57,7 @@ class SpeechRoles:
     def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:
         """A SpeechEQ target: an embedded chooser baseline, or a chat model hearing audio parts, reading a
         cascade's transcripts and cues, or reading the oracle's transcripts and tone instructions."""
-        ref = self.slate.target(target_id)
-        if not ref.runs("speech_eq"):
-            raise ValueError(
-                f"target '{target_id}' does not run speech_eq (its benchmarks: {ref.benchmarks}); "
-                "add speech_eq to its benchmarks in the slate"
-            )
+        ref = self.slate.target_of("speech_eq", target_id)
         if ref.is_baseline:
             if ref.model == "random-chooser":
                 return RandomChooser(ref.id, self.slate.seed)
