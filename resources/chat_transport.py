@@ -316,18 +316,21 @@ class ChatTransport:
         try:
             return self._sdk()
         except MissingApiKeyError:
-            self.cache.record(
-                run_id=self.run_id,
-                role=self.role,
-                model_id=self.model_id,
-                purpose=purpose,
-                cached=False,
-                ok=False,
-                error=f"{self.ref.api_key_env} is not set",
-                failure="no_key",
-                cache_key=key,
-            )
+            self._record_failed(purpose, key, error=f"{self.ref.api_key_env} is not set", failure="no_key")
             raise
+
+    def _record_failed(self, purpose: str, key: str, **what: Any) -> None:
+        """A ledger row for a request that got no reply (`what`: error, failure kind, latency, retries)."""
+        self.cache.record(
+            run_id=self.run_id,
+            role=self.role,
+            model_id=self.model_id,
+            purpose=purpose,
+            cached=False,
+            ok=False,
+            cache_key=key,
+            **what,
+        )
 
     @staticmethod
     def _reply_from(completion: Any, latency: float) -> CachedReply:
@@ -377,20 +380,8 @@ class ChatTransport:
             and isinstance(exc, openai.APIStatusError)
             and _mentions_response_format(exc)
         )
-        self.cache.record(
-            run_id=self.run_id,
-            role=self.role,
-            model_id=self.model_id,
-            purpose=purpose,
-            cached=False,
-            ok=False,
-            latency_s=latency,
-            retries=attempts.retries,
-            error=what,
-            failure="format_rejected" if rejected_format else failure,
-            cache_key=key,
-        )
         failure = "format_rejected" if rejected_format else failure
+        self._record_failed(purpose, key, error=what, failure=failure, latency_s=latency, retries=attempts.retries)
         error_type = (
             _FormatRejected if rejected_format else _RequestRefused if status in REFUSED_STATUSES else ModelCallError
         )
