@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 from pathlib import Path
+from types import FrameType
+
+
+class _Stopped(Exception):
+    """Ctrl-C or SIGTERM after uvicorn has shut down gracefully."""
+
+
+def _stopped(sig: int, frame: FrameType | None) -> None:
+    raise _Stopped(sig)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -18,7 +28,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(data_dir: Path, host: str = "127.0.0.1", port: int = 0) -> int:
-    """Serve until interrupted; uvicorn handles SIGINT and SIGTERM by finishing open requests and returning."""
+    """Serve until Ctrl-C or SIGTERM, then exit with status 0. uvicorn finishes the open requests and then raises
+    the signal again with the handlers it found; ours turn that into a normal return."""
     import uvicorn
 
     from eyt_dagster.explorer.app import create_app
@@ -30,8 +41,14 @@ def serve(data_dir: Path, host: str = "127.0.0.1", port: int = 0) -> int:
         flush=True,
     )
     config = uvicorn.Config(create_app(data_dir), log_level="warning", access_log=False, lifespan="off")
+    before = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except _Stopped:
+        pass
     finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
         sock.close()
+    print("eyt view: stopped", flush=True)
     return 0
