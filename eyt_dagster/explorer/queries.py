@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from eyt_dagster.explorer.failures import FAILURES, HIGH_DRIFT_QUANTILE
@@ -135,16 +136,24 @@ def cell_dialogues(
     params = {"target": target, "pool": pool}
     with wh.sql(CELL_TABLES) as con:
         base = f"WITH cell AS ({_CELL_DIALOGUES}) SELECT * FROM cell {where}"
-        total = int(con.execute(f"SELECT count(*) FROM ({base})", params).fetchone()[0])
+        total = int(_one(con, f"SELECT count(*) FROM ({base})", params))
         pages = max(1, -(-total // PAGE_SIZE))
         page = min(max(1, page), pages)
         rows = con.execute(f"{base} ORDER BY {order} LIMIT {PAGE_SIZE} OFFSET {(page - 1) * PAGE_SIZE}", params).df()
-        high = con.execute(
+        high = _one(
+            con,
             f"SELECT quantile_cont(drift, {HIGH_DRIFT_QUANTILE}) FROM dialogue_scores "
             "WHERE target = $target AND pool = $pool",
             params,
-        ).fetchone()[0]
+        )
     return DialoguePage(rows, total, page, pages, None if high is None or pd.isna(high) else float(high))
+
+
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, str]) -> Any:
+    """The single value an aggregate query returns."""
+    row = con.execute(sql, params).fetchone()
+    assert row is not None  # an aggregate always returns one row
+    return row[0]
 
 
 @dataclass(frozen=True)
