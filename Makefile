@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 export EYT_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: install run test test-fast lint typecheck check dev clean-data
+.PHONY: install run test test-fast lint typecheck check dev view clean-data
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ check: lint typecheck test  ## what CI runs: lint, types, the whole suite
 
 dev: install  ## the Dagster UI on this project's instance, http://127.0.0.1:3000
 	$(BIN)/eyt dev
+
+view: install  ## the read-only web explorer over the warehouse (a free port; the URL is printed)
+	$(BIN)/eyt view
 
 clean-data:  ## delete the warehouse, call cache and Dagster instance under $(EYT_DATA_DIR)
 	rm -rf "$(EYT_DATA_DIR)"

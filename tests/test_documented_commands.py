@@ -5,8 +5,9 @@ a fresh copy of the checkout (the tracked files, `.venv` linked to the virtualen
 environment (PATH holds only the system's folders) and on a small slate that replaces the packaged one. Cron lines
 run with cron's bare environment plus the block's variable lines, `/srv/eyt` standing for the fresh copy.
 
-- A command that starts a server (`eyt dev`, `make dev`, `dagster dev`) is started in its own process group, must
-  answer HTTP on its port, and is then stopped with no process of its group left behind.
+- A command that starts a server (`eyt dev`, `make dev`, `dagster dev`, `eyt view`, `make view`) is started in its
+  own process group, must answer HTTP on its port (the one it names, or the free one `eyt view` prints), and is
+  then stopped with no process of its group left behind.
 - A command that appears several times runs once; a failure names every place that shows it.
 - The commands this test cannot run are listed in SKIPPED with the reason; each entry must still match a
   documented command, so the list cannot hide one that was removed or reworded.
@@ -56,9 +57,21 @@ SKIPPED = {
 BLOCKS_SKIPPED = {
     r"/tmp/llama": "downloads and builds llama.cpp (about 10 minutes); bench/real_server_check.py is a manual check"
 }
-SERVER = re.compile(r"(^|/|\s)(eyt|dagster|make) dev\b")
+SERVER = re.compile(r"(^|/|\s)((eyt|dagster|make) dev|(eyt|make) view)\b")
 PORT = re.compile(r"(?:-p|--port)[ =](\d+)")
+PRINTED_PORT = re.compile(r"http://127\.0\.0\.1:(\d+)/")  # `eyt view` without --port picks a free one and prints it
 DEFAULT_PORT = 3000
+
+
+def _port(command: Command, log: Path) -> int | None:
+    """The port the server answers on: the one the command names, the one `eyt view` printed (None until then), or
+    Dagster's default."""
+    if m := PORT.search(command.text):
+        return int(m.group(1))
+    if re.search(r"\bview\b", command.text):
+        m = PRINTED_PORT.search(log.read_text(errors="replace")) if log.exists() else None
+        return int(m.group(1)) if m else None
+    return DEFAULT_PORT
 
 
 @dataclass
@@ -199,8 +212,8 @@ def _answers(port: int) -> bool:
 
 def _run_server(checkout: Path, command: Command, log: Path) -> str | None:
     """Start, wait for an HTTP answer, stop: None when all went well, else what went wrong."""
-    port = int(m.group(1)) if (m := PORT.search(command.text)) else DEFAULT_PORT
-    if _answers(port):
+    port = _port(command, log)
+    if port is not None and _answers(port):
         return f"port {port} is already taken by another server before the command started"
     with open(log, "wb") as out:
         process = subprocess.Popen(
@@ -216,7 +229,8 @@ def _run_server(checkout: Path, command: Command, log: Path) -> str | None:
     problem = None
     deadline = time.monotonic() + SERVER_TIMEOUT_S
     try:
-        while not _answers(port):
+        while port is None or not _answers(port):
+            port = port or _port(command, log)
             if process.poll() is not None:
                 problem = f"exited with {process.returncode} before answering on port {port}"
                 break
@@ -229,7 +243,7 @@ def _run_server(checkout: Path, command: Command, log: Path) -> str | None:
     left = live_group_members(process.pid)
     if problem is None and (killed or left):
         problem = f"left processes behind after SIGTERM: {killed or left}"
-    if problem is None and _answers(port):
+    if problem is None and port is not None and _answers(port):
         problem = f"port {port} still answers after the server was stopped"
     return None if problem is None else f"{problem}\n{log.read_text(errors='replace')[-2000:]}"
 
@@ -267,6 +281,7 @@ def test_the_parser_reads_blocks_continuations_setup_and_crontabs(tmp_path: Path
     assert commands[1].setup == ('eval "$(.venv/bin/eyt env)"',) and commands[3].setup == ()
     assert commands[2].cron and commands[2].env == {"EYT_DATA_DIR": "/srv/eyt/data"}
     assert SERVER.search(".venv/bin/eyt dev") and SERVER.search("make dev") and not SERVER.search("eyt devices")
+    assert SERVER.search(".venv/bin/eyt view --port 8080") and SERVER.search("make view")
 
 
 def test_every_skip_reason_still_matches_a_documented_command() -> None:

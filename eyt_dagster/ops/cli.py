@@ -14,6 +14,8 @@
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
     eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance (--automation: with
                             the daemon keeping the slate up to date, docs/refresh.md)
+    eyt view                a local read-only web explorer over the warehouse: leaderboard, dialogues, calls
+                            (--port N, default a free one; --host, default 127.0.0.1)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
 Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them. Each run
@@ -376,6 +378,15 @@ def cmd_dev(args: argparse.Namespace) -> int:
     os.execve(sys.executable, command, env)
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from eyt_dagster.explorer.server import serve
+    from resources.warehouse import data_dir
+
+    if not (data_dir() / "warehouse").exists():
+        print(f"eyt view: no warehouse under {data_dir()} yet; the pages fill in as `eyt run` writes", flush=True)
+    return serve(data_dir(), args.host, args.port)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from eyt_dagster.ops.bench import BenchSettings, run_bench
 
@@ -535,6 +546,10 @@ def main(argv: list[str] | None = None) -> int:
         "partitions up to date by itself (docs/refresh.md); without it, switch it on in the UI",
     )
     dev.set_defaults(func=cmd_dev)
+    view = sub.add_parser("view", help="a local read-only web explorer over the warehouse")
+    view.add_argument("--port", type=int, default=0, help="the port to serve on (default: a free one)")
+    view.add_argument("--host", default="127.0.0.1", help="the address to serve on (default 127.0.0.1)")
+    view.set_defaults(func=cmd_view)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -1,0 +1,143 @@
+"""Which model call made a warehouse row, and what the call cache and ledger hold about a call.
+
+A row does not store its call's cache key. The ledger does store, per call, the model id, a purpose naming the
+role's step (`judge_turn:<seed>:<turn>`, `respond:<turn>`, ...: eyt_dagster/eyt_bench/chat_roles.py) and the
+cache key, and the cache holds each key's raw reply. So a row's call is the ledger's call with the row's model
+and purpose whose reply is the row's own text: the raw reply itself (chat_seeds, judge_verdicts,
+final_intent_verdicts), the reply with a leading <think> block removed (a response), or a JSON reply whose fields
+are the row's (a simulator turn, a perception). A match is exact or not made; when several calls match, all of
+them are listed. The request messages are not stored (the key is their sha256), so no page can show them."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from resources.chat_client import extract_json_object, strip_thinking
+
+KEY_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class CallRef:
+    """The calls that match one row: `keys` (none, one, or several when the row does not tell them apart)."""
+
+    what: str  # e.g. "judge rubric-judge, turn 3"
+    model_id: str
+    purpose: str
+    keys: tuple[str, ...] = ()
+    note: str = ""  # why there is no link, when there is none
+
+
+@dataclass
+class CallFinder:
+    """Looks up one dialogue's calls with one ledger query (`wanted` first, then `find`)."""
+
+    con: sqlite3.Connection | None
+    wanted: list[tuple[str, str]] = field(default_factory=list)  # (model id, purpose)
+    _replies: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # -> [(key, text)]
+
+    def load(self) -> None:
+        if self.con is None or not self.wanted:
+            return
+        pairs = sorted(set(self.wanted))
+        where = " OR ".join("(l.model_id = ? AND l.purpose = ?)" for _ in pairs)
+        sql = (
+            "SELECT DISTINCT l.model_id, l.purpose, l.cache_key, r.text FROM ledger l "
+            f"JOIN replies r ON r.key = l.cache_key WHERE {where}"
+        )
+        for row in self.con.execute(sql, [v for pair in pairs for v in pair]):
+            self._replies.setdefault((row[0], row[1]), []).append((row[2], row[3]))
+
+    def find(self, what: str, model_id: str | None, purpose: str, same: Callable[[str], bool]) -> CallRef:
+        if not model_id:
+            return CallRef(what, "", purpose, note="the row names no model")
+        if self.con is None:
+            return CallRef(what, model_id, purpose, note="no call cache in this data directory")
+        candidates = self._replies.get((model_id, purpose), [])
+        if not candidates:
+            return CallRef(
+                what,
+                model_id,
+                purpose,
+                note=f"no call of {model_id} for {purpose} in the ledger (an embedded baseline makes none)",
+            )
+        keys = tuple(sorted({k for k, text in candidates if _safe(same, text)}))
+        note = "" if keys else f"{len(candidates)} call(s) of {model_id} for {purpose}, none with this row's reply"
+        return CallRef(what, model_id, purpose, keys, note)
+
+
+def _safe(same: Callable[[str], bool], text: str) -> bool:
+    try:
+        return same(text)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return False
+
+
+# How a row's text is compared with a cached reply.
+def raw_is(raw: str | None) -> Callable[[str], bool]:
+    return lambda text: raw is not None and text == raw
+
+
+def reply_is(response: str | None) -> Callable[[str], bool]:
+    return lambda text: response is not None and strip_thinking(text) == response
+
+
+def json_has(fields: dict[str, Any]) -> Callable[[str], bool]:
+    """The reply's JSON object holds these values (a dotted name reaches into a nested object)."""
+
+    def same(text: str) -> bool:
+        value = extract_json_object(text)
+        for name, expected in fields.items():
+            found = value
+            for part in name.split("."):
+                found = found[part]
+            if found != expected:
+                return False
+        return True
+
+    return same
+
+
+def purposes(seed_id: str) -> dict[str, Callable[..., str]]:
+    """The ledger purposes of one dialogue's calls (as eyt_dagster/eyt_bench/chat_roles.py names them)."""
+    return {
+        "chat_seed": lambda: f"chat_seed:{seed_id}",
+        "simulate": lambda turn: f"simulate:{seed_id}:{turn}",
+        "perceive": lambda turn: f"perceive:{turn}",
+        "respond": lambda turn: f"respond:{turn}",
+        "judge_turn": lambda turn: f"judge_turn:{seed_id}:{turn}",
+        "judge_final": lambda: f"judge_final:{seed_id}",
+    }
+
+
+@dataclass(frozen=True)
+class Call:
+    key: str
+    reply: dict[str, Any] | None  # the replies row: model, text, tokens, latency, finish_reason, created_at
+    ledger: list[dict[str, Any]]  # every ledger row with this key, in call order (cached or not, ok or not)
+
+    @property
+    def pretty_reply(self) -> str | None:
+        """The reply indented when it is one JSON object, else None."""
+        if not self.reply:
+            return None
+        try:
+            return json.dumps(json.loads(self.reply["text"]), indent=2, ensure_ascii=False)
+        except ValueError:
+            return None
+
+
+def call(con: sqlite3.Connection | None, key: str) -> Call | None:
+    """The cached reply and ledger rows of one cache key, or None when neither has it."""
+    if con is None or not KEY_RE.match(key):
+        return None
+    reply = con.execute("SELECT * FROM replies WHERE key = ?", (key,)).fetchone()
+    ledger = con.execute("SELECT * FROM ledger WHERE cache_key = ? ORDER BY id", (key,)).fetchall()
+    if reply is None and not ledger:
+        return None
+    return Call(key, dict(reply) if reply else None, [dict(r) for r in ledger])

@@ -1,0 +1,236 @@
+"""The explorer's questions to the warehouse: the leaderboard, the dialogues of one cell (sorted, filtered and
+paginated) and one dialogue with everything stored about it. Plain SQL over the views of `reads.Warehouse`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from eyt_dagster.explorer.failures import FAILURES, HIGH_DRIFT_QUANTILE
+from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+
+PAGE_SIZE = 50
+
+# The leaderboard's headline columns, in the order shown, and the dialogue_scores column each cell's dialogues
+# are sorted by when it is followed (the per-dialogue quantity its mean or share is made of).
+HEADLINE: dict[str, str] = {
+    "n_dialogues": "seed_id",
+    "n_errors": "seed_id",
+    "explicit_acc": "explicit_correct",
+    "latent_acc": "latent_correct",
+    "emotion_acc": "emotion_correct",
+    "emotion_macro_f1": "emotion_correct",
+    "drift": "drift",
+    "ficr": "completed",
+    "satisfaction": "satisfaction",
+    "empathy": "empathy",
+    "persona": "persona",
+    "anthropomorphic": "anthropomorphic",
+    "mean_turns": "n_turns",
+}
+# The dialogue list's columns from dialogue_scores, each one a sort key.
+SCORE_COLUMNS = (
+    "n_turns",
+    "explicit_correct",
+    "latent_correct",
+    "emotion_correct",
+    "drift",
+    "directional_alignment",
+    "completed",
+    "satisfaction",
+    "empathy",
+    "persona",
+    "anthropomorphic",
+    "n_failed_verdicts",
+    "n_failed_final_verdicts",
+)
+SORT_KEYS = ("seed_id", *SCORE_COLUMNS)
+LABELS = ("explicit_intent", "latent_intent", "emotion")
+
+
+def leaderboard(wh: Warehouse) -> pd.DataFrame:
+    """dialogue.leaderboard, one row per target x pool."""
+    return wh.query(["dialogue.leaderboard"], "SELECT * FROM leaderboard ORDER BY pool, target")
+
+
+def baseline_flags(wh: Warehouse) -> dict[str, bool]:
+    """target -> is_baseline, as the leaderboard stores it (targets it has no row of are left out)."""
+    board = wh.query(["dialogue.leaderboard"], "SELECT DISTINCT target, is_baseline FROM leaderboard")
+    return {str(t): bool(b) for t, b in zip(board["target"], board["is_baseline"])}
+
+
+def targets(wh: Warehouse) -> list[str]:
+    """Every target with dialogue turns, longest id first (so a path's target prefix is found unambiguously)."""
+    rows = wh.query(["dialogue.dialogue_turns"], "SELECT DISTINCT target FROM dialogue_turns")
+    return sorted(map(str, rows["target"]), key=lambda t: (-len(t), t))
+
+
+@dataclass(frozen=True)
+class DialoguePage:
+    rows: pd.DataFrame  # one page of dialogues with their scores and failure flags
+    total: int  # dialogues matching the filter
+    page: int
+    pages: int
+    high_drift: float | None  # the cell's drift threshold of the "high intent drift" filter
+
+
+_CELL_DIALOGUES = f"""
+WITH turns AS (SELECT * FROM dialogue_turns WHERE target = $target AND pool = $pool),
+scores AS (SELECT * FROM dialogue_scores WHERE target = $target AND pool = $pool),
+verdicts AS (
+    SELECT seed_id, count(*) FILTER (WHERE error IS NOT NULL) AS failed FROM judge_verdicts
+    WHERE target = $target AND pool = $pool GROUP BY seed_id
+    UNION ALL
+    SELECT seed_id, count(*) FILTER (WHERE error IS NOT NULL) FROM final_intent_verdicts
+    WHERE target = $target AND pool = $pool GROUP BY seed_id
+),
+per_dialogue AS (
+    SELECT seed_id,
+        bool_or(turn = 0 AND error IS NOT NULL) AS dialogue_error,
+        bool_or(NOT complete) AS incomplete,
+        bool_or(turn > 0 AND gold_emotion IS DISTINCT FROM pred_emotion) AS wrong_emotion,
+        max(error_kind) AS error_kind,
+        max(error_role) AS error_role
+    FROM turns GROUP BY seed_id
+),
+threshold AS (SELECT quantile_cont(drift, {HIGH_DRIFT_QUANTILE}) AS high FROM scores)
+SELECT d.seed_id, {", ".join(f"s.{c}" for c in SCORE_COLUMNS)},
+    d.incomplete, d.wrong_emotion, d.error_kind, d.error_role,
+    coalesce(s.completed = false, false) AS not_completed,
+    coalesce(s.drift >= threshold.high, false) AS high_drift,
+    d.dialogue_error OR coalesce((SELECT sum(failed) FROM verdicts v WHERE v.seed_id = d.seed_id), 0) > 0
+        AS error_rows,
+    threshold.high AS high_drift_threshold
+FROM per_dialogue d LEFT JOIN scores s USING (seed_id), threshold
+"""
+CELL_TABLES = (
+    "dialogue.dialogue_turns",
+    "dialogue.dialogue_scores",
+    "dialogue.judge_verdicts",
+    "dialogue.final_intent_verdicts",
+)
+
+
+def cell_dialogues(
+    wh: Warehouse,
+    target: str,
+    pool: str,
+    sort: str = "seed_id",
+    descending: bool = False,
+    failure: str = "",
+    page: int = 1,
+) -> DialoguePage:
+    """The dialogues of one target x pool cell: every seed with a dialogue_turns row (finished or not), its
+    dialogue_scores row (none for an unfinished dialogue) and which failure kinds it shows; `sort` is one of
+    SORT_KEYS, `failure` a key of FAILURES or empty; PAGE_SIZE per page."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"unknown sort column '{sort}'; the columns are {', '.join(SORT_KEYS)}")
+    if failure and failure not in FAILURES:
+        raise ValueError(f"unknown failure kind '{failure}'; the kinds are {', '.join(FAILURES)}")
+    where = f"WHERE {failure}" if failure else ""
+    order = f"{sort} {'DESC' if descending else 'ASC'} NULLS LAST, seed_id"
+    params = {"target": target, "pool": pool}
+    with wh.sql(CELL_TABLES) as con:
+        base = f"WITH cell AS ({_CELL_DIALOGUES}) SELECT * FROM cell {where}"
+        total = int(_one(con, f"SELECT count(*) FROM ({base})", params))
+        pages = max(1, -(-total // PAGE_SIZE))
+        page = min(max(1, page), pages)
+        rows = con.execute(f"{base} ORDER BY {order} LIMIT {PAGE_SIZE} OFFSET {(page - 1) * PAGE_SIZE}", params).df()
+        high = _one(
+            con,
+            f"SELECT quantile_cont(drift, {HIGH_DRIFT_QUANTILE}) FROM dialogue_scores "
+            "WHERE target = $target AND pool = $pool",
+            params,
+        )
+    return DialoguePage(rows, total, page, pages, None if high is None or pd.isna(high) else float(high))
+
+
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, str]) -> Any:
+    """The single value an aggregate query returns."""
+    row = con.execute(sql, params).fetchone()
+    assert row is not None  # an aggregate always returns one row
+    return row[0]
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    target: str
+    pool: str
+    seed_id: str
+    seed: dict[str, Any] | None  # the chat_seeds row: persona, topic, initial labels, final intent
+    turns: list[dict[str, Any]]  # answered turns in order, each with its intent similarity and verdicts
+    error: dict[str, Any] | None  # the turn-0 row of a dialogue that failed
+    finals: list[dict[str, Any]]  # one final_intent_verdicts row per judge
+    scores: dict[str, Any] | None  # the dialogue_scores row
+
+
+DIALOGUE_TABLES = (
+    "dialogue.chat_seeds",
+    "dialogue.dialogue_turns",
+    "dialogue.intent_similarity",
+    "dialogue.judge_verdicts",
+    "dialogue.final_intent_verdicts",
+    "dialogue.dialogue_scores",
+)
+
+
+def dialogue(wh: Warehouse, target: str, seed_id: str) -> Dialogue | None:
+    """Everything the warehouse holds about one dialogue, or None when the target has no turns of that seed."""
+    key = {"target": target, "seed_id": seed_id}
+    with wh.sql(DIALOGUE_TABLES) as con:
+
+        def rows(sql: str) -> list[dict[str, Any]]:
+            return [_plain(r) for r in con.execute(sql, key).df().to_dict("records")]
+
+        turns = rows("SELECT * FROM dialogue_turns WHERE target = $target AND seed_id = $seed_id ORDER BY turn")
+        if not turns:
+            return None
+        pool = str(turns[0]["pool"])
+        seeds = [
+            _plain(r)
+            for r in con.execute(
+                "SELECT * FROM chat_seeds WHERE seed_id = $seed_id AND pool = $pool", {"seed_id": seed_id, "pool": pool}
+            )
+            .df()
+            .to_dict("records")
+        ]
+        similarity = rows("SELECT * FROM intent_similarity WHERE target = $target AND seed_id = $seed_id")
+        verdicts = rows(
+            "SELECT * FROM judge_verdicts WHERE target = $target AND seed_id = $seed_id ORDER BY turn, judge"
+        )
+        finals = rows(
+            "SELECT * FROM final_intent_verdicts WHERE target = $target AND seed_id = $seed_id ORDER BY judge"
+        )
+        scores = rows("SELECT * FROM dialogue_scores WHERE target = $target AND seed_id = $seed_id")
+    by_turn = {int(s["turn"]): s for s in similarity}
+    answered = []
+    for t in (t for t in turns if t["turn"] > 0):
+        n = int(t["turn"])
+        labels = [(f, t[f"gold_{f}"], t[f"pred_{f}"], t[f"gold_{f}"] == t[f"pred_{f}"]) for f in LABELS]
+        judged = [v for v in verdicts if int(v["turn"]) == n]
+        answered.append({**t, "labels": labels, "similarity": by_turn.get(n), "verdicts": judged})
+    error = next((t for t in turns if t["turn"] == 0), None)
+    return Dialogue(
+        target, pool, seed_id, seeds[0] if seeds else None, answered, error, finals, scores[0] if scores else None
+    )
+
+
+def subscores(verdict: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A judge_verdicts row's 15 sub-indicators in the rubric's order (paper §3.5.3)."""
+    return [(c, verdict.get(c)) for c in SUBSCORE_COLUMNS]
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    """Missing values (NaN, NA, NaT) as None, so templates test them one way."""
+    return {k: (None if _missing(v) else v) for k, v in row.items()}
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # lists and arrays
+        return False

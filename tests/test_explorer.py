@@ -1,0 +1,247 @@
+"""`eyt view`'s queries and pages on a tiny hand-made warehouse (tests/explorer_data.py): the numbers shown are the
+tables' rows, each route's status and content, sorting, filters, pagination, the call links, clear 404s, and every
+text a model wrote reaching the page as text only."""
+
+from __future__ import annotations
+
+import html as html_text
+import re
+from urllib.parse import quote
+
+import pytest
+from asgi_get import get
+from explorer_data import BASELINE, FAILED_SEED, HOSTILE, N_FINISHED, POOL, SECRET, TARGET, build, seed_id
+
+from eyt_dagster.explorer import queries
+from eyt_dagster.explorer.app import create_app, dialogue_url
+from eyt_dagster.explorer.formats import number
+from eyt_dagster.explorer.reads import Warehouse
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("explorer") / "data"
+    directory.mkdir()
+    return directory, build(directory)
+
+
+@pytest.fixture(scope="module")
+def app(data):
+    return create_app(data[0])
+
+
+def wh(data) -> Warehouse:
+    return Warehouse(data[0])
+
+
+def cell(app, **params) -> str:
+    query = "&".join(f"{k}={quote(str(v))}" for k, v in {"target": TARGET, "pool": POOL, **params}.items())
+    answer = get(app, f"/dialogues?{query}")
+    assert answer.status == 200, answer.text
+    return answer.text
+
+
+def listed(html: str) -> list[str]:
+    """The seed ids of a dialogue list, in the order shown."""
+    return [m.replace("%3A", ":") for m in re.findall(r'href="/dialogue/[^/"]+/([^"]+)"', html)]
+
+
+# -- queries ----------------------------------------------------------------------------------------------------
+
+
+def test_the_leaderboard_query_is_the_table(data):
+    board = queries.leaderboard(wh(data))
+    stored = {r["target"]: r for r in data[1]["dialogue.leaderboard"]}
+    assert sorted(board["target"]) == sorted(stored)
+    for row in board.to_dict("records"):
+        for metric in queries.HEADLINE:
+            assert row[metric] == pytest.approx(stored[row["target"]][metric])
+    assert queries.baseline_flags(wh(data)) == {TARGET: False, BASELINE: True}
+
+
+def test_a_cell_lists_every_dialogue_finished_or_not_with_its_scores(data):
+    page = queries.cell_dialogues(wh(data), TARGET, POOL, sort="empathy", descending=True)
+    assert (page.total, page.pages, len(page.rows)) == (N_FINISHED + 1, 2, queries.PAGE_SIZE)
+    assert list(page.rows["empathy"][:3]) == [59.0, 58.0, 57.0]
+    stored = {r["seed_id"]: r for r in data[1]["dialogue.dialogue_scores"] if r["target"] == TARGET}
+    for row in page.rows.to_dict("records"):
+        assert row["drift"] == pytest.approx(stored[row["seed_id"]]["drift"])
+        assert row["n_failed_verdicts"] == stored[row["seed_id"]]["n_failed_verdicts"]
+    last = queries.cell_dialogues(wh(data), TARGET, POOL, sort="empathy", descending=True, page=2)
+    assert len(last.rows) == N_FINISHED + 1 - queries.PAGE_SIZE
+    assert last.rows["seed_id"].iloc[-1] == FAILED_SEED  # no scores: sorted last
+
+
+@pytest.mark.parametrize(
+    "failure, expected",
+    [
+        ("not_completed", {seed_id(i) for i in range(N_FINISHED) if i % 3 == 0}),
+        ("wrong_emotion", {seed_id(i) for i in range(N_FINISHED) if i % 4 == 0}),
+        ("error_rows", {seed_id(5), FAILED_SEED}),
+        ("incomplete", {FAILED_SEED}),
+        ("high_drift", {seed_id(i) for i in range(N_FINISHED) if i / 100 >= 0.4425}),
+    ],
+)
+def test_each_failure_filter(data, failure, expected):
+    page = queries.cell_dialogues(wh(data), TARGET, POOL, failure=failure)
+    assert set(page.rows["seed_id"]) == expected and page.total == len(expected)
+
+
+def test_unknown_sort_or_failure_is_refused(data):
+    with pytest.raises(ValueError, match="unknown sort column"):
+        queries.cell_dialogues(wh(data), TARGET, POOL, sort="1; DROP TABLE x")
+    with pytest.raises(ValueError, match="unknown failure kind"):
+        queries.cell_dialogues(wh(data), TARGET, POOL, failure="error_rows OR 1=1")
+
+
+def test_one_dialogue_has_its_seed_turns_similarities_and_verdicts(data):
+    d = queries.dialogue(wh(data), TARGET, seed_id(4))
+    assert d is not None and d.pool == POOL and d.seed["final_intent"] == "final intent of dialogue 4"
+    assert [t["turn"] for t in d.turns] == [1, 2] and d.error is None
+    second = d.turns[1]
+    assert ("emotion", "anxiety", "joy", False) in second["labels"]  # i % 4 == 0: the wrong emotion on turn 2
+    assert second["similarity"]["cos_gold_pred"] == pytest.approx(0.52)
+    assert [v["judge"] for v in second["verdicts"]] == ["judge-a"] and len(d.finals) == 1
+    failed = queries.dialogue(wh(data), TARGET, FAILED_SEED)
+    assert failed.error["error_kind"] == "timeout" and failed.scores is None
+    assert queries.dialogue(wh(data), TARGET, "nemotron_usa:nobody") is None
+
+
+def test_a_table_without_files_reads_as_an_empty_view(tmp_path):
+    assert queries.leaderboard(Warehouse(tmp_path)).empty
+    assert queries.targets(Warehouse(tmp_path)) == []
+
+
+# -- pages ------------------------------------------------------------------------------------------------------
+
+
+def test_the_leaderboard_page_shows_the_rows_and_links_every_cell(app, data):
+    answer = get(app, "/")
+    assert answer.status == 200
+    for row in data[1]["dialogue.leaderboard"]:
+        for metric in queries.HEADLINE:
+            assert f">{number(row[metric])}</a>" in answer.text
+    assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=empathy" in answer.text
+    assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=n_errors&amp;failure=incomplete" in answer.text
+    assert answer.text.count('class="badge"') == 1  # the baseline's row only
+
+
+def test_the_dialogue_list_sorts_filters_and_pages(app):
+    html = cell(app, sort="empathy", order="desc")
+    assert listed(html)[:2] == [seed_id(59), seed_id(58)] and len(listed(html)) == queries.PAGE_SIZE
+    assert "page 1 of 2" in html and "page=2" in html
+    assert listed(cell(app, sort="empathy"))[:2] == [seed_id(0), seed_id(1)]
+    assert listed(cell(app, sort="empathy", page=2))[-1] == FAILED_SEED
+    assert set(listed(cell(app, failure="incomplete"))) == {FAILED_SEED}
+    assert "target: timeout" in cell(app, failure="incomplete")
+    assert listed(cell(app, sort="ficr")) == listed(cell(app, sort="completed"))  # a leaderboard metric's column
+    baseline = get(app, f"/dialogues?target={BASELINE}&pool={POOL}").text
+    assert 'class="badge"' in baseline and 'class="badge"' not in cell(app)
+
+
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        (f"/dialogues?target=nobody&pool={POOL}", "no dialogues of target 'nobody'"),
+        (f"/dialogues?target={TARGET}&pool=elsewhere", "has no dialogues in pool 'elsewhere'"),
+        (f"/dialogue/nobody/{seed_id(1)}", "no target of the warehouse begins the path"),
+        (f"/dialogue/{TARGET}/nemotron_usa:nobody", "has no dialogue of ChatSEED 'nemotron_usa:nobody'"),
+        ("/call/" + "0" * 64, "hold no call with key"),
+        ("/call/not-a-key", "hold no call with key"),
+    ],
+)
+def test_unknown_targets_seeds_and_calls_are_404_with_a_clear_message(app, url, message):
+    answer = get(app, url)
+    assert answer.status == 404 and message in html_text.unescape(answer.text)
+
+
+def test_a_bad_sort_or_page_is_400(app):
+    assert get(app, f"/dialogues?target={TARGET}&pool={POOL}&sort=nope").status == 400
+    assert get(app, f"/dialogues?target={TARGET}&pool={POOL}&page=two").status == 400
+
+
+def test_the_dialogue_page_shows_the_hidden_state_labels_verdicts_and_calls(app):
+    answer = get(app, dialogue_url(TARGET, seed_id(1)))
+    assert answer.status == 200
+    html = answer.text
+    for shown in (
+        "persona of dialogue 1",
+        "final intent of dialogue 1",
+        "initial intent of dialogue 1",
+        "user turn 2 of dialogue 1",
+        "reply 2 of dialogue 1",
+        "rationale 2 of dialogue 1",
+        "final rationale of dialogue 1",
+        "empathy_recognition",
+        "anthro_rhythm",
+        "0.505",
+        "0.250",
+    ):
+        assert shown in html, shown
+    assert "&#10003; right" in html
+    # every call of this dialogue is found: seed, simulator turn 2, two perceptions, two replies, two judge turns
+    # (the first after a re-ask), the final verdict
+    assert len(re.findall(r'<a class="call" href="/call/[0-9a-f]{64}">', html)) == 9
+    wrong = get(app, dialogue_url(TARGET, seed_id(4))).text
+    assert "&#10007; wrong" in wrong and 'class="call"' not in wrong  # dialogue 4's calls are not in the cache
+    assert "call(s) of chat-target for respond:1, none with this row&#39;s reply" in wrong
+    baseline = get(app, dialogue_url(BASELINE, seed_id(0))).text
+    assert "no call of rule-baseline for respond:1 in the ledger (an embedded baseline makes none)" in baseline
+
+
+def test_a_row_that_matches_two_calls_lists_both(app):
+    html = get(app, dialogue_url(TARGET, seed_id(2))).text
+    assert "2 calls match, the row does not say which" in html
+
+
+def test_the_call_page_shows_the_reply_and_the_ledger(app):
+    html = get(app, dialogue_url(TARGET, seed_id(1))).text
+    keys = re.findall(r'href="/call/([0-9a-f]{64})"', html)
+    pages = [get(app, f"/call/{k}") for k in keys]
+    assert all(p.status == 200 for p in pages)
+    judged = next(p.text for p in pages if "judge_turn:nemotron_usa:p01:1" in p.text)
+    assert "judge-a-model" in judged and "0.0012" in judged and "run-1" in judged
+    assert "stores that hash, not the messages" in judged
+    reply = next(p.text for p in pages if "respond:2" in p.text)
+    assert "&lt;think&gt;planning 1&lt;/think&gt;reply 2 of dialogue 1" in reply
+
+
+def test_failed_dialogue_page_shows_its_error(app):
+    html = get(app, dialogue_url(TARGET, FAILED_SEED)).text
+    assert "The dialogue failed" in html and "the target timed out" in html
+
+
+# -- safety -----------------------------------------------------------------------------------------------------
+
+
+def served(app) -> list[str]:
+    """Every page that shows dialogue 0 (all its model-written fields hold HOSTILE), and its calls."""
+    pages = [
+        get(app, "/"),
+        get(app, f"/dialogues?target={TARGET}&pool={POOL}"),
+        get(app, dialogue_url(TARGET, seed_id(0))),
+    ]
+    keys = re.findall(r'href="/call/([0-9a-f]{64})"', pages[-1].text)
+    pages += [get(app, f"/call/{k}") for k in keys]
+    assert all(p.status == 200 for p in pages) and len(keys) >= 8
+    assert all("script-src" not in p.headers["content-security-policy"] for p in pages)  # no script allowed
+    return [p.text for p in pages]
+
+
+def test_model_text_is_shown_as_text_only(app):
+    pages = served(app)
+    dialogue = pages[2]
+    assert dialogue.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 8  # persona, intents, replies, rationales
+    assert "&lt;img src=x onerror=alert(1)&gt;" in dialogue
+    assert "[x](javascript:alert(1))" in dialogue
+    for html in pages:
+        tags = re.findall(r"<\s*([a-zA-Z]+)", html)
+        assert not {t.lower() for t in tags} & {"script", "img", "iframe", "object", "embed", "svg"}, tags
+        assert not re.search(r"""(href|src|action)\s*=\s*["']?\s*javascript:""", html, re.I)
+        assert not re.search(r"\son[a-z]+\s*=", html.replace("onerror=alert(1)&gt;", ""), re.I)
+
+
+def test_no_secret_reaches_a_page(app, monkeypatch):
+    monkeypatch.setenv("EYT_TEST_API_KEY", SECRET)
+    assert all(SECRET not in html for html in served(app))
+    assert HOSTILE not in "".join(served(app))  # never unescaped

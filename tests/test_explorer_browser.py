@@ -1,0 +1,87 @@
+"""`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
+dialogue -> one call, a deep link opened directly, a screenshot of each view into docs/explorer/, and a clean exit
+on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from explorer_data import POOL, TARGET, build, seed_id
+
+from ui_browser import Chromium, chromium_path, stop_group
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "docs" / "explorer"
+
+
+def start_view(data: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    env = {**os.environ, "EYT_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)}
+    out = open(log, "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eyt_dagster.ops.cli", "view"],
+        cwd=ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+        if found:
+            return process, found.group(0).rstrip("/")
+        assert process.poll() is None, log.read_text()
+        time.sleep(0.2)
+    stop_group(process)
+    raise AssertionError(f"eyt view printed no URL: {log.read_text()}")
+
+
+def follow(browser: Chromium, selector: str) -> str:
+    """Open the first link matching `selector`; return its URL."""
+    href = browser.evaluate(f"document.querySelector({selector!r}).href")
+    browser.navigate(href)
+    return href
+
+
+@pytest.mark.slow
+def test_eyt_view_in_headless_chromium(tmp_path):
+    if chromium_path() is None:
+        pytest.fail("Chromium is not installed: `.ci/run` installs Debian's `chromium`")
+    data = tmp_path / "data"
+    data.mkdir()
+    build(data)
+    SHOTS.mkdir(exist_ok=True)
+    process, base = start_view(data, tmp_path / "view.log")
+    try:
+        with Chromium(tmp_path / "chromium", width=1280, height=820) as browser:
+            browser.navigate(base + "/")
+            browser.wait_for_text(["EYT-Bench leaderboard", TARGET, "baseline"])
+            browser.screenshot(SHOTS / "leaderboard.png")
+
+            follow(browser, f'a[href^="/dialogues?target={TARGET}&pool={POOL}&sort=empathy"]')
+            browser.wait_for_text([f"{TARGET} on {POOL}", "61 dialogue(s)", "page 1 of 2", "empathy"])
+            browser.screenshot(SHOTS / "dialogues.png")
+
+            follow(browser, f'a[href$="{seed_id(1).replace(":", "%3A")}"]')
+            text = browser.wait_for_text(["Persona and ChatSEED", "final intent of dialogue 1", "Turn 2", "judge-a"])
+            assert "reply 2 of dialogue 1" in text
+            browser.screenshot(SHOTS / "dialogue.png")
+            deep = browser.evaluate("location.href")
+
+            follow(browser, 'a.call[href^="/call/"]')
+            browser.wait_for_text(["Raw reply", "Ledger", "chat_seed:" + seed_id(1)])
+            browser.screenshot(SHOTS / "call.png")
+
+            browser.navigate(deep)  # a deep link opens by itself
+            browser.wait_for_text(["Persona and ChatSEED", seed_id(1)])
+    finally:
+        used, left = stop_group(process, timeout=20)
+    assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
+    for name in ("leaderboard", "dialogues", "dialogue", "call"):
+        assert 5_000 < (SHOTS / f"{name}.png").stat().st_size < 600_000
