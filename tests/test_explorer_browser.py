@@ -1,6 +1,6 @@
 """`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
-dialogue -> one call, a deep link opened directly, a screenshot of each view into docs/explorer/, and a clean exit
-on SIGTERM."""
+dialogue -> one call, a deep link opened directly, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
+to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from explorer_data import POOL, TARGET, build, seed_id
 from ui_browser import Chromium, chromium_path, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "docs" / "explorer"
+DOC_SHOTS = ROOT / "docs" / "explorer"
 
 
 def start_view(data: Path, log: Path) -> tuple[subprocess.Popen, str]:
@@ -56,27 +56,28 @@ def test_eyt_view_in_headless_chromium(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     build(data)
-    SHOTS.mkdir(exist_ok=True)
+    shots = DOC_SHOTS if os.environ.get("EYT_DOC_SCREENSHOTS") == "1" else tmp_path / "shots"
+    shots.mkdir(exist_ok=True)
     process, base = start_view(data, tmp_path / "view.log")
     try:
         with Chromium(tmp_path / "chromium", width=1280, height=820) as browser:
             browser.navigate(base + "/")
             browser.wait_for_text(["EYT-Bench leaderboard", TARGET, "baseline"])
-            browser.screenshot(SHOTS / "leaderboard.png")
+            browser.screenshot(shots / "leaderboard.png")
 
             follow(browser, f'a[href^="/dialogues?target={TARGET}&pool={POOL}&sort=empathy"]')
             browser.wait_for_text([f"{TARGET} on {POOL}", "61 dialogue(s)", "page 1 of 2", "empathy"])
-            browser.screenshot(SHOTS / "dialogues.png")
+            browser.screenshot(shots / "dialogues.png")
 
             follow(browser, f'a[href$="{seed_id(1).replace(":", "%3A")}"]')
             text = browser.wait_for_text(["Persona and ChatSEED", "final intent of dialogue 1", "Turn 2", "judge-a"])
             assert "reply 2 of dialogue 1" in text
-            browser.screenshot(SHOTS / "dialogue.png")
+            browser.screenshot(shots / "dialogue.png")
             deep = browser.evaluate("location.href")
 
             follow(browser, 'a.call[href^="/call/"]')
             browser.wait_for_text(["Raw reply", "Ledger", "chat_seed:" + seed_id(1)])
-            browser.screenshot(SHOTS / "call.png")
+            browser.screenshot(shots / "call.png")
 
             browser.navigate(deep)  # a deep link opens by itself
             browser.wait_for_text(["Persona and ChatSEED", seed_id(1)])
@@ -84,4 +85,4 @@ def test_eyt_view_in_headless_chromium(tmp_path):
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
     for name in ("leaderboard", "dialogues", "dialogue", "call"):
-        assert 5_000 < (SHOTS / f"{name}.png").stat().st_size < 600_000
+        assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000
