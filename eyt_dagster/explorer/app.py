@@ -11,19 +11,24 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
-from eyt_dagster.explorer import queries
+from eyt_dagster.explorer import compare, pairs, queries, speech
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
+from eyt_dagster.explorer.clips import clip_file
 from eyt_dagster.explorer.failures import FAILURES
 from eyt_dagster.explorer.formats import FILTERS
 from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.speech_eq.contrast import FEATURES
+from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
 
 HERE = Path(__file__).parent
 HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; form-action 'self'"
+    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
@@ -41,6 +46,22 @@ def call_url(key: str) -> str:
     return f"/call/{quote(key, safe='')}"
 
 
+def compare_url(seed_id: str, targets: list[str]) -> str:
+    return "/compare?" + urlencode([("seed", seed_id), *(("target", t) for t in targets)])
+
+
+def pairs_url(**params: Any) -> str:
+    return "/pairs?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
+def speech_url(**params: Any) -> str:
+    return "/speech?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
+def speech_item_url(dataset_id: str) -> str:
+    return f"/speech/item/{quote(dataset_id, safe='')}"
+
+
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined)
     env.filters.update(FILTERS)
@@ -48,6 +69,16 @@ def environment() -> Environment:
         dialogue_url=dialogue_url,
         dialogues_url=dialogues_url,
         call_url=call_url,
+        compare_url=compare_url,
+        pairs_url=pairs_url,
+        speech_url=speech_url,
+        speech_item_url=speech_item_url,
+        clip_url=speech.clip_url,
+        scale=eq_scale,
+        composites=COMPOSITES,
+        subscales=SUBSCALES,
+        valences=VALENCES,
+        features=FEATURES,
         failures=FAILURES,
         headline=queries.HEADLINE,
     )
@@ -65,9 +96,17 @@ def create_app(data_dir: Path) -> Starlette:
     def not_found(message: str, status: int = 404) -> HTMLResponse:
         return page("error.html", status=status, message=message)
 
+    def page_number(request: Request) -> int | None:
+        try:
+            return int(request.query_params.get("page", "1"))
+        except ValueError:
+            return None
+
     async def board(request: Request) -> Response:
         rows = queries.leaderboard(wh).to_dict("records")
-        return page("leaderboard.html", rows=rows)
+        pools = sorted({str(r["pool"]) for r in rows})
+        targets = sorted({str(r["target"]) for r in rows})
+        return page("leaderboard.html", rows=rows, pools=pools, targets=targets, metrics=pairs.METRICS)
 
     async def dialogues(request: Request) -> Response:
         q = request.query_params
@@ -111,10 +150,12 @@ def create_app(data_dir: Path) -> Starlette:
             return not_found(f"target '{target}' has no dialogue of ChatSEED '{seed_id}'")
         with wh.calls() as con:
             refs = dialogue_calls(con, found)
+        others = [t for t in pairs.seed_targets(wh, found.pool, seed_id) if t != target]
         return page(
             "dialogue.html",
             d=found,
             refs=refs,
+            others=others,
             subscores=queries.subscores,
             is_baseline=queries.baseline_flags(wh).get(target),
         )
@@ -130,6 +171,73 @@ def create_app(data_dir: Path) -> Starlette:
         flags = queries.baseline_flags(wh)
         return page("call.html", c=found, flags=flags)
 
+    async def side_by_side(request: Request) -> Response:
+        seed_id = request.query_params.get("seed", "")
+        targets = list(dict.fromkeys(request.query_params.getlist("target")))
+        if len(targets) < 2:
+            return not_found("name two or more different targets: /compare?seed=<seed_id>&target=A&target=B", 400)
+        try:
+            found = compare.compare(wh, seed_id, targets)
+        except KeyError as exc:
+            return not_found(f"target '{exc.args[0]}' has no dialogue of ChatSEED '{seed_id}'")
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        gaps = {"dimension": compare.DIMENSION_GAP, "subscore": compare.SUBSCORE_GAP, "headline": compare.HEADLINE_GAP}
+        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh))
+
+    async def paired(request: Request) -> Response:
+        q = request.query_params
+        pool, a, b = q.get("pool", ""), q.get("a", ""), q.get("b", "")
+        metric = q.get("metric", "empathy")
+        number = page_number(request)
+        if number is None:
+            return not_found(f"page must be a number, not '{q.get('page')}'", 400)
+        known = queries.targets(wh)
+        for target in (a, b):
+            if target not in known:
+                return not_found(f"no dialogues of target '{target}' in the warehouse")
+        if a == b:
+            return not_found("name two different targets as a and b", 400)
+        try:
+            metric = pairs.metric_column(metric)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        found = pairs.paired(wh, pool, a, b, metric, number)
+        if not found.total:
+            return not_found(f"targets '{a}' and '{b}' finished no ChatSEED in common in pool '{pool}'")
+        chosen = {"pool": pool, "a": a, "b": b, "metric": metric}
+        rows = found.rows.to_dict("records")
+        flags = queries.baseline_flags(wh)
+        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags)
+
+    async def speech_items(request: Request) -> Response:
+        q = request.query_params
+        chosen = {k: q.get(k, "") for k in ("composite", "subscale", "valence")}
+        number = page_number(request)
+        if number is None:
+            return not_found(f"page must be a number, not '{q.get('page')}'", 400)
+        try:
+            found = speech.items(wh, page=number, **chosen)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        rows = found.rows.to_dict("records")
+        return page("speech_items.html", found=found, rows=rows, chosen=chosen, columns=speech.ITEM_COLUMNS)
+
+    async def speech_item(request: Request) -> Response:
+        dataset_id = request.path_params["dataset_id"]
+        found = speech.item(wh, dataset_id)
+        if found is None:
+            return not_found(f"speech.eq_items has no item '{dataset_id}'")
+        return page("speech_item.html", s=found)
+
+    async def clip(request: Request) -> Response:
+        stored = request.path_params["path"]
+        found = clip_file(wh, stored)
+        if found is None:
+            return not_found(f"'{stored}' is not a clip file under {wh.data_dir} that a speech table names")
+        path, media = found
+        return FileResponse(path, media_type=media, headers=HEADERS)
+
     async def stylesheet(request: Request) -> Response:
         return Response((HERE / "static" / "explorer.css").read_text(), media_type="text/css", headers=HEADERS)
 
@@ -139,6 +247,11 @@ def create_app(data_dir: Path) -> Starlette:
             Route("/dialogues", dialogues),
             Route("/dialogue/{rest:path}", one_dialogue),
             Route("/call/{key}", one_call),
+            Route("/compare", side_by_side),
+            Route("/pairs", paired),
+            Route("/speech", speech_items),
+            Route("/speech/item/{dataset_id:path}", speech_item),
+            Route("/clip/{path:path}", clip),
             Route("/explorer.css", stylesheet),
         ]
     )

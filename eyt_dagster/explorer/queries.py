@@ -184,14 +184,14 @@ def dialogue(wh: Warehouse, target: str, seed_id: str) -> Dialogue | None:
     with wh.sql(DIALOGUE_TABLES) as con:
 
         def rows(sql: str) -> list[dict[str, Any]]:
-            return [_plain(r) for r in con.execute(sql, key).df().to_dict("records")]
+            return [plain(r) for r in con.execute(sql, key).df().to_dict("records")]
 
         turns = rows("SELECT * FROM dialogue_turns WHERE target = $target AND seed_id = $seed_id ORDER BY turn")
         if not turns:
             return None
         pool = str(turns[0]["pool"])
         seeds = [
-            _plain(r)
+            plain(r)
             for r in con.execute(
                 "SELECT * FROM chat_seeds WHERE seed_id = $seed_id AND pool = $pool", {"seed_id": seed_id, "pool": pool}
             )
@@ -224,7 +224,7 @@ def subscores(verdict: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(c, verdict.get(c)) for c in SUBSCORE_COLUMNS]
 
 
-def _plain(row: dict[str, Any]) -> dict[str, Any]:
+def plain(row: dict[str, Any]) -> dict[str, Any]:
     """Missing values (NaN, NA, NaT) as None, so templates test them one way."""
     return {k: (None if _missing(v) else v) for k, v in row.items()}
 

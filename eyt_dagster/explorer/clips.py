@@ -1,0 +1,39 @@
+"""Which audio files the explorer may serve: only a clip path that speech.eq_items or speech.tts_clips stores, and
+only when that path, resolved against the data directory (resources/data_paths.py) with every symlink followed,
+is a .wav or .mp3 file inside the data directory. Anything else is refused, so a URL can never reach a file a table
+does not name, nor leave the data directory (`..`, an absolute path, a link pointing out)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from eyt_dagster.explorer.reads import Warehouse
+from resources.data_paths import is_path_column, resolve_data_path
+
+MEDIA_TYPES = {".wav": "audio/wav", ".mp3": "audio/mpeg"}
+CLIP_TABLES = ("speech.eq_items", "speech.tts_clips")
+
+
+def named_clips(wh: Warehouse) -> set[str]:
+    """Every clip path the clip tables store, as stored."""
+    found: set[str] = set()
+    with wh.sql(CLIP_TABLES) as con:
+        for table in CLIP_TABLES:
+            name = table.split(".")[-1]
+            columns = [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall() if is_path_column(r[0])]
+            for column in columns:
+                rows = con.execute(f'SELECT DISTINCT "{column}" FROM {name} WHERE "{column}" IS NOT NULL').fetchall()
+                found.update(str(r[0]) for r in rows)
+    return found
+
+
+def clip_file(wh: Warehouse, stored: str) -> tuple[Path, str] | None:
+    """(the file, its media type) for a stored clip path, or None when it may not be served."""
+    if stored not in named_clips(wh):
+        return None
+    root = wh.data_dir.resolve()
+    path = Path(resolve_data_path(stored, root)).resolve()
+    media = MEDIA_TYPES.get(path.suffix.lower())
+    if media is None or not path.is_relative_to(root) or not path.is_file():
+        return None
+    return path, media
