@@ -12,6 +12,7 @@ class Answer:
     status: int
     headers: dict[str, str]
     text: str
+    body: bytes = b""
 
 
 def get(app, url: str) -> Answer:
@@ -31,8 +32,14 @@ def get(app, url: str) -> Answer:
         "server": ("testserver", 80),
     }
     sent: list[dict] = []
+    asked: list[bool] = []
 
     async def receive() -> dict:
+        """The (empty) request body first; then, as a server does, wait for the client to go away (a streamed
+        response cancels this wait when it is done)."""
+        if asked:
+            await asyncio.sleep(3600)
+        asked.append(True)
         return {"type": "http.request", "body": b"", "more_body": False}
 
     async def send(message: dict) -> None:
@@ -42,4 +49,4 @@ def get(app, url: str) -> Answer:
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
-    return Answer(start["status"], headers, body.decode())
+    return Answer(start["status"], headers, body.decode(errors="replace"), body)

@@ -1,6 +1,8 @@
 """A tiny hand-made warehouse for the explorer's tests: one chat-model target with 61 dialogues (60 finished, one
-failed) and an embedded baseline with one, on one pool, and a call cache with the calls of the first three chat
-dialogues. Dialogue 0 carries hostile text in every field a model writes."""
+failed) and an embedded baseline with the first 12 of its ChatSEEDs, on one pool (the baseline errs on other
+turns and scores Empathy lower on turn 2, so side by side has differences to mark), a call cache with the calls
+of the first three chat dialogues, and SpeechEQ's tables (tests/explorer_speech_data.py). Dialogue 0 carries
+hostile text in every field a model writes."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+from explorer_speech_data import build_speech
 
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.table_registry import catalog
@@ -21,6 +24,7 @@ BASELINE = "rule-baseline"
 JUDGE = "judge-a"
 SIMULATOR = "sim-a"
 N_FINISHED = 60
+N_BASELINE = 12  # the baseline plays ChatSEEDs 0-11
 FAILED_SEED = f"{POOL}:p60"
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](javascript:alert(1)) "
@@ -40,7 +44,7 @@ def text(i: int, what: str) -> str:
 def build(data: Path) -> dict[str, list]:
     """Write the tables and the call cache under `data`; return the frames (for the tests to compare with)."""
     seeds, turns, sims, verdicts, finals, scores = [], [], [], [], [], []
-    dialogues = [(TARGET, i) for i in range(N_FINISHED)] + [(BASELINE, 0)]
+    dialogues = [(TARGET, i) for i in range(N_FINISHED)] + [(BASELINE, i) for i in range(N_BASELINE)]
     for i in range(N_FINISHED + 1):
         seeds.append(
             dict(
@@ -62,7 +66,7 @@ def build(data: Path) -> dict[str, list]:
         )
     for target, i in dialogues:
         for turn in (1, 2):
-            wrong = i % 4 == 0 and turn == 2
+            wrong = (i % 4 == 0 and turn == 2) if target == TARGET else (i % 3 == 0 and turn == 1)
             turns.append(
                 dict(
                     target=target,
@@ -96,7 +100,8 @@ def build(data: Path) -> dict[str, list]:
                     cos_pred_final=0.25,
                 )
             )
-            verdict = {c: 1.0 for c in SUBSCORE_COLUMNS}
+            low = target == BASELINE and turn == 2  # the baseline's turn-2 Empathy sub-indicators are 0
+            verdict = {c: 0.0 if low and c.startswith("empathy_") else 1.0 for c in SUBSCORE_COLUMNS}
             failed = target == TARGET and i == 5 and turn == 1
             verdicts.append(
                 dict(
@@ -138,7 +143,7 @@ def build(data: Path) -> dict[str, list]:
                 directional_alignment=0.1,
                 completed=i % 3 != 0,
                 satisfaction=75.0,
-                empathy=float(i),
+                empathy=float(i) if target == TARGET else float(3 * i + 3),
                 persona=50.0,
                 anthropomorphic=60.0,
                 n_judged_turns=2,
@@ -200,7 +205,7 @@ def build(data: Path) -> dict[str, list]:
             pool=POOL,
             family="baseline",
             is_baseline=True,
-            n_dialogues=1,
+            n_dialogues=N_BASELINE,
             n_errors=0,
             explicit_acc=1.0,
             latent_acc=1.0,
@@ -227,7 +232,7 @@ def build(data: Path) -> dict[str, list]:
     for table, (rows, by) in frames.items():
         store_frame(data, table, pd.DataFrame(rows), partition_by=by, catalog=catalog())
     write_calls(data, seeds, turns, verdicts, finals)
-    return {table: rows for table, (rows, _) in frames.items()}
+    return {table: rows for table, (rows, _) in frames.items()} | build_speech(data)
 
 
 def key(*parts: object) -> str:

@@ -1,5 +1,6 @@
 """`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
-dialogue -> one call, a deep link opened directly, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
+dialogue -> one call, a deep link opened directly, leaderboard -> paired differences -> side by side, the SpeechEQ
+items -> one item whose clip loads and plays, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
 to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from explorer_data import POOL, TARGET, build, seed_id
+from explorer_data import BASELINE, POOL, TARGET, build, seed_id
+from explorer_speech_data import ITEM
 
 from ui_browser import Chromium, chromium_path, stop_group
 
@@ -81,8 +83,43 @@ def test_eyt_view_in_headless_chromium(tmp_path):
 
             browser.navigate(deep)  # a deep link opens by itself
             browser.wait_for_text(["Persona and ChatSEED", seed_id(1)])
+
+            browser.navigate(base + "/")  # the leaderboard's compare form: A and B preselected, by empathy
+            browser.wait_for_text(["Compare two targets"])
+            browser.evaluate("document.querySelector('form.compare').submit()")
+            browser.wait_for_text([f"{TARGET} vs {BASELINE}", "12 ChatSEED(s) both targets finished", "-25.0"])
+            browser.screenshot(shots / "pairs.png")
+
+            follow(browser, "a.compare")
+            browser.wait_for_text([f"{seed_id(11)} side by side", "differ", "Turn 2", "empathy_support"])
+            browser.screenshot(shots / "compare.png")
+
+            follow(browser, 'header a[href="/speech"]')
+            browser.wait_for_text(["SpeechEQ items", "60 item(s)", ITEM])
+            browser.screenshot(shots / "speech.png")
+
+            follow(browser, f'a[href="/speech/item/{ITEM}"]')
+            browser.wait_for_text(["Scenario", "resonant clip", "Choices", "parse failed"])
+            duration = browser.wait_until(
+                "document.querySelector('audio').duration",
+                lambda d: isinstance(d, (int, float)) and 0 < d < 10,
+                "loaded clip (a finite duration)",
+            )
+            assert duration == pytest.approx(0.6, abs=0.05)  # the resonant clip's length
+            played = browser.call(  # as a click would start it: Chromium lets only a user's gesture play sound
+                "Runtime.evaluate",
+                expression="(() => { const a = document.querySelector('audio');"
+                " return a.play().then(() => new Promise(r => setTimeout(() => r(a.currentTime), 300)),"
+                " e => `${e.name}: ${e.message}`); })()",
+                returnByValue=True,
+                awaitPromise=True,
+                userGesture=True,
+            )["result"].get("value")
+            assert isinstance(played, (int, float)) and played > 0, played
+            browser.evaluate("document.getElementById('turn-4').scrollIntoView()")  # the clips in view
+            browser.screenshot(shots / "speech_item.png")
     finally:
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
-    for name in ("leaderboard", "dialogues", "dialogue", "call"):
+    for name in ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "speech", "speech_item"):
         assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000

@@ -1,0 +1,209 @@
+"""`eyt view`'s SpeechEQ pages on the hand-made warehouse (tests/explorer_speech_data.py): the item list is
+speech.eq_items (filtered, paginated), an item page shows what the build and the targets stored about it, clips
+are served with their media type and only when a table names them and they lie in the data directory, and model
+text stays text."""
+
+from __future__ import annotations
+
+import html as html_text
+import re
+from urllib.parse import quote
+
+import pytest
+from asgi_get import get
+from explorer_data import build
+from explorer_speech_data import (
+    DISSONANT,
+    IMPORTED,
+    ITEM,
+    LINK,
+    MP3,
+    N_ITEMS,
+    OUTSIDE,
+    REASONING_HOSTILE,
+    RESONANT,
+    SPEECH_BASELINE,
+    SPEECH_TARGET,
+)
+
+from eyt_dagster.explorer import speech
+from eyt_dagster.explorer.app import create_app, speech_item_url, speech_url
+from eyt_dagster.explorer.queries import PAGE_SIZE
+from eyt_dagster.explorer.reads import Warehouse
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("explorer-speech") / "data"
+    directory.mkdir()
+    return directory, build(directory)
+
+
+@pytest.fixture(scope="module")
+def app(data):
+    return create_app(data[0])
+
+
+def wh(data) -> Warehouse:
+    return Warehouse(data[0])
+
+
+def listed(html: str) -> list[str]:
+    return [html_text.unescape(m) for m in re.findall(r'href="/speech/item/([^"]+)"', html)]
+
+
+# -- queries ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {},
+        {"subscale": "interpersonal_empathy"},
+        {"composite": "stress_management"},
+        {"valence": "Conflict"},
+        {"composite": "self_perception", "valence": "Positive"},
+    ],
+)
+def test_the_item_list_is_the_table_filtered(data, filters):
+    stored = data[1]["speech.eq_items"]
+    expected = sorted(r["dataset_id"] for r in stored if all(r[k] == v for k, v in filters.items()))
+    found = speech.items(wh(data), **filters)
+    assert found.total == len(expected) and list(found.rows["dataset_id"]) == expected[:PAGE_SIZE]
+    if found.total > PAGE_SIZE:
+        rest = speech.items(wh(data), page=2, **filters)
+        assert list(rest.rows["dataset_id"]) == expected[PAGE_SIZE:]
+
+
+def test_unknown_filter_values_are_refused(data):
+    for filters in ({"subscale": "empathy"}, {"composite": "x' OR 1=1"}, {"valence": "positive"}):
+        with pytest.raises(ValueError, match="unknown"):
+            speech.items(wh(data), **filters)
+
+
+def test_an_item_has_its_scenario_accepted_dialogue_tones_contrasts_and_choices(data):
+    s = speech.item(wh(data), ITEM)
+    assert s is not None and s.scenario_source == "speech.scenarios"
+    assert [line["text"] for line in s.lines if line["turn"] != 3] == [f"version 2 line {n}" for n in (1, 2, 4, 5, 6)]
+    assert s.lines[2]["text"] == REASONING_HOSTILE and "attempt 2" in s.lines_source
+    assert s.lines[3]["clips"] == [
+        ("resonant", RESONANT, "low warm slow voice, turn 4"),
+        ("dissonant", DISSONANT, "sharp fast loud voice, turn 4"),
+    ]
+    assert len(s.tones) == 4 and len(s.selection) == 2 and len(s.contrasts) == 4
+    stored = [c for c in data[1]["speech.slm_choices"] if c["item_id"] == ITEM]
+    assert {t: len(rows) for t, rows in s.choices.items()} == {SPEECH_BASELINE: 8, SPEECH_TARGET: 8}
+    assert sum(len(rows) for rows in s.choices.values()) == len(stored)
+    first = s.choices[SPEECH_TARGET]
+    assert [(c["inference"], c["order"], c["round"]) for c in first[:2]] == [
+        ("direct", "flipped", 1),
+        ("direct", "flipped", 2),
+    ]
+
+
+def test_an_imported_item_falls_back_to_its_own_row(data):
+    s = speech.item(wh(data), IMPORTED)
+    assert s is not None and "eq_items" in s.scenario_source and "eq_items" in s.lines_source
+    assert s.lines[0]["text"] == "item 1 line 1" and s.lines[0]["tone"] == "tone of line 1"
+    assert s.choices == {} and s.tones == []
+    assert speech.item(wh(data), "no-such-item") is None
+
+
+# -- pages ------------------------------------------------------------------------------------------------------
+
+
+def test_the_item_list_page_filters_and_pages(app, data):
+    first = get(app, "/speech")
+    assert first.status == 200 and len(listed(first.text)) == PAGE_SIZE and "page 1 of 2" in first.text
+    second = get(app, speech_url(page=2)).text
+    assert len(listed(second)) == N_ITEMS - PAGE_SIZE and "previous" in second
+    conflict = get(app, speech_url(valence="Conflict", composite="interpersonal")).text
+    stored = data[1]["speech.eq_items"]
+    expected = sorted(
+        r["dataset_id"] for r in stored if r["valence"] == "Conflict" and r["composite"] == "interpersonal"
+    )
+    assert listed(conflict) == expected and '<option value="Conflict" selected>' in conflict
+    assert "Interpersonal - Empathy" in first.text  # the subscale filter names the EQ-i scale
+
+
+@pytest.mark.parametrize(
+    "url, status, message",
+    [
+        (speech_url(subscale="nope"), 400, "unknown subscale 'nope'"),
+        (speech_url(page="x"), 400, "page must be a number"),
+        (speech_item_url("no-such-item"), 404, "speech.eq_items has no item 'no-such-item'"),
+    ],
+)
+def test_bad_speech_requests(app, url, status, message):
+    answer = get(app, url)
+    assert answer.status == status and message in html_text.unescape(answer.text)
+
+
+def test_the_item_page_plays_its_clips_and_shows_every_choice(app):
+    answer = get(app, speech_item_url(ITEM))
+    assert answer.status == 200
+    html = answer.text
+    sources = re.findall(r'<audio controls preload="metadata" src="([^"]+)">', html)
+    assert sources == [f"/clip/{RESONANT}", f"/clip/{DISSONANT}"] * 2  # turn 4, then turn 6
+    for shown in (
+        "self-regard under pressure",
+        "toxic optimist | impatient evader",
+        "version 2 line 6",
+        "low warm slow voice, turn 6",
+        "bland word: calm",
+        "the sharpest mismatch",
+        "parse failed",
+        "(reply did not parse) no option number in the reply",
+        "timeout: no reply",
+        "&#10003; right",
+        "&#10007; wrong",
+    ):
+        assert shown in html, shown
+    assert "rejected line" not in html  # the version the validator rejected
+    assert html.count('class="badge"') == 1  # the embedded baseline's choices
+    assert "media-src 'self'" in answer.headers["content-security-policy"]
+
+
+def test_an_imported_item_page_says_where_its_text_comes_from(app):
+    html = get(app, speech_item_url(IMPORTED)).text
+    assert "the item&#39;s own text (speech.eq_items)" in html and "No target has chosen on this item" in html
+
+
+@pytest.mark.parametrize("stored, media", [(RESONANT, "audio/wav"), (DISSONANT, "audio/wav"), (MP3, "audio/mpeg")])
+def test_a_named_clip_is_served_with_its_media_type(app, data, stored, media):
+    answer = get(app, f"/clip/{quote(stored)}")
+    assert answer.status == 200 and answer.headers["content-type"] == media
+    assert answer.body == (data[0] / stored).read_bytes()
+
+
+def refused(data) -> list[str]:
+    outside = str(data[0].parent / "outside.wav")
+    return [
+        f"/clip/{OUTSIDE}",  # named by tts_clips, but outside the data directory
+        f"/clip/{outside}",  # the same file by its absolute path (also named)
+        f"/clip/{LINK}",  # named, inside, but a symlink that points out
+        "/clip/audio/context1.wav",  # named by eq_items, but no such file
+        "/clip/cache/model_calls.sqlite",  # a file in the data directory no table names
+        "/clip/audio/../audio/resonant.wav",  # a named file, spelled differently
+        "/clip/%2e%2e/outside.wav",
+        "/clip/..%2Foutside.wav",
+        "/clip/%2Fetc%2Fpasswd",
+        "/clip//etc/passwd",
+        "/clip/",
+    ]
+
+
+def test_anything_else_is_refused(app, data):
+    for url in refused(data):
+        answer = get(app, url)
+        assert answer.status == 404, url
+        assert not answer.headers["content-type"].startswith("audio/"), url
+
+
+def test_model_text_on_the_speech_pages_is_text_only(app):
+    html = get(app, speech_item_url(ITEM)).text
+    assert html.count("&lt;script&gt;alert(3)&lt;/script&gt;") == 3  # scenario, dialogue line, reasoning
+    assert REASONING_HOSTILE not in html
+    for page in (html, get(app, "/speech").text):
+        tags = {t.lower() for t in re.findall(r"<\s*([a-zA-Z]+)", page)}
+        assert not tags & {"script", "img", "iframe", "object", "embed", "svg", "b"}, tags
