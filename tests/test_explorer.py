@@ -11,27 +11,14 @@ from urllib.parse import quote
 import pytest
 from asgi_get import get
 from explorer_data import BASELINE, FAILED_SEED, HOSTILE, N_FINISHED, POOL, SECRET, TARGET, build, seed_id
+from explorer_fixtures import explorer_fixtures, wh
 
 from eyt_dagster.explorer import queries
-from eyt_dagster.explorer.app import create_app, dialogue_url
+from eyt_dagster.explorer.app import dialogue_url
 from eyt_dagster.explorer.formats import number
 from eyt_dagster.explorer.reads import Warehouse
 
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("explorer") / "data"
-    directory.mkdir()
-    return directory, build(directory)
-
-
-@pytest.fixture(scope="module")
-def app(data):
-    return create_app(data[0])
-
-
-def wh(data) -> Warehouse:
-    return Warehouse(data[0])
+data, app = explorer_fixtures("explorer", build)
 
 
 def cell(app, **params) -> str:

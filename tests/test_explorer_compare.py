@@ -10,26 +10,12 @@ import re
 import pytest
 from asgi_get import get
 from explorer_data import BASELINE, N_BASELINE, POOL, TARGET, build, seed_id
+from explorer_fixtures import explorer_fixtures, wh
 
 from eyt_dagster.explorer import compare, pairs
-from eyt_dagster.explorer.app import compare_url, create_app, dialogue_url, pairs_url
-from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.explorer.app import compare_url, dialogue_url, pairs_url
 
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("explorer-compare") / "data"
-    directory.mkdir()
-    return directory, build(directory)
-
-
-@pytest.fixture(scope="module")
-def app(data):
-    return create_app(data[0])
-
-
-def wh(data) -> Warehouse:
-    return Warehouse(data[0])
+data, app = explorer_fixtures("explorer-compare", build)
 
 
 def expected_pairs(data, column: str) -> list[tuple[str, float]]:

@@ -12,6 +12,7 @@ from urllib.parse import quote
 import pytest
 from asgi_get import get
 from explorer_data import build
+from explorer_fixtures import explorer_fixtures, wh
 from explorer_speech_data import (
     DISSONANT,
     IMPORTED,
@@ -27,25 +28,10 @@ from explorer_speech_data import (
 )
 
 from eyt_dagster.explorer import speech
-from eyt_dagster.explorer.app import create_app, speech_item_url, speech_url
+from eyt_dagster.explorer.app import speech_item_url, speech_url
 from eyt_dagster.explorer.queries import PAGE_SIZE
-from eyt_dagster.explorer.reads import Warehouse
 
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("explorer-speech") / "data"
-    directory.mkdir()
-    return directory, build(directory)
-
-
-@pytest.fixture(scope="module")
-def app(data):
-    return create_app(data[0])
-
-
-def wh(data) -> Warehouse:
-    return Warehouse(data[0])
+data, app = explorer_fixtures("explorer-speech", build)
 
 
 def listed(html: str) -> list[str]:
