@@ -60,9 +60,24 @@ def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
         # the card table shows a SpeechEQ-only model with its EYT-Bench cells empty (an en dash)
         cards = browser.evaluate("document.querySelector('#s1 table').innerText")
         assert "random-chooser-baseline" in cards and "\u2013" in cards
+        # the model cards fit the page: no card table is wider than its section (nothing to scroll sideways)
+        widths = browser.evaluate(
+            "[...document.querySelectorAll('#s1 table')].map(t => [t.scrollWidth, t.clientWidth])"
+        )
+        assert len(widths) == 2 and all(scroll <= client for scroll, client in widths), widths
         assert "Embedded baselines" in text
         shot = browser.screenshot(tmp_path / "report.png")
     assert shot.stat().st_size > 20_000
+
+
+def test_the_model_cards_show_readable_labels_and_a_second_table_for_costs_and_models(page):
+    _, html = page
+    cards = html[html.index('<section id="s1">') : html.index('<section id="s2">')]
+    assert "<th>EYT explicit intent acc. [95% CI]</th>" in cards and "<th>SEQ</th>" in cards
+    assert (
+        "<h3>What the calls cost, and which model answered</h3>" in cards and "<th>settings fingerprint</th>" in cards
+    )
+    assert "eyt_pooled_" not in cards and "[CI]" not in cards  # no raw column names in the headers
 
 
 def test_sections_without_data_say_so():

@@ -54,6 +54,8 @@ class Section:
     table: pd.DataFrame | None = None
     images: list[tuple[str, bytes]] = field(default_factory=list)
     note: str = ""
+    labels: dict[str, str] = field(default_factory=dict)  # column -> the header shown (default: the column's name)
+    more_tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # (heading, table) after the table
 
 
 def _esc(value: object) -> str:
@@ -112,8 +114,11 @@ def _truthy(value: object) -> bool:
     return value is True or str(value).strip().lower() in {"true", "1", "yes"}
 
 
-def render_table(df: pd.DataFrame, baseline_targets: Collection[str] = (), max_rows: int = 500) -> str:
-    """An escaped HTML table with merged interval cells and baseline / self-preference badges."""
+def render_table(
+    df: pd.DataFrame, baseline_targets: Collection[str] = (), max_rows: int = 500, labels: dict[str, str] | None = None
+) -> str:
+    """An escaped HTML table with merged interval cells and baseline / self-preference badges; `labels` gives a
+    column's header (a merged interval cell's header says "[95% CI]")."""
     if any(name is not None for name in df.index.names):
         df = df.reset_index()
     columns = [str(c) for c in df.columns]
@@ -123,7 +128,8 @@ def render_table(df: pd.DataFrame, baseline_targets: Collection[str] = (), max_r
     shown = [c for c in columns if c not in hidden]
     decimals = {c: _decimals(df[[c, *groups.get(c, ())]].to_numpy().ravel()) for c in shown}
     per_row = "metric" in columns
-    head = "".join(f"<th>{_esc(c)}{' [CI]' if c in groups else ''}</th>" for c in shown)
+    labels = labels or {}
+    head = "".join(f"<th>{_esc(labels.get(c, c))}{' [95% CI]' if c in groups else ''}</th>" for c in shown)
     body = []
     for _, row in df.head(max_rows).iterrows():
         cells = []
@@ -186,10 +192,12 @@ def render_report(
         parts += [f'<section id="s{i}"><h2>{_esc(s.title)}</h2>', _paragraphs(s.description)]
         if s.table is not None:
             parts.append(
-                render_table(s.table, baseline_targets, max_rows)
+                render_table(s.table, baseline_targets, max_rows, s.labels)
                 if len(s.table.columns)
                 else '<p class="note">(empty table)</p>'
             )
+        for heading, table in s.more_tables:
+            parts += [f"<h3>{_esc(heading)}</h3>", render_table(table, baseline_targets, max_rows, s.labels)]
         parts += [_figure(caption, png) for caption, png in s.images]
         parts += [_paragraphs(s.note, "note"), "</section>"]
     hashes = "".join(

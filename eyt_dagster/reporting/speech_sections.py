@@ -11,7 +11,7 @@ import pandas as pd
 
 from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.model_card_plots import model_cards_png
-from eyt_dagster.reporting.model_cards import EYT_METRICS, POOLED, SPEECH_METRICS
+from eyt_dagster.reporting.model_cards import POOLED
 from eyt_dagster.reporting.plots import distribution_png
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq.seq_tables import COHORT_KINDS, conditioning_table, seq_cohort_note
@@ -27,15 +27,16 @@ SPEECH_TITLES = (
     "SEQ and the human ranking",
     "SpeechEQ build report",
 )
-CARD_COLUMNS = (
+# The card table, readable on one page: the headline scores (each with its 95% interval) in one table, what the
+# calls cost and which model answered in a second; every column of a card is in reports.model_cards.
+CARD_SCORES: tuple[str, ...] = (
     "target",
-    "is_baseline",
-    "has_eyt_bench",
-    "has_speech_eq",
-    *(f"eyt_{POOLED}_{m}" for m in EYT_METRICS),
-    *(f"speech_{m}" for m in SPEECH_METRICS),
+    *(f"eyt_{POOLED}_{m}" for m in ("explicit_acc", "emotion_acc", "ficr", "empathy")),
+    *(f"speech_{m}" for m in ("acc1", "acc_traj")),
     "speech_seq",
-    "speech_seq_cohort_kind",
+)
+CARD_DETAILS: tuple[str, ...] = (
+    "target",
     "eyt_cost_usd",
     "eyt_mean_latency_s",
     "speech_cost_usd",
@@ -43,9 +44,24 @@ CARD_COLUMNS = (
     "model",
     "endpoint",
     "model_fingerprint",
-    "eyt_prompt_hashes",
-    "speech_prompt_hashes",
 )
+CARD_LABELS: dict[str, str] = {
+    "target": "model",
+    f"eyt_{POOLED}_explicit_acc": "EYT explicit intent acc.",
+    f"eyt_{POOLED}_emotion_acc": "EYT emotion acc.",
+    f"eyt_{POOLED}_ficr": "EYT final intent completion",
+    f"eyt_{POOLED}_empathy": "EYT Empathy (0-100)",
+    "speech_acc1": "SpeechEQ Acc1",
+    "speech_acc_traj": "SpeechEQ Acc_traj",
+    "speech_seq": "SEQ",
+    "eyt_cost_usd": "EYT cost (USD)",
+    "eyt_mean_latency_s": "EYT latency per call (s)",
+    "speech_cost_usd": "SpeechEQ cost (USD)",
+    "speech_mean_latency_s": "SpeechEQ latency per call (s)",
+    "model": "model name",
+    "endpoint": "endpoint",
+    "model_fingerprint": "settings fingerprint",
+}
 
 
 def _with_ci(df: pd.DataFrame, metrics: tuple[str, ...] = ("acc1", "acc2", "acc_traj")) -> pd.DataFrame:
@@ -73,16 +89,19 @@ def card_section(cards: pd.DataFrame | None) -> Section:
             note="No model cards materialised yet (run the unified_reports job or `eyt run`).",
         )
     shown = cards.sort_values("target")
-    table = shown[
-        [c for c in CARD_COLUMNS if c in shown.columns]
-        + [
-            c
-            for m in ("explicit_acc", "empathy", "ficr")
-            for c in (f"eyt_{POOLED}_{m}_ci_low", f"eyt_{POOLED}_{m}_ci_high")
-        ]
-        + [f"speech_{m}_ci_{s}" for m in SPEECH_METRICS for s in ("low", "high")]
-    ]
-    return Section(CARDS_TITLE, description, table, images=[("Model cards", model_cards_png(shown))])
+
+    def pick(columns: tuple[str, ...]) -> pd.DataFrame:
+        intervals = [f"{c}_ci_{side}" for c in columns for side in ("low", "high")]
+        return shown[[c for c in (*columns, *intervals) if c in shown.columns]]
+
+    return Section(
+        CARDS_TITLE,
+        description,
+        pick(CARD_SCORES),
+        images=[("Model cards", model_cards_png(shown))],
+        labels=CARD_LABELS,
+        more_tables=[("What the calls cost, and which model answered", pick(CARD_DETAILS))],
+    )
 
 
 def speech_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
