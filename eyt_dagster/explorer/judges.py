@@ -43,7 +43,7 @@ def disagreements(wh: Warehouse, target: str, pool: str, sort: str = LARGEST, pa
     if sort not in SORTS:
         raise ValueError(f"unknown sort '{sort}'; the spreads are {', '.join(SORTS)}")
     params = {"target": target, "pool": pool}
-    with wh.sql(TABLES) as con:
+    with wh.sql(TABLES, params) as con:
         verdicts = con.execute(
             "SELECT * FROM judge_verdicts WHERE target = $target AND pool = $pool ORDER BY seed_id, turn, judge", params
         ).df()
@@ -61,7 +61,7 @@ def disagreements(wh: Warehouse, target: str, pool: str, sort: str = LARGEST, pa
     pages = max(1, -(-total // PAGE_SIZE))
     page = min(max(1, page), pages)
     shown = ordered.iloc[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    rows = _rows(shown, verdicts, annotations, combine, target, pool)
+    rows = _rows(shown, verdicts, annotations, combine)
     return JudgeTurns(judges, combine, rows, total, page, pages, not annotations.empty)
 
 
@@ -95,38 +95,43 @@ def _order(spreads: pd.DataFrame, sort: str) -> pd.DataFrame:
     )
 
 
-def _rows(
-    shown: pd.DataFrame, verdicts: pd.DataFrame, annotations: pd.DataFrame, combine: str, target: str, pool: str
-) -> list[dict[str, Any]]:
+def _rows(shown: pd.DataFrame, verdicts: pd.DataFrame, annotations: pd.DataFrame, combine: str) -> list[dict[str, Any]]:
+    """The page's turns with every judge's verdict (its dimension sums, rationale, error), the judges' combination
+    and the human mean (the annotations are the cell's own)."""
     if shown.empty:
         return []
     wanted = verdicts.merge(shown[["seed_id", "turn"]], on=["seed_id", "turn"])
     ok = ok_rows(wanted)
-    dims = pd.concat([ok[["seed_id", "turn", "judge"]], dimension_sums(ok)[list(DIMENSIONS)]], axis=1)
-    combined = turn_dimension_scores(wanted, combine).set_index(["seed_id", "turn"])
-    human = human_means(annotations) if not annotations.empty else None
+    sums = pd.concat([ok[["seed_id", "turn", "judge"]], dimension_sums(ok)[list(DIMENSIONS)]], axis=1)
+    by_judge = {(r["seed_id"], int(r["turn"]), r["judge"]): r for r in sums.to_dict("records")}
+    combined = {(r["seed_id"], int(r["turn"])): r for r in turn_dimension_scores(wanted, combine).to_dict("records")}
+    human: dict[tuple, dict] = {}
+    if not annotations.empty:
+        means = human_means(annotations).reset_index()
+        human = {(r["seed_id"], int(r["turn"])): plain(r) for r in means.to_dict("records")}
+    per_turn: dict[tuple, list[dict[str, Any]]] = {}
+    for v in map(plain, wanted.to_dict("records")):
+        cell = (v["seed_id"], int(v["turn"]))
+        judged = by_judge.get((*cell, v["judge"])) if v["error"] is None else None
+        per_turn.setdefault(cell, []).append(
+            {
+                "judge": v["judge"],
+                "dimensions": {d: None if judged is None else float(judged[d]) for d in DIMENSIONS},
+                "rationale": v.get("rationale"),
+                "error": v.get("error"),
+            }
+        )
     rows = []
-    for r in shown.to_dict("records"):
+    for r in map(plain, shown.to_dict("records")):
         cell = (r["seed_id"], int(r["turn"]))
-        here = wanted[(wanted["seed_id"] == cell[0]) & (wanted["turn"] == cell[1])]
-        judged = dims[(dims["seed_id"] == cell[0]) & (dims["turn"] == cell[1])].set_index("judge")
-        per_judge = []
-        for v in here.to_dict("records"):
-            v = plain(v)
-            sums = judged.loc[v["judge"]] if v["error"] is None and v["judge"] in judged.index else None
-            per_judge.append(
-                {
-                    "judge": v["judge"],
-                    "dimensions": {d: None if sums is None else float(sums[d]) for d in DIMENSIONS},
-                    "rationale": v.get("rationale"),
-                    "error": v.get("error"),
-                }
-            )
-        both = combined.loc[cell] if cell in combined.index else None
-        together = {d: None if both is None else float(both[d]) for d in DIMENSIONS}
-        people = None
-        key = (target, pool, *cell)
-        if human is not None and key in human.index:
-            people = {d: None if pd.isna(human.loc[key, d]) else float(human.loc[key, d]) for d in DIMENSIONS}
-        rows.append({**plain(r), "verdicts": per_judge, "combined": together, "human": people})
+        both = combined.get(cell)
+        people = human.get(cell)
+        rows.append(
+            {
+                **r,
+                "verdicts": per_turn.get(cell, []),
+                "combined": {d: None if both is None else float(both[d]) for d in DIMENSIONS},
+                "human": None if people is None else {d: people[d] for d in DIMENSIONS},
+            }
+        )
     return rows
