@@ -251,8 +251,7 @@ def pages(n_targets: int, n_dialogues: int) -> dict[str, str]:
     return {
         "leaderboard": "/",
         "dialogues, page 1": "/dialogues?" + urlencode({"target": a, "pool": pool, "sort": "empathy"}),
-        f"dialogues, page {last}": "/dialogues?"
-        + urlencode({"target": a, "pool": pool, "sort": "empathy", "page": last}),
+        "dialogues, last page": "/dialogues?" + urlencode({"target": a, "pool": pool, "sort": "empathy", "page": last}),
         "one dialogue": f"/dialogue/{quote(a, safe='')}/{quote(sid, safe='')}",
         "compare 2": "/compare?" + urlencode([("seed", sid), ("target", a), ("target", b)]),
         f"compare {len(five)}": "/compare?" + urlencode([("seed", sid), *(("target", t) for t in five)]),
