@@ -77,6 +77,9 @@ CREATE TABLE IF NOT EXISTS ledger (
     failure TEXT
 );
 CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run_id);
+-- how eyt view finds a row's call (by model and purpose) and a key's ledger rows, without reading the whole ledger
+CREATE INDEX IF NOT EXISTS ledger_call ON ledger (model_id, purpose);
+CREATE INDEX IF NOT EXISTS ledger_key ON ledger (cache_key);
 CREATE TABLE IF NOT EXISTS json_modes (
     model TEXT NOT NULL,
     base_url TEXT NOT NULL,

@@ -113,6 +113,15 @@ def test_the_leaderboard_page_shows_the_rows_and_links_every_cell(app, data):
     assert answer.text.count('class="badge"') == 1  # the baseline's row only
 
 
+def test_the_leaderboard_and_the_dialogue_page_link_the_judges_page(app, data):
+    board = get(app, "/").text
+    for row in data[1]["dialogue.leaderboard"]:
+        assert f'href="/judges?target={row["target"]}&amp;pool={POOL}"' in board
+    assert f'href="/judges?target={TARGET}&amp;pool={POOL}"' in get(app, dialogue_url(TARGET, seed_id(1))).text
+    one = get(app, f"/judges?target={TARGET}&pool={POOL}")  # this warehouse has one judge
+    assert one.status == 200 and "come from one judge (judge-a)" in one.text
+
+
 def test_the_dialogue_list_sorts_filters_and_pages(app):
     html = cell(app, sort="empathy", order="desc")
     assert listed(html)[:2] == [seed_id(59), seed_id(58)] and len(listed(html)) == queries.PAGE_SIZE

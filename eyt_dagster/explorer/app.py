@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
-from eyt_dagster.explorer import compare, pairs, queries, speech
+from eyt_dagster.explorer import compare, judges, pairs, queries, speech
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
@@ -54,6 +54,10 @@ def pairs_url(**params: Any) -> str:
     return "/pairs?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
 
 
+def judges_url(**params: Any) -> str:
+    return "/judges?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
 def speech_url(**params: Any) -> str:
     return "/speech?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
 
@@ -71,6 +75,7 @@ def environment() -> Environment:
         call_url=call_url,
         compare_url=compare_url,
         pairs_url=pairs_url,
+        judges_url=judges_url,
         speech_url=speech_url,
         speech_item_url=speech_item_url,
         clip_url=speech.clip_url,
@@ -210,6 +215,31 @@ def create_app(data_dir: Path) -> Starlette:
         flags = queries.baseline_flags(wh)
         return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags)
 
+    async def judge_turns(request: Request) -> Response:
+        q = request.query_params
+        target, pool, sort = q.get("target", ""), q.get("pool", ""), q.get("sort", judges.LARGEST)
+        number = page_number(request)
+        if number is None:
+            return not_found(f"page must be a number, not '{q.get('page')}'", 400)
+        if target not in queries.targets(wh):
+            return not_found(f"no dialogues of target '{target}' in the warehouse")
+        try:
+            found = judges.disagreements(wh, target, pool, sort, number)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        if not found.judges:
+            return not_found(f"target '{target}' has no judge verdicts in pool '{pool}'")
+        return page(
+            "judges.html",
+            cell={"target": target, "pool": pool},
+            found=found,
+            rows=found.rows,
+            sort=sort,
+            sorts=judges.SORTS,
+            dimensions=judges.DIMENSIONS,
+            is_baseline=queries.baseline_flags(wh).get(target),
+        )
+
     async def speech_items(request: Request) -> Response:
         q = request.query_params
         chosen = {k: q.get(k, "") for k in ("composite", "subscale", "valence")}
@@ -249,6 +279,7 @@ def create_app(data_dir: Path) -> Starlette:
             Route("/call/{key}", one_call),
             Route("/compare", side_by_side),
             Route("/pairs", paired),
+            Route("/judges", judge_turns),
             Route("/speech", speech_items),
             Route("/speech/item/{dataset_id:path}", speech_item),
             Route("/clip/{path:path}", clip),

@@ -10,7 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from eyt_dagster.explorer.queries import LABELS, Dialogue, dialogue
+from eyt_dagster.explorer.queries import LABELS, Dialogue
+from eyt_dagster.explorer.queries import dialogues as read_dialogues
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.eyt_bench.metrics import combine_judges, dimension_sums
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100, SUBSCORE_COLUMNS
@@ -56,12 +57,11 @@ class Comparison:
 def compare(wh: Warehouse, seed_id: str, targets: list[str]) -> Comparison:
     """The dialogues of `targets` on `seed_id`. KeyError naming a target that has no dialogue of this seed;
     ValueError when the dialogues are from different pools."""
-    dialogues = []
-    for target in targets:
-        found = dialogue(wh, target, seed_id)
-        if found is None:
-            raise KeyError(target)
-        dialogues.append(found)
+    found = read_dialogues(wh, targets, seed_id)
+    missing = [t for t in targets if t not in found]
+    if missing:
+        raise KeyError(missing[0])
+    dialogues = [found[t] for t in targets]
     pools = {d.pool for d in dialogues}
     if len(pools) > 1:
         raise ValueError(f"the dialogues of ChatSEED '{seed_id}' are from different pools: {', '.join(sorted(pools))}")

@@ -42,7 +42,7 @@ def paired(wh: Warehouse, pool: str, a: str, b: str, metric: str, page: int = 1)
         FROM dialogue_scores x JOIN dialogue_scores y ON x.pool = y.pool AND x.seed_id = y.seed_id
         WHERE x.pool = $pool AND x.target = $a AND y.target = $b
     """
-    with wh.sql(["dialogue.dialogue_scores"]) as con:
+    with wh.sql(["dialogue.dialogue_scores"], {"pool": pool, "target": [a, b]}) as con:
         total = int(_value(con, f"SELECT count(*) FROM ({base})", params))
         pages = max(1, -(-total // PAGE_SIZE))
         page = min(max(1, page), pages)
@@ -61,6 +61,7 @@ def seed_targets(wh: Warehouse, pool: str, seed_id: str) -> list[str]:
         ["dialogue.dialogue_turns"],
         "SELECT DISTINCT target FROM dialogue_turns WHERE pool = ? AND seed_id = ? ORDER BY target",
         [pool, seed_id],
+        partitions={"pool": pool},
     )
     return list(map(str, rows["target"]))
 

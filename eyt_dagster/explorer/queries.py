@@ -65,8 +65,11 @@ def baseline_flags(wh: Warehouse) -> dict[str, bool]:
 
 def targets(wh: Warehouse) -> list[str]:
     """Every target with dialogue turns, longest id first (so a path's target prefix is found unambiguously)."""
-    rows = wh.query(["dialogue.dialogue_turns"], "SELECT DISTINCT target FROM dialogue_turns")
-    return sorted(map(str, rows["target"]), key=lambda t: (-len(t), t))
+    found = wh.partition_values("dialogue.dialogue_turns", "target")  # the folder names, when they tell
+    if found is None:
+        rows = wh.query(["dialogue.dialogue_turns"], "SELECT DISTINCT target FROM dialogue_turns")
+        found = set(map(str, rows["target"]))
+    return sorted(found, key=lambda t: (-len(t), t))
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def cell_dialogues(
     where = f"WHERE {failure}" if failure else ""
     order = f"{sort} {'DESC' if descending else 'ASC'} NULLS LAST, seed_id"
     params = {"target": target, "pool": pool}
-    with wh.sql(CELL_TABLES) as con:
+    with wh.sql(CELL_TABLES, params) as con:
         base = f"WITH cell AS ({_CELL_DIALOGUES}) SELECT * FROM cell {where}"
         total = int(_one(con, f"SELECT count(*) FROM ({base})", params))
         pages = max(1, -(-total // PAGE_SIZE))
@@ -180,32 +183,66 @@ DIALOGUE_TABLES = (
 
 def dialogue(wh: Warehouse, target: str, seed_id: str) -> Dialogue | None:
     """Everything the warehouse holds about one dialogue, or None when the target has no turns of that seed."""
-    key = {"target": target, "seed_id": seed_id}
-    with wh.sql(DIALOGUE_TABLES) as con:
+    return dialogues(wh, [target], seed_id).get(target)
 
-        def rows(sql: str) -> list[dict[str, Any]]:
-            return [plain(r) for r in con.execute(sql, key).df().to_dict("records")]
 
-        turns = rows("SELECT * FROM dialogue_turns WHERE target = $target AND seed_id = $seed_id ORDER BY turn")
+def dialogues(wh: Warehouse, targets: list[str], seed_id: str) -> dict[str, Dialogue]:
+    """target -> its dialogue of `seed_id`, for each of `targets` that has one: one query per table over those
+    targets' partitions, however many targets there are."""
+    key = {"targets": list(targets), "seed_id": seed_id}
+    with wh.sql(DIALOGUE_TABLES, {"target": targets}) as con:
+
+        def rows(table: str, order: str) -> dict[str, list[dict[str, Any]]]:
+            sql = f"SELECT * FROM {table} WHERE list_contains($targets, target) AND seed_id = $seed_id ORDER BY {order}"
+            out: dict[str, list[dict[str, Any]]] = {}
+            for r in con.execute(sql, key).df().to_dict("records"):
+                out.setdefault(str(r["target"]), []).append(plain(r))
+            return out
+
+        turns = rows("dialogue_turns", "turn")
         if not turns:
-            return None
-        pool = str(turns[0]["pool"])
+            return {}
         seeds = [
             plain(r)
-            for r in con.execute(
-                "SELECT * FROM chat_seeds WHERE seed_id = $seed_id AND pool = $pool", {"seed_id": seed_id, "pool": pool}
-            )
+            for r in con.execute("SELECT * FROM chat_seeds WHERE seed_id = $seed_id", {"seed_id": seed_id})
             .df()
             .to_dict("records")
         ]
-        similarity = rows("SELECT * FROM intent_similarity WHERE target = $target AND seed_id = $seed_id")
-        verdicts = rows(
-            "SELECT * FROM judge_verdicts WHERE target = $target AND seed_id = $seed_id ORDER BY turn, judge"
+        similarity = rows("intent_similarity", "turn")
+        verdicts = rows("judge_verdicts", "turn, judge")
+        finals = rows("final_intent_verdicts", "judge")
+        scores = rows("dialogue_scores", "seed_id")
+    found = {}
+    for target in targets:
+        if target not in turns:
+            continue
+        pool = str(turns[target][0]["pool"])
+        seed = next((r for r in seeds if r["pool"] == pool), None)
+        found[target] = _dialogue(
+            target,
+            pool,
+            seed_id,
+            seed,
+            turns[target],
+            similarity.get(target, []),
+            verdicts.get(target, []),
+            finals.get(target, []),
+            scores.get(target, []),
         )
-        finals = rows(
-            "SELECT * FROM final_intent_verdicts WHERE target = $target AND seed_id = $seed_id ORDER BY judge"
-        )
-        scores = rows("SELECT * FROM dialogue_scores WHERE target = $target AND seed_id = $seed_id")
+    return found
+
+
+def _dialogue(
+    target: str,
+    pool: str,
+    seed_id: str,
+    seed: dict[str, Any] | None,
+    turns: list[dict[str, Any]],
+    similarity: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    finals: list[dict[str, Any]],
+    scores: list[dict[str, Any]],
+) -> Dialogue:
     by_turn = {int(s["turn"]): s for s in similarity}
     answered = []
     for t in (t for t in turns if t["turn"] > 0):
@@ -214,9 +251,7 @@ def dialogue(wh: Warehouse, target: str, seed_id: str) -> Dialogue | None:
         judged = [v for v in verdicts if int(v["turn"]) == n]
         answered.append({**t, "labels": labels, "similarity": by_turn.get(n), "verdicts": judged})
     error = next((t for t in turns if t["turn"] == 0), None)
-    return Dialogue(
-        target, pool, seed_id, seeds[0] if seeds else None, answered, error, finals, scores[0] if scores else None
-    )
+    return Dialogue(target, pool, seed_id, seed, answered, error, finals, scores[0] if scores else None)
 
 
 def subscores(verdict: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -2,12 +2,16 @@
 
 Each query gets a fresh in-memory DuckDB connection with one view per table it names, over that table's Parquet
 files as they are at that moment (eyt.duckdb is never opened, so no lock is taken or awaited: docs/storage.md).
-The call cache's SQLite file is opened read-only (`mode=ro`), so a run writing to it is never held up."""
+The call cache's SQLite file is opened read-only (`mode=ro`), so a run writing to it is never held up.
+
+A page about one target (or one pool) names it as a partition filter: the views then read only the files of the
+matching partition folders (`<column>=<value>/`, resources/warehouse_files.py), not every target's. Nothing is
+cached between pages, so a partition a run writes is seen by the next page."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from pathlib import Path
 
@@ -16,7 +20,10 @@ import pandas as pd
 
 from eyt_dagster.table_registry import catalog
 from resources.cache_backend import CALL_CACHE_FILE
-from resources.warehouse_files import SCHEMA_FILE, as_path, data_files, reader, table_dir, warehouse_root
+from resources.warehouse_files import SCHEMA_FILE, as_path, decode_value, reader, table_dir, warehouse_root
+
+# A partition filter: column -> the value, or the values, whose partition folders are read.
+Partitions = Mapping[str, str | Iterable[str]]
 
 
 class Warehouse:
@@ -30,21 +37,36 @@ class Warehouse:
     def call_cache_file(self) -> Path:
         return self.data_dir / CALL_CACHE_FILE
 
-    def files(self, table: str) -> list[str]:
-        """The table's schema file (its columns, zero rows) first, then its data files."""
-        folder = table_dir(self.root, table)
-        schema = as_path(folder) / SCHEMA_FILE
-        return ([str(schema)] if schema.exists() else []) + [str(f) for f in data_files(folder)]
+    def files(self, table: str, partitions: Partitions | None = None) -> list[str]:
+        """The table's schema file (its columns, zero rows) first, then its data files: with `partitions`, only
+        those in folders of the named values (a folder of a column not named is read whatever its value)."""
+        folder = as_path(table_dir(self.root, table))
+        schema = folder / SCHEMA_FILE
+        wanted = {c: {v} if isinstance(v, str) else set(v) for c, v in (partitions or {}).items()}
+        return ([str(schema)] if schema.exists() else []) + sorted(map(str, _walk(folder, wanted)))
+
+    def partition_values(self, table: str, column: str) -> set[str] | None:
+        """The values of `column` a table has partition folders of, read from the folder names alone; None when
+        some of its data files lie outside such folders (then only a query can tell)."""
+        folder = as_path(table_dir(self.root, table))
+        found: set[str] = set()
+        for path in _walk(folder, {}):
+            parts = [p for p in path.relative_to(folder).parts[:-1] if p.startswith(f"{column}=")]
+            if not parts:
+                return None
+            found.add(decode_value(parts[0].split("=", 1)[1]))
+        return found
 
     @contextmanager
-    def sql(self, tables: Iterable[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    def sql(self, tables: Iterable[str], partitions: Partitions | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         """An in-memory connection where `dialogue.leaderboard` is the view `leaderboard`, and so on; a table
-        with no file yet is an empty view with its contract's columns."""
+        with no file yet is an empty view with its contract's columns. `partitions` only spares reading other
+        partitions' files: a query still filters its rows itself."""
         con = reader(self.root)
         try:
             for table in tables:
                 name = table.split(".")[-1]
-                files = self.files(table)
+                files = self.files(table, partitions)
                 if files:
                     listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
                     con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
@@ -55,8 +77,10 @@ class Warehouse:
         finally:
             con.close()
 
-    def query(self, tables: Iterable[str], sql: str, params: list | None = None) -> pd.DataFrame:
-        with self.sql(tables) as con:
+    def query(
+        self, tables: Iterable[str], sql: str, params: list | None = None, partitions: Partitions | None = None
+    ) -> pd.DataFrame:
+        with self.sql(tables, partitions) as con:
             return con.execute(sql, params or []).df()
 
     @contextmanager
@@ -70,6 +94,25 @@ class Warehouse:
         con.row_factory = sqlite3.Row
         with closing(con):
             yield con
+
+
+def _walk(folder, wanted: dict[str, set[str]]) -> Iterator:
+    """The data files under `folder` (no schema file, no temporary file), skipping every partition folder
+    `<column>=<value>` whose column is in `wanted` with another value."""
+    try:
+        entries = sorted(folder.iterdir(), key=str)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            column, eq, value = entry.name.partition("=")
+            if eq and column in wanted and decode_value(value) not in wanted[column]:
+                continue
+            yield from _walk(entry, wanted)
+        elif entry.name.endswith(".parquet") and entry.name != SCHEMA_FILE:
+            yield entry
 
 
 def _empty(table: str) -> pd.DataFrame:

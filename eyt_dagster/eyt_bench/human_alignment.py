@@ -102,9 +102,27 @@ def _mean_pairwise_kappa(wide: pd.DataFrame, pairs: list[tuple[str, str]]) -> fl
     return float(np.mean(kappas)) if kappas else float("nan")
 
 
+def annotator_scores(ann: pd.DataFrame) -> pd.DataFrame:
+    """One dimension's scored annotations as human cells x annotators (index KEYS; a cell an annotator left
+    unscored is NaN)."""
+    scored = ann[ann["score"].notna()]
+    return scored.pivot(index=KEYS, columns="annotator", values="score")
+
+
+def human_means(annotations: pd.DataFrame) -> pd.DataFrame:
+    """Per turn-cell, each dimension's human score: the mean over the annotators who scored it (what the judge is
+    compared with); index KEYS, one column per dimension, NaN where no annotator scored that dimension."""
+    ann = annotations.astype({"turn": int, "seed_id": str})
+    means = {d: annotator_scores(ann[ann["dimension"] == d]).mean(axis=1) for d in DIMENSIONS}
+    index = (
+        pd.MultiIndex.from_frame(ann[KEYS].drop_duplicates()) if len(ann) else pd.MultiIndex.from_tuples([], names=KEYS)
+    )
+    return pd.DataFrame({d: m.reindex(index) for d, m in means.items()}, index=index)
+
+
 def _dimension_row(ann: pd.DataFrame, judge: pd.Series) -> dict[str, float | int]:
     scored = ann[ann["score"].notna()]
-    wide = scored.pivot(index=KEYS, columns="annotator", values="score")  # human cells x annotators
+    wide = annotator_scores(ann)  # human cells x annotators
     h_mean = wide.mean(axis=1)
     j = judge.reindex(wide.index)
     has_judge = j.notna()
