@@ -14,22 +14,21 @@ MEDIA_TYPES = {".wav": "audio/wav", ".mp3": "audio/mpeg"}
 CLIP_TABLES = ("speech.eq_items", "speech.tts_clips")
 
 
-def named_clips(wh: Warehouse) -> set[str]:
-    """Every clip path the clip tables store, as stored."""
-    found: set[str] = set()
+def is_named_clip(wh: Warehouse, stored: str) -> bool:
+    """Whether a clip table stores this path, as written (one look-up per path column, not a read of every path)."""
     with wh.sql(CLIP_TABLES) as con:
         for table in CLIP_TABLES:
             name = table.split(".")[-1]
             columns = [r[0] for r in con.execute(f"DESCRIBE {name}").fetchall() if is_path_column(r[0])]
             for column in columns:
-                rows = con.execute(f'SELECT DISTINCT "{column}" FROM {name} WHERE "{column}" IS NOT NULL').fetchall()
-                found.update(str(r[0]) for r in rows)
-    return found
+                if con.execute(f'SELECT 1 FROM {name} WHERE "{column}" = ? LIMIT 1', [stored]).fetchone():
+                    return True
+    return False
 
 
 def clip_file(wh: Warehouse, stored: str) -> tuple[Path, str] | None:
     """(the file, its media type) for a stored clip path, or None when it may not be served."""
-    if stored not in named_clips(wh):
+    if not is_named_clip(wh, stored):
         return None
     root = wh.data_dir.resolve()
     path = Path(resolve_data_path(stored, root)).resolve()

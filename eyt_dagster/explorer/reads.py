@@ -20,7 +20,7 @@ import pandas as pd
 
 from eyt_dagster.table_registry import catalog
 from resources.cache_backend import CALL_CACHE_FILE
-from resources.warehouse_files import SCHEMA_FILE, as_path, decode_value, reader, table_dir, warehouse_root
+from resources.warehouse_files import SCHEMA_FILE, as_path, data_files, decode_value, reader, table_dir, warehouse_root
 
 # A partition filter: column -> the value, or the values, whose partition folders are read.
 Partitions = Mapping[str, str | Iterable[str]]
@@ -50,7 +50,7 @@ class Warehouse:
         some of its data files lie outside such folders (then only a query can tell)."""
         folder = as_path(table_dir(self.root, table))
         found: set[str] = set()
-        for path in _walk(folder, {}):
+        for path in data_files(folder):
             parts = [p for p in path.relative_to(folder).parts[:-1] if p.startswith(f"{column}=")]
             if not parts:
                 return None
