@@ -197,7 +197,13 @@ def test_the_call_page_shows_the_reply_and_the_ledger(app):
     assert all(p.status == 200 for p in pages)
     judged = next(p.text for p in pages if "judge_turn:nemotron_usa:p01:1" in p.text)
     assert "judge-a-model" in judged and "0.0012" in judged and "run-1" in judged
-    assert "stores that hash, not the messages" in judged
+    # the judge's base URL held a user name and password: stored without them, so it no longer hashes to the key
+    assert "does not hash to the cache key" in judged and "judge-pass" not in judged and "judge-user" not in judged
+    assert "http://127.0.0.1:9/v1" in judged and "system prompt for judge" in judged
+    assert "the judge_turn:nemotron_usa:p01:1 prompt" in judged and "max_tokens" in judged
+    reply = next(p.text for p in pages if "respond:2" in p.text)
+    assert "This request hashes to the cache key" in reply and "does not hash" not in reply
+    assert "system prompt for target" in reply
     reply = next(p.text for p in pages if "respond:2" in p.text)
     assert "&lt;think&gt;planning 1&lt;/think&gt;reply 2 of dialogue 1" in reply
 
@@ -230,6 +236,8 @@ def test_model_text_is_shown_as_text_only(app):
     assert dialogue.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 8  # persona, intents, replies, rationales
     assert "&lt;img src=x onerror=alert(1)&gt;" in dialogue
     assert "[x](javascript:alert(1))" in dialogue
+    prompts = [html for html in pages[3:] if 'class="text prompt">&lt;script&gt;alert(1)&lt;/script&gt;' in html]
+    assert len(prompts) >= 8  # the stored requests of dialogue 0's calls carry it in their user message
     for html in pages:
         tags = re.findall(r"<\s*([a-zA-Z]+)", html)
         assert not {t.lower() for t in tags} & {"script", "img", "iframe", "object", "embed", "svg"}, tags
