@@ -13,6 +13,7 @@ from asgi_get import get
 from explorer_data import BASELINE, FAILED_SEED, HOSTILE, N_FINISHED, POOL, SECRET, TARGET, build, seed_id
 from explorer_fixtures import explorer_fixtures, wh
 
+from eyt_dagster.core import explorer_links
 from eyt_dagster.explorer import queries
 from eyt_dagster.explorer.app import dialogue_url
 from eyt_dagster.explorer.formats import number
@@ -111,6 +112,14 @@ def test_the_leaderboard_page_shows_the_rows_and_links_every_cell(app, data):
     assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=empathy" in answer.text
     assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=n_errors&amp;failure=incomplete" in answer.text
     assert answer.text.count('class="badge"') == 1  # the baseline's row only
+
+
+def test_the_leaderboard_of_one_target_is_what_the_report_and_the_ui_link_to(app):
+    one = get(app, explorer_links.leaderboard_path(target=BASELINE))
+    assert one.status == 200 and f"/dialogues?target={BASELINE}&amp;" in one.text
+    assert f"/dialogues?target={TARGET}&amp;" not in one.text and "every target" in one.text
+    missing = get(app, explorer_links.leaderboard_path(target="nobody"))
+    assert missing.status == 404 and "no row of target &#39;nobody&#39;" in missing.text
 
 
 def test_the_leaderboard_and_the_dialogue_page_link_the_judges_page(app, data):

@@ -3,8 +3,9 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, progress_logger, stats_metadata, table_of, table_output
+from assets._output import explorer_link, now_utc, progress_logger, stats_metadata, table_of, table_output
 from assets.eyt_bench.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.dialogue_loop import Turn
 from eyt_dagster.eyt_bench.dialogue_turns import play_cell
 from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
@@ -69,6 +70,7 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
         simulator=simulator.model_id,
         baseline=slate.target(target_id).is_baseline,
         prompt_hash=PROMPT_HASH,
+        **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
         **stats_metadata("target", cell.target_stats),
         **stats_metadata("simulator", cell.simulator_stats),
     )

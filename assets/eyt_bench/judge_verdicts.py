@@ -3,8 +3,17 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_of, table_output
+from assets._output import (
+    PROGRESS_EVERY,
+    explorer_link,
+    now_utc,
+    progress_logger,
+    stats_metadata,
+    table_of,
+    table_output,
+)
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
     TURN_PROMPT_HASH,
@@ -68,6 +77,7 @@ def judge_verdicts(
         conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
         prompt_hash=TURN_PROMPT_HASH,
+        **explorer_link(explorer_links.judges_path(**_cell(context))),
         **stats_metadata("judge", judge_stats(df)),
     )
 
@@ -94,9 +104,15 @@ def final_intent_verdicts(
         conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
         prompt_hash=FINAL_PROMPT_HASH,
+        **explorer_link(explorer_links.dialogues_path(**_cell(context))),
         completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
         **stats_metadata("judge", judge_stats(df)),
     )
+
+
+def _cell(context: AssetExecutionContext) -> dict[str, str]:
+    keys = context.partition_key.keys_by_dimension
+    return {"target": keys["target"], "pool": keys["pool"]}
 
 
 def log_failed_verdicts(context: AssetExecutionContext, df: pd.DataFrame, what: str, table: str) -> None:

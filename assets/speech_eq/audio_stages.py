@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
-from assets._output import now_utc, progress_logger, table_output
+from assets._output import explorer_link, now_utc, progress_logger, table_output
 from assets.speech_eq.partitions import subscale_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.speech_eq.audio_tables import AudioRows, imported_subscale, synthesise_subscale
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
 from resources.audio_features import clip_features
@@ -84,13 +85,26 @@ def speech_audio(
 
     engine = getattr(tts, "name", "tts")
     yield Output(**_with_meta(table(rows.clips), "tts_clips", engine=engine))
-    yield Output(**_with_meta(table(rows.contrasts), "contrast_scores", regenerated_pairs=rows.regenerated_pairs))
+    yield Output(
+        **_with_meta(
+            table(rows.contrasts),
+            "contrast_scores",
+            regenerated_pairs=rows.regenerated_pairs,
+            **explorer_link(explorer_links.speech_build_path(subscale=slug)),
+        )
+    )
     if rows.incomplete:
         context.log.warning(
             f"{slug}: {len(rows.incomplete)} scenario(s) lack a dialogue or tones and were skipped: {rows.incomplete}"
         )
     yield Output(
-        **_with_meta(table(rows.items), "eq_items", discarded=rows.discarded, skipped_incomplete=len(rows.incomplete))
+        **_with_meta(
+            table(rows.items),
+            "eq_items",
+            discarded=rows.discarded,
+            skipped_incomplete=len(rows.incomplete),
+            **explorer_link(explorer_links.speech_path(subscale=slug)),
+        )
     )
 
 

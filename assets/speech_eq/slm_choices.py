@@ -5,8 +5,9 @@ from functools import lru_cache
 import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, progress_logger, table_output
+from assets._output import explorer_link, now_utc, progress_logger, table_output
 from assets.speech_eq.partitions import speech_target_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.core.prompts import prompt_hash
 from eyt_dagster.speech_eq.choice_table import choice_table
 from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
@@ -56,4 +57,4 @@ def slm_choices(context: AssetExecutionContext, eyt: ModelAccess, eq_items: pd.D
         context.log.warning(
             f"{target_id}: {table.failed_calls} call(s) failed; rerun to retry them (finished calls are cached)"
         )
-    return table_output(table.frame, **table.metadata)
+    return table_output(table.frame, **table.metadata, **explorer_link(explorer_links.speech_path(target=target_id)))

@@ -547,7 +547,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     dev.set_defaults(func=cmd_dev)
     view = sub.add_parser("view", help="a local read-only web explorer over the warehouse")
-    view.add_argument("--port", type=int, default=0, help="the port to serve on (default: a free one)")
+    view.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the port to serve on (default: the port of EYT_VIEW_URL, 8765, when free, else a free one; 0: a free one)",
+    )
     view.add_argument("--host", default="127.0.0.1", help="the address to serve on (default 127.0.0.1)")
     view.set_defaults(func=cmd_view)
     args = parser.parse_args(argv)
