@@ -258,3 +258,23 @@ def test_no_secret_reaches_a_page(app, monkeypatch):
     monkeypatch.setenv("EYT_TEST_API_KEY", SECRET)
     assert all(SECRET not in html for html in served(app))
     assert HOSTILE not in "".join(served(app))  # never unescaped
+
+
+def test_eyt_view_takes_the_port_of_its_address_and_says_when_that_is_taken(monkeypatch):
+    from eyt_dagster.explorer.server import bind, bind_preferred
+
+    holder = bind("127.0.0.1", 0)
+    taken = holder.getsockname()[1]
+    try:
+        monkeypatch.setenv("EYT_VIEW_URL", f"http://127.0.0.1:{taken}")
+        sock, note = bind_preferred("127.0.0.1", None)
+        with sock:
+            assert sock.getsockname()[1] != taken and f"port {taken}" in note and "do not reach" in note
+    finally:
+        holder.close()
+    sock, note = bind_preferred("127.0.0.1", None)  # now free: the links' port
+    with sock:
+        assert sock.getsockname()[1] == taken and note == ""
+    sock, _ = bind_preferred("127.0.0.1", 0)
+    with sock:
+        assert sock.getsockname()[1] != taken
