@@ -54,7 +54,7 @@ class StepProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.path = progress_dir(data_dir) / f"{run_id}.{step}.json"
-        self.names = {"run_id": run_id, "step": step, "job": job, "partition": partition, "launch": launch}
+        self.run_id, self.step, self.job, self.partition, self.launch = run_id, step, job, partition, launch
         self.unit, self.message, self.log = unit, message, log
         self.every_items = max(1, every_items)
         self.log_every_s = log_every_s() if log_every is None else log_every
@@ -145,7 +145,14 @@ class StepProgress:
             self._last_write = self.clock()
             try:
                 record = heartbeat_record(
-                    **self.names, process_start=self._process_start, started_at=self._started_at, figures=self.figures()
+                    run_id=self.run_id,
+                    step=self.step,
+                    job=self.job,
+                    partition=self.partition,
+                    launch=self.launch,
+                    process_start=self._process_start,
+                    started_at=self._started_at,
+                    figures=self.figures(),
                 )
                 write_heartbeat(self.path, record)
             except OSError:

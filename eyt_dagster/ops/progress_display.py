@@ -142,46 +142,20 @@ class _LiveTable:
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-        for name in (
-            "run",
-            "time",
-            "step",
-            "done",
-            "ETA",
-            "calls",
-            "tokens",
-            "cost",
-            "retries/429s",
-            "failures",
-            "in flight",
-        ):
-            table.add_column(name, no_wrap=name not in ("in flight", "failures"))
+        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=True)
+        table.add_column("running run", no_wrap=True, ratio=2)
+        table.add_column("time", no_wrap=True, justify="right")
+        table.add_column("step: done, ETA; calls, tokens, cost; retries, 429s, failures; in flight/budget", ratio=5)
         try:
             rows = self.watch.rows()
         except Exception as exc:  # never take the command down for the display
-            table.add_row(Text(f"progress display: {type(exc).__name__}"))
-            return table
+            return Text(f"progress display: {type(exc).__name__}")
         for label, seconds, beat in rows:
-            cells = [printable(label), duration_text(seconds)]
             if beat is None:
-                cells += ["running", "", "", "", "", "", "", "", ""]
+                what = "running"
             else:
-                f = beat.figures
-                loads = ", ".join(f"{printable(e.name)} {e.in_flight}/{e.budget}" for e in f.endpoints) or "none"
-                failures = ", ".join(f"{printable(k)} {n}" for k, n in sorted(f.failures.items())) or "none"
-                cells += [
-                    step_name(beat),
-                    f"{f.done}/{f.total or '?'} {printable(f.unit)}",
-                    duration_text(f.eta_s) if f.total else "unknown",
-                    f"{f.calls} ({f.cache_hits} cached)",
-                    str(f.tokens),
-                    f"${f.cost_usd:.4f}",
-                    f"{f.retries}/{f.rate_limited}",
-                    failures,
-                    loads,
-                ]
-            table.add_row(*(Text(cell) for cell in cells))
+                what = f"{step_name(beat)}: {done_text(beat.figures)}; {printable(figures_text(beat.figures))}"
+            table.add_row(Text(printable(label)), Text(duration_text(seconds)), Text(what))
         return table
 
 
