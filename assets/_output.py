@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,19 +15,6 @@ from eyt_dagster.core.replies import CallStats
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
 PREVIEW_ROWS = 10
 PREVIEW_CELL_CHARS = 60
-PROGRESS_EVERY = 10  # items between two progress lines in the run log
-
-
-def progress_logger(
-    context: AssetExecutionContext | None, message: Callable[[int, int], str], every: int = PROGRESS_EVERY
-) -> Callable[[int, int], None]:
-    """An `on_done(done, total)` callback that logs `message(done, total)` every `every` items and at the end."""
-
-    def report(done: int, total: int) -> None:
-        if context is not None and (done % every == 0 or done == total):
-            context.log.info(message(done, total))
-
-    return report
 
 
 def explorer_link(path: str) -> dict[str, Any]:

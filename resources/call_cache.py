@@ -52,6 +52,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from eyt_dagster.core.errors import FAILURE_KINDS
+from resources.call_counters import count_call
 from resources.sqlite_files import SharedDatabase
 
 _SCHEMA = """
@@ -429,6 +430,8 @@ class CallCache:
             failure,
         )
         self._store.append_ledger(LEDGER_COLUMNS, row)
+        failed = None if ok else failure or "unknown"
+        count_call(cached=cached, tokens=tokens_in + tokens_out, cost_usd=cost_usd, retries=retries, failure=failed)
 
     def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Ledger rows in call order, all runs or one run; `cached` and `ok` come back as bools."""

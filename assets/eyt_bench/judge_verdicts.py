@@ -3,15 +3,8 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import (
-    PROGRESS_EVERY,
-    explorer_link,
-    now_utc,
-    progress_logger,
-    stats_metadata,
-    table_of,
-    table_output,
-)
+from assets._output import explorer_link, now_utc, stats_metadata, table_of, table_output
+from assets._progress import PROGRESS_EVERY, step_progress
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.judging import (
@@ -39,17 +32,22 @@ def _verdicts(
 ) -> pd.DataFrame:
     """The verdict table of these dialogues, with progress to the run log."""
     what = "final verdicts" if final else "turn verdicts"
-    report = progress_logger(
-        context, lambda done, total: f"{what}: {done} of {total} done", every=PROGRESS_EVERY * (1 if final else 10)
+    progress = step_progress(
+        context,
+        eyt,
+        what,
+        lambda done, total: f"{what}: {done} of {total} done",
+        every=PROGRESS_EVERY * (1 if final else 10),
     )
-    df = run_judges(
-        eyt.slate,
-        judges,
-        dialogues,
-        final=final,
-        prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
-        on_done=report,
-    )
+    with progress as on_done:
+        df = run_judges(
+            eyt.slate,
+            judges,
+            dialogues,
+            final=final,
+            prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
+            on_done=on_done,
+        )
     df["created_at"] = now_utc()
     return df
 

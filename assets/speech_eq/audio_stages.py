@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
-from assets._output import explorer_link, now_utc, progress_logger, table_output
+from assets._output import explorer_link, now_utc, table_output
+from assets._progress import step_progress
 from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.core import explorer_links
 from eyt_dagster.speech_eq.audio_tables import AudioRows, imported_subscale, synthesise_subscale
@@ -60,24 +61,27 @@ def speech_audio(
         return
     tts = SpeechRoles(eyt).tts()
     rows = AudioRows()
-    report = progress_logger(
+    progress = step_progress(
         context,
+        eyt,
+        "scenarios",
         lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(rows.clips)} clips so far",
         every=5,
     )
-    synthesise_subscale(
-        rows,
-        scenarios,
-        dialogues,
-        tone_instructions,
-        tone_selection,
-        synthesize=tts.synthesize,
-        voice_for=tts.voice_for,
-        store=lambda wav: store_clip(data_dir, wav),
-        features=clip_features,
-        thresholds=thresholds,
-        on_done=report,
-    )
+    with progress as on_done:
+        synthesise_subscale(
+            rows,
+            scenarios,
+            dialogues,
+            tone_instructions,
+            tone_selection,
+            synthesize=tts.synthesize,
+            voice_for=tts.voice_for,
+            store=lambda wav: store_clip(data_dir, wav),
+            features=clip_features,
+            thresholds=thresholds,
+            on_done=on_done,
+        )
     now = now_utc()
 
     def table(data: list[dict]) -> pd.DataFrame:  # clip paths relative to the data directory (docs/storage.md)

@@ -22,6 +22,7 @@ from eyt_dagster.explorer.clips import clip_file
 from eyt_dagster.explorer.failures import FAILURES
 from eyt_dagster.explorer.formats import FILTERS
 from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.explorer.running import running_steps
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
 
@@ -308,6 +309,10 @@ def create_app(data_dir: Path) -> Starlette:
         path, media = found
         return FileResponse(path, media_type=media, headers=HEADERS)
 
+    async def running_now(request: Request) -> Response:
+        running, ended = running_steps(wh.data_dir)
+        return page("running.html", running=running, ended=ended)
+
     async def stylesheet(request: Request) -> Response:
         return Response((HERE / "static" / "explorer.css").read_text(), media_type="text/css", headers=HEADERS)
 
@@ -324,6 +329,7 @@ def create_app(data_dir: Path) -> Starlette:
             Route("/speech/build", speech_build),
             Route("/speech/item/{dataset_id:path}", speech_item),
             Route("/clip/{path:path}", clip),
+            Route("/running", running_now),
             Route("/explorer.css", stylesheet),
         ]
     )
