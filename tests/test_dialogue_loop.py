@@ -117,7 +117,7 @@ def test_dialogues_run_in_parallel_but_keep_their_order():
     assert [r.seed.seed_id for r in results] == [s.seed_id for s in seeds]
     assert all([t.turn for t in r.turns] == [1, 2, 3, 4] for r in results)
     assert all(r.turns[2].user_text == f"{r.seed.seed_id} turn 3" for r in results)
-    assert done == list(range(1, 9))
+    assert done == list(range(0, 9))  # told the total before the first dialogue starts
 
 
 class RecordingClient:

@@ -17,11 +17,14 @@ R = TypeVar("R")
 def ordered_map(
     fn: Callable[[T], R], items: Iterable[T], workers: int, on_done: Callable[[int, int], None] | None = None
 ) -> list[R]:
-    """[fn(item) for item in items], up to `workers` at once. `on_done(done, total)` is told in item order.
+    """[fn(item) for item in items], up to `workers` at once. `on_done(done, total)` is told (0, total) before the
+    first item starts, so a progress display knows the total from the start, then after each item in item order.
     An exception from fn is raised (after the items already started end; the others are not started)."""
     items = list(items)
     total = len(items)
     out: list[R] = []
+    if on_done is not None and total:
+        on_done(0, total)
     if workers <= 1 or total <= 1:
         for item in items:
             out.append(fn(item))

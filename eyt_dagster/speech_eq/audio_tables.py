@@ -69,6 +69,8 @@ def synthesise_subscale(
     if "accepted" in dialogues.columns:  # rejected dialogue versions stay in the table as a record only
         dialogues = dialogues[dialogues["accepted"]]
     rows.scenarios = len(scenarios)
+    if on_done is not None and len(scenarios):
+        on_done(0, len(scenarios))  # the total, before the first scenario
     for n, row in enumerate(scenarios.itertuples(), start=1):
         sid = row.scenario_id
         scenario = Scenario.model_validate_json(row.scenario_json)
@@ -81,6 +83,8 @@ def synthesise_subscale(
         tests = {int(r.turn): (r.resonant_instruction, r.dissonant_instruction) for r in picks.itertuples()}
         if len(lines) != 6 or set(ctx) != set(CONTEXT_TURNS) or set(tests) != set(TEST_TURNS):
             rows.incomplete.append(sid)
+            if on_done is not None:
+                on_done(n, len(scenarios))
             continue
         result = build_item(
             sid,

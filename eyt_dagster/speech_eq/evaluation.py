@@ -300,6 +300,8 @@ def _evaluate_concurrently(
         return round1, r1, seconds
 
     rows: list[dict[str, Any]] = []
+    if on_done is not None and jobs:
+        on_done(0, len(jobs))  # the total, before the first answer
     try:
         started = [
             [pool.submit(first_round, item, name, prompt, order) for order in orders] for item, name, prompt in jobs
