@@ -144,6 +144,7 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/leaderboard": ("name", "alpha", "judge_combine", "judges", *_FLAGGED),
     "dialogue/leaderboard_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
     "dialogue/pairwise_comparisons": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "dialogue/rank_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
     "dialogue/alpha_sensitivity": ("alpha", "judge_combine", *_FLAGGED),
     "dialogue/turn_curves": ("judge_combine", *_FLAGGED),
     "dialogue/trajectory": _FLAGGED,

@@ -53,6 +53,11 @@ TWINS = {
         ["pool", "metric", "target_a", "target_b"],
         ["n_paired", "mean_a", "mean_b", "diff"],
     ),
+    "rank_intervals": (
+        "rank_intervals",
+        ["pool", "metric", "target"],
+        ["value", "rank", "n_dialogues", "n_targets"],
+    ),
     "pairwise_adjusted": (
         "pairwise_comparisons",
         ["pool", "metric", "target_a", "target_b"],
@@ -264,7 +269,12 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
         assert title in page
     assert "baseline" in page and "data:image/png;base64," in page
     assert " [" in page  # intervals shown as value [low, high]
-    assert "<script" not in page and "http://" not in page and "https://" not in page
+    assert "Ranks with intervals" in page
+    # the only addresses are the model cards' links into eyt view (tests/test_full_report.py checks them)
+    from eyt_dagster.core.explorer_links import DEFAULT_VIEW_URL
+
+    assert "<script" not in page and "https://" not in page
+    assert "http://" not in page.replace(DEFAULT_VIEW_URL, "")
 
 
 def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():

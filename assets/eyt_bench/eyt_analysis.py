@@ -8,6 +8,7 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
 from eyt_dagster.eyt_bench import analysis
+from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
@@ -79,6 +80,19 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
         significant_adjusted=int(df["significant_adjusted"].sum()) if len(df) else 0,
         adjusted_over="every pair of one pool and metric (Holm)",
     )
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores"))
+def rank_intervals(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Each target's rank per pool and metric with a 95% bootstrap interval (ChatSEEDs resampled together)."""
+    df = ranks.rank_intervals(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    empathy = df[df["metric"] == "empathy"].sort_values(["pool", "rank"]) if len(df) else df
+    preview = (
+        empathy[["pool", "target", "value", "rank", "rank_low", "rank_high"]].to_markdown(index=False)
+        if len(empathy)
+        else "_no rows_"
+    )
+    return _finish(df, eyt, empathy_ranks=MetadataValue.md(preview), resamples=eyt.slate.bootstrap_resamples)
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))

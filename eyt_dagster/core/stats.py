@@ -33,8 +33,12 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _indices(n: int, resamples: int, seed: int | None) -> np.ndarray:
+def resample_indices(n: int, resamples: int, seed: int | None) -> np.ndarray:
+    """The (resamples x n) bootstrap index matrix every interval of this module draws for n units."""
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+
+
+_indices = resample_indices
 
 
 def bootstrap_mean_ci(

@@ -32,7 +32,7 @@ PAIRED_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr", 
 OBJECTIVE_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift")
 
 
-def _per_dialogue(scores: pd.DataFrame, metric: str) -> pd.Series:
+def per_dialogue(scores: pd.DataFrame, metric: str) -> pd.Series:
     """One value per dialogue for `metric` (a ratio metric becomes that dialogue's own ratio)."""
     if metric in RATIO_METRICS:
         num, den, scale = RATIO_METRICS[metric]
@@ -106,7 +106,7 @@ def pairwise_comparisons(scores: pd.DataFrame, *, resamples: int, seed: int) -> 
             pd.Series(True, index=played.index).unstack("seed_id").reindex(index=targets, columns=seeds).notna()
         ).to_numpy()
         for metric in PAIRED_METRICS:
-            values = _per_dialogue(played, metric).unstack("seed_id").reindex(index=targets, columns=seeds)
+            values = per_dialogue(played, metric).unstack("seed_id").reindex(index=targets, columns=seeds)
             matrix = values.to_numpy(dtype=float)
             res = stats.paired_bootstrap_table(matrix, pairs, resamples=resamples, seed=seed)
             a, b = (np.array([p[k] for p in pairs]) for k in (0, 1))

@@ -191,6 +191,17 @@ PAIRWISE_COMPARISONS_COLUMNS: Columns = {
     "self_preference_risk": "bool",
     **_CREATED,
 }
+RANK_INTERVALS_COLUMNS: Columns = {
+    **_text(["pool", "metric", "target"]),
+    "n_dialogues": "Int64",
+    "n_targets": "Int64",
+    "value": "float64",
+    "rank": "Int64",
+    **_floats("rank_low", "rank_high"),
+    "resamples": "Int64",
+    **_FLAGS,
+    **_CREATED,
+}
 ALPHA_SENSITIVITY_COLUMNS: Columns = {
     **_text(["target", "pool", "dimension"]),
     **_floats("alpha", "weighted", "unweighted", "early", "late", "warmup_delta"),
@@ -286,6 +297,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.cross_judge_final_verdicts": FINAL_VERDICTS_COLUMNS,
     "dialogue.leaderboard_intervals": LEADERBOARD_INTERVALS_COLUMNS,
     "dialogue.pairwise_comparisons": PAIRWISE_COMPARISONS_COLUMNS,
+    "dialogue.rank_intervals": RANK_INTERVALS_COLUMNS,
     "dialogue.alpha_sensitivity": ALPHA_SENSITIVITY_COLUMNS,
     "dialogue.turn_curves": TURN_CURVES_COLUMNS,
     "dialogue.trajectory": TRAJECTORY_COLUMNS,

@@ -26,6 +26,13 @@ REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
         "smallest true difference these ChatSEEDs would detect 80% of the time (two-sided 5%, unadjusted).",
     ),
     (
+        "rank_intervals",
+        "Ranks with intervals",
+        "Each target's rank per pool and metric (1 = best; drift lowest first; ties share the best rank) and its 95% "
+        "bootstrap interval, the ChatSEEDs every target played resampled together. Two targets whose intervals "
+        "overlap may swap places on another draw of ChatSEEDs.",
+    ),
+    (
         "trajectory",
         "Trajectory (paper Table 13)",
         "Intent drift (Eq. 1), directional alignment (Spearman of turn index vs similarity to the final intent), "

@@ -1,0 +1,100 @@
+"""Each target's rank with a 95% bootstrap interval, per pool and metric (dialogue.rank_intervals).
+
+A rank is only as certain as the scores under it: two targets 0.2 points apart on Empathy may swap places on
+another draw of ChatSEEDs. So the ChatSEEDs every target of the pool played are resampled together (one
+(resamples x n) index matrix, seeded, the one core.stats draws for n units), each target's mean of its
+per-dialogue values is taken on every resample, the targets are ranked on each resample (1 = best; ties share
+the best rank of the tie), and the 2.5th and 97.5th percentiles of a target's ranks are its interval. The rank
+itself is that of the target's mean on those ChatSEEDs. Per-dialogue values are the pairwise comparisons' (a
+ratio metric is each dialogue's own ratio), so the ranks read with dialogue.pairwise_comparisons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from eyt_dagster.core import stats
+from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+
+# Metrics where a lower value is better (every other metric: higher is better).
+LOWER_IS_BETTER = frozenset({"drift"})
+
+RANK_COLUMNS = (
+    "pool",
+    "metric",
+    "target",
+    "n_dialogues",
+    "n_targets",
+    "value",
+    "rank",
+    "rank_low",
+    "rank_high",
+    "resamples",
+)
+
+
+def _ranks(means: np.ndarray, lower_is_better: bool) -> np.ndarray:
+    """Ranks of the rows of `means` (targets x draws) within each column, 1 = best, ties the best of the tie; a
+    NaN mean ranks last."""
+    keyed = means if lower_is_better else -means
+    keyed = np.where(np.isnan(keyed), np.inf, keyed)
+    return rankdata(keyed, method="min", axis=0)
+
+
+def rank_intervals(scores: pd.DataFrame, *, resamples: int, seed: int, level: float = 0.95) -> pd.DataFrame:
+    """One row per pool, metric and target: its rank among the pool's targets and the rank's bootstrap interval,
+    over the ChatSEEDs every target of the pool played (see the module docstring)."""
+    rows = []
+    tail = (1.0 - level) / 2.0
+    for pool, in_pool in scores.groupby("pool", sort=True):
+        targets = sorted(in_pool["target"].unique())
+        played = in_pool.drop_duplicates(["target", "seed_id"]).set_index(["target", "seed_id"])
+        seeds = [s for s in pd.unique(in_pool["seed_id"]) if all((t, s) in played.index for t in targets)]
+        if not seeds:
+            continue
+        idx = stats.resample_indices(len(seeds), resamples, seed) if len(seeds) >= 2 else None
+        for metric in PAIRED_METRICS:
+            values = per_dialogue(played, metric).unstack("seed_id").reindex(index=targets, columns=seeds)
+            matrix = values.to_numpy(dtype=float)
+            with np.errstate(invalid="ignore"), _quiet():
+                point = np.nanmean(matrix, axis=1)
+            lower = metric in LOWER_IS_BETTER
+            rank = _ranks(point[:, None], lower)[:, 0]
+            low = high = np.full(len(targets), np.nan)
+            if idx is not None:
+                with _quiet():
+                    draws = np.stack([np.nanmean(row[idx], axis=1) for row in matrix])  # targets x resamples
+                ranked = _ranks(draws, lower)
+                low, high = np.quantile(ranked, [tail, 1.0 - tail], axis=1)
+            for k, target in enumerate(targets):
+                rows.append(
+                    {
+                        "pool": pool,
+                        "metric": metric,
+                        "target": target,
+                        "n_dialogues": int(np.sum(~np.isnan(matrix[k]))),
+                        "n_targets": len(targets),
+                        "value": float(point[k]),
+                        "rank": int(rank[k]),
+                        "rank_low": float(low[k]),
+                        "rank_high": float(high[k]),
+                        "resamples": resamples,
+                    }
+                )
+    return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
+
+
+class _quiet:
+    """numpy's 'mean of empty slice' warning off: an all-NaN row is a NaN mean, which ranks last."""
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("ignore", RuntimeWarning)
+
+    def __exit__(self, *exc: object) -> None:
+        self._catch.__exit__(*exc)
