@@ -39,7 +39,7 @@ def page_key(href: str) -> tuple[Key | None, str]:
 
 def _params(query: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for k, v in parse_qsl(query):
+    for k, v in parse_qsl(query, keep_blank_values=True):
         out.setdefault(k, []).append(v)
     return out
 
