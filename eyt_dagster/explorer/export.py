@@ -61,15 +61,20 @@ class Written:
     clips: int = 0
     bytes: int = 0
     refused_clips: int = 0  # clips a page names that are not files the tables name inside the data directory
+    failed: dict[str, str] = field(default_factory=dict)  # URL -> the error the explorer raised rendering it
 
     def summary(self) -> str:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(self.pages.items()))
         refused = f" ({self.refused_clips} clip(s) not copied: not a file under the data directory)" * bool(
             self.refused_clips
         )
+        failed = "".join(
+            f"\neyt view: not exported, the explorer fails to render it: {url} ({error})"
+            for url, error in sorted(self.failed.items())
+        )
         return (
             f"eyt view: exported {sum(self.pages.values())} pages ({kinds}) and {self.clips} clip(s){refused}, "
-            f"{self.bytes:,} bytes, to {self.directory}\n"
+            f"{self.bytes:,} bytes, to {self.directory}{failed}\n"
             f"eyt view: open {self.directory / 'index.html'}"
         )
 
@@ -94,7 +99,7 @@ def export(
     wh = SelectedWarehouse(data_dir, selection)
     crawl = _Crawl(wh, selection)
     crawl.run()
-    written = Written(out, selection)
+    written = Written(out, selection, failed=crawl.failed)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -163,6 +168,7 @@ class _Crawl:
             self.pairs += [(pool, a, b) for i, a in enumerate(in_pool) for b in in_pool[i + 1 :]]
         self.pages: dict[Key, str] = {}  # key -> the HTML the app rendered
         self.clips: set[str] = set()  # stored clip paths the pages play
+        self.failed: dict[str, str] = {}  # URL -> the error the app raised rendering it
 
     def roots(self) -> list[Key]:
         found: list[Key] = [INDEX, SPEECH_LIST]
@@ -203,7 +209,12 @@ class _Crawl:
             if key in seen:
                 continue
             seen.add(key)
-            status, html = await _get(self.app, page_url(key, list(self.selection.targets)))
+            url = page_url(key, list(self.selection.targets))
+            try:
+                status, html = await _get(self.app, url)
+            except Exception as exc:  # the server answers 500 to this page too: export the rest, say which failed
+                self.failed[url] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                continue
             if status != 200:  # a root with nothing to show (no verdicts, no ChatSEED in common): not exported
                 continue
             self.pages[key] = html

@@ -403,7 +403,7 @@ def cmd_view_export(args: argparse.Namespace, data: Path) -> int:
         print(f"eyt view --export: {exc}", file=sys.stderr)
         return 2
     print(written.summary(), flush=True)
-    return 0
+    return 1 if written.failed else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
