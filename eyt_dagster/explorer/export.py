@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from html import escape
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -313,7 +314,7 @@ def _write(crawl: _Crawl, folder: Path, written: Written, now: datetime) -> None
             resolve_clip=resolve_clip,
             policy=policy,
             banner=banner,
-            form_note=lambda action, hidden, key=key, page=page: _form_note(crawl, names, key, page, action, hidden),
+            form_note=partial(_form_note, crawl, names, key, page),
         )
         emit(page, export_html.rewrite(_hide_data_dir(html, crawl.wh.data_dir), how).encode())
         written.pages[key[0]] += 1
