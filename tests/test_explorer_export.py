@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pandas as pd
 import pytest
 from asgi_get import get
 from explorer_data import BASELINE, HOSTILE, N_BASELINE, N_FINISHED, POOL, TARGET, build, seed_id
@@ -304,3 +306,24 @@ def test_the_rewriter_changes_only_links_and_forms():
     assert '<span title="&quot;quoted&quot; &lt;b&gt;">t</span>' in html
     assert html.index('http-equiv="Content-Security-Policy"') < html.index("<link")
     assert '<link rel="stylesheet" href="explorer.css">' in html and "<body><div>BANNER</div>" in html
+
+
+def test_a_page_the_explorer_cannot_render_is_left_out_and_named(tmp_path, capsys, monkeypatch):
+    """A warehouse written before dialogue_turns had its error_kind and error_role columns: the cell's dialogue
+    list fails on the server as well (500), so the export writes the rest, names that page, and exits 1."""
+    older = tmp_path / "data"
+    older.mkdir()
+    build(older)
+    shutil.rmtree(older / "warehouse" / "speech")  # a small export: no SpeechEQ items
+    for part in (older / "warehouse" / "dialogue" / "dialogue_turns").rglob("*.parquet"):
+        frame = pd.read_parquet(part)
+        frame.drop(columns=["error_kind", "error_role"]).to_parquet(part, index=False)
+    out = tmp_path / "partial"
+    monkeypatch.setenv("EYT_DATA_DIR", str(older))
+    assert cli.main(["view", "--export", str(out), "--target", BASELINE]) == 1
+    printed = capsys.readouterr().out
+    assert f"not exported, the explorer fails to render it: /dialogues?target={BASELINE}&pool={POOL}" in printed
+    assert f"open {out / 'index.html'}" in printed
+    index = (out / "index.html").read_text()
+    assert '<span class="not-exported" title="not in this export">12</span>' in index  # the failed cell's link
+    assert not (out / "cells").exists() and json.loads((out / MARKER).read_text())["pages"]["judges"] == 1
