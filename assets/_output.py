@@ -3,31 +3,28 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output
 
+from eyt_dagster.core import explorer_links
 from eyt_dagster.core.replies import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
 PREVIEW_ROWS = 10
 PREVIEW_CELL_CHARS = 60
-PROGRESS_EVERY = 10  # items between two progress lines in the run log
 
 
-def progress_logger(
-    context: AssetExecutionContext | None, message: Callable[[int, int], str], every: int = PROGRESS_EVERY
-) -> Callable[[int, int], None]:
-    """An `on_done(done, total)` callback that logs `message(done, total)` every `every` items and at the end."""
-
-    def report(done: int, total: int) -> None:
-        if context is not None and (done % every == 0 or done == total):
-            context.log.info(message(done, total))
-
-    return report
+def explorer_link(path: str) -> dict[str, Any]:
+    """Metadata `explorer`: the URL of the `eyt view` page that shows this partition's rows (path from
+    eyt_dagster/core/explorer_links.py; the address from EYT_VIEW_URL). None when EYT_VIEW_URL is not an address
+    (the error says so in the metadata instead of failing the step)."""
+    try:
+        return {"explorer": MetadataValue.url(explorer_links.absolute(path))}
+    except ValueError as exc:
+        return {"explorer": MetadataValue.text(f"no link: {exc}")}
 
 
 def table_of(context: AssetExecutionContext) -> str:

@@ -16,6 +16,9 @@ What is stored:
   of the canonical JSON of model, base URL, messages, settings and seed). Validation happens after
   the cache, so a reply that fails validation is cached as the raw reply it was; the re-ask carries
   the bad reply and the error, so its messages (and key) differ and it is cached on its own.
+* `requests`: the request behind each key, stored once when it is first sent over the network: the JSON that the
+  key hashes (model, base URL, messages, settings, seed), zlib-compressed. `eyt view` shows it on a call's page and
+  checks that it hashes to the key. A key whose call was made before this table existed has no row.
 * `json_modes`: the structured-output mode an endpoint accepted after a fallback (json_object or
   none), so a rerun goes straight to it and replays from the cache without touching the network.
   Delete the row (or the file) to try json_schema again.
@@ -28,7 +31,9 @@ schedule).
   cost, latency, the HTTP retries the SDK made (also for a call that failed), and for a failed call
   its kind (`failure`, one of FAILURE_KINDS) and a short error. See docs/remote-models.md.
 
-Neither table holds an API key or any request header; messages are hashed, not stored.
+No table holds an API key or any request header. A request is stored with the user name and password of its base
+URL (if any) removed and any occurrence of the model's key masked; such a request no longer hashes to its key, and
+the call's page says so.
 """
 
 from __future__ import annotations
@@ -37,14 +42,17 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from eyt_dagster.core.errors import FAILURE_KINDS
+from resources.call_counters import count_call
 from resources.sqlite_files import SharedDatabase
 
 _SCHEMA = """
@@ -80,6 +88,11 @@ CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run_id);
 -- how eyt view finds a row's call (by model and purpose) and a key's ledger rows, without reading the whole ledger
 CREATE INDEX IF NOT EXISTS ledger_call ON ledger (model_id, purpose);
 CREATE INDEX IF NOT EXISTS ledger_key ON ledger (cache_key);
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY,
+    request BLOB NOT NULL,
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS json_modes (
     model TEXT NOT NULL,
     base_url TEXT NOT NULL,
@@ -108,6 +121,22 @@ class CachedReply:
 def canonical_json(value: Any) -> str:
     """Deterministic JSON: sorted keys, no whitespace, unicode kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def decode_request(blob: bytes) -> dict[str, Any]:
+    """A `requests` row's request (zlib-compressed canonical JSON)."""
+    return json.loads(zlib.decompress(blob).decode())
+
+
+def without_credentials(url: str) -> str:
+    """`url` without a user name and password (scheme://user:pass@host -> scheme://host)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    netloc += f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _now() -> str:
@@ -175,6 +204,8 @@ class CallStore(Protocol):
     def get_reply(self, key: str) -> tuple | None: ...
     def put_reply(self, row: tuple) -> None: ...  # the first row stored under a key is kept
     def count_replies(self) -> int: ...
+    def put_request(self, row: tuple) -> None: ...  # (key, zlib bytes, created_at); the first row is kept
+    def get_request(self, key: str) -> bytes | None: ...
     def get_json_mode(self, model: str, base_url: str) -> str | None: ...
     def set_json_mode(self, row: tuple) -> None: ...  # replaces the endpoint's row
     def append_ledger(self, columns: Sequence[str], row: tuple) -> None: ...
@@ -207,6 +238,15 @@ class SqliteCallStore:
     def count_replies(self) -> int:
         with self._db() as db:
             return int(db.execute("SELECT count(*) FROM replies").fetchone()[0])
+
+    def put_request(self, row: tuple) -> None:
+        with self._db() as db:
+            db.execute("INSERT OR IGNORE INTO requests VALUES (?, ?, ?)", row)
+
+    def get_request(self, key: str) -> bytes | None:
+        with self._db() as db:
+            row = db.execute("SELECT request FROM requests WHERE key = ?", (key,)).fetchone()
+        return bytes(row[0]) if row else None
 
     def get_json_mode(self, model: str, base_url: str) -> str | None:
         with self._db() as db:
@@ -271,19 +311,43 @@ class CallCache:
     # -- replies ----------------------------------------------------------------------------
 
     @staticmethod
-    def key(
+    def request(
         *, model: str, base_url: str, messages: list[dict[str, Any]], settings: dict[str, Any], seed: int | None
-    ) -> str:
-        """sha256 of everything that decides a reply. `settings` holds temperature, max_tokens,
+    ) -> dict[str, Any]:
+        """Everything that decides a reply, as the key hashes it. `settings` holds temperature, max_tokens,
         reasoning_effort, extra_body and response_format (kind and schema). Never pass a key here."""
-        payload = {
+        return {
             "model": model,
             "base_url": base_url.rstrip("/"),
             "messages": messages,
             "settings": settings,
             "seed": seed,
         }
-        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
+
+    @staticmethod
+    def key_of(request: dict[str, Any]) -> str:
+        """The cache key of a request (CallCache.request): sha256 of its canonical JSON."""
+        return hashlib.sha256(canonical_json(request).encode()).hexdigest()
+
+    @staticmethod
+    def key(
+        *, model: str, base_url: str, messages: list[dict[str, Any]], settings: dict[str, Any], seed: int | None
+    ) -> str:
+        """sha256 of everything that decides a reply (CallCache.request)."""
+        return CallCache.key_of(
+            CallCache.request(model=model, base_url=base_url, messages=messages, settings=settings, seed=seed)
+        )
+
+    def put_request(self, key: str, request: dict[str, Any], redact: Callable[[str], str] = str) -> None:
+        """Keep the request behind `key` (the first one stored is kept), without the base URL's user name and
+        password and with `redact` applied to its JSON (it masks the model's key, should a setting hold it)."""
+        shown = {**request, "base_url": without_credentials(str(request.get("base_url", "")))}
+        self._store.put_request((key, zlib.compress(redact(canonical_json(shown)).encode()), _now()))
+
+    def stored_request(self, key: str) -> dict[str, Any] | None:
+        """The request stored under `key`, or None (never sent from this cache, or sent before requests were kept)."""
+        blob = self._store.get_request(key)
+        return None if blob is None else decode_request(blob)
 
     def get(self, key: str) -> CachedReply | None:
         row = self._store.get_reply(key)
@@ -366,6 +430,8 @@ class CallCache:
             failure,
         )
         self._store.append_ledger(LEDGER_COLUMNS, row)
+        failed = None if ok else failure or "unknown"
+        count_call(cached=cached, tokens=tokens_in + tokens_out, cost_usd=cost_usd, retries=retries, failure=failed)
 
     def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Ledger rows in call order, all runs or one run; `cached` and `ok` come back as bools."""

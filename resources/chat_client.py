@@ -290,19 +290,22 @@ class OpenAIChatClient:
         also when other threads send the same request meanwhile: resources/call_cache.py). Not yet in the
         ledger (the caller records it once it knows whether the reply validates)."""
         settings = self._settings(response_format)
-        key = CallCache.key(
+        request = CallCache.request(
             model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed
         )
+        key = CallCache.key_of(request)
         hit = self.cache.get(key)  # a finished request needs no flight (on Postgres, a lock is a round trip)
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
         with self.cache.one_flight(key):
-            return self._cached_or_sent(messages, settings, purpose, key)
+            return self._cached_or_sent(request, purpose, key)
 
-    def _cached_or_sent(self, messages: Messages, settings: dict[str, Any], purpose: str, key: str) -> _Outcome:
+    def _cached_or_sent(self, request: dict[str, Any], purpose: str, key: str) -> _Outcome:
         hit = self.cache.get(key)
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
+        messages, settings = request["messages"], request["settings"]
+        self.cache.put_request(key, request, self._redact)  # before sending: a failed call's page shows it too
         reply, retries = self._transport.send(messages, settings, seed=self.seed, purpose=purpose, key=key)
         self.cache.put(
             key,

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 from resources.endpoint_slots import MachineSlots, endpoint_key, slots_dir, wait_for_pause
@@ -42,6 +43,7 @@ class EndpointGate:
         self.max_in_flight = 0
         self.paused_until = 0.0  # time.monotonic() before which nothing is sent
         self.rate_limited_count = 0
+        self.sent = 0  # HTTP attempts let through (a step's progress shows the endpoints it sent to)
         self.shared_pauses_seen = 0  # pauses set by other processes' 429s
         self._cond = threading.Condition()
 
@@ -68,6 +70,7 @@ class EndpointGate:
                 else:
                     break
             self.in_flight += 1
+            self.sent += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         index = None
         try:
@@ -135,6 +138,29 @@ def retry_after_seconds(headers) -> float | None:
 
 _GATES: dict[tuple[str, str], EndpointGate] = {}
 _GATES_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class GateState:
+    """One gate at one moment, for progress figures: its endpoint (model and base URL), requests in flight, its
+    budget, attempts sent and 429s seen in this process so far."""
+
+    model: str
+    base_url: str
+    in_flight: int
+    budget: int
+    sent: int
+    rate_limited: int
+
+
+def gate_states() -> list[GateState]:
+    """Every gate of this process as it is now (a read of counters, no waiting on a gate)."""
+    with _GATES_LOCK:
+        gates = list(_GATES.items())
+    return [
+        GateState(model, base_url, gate.in_flight, gate.budget, gate.sent, gate.rate_limited_count)
+        for (base_url, model), gate in gates
+    ]
 
 
 def gate_for(base_url: str, model: str, budget: int) -> EndpointGate:

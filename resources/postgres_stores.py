@@ -2,7 +2,7 @@
 the database the Dagster instance stores its runs in (resources/cache_backend.py says when).
 
 The tables mirror the SQLite files column for column (resources/call_cache.py, resources/embedding_cache.py), so
-the same rows come back from either backend: `replies`, `ledger`, `json_modes` and `embeddings`. Every write is one
+the same rows come back from either backend: `replies`, `requests`, `ledger`, `json_modes` and `embeddings`. Every write is one
 statement in autocommit; `INSERT ... ON CONFLICT DO NOTHING` keeps the first reply (or vector) stored under a key
 when two machines store one at once (the second waits for the first's commit, then does nothing). Identical
 requests in flight on several machines at once are sent once: the first process to take the request's advisory
@@ -19,7 +19,7 @@ from typing import Any
 from resources.postgres_db import PostgresDatabase, advisory_key
 
 SCHEMA_NAME = "eyt"
-TABLES = ("replies", "ledger", "json_modes", "embeddings")
+TABLES = ("replies", "requests", "ledger", "json_modes", "embeddings")
 
 _SCHEMA = f"""
 CREATE SCHEMA IF NOT EXISTS {SCHEMA_NAME};
@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.replies (
     tokens_out INTEGER NOT NULL,
     latency_s DOUBLE PRECISION NOT NULL,
     finish_reason TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.requests (
+    key TEXT PRIMARY KEY,
+    request BYTEA NOT NULL,
     created_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.ledger (
@@ -109,6 +114,21 @@ class PostgresCallStore:
         def work(cur: Any) -> int:
             cur.execute(f"SELECT count(*) FROM {SCHEMA_NAME}.replies")
             return int(cur.fetchone()[0])
+
+        return self._db.run(work)
+
+    def put_request(self, row: tuple) -> None:
+        self._db.run(
+            lambda cur: cur.execute(
+                f"INSERT INTO {SCHEMA_NAME}.requests VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", row
+            )
+        )
+
+    def get_request(self, key: str) -> bytes | None:
+        def work(cur: Any) -> bytes | None:
+            cur.execute(f"SELECT request FROM {SCHEMA_NAME}.requests WHERE key = %s", (key,))
+            row = cur.fetchone()
+            return bytes(row[0]) if row else None
 
         return self._db.run(work)
 

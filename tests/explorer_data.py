@@ -244,9 +244,25 @@ def write_calls(data: Path, seeds: list, turns: list, verdicts: list, finals: li
     chat_roles.py names the purposes); one re-asked judge call whose first reply did not validate."""
     (data / "cache").mkdir(exist_ok=True)
     with CallCache(data / "cache" / "model_calls.sqlite") as cache:
+        dialogue = None  # the dialogue whose calls are being made: dialogue 0's prompts hold HOSTILE
 
         def made(model_id: str, role: str, purpose: str, reply: str, **extra: object) -> str:
-            k = key(model_id, purpose, reply)
+            # the request as the chat client keeps it; the judge's base URL carries a user name and password,
+            # which are removed before it is stored, so its stored requests no longer hash to their keys
+            base_url = "http://judge-user:judge-pass@127.0.0.1:9/v1" if model_id == JUDGE else "http://127.0.0.1:9/v1"
+            shown = HOSTILE if dialogue == 0 else f"the {purpose} prompt"
+            request = CallCache.request(
+                model=f"{model_id}-model",
+                base_url=base_url,
+                messages=[
+                    {"role": "system", "content": f"system prompt for {role}"},
+                    {"role": "user", "content": shown},
+                ],
+                settings={"temperature": 0.0, "max_tokens": 512, "response_format": None, "reply_to": reply},
+                seed=7,
+            )
+            k = CallCache.key_of(request)
+            cache.put_request(k, request)
             cache.put(k, model=f"{model_id}-model", text=reply, tokens_in=120, tokens_out=30, latency_s=0.8)
             cache.record(
                 role=role,
@@ -265,7 +281,7 @@ def write_calls(data: Path, seeds: list, turns: list, verdicts: list, finals: li
             return k
 
         for i in range(3):
-            sid = seed_id(i)
+            sid, dialogue = seed_id(i), i
             made(SIMULATOR, "simulator", f"chat_seed:{sid}", seeds[i]["raw_reply"])
             for t in (t for t in turns if t["target"] == TARGET and t["seed_id"] == sid):
                 n = t["turn"]

@@ -28,6 +28,8 @@ LINK = "audio/link.wav"  # named by tts_clips, a symlink to a file outside the d
 SPEECH_TARGET, SPEECH_BASELINE = "speech-target", "speech-baseline"
 REASONING_HOSTILE = "<script>alert(3)</script> the first clip sounds <b>warmer</b>"
 SR = 16000
+DISCARDED = "discarded-scenario"  # a scenario whose turn-4 pair never passed: no item
+PERSONA_CONDITION = "persona"  # the chat target also chose on the third item under this condition
 
 
 def tone(path: Path, pitch_hz: float, seconds: float, **format: str) -> None:
@@ -119,6 +121,8 @@ def build_speech(data: Path) -> dict[str, list]:
             "attempt": attempt,
             "accepted": attempt == 2,
             "text": f"version {attempt} line {n}" if attempt == 2 else f"rejected line {n}",
+            "validator_note": None if attempt == 2 else "turn 4 reads the same in either tone",
+            "validator": "validator-model",
             "generator": "gen",
         }
         for attempt in (1, 2)
@@ -212,7 +216,49 @@ def build_speech(data: Path) -> dict[str, list]:
         reasoning="(reply did not parse) no option number in the reply",
     )
     choices[2].update(error="timeout: no reply", selected_option=None, correct=False, reasoning=None)
+    third = items[2]
+    for rnd in (1, 2):  # two correct choices under a second condition, on another item
+        choices.append(
+            dict(
+                choices[4],
+                item_id=third["dataset_id"],
+                subscale=third["subscale"],
+                composite=third["composite"],
+                valence=third["valence"],
+                condition=PERSONA_CONDITION,
+                round=rnd,
+                reasoning=f"persona round {rnd}",
+            )
+        )
+    # a pair regenerated twice that never passed: no points for pitch on either try
+    contrasts += [
+        {
+            "scenario_id": DISCARDED,
+            "subscale": sub0,
+            "turn": 4,
+            "attempt": a,
+            "strength": 0.1,
+            "total": 1 + a,
+            "passed": False,
+            **{f"points_{f}": 0 if f == "pitch" else 1 for f in FEATURES},
+            **{f"gap_{f}": 0.05 * a for f in FEATURES},
+        }
+        for a in (1, 2, 3)
+    ]
+    build_report = [
+        {
+            "subscale": sub0,
+            "scenarios": 2,
+            "items": 1,
+            "tones_rejected_bland": 2,
+            "pairs_regenerated": 2,
+            "pairs_discarded": 1,
+            "mean_total_passed": 6.0,
+            "discarded": 1,
+        }
+    ]
     frames = {
+        "speech.speech_build_report": (build_report, []),
         "speech.eq_items": (items, ["subscale"]),
         "speech.tts_clips": (clips, ["subscale"]),
         "speech.scenarios": (scenarios, ["subscale"]),

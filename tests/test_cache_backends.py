@@ -30,6 +30,7 @@ from resources.cache_backend import (
     open_call_cache,
     open_embedding_cache,
 )
+from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
 from resources.chat_transport import ModelCallError
 from resources.postgres_db import PostgresCacheError, PostgresDatabase
@@ -256,6 +257,10 @@ def test_errors_are_not_cached(backend: CacheBackend, tmp_path: Path) -> None:
         (True, False, None),
         (True, True, None),
     ]
+    # the request was kept once, when first sent (the failed attempt), and hashes to its key on either backend
+    key = cache.ledger("r")[0]["cache_key"]
+    kept = cache.stored_request(key)
+    assert kept is not None and kept["messages"] == messages and CallCache.key_of(kept) == key
 
 
 # -- which backend ----------------------------------------------------------------------------------

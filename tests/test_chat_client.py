@@ -548,9 +548,48 @@ def test_key_never_reaches_cache_ledger_logs_or_errors(cache: CallCache, caplog:
     assert call_error.value.status == 401 and "***" in str(call_error.value)
     texts = [str(parse_error.value), str(call_error.value), repr(client), caplog.text, json.dumps(cache.ledger())]
     assert all(SECRET not in text for text in texts)
+    kept = [cache.stored_request(row["cache_key"]) for row in cache.ledger()]
+    assert len(kept) == 3 and all(kept) and all(SECRET not in json.dumps(r) for r in kept)  # stored compressed
     cache.close()  # checkpoint the WAL, then read every byte SQLite wrote
     for path in cache.path.parent.glob(cache.path.name + "*"):
         assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_the_request_sent_is_kept_under_its_key(cache: CallCache) -> None:
+    """The call cache keeps the exact request behind each key (what a call's page in eyt view shows), also for a
+    call that failed; replaying from the cache stores nothing new."""
+    with serve(ScriptedReplies(["first reply", error_response(400, "bad request")])) as server:
+        client = make_client(server, cache, max_retries=0, temperature=0.2)
+        client.complete_text(MESSAGES, purpose="respond")
+        client.complete_text(MESSAGES, purpose="respond")  # from the cache
+        with pytest.raises(ModelCallError):
+            client.complete_text([{"role": "user", "content": "fails"}], purpose="respond")
+    sent, failed = server.chat_requests
+    ok_row, _, failed_row = cache.ledger("run-1")
+    kept = cache.stored_request(ok_row["cache_key"])
+    assert kept is not None and CallCache.key_of(kept) == ok_row["cache_key"]
+    assert kept["messages"] == sent.json["messages"] == MESSAGES and kept["model"] == sent.json["model"]
+    assert kept["seed"] == 7 and kept["settings"]["temperature"] == 0.2 and kept["base_url"] == server.base_url
+    failed_kept = cache.stored_request(failed_row["cache_key"])
+    assert failed_kept is not None and failed_kept["messages"] == failed.json["messages"]
+    assert cache.stored_request("0" * 64) is None
+
+
+def test_a_kept_request_loses_url_credentials_and_a_key_in_its_settings(cache: CallCache) -> None:
+    with serve(ScriptedReplies(["hi"])) as server:
+        url = server.base_url.replace("http://", "http://someone:pw-123@")
+        client = OpenAIChatClient(
+            make_ref(url, extra_body={"note": f"key {SECRET}"}), role="judge", cache=cache, seed=7, run_id="run-1"
+        )
+        client.complete_text(MESSAGES, purpose="respond")
+    [row] = cache.ledger("run-1")
+    kept = cache.stored_request(row["cache_key"])
+    assert (
+        kept is not None
+        and kept["base_url"] == server.base_url
+        and kept["settings"]["extra_body"] == {"note": "key ***"}
+    )
+    assert CallCache.key_of(kept) != row["cache_key"]  # what was sent had them: the page says it was altered
 
 
 def test_missing_env_var_names_variable_model_and_fix(cache: CallCache, monkeypatch: pytest.MonkeyPatch) -> None:

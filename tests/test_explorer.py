@@ -13,6 +13,7 @@ from asgi_get import get
 from explorer_data import BASELINE, FAILED_SEED, HOSTILE, N_FINISHED, POOL, SECRET, TARGET, build, seed_id
 from explorer_fixtures import explorer_fixtures, wh
 
+from eyt_dagster.core import explorer_links
 from eyt_dagster.explorer import queries
 from eyt_dagster.explorer.app import dialogue_url
 from eyt_dagster.explorer.formats import number
@@ -113,6 +114,14 @@ def test_the_leaderboard_page_shows_the_rows_and_links_every_cell(app, data):
     assert answer.text.count('class="badge"') == 1  # the baseline's row only
 
 
+def test_the_leaderboard_of_one_target_is_what_the_report_and_the_ui_link_to(app):
+    one = get(app, explorer_links.leaderboard_path(target=BASELINE))
+    assert one.status == 200 and f"/dialogues?target={BASELINE}&amp;" in one.text
+    assert f"/dialogues?target={TARGET}&amp;" not in one.text and "every target" in one.text
+    missing = get(app, explorer_links.leaderboard_path(target="nobody"))
+    assert missing.status == 404 and "no row of target &#39;nobody&#39;" in missing.text
+
+
 def test_the_leaderboard_and_the_dialogue_page_link_the_judges_page(app, data):
     board = get(app, "/").text
     for row in data[1]["dialogue.leaderboard"]:
@@ -197,7 +206,13 @@ def test_the_call_page_shows_the_reply_and_the_ledger(app):
     assert all(p.status == 200 for p in pages)
     judged = next(p.text for p in pages if "judge_turn:nemotron_usa:p01:1" in p.text)
     assert "judge-a-model" in judged and "0.0012" in judged and "run-1" in judged
-    assert "stores that hash, not the messages" in judged
+    # the judge's base URL held a user name and password: stored without them, so it no longer hashes to the key
+    assert "does not hash to the cache key" in judged and "judge-pass" not in judged and "judge-user" not in judged
+    assert "http://127.0.0.1:9/v1" in judged and "system prompt for judge" in judged
+    assert "the judge_turn:nemotron_usa:p01:1 prompt" in judged and "max_tokens" in judged
+    reply = next(p.text for p in pages if "respond:2" in p.text)
+    assert "This request hashes to the cache key" in reply and "does not hash" not in reply
+    assert "system prompt for target" in reply
     reply = next(p.text for p in pages if "respond:2" in p.text)
     assert "&lt;think&gt;planning 1&lt;/think&gt;reply 2 of dialogue 1" in reply
 
@@ -230,6 +245,8 @@ def test_model_text_is_shown_as_text_only(app):
     assert dialogue.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 8  # persona, intents, replies, rationales
     assert "&lt;img src=x onerror=alert(1)&gt;" in dialogue
     assert "[x](javascript:alert(1))" in dialogue
+    prompts = [html for html in pages[3:] if 'class="text prompt">&lt;script&gt;alert(1)&lt;/script&gt;' in html]
+    assert len(prompts) >= 8  # the stored requests of dialogue 0's calls carry it in their user message
     for html in pages:
         tags = re.findall(r"<\s*([a-zA-Z]+)", html)
         assert not {t.lower() for t in tags} & {"script", "img", "iframe", "object", "embed", "svg"}, tags
@@ -241,3 +258,23 @@ def test_no_secret_reaches_a_page(app, monkeypatch):
     monkeypatch.setenv("EYT_TEST_API_KEY", SECRET)
     assert all(SECRET not in html for html in served(app))
     assert HOSTILE not in "".join(served(app))  # never unescaped
+
+
+def test_eyt_view_takes_the_port_of_its_address_and_says_when_that_is_taken(monkeypatch):
+    from eyt_dagster.explorer.server import bind, bind_preferred
+
+    holder = bind("127.0.0.1", 0)
+    taken = holder.getsockname()[1]
+    try:
+        monkeypatch.setenv("EYT_VIEW_URL", f"http://127.0.0.1:{taken}")
+        sock, note = bind_preferred("127.0.0.1", None)
+        with sock:
+            assert sock.getsockname()[1] != taken and f"port {taken}" in note and "do not reach" in note
+    finally:
+        holder.close()
+    sock, note = bind_preferred("127.0.0.1", None)  # now free: the links' port
+    with sock:
+        assert sock.getsockname()[1] == taken and note == ""
+    sock, _ = bind_preferred("127.0.0.1", 0)
+    with sock:
+        assert sock.getsockname()[1] != taken

@@ -145,3 +145,22 @@ def test_model_text_on_the_comparison_pages_is_text_only(app):
         tags = {t.lower() for t in re.findall(r"<\s*([a-zA-Z]+)", html)}
         assert not tags & {"script", "img", "iframe", "object", "embed", "svg"}, tags
         assert not re.search(r"""(href|src|action)\s*=\s*["']?\s*javascript:""", html, re.I)
+
+
+def test_the_targets_of_a_seed_follow_a_partition_rewritten_by_a_run(tmp_path):
+    """seed_targets keeps each file's seeds per file version: a partition that a run replaces is read again."""
+    import pandas as pd
+
+    from eyt_dagster.explorer.reads import Warehouse
+    from resources.warehouse import store_frame
+
+    def write(seeds: list[str]) -> None:
+        rows = pd.DataFrame({"target": "t1", "pool": POOL, "seed_id": seeds, "turn": 1})
+        store_frame(tmp_path, "dialogue.dialogue_turns", rows, partition_by=["target", "pool"])
+
+    write([seed_id(0), seed_id(1)])
+    found = Warehouse(tmp_path)
+    assert pairs.seed_targets(found, POOL, seed_id(1)) == ["t1"]
+    write([seed_id(0)])  # the rerun no longer has seed 1
+    assert pairs.seed_targets(found, POOL, seed_id(1)) == [] and pairs.seed_targets(found, POOL, seed_id(0)) == ["t1"]
+    assert pairs.seed_targets(found, POOL, seed_id(0)) == ["t1"]  # a cached answer is the same

@@ -149,9 +149,11 @@ def test_links_to_pages_outside_the_selection_are_plain_text(two_targets):
     links = dict((text, href) for href, text in parsed(index).anchors)
     assert links["60"].startswith("cells/chat-target-") and links["12"].startswith("cells/rule-baseline-")
     # the other leaderboard numbers open sorted variants, which the export does not hold
-    assert index.count('<span class="not-exported" title="not in this export">') == 2 * 12
+    board = index.split('<table class="board">')[1].split("</table>")[0]
+    assert board.count('<span class="not-exported" title="not in this export">') == 2 * 12
+    assert '<span class="not-exported" title="not in this export">Running now</span>' in index  # a live page
     assert "Paired differences in this export" in index and "<form" not in index
-    cell = (out / export_links.file_name(("dialogues", TARGET, POOL, "seed_id", False, "", 2))).read_text()
+    cell = (out / export_links.file_name(("dialogues", TARGET, POOL, "seed_id", "", "", 2))).read_text()
     assert "previous" in dict((t, h) for h, t in parsed(cell).anchors)  # page 2 links page 1
     assert "This static export is a fixed selection: the filter by failure kind is left out" in cell
     for name, html in pages(out).items():
@@ -197,6 +199,10 @@ def test_a_speech_item_shows_the_selected_targets_choices_and_plays_copied_clips
     for html in pages(out).values():  # one EYT target selected: no side by side, and the other is not named
         assert TARGET not in html and 'href="../compare/' not in html
     assert not any(n.startswith(("compare/", "pairs/")) for n in pages(out))
+    # the item list, and the selected SpeechEQ target's choices counted per item (both lists, every page)
+    counted = [h for n, h in pages(out).items() if n.startswith(f"speech/items-{SPEECH_TARGET}-")]
+    assert len(counted) == 2 and all(f"count the choices of <strong>{SPEECH_TARGET}</strong>" in h for h in counted)
+    assert sum(n.startswith("speech/items-") for n in pages(out)) == 4
 
 
 # -- refusals ---------------------------------------------------------------------------------------------------
@@ -249,7 +255,7 @@ def test_file_names_are_safe_and_distinct_for_any_id():
     for target in ODD_IDS:
         keys += [
             ("dialogue", target, f"pool:{target}"),
-            ("dialogues", target, "pool one", "seed_id", False, "", 2),
+            ("dialogues", target, "pool one", "seed_id", "", "", 2),
             ("judges", target, "pool", "largest", 1),
             ("speech_item", target),
             ("call", target),
@@ -273,6 +279,9 @@ def test_equal_pages_share_one_key_and_variants_do_not():
     assert key("/compare?seed=s&target=a&target=b")[0] == key("/compare?seed=s&target=b&target=a")[0]
     assert key("/pairs?pool=p&a=x&b=y")[0] == key("/pairs?pool=p&a=x&b=y&metric=empathy&page=1")[0]
     assert key("/dialogue/a%2Fb/c%3Ad#turn-2") == (("dialogue", "a/b", "c:d"), "turn-2")
+    assert key("/speech?target=x")[0] != key("/speech")[0] == key("/speech?page=1&target=")[0]
+    assert key("/?target=x")[0] != key("/")[0] == export_links.INDEX
+    assert key(f"/dialogues?target={TARGET}&pool={POOL}&later=1")[0] == ("variant", "/dialogues")
     for foreign in ("https://example.org/", "javascript:alert(1)", "//evil/x", "relative.html", "/nowhere"):
         assert key(foreign)[0] is None, foreign
     assert key("/pairs?pool=p&a=x&b=y&metric=nope")[0] is None and key("/speech?page=x")[0] is None

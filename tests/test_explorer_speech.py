@@ -14,6 +14,7 @@ from asgi_get import get
 from explorer_data import build
 from explorer_fixtures import explorer_fixtures, wh
 from explorer_speech_data import (
+    DISCARDED,
     DISSONANT,
     IMPORTED,
     ITEM,
@@ -21,6 +22,7 @@ from explorer_speech_data import (
     MP3,
     N_ITEMS,
     OUTSIDE,
+    PERSONA_CONDITION,
     REASONING_HOSTILE,
     RESONANT,
     SPEECH_BASELINE,
@@ -193,3 +195,79 @@ def test_model_text_on_the_speech_pages_is_text_only(app):
     for page in (html, get(app, "/speech").text):
         tags = {t.lower() for t in re.findall(r"<\s*([a-zA-Z]+)", page)}
         assert not tags & {"script", "img", "iframe", "object", "embed", "svg", "b"}, tags
+
+
+# -- one target's choices per item, the persona condition, and the build ---------------------------------------
+
+
+def test_a_targets_choices_are_counted_per_item(data):
+    found = speech.items(wh(data), target=SPEECH_TARGET)
+    assert found.total == N_ITEMS  # every item is listed; the counts are beside it
+    rows = found.rows.set_index("dataset_id")
+    # on ITEM (by hand, tests/explorer_speech_data.py): 8 choices under "default"; correct: sequential-original-1,
+    # direct-original-1 and -2; one reply did not parse (sequential-original-2), one call failed
+    assert rows.loc[ITEM, ["choices", "correct", "parse_failed", "errors"]].tolist() == [8, 3, 1, 1]
+    [third] = {c["item_id"] for c in data[1]["speech.slm_choices"] if c["condition"] == PERSONA_CONDITION}
+    assert rows.loc[third, ["choices", "correct"]].tolist() == [2, 2]  # the two choices under "persona"
+    assert rows.drop(index=[ITEM, third])["choices"].eq(0).all()
+
+
+@pytest.mark.parametrize(
+    "condition, outcome, expected",
+    [
+        ("", "wrong", [ITEM]),
+        ("default", "wrong", [ITEM]),
+        (PERSONA_CONDITION, "wrong", []),  # both persona choices were right
+        ("", "parse_failed", [ITEM]),
+        ("", "error", [ITEM]),
+    ],
+)
+def test_the_outcome_filter_keeps_items_with_such_a_choice(data, condition, outcome, expected):
+    found = speech.items(wh(data), target=SPEECH_TARGET, condition=condition, outcome=outcome)
+    assert list(found.rows["dataset_id"]) == expected and found.total == len(expected)
+
+
+def test_choice_filters_name_what_is_wrong(data):
+    with pytest.raises(ValueError, match="name the target too"):
+        speech.items(wh(data), condition="default")
+    with pytest.raises(ValueError, match="no choices of target 'nobody'"):
+        speech.items(wh(data), target="nobody")
+    with pytest.raises(ValueError, match="unknown condition 'calm'; the conditions are default, persona"):
+        speech.items(wh(data), target=SPEECH_TARGET, condition="calm")
+    with pytest.raises(ValueError, match="unknown outcome"):
+        speech.items(wh(data), target=SPEECH_TARGET, outcome="bad")
+
+
+def test_the_item_list_page_with_a_target_and_the_item_page_by_condition(app):
+    html = get(app, speech_url(target=SPEECH_TARGET, condition="default", outcome="wrong")).text
+    assert listed(html) == [ITEM] and "condition default" in html and "<th>correct</th>" in html
+    item = get(app, speech_item_url(ITEM) + "?condition=" + PERSONA_CONDITION).text
+    assert "No target has chosen on this item yet" in item  # ITEM's choices are all under "default"
+    assert "condition persona only" in item
+    every = get(app, speech_item_url(ITEM)).text
+    assert every.count("speech-target direct") == 4
+
+
+def test_the_build_page_lists_regenerated_and_discarded_pairs_with_why(data, app):
+    from eyt_dagster.explorer import builder
+
+    found = builder.build(wh(data))
+    pairs = [(p["scenario_id"], p["turn"], p["tries"], p["outcome"], p["is_item"]) for p in found.pairs]
+    assert pairs == [(DISCARDED, 4, 3, "discarded", False), (ITEM, 4, 2, "kept", True), (ITEM, 6, 2, "kept", True)]
+    discarded = found.pairs[0]["attempts"]
+    assert [a["why"] for a in discarded] == [f"total {t} of 8, did not pass; no points for pitch" for t in (2, 3, 4)]
+    assert found.pairs[1]["attempts"][1]["why"] == "total 6 of 8, passed"
+    assert [p["scenario_id"] for p in builder.build(wh(data), kind="discarded").pairs] == [DISCARDED]
+    assert len(builder.build(wh(data), kind="regenerated").pairs) == 3
+    assert [t["rejection_reason"] for t in found.tones] == ["bland word: calm"] * 2
+    assert found.summary[0]["pairs_discarded"] == 1
+    with pytest.raises(ValueError, match="unknown kind"):
+        builder.build(wh(data), kind="all")
+    html = get(app, "/speech/build").text
+    assert "3 pair(s)" in html and "no points for pitch" in html and "not an item" in html
+    assert f'href="{speech_item_url(ITEM)}#turn-4"' in html
+    assert [(d["scenario_id"], d["attempt"], d["validator_note"]) for d in found.drafts] == [
+        (ITEM, 1, "turn 4 reads the same in either tone")
+    ]
+    assert "turn 4 reads the same in either tone" in html and "bland word: calm" in html
+    assert get(app, "/speech/build?subscale=nope").status == 400

@@ -1,9 +1,13 @@
 """The full report (`eyt report`): model cards first, both benchmarks' sections, one self-contained HTML file that
 headless Chromium renders offline with every section and every image."""
 
+import re
+from urllib.parse import unquote_plus
+
 import pandas as pd
 import pytest
 
+from eyt_dagster.core.explorer_links import DEFAULT_VIEW_URL
 from eyt_dagster.ops.report_commands import report_html
 from eyt_dagster.reporting.report_sections import REPORT_TABLES
 from eyt_dagster.reporting.speech_sections import CARDS_TITLE, SPEECH_TITLES, card_section, speech_sections
@@ -33,7 +37,16 @@ def page(warehouse, tmp_path_factory):
 
 def test_report_is_self_contained_and_opens_with_the_model_cards(page):
     _, html = page
-    assert "<script" not in html and "http://" not in html and "https://" not in html and "<link" not in html
+    assert "<script" not in html and "<link" not in html
+    # its only links lead from each model card into the explorer; nothing else leaves the page
+    cards = html[html.index('<section id="s1">') : html.index('<section id="s2">')]
+    outside = re.findall(r'href="(?!#)([^"]*)"', html)
+    assert outside and outside == re.findall(r'href="(?!#)([^"]*)"', cards)
+    prefix = DEFAULT_VIEW_URL + "/?target="
+    assert all(link.startswith(prefix) for link in outside), outside
+    linked = {unquote_plus(link[len(prefix) :]) for link in outside}
+    assert {"acoustic-chooser-baseline", "random-chooser-baseline"} <= linked
+    assert html.replace(DEFAULT_VIEW_URL, "").count("http://") == 0 and "https://" not in html
     positions = [html.find(f"<h2>{title}</h2>") for title in TITLES]
     assert all(p > 0 for p in positions), [t for t, p in zip(TITLES, positions) if p < 0]
     assert positions == sorted(positions)  # model cards first, then EYT-Bench, then SpeechEQ
@@ -85,3 +98,17 @@ def test_sections_without_data_say_so():
     assert [s.title for s in empty] == list(SPEECH_TITLES)
     assert all(s.note for s in empty)
     assert card_section(pd.DataFrame()).note
+
+
+def test_card_links_follow_eyt_view_url_and_escape_the_model_id(monkeypatch):
+    from eyt_dagster.reporting.html_report import render_table
+
+    cards = pd.DataFrame({"target": ['a"><b>x', "plain"], "eyt_pooled_empathy": [50.0, 60.0]})
+    monkeypatch.setenv("EYT_VIEW_URL", "http://lab-box:9000/")
+    section = card_section(cards)
+    html = render_table(section.table, labels=section.labels, target_link=section.target_link)
+    assert '<a href="http://lab-box:9000/?target=a%22%3E%3Cb%3Ex">a&quot;&gt;&lt;b&gt;x</a>' in html
+    assert '<a href="http://lab-box:9000/?target=plain">plain</a>' in html
+    monkeypatch.setenv("EYT_VIEW_URL", "lab-box")  # not an address: the cards are shown without links
+    section = card_section(cards)
+    assert section.target_link is None and "EYT_VIEW_URL" in section.description

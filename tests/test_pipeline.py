@@ -152,6 +152,22 @@ def test_runs_and_materialisations_are_recorded_in_the_instance(warehouse):
     assert len(records) == 4  # one per target x pool partition
     meta = records[0].asset_materialization.metadata
     assert {"dagster/row_count", "preview", "prompt_hash", "target_tokens"} <= set(meta)
+    # each partition's materialisation links to its cell's dialogues in eyt view (the default address)
+    from urllib.parse import parse_qs, urlsplit
+
+    from eyt_dagster.core.explorer_links import DEFAULT_VIEW_URL
+
+    cells = set()
+    for record in records:
+        link = urlsplit(record.asset_materialization.metadata["explorer"].value)
+        assert f"{link.scheme}://{link.netloc}" == DEFAULT_VIEW_URL and link.path == "/dialogues"
+        keys = record.asset_materialization.partition.split("|")
+        query = parse_qs(link.query)
+        cells.add((query["target"][0], query["pool"][0]))
+        assert set(keys) == {query["target"][0], query["pool"][0]}
+    assert len(cells) == 4
+    board = instance.get_latest_materialization_event(AssetKey(["dialogue", "leaderboard"]))
+    assert board.asset_materialization.metadata["explorer"].value == DEFAULT_VIEW_URL + "/"
 
 
 def test_sql_twin_reproduces_the_leaderboard(warehouse):

@@ -53,6 +53,11 @@ TWINS = {
         ["pool", "metric", "target_a", "target_b"],
         ["n_paired", "mean_a", "mean_b", "diff"],
     ),
+    "pairwise_adjusted": (
+        "pairwise_comparisons",
+        ["pool", "metric", "target_a", "target_b"],
+        ["p_adjusted", "significant_adjusted"],
+    ),
     "persona_source_comparison": (
         "persona_source_comparison",
         ["family", "metric"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import numpy as np
 import pandas as pd
 import pytest
@@ -194,3 +195,36 @@ def test_rank_flips():
     # qwen > gemma everywhere.
     assert stats.rank_flips(scores) == [(0.05, 0.10, "claude", "qwen"), (0.05, 0.15, "claude", "qwen")]
     assert stats.rank_flips(scores[[0.10, 0.15]]) == []
+
+
+# -- many pairs at once, p-values, Holm, minimum detectable difference --------------------------------------------
+
+
+def test_the_shared_resample_matrix_gives_each_pairs_own_bootstrap():
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(5, 40))
+    values[3, 7] = np.nan  # row 3 takes the per-pair path: its complete columns only
+    pairs = list(itertools.combinations(range(5), 2))
+    table = stats.paired_bootstrap_table(values, pairs, resamples=500, seed=11)
+    for k, (i, j) in enumerate(pairs):
+        one = stats.paired_bootstrap_diff(values[i], values[j], resamples=500, seed=11)
+        assert table["n"][k] == one["n"] == (39 if 3 in (i, j) else 40)
+        for ours, theirs in (("diff", "diff"), ("low", "low"), ("high", "high")):
+            assert table[ours][k] == pytest.approx(one[theirs], abs=1e-12)
+        assert bool(table["excludes_zero"][k]) == one["excludes_zero"]
+        assert table["se"][k] > 0
+
+
+def test_holm_adjustment_by_hand():
+    # sorted: 0.005 x 4 = 0.02, 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, 0.04 x 1 = 0.04 -> running max 0.02 0.03 0.06 0.06
+    adjusted = stats.holm_adjusted([0.01, 0.04, 0.03, 0.005, np.nan])
+    assert adjusted[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02]) and np.isnan(adjusted[4])
+    assert stats.holm_adjusted([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert stats.holm_adjusted([]).size == 0
+
+
+def test_normal_p_value_and_minimum_detectable_difference():
+    p = stats.normal_p_value([1.959964, 0.0, 0.3, np.nan], [1.0, 0.0, 0.0, 1.0])
+    assert p[0] == pytest.approx(0.05, abs=1e-6) and p[1] == 1.0 and p[2] == 0.0 and np.isnan(p[3])
+    # (z_0.975 + z_0.8) x se = (1.95996 + 0.84162) x 0.5
+    assert stats.min_detectable_difference([0.5])[0] == pytest.approx(1.400790, abs=1e-5)

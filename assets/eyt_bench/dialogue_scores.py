@@ -3,8 +3,9 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, table_of, table_output
+from assets._output import explorer_link, now_utc, table_of, table_output
 from assets.eyt_bench.partitions import target_pool_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues, score_dialogues
 from eyt_dagster.eyt_bench.judging import failed_verdicts_message
 from eyt_dagster.eyt_bench.table_contracts import DialogueScoresFrame, conform_table
@@ -66,4 +67,5 @@ def dialogue_scores(
         unfinished_dialogues=len(unfinished),
         failed_turn_verdicts=int(df["n_failed_verdicts"].sum()),
         failed_final_verdicts=int(df["n_failed_final_verdicts"].sum()),
+        **explorer_link(explorer_links.dialogues_path(**partition.keys_by_dimension)),
     )

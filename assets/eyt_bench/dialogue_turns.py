@@ -3,8 +3,10 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, progress_logger, stats_metadata, table_of, table_output
+from assets._output import explorer_link, now_utc, stats_metadata, table_of, table_output
+from assets._progress import step_progress
 from assets.eyt_bench.partitions import SIMULATOR_POOL, by_pool, target_pool_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.dialogue_loop import Turn
 from eyt_dagster.eyt_bench.dialogue_turns import play_cell
 from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
@@ -42,22 +44,24 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
         embeddings.hand_over(turn_intent_texts(seed, turn))
 
-    cell = play_cell(
-        chat_seeds,
-        simulator,
-        target,
-        target_ref=slate.target(target_id),
-        simulator_ref=slate.simulator,
-        pool=pool,
-        cell=str(context.partition_key),
-        t_max=slate.t_max,
-        prompt_hash=PROMPT_HASH,
-        slate_seed=slate.seed,
-        on_done=progress_logger(
-            context, lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})"
-        ),
-        on_turn=encode_early,
+    progress = step_progress(
+        context, eyt, "dialogues", lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})"
     )
+    with progress as on_done:
+        cell = play_cell(
+            chat_seeds,
+            simulator,
+            target,
+            target_ref=slate.target(target_id),
+            simulator_ref=slate.simulator,
+            pool=pool,
+            cell=str(context.partition_key),
+            t_max=slate.t_max,
+            prompt_hash=PROMPT_HASH,
+            slate_seed=slate.seed,
+            on_done=on_done,
+            on_turn=encode_early,
+        )
     for warning in cell.warnings:
         context.log.warning(warning)
     df = cell.rows
@@ -69,6 +73,7 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
         simulator=simulator.model_id,
         baseline=slate.target(target_id).is_baseline,
         prompt_hash=PROMPT_HASH,
+        **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
         **stats_metadata("target", cell.target_stats),
         **stats_metadata("simulator", cell.simulator_stats),
     )

@@ -14,7 +14,7 @@ from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_
 from eyt_dagster.reporting.report_sections import interval_cells
 from resources.model_access import ModelAccess
 
-LOGIC_VERSION = "2"
+LOGIC_VERSION = "3"  # 3: pairwise_comparisons gained se, p-values (Holm-adjusted) and mde_80
 INTERVAL_PREVIEW = (
     "explicit_acc",
     "emotion_acc",
@@ -71,7 +71,13 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
         risky = [t.id for t in eyt.slate.targets if eyt.slate.self_preference_risk(t.id)]
         df["self_preference_risk"] = df["target_a"].isin(risky) | df["target_b"].isin(risky)
     return _finish(
-        df, eyt, flag=None, plot=MetadataValue.md(plot), significant=int(df["excludes_zero"].sum()) if len(df) else 0
+        df,
+        eyt,
+        flag=None,
+        plot=MetadataValue.md(plot),
+        significant=int(df["excludes_zero"].sum()) if len(df) else 0,
+        significant_adjusted=int(df["significant_adjusted"].sum()) if len(df) else 0,
+        adjusted_over="every pair of one pool and metric (Holm)",
     )
 
 

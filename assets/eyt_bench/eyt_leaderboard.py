@@ -3,7 +3,8 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, table_of, table_output
+from assets._output import explorer_link, now_utc, table_of, table_output
+from eyt_dagster.core import explorer_links
 from eyt_dagster.core.baseline_flags import baseline_note
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
@@ -41,4 +42,5 @@ def leaderboard(
         baselines=note,
         slate=eyt.slate.name,
         judge_combine=eyt.slate.judge_combine,
+        **explorer_link(explorer_links.leaderboard_path()),
     )

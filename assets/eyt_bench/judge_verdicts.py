@@ -3,8 +3,10 @@
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import PROGRESS_EVERY, now_utc, progress_logger, stats_metadata, table_of, table_output
+from assets._output import explorer_link, now_utc, stats_metadata, table_of, table_output
+from assets._progress import PROGRESS_EVERY, step_progress
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
     TURN_PROMPT_HASH,
@@ -30,17 +32,22 @@ def _verdicts(
 ) -> pd.DataFrame:
     """The verdict table of these dialogues, with progress to the run log."""
     what = "final verdicts" if final else "turn verdicts"
-    report = progress_logger(
-        context, lambda done, total: f"{what}: {done} of {total} done", every=PROGRESS_EVERY * (1 if final else 10)
+    progress = step_progress(
+        context,
+        eyt,
+        what,
+        lambda done, total: f"{what}: {done} of {total} done",
+        every=PROGRESS_EVERY * (1 if final else 10),
     )
-    df = run_judges(
-        eyt.slate,
-        judges,
-        dialogues,
-        final=final,
-        prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
-        on_done=report,
-    )
+    with progress as on_done:
+        df = run_judges(
+            eyt.slate,
+            judges,
+            dialogues,
+            final=final,
+            prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
+            on_done=on_done,
+        )
     df["created_at"] = now_utc()
     return df
 
@@ -68,6 +75,7 @@ def judge_verdicts(
         conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
         prompt_hash=TURN_PROMPT_HASH,
+        **explorer_link(explorer_links.judges_path(**_cell(context))),
         **stats_metadata("judge", judge_stats(df)),
     )
 
@@ -94,9 +102,15 @@ def final_intent_verdicts(
         conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
         prompt_hash=FINAL_PROMPT_HASH,
+        **explorer_link(explorer_links.dialogues_path(**_cell(context))),
         completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
         **stats_metadata("judge", judge_stats(df)),
     )
+
+
+def _cell(context: AssetExecutionContext) -> dict[str, str]:
+    keys = context.partition_key.keys_by_dimension
+    return {"target": keys["target"], "pool": keys["pool"]}
 
 
 def log_failed_verdicts(context: AssetExecutionContext, df: pd.DataFrame, what: str, table: str) -> None:

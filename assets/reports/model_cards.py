@@ -7,7 +7,8 @@ asset inputs, so that a slate running one benchmark only still gets its cards, w
 import pandas as pd
 from dagster import AssetExecutionContext, AssetKey, MetadataValue, Output, asset
 
-from assets._output import now_utc, table_output
+from assets._output import explorer_link, now_utc, table_output
+from eyt_dagster.core import explorer_links
 from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.core.storage_types import conform
 from eyt_dagster.reporting.model_card_plots import model_cards_png
@@ -37,5 +38,10 @@ def model_cards(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.D
     context.log.info(f"{len(cards)} model cards, {both} with both benchmarks")
     plot = png_markdown(model_cards_png(cards), "Model cards") if len(cards) else "_no models yet_"
     return table_output(
-        cards, baselines=BASELINE_NOTE, plot=MetadataValue.md(plot), both_benchmarks=both, slate=eyt.slate.name
+        cards,
+        baselines=BASELINE_NOTE,
+        plot=MetadataValue.md(plot),
+        both_benchmarks=both,
+        slate=eyt.slate.name,
+        **explorer_link(explorer_links.leaderboard_path()),
     )

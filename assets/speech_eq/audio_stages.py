@@ -7,8 +7,10 @@ from pathlib import Path
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
 
-from assets._output import now_utc, progress_logger, table_output
+from assets._output import explorer_link, now_utc, table_output
+from assets._progress import step_progress
 from assets.speech_eq.partitions import subscale_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.speech_eq.audio_tables import AudioRows, imported_subscale, synthesise_subscale
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
 from resources.audio_features import clip_features
@@ -59,24 +61,27 @@ def speech_audio(
         return
     tts = SpeechRoles(eyt).tts()
     rows = AudioRows()
-    report = progress_logger(
+    progress = step_progress(
         context,
+        eyt,
+        "scenarios",
         lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(rows.clips)} clips so far",
         every=5,
     )
-    synthesise_subscale(
-        rows,
-        scenarios,
-        dialogues,
-        tone_instructions,
-        tone_selection,
-        synthesize=tts.synthesize,
-        voice_for=tts.voice_for,
-        store=lambda wav: store_clip(data_dir, wav),
-        features=clip_features,
-        thresholds=thresholds,
-        on_done=report,
-    )
+    with progress as on_done:
+        synthesise_subscale(
+            rows,
+            scenarios,
+            dialogues,
+            tone_instructions,
+            tone_selection,
+            synthesize=tts.synthesize,
+            voice_for=tts.voice_for,
+            store=lambda wav: store_clip(data_dir, wav),
+            features=clip_features,
+            thresholds=thresholds,
+            on_done=on_done,
+        )
     now = now_utc()
 
     def table(data: list[dict]) -> pd.DataFrame:  # clip paths relative to the data directory (docs/storage.md)
@@ -84,13 +89,26 @@ def speech_audio(
 
     engine = getattr(tts, "name", "tts")
     yield Output(**_with_meta(table(rows.clips), "tts_clips", engine=engine))
-    yield Output(**_with_meta(table(rows.contrasts), "contrast_scores", regenerated_pairs=rows.regenerated_pairs))
+    yield Output(
+        **_with_meta(
+            table(rows.contrasts),
+            "contrast_scores",
+            regenerated_pairs=rows.regenerated_pairs,
+            **explorer_link(explorer_links.speech_build_path(subscale=slug)),
+        )
+    )
     if rows.incomplete:
         context.log.warning(
             f"{slug}: {len(rows.incomplete)} scenario(s) lack a dialogue or tones and were skipped: {rows.incomplete}"
         )
     yield Output(
-        **_with_meta(table(rows.items), "eq_items", discarded=rows.discarded, skipped_incomplete=len(rows.incomplete))
+        **_with_meta(
+            table(rows.items),
+            "eq_items",
+            discarded=rows.discarded,
+            skipped_incomplete=len(rows.incomplete),
+            **explorer_link(explorer_links.speech_path(subscale=slug)),
+        )
     )
 
 

@@ -5,8 +5,10 @@ from functools import lru_cache
 import pandas as pd
 from dagster import AllPartitionMapping, AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import now_utc, progress_logger, table_output
+from assets._output import explorer_link, now_utc, table_output
+from assets._progress import step_progress
 from assets.speech_eq.partitions import speech_target_partitions
+from eyt_dagster.core import explorer_links
 from eyt_dagster.core.prompts import prompt_hash
 from eyt_dagster.speech_eq.choice_table import choice_table
 from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
@@ -38,22 +40,26 @@ def slm_choices(context: AssetExecutionContext, eyt: ModelAccess, eq_items: pd.D
     target_id, slate = context.partition_key, eyt.slate
     ref = slate.target(target_id)
     chooser = SpeechRoles(eyt).speech_target(target_id, context.run_id)
-    report = progress_logger(
-        context, lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered"
+    progress = step_progress(
+        context,
+        eyt,
+        "trajectories",
+        lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered",
     )
-    table = choice_table(
-        resolve_path_columns(eq_items, eyt.data_dir),  # clip paths are stored relative to the data directory
-        chooser,
-        target=target_id,
-        ref=ref,
-        evaluation=slate.speech.evaluation,
-        seed=slate.seed,
-        prompt_hash=eval_prompt_hash(),
-        now=now_utc,
-        on_done=report,
-    )
+    with progress as on_done:
+        table = choice_table(
+            resolve_path_columns(eq_items, eyt.data_dir),  # clip paths are stored relative to the data directory
+            chooser,
+            target=target_id,
+            ref=ref,
+            evaluation=slate.speech.evaluation,
+            seed=slate.seed,
+            prompt_hash=eval_prompt_hash(),
+            now=now_utc,
+            on_done=on_done,
+        )
     if table.failed_calls:
         context.log.warning(
             f"{target_id}: {table.failed_calls} call(s) failed; rerun to retry them (finished calls are cached)"
         )
-    return table_output(table.frame, **table.metadata)
+    return table_output(table.frame, **table.metadata, **explorer_link(explorer_links.speech_path(target=target_id)))

@@ -3,7 +3,8 @@
 import pandas as pd
 from dagster import AssetIn, MetadataValue, Output, asset
 
-from assets._output import now_utc, table_output
+from assets._output import explorer_link, now_utc, table_output
+from eyt_dagster.core import explorer_links
 from eyt_dagster.reporting.plots import distribution_png, png_markdown
 from eyt_dagster.speech_eq.build_summary import build_summary
 
@@ -49,4 +50,5 @@ def speech_build_report(
         items=int(df["items"].sum()),
         discarded=int(df["discarded"].sum()),
         generators=", ".join(generators),
+        **explorer_link(explorer_links.speech_build_path()),
     )

@@ -119,6 +119,92 @@ def paired_bootstrap_diff(
     return {"diff": diff, "low": low, "high": high, "excludes_zero": excludes, "n": int(keep.sum())}
 
 
+def paired_bootstrap_table(
+    values: ArrayLike, pairs: Sequence[tuple[int, int]], *, resamples: int = 1000, seed: int | None, level: float = 0.95
+) -> dict[str, np.ndarray]:
+    """paired_bootstrap_diff for many pairs of rows of `values` (units x the same columns: one row per target, one
+    column per ChatSEED), with one resample-index matrix shared by every pair: a pair of rows without NaN uses the
+    (resamples x n) matrix of all n columns, the one paired_bootstrap_diff draws for them, so its interval is the
+    same up to floating-point rounding; a pair with NaN falls back to paired_bootstrap_diff on its complete columns.
+    A resample's mean difference is the difference of the two rows' resample means, so each row is resampled once
+    (rows x resamples) instead of once per pair. Returns arrays over `pairs`: diff, low, high, excludes_zero, n and
+    se (the bootstrap standard error of the mean difference, NaN with fewer than two units)."""
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 2:
+        raise ValueError(f"values must be rows x columns, not shape {v.shape}")
+    rows, n = v.shape
+    out = {k: np.full(len(pairs), NAN) for k in ("diff", "low", "high", "se")}
+    out["n"] = np.zeros(len(pairs), dtype=int)
+    complete = ~np.isnan(v).any(axis=1)
+    means = None
+    if n >= 2 and complete.any():
+        idx = _indices(n, resamples, seed)
+        means = np.full((rows, resamples), NAN)
+        for r in np.flatnonzero(complete):  # one row at a time: rows x resamples x n would not fit at 100 targets
+            means[r] = v[r][idx].mean(axis=1)
+    shared = [k for k, (i, j) in enumerate(pairs) if complete[i] and complete[j] and means is not None]
+    if shared:
+        a = np.array([pairs[k][0] for k in shared])
+        b = np.array([pairs[k][1] for k in shared])
+        assert means is not None
+        draws = means[a] - means[b]
+        tail = (1.0 - level) / 2.0
+        low, high = np.quantile(draws, [tail, 1.0 - tail], axis=1)
+        out["diff"][shared] = (v[a] - v[b]).mean(axis=1)
+        out["low"][shared], out["high"][shared] = low, high
+        out["se"][shared] = draws.std(axis=1, ddof=1)
+        out["n"][shared] = n
+    done = set(shared)
+    for k, (i, j) in enumerate(pairs):
+        if k in done:
+            continue
+        res = paired_bootstrap_diff(v[i], v[j], resamples=resamples, seed=seed, level=level)
+        out["diff"][k], out["low"][k], out["high"][k], out["n"][k] = res["diff"], res["low"], res["high"], res["n"]
+        keep = ~(np.isnan(v[i]) | np.isnan(v[j]))
+        d = v[i][keep] - v[j][keep]
+        if d.size >= 2:
+            out["se"][k] = float(d[_indices(d.size, resamples, seed)].mean(axis=1).std(ddof=1))
+    out["excludes_zero"] = (out["low"] > 0) | (out["high"] < 0)  # False when the interval is NaN
+    return out
+
+
+def normal_p_value(diff: ArrayLike, se: ArrayLike) -> np.ndarray:
+    """Two-sided p-value of a mean difference from its bootstrap standard error (normal approximation: a bootstrap
+    with R resamples cannot give a p-value below 1/R itself, too coarse for a correction over thousands of
+    pairs). NaN where either is NaN; a zero standard error gives 1 for a zero difference, else 0."""
+    from scipy.stats import norm
+
+    d, s = np.asarray(diff, dtype=float), np.asarray(se, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.abs(d) / s
+    z = np.where(s == 0, np.where(d == 0, 0.0, np.inf), z)
+    p = 2.0 * norm.sf(z)
+    return np.where(np.isnan(d) | np.isnan(s), NAN, p)
+
+
+def holm_adjusted(p_values: ArrayLike) -> np.ndarray:
+    """Holm's step-down adjusted p-values over one family (controls the chance of any false claim at the level
+    one compares them with). NaN p-values are left out of the family and stay NaN."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, NAN)
+    present = np.flatnonzero(~np.isnan(p))
+    m = present.size
+    if m == 0:
+        return out
+    order = present[np.argsort(p[present], kind="stable")]
+    stepped = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out[order] = np.minimum(stepped, 1.0)
+    return out
+
+
+def min_detectable_difference(se: ArrayLike, *, alpha: float = 0.05, power: float = 0.8) -> np.ndarray:
+    """The smallest true difference a two-sided test at `alpha` detects with probability `power`, for a mean
+    difference with standard error `se`: (z_{1-alpha/2} + z_{power}) x se."""
+    from scipy.stats import norm
+
+    return (norm.ppf(1 - alpha / 2) + norm.ppf(power)) * np.asarray(se, dtype=float)
+
+
 def krippendorff_alpha(
     ratings: ArrayLike, level: Literal["nominal", "ordinal", "interval"], value_domain: Sequence[float] | None = None
 ) -> float:

@@ -14,13 +14,15 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
-from eyt_dagster.explorer import compare, judges, pairs, queries, speech
+from eyt_dagster.core import explorer_links
+from eyt_dagster.explorer import builder, compare, judges, pairs, queries, speech
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
 from eyt_dagster.explorer.failures import FAILURES
 from eyt_dagster.explorer.formats import FILTERS
 from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.explorer.running import running_steps
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
 
@@ -66,6 +68,10 @@ def speech_item_url(dataset_id: str) -> str:
     return f"/speech/item/{quote(dataset_id, safe='')}"
 
 
+def speech_build_url(**params: Any) -> str:
+    return explorer_links.speech_build_path(**params)
+
+
 def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined)
     env.filters.update(FILTERS)
@@ -78,6 +84,9 @@ def environment() -> Environment:
         judges_url=judges_url,
         speech_url=speech_url,
         speech_item_url=speech_item_url,
+        speech_build_url=speech_build_url,
+        leaderboard_url=explorer_links.leaderboard_path,
+        page_size=queries.PAGE_SIZE,
         clip_url=speech.clip_url,
         scale=eq_scale,
         composites=COMPOSITES,
@@ -113,7 +122,11 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         rows = queries.leaderboard(wh).to_dict("records")
         pools = sorted({str(r["pool"]) for r in rows})
         targets = sorted({str(r["target"]) for r in rows})
-        return page("leaderboard.html", rows=rows, pools=pools, targets=targets, metrics=pairs.METRICS)
+        only = request.query_params.get("target", "")
+        if only and only not in targets:
+            return not_found(f"the leaderboard has no row of target '{only}'; the targets are {', '.join(targets)}")
+        shown = [r for r in rows if str(r["target"]) == only] if only else rows
+        return page("leaderboard.html", rows=shown, pools=pools, targets=targets, metrics=pairs.METRICS, only=only)
 
     async def dialogues(request: Request) -> Response:
         q = request.query_params
@@ -244,7 +257,7 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
 
     async def speech_items(request: Request) -> Response:
         q = request.query_params
-        chosen = {k: q.get(k, "") for k in ("composite", "subscale", "valence")}
+        chosen = {k: q.get(k, "") for k in ("composite", "subscale", "valence", "target", "condition", "outcome")}
         number = page_number(request)
         if number is None:
             return not_found(f"page must be a number, not '{q.get('page')}'", 400)
@@ -253,14 +266,42 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         except ValueError as exc:
             return not_found(str(exc), 400)
         rows = found.rows.to_dict("records")
-        return page("speech_items.html", found=found, rows=rows, chosen=chosen, columns=speech.ITEM_COLUMNS)
+        targets, conditions = speech.choice_targets(wh)
+        columns = speech.ITEM_COLUMNS + (speech.CHOICE_COLUMNS if chosen["target"] else ())
+        return page(
+            "speech_items.html",
+            found=found,
+            rows=rows,
+            chosen=chosen,
+            columns=columns,
+            choice_columns=speech.CHOICE_COLUMNS,
+            choice_targets=targets,
+            conditions=conditions,
+            outcomes=speech.OUTCOMES,
+            flags=queries.baseline_flags(wh),
+        )
+
+    async def speech_build(request: Request) -> Response:
+        q = request.query_params
+        chosen = {k: q.get(k, "") for k in ("subscale", "kind")}
+        number = page_number(request)
+        if number is None:
+            return not_found(f"page must be a number, not '{q.get('page')}'", 400)
+        try:
+            found = builder.build(wh, page=number, **chosen)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        return page("speech_build.html", b=found, chosen=chosen, kinds=builder.KINDS)
 
     async def speech_item(request: Request) -> Response:
         dataset_id = request.path_params["dataset_id"]
         found = speech.item(wh, dataset_id)
         if found is None:
             return not_found(f"speech.eq_items has no item '{dataset_id}'")
-        return page("speech_item.html", s=found)
+        condition = request.query_params.get("condition", "")
+        if condition:
+            found = speech.with_condition(found, condition)
+        return page("speech_item.html", s=found, condition=condition)
 
     async def clip(request: Request) -> Response:
         stored = request.path_params["path"]
@@ -269,6 +310,10 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
             return not_found(f"'{stored}' is not a clip file under {wh.data_dir} that a speech table names")
         path, media = found
         return FileResponse(path, media_type=media, headers=HEADERS)
+
+    async def running_now(request: Request) -> Response:
+        running, ended = running_steps(wh.data_dir)
+        return page("running.html", running=running, ended=ended)
 
     async def stylesheet(request: Request) -> Response:
         return Response((HERE / "static" / "explorer.css").read_text(), media_type="text/css", headers=HEADERS)
@@ -283,8 +328,10 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
             Route("/pairs", paired),
             Route("/judges", judge_turns),
             Route("/speech", speech_items),
+            Route("/speech/build", speech_build),
             Route("/speech/item/{dataset_id:path}", speech_item),
             Route("/clip/{path:path}", clip),
+            Route("/running", running_now),
             Route("/explorer.css", stylesheet),
         ]
     )

@@ -6,7 +6,8 @@ cache key, and the cache holds each key's raw reply. So a row's call is the ledg
 and purpose whose reply is the row's own text: the raw reply itself (chat_seeds, judge_verdicts,
 final_intent_verdicts), the reply with a leading <think> block removed (a response), or a JSON reply whose fields
 are the row's (a simulator turn, a perception). A match is exact or not made; when several calls match, all of
-them are listed. The request messages are not stored (the key is their sha256), so no page can show them."""
+them are listed. The cache keeps the request behind each key it sent (`requests`, resources/call_cache.py), so a
+call's page shows the exact messages and settings, and whether they hash to the key."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from resources.call_cache import CallCache, decode_request
 from resources.chat_client import extract_json_object, strip_thinking
 
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -120,6 +122,23 @@ class Call:
     key: str
     reply: dict[str, Any] | None  # the replies row: model, text, tokens, latency, finish_reason, created_at
     ledger: list[dict[str, Any]]  # every ledger row with this key, in call order (cached or not, ok or not)
+    request: dict[str, Any] | None = None  # the request the key hashes (model, base_url, messages, settings, seed)
+
+    @property
+    def request_verified(self) -> bool:
+        """The stored request hashes to the key: it is exactly what was sent (a masked one no longer does)."""
+        return self.request is not None and CallCache.key_of(self.request) == self.key
+
+    @property
+    def settings(self) -> list[tuple[str, str]]:
+        """The request's sampling settings and seed as (name, JSON text), the response format last."""
+        if self.request is None:
+            return []
+        settings = dict(self.request.get("settings") or {})
+        rows = [(name, _json(value)) for name, value in settings.items() if name != "response_format"]
+        rows.append(("seed", _json(self.request.get("seed"))))
+        rows.append(("response_format", _json(settings.get("response_format"), indent=2)))
+        return rows
 
     @property
     def pretty_reply(self) -> str | None:
@@ -132,12 +151,25 @@ class Call:
             return None
 
 
+def _json(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=True)
+
+
+def stored_request(con: sqlite3.Connection, key: str) -> dict[str, Any] | None:
+    """The request kept under `key`; None when there is none (also in a cache file older than the table)."""
+    try:
+        row = con.execute("SELECT request FROM requests WHERE key = ?", (key,)).fetchone()
+    except sqlite3.OperationalError:  # no such table: written before requests were kept
+        return None
+    return decode_request(bytes(row[0])) if row else None
+
+
 def call(con: sqlite3.Connection | None, key: str) -> Call | None:
-    """The cached reply and ledger rows of one cache key, or None when neither has it."""
+    """The cached reply, request and ledger rows of one cache key, or None when neither has it."""
     if con is None or not KEY_RE.match(key):
         return None
     reply = con.execute("SELECT * FROM replies WHERE key = ?", (key,)).fetchone()
     ledger = con.execute("SELECT * FROM ledger WHERE cache_key = ? ORDER BY id", (key,)).fetchall()
     if reply is None and not ledger:
         return None
-    return Call(key, dict(reply) if reply else None, [dict(r) for r in ledger])
+    return Call(key, dict(reply) if reply else None, [dict(r) for r in ledger], stored_request(con, key))

@@ -30,12 +30,12 @@ from eyt_dagster.explorer import app as explorer_app
 from eyt_dagster.explorer import export_html, export_links, pairs
 from eyt_dagster.explorer.clips import clip_file
 from eyt_dagster.explorer.export_links import INDEX, STYLESHEET, Key, file_name, page_key, page_url, relative_href
-from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, select
+from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, known_targets, select
 from eyt_dagster.explorer.judges import LARGEST
 from eyt_dagster.explorer.reads import Warehouse
 
 MARKER = "export.json"  # written into every export; --force replaces only a folder that holds one
-SPEECH_LIST: Key = ("speech", "", "", "", 1)
+SPEECH_LIST: Key = ("speech", "", "", "", "", "", "", 1)
 EXPORT_CSS = """
 /* the static export */
 .export-banner { background: #fff6d6; border-bottom: 1px solid #e0c766; padding: 6px 16px; font-size: 12px; }
@@ -167,6 +167,7 @@ class _Crawl:
         for pool in dict.fromkeys(p for _, p in self.cells):
             in_pool = [t for t, p in self.cells if p == pool]
             self.pairs += [(pool, a, b) for i, a in enumerate(in_pool) for b in in_pool[i + 1 :]]
+        self.speech_targets = [t for t in selection.targets if t in set(known_targets(wh)[1])]
         self.pages: dict[Key, str] = {}  # key -> the HTML the app rendered
         self.clips: set[str] = set()  # stored clip paths the pages play
         self.failed: dict[str, str] = {}  # URL -> the error the app raised rendering it
@@ -174,7 +175,8 @@ class _Crawl:
     def roots(self) -> list[Key]:
         found: list[Key] = [INDEX, SPEECH_LIST]
         for target, pool in self.cells:
-            found += [("dialogues", target, pool, "seed_id", False, "", 1), ("judges", target, pool, LARGEST, 1)]
+            found += [("dialogues", target, pool, "seed_id", "", "", 1), ("judges", target, pool, LARGEST, 1)]
+        found += [("speech", "", "", "", target, "", "", 1) for target in self.speech_targets]
         for pool, a, b in self.pairs:
             found += [("pairs", pool, a, b, metric, 1) for metric in pairs.METRICS]
         return found
@@ -183,10 +185,10 @@ class _Crawl:
         """Whether the export holds this page: the selection's pages in their default order (every page number),
         side by side of all the selected targets on a ChatSEED, paired differences of the planned pairs."""
         kind = key[0]
-        if kind in ("index", "speech_item", "call"):
+        if kind in ("speech_item", "call") or key == INDEX:
             return True
         if kind == "dialogues":
-            return (key[1], key[2]) in self.cells and key[3:6] == ("seed_id", False, "")
+            return (key[1], key[2]) in self.cells and key[3:6] == ("seed_id", "", "")
         if kind == "judges":
             return (key[1], key[2]) in self.cells and key[3] == LARGEST
         if kind == "dialogue":
@@ -195,8 +197,8 @@ class _Crawl:
             return len(key[2]) >= 2 and set(key[2]) == self.shared.get(key[1])
         if kind == "pairs":
             return key[1:4] in self.pairs
-        if kind == "speech":
-            return key[1:4] == ("", "", "")
+        if kind == "speech":  # the whole list, and each selected target's choices per item
+            return key[1:4] + key[5:7] == ("",) * 5 and (not key[4] or key[4] in self.speech_targets)
         return False
 
     def run(self) -> None:

@@ -10,7 +10,7 @@ import hashlib
 import posixpath
 import re
 import unicodedata
-from urllib.parse import parse_qsl, quote, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from eyt_dagster.explorer import app, pairs, queries, speech
 from eyt_dagster.explorer.judges import LARGEST
@@ -55,42 +55,58 @@ def _page(query: dict[str, list[str]]) -> int:
     return number
 
 
+# Each list page's parameters (page aside), in its key's order, with their defaults. A link with any other
+# parameter is a variant the export never holds.
+PARAMETERS: dict[str, dict[str, str]] = {
+    "/": {"target": ""},
+    "/dialogues": {"target": "", "pool": "", "sort": "seed_id", "order": "", "failure": ""},
+    "/judges": {"target": "", "pool": "", "sort": LARGEST},
+    "/pairs": {"pool": "", "a": "", "b": "", "metric": DEFAULT_METRIC},
+    "/speech": {k: "" for k in ("composite", "subscale", "valence", "target", "condition", "outcome")},
+    "/speech/build": {"subscale": "", "kind": ""},
+}
+KINDS = {
+    "/": "index",
+    "/dialogues": "dialogues",
+    "/judges": "judges",
+    "/pairs": "pairs",
+    "/speech": "speech",
+    "/speech/build": "speech_build",
+}
+
+
 def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
     path = unquote(raw)
-    if path == "/":
-        return INDEX
     if path == "/explorer.css":
         return STYLESHEET
-    if path == "/dialogues":
-        sort = _one(q, "sort", "seed_id")
-        sort = queries.HEADLINE.get(sort, sort) if sort not in queries.SORT_KEYS else sort
-        return (
-            "dialogues",
-            _one(q, "target"),
-            _one(q, "pool"),
-            sort,
-            _one(q, "order") == "desc",
-            _one(q, "failure"),
-            _page(q),
-        )
-    if path == "/judges":
-        return ("judges", _one(q, "target"), _one(q, "pool"), _one(q, "sort", LARGEST), _page(q))
-    if path == "/pairs":
-        metric = pairs.metric_column(_one(q, "metric", DEFAULT_METRIC))
-        return ("pairs", _one(q, "pool"), _one(q, "a"), _one(q, "b"), metric, _page(q))
     if path == "/compare":
+        if set(q) - {"seed", "target"}:
+            return ("variant", path)
         return ("compare", _one(q, "seed"), tuple(sorted(dict.fromkeys(q.get("target", [])))))
-    if path == "/speech":
-        filters = tuple(_one(q, k) for k in ("composite", "subscale", "valence"))
-        return ("speech", *filters, _page(q))
+    if path in PARAMETERS:
+        known = PARAMETERS[path]
+        if set(q) - set(known) - {"page"}:
+            return ("variant", path)
+        values = {k: _one(q, k, default) or default for k, default in known.items()}
+        if (
+            path == "/dialogues"
+        ):  # as the route reads them: a leaderboard metric sorts by its column, order is desc or not
+            sort = values["sort"]
+            values["sort"] = queries.HEADLINE.get(sort, sort) if sort not in queries.SORT_KEYS else sort
+            values["order"] = "desc" if values["order"] == "desc" else ""
+        if path == "/pairs":
+            values["metric"] = pairs.metric_column(values["metric"])
+        if path == "/":
+            return (KINDS[path], values["target"]) if values["target"] else INDEX
+        return (KINDS[path], *values.values(), _page(q))
     segments = raw.split("/")
-    if raw.startswith("/dialogue/") and len(segments) == 4:  # both parts quoted with safe=''
+    if raw.startswith("/dialogue/") and len(segments) == 4 and not q:  # both parts quoted with safe=''
         return ("dialogue", unquote(segments[2]), unquote(segments[3]))
-    if raw.startswith("/call/") and len(segments) == 3:
+    if raw.startswith("/call/") and len(segments) == 3 and not q:
         return ("call", unquote(segments[2]))
-    if raw.startswith("/speech/item/"):
+    if raw.startswith("/speech/item/") and not q:
         return ("speech_item", unquote(raw[len("/speech/item/") :]))
-    if raw.startswith("/clip/"):
+    if raw.startswith("/clip/") and not q:
         return ("clip", unquote(raw[len("/clip/") :]))
     return None
 
@@ -100,12 +116,10 @@ def page_url(key: Key, order: list[str]) -> str:
     selection's), so its columns do not depend on which link was followed first."""
     kind = key[0]
     if kind == "index":
-        return "/"
+        return "/" if len(key) == 1 else f"/?{urlencode({'target': key[1]})}"
     if kind == "dialogues":
-        _, target, pool, sort, descending, failure, number = key
-        return app.dialogues_url(
-            target=target, pool=pool, sort=sort, order="desc" if descending else "", failure=failure, page=number
-        )
+        _, target, pool, sort, order, failure, number = key
+        return app.dialogues_url(target=target, pool=pool, sort=sort, order=order, failure=failure, page=number)
     if kind == "judges":
         _, target, pool, sort, number = key
         return app.judges_url(target=target, pool=pool, sort=sort, page=number)
@@ -116,8 +130,7 @@ def page_url(key: Key, order: list[str]) -> str:
         rank = {t: i for i, t in enumerate(order)}
         return app.compare_url(key[1], sorted(key[2], key=lambda t: (rank.get(t, len(rank)), t)))
     if kind == "speech":
-        _, composite, subscale, valence, number = key
-        return app.speech_url(composite=composite, subscale=subscale, valence=valence, page=number)
+        return app.speech_url(**dict(zip(PARAMETERS["/speech"], key[1:-1], strict=True)), page=key[-1])
     if kind == "dialogue":
         return app.dialogue_url(key[1], key[2])
     if kind == "call":
@@ -145,13 +158,13 @@ def file_name(key: Key, suffix: str = ".html") -> str:
     """The export's path of a page (or, for a clip, of its file with `suffix`), relative to the export's root;
     every character in [a-z0-9._/-]."""
     kind = key[0]
-    if kind == "index":
+    if kind == "index" and len(key) == 1:
         return "index.html"
     if kind == "stylesheet":
         return STYLESHEET_FILE
     if kind == "dialogues":
-        _, target, pool, sort, descending, failure, number = key
-        tag = digest(target, pool, sort, str(descending), failure)
+        _, target, pool, sort, order, failure, number = key
+        tag = digest(target, pool, sort, order, failure)
         return f"cells/{slug(target)}-on-{slug(pool)}-{tag}-p{number}.html"
     if kind == "judges":
         _, target, pool, sort, number = key
@@ -162,8 +175,8 @@ def file_name(key: Key, suffix: str = ".html") -> str:
     if kind == "compare":
         return f"compare/{slug(key[1])}-{digest(key[1], *key[2])}.html"
     if kind == "speech":
-        _, composite, subscale, valence, number = key
-        return f"speech/items-{digest(composite, subscale, valence)}-p{number}.html"
+        target = key[4]
+        return f"speech/items-{slug(target, 30) + '-' if target else ''}{digest(*key[1:-1])}-p{key[-1]}.html"
     if kind == "dialogue":
         return f"dialogues/{slug(key[1], 30)}-{slug(key[2])}-{digest(key[1], key[2])}.html"
     if kind == "call":

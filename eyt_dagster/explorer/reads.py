@@ -6,7 +6,8 @@ The call cache's SQLite file is opened read-only (`mode=ro`), so a run writing t
 
 A page about one target (or one pool) names it as a partition filter: the views then read only the files of the
 matching partition folders (`<column>=<value>/`, resources/warehouse_files.py), not every target's. Nothing is
-cached between pages, so a partition a run writes is seen by the next page."""
+cached between pages but the distinct values of a file version (Warehouse.distinct), so a partition a run writes
+is seen by the next page."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ from resources.warehouse_files import SCHEMA_FILE, as_path, data_files, decode_v
 
 # A partition filter: column -> the value, or the values, whose partition folders are read.
 Partitions = Mapping[str, str | Iterable[str]]
+
+# Warehouse.distinct's values per file version: (path, size, mtime, inode, columns) -> the distinct rows
+_DISTINCT: dict[tuple, frozenset[tuple]] = {}
+_DISTINCT_MAX = 20_000
 
 
 class Warehouse:
@@ -45,12 +50,18 @@ class Warehouse:
         wanted = {c: {v} if isinstance(v, str) else set(v) for c, v in (partitions or {}).items()}
         return ([str(schema)] if schema.exists() else []) + sorted(map(str, _walk(folder, wanted)))
 
-    def partition_values(self, table: str, column: str) -> set[str] | None:
-        """The values of `column` a table has partition folders of, read from the folder names alone; None when
-        some of its data files lie outside such folders (then only a query can tell)."""
+    def partition_values(self, table: str, column: str, partitions: Partitions | None = None) -> set[str] | None:
+        """The values of `column` a table has partition folders of (among the folders of `partitions`' values),
+        read from the folder names alone; None when some of its data files lie outside such folders (then only a
+        query can tell)."""
         folder = as_path(table_dir(self.root, table))
         found: set[str] = set()
-        for path in data_files(folder):
+        if partitions:
+            wanted = {c: {v} if isinstance(v, str) else set(v) for c, v in partitions.items()}
+            paths: Iterable = _walk(folder, wanted)
+        else:
+            paths = data_files(folder)
+        for path in paths:
             parts = [p for p in path.relative_to(folder).parts[:-1] if p.startswith(f"{column}=")]
             if not parts:
                 return None
@@ -82,6 +93,45 @@ class Warehouse:
     ) -> pd.DataFrame:
         with self.sql(tables, partitions) as con:
             return con.execute(sql, params or []).df()
+
+    def distinct(self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None) -> set[tuple]:
+        """The distinct values of `columns` in the table's files (of `partitions`' folders). Each file's values are
+        kept in memory under its path, size, modification time and inode: a file is written once and replaced by a
+        rename, so a changed partition is a new key and is read again, and an unchanged one is not read twice."""
+        found: set[tuple] = set()
+        unread: dict[str, tuple] = {}
+        for name in self.files(table, partitions):
+            path = as_path(name)
+            if path.name == SCHEMA_FILE:
+                continue
+            try:
+                st = path.stat()
+            except FileNotFoundError:  # replaced or removed since it was listed
+                continue
+            key = (name, st.st_size, st.st_mtime_ns, st.st_ino, columns)
+            cached = _DISTINCT.get(key)
+            if cached is None:
+                unread[name] = key
+            else:
+                found |= cached
+        if unread:
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in unread)
+            shown = ", ".join(columns)
+            sql = f"SELECT DISTINCT filename, {shown} FROM read_parquet([{listed}], filename = true, union_by_name = true)"
+            per_file: dict[str, set[tuple]] = {name: set() for name in unread}
+            con = reader(self.root)
+            try:
+                for row in con.execute(sql).fetchall():
+                    per_file.setdefault(str(row[0]), set()).add(tuple(row[1:]))
+            finally:
+                con.close()
+            if len(_DISTINCT) > _DISTINCT_MAX:
+                _DISTINCT.clear()
+            for name, values in per_file.items():
+                if name in unread:
+                    _DISTINCT[unread[name]] = frozenset(values)
+                found |= values
+        return found
 
     @contextmanager
     def calls(self) -> Iterator[sqlite3.Connection | None]:

@@ -1,4 +1,5 @@
-"""Serving the explorer: uvicorn on a free port (or the one asked for) until Ctrl-C or SIGTERM."""
+"""Serving the explorer: uvicorn on the port of its address (EYT_VIEW_URL, default 8765) or, when that is taken, a
+free one (or the one asked for), until Ctrl-C or SIGTERM."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import signal
 import socket
 from pathlib import Path
 from types import FrameType
+
+from eyt_dagster.core import explorer_links
 
 
 class _Stopped(Exception):
@@ -27,17 +30,34 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(data_dir: Path, host: str = "127.0.0.1", port: int = 0) -> int:
+def bind_preferred(host: str, port: int | None) -> tuple[socket.socket, str]:
+    """The socket to serve on: `port` when given (0: a free one); else the port of EYT_VIEW_URL (the address the
+    Dagster UI's and the report's links name) when it is free, else a free one, with a note saying the links
+    then miss."""
+    if port is not None:
+        return bind(host, port), ""
+    wanted = explorer_links.view_port()
+    try:
+        return bind(host, wanted), ""
+    except OSError:
+        note = (
+            f"; port {wanted} of {explorer_links.view_url()} is taken, so the links in the Dagster UI and the "
+            f"report do not reach this explorer (stop what holds it, or set {explorer_links.VIEW_URL_ENV})"
+        )
+        return bind(host, 0), note
+
+
+def serve(data_dir: Path, host: str = "127.0.0.1", port: int | None = None) -> int:
     """Serve until Ctrl-C or SIGTERM, then exit with status 0. uvicorn finishes the open requests and then raises
     the signal again with the handlers it found; ours turn that into a normal return."""
     import uvicorn
 
     from eyt_dagster.explorer.app import create_app
 
-    sock = bind(host, port)
+    sock, note = bind_preferred(host, port)
     shown = f"[{host}]" if ":" in host else host
     print(
-        f"eyt view: the explorer on http://{shown}:{sock.getsockname()[1]}/ (data {data_dir}); Ctrl-C stops it",
+        f"eyt view: the explorer on http://{shown}:{sock.getsockname()[1]}/ (data {data_dir}); Ctrl-C stops it{note}",
         flush=True,
     )
     config = uvicorn.Config(create_app(data_dir), log_level="warning", access_log=False, lifespan="off")

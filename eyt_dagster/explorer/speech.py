@@ -6,7 +6,7 @@ round 2 about turn 6)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -51,31 +51,91 @@ class ItemPage:
     pages: int
 
 
-def check_filters(subscale: str, composite: str, valence: str) -> None:
+# What a target's choices on an item were, when the list names a target (speech.slm_choices; `condition` narrows)
+OUTCOMES = {
+    "": "any",
+    "wrong": "a wrong choice",
+    "parse_failed": "a reply that did not parse",
+    "error": "a failed call",
+}
+CHOICE_COLUMNS = ("choices", "correct", "parse_failed", "errors")
+_KEPT = {
+    "": "",
+    "wrong": " AND c.correct < c.choices - c.errors",
+    "parse_failed": " AND c.parse_failed > 0",
+    "error": " AND c.errors > 0",
+}
+
+
+def check_filters(subscale: str, composite: str, valence: str, outcome: str = "") -> None:
     """ValueError naming a filter value that is not in SpeechEQ's vocabulary (empty means any)."""
     for name, value, known in (
         ("subscale", subscale, SUBSCALES),
         ("composite", composite, COMPOSITES),
         ("valence", valence, VALENCES),
+        ("outcome", outcome, tuple(k for k in OUTCOMES if k)),
     ):
         if value and value not in known:
             raise ValueError(f"unknown {name} '{value}'; the {name}s are {', '.join(known)}")
 
 
-def items(wh: Warehouse, subscale: str = "", composite: str = "", valence: str = "", page: int = 1) -> ItemPage:
-    """speech.eq_items, one row per item, in dataset_id order; PAGE_SIZE per page."""
-    check_filters(subscale, composite, valence)
+def choice_targets(wh: Warehouse) -> tuple[list[str], list[str]]:
+    """The targets with speech.slm_choices rows, and the persona conditions they were asked under."""
+    found = wh.partition_values("speech.slm_choices", "target")
+    with wh.sql(["speech.slm_choices"]) as con:
+        if found is None:
+            found = {str(r[0]) for r in con.execute("SELECT DISTINCT target FROM slm_choices").fetchall()}
+        rows = con.execute("SELECT DISTINCT condition FROM slm_choices ORDER BY 1").fetchall()
+    return sorted(found), [str(r[0]) for r in rows]
+
+
+def items(
+    wh: Warehouse,
+    subscale: str = "",
+    composite: str = "",
+    valence: str = "",
+    page: int = 1,
+    target: str = "",
+    condition: str = "",
+    outcome: str = "",
+) -> ItemPage:
+    """speech.eq_items, one row per item, in dataset_id order; PAGE_SIZE per page. With a target: its choices on
+    each item (under `condition` when named) counted beside it, and `outcome` keeps the items where one of them
+    was wrong, did not parse or failed."""
+    check_filters(subscale, composite, valence, outcome)
+    if (condition or outcome) and not target:
+        raise ValueError("condition and outcome filter a target's choices: name the target too")
     params = {"subscale": subscale, "composite": composite, "valence": valence}
+    columns = ", ".join(f"i.{c}" for c in ITEM_COLUMNS)
+    joined = ""
+    if target:
+        targets, conditions = choice_targets(wh)
+        if target not in targets:
+            raise ValueError(f"speech.slm_choices has no choices of target '{target}'; the targets are {targets}")
+        if condition and condition not in conditions:
+            raise ValueError(f"unknown condition '{condition}'; the conditions are {', '.join(conditions)}")
+        params |= {"target": target, "condition": condition}
+        columns += ", " + ", ".join(f"coalesce(c.{c}, 0) AS {c}" for c in CHOICE_COLUMNS)
+        joined = (
+            " LEFT JOIN (SELECT item_id, count(*) AS choices, count(*) FILTER (WHERE correct) AS correct,"
+            " count(*) FILTER (WHERE parse_failed) AS parse_failed, count(*) FILTER (WHERE error IS NOT NULL)"
+            " AS errors FROM slm_choices WHERE target = $target AND ($condition = '' OR condition = $condition)"
+            " GROUP BY item_id) c ON c.item_id = i.dataset_id"
+        )
     base = (
-        f"SELECT {', '.join(ITEM_COLUMNS)} FROM eq_items WHERE ($subscale = '' OR subscale = $subscale) "
-        "AND ($composite = '' OR composite = $composite) AND ($valence = '' OR valence = $valence)"
+        f"SELECT {columns} FROM eq_items i{joined} WHERE ($subscale = '' OR i.subscale = $subscale) "
+        f"AND ($composite = '' OR i.composite = $composite) AND ($valence = '' OR i.valence = $valence)"
+        f"{_KEPT[outcome] if target else ''}"
     )
-    with wh.sql(["speech.eq_items"]) as con:
+    tables = ["speech.eq_items", "speech.slm_choices"] if target else ["speech.eq_items"]
+    with wh.sql(tables, {"target": target} if target else None) as con:
         row = con.execute(f"SELECT count(*) FROM ({base})", params).fetchone()
         total = int(row[0]) if row else 0
         pages = max(1, -(-total // PAGE_SIZE))
         page = min(max(1, page), pages)
-        rows = con.execute(f"{base} ORDER BY dataset_id LIMIT {PAGE_SIZE} OFFSET {(page - 1) * PAGE_SIZE}", params).df()
+        rows = con.execute(
+            f"{base} ORDER BY i.dataset_id LIMIT {PAGE_SIZE} OFFSET {(page - 1) * PAGE_SIZE}", params
+        ).df()
     return ItemPage(rows, total, page, pages)
 
 
@@ -144,3 +204,9 @@ def item(wh: Warehouse, dataset_id: str) -> SpeechItem | None:
     for choice in choices:
         by_target.setdefault(str(choice["target"]), []).append(choice)
     return SpeechItem(row, scenario, scenario_source, lines, lines_source, tones, selection, contrasts, by_target)
+
+
+def with_condition(found: SpeechItem, condition: str) -> SpeechItem:
+    """The item with only its choices made under one persona condition."""
+    kept = {t: [c for c in rows if c.get("condition") == condition] for t, rows in found.choices.items()}
+    return replace(found, choices={t: rows for t, rows in kept.items() if rows})

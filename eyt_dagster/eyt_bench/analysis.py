@@ -78,34 +78,94 @@ def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resample
     return pd.DataFrame(rows)
 
 
+# The family a pairwise p-value is adjusted over (Holm): every pair of targets on one pool and one metric.
+ADJUSTED_FAMILY = ("pool", "metric")
+SIGNIFICANCE_LEVEL = 0.05
+
+
 def pairwise_comparisons(scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
     """For each pool and pair of targets, the paired bootstrap difference (a - b) of per-dialogue values on
-    the ChatSEEDs both played, and whether its 95% interval excludes zero."""
-    rows = []
-    for pool, in_pool in scores.groupby("pool"):
-        for a, b in combinations(sorted(in_pool["target"].unique()), 2):
-            left = in_pool[in_pool["target"] == a].set_index("seed_id")
-            right = in_pool[in_pool["target"] == b].set_index("seed_id")
-            shared = left.index.intersection(right.index)
-            for metric in PAIRED_METRICS:
-                x, y = _per_dialogue(left.loc[shared], metric), _per_dialogue(right.loc[shared], metric)
-                res = stats.paired_bootstrap_diff(x.to_numpy(), y.to_numpy(), resamples=resamples, seed=seed)
-                rows.append(
+    the ChatSEEDs both played, whether its 95% interval excludes zero, its two-sided p-value (normal
+    approximation from the bootstrap standard error), that p-value Holm-adjusted over every pair of the pool
+    and metric, `significant_adjusted` (adjusted p < 0.05), and the minimum difference the pair's ChatSEEDs
+    would detect at 80% power (unadjusted, two-sided 5%).
+
+    Each target's per-dialogue values are one row of a (targets x ChatSEEDs) matrix per pool and metric, and
+    every pair shares one resample-index matrix (core.stats.paired_bootstrap_table): the cost grows with
+    targets x resamples x ChatSEEDs for the resampling plus pairs x resamples for the intervals, not
+    pairs x resamples x ChatSEEDs."""
+    frames = []
+    for pool, in_pool in scores.groupby("pool", sort=True):
+        targets = sorted(in_pool["target"].unique())
+        seeds = list(pd.unique(in_pool["seed_id"]))  # the order the rows come in, as the pairs were drawn before
+        pairs = list(combinations(range(len(targets)), 2))
+        if not pairs:
+            continue
+        played = in_pool.drop_duplicates(["target", "seed_id"]).set_index(["target", "seed_id"])
+        present = (
+            pd.Series(True, index=played.index).unstack("seed_id").reindex(index=targets, columns=seeds).notna()
+        ).to_numpy()
+        for metric in PAIRED_METRICS:
+            values = _per_dialogue(played, metric).unstack("seed_id").reindex(index=targets, columns=seeds)
+            matrix = values.to_numpy(dtype=float)
+            res = stats.paired_bootstrap_table(matrix, pairs, resamples=resamples, seed=seed)
+            a, b = (np.array([p[k] for p in pairs]) for k in (0, 1))
+            shared = present[a] & present[b]  # a side's mean: over the ChatSEEDs both played, its NaNs skipped
+            frames.append(
+                pd.DataFrame(
                     {
                         "pool": pool,
                         "metric": metric,
-                        "target_a": a,
-                        "target_b": b,
+                        "target_a": np.array(targets, dtype=object)[a],
+                        "target_b": np.array(targets, dtype=object)[b],
                         "n_paired": res["n"],
-                        "mean_a": float(x.mean()),
-                        "mean_b": float(y.mean()),
+                        "mean_a": _masked_mean(matrix[a], shared),
+                        "mean_b": _masked_mean(matrix[b], shared),
                         "diff": res["diff"],
                         "ci_low": res["low"],
                         "ci_high": res["high"],
                         "excludes_zero": res["excludes_zero"],
+                        "se": res["se"],
                     }
                 )
-    return pd.DataFrame(rows)
+            )
+    if not frames:
+        return pd.DataFrame(columns=list(PAIRWISE_COLUMNS))
+    table = pd.concat(frames, ignore_index=True)
+    table["p_value"] = stats.normal_p_value(table["diff"], table["se"])
+    table["p_adjusted"] = np.nan
+    for _, family in table.groupby(list(ADJUSTED_FAMILY), sort=False):
+        table.loc[family.index, "p_adjusted"] = stats.holm_adjusted(family["p_value"].to_numpy())
+    table["significant_adjusted"] = table["p_adjusted"] < SIGNIFICANCE_LEVEL
+    table["mde_80"] = stats.min_detectable_difference(table["se"], alpha=SIGNIFICANCE_LEVEL, power=0.8)
+    return table[list(PAIRWISE_COLUMNS)]
+
+
+PAIRWISE_COLUMNS = (
+    "pool",
+    "metric",
+    "target_a",
+    "target_b",
+    "n_paired",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "excludes_zero",
+    "se",
+    "p_value",
+    "p_adjusted",
+    "significant_adjusted",
+    "mde_80",
+)
+
+
+def _masked_mean(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Row means of `values` over the columns `keep` marks, NaN values skipped (NaN when none is left)."""
+    keep = keep & ~np.isnan(values)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(keep, values, 0.0).sum(axis=1) / keep.sum(axis=1)
 
 
 def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple[float, ...]) -> pd.DataFrame:

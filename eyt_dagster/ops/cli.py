@@ -4,6 +4,7 @@
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
     eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
+    eyt run --progress-every S  without a terminal, a progress line per running run every S seconds (default 30)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
@@ -35,6 +36,7 @@ from pathlib import Path
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
+from eyt_dagster.ops.progress_display import DEFAULT_EVERY_S, PROGRESS_EVERY_ENV
 from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
@@ -437,6 +439,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--progress-every",
+        type=float,
+        metavar="SECONDS",
+        help=f"without a terminal (cron, CI, a pipe): a progress line per running run every SECONDS (default "
+        f"${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: none); on a terminal a live table instead "
+        "(docs/operations.md#watching-a-run)",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="eyt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -456,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         help=f"run up to N independent partition runs at once, each in a worker process (default "
         f"{DEFAULT_PARALLEL}; 1: one after another, in one worker); see docs/operations.md",
     )
+    _progress_option(run)
     run.set_defaults(func=cmd_run)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
@@ -503,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     refresh.add_argument(
         "--reports", action="store_true", help="also recompute every report (unpartitioned asset), stale or not"
     )
+    _progress_option(refresh)
     refresh.set_defaults(func=cmd_refresh)
     remove = sub.add_parser(
         "remove-target",
@@ -566,7 +581,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     dev.set_defaults(func=cmd_dev)
     view = sub.add_parser("view", help="a local read-only web explorer over the warehouse")
-    view.add_argument("--port", type=int, default=0, help="the port to serve on (default: a free one)")
+    view.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the port to serve on (default: the port of EYT_VIEW_URL, 8765, when free, else a free one; 0: a free one)",
+    )
     view.add_argument("--host", default="127.0.0.1", help="the address to serve on (default 127.0.0.1)")
     view.add_argument(
         "--export",
@@ -579,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--force", action="store_true", help="with --export: replace an earlier export in DIR")
     view.set_defaults(func=cmd_view)
     args = parser.parse_args(argv)
+    if getattr(args, "progress_every", None) is not None:  # read by the display (eyt_dagster/ops/progress_display.py)
+        os.environ[PROGRESS_EVERY_ENV] = f"{args.progress_every:g}"
     try:
         return args.func(args)
     except SlateError as exc:

@@ -15,9 +15,12 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import Future
+from pathlib import Path
 
 from eyt_dagster.ops.instance import PROJECT_ROOT
+from eyt_dagster.ops.progress_display import RunWatch, display
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
+from resources.progress_files import LAUNCH_TAG
 
 # Partition runs at once: two cores by default; a worker process costs an import of the code location (~5 s) and
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
@@ -148,9 +151,10 @@ class Launcher:
     is marked failed in the instance with the cause named, and the next run gets a new worker; the other workers'
     runs go on untouched."""
 
-    def __init__(self, instance, parallel: int) -> None:
+    def __init__(self, instance, parallel: int, watch: RunWatch | None = None) -> None:
         self.instance = instance
         self.parallel = parallel
+        self.watch = watch  # told when each run starts and ends; its tag finds the run's progress heartbeats
         self._pool: WorkerPool | None = None
 
     def __enter__(self) -> Launcher:
@@ -178,11 +182,16 @@ class Launcher:
                 ok, text = False, f"  FAILED {run.label:<48} {exc}"
             except BaseException as exc:  # KeyboardInterrupt included: the worker's Ctrl-C, sent back
                 ok, text = False, f"  FAILED {run.label:<48} worker process ended: {type(exc).__name__}: {exc}"
+            if self.watch is not None:
+                self.watch.ended(index)
             print(text, flush=True)
             outer.set_result(ok)
 
+        tags = run.tags if self.watch is None else {**run.tags, LAUNCH_TAG: self.watch.tag(index)}
+        if self.watch is not None:
+            self.watch.started(index, run.label)
         try:
-            inner = self._pool.submit(_worker_execute, run.job, run.tags, run.label, tuple(run.assets))
+            inner = self._pool.submit(_worker_execute, run.job, tags, run.label, tuple(run.assets))
         except RuntimeError as exc:  # no worker could be started for it
             inner = Future()
             inner.set_exception(exc)
@@ -208,7 +217,8 @@ def execute_runs(instance, runs, parallel: int) -> bool:
     from eyt_dagster.ops.run_plan import OK, run_all, summary
 
     started = time.monotonic()
-    with Launcher(instance, parallel) as launcher:
+    watch = RunWatch(Path(os.environ.get("EYT_DATA_DIR") or "data").resolve())  # where the runs write
+    with Launcher(instance, parallel, watch) as launcher, display(watch):
         outcome = run_all(
             runs,
             launcher.start,

@@ -1,4 +1,5 @@
-"""A self-contained HTML report: one page with inline CSS and images as data URIs, no scripts or links.
+"""A self-contained HTML report: one page with inline CSS and images as data URIs, no scripts; its only links are
+the model cards' ones into `eyt view` (which must be running to follow them).
 
 Every piece of text and every table cell is HTML-escaped (model replies can contain anything). Number format,
 decided per column: a column whose finite values all lie in [-1, 1] (shares, accuracies, correlations) gets 3
@@ -13,7 +14,7 @@ import base64
 import html as _html
 import math
 import numbers
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
@@ -56,6 +57,7 @@ class Section:
     note: str = ""
     labels: dict[str, str] = field(default_factory=dict)  # column -> the header shown (default: the column's name)
     more_tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # (heading, table) after the table
+    target_link: Callable[[str], str] | None = None  # a target's address in eyt view, linked from its cells
 
 
 def _esc(value: object) -> str:
@@ -115,10 +117,15 @@ def _truthy(value: object) -> bool:
 
 
 def render_table(
-    df: pd.DataFrame, baseline_targets: Collection[str] = (), max_rows: int = 500, labels: dict[str, str] | None = None
+    df: pd.DataFrame,
+    baseline_targets: Collection[str] = (),
+    max_rows: int = 500,
+    labels: dict[str, str] | None = None,
+    target_link: Callable[[str], str] | None = None,
 ) -> str:
     """An escaped HTML table with merged interval cells and baseline / self-preference badges; `labels` gives a
-    column's header (a merged interval cell's header says "[95% CI]")."""
+    column's header (a merged interval cell's header says "[95% CI]"); `target_link(target)` the address a
+    target's cell links to."""
     if any(name is not None for name in df.index.names):
         df = df.reset_index()
     columns = [str(c) for c in df.columns]
@@ -141,6 +148,8 @@ def render_table(
             if c in groups:
                 low, high = (_esc(_fmt(row[x], d)) for x in groups[c])
                 text = f"{text} [{low}, {high}]"
+            if c in TARGET_COLUMNS and target_link is not None and not _missing(value):
+                text = f'<a href="{_esc(target_link(str(value)))}">{text}</a>'
             if c in TARGET_COLUMNS and str(value) in baseline_targets:
                 text += '<span class="badge baseline">baseline</span>'
             if c == RISK_COLUMN and _truthy(value):
@@ -192,12 +201,15 @@ def render_report(
         parts += [f'<section id="s{i}"><h2>{_esc(s.title)}</h2>', _paragraphs(s.description)]
         if s.table is not None:
             parts.append(
-                render_table(s.table, baseline_targets, max_rows, s.labels)
+                render_table(s.table, baseline_targets, max_rows, s.labels, s.target_link)
                 if len(s.table.columns)
                 else '<p class="note">(empty table)</p>'
             )
         for heading, table in s.more_tables:
-            parts += [f"<h3>{_esc(heading)}</h3>", render_table(table, baseline_targets, max_rows, s.labels)]
+            parts += [
+                f"<h3>{_esc(heading)}</h3>",
+                render_table(table, baseline_targets, max_rows, s.labels, s.target_link),
+            ]
         parts += [_figure(caption, png) for caption, png in s.images]
         parts += [_paragraphs(s.note, "note"), "</section>"]
     hashes = "".join(

@@ -188,7 +188,14 @@ def pairwise_png(
     fig, ax, y = _interval_axes(rows["pool"])
     ax.axvline(0.0, color="0.3", linewidth=1)
     whiskers = _whiskers(rows["diff"], rows["ci_low"], rows["ci_high"])
-    excludes = rows["excludes_zero"].fillna(False).astype(bool).to_numpy()
+    # filled: significant after the Holm adjustment (the interval alone when the table predates it)
+    shown = "significant_adjusted" if "significant_adjusted" in rows.columns else "excludes_zero"
+    excludes = rows[shown].fillna(False).astype(bool).to_numpy()
+    yes, no = (
+        ("significant (Holm-adjusted)", "not significant")
+        if shown == "significant_adjusted"
+        else ("interval excludes 0", "interval includes 0")
+    )
     for i, (pool, value) in enumerate(zip(rows["pool"].astype(str), rows["diff"])):
         color = COLORS[pools.index(pool) % len(COLORS)]
         ax.errorbar(
@@ -216,8 +223,8 @@ def pairwise_png(
         for i, p in enumerate(pools)
     ]
     handles += [
-        Line2D([], [], marker="o", linestyle="none", color="0.3", label="interval excludes 0"),
-        Line2D([], [], marker="o", linestyle="none", color="0.3", markerfacecolor="white", label="interval includes 0"),
+        Line2D([], [], marker="o", linestyle="none", color="0.3", label=yes),
+        Line2D([], [], marker="o", linestyle="none", color="0.3", markerfacecolor="white", label=no),
     ]
     ax.legend(handles=handles, fontsize=8, loc="best")
     return _to_png(fig)

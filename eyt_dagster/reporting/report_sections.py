@@ -19,8 +19,11 @@ REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
     (
         "pairwise_comparisons",
         "Paired comparisons",
-        "For each pair of targets on the same ChatSEEDs: the mean per-dialogue difference (a - b) and its 95% "
-        "paired bootstrap interval. Only differences whose interval excludes zero are distinguishable from noise.",
+        "For each pair of targets on the same ChatSEEDs: the mean per-dialogue difference (a - b), its 95% paired "
+        "bootstrap interval and standard error, the two-sided p-value (normal approximation) and that p-value "
+        "Holm-adjusted over every pair of the same pool and metric. Read significant_adjusted (adjusted p < 0.05), "
+        "not the interval alone: with many targets, some unadjusted intervals exclude zero by chance. mde_80 is the "
+        "smallest true difference these ChatSEEDs would detect 80% of the time (two-sided 5%, unadjusted).",
     ),
     (
         "trajectory",

@@ -7,8 +7,11 @@ table shows them as one "X [low, high]" cell.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
+from eyt_dagster.core import explorer_links
 from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import POOLED
@@ -72,6 +75,10 @@ def _keep(df: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
     return df[[c for c in columns if c in df.columns]]
 
 
+def _card_link(base: str) -> Callable[[str], str]:
+    return lambda target: base + explorer_links.leaderboard_path(target=target)
+
+
 def card_section(cards: pd.DataFrame | None) -> Section:
     """The opening section: one row per model over both benchmarks and a panel per model."""
     description = (
@@ -79,8 +86,16 @@ def card_section(cards: pd.DataFrame | None) -> Section:
         "(per-pool values are in reports.model_cards); SpeechEQ columns are the default persona condition. "
         "A benchmark a model did not run is left empty, not zero. Costs are what the model's own calls cost; "
         "the fingerprint hashes the settings that change its answers. In the plot every dimension is on 0-1 "
-        "(0-100 scores / 100, drift as 1 - drift/2, SEQ as (SEQ - 40)/120) with 95% whiskers."
+        "(0-100 scores / 100, drift as 1 - drift/2, SEQ as (SEQ - 40)/120) with 95% whiskers. "
     )
+    try:
+        link: Callable[[str], str] | None = _card_link(explorer_links.view_url())
+        description += (
+            f"Each model id links to its rows in the explorer at {explorer_links.view_url()} (start it with "
+            f"`eyt view` or `make view`; the address is {explorer_links.VIEW_URL_ENV})."
+        )
+    except ValueError as exc:
+        link, description = None, description + f"No links into the explorer: {exc}."
     if cards is None or cards.empty:
         return Section(
             CARDS_TITLE,
@@ -101,6 +116,7 @@ def card_section(cards: pd.DataFrame | None) -> Section:
         images=[("Model cards", model_cards_png(shown))],
         labels=CARD_LABELS,
         more_tables=[("What the calls cost, and which model answered", pick(CARD_DETAILS))],
+        target_link=link,
     )
 
 

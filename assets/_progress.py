@@ -1,0 +1,39 @@
+"""A step's progress: the recorder (resources/run_progress.py) wired to the asset's run, step and log. The step's
+loop calls it as `on_done(done, total)`; the run log gets one line every `every` items and at least every 30 s
+(EYT_PROGRESS_LOG_S), and `<data dir>/progress/` a heartbeat that `eyt run`, `eyt refresh` and `eyt view` read
+(docs/operations.md, "Watching a run")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dagster import AssetExecutionContext
+
+from resources.model_access import ModelAccess
+from resources.progress_files import LAUNCH_TAG
+from resources.run_progress import StepProgress
+
+PROGRESS_EVERY = 10  # items between two progress lines in the run log
+
+
+def step_progress(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    unit: str,
+    message: Callable[[int, int], str],
+    every: int = PROGRESS_EVERY,
+) -> StepProgress:
+    """The recorder of this step; use it as `with step_progress(...) as on_done:`. `unit` names what the step
+    counts ("dialogues", "turns judged", ...); `message(done, total)` starts each run-log line."""
+    return StepProgress(
+        eyt.data_dir,
+        run_id=context.run_id,
+        step=context.op_def.name,
+        job=context.job_name,
+        unit=unit,
+        message=message,
+        log=context.log.info,
+        partition=str(context.partition_key) if context.has_partition_key else None,
+        launch=context.run.tags.get(LAUNCH_TAG),
+        every_items=every,
+    )

@@ -1,0 +1,87 @@
+"""Where `eyt view` answers, and the addresses of its pages that other places link to (the Dagster UI's asset
+metadata, the HTML report's model cards). One place for the explorer's routes: its app builds its own links with
+these functions too.
+
+The explorer's address is `EYT_VIEW_URL` when set, else http://127.0.0.1:8765; `eyt view` serves on that port
+when it is free (else on any free port, and says that the links elsewhere then point to the wrong place). The
+links are written when an asset is materialised or the report is built: they open the pages of whatever explorer
+answers there at the time they are followed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit
+
+VIEW_URL_ENV = "EYT_VIEW_URL"
+DEFAULT_VIEW_URL = "http://127.0.0.1:8765"
+
+
+def view_url() -> str:
+    """The explorer's address without a trailing slash (EYT_VIEW_URL, else DEFAULT_VIEW_URL)."""
+    url = (os.environ.get(VIEW_URL_ENV) or DEFAULT_VIEW_URL).rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{VIEW_URL_ENV}={url!r} is not an http(s) address; set it like {DEFAULT_VIEW_URL}")
+    return url
+
+
+def view_port() -> int:
+    """The port of view_url() (80/443 when it names none)."""
+    parts = urlsplit(view_url())
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def _query(path: str, params: Any) -> str:
+    items = params.items() if isinstance(params, dict) else params
+    shown = [(k, v) for k, v in items if v not in (None, "")]
+    return path + ("?" + urlencode(shown) if shown else "")
+
+
+# -- the explorer's routes, as paths on its server ---------------------------------------------------------------
+
+
+def leaderboard_path(target: str = "") -> str:
+    return _query("/", {"target": target})
+
+
+def dialogues_path(**params: Any) -> str:
+    return _query("/dialogues", params)
+
+
+def dialogue_path(target: str, seed_id: str) -> str:
+    return f"/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
+
+
+def call_path(key: str) -> str:
+    return f"/call/{quote(key, safe='')}"
+
+
+def compare_path(seed_id: str, targets: list[str]) -> str:
+    return _query("/compare", [("seed", seed_id), *(("target", t) for t in targets)])
+
+
+def pairs_path(**params: Any) -> str:
+    return _query("/pairs", params)
+
+
+def judges_path(**params: Any) -> str:
+    return _query("/judges", params)
+
+
+def speech_path(**params: Any) -> str:
+    return _query("/speech", params)
+
+
+def speech_item_path(dataset_id: str) -> str:
+    return f"/speech/item/{quote(dataset_id, safe='')}"
+
+
+def speech_build_path(**params: Any) -> str:
+    return _query("/speech/build", params)
+
+
+def absolute(path: str) -> str:
+    """A path above on the explorer at view_url()."""
+    return view_url() + path

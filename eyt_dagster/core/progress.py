@@ -1,0 +1,109 @@
+"""The figures of one running step as plain data, and the one line they are written as (the run log, the terminal's
+plain lines and its live rows). No benchmark and no I/O here: a step names its own unit of work ("dialogues",
+"items", ...), and the recorder that fills the figures is resources/run_progress.py (docs/operations.md, "Watching
+a run")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class EndpointLoad:
+    """One endpoint as a step sees it: requests in flight now against its budget (the model's max_concurrency)."""
+
+    name: str
+    in_flight: int
+    budget: int
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    """What one step has done so far: items done of the total, the step's calls (tokens, cost, retries, 429s,
+    failures by kind) and the endpoints it calls."""
+
+    unit: str
+    done: int
+    total: int
+    elapsed_s: float
+    calls: int = 0
+    cache_hits: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    retries: int = 0
+    rate_limited: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    endpoints: tuple[EndpointLoad, ...] = ()
+
+    @property
+    def eta_s(self) -> float | None:
+        return eta_seconds(self.done, self.total, self.elapsed_s)
+
+
+def eta_seconds(done: int, total: int, elapsed_s: float) -> float | None:
+    """The time left at the rate so far (items done per second since the step started); None (unknown) until an
+    item is done, 0 once all are."""
+    if total <= 0 or done >= total:
+        return 0.0
+    if done <= 0 or elapsed_s <= 0:
+        return None
+    return (total - done) * elapsed_s / done
+
+
+def duration_text(seconds: float | None) -> str:
+    """'unknown', '45 s', '3 min 20 s', '2 h 05 min'."""
+    if seconds is None:
+        return "unknown"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def count_text(n: int) -> str:
+    """1234 -> '1.2k', 2500000 -> '2.5M'."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def failures_text(failures: dict[str, int]) -> str:
+    """'none' or 'timeout 2, http 1' (largest first, then by name)."""
+    if not any(failures.values()):
+        return "none"
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(failures.items(), key=lambda kv: (-kv[1], kv[0])) if n)
+
+
+def endpoints_text(endpoints: tuple[EndpointLoad, ...]) -> str:
+    """'model-a @ http://host:8000 3/4, model-b @ ... 0/2', or 'none'."""
+    if not endpoints:
+        return "none"
+    return ", ".join(f"{e.name} {e.in_flight}/{e.budget}" for e in endpoints)
+
+
+def figures_text(figures: StepFigures) -> str:
+    """The call figures as one ASCII line: 'calls 96 (30 cached), tokens 41.2k, cost $0.0312; retries 3, 429s 2,
+    failures: timeout 1; in flight: chat @ http://127.0.0.1:8000 3/4'."""
+    f = figures
+    return (
+        f"calls {f.calls} ({f.cache_hits} cached), tokens {count_text(f.tokens)}, cost ${f.cost_usd:.4f}; "
+        f"retries {f.retries}, 429s {f.rate_limited}, failures: {failures_text(f.failures)}; "
+        f"in flight: {endpoints_text(f.endpoints)}"
+    )
+
+
+def done_text(figures: StepFigures) -> str:
+    """'12 of 40 dialogues, ETA 3 min 20 s' ('? ' for a total the step has not reported yet)."""
+    f = figures
+    total = str(f.total) if f.total or f.done else "?"
+    eta = duration_text(f.eta_s) if f.total else "unknown"
+    return f"{f.done} of {total} {f.unit}, ETA {eta}"
+
+
+def progress_line(figures: StepFigures) -> str:
+    """The whole figures as one ASCII line: items done, the time left, then the call figures."""
+    return f"{done_text(figures)}; {figures_text(figures)}"

@@ -1,0 +1,168 @@
+"""The running runs of `eyt run` and `eyt refresh` in the terminal: on a terminal a live table (rich), one row per
+running run; otherwise (cron, CI, a pipe) a plain line per running run every N seconds, never a control character.
+The figures come from the heartbeats the runs' steps write (resources/progress_files.py), found by the launch tag
+the launcher gives each run (`<token>:<index>`); reading them never waits on a run, and a run without a heartbeat
+(a step that counts nothing, or one that has not started) shows as running for so long. The lines a run prints
+when it ends stay as they were (eyt_dagster/ops/launch.py). See docs/operations.md, "Watching a run"."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from eyt_dagster.core.progress import done_text, duration_text, figures_text
+from resources.progress_files import RUNNING, Heartbeat, read_heartbeats
+
+PROGRESS_EVERY_ENV = "EYT_PROGRESS_EVERY"
+DEFAULT_EVERY_S = 30.0  # a plain progress line per running run this often (0: none)
+LIVE_REFRESH_S = 1.0  # the live table reads the heartbeats this often
+
+
+def progress_every_s() -> float:
+    """Seconds between two plain progress lines, from EYT_PROGRESS_EVERY (default 30; 0 turns them off)."""
+    value = os.environ.get(PROGRESS_EVERY_ENV, "").strip()
+    try:
+        return max(0.0, float(value)) if value else DEFAULT_EVERY_S
+    except ValueError:
+        return DEFAULT_EVERY_S
+
+
+def printable(text: str) -> str:
+    """Text from a heartbeat (a partition key, a step or endpoint name) without control characters."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+class RunWatch:
+    """Which runs of this command are running (the launcher says when each starts and ends), and what their
+    heartbeats say."""
+
+    def __init__(self, data_dir: str | Path, clock: Callable[[], float] = time.monotonic) -> None:
+        self.data_dir = Path(data_dir)
+        self.token = uuid.uuid4().hex[:12]
+        self.clock = clock
+        self._running: dict[int, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def tag(self, index: int) -> str:
+        return f"{self.token}:{index}"
+
+    def started(self, index: int, label: str) -> None:
+        with self._lock:
+            self._running[index] = (label, self.clock())
+
+    def ended(self, index: int) -> None:
+        with self._lock:
+            self._running.pop(index, None)
+
+    def rows(self) -> list[tuple[str, float, Heartbeat | None]]:
+        """(label, seconds running, its latest running heartbeat or None) per running run, in start order."""
+        with self._lock:
+            running = sorted(self._running.items(), key=lambda item: item[1][1])
+        beats: dict[int, Heartbeat] = {}
+        for beat in read_heartbeats(self.data_dir):
+            token, _, index = (beat.launch or "").partition(":")
+            if token == self.token and beat.status == RUNNING and index.isdigit():
+                latest = beats.get(int(index))
+                if latest is None or beat.started_at >= latest.started_at:
+                    beats[int(index)] = beat
+        now = self.clock()
+        return [(label, now - since, beats.get(i)) for i, (label, since) in running]
+
+
+def step_name(beat: Heartbeat) -> str:
+    return printable(beat.step.split("__")[-1])
+
+
+def plain_line(label: str, seconds: float, beat: Heartbeat | None) -> str:
+    """'  ...    <label> <seconds> s  <step>: 12 of 40 dialogues, ETA ...; calls ...', columns as the end lines."""
+    head = f"  {'...':<6} {printable(label):<48} {seconds:6.1f} s"
+    if beat is None:
+        return f"{head}  running"
+    return f"{head}  {step_name(beat)}: {done_text(beat.figures)}; {figures_text(beat.figures)}"
+
+
+class _PlainLines:
+    def __init__(self, watch: RunWatch, every_s: float, out: TextIO) -> None:
+        self.watch, self.every_s, self.out = watch, every_s, out
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="eyt-progress-lines", daemon=True)
+
+    def __enter__(self) -> _PlainLines:
+        if self.every_s > 0:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                lines = [plain_line(*row) for row in self.watch.rows()]
+            except Exception as exc:  # a display problem never stops the runs
+                lines = [f"  progress display: {type(exc).__name__}"]
+            for line in lines:
+                print(line, file=self.out, flush=True)
+
+
+class _LiveTable:
+    """rich's Live display: a table of the running runs, redrawn every second below the lines runs print when
+    they end (print goes above it), removed when the command ends."""
+
+    def __init__(self, watch: RunWatch) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self.watch = watch
+        self.live = Live(
+            get_renderable=self._table,
+            console=Console(),
+            refresh_per_second=1 / LIVE_REFRESH_S,
+            redirect_stdout=True,
+            redirect_stderr=False,
+            transient=True,
+        )
+
+    def __enter__(self) -> _LiveTable:
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.__exit__(None, None, None)
+
+    def _table(self):
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold", expand=True)
+        table.add_column("running run", no_wrap=True, ratio=2)
+        table.add_column("time", no_wrap=True, justify="right")
+        table.add_column("step: done, ETA; calls, tokens, cost; retries, 429s, failures; in flight/budget", ratio=5)
+        try:
+            rows = self.watch.rows()
+        except Exception as exc:  # never take the command down for the display
+            return Text(f"progress display: {type(exc).__name__}")
+        for label, seconds, beat in rows:
+            if beat is None:
+                what = "running"
+            else:
+                what = f"{step_name(beat)}: {done_text(beat.figures)}; {printable(figures_text(beat.figures))}"
+            table.add_row(Text(printable(label)), Text(duration_text(seconds)), Text(what))
+        return table
+
+
+def display(watch: RunWatch, *, tty: bool | None = None, every_s: float | None = None, out: TextIO | None = None):
+    """The display for this command: the live table on a terminal, else plain lines every `every_s` seconds."""
+    out = sys.stdout if out is None else out
+    tty = out.isatty() if tty is None else tty
+    if tty and os.environ.get("TERM") != "dumb":
+        return _LiveTable(watch)
+    return _PlainLines(watch, progress_every_s() if every_s is None else every_s, out)
