@@ -97,11 +97,16 @@ class SelectedWarehouse(Warehouse):
             wanted[column] = wanted[column] & allowed if column in wanted else set(allowed)
         return super().files(table, wanted)
 
-    def partition_values(self, table: str, column: str) -> set[str] | None:
-        found = super().partition_values(table, column)
+    def partition_values(self, table: str, column: str, partitions: Partitions | None = None) -> set[str] | None:
+        found = super().partition_values(table, column, partitions)
         if found is None or column not in self.limits:
             return found
         return found & self.limits[column]
+
+    def distinct(self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None) -> set[tuple]:
+        found = super().distinct(table, columns, partitions)  # of the selected partitions' files (files() above)
+        checks = [(i, self.limits[c]) for i, c in enumerate(columns) if c in self.limits]
+        return {row for row in found if all(str(row[i]) in allowed for i, allowed in checks)}
 
     @contextmanager
     def sql(self, tables: Iterable[str], partitions: Partitions | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
