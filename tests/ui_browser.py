@@ -75,6 +75,7 @@ class Chromium:
             start_new_session=True,
         )
         self._ids = itertools.count(1)
+        self.events: list[dict] | None = None  # set to a list to keep the CDP events that arrive during calls
         try:
             port = self._devtools_port(start_timeout)
             page = self._page_target(port, start_timeout)
@@ -115,7 +116,8 @@ class Chromium:
             time.sleep(0.2)
 
     def call(self, method: str, timeout: float = 30.0, **params):
-        """Send one CDP command and return its result (events that arrive meanwhile are dropped)."""
+        """Send one CDP command and return its result (events that arrive meanwhile are dropped, or kept in
+        `events` when that is a list)."""
         message_id = next(self._ids)
         self.ws.send(json.dumps({"id": message_id, "method": method, "params": params}))
         deadline = time.monotonic() + timeout
@@ -131,6 +133,8 @@ class Chromium:
                 if "error" in message:
                     raise BrowserError(f"{method}: {message['error']}")
                 return message.get("result", {})
+            if self.events is not None and "method" in message:
+                self.events.append(message)
 
     def evaluate(self, expression: str):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)

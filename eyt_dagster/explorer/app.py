@@ -99,8 +99,10 @@ def environment() -> Environment:
     return env
 
 
-def create_app(data_dir: Path) -> Starlette:
-    wh = Warehouse(data_dir)
+def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
+    """The explorer over `data_dir`; `warehouse` reads it instead of a plain Warehouse (the static export's
+    reader of a selection)."""
+    wh = warehouse or Warehouse(data_dir)
     env = environment()
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:

@@ -16,7 +16,8 @@
     eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance (--automation: with
                             the daemon keeping the slate up to date, docs/refresh.md)
     eyt view                a local read-only web explorer over the warehouse: leaderboard, dialogues, calls
-                            (--port N, default a free one; --host, default 127.0.0.1)
+                            (--port N, default a free one; --host, default 127.0.0.1; --export DIR [--target T]
+                            [--pool P]: a static copy of a selection of it, opened from file://)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
 Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them. Each run
@@ -384,9 +385,27 @@ def cmd_view(args: argparse.Namespace) -> int:
     from eyt_dagster.explorer.server import serve
     from resources.warehouse import data_dir
 
+    if args.export is not None:
+        return cmd_view_export(args, data_dir())
+    if args.target or args.pool or args.force:
+        print("eyt view: --target, --pool and --force choose what --export DIR writes", file=sys.stderr)
+        return 2
     if not (data_dir() / "warehouse").exists():
         print(f"eyt view: no warehouse under {data_dir()} yet; the pages fill in as `eyt run` writes", flush=True)
     return serve(data_dir(), args.host, args.port)
+
+
+def cmd_view_export(args: argparse.Namespace, data: Path) -> int:
+    from eyt_dagster.explorer.export import ExportError, export
+    from eyt_dagster.explorer.export_selection import SelectionError
+
+    try:
+        written = export(data, Path(args.export), args.target or (), args.pool or (), force=args.force)
+    except (ExportError, SelectionError) as exc:
+        print(f"eyt view --export: {exc}", file=sys.stderr)
+        return 2
+    print(written.summary(), flush=True)
+    return 1 if written.failed else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -569,6 +588,15 @@ def main(argv: list[str] | None = None) -> int:
         help="the port to serve on (default: the port of EYT_VIEW_URL, 8765, when free, else a free one; 0: a free one)",
     )
     view.add_argument("--host", default="127.0.0.1", help="the address to serve on (default 127.0.0.1)")
+    view.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write a static copy of the explorer (a selection of it) to DIR and exit, no server: open "
+        "DIR/index.html from file:// (docs/explorer.md, Static export)",
+    )
+    view.add_argument("--target", action="append", help="with --export: this target only (repeatable; default all)")
+    view.add_argument("--pool", action="append", help="with --export: this pool only (repeatable; default all)")
+    view.add_argument("--force", action="store_true", help="with --export: replace an earlier export in DIR")
     view.set_defaults(func=cmd_view)
     args = parser.parse_args(argv)
     if getattr(args, "progress_every", None) is not None:  # read by the display (eyt_dagster/ops/progress_display.py)

@@ -1,0 +1,146 @@
+"""What a static export holds: the targets and pools named (all when none is named), checked against the
+warehouse, and a reader of the warehouse that sees only their rows. Every explorer query then answers about the
+selection alone (the leaderboard's rows, the targets on the same ChatSEED, a SpeechEQ item's choices), through
+the same views and queries as the server, so no page of the export names a target that was not chosen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from eyt_dagster.explorer import queries
+from eyt_dagster.explorer.reads import Partitions, Warehouse
+from eyt_dagster.table_registry import catalog
+
+
+class SelectionError(ValueError):
+    """A target or pool the warehouse does not have."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    targets: tuple[str, ...]  # in the order named (sorted when all), EYT-Bench and SpeechEQ targets alike
+    pools: tuple[str, ...]
+    all_targets: bool  # no target was named
+    all_pools: bool
+
+    @property
+    def limits(self) -> dict[str, frozenset[str]]:
+        """column -> the values a row must hold: only for what was named."""
+        out: dict[str, frozenset[str]] = {}
+        if not self.all_targets:
+            out["target"] = frozenset(self.targets)
+        if not self.all_pools:
+            out["pool"] = frozenset(self.pools)
+        return out
+
+
+def known_targets(wh: Warehouse) -> tuple[list[str], list[str]]:
+    """(EYT-Bench targets with dialogue turns, SpeechEQ targets with choices), each sorted."""
+    speech = wh.partition_values("speech.slm_choices", "target")
+    if speech is None:
+        rows = wh.query(["speech.slm_choices"], "SELECT DISTINCT target FROM slm_choices")
+        speech = set(map(str, rows["target"]))
+    return sorted(queries.targets(wh)), sorted(speech)
+
+
+def known_pools(wh: Warehouse) -> list[str]:
+    found = wh.partition_values("dialogue.dialogue_turns", "pool")
+    if found is None:
+        rows = wh.query(["dialogue.dialogue_turns"], "SELECT DISTINCT pool FROM dialogue_turns")
+        found = set(map(str, rows["pool"]))
+    return sorted(found)
+
+
+def select(wh: Warehouse, targets: Iterable[str] = (), pools: Iterable[str] = ()) -> Selection:
+    """The selection of the names given (repeats dropped); SelectionError naming an unknown one and listing the
+    known ones."""
+    eyt, speech = known_targets(wh)
+    every_target = sorted(set(eyt) | set(speech))
+    every_pool = known_pools(wh)
+    named_targets = list(dict.fromkeys(targets))
+    named_pools = list(dict.fromkeys(pools))
+    for kind, named, known in (("target", named_targets, every_target), ("pool", named_pools, every_pool)):
+        unknown = [n for n in named if n not in known]
+        if unknown:
+            listed = ", ".join(f"'{k}'" for k in known) or "none"
+            raise SelectionError(
+                f"unknown {kind}{'s' if len(unknown) > 1 else ''} {', '.join(repr(u) for u in unknown)}; "
+                f"the warehouse's {kind}s are {listed}"
+            )
+    return Selection(
+        targets=tuple(named_targets or every_target),
+        pools=tuple(named_pools or every_pool),
+        all_targets=not named_targets,
+        all_pools=not named_pools,
+    )
+
+
+class SelectedWarehouse(Warehouse):
+    """A Warehouse whose views hold only the selection's rows: a table with a `target` (or `pool`) column shows
+    only the selected targets' (pools') rows, and only their partition folders are read."""
+
+    def __init__(self, data_dir: Path, selection: Selection) -> None:
+        super().__init__(data_dir)
+        self.selection = selection
+        self.limits = selection.limits
+        self._answers: dict[tuple, pd.DataFrame] = {}
+
+    def files(self, table: str, partitions: Partitions | None = None) -> list[str]:
+        wanted: dict[str, set[str]] = {c: {v} if isinstance(v, str) else set(v) for c, v in (partitions or {}).items()}
+        for column, allowed in self.limits.items():
+            wanted[column] = wanted[column] & allowed if column in wanted else set(allowed)
+        return super().files(table, wanted)
+
+    def partition_values(self, table: str, column: str, partitions: Partitions | None = None) -> set[str] | None:
+        found = super().partition_values(table, column, partitions)
+        if found is None or column not in self.limits:
+            return found
+        return found & self.limits[column]
+
+    def distinct(self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None) -> set[tuple]:
+        found = super().distinct(table, columns, partitions)  # of the selected partitions' files (files() above)
+        checks = [(i, self.limits[c]) for i, c in enumerate(columns) if c in self.limits]
+        return {row for row in found if all(str(row[i]) in allowed for i, allowed in checks)}
+
+    @contextmanager
+    def sql(self, tables: Iterable[str], partitions: Partitions | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        tables = list(tables)
+        with super().sql(tables, partitions) as con:
+            for table in tables:
+                name = table.split(".")[-1]
+                columns = self._columns(table, con)
+                where = [
+                    f"{column} IN ({', '.join(_literal(v) for v in sorted(values))})"
+                    for column, values in self.limits.items()
+                    if column in columns
+                ]
+                if where:
+                    con.execute(f"ALTER VIEW {name} RENAME TO {name}_all_rows")
+                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_all_rows WHERE {' AND '.join(where)}")
+            yield con
+
+    def _columns(self, table: str, con: duckdb.DuckDBPyConnection) -> set[str]:
+        declared = catalog().declared(table)
+        if declared:
+            return set(declared)
+        return {row[0] for row in con.execute(f"DESCRIBE {table.split('.')[-1]}").fetchall()}
+
+    def query(
+        self, tables: Iterable[str], sql: str, params: list | None = None, partitions: Partitions | None = None
+    ) -> pd.DataFrame:
+        """As Warehouse.query, each distinct question asked once per export (the leaderboard's baseline flags are
+        asked by every page): the export shows the warehouse as it was when it began."""
+        key = (tuple(tables), sql, repr(params), repr(partitions))
+        if key not in self._answers:
+            self._answers[key] = super().query(key[0], sql, params, partitions)
+        return self._answers[key].copy()
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
