@@ -78,11 +78,15 @@ class Warehouse:
             for table in tables:
                 name = table.split(".")[-1]
                 files = self.files(table, partitions)
+                # the contract's columns always: files written before a column was added lack it (NULL here)
+                con.register(f"{name}_empty", _empty(table))
                 if files:
                     listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)")
+                    con.execute(
+                        f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true) "
+                        f"UNION ALL BY NAME SELECT * FROM {name}_empty"
+                    )
                 else:
-                    con.register(f"{name}_empty", _empty(table))
                     con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_empty")
             yield con
         finally:
