@@ -59,7 +59,8 @@ def call_path(key: str) -> str:
 
 
 def compare_path(seed_id: str, targets: list[str]) -> str:
-    return _query("/compare", [("seed", seed_id), *(("target", t) for t in targets)])
+    """Every target named, also an empty id (the page then says it has no such dialogue)."""
+    return "/compare?" + urlencode([("seed", seed_id), *(("target", t) for t in targets)])
 
 
 def pairs_path(**params: Any) -> str:

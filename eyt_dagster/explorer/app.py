@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.applications import Starlette
@@ -36,40 +35,16 @@ HEADERS = {
 }
 
 
-def dialogue_url(target: str, seed_id: str) -> str:
-    return f"/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
-
-
-def dialogues_url(**params: Any) -> str:
-    return "/dialogues?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-
-
-def call_url(key: str) -> str:
-    return f"/call/{quote(key, safe='')}"
-
-
-def compare_url(seed_id: str, targets: list[str]) -> str:
-    return "/compare?" + urlencode([("seed", seed_id), *(("target", t) for t in targets)])
-
-
-def pairs_url(**params: Any) -> str:
-    return "/pairs?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-
-
-def judges_url(**params: Any) -> str:
-    return "/judges?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-
-
-def speech_url(**params: Any) -> str:
-    return "/speech?" + urlencode({k: v for k, v in params.items() if v not in (None, "")})
-
-
-def speech_item_url(dataset_id: str) -> str:
-    return f"/speech/item/{quote(dataset_id, safe='')}"
-
-
-def speech_build_url(**params: Any) -> str:
-    return explorer_links.speech_build_path(**params)
+# The pages' addresses, defined once (the Dagster UI's and the report's links use the same functions).
+dialogue_url = explorer_links.dialogue_path
+dialogues_url = explorer_links.dialogues_path
+call_url = explorer_links.call_path
+compare_url = explorer_links.compare_path
+pairs_url = explorer_links.pairs_path
+judges_url = explorer_links.judges_path
+speech_url = explorer_links.speech_path
+speech_item_url = explorer_links.speech_item_path
+speech_build_url = explorer_links.speech_build_path
 
 
 def environment() -> Environment:
