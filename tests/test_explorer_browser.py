@@ -16,6 +16,8 @@ import pytest
 from explorer_data import BASELINE, POOL, TARGET, build, seed_id
 from explorer_speech_data import ITEM
 
+from resources.run_progress import StepProgress
+
 from ui_browser import Chromium, chromium_path, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,6 +96,12 @@ def test_eyt_view_in_headless_chromium(tmp_path):
             browser.wait_for_text([f"{seed_id(11)} side by side", "differ", "Turn 2", "empathy_support"])
             browser.screenshot(shots / "compare.png")
 
+            browser.navigate(base + "/")  # a cell's judges, from the leaderboard
+            browser.wait_for_text(["EYT-Bench leaderboard"])
+            follow(browser, f'a[href^="/judges?target={TARGET}"]')
+            browser.wait_for_text(["Where the judges disagree", TARGET])
+            browser.screenshot(shots / "judges.png")
+
             follow(browser, 'header a[href="/speech"]')
             browser.wait_for_text(["SpeechEQ items", "60 item(s)", ITEM])
             browser.screenshot(shots / "speech.png")
@@ -118,8 +126,31 @@ def test_eyt_view_in_headless_chromium(tmp_path):
             assert isinstance(played, (int, float)) and played > 0, played
             browser.evaluate("document.getElementById('turn-4').scrollIntoView()")  # the clips in view
             browser.screenshot(shots / "speech_item.png")
+
+            browser.navigate(base + "/speech")
+            browser.wait_for_text(["SpeechEQ items", "How the items were built"])
+            follow(browser, 'a[href="/speech/build"]')
+            browser.wait_for_text(["How the SpeechEQ items were built", "no points for pitch", "not an item"])
+            browser.screenshot(shots / "speech_build.png")
+
+            with StepProgress(  # a step running now, as a run's worker records it
+                data,
+                run_id="a1b2c3d4-running",
+                step="dialogue__dialogue_turns",
+                job="eyt_dialogues",
+                unit="dialogues",
+                message=lambda d, t: f"dialogues done: {d} of {t}",
+                partition=f"{POOL}|{TARGET}",
+                log_every=1000.0,
+            ) as on_done:
+                on_done(0, 65)
+                on_done(23, 65)
+                browser.navigate(base + "/running")
+                browser.wait_for_text(["Running now", "23 of 65 dialogues"], timeout=15)
+                browser.screenshot(shots / "running.png")
     finally:
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
-    for name in ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "speech", "speech_item"):
+    views = ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "judges", "speech", "speech_item")
+    for name in (*views, "speech_build", "running"):
         assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000
