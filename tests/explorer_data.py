@@ -25,6 +25,7 @@ JUDGE = "judge-a"
 SIMULATOR = "sim-a"
 N_FINISHED = 60
 N_BASELINE = 12  # the baseline plays ChatSEEDs 0-11
+AGE_BUCKETS = ("30-44", "45-59")  # ChatSEED i's persona is in AGE_BUCKETS[i % 2]
 FAILED_SEED = f"{POOL}:p60"
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](javascript:alert(1)) "
@@ -220,7 +221,22 @@ def build(data: Path) -> dict[str, list]:
             mean_turns=2.0,
         ),
     ]
+    # the personas: even ChatSEEDs' are 30-44, odd ones' 45-59; a city per persona (too many values to offer)
+    personas = [
+        dict(
+            persona_id=f"p{i:02d}",
+            pool=POOL,
+            source="fixture",
+            persona_text=text(i, "persona"),
+            attributes=json.dumps({"age_bucket": AGE_BUCKETS[i % 2], "city": f"city {i}", "sex": "Female"}),
+            topic_tags="[]",
+            length_bucket="short" if i < 10 else "long",
+            sample_rank=i,
+        )
+        for i in range(N_FINISHED + 1)
+    ]
     frames = {
+        "dialogue.persona_pool": (personas, ["pool"]),
         "dialogue.chat_seeds": (seeds, ["pool"]),
         "dialogue.dialogue_turns": (turns, ["pool", "target"]),
         "dialogue.intent_similarity": (sims, ["pool", "target"]),

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from asgi_get import get
-from explorer_data import BASELINE, FAILED_SEED, HOSTILE, N_FINISHED, POOL, SECRET, TARGET, build, seed_id
+from explorer_data import BASELINE, FAILED_SEED, HOSTILE, N_BASELINE, N_FINISHED, POOL, SECRET, TARGET, build, seed_id
 from explorer_fixtures import explorer_fixtures, wh
 
 from eyt_dagster.core import explorer_links
@@ -278,3 +278,21 @@ def test_eyt_view_takes_the_port_of_its_address_and_says_when_that_is_taken(monk
     sock, _ = bind_preferred("127.0.0.1", 0)
     with sock:
         assert sock.getsockname()[1] != taken
+
+
+def test_a_cells_dialogues_filtered_by_a_persona_attribute(app, data):
+    from eyt_dagster.explorer import personas
+
+    offered = personas.facets(wh(data), POOL)
+    # city has a value per persona: not offered; sex has one value: nothing to filter
+    assert offered == {"age_bucket": ["30-44", "45-59"], "length_bucket": ["long", "short"]}
+    page = queries.cell_dialogues(wh(data), BASELINE, POOL, persona=("age_bucket", "45-59"))
+    assert list(page.rows["seed_id"]) == [seed_id(i) for i in range(1, N_BASELINE, 2)]  # the odd ones of 0-11
+    short = queries.cell_dialogues(wh(data), BASELINE, POOL, persona=("length_bucket", "short"))
+    assert short.total == 10
+    html = get(app, f"/dialogues?target={BASELINE}&pool={POOL}&persona=age_bucket:30-44&sort=empathy").text
+    assert "6 dialogue(s) of personas with age_bucket:30-44" in html
+    assert "persona=age_bucket%3A30-44" in html  # the sort and page links keep the filter
+    for bad, says in (("city:city 3", "unknown persona attribute &#39;city&#39;"), ("age_bucket:99", "no persona of")):
+        answer = get(app, f"/dialogues?target={BASELINE}&pool={POOL}&persona={bad}")
+        assert answer.status == 400 and says in answer.text

@@ -14,7 +14,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.explorer import builder, compare, judges, pairs, queries, speech
+from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, speech
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
@@ -116,13 +116,15 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         flags = queries.baseline_flags(wh)
         if target not in queries.targets(wh):
             return not_found(f"no dialogues of target '{target}' in the warehouse")
+        offered = personas.facets(wh, pool)
         try:
-            found = queries.cell_dialogues(wh, target, pool, sort, descending, failure, number)
+            persona = personas.parse(q.get("persona", ""), offered)
+            found = queries.cell_dialogues(wh, target, pool, sort, descending, failure, number, persona)
         except ValueError as exc:
             return not_found(str(exc), 400)
-        if not found.total and not failure:
+        if not found.total and not failure and persona is None:
             return not_found(f"target '{target}' has no dialogues in pool '{pool}'")
-        cell = {"target": target, "pool": pool, "failure": failure}
+        cell = {"target": target, "pool": pool, "failure": failure, "persona": q.get("persona", "")}
         return page(
             "dialogues.html",
             cell=cell,
@@ -132,6 +134,7 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
             descending=descending,
             columns=queries.SCORE_COLUMNS,
             is_baseline=flags.get(target),
+            facets=offered,
         )
 
     async def one_dialogue(request: Request) -> Response:

@@ -3,6 +3,7 @@ paginated) and one dialogue with everything stored about it. Plain SQL over the 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ import duckdb
 import pandas as pd
 
 from eyt_dagster.explorer.failures import FAILURES, HIGH_DRIFT_QUANTILE
+from eyt_dagster.explorer.personas import LENGTH
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
@@ -111,6 +113,8 @@ SELECT d.seed_id, {", ".join(f"s.{c}" for c in SCORE_COLUMNS)},
 FROM per_dialogue d LEFT JOIN scores s USING (seed_id), threshold
 """
 CELL_TABLES = (
+    "dialogue.chat_seeds",
+    "dialogue.persona_pool",
     "dialogue.dialogue_turns",
     "dialogue.dialogue_scores",
     "dialogue.judge_verdicts",
@@ -126,19 +130,35 @@ def cell_dialogues(
     descending: bool = False,
     failure: str = "",
     page: int = 1,
+    persona: tuple[str, str] | None = None,
 ) -> DialoguePage:
     """The dialogues of one target x pool cell: every seed with a dialogue_turns row (finished or not), its
     dialogue_scores row (none for an unfinished dialogue) and which failure kinds it shows; `sort` is one of
-    SORT_KEYS, `failure` a key of FAILURES or empty; PAGE_SIZE per page."""
+    SORT_KEYS, `failure` a key of FAILURES or empty, `persona` a (key, value) of the ChatSEED's persona
+    (explorer/personas.py: checked against the pool's values before it gets here); PAGE_SIZE per page."""
     if sort not in SORT_KEYS:
         raise ValueError(f"unknown sort column '{sort}'; the columns are {', '.join(SORT_KEYS)}")
     if failure and failure not in FAILURES:
         raise ValueError(f"unknown failure kind '{failure}'; the kinds are {', '.join(FAILURES)}")
-    where = f"WHERE {failure}" if failure else ""
+    conditions = [failure] if failure else []
     order = f"{sort} {'DESC' if descending else 'ASC'} NULLS LAST, seed_id"
     params = {"target": target, "pool": pool}
-    with wh.sql(CELL_TABLES, params) as con:
-        base = f"WITH cell AS ({_CELL_DIALOGUES}) SELECT * FROM cell {where}"
+    persons = ""
+    if persona is not None:
+        key, value = persona
+        params["persona_value"] = value
+        column = "p.length_bucket"
+        if key != LENGTH:
+            params["persona_path"] = "$." + json.dumps(key)
+            column = "json_extract_string(p.attributes, $persona_path)"
+        persons = (
+            ", who AS (SELECT c.seed_id FROM chat_seeds c JOIN persona_pool p ON p.persona_id = c.persona_id "
+            f"AND p.pool = c.pool WHERE c.pool = $pool AND {column} = $persona_value)"
+        )
+        conditions.append("seed_id IN (SELECT seed_id FROM who)")
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+    with wh.sql(CELL_TABLES, {"target": target, "pool": pool}) as con:
+        base = f"WITH cell AS ({_CELL_DIALOGUES}){persons} SELECT * FROM cell {where}"
         total = int(_one(con, f"SELECT count(*) FROM ({base})", params))
         pages = max(1, -(-total // PAGE_SIZE))
         page = min(max(1, page), pages)
@@ -147,7 +167,7 @@ def cell_dialogues(
             con,
             f"SELECT quantile_cont(drift, {HIGH_DRIFT_QUANTILE}) FROM dialogue_scores "
             "WHERE target = $target AND pool = $pool",
-            params,
+            {"target": target, "pool": pool},
         )
     return DialoguePage(rows, total, page, pages, None if high is None or pd.isna(high) else float(high))
 
