@@ -122,7 +122,7 @@ class SelectedWarehouse(Warehouse):
                 ]
                 if where:
                     con.execute(f"ALTER VIEW {name} RENAME TO {name}_all_rows")
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_all_rows WHERE {' AND '.join(where)}")
+                    con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {name}_all_rows WHERE {' AND '.join(where)}")
             yield con
 
     def _columns(self, table: str, con: duckdb.DuckDBPyConnection) -> set[str]:
