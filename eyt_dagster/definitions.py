@@ -21,6 +21,7 @@ from assets.eyt_bench.eyt_analysis import (
     pairwise_comparisons,
     persona_source_comparison,
     rank_intervals,
+    simulator_audit_effect,
     thinking_ablation,
     trajectory,
     turn_curves,
@@ -37,6 +38,7 @@ from assets.eyt_bench.judge_calibration import (
 )
 from assets.eyt_bench.judge_verdicts import final_intent_verdicts, judge_verdicts
 from assets.eyt_bench.persona_pool import persona_pool
+from assets.eyt_bench.simulator_audit import simulator_audit
 from assets.reports.model_cards import model_cards
 from assets.reports.paper_tables import paper_tables
 from assets.speech_eq import checks as speech_checks
@@ -61,11 +63,13 @@ EYT_BENCH_ASSETS = [
     judge_verdicts,
     final_intent_verdicts,
     intent_similarity,
+    simulator_audit,
     dialogue_scores,
     leaderboard,
     leaderboard_intervals,
     pairwise_comparisons,
     rank_intervals,
+    simulator_audit_effect,
     alpha_sensitivity,
     turn_curves,
     trajectory,

@@ -11,6 +11,7 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "judge_verdicts"],
     ["dialogue", "final_intent_verdicts"],
     ["dialogue", "intent_similarity"],
+    ["dialogue", "simulator_audit"],
     ["dialogue", "dialogue_scores"],
 )
 SPEECH_EVAL_ASSETS = AssetSelection.assets(["speech", "slm_choices"])

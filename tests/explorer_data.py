@@ -25,7 +25,8 @@ JUDGE = "judge-a"
 SIMULATOR = "sim-a"
 N_FINISHED = 60
 N_BASELINE = 12  # the baseline plays ChatSEEDs 0-11
-AGE_BUCKETS = ("30-44", "45-59")  # ChatSEED i's persona is in AGE_BUCKETS[i % 2]
+AGE_BUCKETS = ("30-44", "45-59")
+REPEATING = 3  # the chat target's dialogue 3: the simulator repeats itself at turn 2 (a simulator audit flag)  # ChatSEED i's persona is in AGE_BUCKETS[i % 2]
 FAILED_SEED = f"{POOL}:p60"
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](javascript:alert(1)) "
@@ -44,7 +45,7 @@ def text(i: int, what: str) -> str:
 
 def build(data: Path) -> dict[str, list]:
     """Write the tables and the call cache under `data`; return the frames (for the tests to compare with)."""
-    seeds, turns, sims, verdicts, finals, scores = [], [], [], [], [], []
+    seeds, turns, sims, verdicts, finals, scores, audits = [], [], [], [], [], [], []
     dialogues = [(TARGET, i) for i in range(N_FINISHED)] + [(BASELINE, i) for i in range(N_BASELINE)]
     for i in range(N_FINISHED + 1):
         seeds.append(
@@ -99,6 +100,26 @@ def build(data: Path) -> dict[str, list]:
                     turn=turn,
                     cos_gold_pred=0.5 + i / 200,
                     cos_pred_final=0.25,
+                )
+            )
+            repeated = target == TARGET and i == REPEATING and turn == 2  # the audit's repetition flag
+            audits.append(
+                dict(
+                    target=target,
+                    pool=POOL,
+                    seed_id=seed_id(i),
+                    turn=turn,
+                    simulator=SIMULATOR,
+                    leak_cosine=0.2,
+                    leak_overlap=0.0,
+                    latent_leak=False,
+                    role_flip=False,
+                    repetition=repeated,
+                    empty_turn=False,
+                    early_end=False,
+                    simulator_flags="repetition" if target == TARGET and i == REPEATING else "",
+                    flagged=target == TARGET and i == REPEATING,
+                    embedding_model="m",
                 )
             )
             low = target == BASELINE and turn == 2  # the baseline's turn-2 Empathy sub-indicators are 0
@@ -240,6 +261,7 @@ def build(data: Path) -> dict[str, list]:
         "dialogue.chat_seeds": (seeds, ["pool"]),
         "dialogue.dialogue_turns": (turns, ["pool", "target"]),
         "dialogue.intent_similarity": (sims, ["pool", "target"]),
+        "dialogue.simulator_audit": (audits, ["pool", "target"]),
         "dialogue.judge_verdicts": (verdicts, ["pool", "target"]),
         "dialogue.final_intent_verdicts": (finals, ["pool", "target"]),
         "dialogue.dialogue_scores": (scores, ["pool", "target"]),

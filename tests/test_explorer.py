@@ -296,3 +296,15 @@ def test_a_cells_dialogues_filtered_by_a_persona_attribute(app, data):
     for bad, says in (("city:city 3", "unknown persona attribute &#39;city&#39;"), ("age_bucket:99", "no persona of")):
         answer = get(app, f"/dialogues?target={BASELINE}&pool={POOL}&persona={bad}")
         assert answer.status == 400 and says in answer.text
+
+
+def test_the_simulator_audit_shows_on_the_list_and_the_dialogue(app, data):
+    from explorer_data import REPEATING
+
+    page = queries.cell_dialogues(wh(data), TARGET, POOL, failure="simulator_flagged")
+    assert list(page.rows["seed_id"]) == [seed_id(REPEATING)]
+    html = get(app, dialogue_url(TARGET, seed_id(REPEATING))).text
+    assert "The simulator audit flagged this dialogue: repetition" in html
+    assert html.count('<span class="flag">repetition</span>') == 1  # on turn 2 only
+    clean = get(app, dialogue_url(TARGET, seed_id(1))).text
+    assert "The simulator audit raised no flag" in clean

@@ -238,3 +238,21 @@ def test_intent_embeddings_were_handed_over_while_the_dialogues_ran(warehouse):
         """
     ).fetchall()
     assert texts == {(t, p): n for t, p, n in expected}
+
+
+def test_the_simulator_audit_of_the_embedded_simulator(warehouse):
+    """The rule-based simulator never leaks a latent intent, flips role, goes empty or ends at once; it cycles
+    through a few frustrated lines when the terse baseline does not help, and the audit flags exactly that."""
+    con, _ = warehouse
+    audit = con.execute("SELECT * FROM dialogue.simulator_audit").df()
+    finished = con.execute("SELECT count(*) FROM dialogue.dialogue_scores").fetchone()[0]
+    assert audit.drop_duplicates(["target", "pool", "seed_id"]).shape[0] == finished
+    assert not audit[["latent_leak", "role_flip", "empty_turn", "early_end"]].any().any()
+    assert audit["leak_cosine"].max() < 0.55
+    flagged = audit[audit["flagged"]]
+    assert set(flagged["simulator_flags"]) <= {"repetition"}
+    rates = con.execute("SELECT target, avg(simulator_flag_rate) FROM dialogue.leaderboard GROUP BY 1").fetchall()
+    rates = dict(rates)
+    assert rates["terse-baseline"] > 0.5 > rates["reflective-baseline"]
+    effect = con.execute("SELECT * FROM dialogue.simulator_audit_effect").df()
+    assert (effect["n_flagged"] <= effect["n_dialogues"]).all() and set(effect["rank_changed"].dropna()) <= {True, False}

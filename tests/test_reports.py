@@ -58,6 +58,11 @@ TWINS = {
         ["pool", "metric", "target"],
         ["value", "rank", "n_dialogues", "n_targets"],
     ),
+    "simulator_audit_effect": (
+        "simulator_audit_effect",
+        ["pool", "metric", "target"],
+        ["n_dialogues", "n_flagged", "flag_rate", "value_all", "value_unflagged", "rank_all", "rank_unflagged"],
+    ),
     "pairwise_adjusted": (
         "pairwise_comparisons",
         ["pool", "metric", "target_a", "target_b"],

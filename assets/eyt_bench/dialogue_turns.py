@@ -42,7 +42,7 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
     embeddings.forget()
 
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
-        embeddings.hand_over(turn_intent_texts(seed, turn))
+        embeddings.hand_over([*turn_intent_texts(seed, turn), turn.user_text])  # the utterance: simulator_audit
 
     progress = step_progress(
         context, eyt, "dialogues", lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})"

@@ -7,7 +7,7 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
-from eyt_dagster.eyt_bench import analysis
+from eyt_dagster.eyt_bench import analysis, audit_effect
 from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
@@ -93,6 +93,21 @@ def rank_intervals(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd
         else "_no rows_"
     )
     return _finish(df, eyt, empathy_ranks=MetadataValue.md(preview), resamples=eyt.slate.bootstrap_resamples)
+
+
+@asset(**_REPORT, ins=_ins("dialogue_scores", "simulator_audit"))
+def simulator_audit_effect(
+    eyt: ModelAccess, dialogue_scores: pd.DataFrame, simulator_audit: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Every metric with and without the dialogues the simulator audit flagged, and whether a rank moves."""
+    df = audit_effect.audit_effect(dialogue_scores, simulator_audit)
+    moved = df[df["rank_changed"].astype(bool)] if len(df) else df
+    return _finish(
+        df,
+        eyt,
+        rank_changes=len(moved),
+        metrics_with_rank_changes=", ".join(sorted(moved["metric"].unique())) if len(moved) else "none",
+    )
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))

@@ -10,7 +10,7 @@ from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
 from resources.model_access import ModelAccess
 
-LOGIC_VERSION = "2"
+LOGIC_VERSION = "3"  # 3: simulator_flag_rate
 
 
 @asset(
@@ -18,7 +18,7 @@ LOGIC_VERSION = "2"
     group_name="reports",
     ins={
         name: AssetIn(key=["dialogue", name])
-        for name in ("dialogue_scores", "dialogue_turns", "judge_verdicts", "final_intent_verdicts")
+        for name in ("dialogue_scores", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "simulator_audit")
     },
     dagster_type=LeaderboardFrame,
     code_version=LOGIC_VERSION,
@@ -30,10 +30,13 @@ def leaderboard(
     dialogue_turns: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
+    simulator_audit: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
     subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
-    board = build_leaderboard(eyt.slate, dialogue_scores, dialogue_turns, judge_verdicts, final_intent_verdicts)
+    board = build_leaderboard(
+        eyt.slate, dialogue_scores, dialogue_turns, judge_verdicts, final_intent_verdicts, simulator_audit
+    )
     board["created_at"] = now_utc()
     note = baseline_note(board)
     context.log.info(note)

@@ -37,8 +37,7 @@ def intent_similarity(
     # each text encoded alone, most of them while dialogue_turns ran (resources/embedding_queue.py)
     embeddings = eyt.early_embeddings(model)
     df, stats = intent_similarities(dialogue_turns, chat_seeds, embeddings.embed)
-    # what is still queued belongs to dialogues that did not finish (no metric reads them): not worth the CPU
-    embeddings.forget()
+    # the queue keeps the utterances for simulator_audit, which runs next and then drops what is left
     if stats is not None:
         context.log.info(f"embeddings: {stats}")
     df["embedding_model"] = model

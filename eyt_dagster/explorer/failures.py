@@ -13,4 +13,5 @@ FAILURES: dict[str, str] = {
     "wrong_emotion": "wrong emotion on at least one turn",
     "error_rows": "error rows (the dialogue failed, or a judge call did)",
     "incomplete": "incomplete dialogue (a call failed before the dialogue ended)",
+    "simulator_flagged": "flagged by the simulator audit (leak, role flip, repetition, empty turn, early end)",
 }

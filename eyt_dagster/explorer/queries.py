@@ -102,6 +102,10 @@ per_dialogue AS (
         max(error_role) AS error_role
     FROM turns GROUP BY seed_id
 ),
+audit AS (
+    SELECT seed_id, bool_or(flagged) AS flagged, max(simulator_flags) AS simulator_flags FROM simulator_audit
+    WHERE target = $target AND pool = $pool GROUP BY seed_id
+),
 threshold AS (SELECT quantile_cont(drift, {HIGH_DRIFT_QUANTILE}) AS high FROM scores)
 SELECT d.seed_id, {", ".join(f"s.{c}" for c in SCORE_COLUMNS)},
     d.incomplete, d.wrong_emotion, d.error_kind, d.error_role,
@@ -109,10 +113,12 @@ SELECT d.seed_id, {", ".join(f"s.{c}" for c in SCORE_COLUMNS)},
     coalesce(s.drift >= threshold.high, false) AS high_drift,
     d.dialogue_error OR coalesce((SELECT sum(failed) FROM verdicts v WHERE v.seed_id = d.seed_id), 0) > 0
         AS error_rows,
-    threshold.high AS high_drift_threshold
-FROM per_dialogue d LEFT JOIN scores s USING (seed_id), threshold
+    threshold.high AS high_drift_threshold,
+    coalesce(a.flagged, false) AS simulator_flagged, a.simulator_flags
+FROM per_dialogue d LEFT JOIN scores s USING (seed_id) LEFT JOIN audit a USING (seed_id), threshold
 """
 CELL_TABLES = (
+    "dialogue.simulator_audit",
     "dialogue.chat_seeds",
     "dialogue.persona_pool",
     "dialogue.dialogue_turns",
@@ -189,9 +195,11 @@ class Dialogue:
     error: dict[str, Any] | None  # the turn-0 row of a dialogue that failed
     finals: list[dict[str, Any]]  # one final_intent_verdicts row per judge
     scores: dict[str, Any] | None  # the dialogue_scores row
+    simulator_flags: str | None = None  # the simulator audit's flags ("" clean, None not audited)
 
 
 DIALOGUE_TABLES = (
+    "dialogue.simulator_audit",
     "dialogue.chat_seeds",
     "dialogue.dialogue_turns",
     "dialogue.intent_similarity",
@@ -232,6 +240,7 @@ def dialogues(wh: Warehouse, targets: list[str], seed_id: str) -> dict[str, Dial
         verdicts = rows("judge_verdicts", "turn, judge")
         finals = rows("final_intent_verdicts", "judge")
         scores = rows("dialogue_scores", "seed_id")
+        audits = rows("simulator_audit", "turn")
     found = {}
     for target in targets:
         if target not in turns:
@@ -248,6 +257,7 @@ def dialogues(wh: Warehouse, targets: list[str], seed_id: str) -> dict[str, Dial
             verdicts.get(target, []),
             finals.get(target, []),
             scores.get(target, []),
+            audits.get(target, []),
         )
     return found
 
@@ -262,16 +272,21 @@ def _dialogue(
     verdicts: list[dict[str, Any]],
     finals: list[dict[str, Any]],
     scores: list[dict[str, Any]],
+    audits: list[dict[str, Any]] | None = None,
 ) -> Dialogue:
     by_turn = {int(s["turn"]): s for s in similarity}
+    audited = {int(a["turn"]): a for a in audits or []}
     answered = []
     for t in (t for t in turns if t["turn"] > 0):
         n = int(t["turn"])
         labels = [(f, t[f"gold_{f}"], t[f"pred_{f}"], t[f"gold_{f}"] == t[f"pred_{f}"]) for f in LABELS]
         judged = [v for v in verdicts if int(v["turn"]) == n]
-        answered.append({**t, "labels": labels, "similarity": by_turn.get(n), "verdicts": judged})
+        answered.append(
+            {**t, "labels": labels, "similarity": by_turn.get(n), "verdicts": judged, "audit": audited.get(n)}
+        )
     error = next((t for t in turns if t["turn"] == 0), None)
-    return Dialogue(target, pool, seed_id, seed, answered, error, finals, scores[0] if scores else None)
+    flags = str((audits or [{}])[0].get("simulator_flags") or "") if audits else None
+    return Dialogue(target, pool, seed_id, seed, answered, error, finals, scores[0] if scores else None, flags)
 
 
 def subscores(verdict: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -12,6 +12,7 @@ from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.eyt_bench.settings import EytSlate
+from eyt_dagster.eyt_bench.simulator_audit import flag_rates
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
 from eyt_dagster.eyt_bench.unfinished import error_rows, failures_line
 
@@ -78,11 +79,17 @@ def _cells(scores: pd.DataFrame, turns: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def build_leaderboard(
-    slate: EytSlate, scores: pd.DataFrame, turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFrame
+    slate: EytSlate,
+    scores: pd.DataFrame,
+    turns: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    finals: pd.DataFrame,
+    audit: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per target x pool present in `scores` or `turns`, with baseline and self-preference flags and
-    costs. A cell none of whose dialogues finished has a row too: n_dialogues 0, its metrics missing, n_errors
-    and `failures` (the unfinished dialogues per role and kind) saying why."""
+    costs, and the share of its dialogues the simulator audit (`audit`: dialogue.simulator_audit rows) flagged.
+    A cell none of whose dialogues finished has a row too: n_dialogues 0, its metrics missing, n_errors and
+    `failures` (the unfinished dialogues per role and kind) saying why."""
     answered = answered_turns(turns)
     errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
@@ -114,6 +121,8 @@ def build_leaderboard(
     if board.empty:
         return board
     board = board.merge(_role_costs(turns, verdicts, finals), on=CELL, how="left")
+    rates = flag_rates(audit) if audit is not None else pd.DataFrame(columns=[*CELL, "simulator_flag_rate"])
+    board = board.merge(rates, on=CELL, how="left")
     board["alpha"] = slate.alpha
     board["slate"] = slate.name
     return board.sort_values(["pool", "target"]).reset_index(drop=True)

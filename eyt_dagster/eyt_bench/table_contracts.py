@@ -111,6 +111,18 @@ INTENT_SIMILARITY_COLUMNS: Columns = {
     "embedding_model": "string",
     **_CREATED,
 }
+SIMULATOR_AUDIT_COLUMNS: Columns = {
+    **_text(["target", "pool", "seed_id"]),
+    "turn": "int64",
+    "simulator": "string",
+    "leak_cosine": "float64",
+    "leak_overlap": "float64",
+    **{flag: "bool" for flag in ("latent_leak", "role_flip", "repetition", "empty_turn", "early_end")},
+    "simulator_flags": "string",
+    "flagged": "bool",
+    "embedding_model": "string",
+    **_CREATED,
+}
 DIALOGUE_SCORES_COLUMNS: Columns = {
     **_text(["target", "pool", "seed_id"]),
     "n_turns": "int64",
@@ -158,6 +170,7 @@ LEADERBOARD_COLUMNS: Columns = {
         for role in ("simulator", "target", "judge")
         for what in ("tokens", "cost_usd")
     },
+    "simulator_flag_rate": "float64",  # share of the cell's audited dialogues the simulator audit flagged
     "alpha": "float64",
     "slate": "string",
     **_CREATED,
@@ -199,6 +212,17 @@ RANK_INTERVALS_COLUMNS: Columns = {
     "rank": "Int64",
     **_floats("rank_low", "rank_high"),
     "resamples": "Int64",
+    **_FLAGS,
+    **_CREATED,
+}
+SIMULATOR_AUDIT_EFFECT_COLUMNS: Columns = {
+    **_text(["pool", "metric", "target"]),
+    "n_dialogues": "Int64",
+    "n_flagged": "Int64",
+    **_floats("flag_rate", "value_all", "value_unflagged"),
+    "rank_all": "Int64",
+    "rank_unflagged": "Int64",
+    "rank_changed": "boolean",
     **_FLAGS,
     **_CREATED,
 }
@@ -291,6 +315,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.judge_verdicts": JUDGE_VERDICTS_COLUMNS,
     "dialogue.final_intent_verdicts": FINAL_VERDICTS_COLUMNS,
     "dialogue.intent_similarity": INTENT_SIMILARITY_COLUMNS,
+    "dialogue.simulator_audit": SIMULATOR_AUDIT_COLUMNS,
     "dialogue.dialogue_scores": DIALOGUE_SCORES_COLUMNS,
     "dialogue.leaderboard": LEADERBOARD_COLUMNS,
     "dialogue.cross_judge_verdicts": JUDGE_VERDICTS_COLUMNS,
@@ -298,6 +323,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.leaderboard_intervals": LEADERBOARD_INTERVALS_COLUMNS,
     "dialogue.pairwise_comparisons": PAIRWISE_COMPARISONS_COLUMNS,
     "dialogue.rank_intervals": RANK_INTERVALS_COLUMNS,
+    "dialogue.simulator_audit_effect": SIMULATOR_AUDIT_EFFECT_COLUMNS,
     "dialogue.alpha_sensitivity": ALPHA_SENSITIVITY_COLUMNS,
     "dialogue.turn_curves": TURN_CURVES_COLUMNS,
     "dialogue.trajectory": TRAJECTORY_COLUMNS,
@@ -385,6 +411,16 @@ FinalIntentVerdictsFrame = create_dagster_pandas_dataframe_type(
     ],
 )
 
+SimulatorAuditFrame = create_dagster_pandas_dataframe_type(
+    name="SimulatorAuditFrame",
+    description="dialogue.simulator_audit: per simulator turn, the audit's checks; per dialogue its flags.",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.integer_column("turn", min_value=1, non_nullable=True),
+        PandasColumn.boolean_column("flagged", non_nullable=True),
+    ],
+)
 IntentSimilarityFrame = create_dagster_pandas_dataframe_type(
     name="IntentSimilarityFrame",
     description="dialogue.intent_similarity: per turn, cosine of the intent descriptions (Eq. 1 inputs).",

@@ -38,6 +38,19 @@ LatentIntent = Literal[
     "seeking_relief",
     "seeking_enjoyment",
 ]
+# What saying each latent intent outright sounds like: the text the simulator audit compares each simulator
+# utterance with (eyt_dagster/eyt_bench/simulator_audit.py). A hidden intent is meant to show through the user's
+# turns, never to be stated; an utterance close to one of these leaks it.
+LATENT_STATEMENTS: dict[str, str] = {
+    "seeking_validation": "I want you to tell me that I am right and that what I did was okay.",
+    "building_connection": "I want to feel a personal connection with you, like talking to a friend.",
+    "need_for_security": "I want to feel safe and be reassured that everything will be fine.",
+    "need_to_be_understood": "I want you to really understand how I feel.",
+    "seeking_autonomy": "I want to make this decision on my own, without being told what to do.",
+    "self_improvement": "I want to become a better version of myself and grow.",
+    "seeking_relief": "I want relief from this stress and to feel lighter.",
+    "seeking_enjoyment": "I want to have fun and enjoy myself.",
+}
 NEGATIVE_EMOTIONS = ("sadness", "anxiety", "anger", "frustration", "loneliness", "fear", "guilt")
 POSITIVE_EMOTIONS = ("joy", "excitement", "gratitude", "hope", "pride", "relief")
 NEUTRAL_EMOTIONS = ("neutral", "curiosity")
@@ -66,6 +79,7 @@ EMOTIONS: tuple[str, ...] = get_args(Emotion)
 PROGRESS_LABELS: tuple[str, ...] = get_args(Progress)
 
 assert len(EXPLICIT_INTENTS) == 12 and len(LATENT_INTENTS) == 8 and len(EMOTIONS) == 15
+assert set(LATENT_STATEMENTS) == set(LATENT_INTENTS)
 assert set(EMOTIONS) == set(NEGATIVE_EMOTIONS + POSITIVE_EMOTIONS + NEUTRAL_EMOTIONS)
 
 # Judge rubric (paper §3.5.3, Figure 3): three dimensions of five sub-indicators each.

@@ -33,6 +33,14 @@ REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
         "overlap may swap places on another draw of ChatSEEDs.",
     ),
     (
+        "simulator_audit_effect",
+        "Simulator audit: with and without flagged dialogues",
+        "The simulator audit flags dialogues where the user simulator leaked the hidden latent intent, answered as "
+        "the assistant, repeated itself, sent an empty turn or ended at the first chance (dialogue.simulator_audit). "
+        "Per pool, metric and target: the value over all dialogues and over the unflagged ones, each with its rank; "
+        "rank_changed says whether leaving them out reorders the targets.",
+    ),
+    (
         "trajectory",
         "Trajectory (paper Table 13)",
         "Intent drift (Eq. 1), directional alignment (Spearman of turn index vs similarity to the final intent), "
