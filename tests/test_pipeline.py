@@ -255,4 +255,10 @@ def test_the_simulator_audit_of_the_embedded_simulator(warehouse):
     rates = dict(rates)
     assert rates["terse-baseline"] > 0.5 > rates["reflective-baseline"]
     effect = con.execute("SELECT * FROM dialogue.simulator_audit_effect").df()
-    assert (effect["n_flagged"] <= effect["n_dialogues"]).all() and set(effect["rank_changed"].dropna()) <= {True, False}
+    assert (effect["n_flagged"] <= effect["n_dialogues"]).all()
+    assert (effect["rank_changed"] == (effect["rank_all"] != effect["rank_unflagged"])).all()
+    terse = effect[(effect["target"] == "terse-baseline")]
+    assert (terse["flag_rate"] > 0.5).all()
+    none_left = effect["n_flagged"] == effect["n_dialogues"]  # no unflagged dialogue: no value without them
+    assert effect.loc[none_left, "value_unflagged"].isna().all()
+    assert effect.loc[~none_left & effect["value_all"].notna(), "value_unflagged"].notna().all()

@@ -53,11 +53,7 @@ TWINS = {
         ["pool", "metric", "target_a", "target_b"],
         ["n_paired", "mean_a", "mean_b", "diff"],
     ),
-    "rank_intervals": (
-        "rank_intervals",
-        ["pool", "metric", "target"],
-        ["value", "rank", "n_dialogues", "n_targets"],
-    ),
+    "rank_intervals": ("rank_intervals", ["pool", "metric", "target"], ["value", "rank", "n_dialogues", "n_targets"]),
     "simulator_audit_effect": (
         "simulator_audit_effect",
         ["pool", "metric", "target"],
