@@ -26,6 +26,18 @@ def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
     return np.array([alpha, alpha] + [rest] * (n_turns - 2))
 
 
+def eq4_weights(turns: np.ndarray, n_turns: np.ndarray, alpha: float) -> np.ndarray:
+    """warmup_weights(T, alpha)[t - 1] for many (turn t, dialogue length T) rows at once, not renormalised: 1 for
+    T = 1, 0.5 for T = 2, alpha for turns 1-2 and (1 - 2 alpha) / (T - 2) after them for T >= 3."""
+    t, n = np.asarray(turns, dtype=int), np.asarray(n_turns, dtype=int)
+    outside = (t < 1) | (t > n)
+    if outside.any():
+        raise ValueError(f"turn numbers {sorted(set(t[outside].tolist()))} are outside 1..T of their dialogues")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rest = (1.0 - 2.0 * alpha) / (n - 2)
+    return np.select([n == 1, n == 2, t <= 2], [1.0, 0.5, alpha], default=rest).astype(float)
+
+
 def judged_turn_weights(turns: np.ndarray, n_turns: int, alpha: float) -> np.ndarray:
     """Eq. 4 weights of the judged turns `turns` (1-based turn numbers) of a dialogue of T = `n_turns` turns,
     renormalised to sum to 1 over those turns. Each turn keeps the weight its position gives it; a turn with
