@@ -4,10 +4,13 @@ that matter (dialogues of one, two and many turns, unjudged turns, error rows, c
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from eyt_dagster.core import stats
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, EARLY_TURNS, KEYS, PER_DIALOGUE, weighted_by_dialogue
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
@@ -34,6 +37,17 @@ def weighted_by_dialogue_reference(dims: pd.DataFrame, lengths: pd.Series, alpha
     with_t = dims.merge(lengths.reset_index(), on=KEYS, how="inner")
     out = with_t.groupby(KEYS).apply(_weighted_reference, alpha=alpha, include_groups=False).reset_index()
     return out[[*KEYS, *PER_DIALOGUE]]
+
+
+def rank_flips_reference(scores: pd.DataFrame) -> list[tuple[object, object, object, object]]:
+    flips = []
+    for sa, sb in combinations(scores.columns, 2):
+        for ti, tj in combinations(scores.index, 2):
+            da = np.sign(scores.at[ti, sa] - scores.at[tj, sa])
+            db = np.sign(scores.at[ti, sb] - scores.at[tj, sb])
+            if da * db < 0:
+                flips.append((sa, sb, ti, tj))
+    return flips
 
 
 # --- synthetic inputs -----------------------------------------------------------------------------------------
@@ -102,3 +116,15 @@ def test_eq4_weights_are_warmup_weights_row_by_row():
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="outside"):
         metrics.eq4_weights(np.array([3]), np.array([2]), 0.1)
+
+
+def test_rank_flips_equal_the_pairwise_loop():
+    rng = np.random.default_rng(5)
+    for targets, settings in ((1, 3), (2, 2), (9, 3), (30, 4)):
+        values = rng.integers(0, 6, size=(targets, settings)).astype(float)  # many ties
+        values[rng.random(values.shape) < 0.1] = np.nan
+        scores = pd.DataFrame(
+            values, index=[f"t{k}" for k in range(targets)], columns=[0.05, 0.1, 0.15, 0.2][:settings]
+        )
+        assert stats.rank_flips(scores) == rank_flips_reference(scores)
+    assert rank_flips_reference(scores)  # the data has flips to find

@@ -297,12 +297,14 @@ def rank_flips(scores: pd.DataFrame) -> list[tuple[object, object, object, objec
 
     A flip (setting_a, setting_b, target_i, target_j) needs i and j strictly ordered in both settings, in
     opposite directions: a tie (or a NaN) in either setting is not a flip. Settings follow column order
-    and targets index order."""
+    and targets index order. Each pair of settings compares all pairs of targets at once (numpy)."""
+    values = scores.to_numpy(dtype=float)
+    i, j = np.triu_indices(len(scores.index), k=1)  # the pairs of targets in combinations() order
+    signs = np.sign(values[i] - values[j])  # (pairs x settings)
+    settings, targets = list(scores.columns), list(scores.index)
     flips = []
-    for sa, sb in combinations(scores.columns, 2):
-        for ti, tj in combinations(scores.index, 2):
-            da = np.sign(scores.at[ti, sa] - scores.at[tj, sa])
-            db = np.sign(scores.at[ti, sb] - scores.at[tj, sb])
-            if da * db < 0:
-                flips.append((sa, sb, ti, tj))
+    for a, b in combinations(range(values.shape[1]), 2):
+        with np.errstate(invalid="ignore"):
+            found = np.flatnonzero(signs[:, a] * signs[:, b] < 0)
+        flips += [(settings[a], settings[b], targets[i[k]], targets[j[k]]) for k in found]
     return flips
