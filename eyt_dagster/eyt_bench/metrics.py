@@ -62,6 +62,25 @@ def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
     return float(f1_score(gold.astype(str), predicted.astype(str), average="macro", zero_division=0))
 
 
+def macro_f1_by(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -> pd.Series:
+    """macro_f1 of every group of `frame`'s rows (indexed by the `by` values; a group with no rows is absent), all
+    groups at once: per group and label (the labels as text, as macro_f1 sees them) the true positives, false
+    positives and false negatives, each label's F1 2tp / (2tp + fp + fn), their mean over the group's labels."""
+    g, p = frame[gold].astype(str).to_numpy(), frame[predicted].astype(str).to_numpy()
+    keys = frame[by].reset_index(drop=True)
+    hit = g == p
+    counted = pd.concat(
+        [
+            keys[hit].assign(label=g[hit], tp=1, fp=0, fn=0),
+            keys[~hit].assign(label=p[~hit], tp=0, fp=1, fn=0),
+            keys[~hit].assign(label=g[~hit], tp=0, fp=0, fn=1),
+        ]
+    )
+    c = counted.groupby([*by, "label"], sort=True)[["tp", "fp", "fn"]].sum()
+    f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"])
+    return f1.groupby(level=by, sort=True).mean()
+
+
 def intent_drift(cosines: pd.Series) -> float:
     """Eq. 1 for one dialogue: mean over its turns of 1 - cos(v(gold description), v(predicted))."""
     return float((1.0 - cosines).mean())
