@@ -15,6 +15,7 @@ import pytest
 from eyt_dagster.core import stats
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.eyt_bench import analysis, metrics
+from eyt_dagster.eyt_bench.calibration import _single_value
 from eyt_dagster.eyt_bench.dialogue_scoring import (
     DIMENSIONS,
     EARLY_TURNS,
@@ -300,3 +301,13 @@ def test_a_seeded_index_matrix_is_shared_and_read_only():
     assert first is again and not first.flags.writeable
     np.testing.assert_array_equal(first, np.random.default_rng(3).integers(0, 12, size=(50, 12)))
     assert stats._indices(12, 50, None) is not stats._indices(12, 50, None)
+
+
+def test_single_value_per_column_is_nunique_one():
+    rng = np.random.default_rng(4)
+    ratings = rng.integers(0, 2, size=(3, 400)).astype(float)
+    ratings[rng.random(ratings.shape) < 0.3] = np.nan
+    ratings[:, 0] = np.nan  # nobody rated it
+    want = (pd.DataFrame(ratings).nunique(axis=0, dropna=True) == 1).to_numpy()
+    np.testing.assert_array_equal(_single_value(ratings), want)
+    assert want.any() and not want.all()
