@@ -34,7 +34,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
