@@ -77,9 +77,52 @@ def synthesise(
     """Write the warehouse and call cache under `data`; return each table's row count (and the ledger's)."""
     rng = np.random.default_rng(seed)
     targets = [target_name(k) for k in range(n_targets)]
-    cells = [(t, p) for p in pools for t in targets]
-    dialogues = [(t, p, seed_name(p, i)) for t, p in cells for i in range(n_dialogues)]
-    seeds = pd.DataFrame(
+    seeds = seed_frame(pools, n_dialogues)
+    turns, similarity, verdicts, finals, scores = dialogue_frames(targets, pools, n_dialogues, n_turns, judges, rng)
+    board = (
+        scores.groupby(["target", "pool"], as_index=False)
+        .agg(
+            n_dialogues=("seed_id", "size"),
+            drift=("drift", "mean"),
+            ficr=("completed", "mean"),
+            satisfaction=("satisfaction", "mean"),
+            empathy=("empathy", "mean"),
+            persona=("persona", "mean"),
+            anthropomorphic=("anthropomorphic", "mean"),
+            mean_turns=("n_turns", "mean"),
+        )
+        .assign(family="chat", is_baseline=False, n_errors=0, explicit_acc=1.0, latent_acc=1.0, emotion_acc=0.8)
+        .assign(emotion_macro_f1=0.5)
+    )
+    first = (targets[0], pools[0], seed_name(pools[0], 0))
+    annotations = pd.DataFrame(
+        [
+            dict(annotator=a, target=first[0], pool=first[1], seed_id=first[2], turn=n, dimension=d, score=3.5)
+            for a in ("ann1", "ann2")
+            for n in range(1, n_turns + 1)
+            for d in ("empathy", "persona", "anthropomorphic")
+        ]
+    )
+    frames = {
+        "dialogue.chat_seeds": (seeds, ["pool"]),
+        "dialogue.dialogue_turns": (turns, ["pool", "target"]),
+        "dialogue.intent_similarity": (similarity, ["pool", "target"]),
+        "dialogue.judge_verdicts": (verdicts, ["pool", "target"]),
+        "dialogue.final_intent_verdicts": (finals, ["pool", "target"]),
+        "dialogue.dialogue_scores": (scores, ["pool", "target"]),
+        "dialogue.leaderboard": (board, []),
+        "dialogue.human_annotations": (annotations, []),
+    }
+    for table, (rows, by) in frames.items():
+        store_frame(data, table, rows, partition_by=by, catalog=catalog())
+    counts = {table: len(rows) for table, (rows, _) in frames.items()}
+    counts["ledger"] = write_calls(data, seeds, turns, verdicts, finals)
+    return counts
+
+
+def seed_frame(pools: tuple[str, ...], n_dialogues: int) -> pd.DataFrame:
+    """The chat_seeds rows: `n_dialogues` ChatSEEDs per pool, every target plays them all."""
+    return pd.DataFrame(
         [
             dict(
                 seed_id=seed_name(p, i),
@@ -101,6 +144,21 @@ def synthesise(
             for i in range(n_dialogues)
         ]
     )
+
+
+def dialogue_frames(
+    targets: list[str],
+    pools: tuple[str, ...],
+    n_dialogues: int,
+    n_turns: int,
+    judges: tuple[str, ...],
+    rng: np.random.Generator,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The dialogue tables of `targets` x `pools` (each target plays the pool's `n_dialogues` ChatSEEDs for
+    `n_turns` turns): dialogue_turns, intent_similarity, judge_verdicts, final_intent_verdicts and a
+    dialogue_scores with the columns the explorer shows."""
+    cells = [(t, p) for p in pools for t in targets]
+    dialogues = [(t, p, seed_name(p, i)) for t, p in cells for i in range(n_dialogues)]
     keys = [(t, p, s, n) for t, p, s in dialogues for n in range(1, n_turns + 1)]
     frame = pd.DataFrame(keys, columns=["target", "pool", "seed_id", "turn"])
     emotions = np.where(rng.random(len(frame)) < 0.8, "anxiety", "joy")
@@ -159,45 +217,7 @@ def synthesise(
         alpha=0.1,
         judge_combine="mean",
     )
-    board = (
-        scores.groupby(["target", "pool"], as_index=False)
-        .agg(
-            n_dialogues=("seed_id", "size"),
-            drift=("drift", "mean"),
-            ficr=("completed", "mean"),
-            satisfaction=("satisfaction", "mean"),
-            empathy=("empathy", "mean"),
-            persona=("persona", "mean"),
-            anthropomorphic=("anthropomorphic", "mean"),
-            mean_turns=("n_turns", "mean"),
-        )
-        .assign(family="chat", is_baseline=False, n_errors=0, explicit_acc=1.0, latent_acc=1.0, emotion_acc=0.8)
-        .assign(emotion_macro_f1=0.5)
-    )
-    first = dialogues[0]
-    annotations = pd.DataFrame(
-        [
-            dict(annotator=a, target=first[0], pool=first[1], seed_id=first[2], turn=n, dimension=d, score=3.5)
-            for a in ("ann1", "ann2")
-            for n in range(1, n_turns + 1)
-            for d in ("empathy", "persona", "anthropomorphic")
-        ]
-    )
-    frames = {
-        "dialogue.chat_seeds": (seeds, ["pool"]),
-        "dialogue.dialogue_turns": (turns, ["pool", "target"]),
-        "dialogue.intent_similarity": (similarity, ["pool", "target"]),
-        "dialogue.judge_verdicts": (verdicts, ["pool", "target"]),
-        "dialogue.final_intent_verdicts": (finals, ["pool", "target"]),
-        "dialogue.dialogue_scores": (scores, ["pool", "target"]),
-        "dialogue.leaderboard": (board, []),
-        "dialogue.human_annotations": (annotations, []),
-    }
-    for table, (rows, by) in frames.items():
-        store_frame(data, table, rows, partition_by=by, catalog=catalog())
-    counts = {table: len(rows) for table, (rows, _) in frames.items()}
-    counts["ledger"] = write_calls(data, seeds, turns, verdicts, finals)
-    return counts
+    return turns, similarity, verdicts, finals, scores
 
 
 def write_calls(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import combinations
 from typing import Any, Literal
 
@@ -34,8 +35,19 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def resample_indices(n: int, resamples: int, seed: int | None) -> np.ndarray:
-    """The (resamples x n) bootstrap index matrix every interval of this module draws for n units."""
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    """The (resamples x n) resample-index matrix every interval of this module draws for n units. It depends on
+    (n, resamples, seed) alone, so a seeded one is drawn once and shared, read-only, by every interval of that
+    size (a report draws the same few sizes thousands of times); an unseeded one is drawn afresh."""
+    if seed is None:
+        return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    return _seeded_indices(int(n), int(resamples), int(seed))
+
+
+@lru_cache(maxsize=64)
+def _seeded_indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    idx.setflags(write=False)
+    return idx
 
 
 _indices = resample_indices
@@ -82,6 +94,25 @@ def class_counts(gold: Sequence[Any], predicted: Sequence[Any], labels: Sequence
         [[np.sum((g == c) & (p == c)), np.sum((g != c) & (p == c)), np.sum((g == c) & (p != c))] for c in labels],
         dtype=float,
     ).reshape(len(labels), 3)
+
+
+def class_counts_by_unit(
+    units: ArrayLike, n_units: int, gold: Sequence[Any], predicted: Sequence[Any], labels: Sequence[Any]
+) -> np.ndarray:
+    """class_counts of every unit at once: rows (turns) carry their unit's number 0..n_units-1 in `units`; returns
+    (n_units x n_classes x 3) counts of (tp, fp, fn), a unit without rows all zeros. A value not in `labels`
+    counts for no class, as in class_counts."""
+    position = {label: k for k, label in enumerate(labels)}
+    g = np.array([position.get(v, -1) if isinstance(v, str | int | float) else -1 for v in gold], dtype=int)
+    p = np.array([position.get(v, -1) if isinstance(v, str | int | float) else -1 for v in predicted], dtype=int)
+    u = np.asarray(units, dtype=int)
+    n_labels = len(labels)
+    out = np.zeros((n_units, n_labels, 3))
+    hit = g == p
+    for column, (rows, label) in enumerate(((hit & (g >= 0), g), (~hit & (p >= 0), p), (~hit & (g >= 0), g))):
+        counts = np.bincount(u[rows] * n_labels + label[rows], minlength=n_units * n_labels)
+        out[:, :, column] = counts.reshape(n_units, n_labels)
+    return out
 
 
 def _macro_f1(pooled: np.ndarray) -> np.ndarray:
@@ -301,12 +332,14 @@ def rank_flips(scores: pd.DataFrame) -> list[tuple[object, object, object, objec
 
     A flip (setting_a, setting_b, target_i, target_j) needs i and j strictly ordered in both settings, in
     opposite directions: a tie (or a NaN) in either setting is not a flip. Settings follow column order
-    and targets index order."""
+    and targets index order. Each pair of settings compares all pairs of targets at once (numpy)."""
+    values = scores.to_numpy(dtype=float)
+    i, j = np.triu_indices(len(scores.index), k=1)  # the pairs of targets in combinations() order
+    signs = np.sign(values[i] - values[j])  # (pairs x settings)
+    settings, targets = list(scores.columns), list(scores.index)
     flips = []
-    for sa, sb in combinations(scores.columns, 2):
-        for ti, tj in combinations(scores.index, 2):
-            da = np.sign(scores.at[ti, sa] - scores.at[tj, sa])
-            db = np.sign(scores.at[ti, sb] - scores.at[tj, sb])
-            if da * db < 0:
-                flips.append((sa, sb, ti, tj))
+    for a, b in combinations(range(values.shape[1]), 2):
+        with np.errstate(invalid="ignore"):
+            found = np.flatnonzero(signs[:, a] * signs[:, b] < 0)
+        flips += [(settings[a], settings[b], targets[i[k]], targets[j[k]]) for k in found]
     return flips

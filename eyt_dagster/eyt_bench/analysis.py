@@ -42,7 +42,7 @@ def per_dialogue(scores: pd.DataFrame, metric: str) -> pd.Series:
 
 def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
     """Every leaderboard mean with a 95% percentile bootstrap interval, dialogues resampled (docs/eyt-metrics.md)."""
-    answered = answered_turns(turns)
+    emotion_counts = _emotion_counts_by_cell(answered_turns(turns))
     rows = []
     for (target, pool), cell in scores.groupby(CELL):
 
@@ -67,15 +67,26 @@ def leaderboard_intervals(scores: pd.DataFrame, turns: pd.DataFrame, *, resample
             add(metric, tuple(v * scale for v in est))
         for metric, column in MEAN_METRICS.items():
             add(metric, stats.bootstrap_mean_ci(cell[column].astype(float), resamples=resamples, seed=seed))
-        cell_turns = answered[(answered["target"] == target) & (answered["pool"] == pool)]
-        counts = np.array(
-            [
-                stats.class_counts(g["gold_emotion"], g["pred_emotion"], EMOTIONS)
-                for _, g in cell_turns.groupby("seed_id")
-            ]
-        ).reshape(-1, len(EMOTIONS), 3)
+        counts = emotion_counts.get((target, pool), np.zeros((0, len(EMOTIONS), 3)))
         add("emotion_macro_f1", stats.bootstrap_macro_f1_ci(counts, resamples=resamples, seed=seed))
     return pd.DataFrame(rows)
+
+
+def _emotion_counts_by_cell(answered: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    """Per target x pool, the (dialogues x emotions x 3) tp / fp / fn counts of its answered turns, one row per
+    dialogue in seed_id order (the units the macro-F1 bootstrap resamples), counted for all cells at once."""
+    if answered.empty:
+        return {}
+    grouped = answered.groupby(KEYS, sort=True)
+    unit = grouped.ngroup().to_numpy()
+    units = grouped.size().index.to_frame(index=False)
+    counts = stats.class_counts_by_unit(
+        unit, len(units), answered["gold_emotion"].to_numpy(), answered["pred_emotion"].to_numpy(), EMOTIONS
+    )
+    return {
+        (target, pool): counts[rows.to_numpy()]
+        for (target, pool), rows in units.groupby(CELL, sort=False).groups.items()
+    }
 
 
 # The family a pairwise p-value is adjusted over (Holm): every pair of targets on one pool and one metric.

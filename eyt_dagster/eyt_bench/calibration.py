@@ -39,7 +39,7 @@ def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFram
             }
         )
     votes = ok_finals.pivot_table(index="judge", columns=KEYS, values="completed", aggfunc="first").astype(float)
-    unanimous = votes.nunique(axis=0, dropna=True) == 1 if votes.size else pd.Series(dtype=bool)
+    unanimous = _single_value(votes.to_numpy()) if votes.size else np.array([], dtype=bool)
     rows.append(
         {
             "measure": "completion",
@@ -52,6 +52,15 @@ def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFram
         }
     )
     return pd.DataFrame(rows)
+
+
+def _single_value(ratings: np.ndarray) -> np.ndarray:
+    """Per column of a (raters x units) matrix: whether its ratings that are not NaN are all one value (a column of
+    NaN only is not); DataFrame.nunique(axis=0) == 1 for all units at once."""
+    rated = ~np.isnan(ratings)
+    filled = np.where(rated, ratings, 0.0)
+    first = filled[rated.argmax(axis=0), np.arange(ratings.shape[1])]
+    return rated.any(axis=0) & ((filled == first) | ~rated).all(axis=0)
 
 
 def cross_judge_sample(scores: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:

@@ -73,27 +73,12 @@ def turn_dimension_scores(verdicts: pd.DataFrame, combine: str = "mean") -> pd.D
     return metrics.dimension_sums(metrics.combine_judges(ok, combine))
 
 
-def _weighted(group: pd.DataFrame, alpha: float) -> pd.Series:
-    ordered = group.sort_values("turn")
-    turns = ordered["turn"].to_numpy(dtype=int)
-    n_turns = int(ordered["n_turns"].iloc[0])
-    w = metrics.judged_turn_weights(turns, n_turns, alpha)
-    out = {d: float(np.dot(w, ordered[d].to_numpy(dtype=float))) * DIMENSION_TO_100 for d in DIMENSIONS}
-    early, late = ordered[ordered["turn"] <= EARLY_TURNS], ordered[ordered["turn"] > EARLY_TURNS]
-    for d in DIMENSIONS:
-        out[f"{d}_sum"] = float(ordered[d].sum())
-        out[f"{d}_early"] = float(early[d].mean()) if len(early) else np.nan
-        out[f"{d}_late"] = float(late[d].mean()) if len(late) else np.nan
-    out["n_judged_turns"] = len(ordered)
-    return pd.Series(out)
-
-
 def weighted_by_dialogue(dims: pd.DataFrame, lengths: pd.Series, alpha: float) -> pd.DataFrame:
     """Per dialogue: Eq. 3 weighted scores (0-100), the raw sums over its judged turns (for unweighted pooled
     means), early / late raw means (0-5) and how many turns were judged. The Eq. 4 weights come from each
     turn's number and the dialogue's own T (`lengths`, from dialogue_turns), renormalised over the judged
     turns when a verdict is missing (see metrics.judged_turn_weights). Dialogues without a length (not
-    finished) are left out."""
+    finished) are left out. Computed for all dialogues at once (group sums and means, no Python per dialogue)."""
     if dims.empty or lengths.empty:
         return pd.DataFrame(columns=[*KEYS, *PER_DIALOGUE])
     with_t = dims.merge(lengths.reset_index(), on=KEYS, how="inner")
@@ -107,8 +92,34 @@ def weighted_by_dialogue(dims: pd.DataFrame, lengths: pd.Series, alpha: float) -
         )
     if with_t.empty:
         return pd.DataFrame(columns=[*KEYS, *PER_DIALOGUE])
-    out = with_t.groupby(KEYS).apply(_weighted, alpha=alpha, include_groups=False).reset_index()
-    return out[[*KEYS, *PER_DIALOGUE]]
+    rows = with_t.sort_values([*KEYS, "turn"], kind="stable")
+    turns, n_turns = rows["turn"].to_numpy(dtype=int), rows["n_turns"].to_numpy(dtype=int)
+    raw = metrics.eq4_weights(turns, n_turns, alpha)
+    groups = rows[KEYS].copy()
+    groups["_w"] = raw
+    by = [groups[k] for k in KEYS]
+    w = raw / groups.groupby(by, sort=True)["_w"].transform("sum").to_numpy()  # renormalised over judged turns
+    early = turns <= EARLY_TURNS
+    parts = {}
+    for d in DIMENSIONS:
+        x = rows[d].to_numpy(dtype=float)
+        parts[f"{d}__w"] = w * x
+        parts[f"{d}__nan"] = np.isnan(x)
+        parts[f"{d}__x"] = x
+        parts[f"{d}__early"] = np.where(early, x, np.nan)
+        parts[f"{d}__late"] = np.where(early, np.nan, x)
+    grouped = pd.DataFrame(parts, index=rows.index).groupby(by, sort=True)
+    means = grouped[[f"{d}__{part}" for d in DIMENSIONS for part in ("early", "late")]].mean()
+    sums = grouped[[f"{d}__{part}" for d in DIMENSIONS for part in ("w", "nan", "x")]].sum()  # NaN skipped, as before
+    out = pd.DataFrame(index=sums.index)
+    for d in DIMENSIONS:  # a NaN score leaves the weighted score NaN (np.dot), as it did
+        out[d] = np.where(sums[f"{d}__nan"] > 0, np.nan, sums[f"{d}__w"] * DIMENSION_TO_100)
+    for d in DIMENSIONS:
+        out[f"{d}_sum"] = sums[f"{d}__x"]
+        out[f"{d}_early"] = means[f"{d}__early"]
+        out[f"{d}_late"] = means[f"{d}__late"]
+    out["n_judged_turns"] = grouped.size().astype(float)  # a float, as the per-dialogue Series made it
+    return out.reset_index()[[*KEYS, *PER_DIALOGUE]]
 
 
 def failed_verdicts(verdicts: pd.DataFrame) -> pd.Series:

@@ -78,6 +78,13 @@ def _cells(scores: pd.DataFrame, turns: pd.DataFrame) -> list[tuple[str, str]]:
     return sorted(found, key=lambda cell: (cell[1], cell[0]))
 
 
+def _by_cell(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Each target x pool's rows of `frame` (in their order), split once instead of filtered per cell."""
+    if frame.empty:
+        return {}
+    return {tuple(key): rows for key, rows in frame.groupby(CELL, sort=False)}
+
+
 def build_leaderboard(
     slate: EytSlate,
     scores: pd.DataFrame,
@@ -93,12 +100,13 @@ def build_leaderboard(
     answered = answered_turns(turns)
     errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
+    score_cells, error_cells = _by_cell(scores), _by_cell(errors)
+    f1 = metrics.macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else pd.Series()
     rows = []
     for target, pool in _cells(scores, turns):
-        cell = scores[(scores["target"] == target) & (scores["pool"] == pool)]
-        cell_errors = errors[(errors["target"] == target) & (errors["pool"] == pool)]
+        cell = score_cells.get((target, pool), scores.iloc[0:0])
+        cell_errors = error_cells.get((target, pool), errors.iloc[0:0])
         ref = targets.get(target)
-        cell_turns = answered[(answered["target"] == target) & (answered["pool"] == pool)]
         row = {
             "target": target,
             "pool": pool,
@@ -114,7 +122,7 @@ def build_leaderboard(
             "n_errors": len(cell_errors),
             "failures": failures_line(cell_errors) or None,
             **aggregate(cell),
-            "emotion_macro_f1": metrics.macro_f1(cell_turns["gold_emotion"], cell_turns["pred_emotion"]),
+            "emotion_macro_f1": float(f1.get((target, pool), float("nan"))),
         }
         rows.append(row)
     board = pd.DataFrame(rows)

@@ -26,6 +26,18 @@ def warmup_weights(n_turns: int, alpha: float) -> np.ndarray:
     return np.array([alpha, alpha] + [rest] * (n_turns - 2))
 
 
+def eq4_weights(turns: np.ndarray, n_turns: np.ndarray, alpha: float) -> np.ndarray:
+    """warmup_weights(T, alpha)[t - 1] for many (turn t, dialogue length T) rows at once, not renormalised: 1 for
+    T = 1, 0.5 for T = 2, alpha for turns 1-2 and (1 - 2 alpha) / (T - 2) after them for T >= 3."""
+    t, n = np.asarray(turns, dtype=int), np.asarray(n_turns, dtype=int)
+    outside = (t < 1) | (t > n)
+    if outside.any():
+        raise ValueError(f"turn numbers {sorted(set(t[outside].tolist()))} are outside 1..T of their dialogues")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rest = (1.0 - 2.0 * alpha) / (n - 2)
+    return np.select([n == 1, n == 2, t <= 2], [1.0, 0.5, alpha], default=rest).astype(float)
+
+
 def judged_turn_weights(turns: np.ndarray, n_turns: int, alpha: float) -> np.ndarray:
     """Eq. 4 weights of the judged turns `turns` (1-based turn numbers) of a dialogue of T = `n_turns` turns,
     renormalised to sum to 1 over those turns. Each turn keeps the weight its position gives it; a turn with
@@ -48,6 +60,25 @@ def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
     if len(gold) == 0:
         return float("nan")
     return float(f1_score(gold.astype(str), predicted.astype(str), average="macro", zero_division=0))
+
+
+def macro_f1_by(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -> pd.Series:
+    """macro_f1 of every group of `frame`'s rows (indexed by the `by` values; a group with no rows is absent), all
+    groups at once: per group and label (the labels as text, as macro_f1 sees them) the true positives, false
+    positives and false negatives, each label's F1 2tp / (2tp + fp + fn), their mean over the group's labels."""
+    g, p = frame[gold].astype(str).to_numpy(), frame[predicted].astype(str).to_numpy()
+    keys = frame[by].reset_index(drop=True)
+    hit = g == p
+    counted = pd.concat(
+        [
+            keys[hit].assign(label=g[hit], tp=1, fp=0, fn=0),
+            keys[~hit].assign(label=p[~hit], tp=0, fp=1, fn=0),
+            keys[~hit].assign(label=g[~hit], tp=0, fp=0, fn=1),
+        ]
+    )
+    c = counted.groupby([*by, "label"], sort=True)[["tp", "fp", "fn"]].sum()
+    f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"])
+    return f1.groupby(level=by, sort=True).mean()
 
 
 def intent_drift(cosines: pd.Series) -> float:

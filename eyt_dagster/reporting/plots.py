@@ -196,19 +196,24 @@ def pairwise_png(
         if shown == "significant_adjusted"
         else ("interval excludes 0", "interval includes 0")
     )
-    for i, (pool, value) in enumerate(zip(rows["pool"].astype(str), rows["diff"])):
+    pool_of, values = rows["pool"].astype(str).to_numpy(), rows["diff"].to_numpy()
+    for pool in pools:  # one errorbar call per pool and kind of marker, not one per pair (9,900 at 100 targets)
         color = COLORS[pools.index(pool) % len(COLORS)]
-        ax.errorbar(
-            [value],
-            [y[i]],
-            xerr=whiskers[:, i : i + 1],
-            fmt="o",
-            capsize=3,
-            color=color,
-            markerfacecolor=color if excludes[i] else "white",
-            linestyle="none",
-            elinewidth=1.6 if excludes[i] else 1.0,
-        )
+        for significant in (False, True):
+            at = np.flatnonzero((pool_of == pool) & (excludes == significant))
+            if not at.size:
+                continue
+            ax.errorbar(
+                values[at],
+                np.asarray(y)[at],
+                xerr=whiskers[:, at],
+                fmt="o",
+                capsize=3,
+                color=color,
+                markerfacecolor=color if significant else "white",
+                linestyle="none",
+                elinewidth=1.6 if significant else 1.0,
+            )
     labels = [
         f"{_label(a, str(a) in baseline_targets)} − {_label(b, str(b) in baseline_targets)}"
         for a, b in zip(rows["target_a"], rows["target_b"])
