@@ -172,3 +172,28 @@ def test_report_is_self_contained_with_banner_badges_and_provenance(tmp_path):
 def test_no_banner_without_baselines():
     page = render_report([], title="t", generated_at="now", slate_yaml="", prompt_hashes={}, baseline_targets=[])
     assert 'class="banner"' not in page
+
+
+def test_the_pairwise_figure_draws_a_pools_largest_differences_at_many_targets():
+    import itertools
+
+    targets = [f"t{i:03d}" for i in range(100)]
+    rows = [
+        {
+            "pool": "usa",
+            "metric": "empathy",
+            "target_a": a,
+            "target_b": b,
+            "diff": float(i % 97) - 48,
+            "ci_low": -60.0,
+            "ci_high": 60.0,
+            "excludes_zero": False,
+        }
+        for i, (a, b) in enumerate(itertools.combinations(targets, 2))
+    ]
+    frame = pd.DataFrame(rows)
+    shown = plots.pairs_shown(frame)
+    assert len(shown) == plots.MAX_PAIRS_SHOWN and shown["diff"].abs().min() >= 47  # the largest |diff| only
+    small = plots.pairs_shown(frame.head(10))
+    assert len(small) == 10  # a pool with few pairs: all of them
+    assert plots.pairwise_png(frame, "empathy").startswith(PNG)  # its cost: bench/reports_scale.py
