@@ -48,7 +48,14 @@ from eyt_dagster.slate import default_slate_path  # noqa: E402
 SIZES = (10, 30, 100)
 JUDGES = ("rubric-judge", "rubric-judge-strict")  # the default slate's judges
 JOB = "eyt_reports"
-INPUT_TABLES = ("dialogue_scores", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "chat_seeds")
+INPUT_TABLES = (
+    "dialogue_scores",
+    "dialogue_turns",
+    "judge_verdicts",
+    "final_intent_verdicts",
+    "chat_seeds",
+    "simulator_audit",
+)
 
 
 def slate_for(n_targets: int) -> dict:
@@ -76,9 +83,23 @@ def slate_for(n_targets: int) -> dict:
     return slate
 
 
+def _random_unit_vectors(texts: list[str]) -> tuple[dict[str, np.ndarray], None]:
+    """A unit vector per text, the same for the same text (seeded by its hash): the simulator audit's embedding
+    for synthetic utterances, whose encoding would cost more than the reports being measured."""
+    import hashlib
+
+    vectors = {}
+    for text in texts:
+        rng = np.random.default_rng(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little"))
+        v = rng.normal(size=32)
+        vectors[text] = v / np.linalg.norm(v)
+    return vectors, None
+
+
 def write_cells(data: Path, targets: list[str], seed: int, with_seeds: bool) -> dict[str, int]:
     """The dialogue tables of `targets` x both pools, and dialogue_scores from them by the real scoring."""
     from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
+    from eyt_dagster.eyt_bench.simulator_audit import audit
     from eyt_dagster.table_registry import catalog
     from resources.warehouse import store_frame
 
@@ -97,7 +118,10 @@ def write_cells(data: Path, targets: list[str], seed: int, with_seeds: bool) -> 
     finals = finals.assign(judge_tokens_in=700, judge_tokens_out=60, judge_cost_usd=3e-4)
     scores = score_dialogues(turns, verdicts, finals, similarity, alpha=0.1, combine="mean")
     scores = scores.assign(alpha=0.1, judge_combine="mean")
+    audit_rows, _ = audit(turns, _random_unit_vectors)  # the real checks; synthetic vectors stand in for the encoder
+    audit_rows = audit_rows.assign(embedding_model="synthetic")
     frames = {
+        "dialogue.simulator_audit": audit_rows,
         "dialogue.dialogue_turns": turns,
         "dialogue.intent_similarity": similarity,
         "dialogue.judge_verdicts": verdicts,

@@ -186,7 +186,7 @@ def test_the_dialogue_page_shows_the_hidden_state_labels_verdicts_and_calls(app)
     assert "&#10003; right" in html
     # every call of this dialogue is found: seed, simulator turn 2, two perceptions, two replies, two judge turns
     # (the first after a re-ask), the final verdict
-    assert len(re.findall(r'<a class="call" href="/call/[0-9a-f]{64}">', html)) == 9
+    assert len(re.findall(r'<a class="call" href="/call/[0-9a-f]{64}(?:\?prompt=[^"]+)?">', html)) == 9
     wrong = get(app, dialogue_url(TARGET, seed_id(4))).text
     assert "&#10007; wrong" in wrong and 'class="call"' not in wrong  # dialogue 4's calls are not in the cache
     assert "call(s) of chat-target for respond:1, none with this row&#39;s reply" in wrong
@@ -201,8 +201,16 @@ def test_a_row_that_matches_two_calls_lists_both(app):
 
 def test_the_call_page_shows_the_reply_and_the_ledger(app):
     html = get(app, dialogue_url(TARGET, seed_id(1))).text
-    keys = re.findall(r'href="/call/([0-9a-f]{64})"', html)
-    pages = [get(app, f"/call/{k}") for k in keys]
+    links = re.findall(r'href="(/call/[0-9a-f]{64}(?:\?prompt=[^"]+)?)"', html)
+    # a call link carries the prompt hash of its row when the row has one (the fixture's verdicts have none)
+    assert (
+        sum("?prompt=seedhash" in link for link in links) == 1
+        and sum("?prompt=turnhash" in link for link in links) >= 4
+    )
+    keys = [link[6:70] for link in links]
+    pages = [get(app, link.replace("&amp;", "&")) for link in links]
+    opened = next(p.text for link, p in zip(links, pages) if link.endswith("?prompt=turnhash"))
+    assert "Prompt file hash of the row that opened this page: <code>turnhash</code>" in opened
     assert all(p.status == 200 for p in pages)
     judged = next(p.text for p in pages if "judge_turn:nemotron_usa:p01:1" in p.text)
     assert "judge-a-model" in judged and "0.0012" in judged and "run-1" in judged
@@ -232,7 +240,7 @@ def served(app) -> list[str]:
         get(app, f"/dialogues?target={TARGET}&pool={POOL}"),
         get(app, dialogue_url(TARGET, seed_id(0))),
     ]
-    keys = re.findall(r'href="/call/([0-9a-f]{64})"', pages[-1].text)
+    keys = re.findall(r'href="/call/([0-9a-f]{64})(?:\?prompt=[^"]+)?"', pages[-1].text)
     pages += [get(app, f"/call/{k}") for k in keys]
     assert all(p.status == 200 for p in pages) and len(keys) >= 8
     assert all("script-src" not in p.headers["content-security-policy"] for p in pages)  # no script allowed

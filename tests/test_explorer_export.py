@@ -92,7 +92,7 @@ def page_of(out: Path, prefix: str) -> tuple[str, str]:
 
 
 def call_keys(app, target: str, seed: str) -> set[str]:
-    return set(re.findall(r'href="/call/([0-9a-f]{64})"', get(app, dialogue_url(target, seed)).text))
+    return set(re.findall(r'href="/call/([0-9a-f]{64})(?:\?prompt=[^"]+)?"', get(app, dialogue_url(target, seed)).text))
 
 
 # -- what is written --------------------------------------------------------------------------------------------

@@ -54,8 +54,9 @@ def dialogue_path(target: str, seed_id: str) -> str:
     return f"/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
 
 
-def call_path(key: str) -> str:
-    return f"/call/{quote(key, safe='')}"
+def call_path(key: str, prompt: str | None = None) -> str:
+    """One call; `prompt` is the prompt-file hash of the row that links to it (the call cache does not know it)."""
+    return f"/call/{quote(key, safe='')}" + (f"?{urlencode({'prompt': prompt})}" if prompt else "")
 
 
 def compare_path(seed_id: str, targets: list[str]) -> str:

@@ -4,6 +4,7 @@ Content-Security-Policy header forbids any script, so even a tag that slipped th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +168,9 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         if found is None:
             return not_found(f"the call cache and ledger hold no call with key '{key}'")
         flags = queries.baseline_flags(wh)
-        return page("call.html", c=found, flags=flags)
+        prompt = request.query_params.get("prompt", "")
+        prompt = prompt if re.fullmatch(r"[0-9A-Za-z_.:-]{1,80}", prompt) else ""  # a hash, shown as text anyway
+        return page("call.html", c=found, flags=flags, prompt=prompt)
 
     async def side_by_side(request: Request) -> Response:
         seed_id = request.query_params.get("seed", "")

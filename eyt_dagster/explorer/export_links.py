@@ -102,8 +102,9 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
     segments = raw.split("/")
     if raw.startswith("/dialogue/") and len(segments) == 4 and not q:  # both parts quoted with safe=''
         return ("dialogue", unquote(segments[2]), unquote(segments[3]))
-    if raw.startswith("/call/") and len(segments) == 3 and not q:
-        return ("call", unquote(segments[2]))
+    if raw.startswith("/call/") and len(segments) == 3 and set(q) <= {"prompt"}:
+        prompt = _one(q, "prompt")
+        return ("call", unquote(segments[2]), prompt) if prompt else ("call", unquote(segments[2]))
     if raw.startswith("/speech/item/") and not q:
         return ("speech_item", unquote(raw[len("/speech/item/") :]))
     if raw.startswith("/clip/") and not q:
@@ -134,7 +135,7 @@ def page_url(key: Key, order: list[str]) -> str:
     if kind == "dialogue":
         return app.dialogue_url(key[1], key[2])
     if kind == "call":
-        return app.call_url(key[1])
+        return app.call_url(key[1], key[2] if len(key) > 2 else None)
     if kind == "speech_item":
         return app.speech_item_url(key[1])
     if kind == "clip":
@@ -180,7 +181,7 @@ def file_name(key: Key, suffix: str = ".html") -> str:
     if kind == "dialogue":
         return f"dialogues/{slug(key[1], 30)}-{slug(key[2])}-{digest(key[1], key[2])}.html"
     if kind == "call":
-        return f"calls/{slug(key[1], 16)}-{digest(key[1])}.html"
+        return f"calls/{slug(key[1], 16)}-{digest(*key[1:])}.html"
     if kind == "speech_item":
         return f"speech/item-{slug(key[1], 80)}-{digest(key[1])}.html"
     if kind == "clip":
