@@ -1,17 +1,10 @@
 -- rank_intervals_sql: each target's mean per-dialogue value per pool and metric on the ChatSEEDs every target of the
 -- pool played, and its rank (1 = best; drift lowest first; ties share the best rank of the tie). The rank's
--- bootstrap interval is in the asset only. Per-dialogue values as in pairwise_comparisons.sql.
--- Usage: .read sql/rank_intervals.sql; FROM rank_intervals_sql;
+-- bootstrap interval is in the asset only. Per-dialogue values: sql/per_dialogue.sql.
+-- Usage: .read sql/per_dialogue.sql; .read sql/rank_intervals.sql; FROM rank_intervals_sql;
 CREATE OR REPLACE TEMP VIEW rank_intervals_sql AS
 WITH per_dialogue AS (
-    SELECT target, pool, seed_id, metric, value FROM (UNPIVOT (
-        SELECT target, pool, seed_id,
-               explicit_correct / n_turns AS explicit_acc, latent_correct / n_turns AS latent_acc,
-               emotion_correct / n_turns AS emotion_acc, drift, completed::DOUBLE AS ficr, satisfaction,
-               empathy, persona, anthropomorphic
-        FROM dialogue.dialogue_scores
-    ) ON explicit_acc, latent_acc, emotion_acc, drift, ficr, satisfaction, empathy, persona, anthropomorphic
-      INTO NAME metric VALUE value)
+    SELECT * FROM per_dialogue_values WHERE value IS NOT NULL
 ), pool_targets AS (
     SELECT pool, count(DISTINCT target) AS n_targets FROM dialogue.dialogue_scores GROUP BY pool
 ), shared AS (

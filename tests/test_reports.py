@@ -11,7 +11,7 @@ from eyt_dagster.eyt_bench import analysis, calibration
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 # Shared views the twins build on, read in this order (each file says which it needs).
-PRELUDE = ("turn_dimensions", "dialogue_scores", "leaderboard", "trajectory")
+PRELUDE = ("turn_dimensions", "dialogue_scores", "leaderboard", "trajectory", "per_dialogue")
 # twin file -> (asset table, key columns, columns compared)
 TWINS = {
     "turn_curves": ("turn_curves", ["target", "pool", "dimension", "turn"], ["mean_score", "n"]),

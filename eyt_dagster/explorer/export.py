@@ -22,12 +22,13 @@ from datetime import UTC, datetime
 from functools import partial
 from html import escape
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from markupsafe import escape as jinja_escape
 
 from eyt_dagster.explorer import app as explorer_app
 from eyt_dagster.explorer import export_html, export_links, pairs
+from eyt_dagster.explorer.asgi_request import request
 from eyt_dagster.explorer.clips import clip_file
 from eyt_dagster.explorer.export_links import INDEX, STYLESHEET, Key, file_name, page_key, page_url, relative_href
 from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, known_targets, select
@@ -234,38 +235,8 @@ class _Crawl:
 
 async def _get(application, url: str) -> tuple[int, str]:
     """One GET request to the ASGI app in process: (status, body)."""
-    parts = urlsplit(url)
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": unquote(parts.path),
-        "raw_path": parts.path.encode(),
-        "query_string": parts.query.encode(),
-        "root_path": "",
-        "headers": [(b"host", b"export")],
-        "client": ("127.0.0.1", 0),
-        "server": ("export", 80),
-    }
-    sent: list[dict] = []
-    asked = False
-
-    async def receive() -> dict:
-        nonlocal asked
-        if asked:  # as a server does: wait for the client to go away
-            await asyncio.sleep(3600)
-        asked = True
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    await application(scope, receive, send)
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return int(start["status"]), body.decode()
+    answer = await request(application, url, host="export")
+    return answer.status, answer.body.decode()
 
 
 def _write(crawl: _Crawl, folder: Path, written: Written, now: datetime) -> None:
