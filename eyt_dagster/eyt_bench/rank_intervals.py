@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from eyt_dagster.core import stats
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
@@ -38,6 +37,8 @@ RANK_COLUMNS = (
 def _ranks(means: np.ndarray, lower_is_better: bool) -> np.ndarray:
     """Ranks of the rows of `means` (targets x draws) within each column, 1 = best, ties the best of the tie; a
     NaN mean ranks last."""
+    from scipy.stats import rankdata  # here: loading the code location imports no statistics library
+
     keyed = means if lower_is_better else -means
     keyed = np.where(np.isnan(keyed), np.inf, keyed)
     return rankdata(keyed, method="min", axis=0)
