@@ -8,12 +8,28 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dagster import AssetExecutionContext
+from dagster._core.errors import DagsterInvalidPropertyError
 
 from resources.model_access import ModelAccess
 from resources.progress_files import LAUNCH_TAG
 from resources.run_progress import StepProgress
 
 PROGRESS_EVERY = 10  # items between two progress lines in the run log
+
+
+def _job_name(context: AssetExecutionContext) -> str:
+    """The run's job; an asset invoked directly (a test calling the function) has none."""
+    try:
+        return context.job_name
+    except DagsterInvalidPropertyError:
+        return "direct"
+
+
+def _launch_tag(context: AssetExecutionContext) -> str | None:
+    try:
+        return context.run.tags.get(LAUNCH_TAG)
+    except DagsterInvalidPropertyError:
+        return None
 
 
 def step_progress(
@@ -29,11 +45,11 @@ def step_progress(
         eyt.data_dir,
         run_id=context.run_id,
         step=context.op_def.name,
-        job=context.job_name,
+        job=_job_name(context),
         unit=unit,
         message=message,
         log=context.log.info,
         partition=str(context.partition_key) if context.has_partition_key else None,
-        launch=context.run.tags.get(LAUNCH_TAG),
+        launch=_launch_tag(context),
         every_items=every,
     )

@@ -243,7 +243,14 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
         ("unified_reports", None),
     ]
     assert [assets for job, _, assets in launched if job == "eyt_dialogues"] == [
-        ["dialogue_scores", "dialogue_turns", "final_intent_verdicts", "intent_similarity", "judge_verdicts"]
+        [
+            "dialogue_scores",
+            "dialogue_turns",
+            "final_intent_verdicts",
+            "intent_similarity",
+            "judge_verdicts",
+            "simulator_audit",
+        ]
     ]
     assert rows_of(data, "terse-baseline")["dialogue.dialogue_turns"] > 0
     set_slate(tmp_path, ["reflective-baseline", "terse-baseline"])  # the pool leaves the slate again
