@@ -207,7 +207,6 @@ def test_the_call_page_shows_the_reply_and_the_ledger(app):
         sum("?prompt=seedhash" in link for link in links) == 1
         and sum("?prompt=turnhash" in link for link in links) >= 4
     )
-    keys = [link[6:70] for link in links]
     pages = [get(app, link.replace("&amp;", "&")) for link in links]
     opened = next(p.text for link, p in zip(links, pages) if link.endswith("?prompt=turnhash"))
     assert "Prompt file hash of the row that opened this page: <code>turnhash</code>" in opened
