@@ -11,6 +11,10 @@ ratio metric is each dialogue's own ratio), so the ranks read with dialogue.pair
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import pandas as pd
 
@@ -87,15 +91,9 @@ def rank_intervals(scores: pd.DataFrame, *, resamples: int, seed: int, level: fl
     return pd.DataFrame(rows, columns=list(RANK_COLUMNS))
 
 
-class _quiet:
+@contextmanager
+def _quiet() -> Iterator[None]:
     """numpy's 'mean of empty slice' warning off: an all-NaN row is a NaN mean, which ranks last."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._catch = warnings.catch_warnings()
-        self._catch.__enter__()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._catch.__exit__(*exc)
+        yield
