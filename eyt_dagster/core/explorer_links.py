@@ -33,9 +33,8 @@ def view_port() -> int:
     return parts.port or (443 if parts.scheme == "https" else 80)
 
 
-def _query(path: str, params: Any) -> str:
-    items = params.items() if isinstance(params, dict) else params
-    shown = [(k, v) for k, v in items if v not in (None, "")]
+def _query(path: str, params: dict[str, Any]) -> str:
+    shown = {k: v for k, v in params.items() if v not in (None, "")}
     return path + ("?" + urlencode(shown) if shown else "")
 
 

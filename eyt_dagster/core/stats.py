@@ -171,17 +171,14 @@ def paired_bootstrap_table(
     out = {k: np.full(len(pairs), NAN) for k in ("diff", "low", "high", "se")}
     out["n"] = np.zeros(len(pairs), dtype=int)
     complete = ~np.isnan(v).any(axis=1)
-    means = None
-    if n >= 2 and complete.any():
+    shared = [k for k, (i, j) in enumerate(pairs) if n >= 2 and complete[i] and complete[j]]
+    if shared:
         idx = _indices(n, resamples, seed)
         means = np.full((rows, resamples), NAN)
         for r in np.flatnonzero(complete):  # one row at a time: rows x resamples x n would not fit at 100 targets
             means[r] = v[r][idx].mean(axis=1)
-    shared = [k for k, (i, j) in enumerate(pairs) if complete[i] and complete[j] and means is not None]
-    if shared:
         a = np.array([pairs[k][0] for k in shared])
         b = np.array([pairs[k][1] for k in shared])
-        assert means is not None
         draws = means[a] - means[b]
         tail = (1.0 - level) / 2.0
         low, high = np.quantile(draws, [tail, 1.0 - tail], axis=1)
@@ -190,15 +187,18 @@ def paired_bootstrap_table(
         out["se"][shared] = draws.std(axis=1, ddof=1)
         out["n"][shared] = n
     done = set(shared)
-    for k, (i, j) in enumerate(pairs):
+    for k, (i, j) in enumerate(pairs):  # paired_bootstrap_diff on the complete columns, its draws giving se too
         if k in done:
             continue
-        res = paired_bootstrap_diff(v[i], v[j], resamples=resamples, seed=seed, level=level)
-        out["diff"][k], out["low"][k], out["high"][k], out["n"][k] = res["diff"], res["low"], res["high"], res["n"]
         keep = ~(np.isnan(v[i]) | np.isnan(v[j]))
         d = v[i][keep] - v[j][keep]
+        out["n"][k] = d.size
+        if d.size:
+            out["diff"][k] = float(d.mean())
         if d.size >= 2:
-            out["se"][k] = float(d[_indices(d.size, resamples, seed)].mean(axis=1).std(ddof=1))
+            one = d[_indices(d.size, resamples, seed)].mean(axis=1)
+            out["low"][k], out["high"][k] = _interval(one, level)
+            out["se"][k] = float(one.std(ddof=1))
     out["excludes_zero"] = (out["low"] > 0) | (out["high"] < 0)  # False when the interval is NaN
     return out
 

@@ -242,12 +242,12 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         number = page_number(request)
         if number is None:
             return not_found(f"page must be a number, not '{q.get('page')}'", 400)
+        targets, conditions = speech.choice_targets(wh)
         try:
-            found = speech.items(wh, page=number, **chosen)
+            found = speech.items(wh, page=number, known=(targets, conditions), **chosen)
         except ValueError as exc:
             return not_found(str(exc), 400)
         rows = found.rows.to_dict("records")
-        targets, conditions = speech.choice_targets(wh)
         columns = speech.ITEM_COLUMNS + (speech.CHOICE_COLUMNS if chosen["target"] else ())
         return page(
             "speech_items.html",

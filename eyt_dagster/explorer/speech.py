@@ -98,10 +98,11 @@ def items(
     target: str = "",
     condition: str = "",
     outcome: str = "",
+    known: tuple[list[str], list[str]] | None = None,
 ) -> ItemPage:
     """speech.eq_items, one row per item, in dataset_id order; PAGE_SIZE per page. With a target: its choices on
     each item (under `condition` when named) counted beside it, and `outcome` keeps the items where one of them
-    was wrong, did not parse or failed."""
+    was wrong, did not parse or failed. `known` is choice_targets(wh) when the caller has it already."""
     check_filters(subscale, composite, valence, outcome)
     if (condition or outcome) and not target:
         raise ValueError("condition and outcome filter a target's choices: name the target too")
@@ -109,7 +110,7 @@ def items(
     columns = ", ".join(f"i.{c}" for c in ITEM_COLUMNS)
     joined = ""
     if target:
-        targets, conditions = choice_targets(wh)
+        targets, conditions = known if known is not None else choice_targets(wh)
         if target not in targets:
             raise ValueError(f"speech.slm_choices has no choices of target '{target}'; the targets are {targets}")
         if condition and condition not in conditions:
