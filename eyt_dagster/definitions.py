@@ -37,7 +37,9 @@ from assets.eyt_bench.judge_calibration import (
     judge_agreement,
 )
 from assets.eyt_bench.judge_verdicts import final_intent_verdicts, judge_verdicts
+from assets.eyt_bench.noise_floor import noise_floor, pass_k
 from assets.eyt_bench.persona_pool import persona_pool
+from assets.eyt_bench.repeats import repeat_dialogues, repeat_scores
 from assets.eyt_bench.simulator_audit import simulator_audit
 from assets.reports.model_cards import model_cards
 from assets.reports.paper_tables import paper_tables
@@ -65,11 +67,15 @@ EYT_BENCH_ASSETS = [
     intent_similarity,
     simulator_audit,
     dialogue_scores,
+    repeat_dialogues,
+    repeat_scores,
     leaderboard,
     leaderboard_intervals,
     pairwise_comparisons,
     rank_intervals,
     simulator_audit_effect,
+    noise_floor,
+    pass_k,
     alpha_sensitivity,
     turn_curves,
     trajectory,

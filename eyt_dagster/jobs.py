@@ -13,6 +13,8 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "intent_similarity"],
     ["dialogue", "simulator_audit"],
     ["dialogue", "dialogue_scores"],
+    ["dialogue", "repeat_dialogues"],
+    ["dialogue", "repeat_scores"],
 )
 SPEECH_EVAL_ASSETS = AssetSelection.assets(["speech", "slm_choices"])
 SPEECH_REPORT_ASSETS = AssetSelection.assets(["speech", "speech_build_report"])

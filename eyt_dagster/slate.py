@@ -105,6 +105,10 @@ class Slate(BaseModel):
     judges: list[ModelRef] = Field(min_length=1)
     # Analysis (docs/method.md#statistics): uncertainty, ablations and calibration.
     bootstrap_resamples: int = Field(default=1000, ge=100, description="Resamples for every 95% interval.")
+    # The noise floor (docs/eyt-metrics.md#the-noise-floor): each ChatSEED played `repeats` times per target, each
+    # dialogue judged `judge_repeats` times. 1 and 1 play and judge each once, as the paper does.
+    repeats: int = Field(default=1, ge=1, le=20, description="Times each ChatSEED is played per target.")
+    judge_repeats: int = Field(default=1, ge=1, le=20, description="Times each dialogue is judged.")
     reasoning_pairs: list[ReasoningPair] = Field(default_factory=list)
     thinking_highlight: float = Field(default=0.3, gt=0, description="|delta| that highlights an objective cell.")
     replacement_judge: ModelRef | None = Field(

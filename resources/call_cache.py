@@ -312,17 +312,27 @@ class CallCache:
 
     @staticmethod
     def request(
-        *, model: str, base_url: str, messages: list[dict[str, Any]], settings: dict[str, Any], seed: int | None
+        *,
+        model: str,
+        base_url: str,
+        messages: list[dict[str, Any]],
+        settings: dict[str, Any],
+        seed: int | None,
+        repeat: int = 0,
     ) -> dict[str, Any]:
         """Everything that decides a reply, as the key hashes it. `settings` holds temperature, max_tokens,
-        reasoning_effort, extra_body and response_format (kind and schema). Never pass a key here."""
-        return {
+        reasoning_effort, extra_body and response_format (kind and schema). Never pass a key here. `repeat` is
+        the sample's index when the slate asks for repeats; it is in the key from repeat 1 on, so repeat 0 has
+        the key a call had before repeats existed, and no two repeats share a reply even on a server that ignores
+        the seed."""
+        request = {
             "model": model,
             "base_url": base_url.rstrip("/"),
             "messages": messages,
             "settings": settings,
             "seed": seed,
         }
+        return {**request, "repeat": repeat} if repeat else request
 
     @staticmethod
     def key_of(request: dict[str, Any]) -> str:

@@ -222,7 +222,9 @@ def reask_messages(
 class OpenAIChatClient:
     """A ChatClient for one `provider: openai` ModelRef playing one role."""
 
-    def __init__(self, ref: ModelRef, *, role: str, cache: CallCache, seed: int, run_id: str | None = None) -> None:
+    def __init__(
+        self, ref: ModelRef, *, role: str, cache: CallCache, seed: int, run_id: str | None = None, repeat: int = 0
+    ) -> None:
         if ref.provider != "openai":
             raise ValueError(f"model '{ref.id}' has provider '{ref.provider}'; OpenAIChatClient needs provider openai")
         self.ref = ref
@@ -230,6 +232,7 @@ class OpenAIChatClient:
         self.role = role
         self.cache = cache
         self.seed = seed
+        self.repeat = repeat
         self.run_id = run_id
         self._transport = ChatTransport(ref, role=role, cache=cache, run_id=run_id)
         self.base_url = self._transport.base_url
@@ -241,9 +244,12 @@ class OpenAIChatClient:
     def __repr__(self) -> str:
         return f"OpenAIChatClient(model_id={self.model_id!r}, role={self.role!r}, base_url={self.base_url!r})"
 
-    def with_seed(self, seed: int) -> OpenAIChatClient:
-        """The same client (shared connection and structured-output mode) with another sampling seed."""
-        twin = OpenAIChatClient(self.ref, role=self.role, cache=self.cache, seed=seed, run_id=self.run_id)
+    def with_seed(self, seed: int, repeat: int = 0) -> OpenAIChatClient:
+        """The same client (shared connection and structured-output mode) with another sampling seed, for the
+        sample `repeat` (0: the first; a later one has its own cache keys: CallCache.request)."""
+        twin = OpenAIChatClient(
+            self.ref, role=self.role, cache=self.cache, seed=seed, run_id=self.run_id, repeat=repeat
+        )
         twin._transport.share_connection(self._transport)
         with self._lock:
             twin._json_mode = self._json_mode
@@ -291,7 +297,12 @@ class OpenAIChatClient:
         ledger (the caller records it once it knows whether the reply validates)."""
         settings = self._settings(response_format)
         request = CallCache.request(
-            model=self.ref.model, base_url=self.base_url, messages=messages, settings=settings, seed=self.seed
+            model=self.ref.model,
+            base_url=self.base_url,
+            messages=messages,
+            settings=settings,
+            seed=self.seed,
+            repeat=self.repeat,
         )
         key = CallCache.key_of(request)
         hit = self.cache.get(key)  # a finished request needs no flight (on Postgres, a lock is a round trip)

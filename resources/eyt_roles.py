@@ -26,19 +26,22 @@ class EytRoles:
             return make_embedded("simulator", ref, seed=self.slate.seed, scale=self.slate.scale)
         return LLMSimulator(self._client(ref, "simulator", run_id))
 
-    def target(self, target_id: str, run_id: str | None = None) -> Target:
+    def target(self, target_id: str, run_id: str | None = None, repeat: int = 0) -> Target:
+        """The target; for `repeat` r > 0 its r-th sample (another seed and cache keys; an embedded baseline does
+        not sample, so each of its repeats answers alike)."""
         ref = self.slate.target_of("eyt_bench", target_id)
         if ref.is_baseline:
             return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
-        return LLMTarget(self._client(ref, "target", run_id))
+        return LLMTarget(self._client(ref, "target", run_id, repeat))
 
-    def _judge(self, ref: ModelRef, run_id: str | None) -> Judge:
+    def _judge(self, ref: ModelRef, run_id: str | None, repeat: int = 0) -> Judge:
         if ref.is_baseline:
             return make_embedded("judge", ref, seed=self.slate.seed, scale=self.slate.scale)
-        return LLMJudge(self._client(ref, "judge", run_id), self.slate.scale)
+        return LLMJudge(self._client(ref, "judge", run_id, repeat), self.slate.scale)
 
-    def judges(self, run_id: str | None = None) -> list[Judge]:
-        return [self._judge(ref, run_id) for ref in self.slate.judges]
+    def judges(self, run_id: str | None = None, repeat: int = 0) -> list[Judge]:
+        """The slate's judges; for `repeat` q > 0 their q-th sample of every verdict."""
+        return [self._judge(ref, run_id, repeat) for ref in self.slate.judges]
 
     def replacement_judge(self, run_id: str | None = None) -> Judge | None:
         """The cross-judge ablation's judge of a third family, when the slate names one."""

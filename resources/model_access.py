@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dagster import ConfigurableResource, InitResourceContext
 
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.samples import sample_seed
 from resources.cache_backend import CacheBackend, cache_backend, open_call_cache, open_embedding_cache
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
@@ -79,6 +80,8 @@ class ModelAccess(ConfigurableResource):
         as they appear and a later step takes their vectors (resources/embedding_queue.py)."""
         return EarlyEmbeddings(model_name, self.embedding_cache)
 
-    def client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
-        """A chat client for one model in one ledger role (simulator, target, judge, speech_target...)."""
-        return OpenAIChatClient(ref, role=role, cache=self.cache, seed=self.slate.seed, run_id=run_id)
+    def client(self, ref: ModelRef, role: str, run_id: str | None, repeat: int = 0) -> OpenAIChatClient:
+        """A chat client for one model in one ledger role (simulator, target, judge, speech_target...); for the
+        sample `repeat` of a repeated slate it sends the seed `sample_seed(slate seed, repeat)`."""
+        seed = sample_seed(self.slate.seed, repeat)
+        return OpenAIChatClient(ref, role=role, cache=self.cache, seed=seed, run_id=run_id, repeat=repeat)

@@ -64,6 +64,12 @@ TWINS = {
         ["pool", "metric", "target_a", "target_b"],
         ["p_adjusted", "significant_adjusted"],
     ),
+    "noise_floor": (
+        "noise_floor",
+        ["target", "pool", "metric"],
+        ["repeats", "judge_repeats", "n_seeds", "mean", "sd_between", "sd_within", "sd_judge", "share_between"],
+    ),
+    "pass_k": ("pass_k", ["target", "pool", "k"], ["repeats", "n_seeds", "pass_k"]),
     "persona_source_comparison": (
         "persona_source_comparison",
         ["family", "metric"],

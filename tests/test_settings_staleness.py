@@ -184,7 +184,11 @@ WIDE = [
         edit_role("simulator", temperature=0.3),
         {
             ("dialogue/chat_seeds", POOL): "simulator settings changed: temperature",
-            **{("dialogue/dialogue_turns", c): "simulator settings changed: temperature" for c in CELLS},
+            **{
+                (a, c): "simulator settings changed: temperature"
+                for a in ("dialogue/dialogue_turns", "dialogue/repeat_dialogues")
+                for c in CELLS
+            },
         },
     ),
     (
@@ -192,15 +196,41 @@ WIDE = [
         edit_role("judges", temperature=0.2),
         {
             (a, c): "judges settings changed: rubric-judge.temperature"
-            for a in ("dialogue/judge_verdicts", "dialogue/final_intent_verdicts")
+            for a in ("dialogue/judge_verdicts", "dialogue/final_intent_verdicts", "dialogue/repeat_scores")
             for c in CELLS
         },
     ),
-    ("t_max", edit_key("t_max", 4), {("dialogue/dialogue_turns", c): "slate settings changed: t_max" for c in CELLS}),
+    (
+        "t_max",
+        edit_key("t_max", 4),
+        {
+            (a, c): "slate settings changed: t_max"
+            for a in ("dialogue/dialogue_turns", "dialogue/repeat_dialogues")
+            for c in CELLS
+        },
+    ),
+    (
+        "repeats",
+        edit_key("repeats", 2),
+        {
+            (a, c): "slate settings changed: repeats"
+            for a in ("dialogue/repeat_dialogues", "dialogue/repeat_scores")
+            for c in CELLS
+        },
+    ),
+    (
+        "judge_repeats",
+        edit_key("judge_repeats", 2),
+        {("dialogue/repeat_scores", c): "slate settings changed: judge_repeats" for c in CELLS},
+    ),
     (
         "alpha",
         edit_key("alpha", 0.15),
-        {("dialogue/dialogue_scores", c): "slate settings changed: alpha" for c in CELLS},
+        {
+            (a, c): "slate settings changed: alpha"
+            for a in ("dialogue/dialogue_scores", "dialogue/repeat_scores")
+            for c in CELLS
+        },
     ),
     (
         "seed",
@@ -210,14 +240,24 @@ WIDE = [
             **{
                 (a, c): "slate settings changed: seed"
                 for c in CELLS
-                for a in ("dialogue/dialogue_turns", "dialogue/judge_verdicts", "dialogue/final_intent_verdicts")
+                for a in (
+                    "dialogue/dialogue_turns",
+                    "dialogue/judge_verdicts",
+                    "dialogue/final_intent_verdicts",
+                    "dialogue/repeat_dialogues",
+                    "dialogue/repeat_scores",
+                )
             },
         },
     ),
     (
         "judge_combine",
         edit_key("judge_combine", "median"),
-        {("dialogue/dialogue_scores", c): "slate settings changed: judge_combine" for c in CELLS},
+        {
+            (a, c): "slate settings changed: judge_combine"
+            for a in ("dialogue/dialogue_scores", "dialogue/repeat_scores")
+            for c in CELLS
+        },
     ),
     (
         "dialogues_per_pool",

@@ -140,6 +140,38 @@ DIALOGUE_SCORES_COLUMNS: Columns = {
     "judge_combine": "string",
     **_CREATED,
 }
+# The noise floor (eyt_bench/repeats.py, noise_floor.py): repeated plays and verdicts of a cell, and what they show.
+REPEAT_DIALOGUES_COLUMNS: Columns = {**DIALOGUE_TURNS_COLUMNS, "repeat": "Int64", "sample_seed": "Int64"}
+REPEAT_SCORES_COLUMNS: Columns = {**DIALOGUE_SCORES_COLUMNS, "repeat": "Int64", "judge_repeat": "Int64"}
+NOISE_FLOOR_COLUMNS: Columns = {
+    **_text(["target", "pool", "metric"]),
+    **{name: "Int64" for name in ("repeats", "judge_repeats", "n_seeds")},
+    **{
+        name: "float64"
+        for name in (
+            "mean",
+            "sd_between",
+            "sd_within",
+            "sd_judge",
+            "share_between",
+            "share_within",
+            "share_judge",
+            "spread",
+            "rerun_sd",
+        )
+    },
+    "is_baseline": "bool",
+    "self_preference_risk": "bool",
+    **_CREATED,
+}
+PASS_K_COLUMNS: Columns = {
+    **_text(["target", "pool"]),
+    **{name: "Int64" for name in ("k", "repeats", "n_seeds")},
+    "pass_k": "float64",
+    "is_baseline": "bool",
+    "self_preference_risk": "bool",
+    **_CREATED,
+}
 _HEADLINE_FLOATS = (
     "explicit_acc",
     "latent_acc",
@@ -317,6 +349,10 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.intent_similarity": INTENT_SIMILARITY_COLUMNS,
     "dialogue.simulator_audit": SIMULATOR_AUDIT_COLUMNS,
     "dialogue.dialogue_scores": DIALOGUE_SCORES_COLUMNS,
+    "dialogue.repeat_dialogues": REPEAT_DIALOGUES_COLUMNS,
+    "dialogue.repeat_scores": REPEAT_SCORES_COLUMNS,
+    "dialogue.noise_floor": NOISE_FLOOR_COLUMNS,
+    "dialogue.pass_k": PASS_K_COLUMNS,
     "dialogue.leaderboard": LEADERBOARD_COLUMNS,
     "dialogue.cross_judge_verdicts": JUDGE_VERDICTS_COLUMNS,
     "dialogue.cross_judge_final_verdicts": FINAL_VERDICTS_COLUMNS,

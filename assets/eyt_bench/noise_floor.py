@@ -1,0 +1,49 @@
+"""noise_floor and pass_k: what the repeated samples say about every cell (eyt_dagster/eyt_bench/noise_floor.py)."""
+
+from typing import Any
+
+import pandas as pd
+from dagster import AssetIn, MetadataValue, Output, asset
+
+from assets._output import now_utc, table_output
+from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
+from eyt_dagster.eyt_bench import noise_floor as nf
+from resources.model_access import ModelAccess
+
+LOGIC_VERSION = "1"
+_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+_INS = {name: AssetIn(key=["dialogue", name]) for name in ("dialogue_scores", "repeat_scores")}
+
+
+def _finish(df: pd.DataFrame, eyt: ModelAccess, **metadata: Any) -> Output[pd.DataFrame]:
+    if len(df):
+        df = flag_targets(df, eyt.slate, "target")
+    df["created_at"] = now_utc()
+    return table_output(df, baselines=baseline_note(df, "target"), **metadata)
+
+
+@asset(**_REPORT, ins=_INS)
+def noise_floor(eyt: ModelAccess, dialogue_scores: pd.DataFrame, repeat_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Per cell and metric: the spread between ChatSEEDs, within a ChatSEED (the target's sampling) and the judge's,
+    as standard deviations and shares; the spread over repeats; how far the mean moves on a rerun."""
+    slate = eyt.slate
+    samples = nf.all_samples(dialogue_scores, repeat_scores)
+    df = nf.noise_floor(samples, repeats=slate.repeats, judge_repeats=slate.judge_repeats)
+    shown = df[df["metric"] == "empathy"] if len(df) else df
+    columns = ["target", "pool", "n_seeds", "mean", "sd_between", "sd_within", "sd_judge", "rerun_sd"]
+    preview = shown[columns].round(3).to_markdown(index=False) if len(shown) else "_no rows_"
+    return _finish(df, eyt, repeats=slate.repeats, judge_repeats=slate.judge_repeats, empathy=MetadataValue.md(preview))
+
+
+@asset(**_REPORT, ins=_INS)
+def pass_k(eyt: ModelAccess, dialogue_scores: pd.DataFrame, repeat_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+    """pass^k of final-intent completion for k = 1..repeats: the chance that k plays of a ChatSEED all complete."""
+    slate = eyt.slate
+    df = nf.pass_k(
+        nf.all_samples(dialogue_scores, repeat_scores), repeats=slate.repeats, judge_repeats=slate.judge_repeats
+    )
+    last = df[df["k"] == slate.repeats] if len(df) else df
+    preview = last[["target", "pool", "n_seeds", "pass_k"]].round(3).to_markdown(index=False) if len(last) else ""
+    return _finish(
+        df, eyt, repeats=slate.repeats, **{f"pass_{slate.repeats}": MetadataValue.md(preview or "_no rows_")}
+    )

@@ -1,0 +1,184 @@
+"""repeat_dialogues and repeat_scores: the extra samples of one target x pool cell that the slate's `repeats` and
+`judge_repeats` ask for (eyt_dagster/eyt_bench/repeats.py). With both at 1 (the default) they hold no row and make
+no call."""
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import explorer_link, now_utc, stats_metadata, table_of, table_output
+from assets._progress import PROGRESS_EVERY, step_progress
+from assets.eyt_bench.partitions import JUDGE_POOL, SIMULATOR_POOL, by_pool, target_pool_partitions
+from eyt_dagster.core import explorer_links
+from eyt_dagster.core.replies import CallStats
+from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers
+from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats
+from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, samples, score_samples
+from eyt_dagster.eyt_bench.table_contracts import conform_table
+from eyt_dagster.eyt_bench.table_rows import stat_column_names
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
+
+LOGIC_VERSION = "1"
+DIALOGUE_PROMPT_HASH = prompt_hash("simulator", "perception", "target")
+_CELL_META = {"partition_expr": {"target": "target", "pool": "pool"}}
+_SEEDS = AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool)
+
+
+def _cell(context: AssetExecutionContext) -> tuple[str, str]:
+    keys = context.partition_key.keys_by_dimension
+    return keys["target"], keys["pool"]
+
+
+@asset(
+    key_prefix=["dialogue"],
+    group_name="dialogue",
+    partitions_def=target_pool_partitions,
+    ins={"chat_seeds": _SEEDS},
+    metadata=_CELL_META,
+    code_version=f"{LOGIC_VERSION}-{DIALOGUE_PROMPT_HASH}",
+    pool=SIMULATOR_POOL,
+    op_tags={"dagster/priority": "-3"},  # after the cell's own dialogues, verdicts and audit
+)
+def repeat_dialogues(
+    context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Every ChatSEED of the pool played again by repeats 1..k-1 of the target (repeat 0 is dialogue_turns)."""
+    target_id, pool = _cell(context)
+    slate, roles = eyt.slate, EytRoles(eyt)
+    repeats = range(1, slate.repeats)
+    ref = slate.target(target_id)
+    targets = {r: roles.target(target_id, context.run_id, repeat=r) for r in repeats}
+    progress = step_progress(
+        context, eyt, "dialogues", lambda done, total: f"repeated dialogues done: {done} of {total} ({target_id})"
+    )
+    with progress as on_done:
+        df, results = play_repeats(
+            chat_seeds,
+            roles.simulator(context.run_id),
+            targets,
+            target_id=target_id,
+            t_max=slate.t_max,
+            slate_seed=slate.seed,
+            workers=dialogue_workers(ref, slate.simulator),
+            on_done=on_done,
+        )
+    failed = [(r, res) for r, res in results if res.error]
+    if failed:
+        repeat, first = failed[0]
+        context.log.warning(
+            f"{len(failed)} of {len(results)} repeated dialogues of {target_id} on {pool} are unfinished (first: "
+            f"{first.seed.seed_id}, repeat {repeat}: {(first.error or '')[:300]}); they are left out of the noise "
+            "floor. Rerun the partition to finish them: answered calls come from the call cache."
+        )
+    df["simulator"] = slate.simulator.id
+    df["target_model"] = ref.model
+    df["prompt_hash"] = DIALOGUE_PROMPT_HASH
+    df["slate_seed"] = slate.seed
+    df["created_at"] = now_utc()
+    turns = [t for _, res in results for t in res.turns]
+    return table_output(
+        conform_table(df, table_of(context)),
+        repeats=slate.repeats,
+        dialogues=len(results),
+        unfinished_dialogues=len(failed),
+        **stats_metadata("target", sum((t.target_stats for t in turns), CallStats())),
+        **stats_metadata("simulator", sum((t.simulator_stats for t in turns), CallStats())),
+        **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
+    )
+
+
+@asset(
+    key_prefix=["dialogue"],
+    group_name="dialogue",
+    partitions_def=target_pool_partitions,
+    ins={
+        "chat_seeds": _SEEDS,
+        **{
+            name: AssetIn(key=["dialogue", name])
+            for name in (
+                "dialogue_turns",
+                "repeat_dialogues",
+                "judge_verdicts",
+                "final_intent_verdicts",
+                "intent_similarity",
+            )
+        },
+    },
+    metadata=_CELL_META,
+    code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}-{FINAL_PROMPT_HASH}",
+    pool=JUDGE_POOL,
+    op_tags={"dagster/priority": "-3"},
+)
+def repeat_scores(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    chat_seeds: pd.DataFrame,
+    dialogue_turns: pd.DataFrame,
+    repeat_dialogues: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame,
+    intent_similarity: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """dialogue_scores of every sample past (repeat 0, judge repeat 0): each repeated dialogue judged by every
+    judge repeat, and the cell's own dialogues by judge repeats 1..j-1."""
+    target_id, pool = _cell(context)
+    slate, roles = eyt.slate, EytRoles(eyt)
+    wanted = samples(slate.repeats, slate.judge_repeats)
+    judges = {q: roles.judges(context.run_id, repeat=q) for q in sorted({q for _, q in wanted})}
+    refs = [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
+    judging = Judging(
+        judges=judges,
+        judge_models={r.id: r.model for r in refs},
+        turn_prompt=TURN_PROMPT_HASH,
+        final_prompt=FINAL_PROMPT_HASH,
+        slate_seed=slate.seed,
+        workers=sum(r.max_concurrency for r in slate.judges),
+    )
+    cell = CellSamples(
+        chat_seeds=chat_seeds,
+        dialogue_turns=dialogue_turns,
+        repeat_dialogues=repeat_dialogues,
+        judge_verdicts=judge_verdicts,
+        final_intent_verdicts=final_intent_verdicts,
+        intent_similarity=intent_similarity,
+    )
+    embeddings = eyt.early_embeddings(slate.embedding_model)
+    progress = step_progress(
+        context,
+        eyt,
+        "verdicts",
+        lambda done, total: f"repeated verdicts: {done} of {total} done ({target_id} on {pool})",
+        every=PROGRESS_EVERY * 10,
+    )
+    with progress as on_done:
+        df, calls = score_samples(
+            cell,
+            judging,
+            embeddings.embed,
+            repeats=slate.repeats,
+            judge_repeats=slate.judge_repeats,
+            alpha=slate.alpha,
+            combine=slate.judge_combine,
+            on_done=on_done,
+        )
+    failed = int(calls["error"].notna().sum()) if len(calls) else 0
+    if failed:
+        context.log.warning(
+            f"{failed} of {len(calls)} repeated verdicts failed in {context.partition_key}; their values are missing "
+            "and the noise floor leaves those ChatSEEDs out. Rerun the partition to retry them: finished calls come "
+            "from the call cache."
+        )
+    df["alpha"] = slate.alpha
+    df["judge_combine"] = slate.judge_combine
+    df["created_at"] = now_utc()
+    judged = calls if len(calls) and set(stat_column_names("judge_")) <= set(calls.columns) else None
+    return table_output(
+        conform_table(df, table_of(context)),
+        repeats=slate.repeats,
+        judge_repeats=slate.judge_repeats,
+        samples=len(wanted),
+        failed_verdicts=failed,
+        **(stats_metadata("judge", judge_stats(judged)) if judged is not None else {}),
+        **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
+    )
