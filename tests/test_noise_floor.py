@@ -7,9 +7,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from asgi_get import get
 from test_remote_path import KEY, remote
 
+from eyt_dagster.core.explorer_links import dialogue_path
 from eyt_dagster.core.samples import sample_seed
+from eyt_dagster.explorer.app import create_app
 from eyt_dagster.eyt_bench import noise_floor as nf
 from eyt_dagster.eyt_bench.repeats import samples
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
@@ -249,3 +252,27 @@ def test_sql_twins_equal_the_assets_on_repeated_samples(repeated_run, twin):
     for column in TWIN_COLUMNS[twin]:
         left, right = merged[column].astype(float).to_numpy(), merged[f"{column}_sql"].astype(float).to_numpy()
         np.testing.assert_allclose(left, right, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=f"{twin}.{column}")
+
+
+def test_the_dialogue_page_shows_every_sample_and_each_repeated_play(repeated_run):
+    data, _, _ = repeated_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    seed_id = con.execute("SELECT min(seed_id) FROM dialogue.dialogue_scores").fetchone()[0]
+    replies = con.execute(
+        "SELECT DISTINCT response_text FROM dialogue.repeat_dialogues WHERE seed_id = $s", {"s": seed_id}
+    ).fetchall()
+    con.close()
+    app = create_app(data)
+    own = get(app, dialogue_path("chat-model", seed_id))
+    assert own.status == 200, own.text
+    assert "Repeated samples" in own.text and own.text.count("<tr") >= 4  # header + 4 samples
+    assert f'href="{dialogue_path("chat-model", seed_id, 1)}"' in own.text.replace("&amp;", "&")
+    again = get(app, dialogue_path("chat-model", seed_id, 1))
+    assert again.status == 200, again.text
+    assert (
+        "repeat 1" in again.text
+        and f"sample seed {sample_seed(load_slate(default_slate_path()).seed, 1)}" in again.text
+    )
+    assert all(text in again.text for (text,) in replies)  # repeat 1's own replies (the target's other sample)
+    assert get(app, dialogue_path("chat-model", seed_id, 5)).status == 404
+    assert get(app, dialogue_path("chat-model", seed_id) + "?repeat=x").status == 400

@@ -49,8 +49,10 @@ def dialogues_path(**params: Any) -> str:
     return _query("/dialogues", params)
 
 
-def dialogue_path(target: str, seed_id: str) -> str:
-    return f"/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
+def dialogue_path(target: str, seed_id: str, repeat: int = 0) -> str:
+    """A dialogue's page; `repeat` r > 0 shows its r-th repeated play (the slate's `repeats`)."""
+    path = f"/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
+    return _query(path, {"repeat": repeat}) if repeat else path
 
 
 def call_path(key: str, prompt: str | None = None) -> str:

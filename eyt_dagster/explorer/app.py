@@ -15,7 +15,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, speech
+from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, repeats, speech
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
@@ -144,9 +144,14 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         if target is None:
             return not_found(f"no target of the warehouse begins the path '{rest}'")
         seed_id = rest[len(target) + 1 :]
-        found = queries.dialogue(wh, target, seed_id)
-        if found is None:
-            return not_found(f"target '{target}' has no dialogue of ChatSEED '{seed_id}'")
+        repeat = request.query_params.get("repeat", "0")
+        if not repeat.isdigit():
+            return not_found(f"repeat must be a whole number, got '{repeat}'", status=400)
+        played = repeats.repeat_dialogue(wh, target, seed_id, int(repeat)) if int(repeat) else None
+        found = played[0] if played else queries.dialogue(wh, target, seed_id)
+        if found is None or (int(repeat) and played is None):
+            which = f"repeat {repeat} of " if int(repeat) else ""
+            return not_found(f"target '{target}' has no {which}dialogue of ChatSEED '{seed_id}'")
         with wh.calls() as con:
             refs = dialogue_calls(con, found)
         others = [t for t in pairs.seed_targets(wh, found.pool, seed_id) if t != target]
@@ -157,6 +162,9 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
             others=others,
             subscores=queries.subscores,
             is_baseline=queries.baseline_flags(wh).get(target),
+            repeat=int(repeat),
+            sample_seed=played[1] if played else None,
+            samples=repeats.samples(wh, target, seed_id),
         )
 
     async def one_call(request: Request) -> Response:
