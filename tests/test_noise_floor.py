@@ -214,6 +214,11 @@ def test_repeated_samples_are_stored_and_decomposed(repeated_run):
         "SELECT repeat, judge_repeat, count(*) FROM dialogue.repeat_scores GROUP BY ALL ORDER BY ALL"
     ).fetchall()
     assert got == [(0, 1, 3), (1, 0, 3), (1, 1, 3)]
+    seed = load_slate(default_slate_path()).seed
+    seeds = con.execute(
+        "SELECT DISTINCT repeat, judge_repeat, sample_seed, judge_sample_seed FROM dialogue.repeat_scores"
+    ).fetchall()
+    assert sorted(seeds) == [(r, q, seed + r, seed + q) for r, q in [(0, 1), (1, 0), (1, 1)]]
     floor = con.execute("SELECT * FROM dialogue.noise_floor").df().set_index("metric")
     assert set(floor["n_seeds"]) == {3}
     empathy = floor.loc["empathy"]

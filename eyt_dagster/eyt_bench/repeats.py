@@ -26,7 +26,7 @@ from eyt_dagster.eyt_bench.judging import Dialogue, final_verdict, finished_dial
 from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
 
-SAMPLE_KEYS = ["repeat", "judge_repeat"]
+SAMPLE_KEYS = ["repeat", "judge_repeat", "sample_seed", "judge_sample_seed"]
 
 
 def samples(repeats: int, judge_repeats: int) -> list[tuple[int, int]]:
@@ -152,6 +152,8 @@ def score_samples(
             similarity[repeat] = intent_similarities(turns, cell.chat_seeds, embed)[0]
         scores = score_dialogues(turns, verdicts, finals, similarity[repeat], alpha, combine)
         scores["repeat"], scores["judge_repeat"] = repeat, q
+        scores["sample_seed"] = sample_seed(judging.slate_seed, repeat)  # the target's, of this play
+        scores["judge_sample_seed"] = sample_seed(judging.slate_seed, q)
         frames.append(scores)
         verdict_rows += [verdicts, finals]
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=SAMPLE_KEYS)

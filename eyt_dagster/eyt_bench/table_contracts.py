@@ -142,7 +142,10 @@ DIALOGUE_SCORES_COLUMNS: Columns = {
 }
 # The noise floor (eyt_bench/repeats.py, noise_floor.py): repeated plays and verdicts of a cell, and what they show.
 REPEAT_DIALOGUES_COLUMNS: Columns = {**DIALOGUE_TURNS_COLUMNS, "repeat": "Int64", "sample_seed": "Int64"}
-REPEAT_SCORES_COLUMNS: Columns = {**DIALOGUE_SCORES_COLUMNS, "repeat": "Int64", "judge_repeat": "Int64"}
+REPEAT_SCORES_COLUMNS: Columns = {
+    **DIALOGUE_SCORES_COLUMNS,
+    **{name: "Int64" for name in ("repeat", "judge_repeat", "sample_seed", "judge_sample_seed")},
+}
 NOISE_FLOOR_COLUMNS: Columns = {
     **_text(["target", "pool", "metric"]),
     **{name: "Int64" for name in ("repeats", "judge_repeats", "n_seeds")},
