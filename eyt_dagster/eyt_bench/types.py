@@ -151,4 +151,4 @@ class AuditVerdict(_Strict):
 
     leaks_intent: bool
     speaks_as_assistant: bool
-    reason: str = Field(default="", max_length=SENTENCE_CHARS)
+    reason: str = Field(max_length=SENTENCE_CHARS)
