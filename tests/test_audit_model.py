@@ -210,3 +210,23 @@ def test_an_embedded_audit_model_is_refused(tmp_path):
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(SlateError, match="simulator_audit_model: there is no embedded audit model"):
         load_slate(path)
+
+
+def test_the_explorers_dialogue_page_shows_the_models_answer_escaped(audited):
+    from asgi_get import get
+    from markupsafe import escape
+
+    from eyt_dagster.explorer.app import create_app, dialogue_url
+
+    second = audited["second"]
+    assert any(str(escape(r)) != r for r in second["model_reason"])  # some drawn reason needs escaping
+    app = create_app(audited["data"])
+    for seed_id, rows in second.groupby("seed_id"):
+        page = get(app, dialogue_url("reflective-baseline", seed_id)).text
+        flags = rows["simulator_flags"].iloc[0]
+        if flags:
+            assert f"The simulator audit flagged this dialogue: {escape(flags)}" in page
+        assert page.count("; audit model audit-judge: ") == len(rows)
+        for row in rows.to_dict("records"):
+            assert f"<q>{escape(row['model_reason'])}</q>" in page  # the model's text, escaped
+        assert page.count('<span class="flag">model_leak</span>') == int(rows["model_leak"].sum())
