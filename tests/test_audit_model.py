@@ -230,3 +230,29 @@ def test_the_explorers_dialogue_page_shows_the_models_answer_escaped(audited):
         for row in rows.to_dict("records"):
             assert f"<q>{escape(row['model_reason'])}</q>" in page  # the model's text, escaped
         assert page.count('<span class="flag">model_leak</span>') == int(rows["model_leak"].sum())
+
+
+def test_the_reports_section_counts_the_models_flags(audited):
+    from eyt_dagster.reporting.audit_section import audit_model_section, audit_model_table
+    from eyt_dagster.reporting.html_report import render_report
+
+    first, second = audited["first"], audited["second"]
+    table = audit_model_table(first).set_index(["target", "pool"])
+    row = table.loc[("reflective-baseline", "nemotron_usa")]
+    assert row["audit_model"] == "audit-judge" and row["dialogues"] == first["seed_id"].nunique()
+    assert row["failed_calls"] == first["model_error"].notna().sum()
+    assert row["turns_checked"] == len(first) - row["failed_calls"]
+    leaked = second.groupby("seed_id")["model_leak"].any()
+    assert audit_model_table(second)["dialogues_model_leak"].iloc[0] == leaked.sum()
+    page = render_report(
+        [audit_model_section(second)],
+        title="t",
+        generated_at="now",
+        slate_yaml="",
+        prompt_hashes={},
+        baseline_targets=[],
+    )
+    assert "Simulator audit: the audit model&#x27;s flags" in page and "dialogues_model_only" in page
+    # a table no model read (no audit model in the slate) has no section
+    no_model = second.assign(**{c: None for c in ("audit_model", "model_leak", "model_role_flip", "model_error")})
+    assert audit_model_section(no_model) is None
