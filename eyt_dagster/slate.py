@@ -115,6 +115,12 @@ class Slate(BaseModel):
         default=None, description="Cross-judge ablation: re-judges a stratified subsample (paper Tables 9/14)."
     )
     cross_judge_dialogues: int = Field(default=46, gt=0, description="Size of the cross-judge subsample.")
+    simulator_audit_model: ModelRef | None = Field(
+        default=None,
+        description="The simulator audit's model check: a chat model asked once per simulator turn whether it "
+        "states the latent intent or talks as the assistant (docs/eyt-metrics.md#the-simulator-audit); "
+        "absent = the deterministic checks only.",
+    )
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
     human_annotations: str | None = Field(
         default=None,
@@ -152,6 +158,11 @@ class Slate(BaseModel):
                 raise ValueError("replacement_judge must come from a family none of the judges belongs to")
             if self.replacement_judge.id in judge_ids:
                 raise ValueError(f"replacement_judge: id '{self.replacement_judge.id}' is already a judge")
+        if self.simulator_audit_model is not None and self.simulator_audit_model.is_baseline:
+            raise ValueError(
+                "simulator_audit_model: there is no embedded audit model; name a chat model (provider: openai) "
+                "or leave the key out for the deterministic checks only"
+            )
         if not self.allow_same_family:
             for i, target in enumerate(self.targets):
                 if not target.runs("eyt_bench"):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.slate import Slate, TargetRef
 from eyt_dagster.speech_eq.settings import TEMPLATE_GENERATOR
@@ -79,6 +80,15 @@ def _speech_role(role: Literal["generator", "validator", "tone_judge"]) -> Calla
     return read
 
 
+def _audit_model(slate: Slate) -> dict[str, Any] | None:
+    """The simulator audit's model check: the model's settings and the hash of its prompt (None without a model, so
+    the prompt file is read only when the check runs)."""
+    ref = slate.simulator_audit_model
+    if ref is None:
+        return None
+    return {**(role_settings(ref) or {}), "prompt_hash": prompt_hash(AUDIT_PROMPT_KEY)}
+
+
 def _target_flags(slate: Slate) -> dict[str, dict[str, Any]]:
     """Per target, what the reports print beside its numbers: family, baseline, thinking, self-preference risk."""
     return {
@@ -115,6 +125,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "simulator": lambda s: role_settings(s.simulator),
     "judges": lambda s: [role_settings(j) for j in s.judges],
     "replacement_judge": lambda s: role_settings(s.replacement_judge),
+    "simulator_audit_model": _audit_model,
     "targets": _target_flags,
     "speech.generator": _speech_role("generator"),
     "speech.validator": _speech_role("validator"),
@@ -142,7 +153,7 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/judge_verdicts": (*_JUDGED, "judges"),
     "dialogue/final_intent_verdicts": (*_JUDGED, "judges"),
     "dialogue/intent_similarity": ("embedding_model",),
-    "dialogue/simulator_audit": ("embedding_model",),
+    "dialogue/simulator_audit": ("embedding_model", "simulator_audit_model"),
     "dialogue/dialogue_scores": ("alpha", "judge_combine"),
     "dialogue/repeat_dialogues": ("seed", "t_max", "simulator", "repeats"),
     "dialogue/repeat_scores": (
@@ -193,9 +204,15 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
 NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.released_path", "max_unfinished_fraction"})
 
 
+# Optional settings added after results existed: left out of an asset's settings while unset, so their arrival leaves
+# the code version (and every result) of a slate that does not set them as it was.
+OPTIONAL = frozenset({"simulator_audit_model"})
+
+
 def asset_settings(asset: str, slate: Slate) -> dict[str, Any]:
-    """The slate-wide settings `asset` reads, by name."""
-    return plain({name: READERS[name](slate) for name in ASSET_SETTINGS.get(asset, ())})
+    """The slate-wide settings `asset` reads, by name (an unset OPTIONAL one left out)."""
+    values = {name: READERS[name](slate) for name in ASSET_SETTINGS.get(asset, ())}
+    return plain({name: v for name, v in values.items() if v is not None or name not in OPTIONAL})
 
 
 def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:

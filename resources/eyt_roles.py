@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.baselines import make_embedded
-from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
-from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
+from eyt_dagster.eyt_bench.chat_roles import LLMAuditor, LLMJudge, LLMSimulator, LLMTarget
+from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, SimulatorAuditor, Target
 from resources.model_access import ModelAccess
 
 
@@ -47,3 +47,8 @@ class EytRoles:
         """The cross-judge ablation's judge of a third family, when the slate names one."""
         ref = self.slate.replacement_judge
         return self._judge(ref, run_id) if ref else None
+
+    def simulator_auditor(self, run_id: str | None = None) -> SimulatorAuditor | None:
+        """The simulator audit's model check, when the slate names a model for it (always a chat model)."""
+        ref = self.slate.simulator_audit_model
+        return LLMAuditor(self._client(ref, "simulator_audit", run_id)) if ref else None

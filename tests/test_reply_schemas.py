@@ -21,6 +21,7 @@ from eyt_dagster.core.reply_limits import LONGEST_REPLY_CHARS
 from eyt_dagster.eyt_bench.chat_roles import LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, SUBSCORE_COLUMNS
 from eyt_dagster.eyt_bench.types import (
+    AuditVerdict,
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -54,6 +55,7 @@ REPLY_SCHEMAS: dict[str, list[type[BaseModel]]] = {
     "SimulatorTurn": [SimulatorTurn],
     "UserLabels": [UserLabels],
     "FinalVerdict": [FinalVerdict],
+    "AuditVerdict": [AuditVerdict],
     "turn_scores_model(self.scale)": [turn_scores_model(scale) for scale in JUDGE_SCALES.values()],
     "ScenarioReply": [ScenarioReply],
     "DialogueReply": [DialogueReply],

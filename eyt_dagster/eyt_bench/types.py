@@ -131,3 +131,24 @@ class FinalVerdict(_Strict):
     completed: bool
     satisfaction: int = Field(ge=1, le=5)
     rationale: str = Field(default="", max_length=PARAGRAPH_CHARS)
+
+
+class AuditedTurn(_Strict):
+    """One simulator turn as the simulator audit's model check sees it: what the persona hides, what the assistant
+    said last, and what the simulator wrote next. `seed_id` and `turn` name it in the call ledger."""
+
+    seed_id: str
+    turn: int
+    latent_intent: str
+    latent_statement: str
+    previous_reply: str
+    utterance: str
+
+
+class AuditVerdict(_Strict):
+    """The audit model's answer on one simulator turn: does it state the hidden intent, does it talk as the
+    assistant, and why (a short reason)."""
+
+    leaks_intent: bool
+    speaks_as_assistant: bool
+    reason: str = Field(max_length=SENTENCE_CHARS)

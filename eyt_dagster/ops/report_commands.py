@@ -35,6 +35,7 @@ def report_html(
 ) -> str:
     """The whole report: the model cards, the EYT-Bench sections, then the SpeechEQ sections."""
     from eyt_dagster.core.baseline_flags import baseline_targets
+    from eyt_dagster.reporting.audit_section import audit_model_section
     from eyt_dagster.reporting.html_report import render_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
     from eyt_dagster.reporting.speech_sections import card_section, speech_sections
@@ -50,7 +51,8 @@ def report_html(
     named = set(cards["target"]) if len(cards) else set()
     board = speech["speech.seq_leaderboard"]
     chance = set(board.loc[board["target"] == "chance", "target"]) if len(board) else set()
-    sections = [card_section(cards), *build_sections(dialogue), *speech_sections(speech)]
+    audit = audit_model_section(read_table(warehouse, "dialogue.simulator_audit"))
+    sections = [card_section(cards), *build_sections(dialogue), *([audit] if audit else []), *speech_sections(speech)]
     return render_report(
         sections,
         title="EYT-Bench and SpeechEQ report",

@@ -36,7 +36,9 @@ REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
         "simulator_audit_effect",
         "Simulator audit: with and without flagged dialogues",
         "The simulator audit flags dialogues where the user simulator leaked the hidden latent intent, answered as "
-        "the assistant, repeated itself, sent an empty turn or ended at the first chance (dialogue.simulator_audit). "
+        "the assistant, repeated itself, sent an empty turn or ended at the first chance (dialogue.simulator_audit), "
+        "and, when the slate names a simulator audit model, where that model found a leak or a role flip (the flags "
+        "model_leak and model_role_flip). "
         "Per pool, metric and target: the value over all dialogues and over the unflagged ones, each with its rank; "
         "rank_changed says whether leaving them out reorders the targets.",
     ),
