@@ -41,6 +41,9 @@ from assets.eyt_bench.noise_floor import noise_floor, pass_k
 from assets.eyt_bench.persona_pool import persona_pool
 from assets.eyt_bench.repeats import repeat_dialogues, repeat_scores
 from assets.eyt_bench.simulator_audit import simulator_audit
+from assets.eyt_voice import dialogues as voice_dialogues
+from assets.eyt_voice import reports as voice_reports
+from assets.eyt_voice import scoring as voice_scoring
 from assets.reports.model_cards import model_cards
 from assets.reports.paper_tables import paper_tables
 from assets.speech_eq import checks as speech_checks
@@ -100,8 +103,17 @@ SPEECH_EQ_ASSETS = [
     seq_breakdown,
     seq_human_alignment,
 ]
+EYT_VOICE_ASSETS = [
+    voice_dialogues.voiced_turns,
+    voice_dialogues.text_turns,
+    voice_scoring.judge_verdicts,
+    voice_scoring.final_intent_verdicts,
+    voice_scoring.dialogue_scores,
+    voice_reports.voice_gap,
+    voice_reports.asr_errors,
+]
 REPORT_ASSETS = [model_cards, paper_tables]  # both benchmarks
-BASE_ASSETS = [*EYT_BENCH_ASSETS, *SPEECH_EQ_ASSETS, *REPORT_ASSETS]
+BASE_ASSETS = [*EYT_BENCH_ASSETS, *SPEECH_EQ_ASSETS, *EYT_VOICE_ASSETS, *REPORT_ASSETS]
 CHECKS = [*eyt_checks.CHECKS, *speech_checks.CHECKS]
 
 

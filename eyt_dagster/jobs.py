@@ -23,6 +23,8 @@ SEQ_REPORT_ASSETS = AssetSelection.assets(
 )
 # Reports over both benchmarks: run after the EYT and the SEQ reports (docs/reports.md).
 CARD_ASSETS = AssetSelection.assets(["reports", "model_cards"], ["reports", "paper_tables"])
+VOICE_ASSETS = AssetSelection.groups("voice")
+VOICE_REPORT_ASSETS = AssetSelection.groups("voice_reports")
 REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS - SEQ_REPORT_ASSETS - CARD_ASSETS
 SPEECH_BUILD_ASSETS = AssetSelection.groups("speech") - SPEECH_EVAL_ASSETS
 
@@ -34,6 +36,15 @@ eyt_dialogues = define_asset_job(
 )
 eyt_reports = define_asset_job(
     "eyt_reports", REPORT_ASSETS, description="The leaderboard and the analysis tables over all partitions."
+)
+
+eyt_voice = define_asset_job(
+    "eyt_voice",
+    VOICE_ASSETS,
+    description="The spoken EYT-Bench of one voice target x pool: voiced and text-control dialogues, verdicts, scores.",
+)
+voice_reports = define_asset_job(
+    "voice_reports", VOICE_REPORT_ASSETS, description="The text-to-voice gap and ASR errors over every voice cell."
 )
 
 speech_build = define_asset_job(
@@ -60,4 +71,15 @@ unified_reports = define_asset_job(
     description="Model cards over both benchmarks and the paper tables exported as files.",
 )
 
-JOBS = [eyt_pools, eyt_dialogues, eyt_reports, speech_build, speech_eval, speech_reports, seq_reports, unified_reports]
+JOBS = [
+    eyt_pools,
+    eyt_dialogues,
+    eyt_reports,
+    eyt_voice,
+    voice_reports,
+    speech_build,
+    speech_eval,
+    speech_reports,
+    seq_reports,
+    unified_reports,
+]

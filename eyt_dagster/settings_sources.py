@@ -37,6 +37,7 @@ from dagster import (
 )
 
 from assets.eyt_bench.partitions import pool_partitions, target_partitions
+from assets.eyt_voice.partitions import voice_targets
 from assets.speech_eq.partitions import speech_target_partitions
 from eyt_dagster import slate_settings as ss
 from eyt_dagster.core.storage_types import SETTINGS_KEY
@@ -59,6 +60,7 @@ class PartitionSettings:
     of_slate: Callable[[Slate], dict[str, dict[str, Any]]]  # partition key -> its settings
     description: str
     mapping: PartitionMapping | None = None  # from the reader's partitions to the source's (None: the same)
+    also_read_by: tuple[AssetKey, ...] = ()  # other assets of the reader's partitions that read the settings
 
 
 SOURCES = (
@@ -90,9 +92,20 @@ SOURCES = (
         "The slate settings of each SpeechEQ target that decide its choices (model settings, speech input, "
         "cascade, audio format); its data version per partition is a hash of them.",
     ),
+    PartitionSettings(
+        AssetKey(["voice", "target_settings"]),
+        voice_targets,
+        AssetKey(["voice", "voiced_turns"]),
+        "voice target",
+        lambda slate: {t.id: ss.speech_target_settings(t) for t in slate.voice_targets},
+        "The slate settings of each spoken EYT-Bench target that decide what it hears and says (model settings, "
+        "speech input, cascade, audio format); its data version per partition is a hash of them.",
+        MultiToSingleDimensionPartitionMapping(partition_dimension_name="target"),
+        also_read_by=(AssetKey(["voice", "text_turns"]),),
+    ),
 )
 SOURCE_BY_KEY = {s.key: s for s in SOURCES}
-SOURCE_OF_READER = {s.reader: s for s in SOURCES}
+SOURCE_OF_READER = {reader: s for s in SOURCES for reader in (s.reader, *s.also_read_by)}
 
 
 def observation(source: PartitionSettings, partition: str, settings: dict[str, Any]) -> AssetObservation:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOLS
+from eyt_dagster.eyt_voice.settings import VoiceSettings
 from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
 
 DEFAULT_SEED = 20260521
@@ -28,7 +29,7 @@ class SlateError(ValueError):
     """The slate file cannot be used; the message names the file and the field."""
 
 
-Benchmark = Literal["eyt_bench", "speech_eq"]
+Benchmark = Literal["eyt_bench", "speech_eq", "eyt_voice"]
 # Default lists of Literals are typed constants whose .copy is the default_factory (a fresh list per model):
 # mypy cannot type a lambda's list of Literals through pydantic's Field.
 _EYT_ONLY: list[Benchmark] = ["eyt_bench"]
@@ -36,6 +37,7 @@ _EYT_ONLY: list[Benchmark] = ["eyt_bench"]
 EMBEDDED_TARGETS: dict[str, tuple[str, ...]] = {
     "eyt_bench": ("reflective", "terse"),
     "speech_eq": ("random-chooser", "acoustic-chooser"),
+    "eyt_voice": ("reflective", "terse"),  # EYT-Bench's text baselines, hearing through a cascade
 }
 
 
@@ -65,6 +67,16 @@ class TargetRef(ModelRef):
                         f"target '{self.id}': embedded model '{self.model}' cannot run {benchmark}; "
                         f"its embedded baselines are {list(EMBEDDED_TARGETS[benchmark])}"
                     )
+            if "eyt_voice" in self.benchmarks and self.speech_input != "cascaded":
+                raise ValueError(
+                    f"target '{self.id}': an embedded text baseline hears the spoken EYT-Bench only through a "
+                    "cascade; set speech_input: cascaded (and cascade.asr_model_path)"
+                )
+        if "eyt_voice" in self.benchmarks and self.speech_input == "oracle_text":
+            raise ValueError(
+                f"target '{self.id}': speech_input oracle_text has no meaning in the spoken EYT-Bench (its text "
+                "control already reads the words); use audio or cascaded"
+            )
         return self
 
     def runs(self, benchmark: Benchmark) -> bool:
@@ -122,6 +134,7 @@ class Slate(BaseModel):
         "absent = the deterministic checks only.",
     )
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
+    voice: VoiceSettings = Field(default_factory=VoiceSettings)
     human_annotations: str | None = Field(
         default=None,
         description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file.",
@@ -205,6 +218,10 @@ class Slate(BaseModel):
     @property
     def speech_targets(self) -> list[TargetRef]:
         return self.targets_of("speech_eq")
+
+    @property
+    def voice_targets(self) -> list[TargetRef]:
+        return self.targets_of("eyt_voice")
 
     def target(self, target_id: str) -> TargetRef:
         for target in self.targets:

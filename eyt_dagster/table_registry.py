@@ -12,6 +12,7 @@ from dagster import MultiPartitionsDefinition
 
 from eyt_dagster.core.storage_types import Columns
 from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
+from eyt_dagster.eyt_voice.table_contracts import VOICE_TABLES
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
 from eyt_dagster.reporting.paper_tables import EXPORT_INDEX_COLUMNS
 from eyt_dagster.speech_eq.table_contracts import SPEECH_TABLES
@@ -20,6 +21,7 @@ from resources.warehouse_catalog import Catalog, Layouts
 TABLE_COLUMNS: dict[str, Columns] = {
     **DIALOGUE_TABLES,
     **SPEECH_TABLES,
+    **VOICE_TABLES,
     "reports.model_cards": MODEL_CARD_COLUMNS,
     "reports.paper_tables": EXPORT_INDEX_COLUMNS,
 }

@@ -29,7 +29,10 @@ class EytRoles:
     def target(self, target_id: str, run_id: str | None = None, repeat: int = 0) -> Target:
         """The target; for `repeat` r > 0 its r-th sample (another seed and cache keys; an embedded baseline does
         not sample, so each of its repeats answers alike)."""
-        ref = self.slate.target_of("eyt_bench", target_id)
+        return self.target_for(self.slate.target_of("eyt_bench", target_id), run_id, repeat)
+
+    def target_for(self, ref: ModelRef, run_id: str | None = None, repeat: int = 0) -> Target:
+        """A model as EYT-Bench's text target (the spoken EYT-Bench's text control and cascades read through it)."""
         if ref.is_baseline:
             return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
         return LLMTarget(self._client(ref, "target", run_id, repeat))

@@ -10,11 +10,13 @@ from dagster import AssetKey, Definitions, check_dagster_type
 from eyt_dagster.core.storage_types import conform
 from eyt_dagster.table_registry import TABLE_COLUMNS
 
-GROUPS = {"dialogue", "speech", "reports"}
+GROUPS = {"dialogue", "speech", "reports", "voice", "voice_reports"}
 JOB_NAMES = {
     "eyt_pools",
     "eyt_dialogues",
     "eyt_reports",
+    "eyt_voice",
+    "voice_reports",
     "speech_build",
     "speech_eval",
     "speech_reports",
@@ -22,7 +24,12 @@ JOB_NAMES = {
     "unified_reports",
 }
 # The settings the slate feeds into the graph (observable source assets, eyt_dagster/settings_sources.py).
-SETTINGS_SOURCES = {"dialogue/pool_settings", "dialogue/target_settings", "speech/target_settings"}
+SETTINGS_SOURCES = {
+    "dialogue/pool_settings",
+    "dialogue/target_settings",
+    "speech/target_settings",
+    "voice/target_settings",
+}
 
 
 @pytest.fixture(scope="module")

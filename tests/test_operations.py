@@ -249,6 +249,8 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
             "final_intent_verdicts",
             "intent_similarity",
             "judge_verdicts",
+            "repeat_dialogues",
+            "repeat_scores",
             "simulator_audit",
         ]
     ]
@@ -266,7 +268,8 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
     stale = stale_table(edited.stdout)
     cells = ["nemotron_usa|reflective-baseline", "nemotron_usa|terse-baseline"]
     partitioned = {(a, p) for a, p in stale if p != "-"}
-    assert partitioned == {(a, c) for a in ("judge_verdicts", "dialogue_scores") for c in cells}
+    # repeat_scores judges the repeated samples with the same prompts (none here: repeats 1, so it asks nothing)
+    assert partitioned == {(a, c) for a in ("judge_verdicts", "dialogue_scores", "repeat_scores") for c in cells}
     assert ("leaderboard", "-") in stale and ("cross_judge_verdicts", "-") in stale
     launched, seen = runs_since(home, seen)
     assert sorted((job, partition) for job, partition, _ in launched[:2]) == [
@@ -278,7 +281,7 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
         ("eyt_reports", None),
         ("unified_reports", None),
     ]
-    assert all(assets == ["dialogue_scores", "judge_verdicts"] for _, _, assets in launched[:2])
+    assert all(assets == ["dialogue_scores", "judge_verdicts", "repeat_scores"] for _, _, assets in launched[:2])
     after = eyt(["refresh", "--dry-run", "--no-speech"], env)
     assert after.returncode == 0 and "nothing to do" in after.stdout, after.stdout[-3000:]
 

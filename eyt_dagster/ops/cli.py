@@ -58,6 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     targets = [t.id for t in slate.eyt_targets if not args.target or t.id in args.target]
     speech_targets = [t.id for t in slate.speech_targets if not args.target or t.id in args.target]
+    voice_targets = [t.id for t in slate.voice_targets if not args.target or t.id in args.target]
     pools = args.pool or list(slate.pools)
     wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
     if wrong:
@@ -65,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     print(
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
-        f"SpeechEQ targets {speech_targets}"
+        f"SpeechEQ targets {speech_targets}; spoken EYT-Bench targets {voice_targets}"
     )
     runs = eyt_runs(
         pools,
@@ -74,6 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         subscales=args.subscale or sorted(SUBSCALES),
         speech_targets=speech_targets,
         speech=not args.no_speech,
+        voice_targets=voice_targets,
     )
     ok = execute_runs(instance, runs, args.parallel)
     print(f"warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")

@@ -125,16 +125,18 @@ def eyt_runs(
     subscales: Sequence[str] = (),
     speech_targets: Sequence[str] = (),
     speech: bool = True,
+    voice_targets: Sequence[str] = (),
 ) -> list[Run]:
     """The runs of `eyt run`, in an order that is also a valid one-after-another order: each pool, each target x
     pool cell (after its pool), the EYT reports (after every cell), each
     subscale's SpeechEQ items, each speech target's choices (after every subscale, one run per target), the
     build report (after the subscales) and the SEQ reports (after the choices)."""
     from assets.eyt_bench.partitions import partition_tags
+    from assets.eyt_voice.partitions import voice_partition_tags
 
     runs: list[Run] = []
     pool_run = {}
-    for pool in pools if targets else []:
+    for pool in pools if targets or voice_targets else []:
         pool_run[pool] = len(runs)
         runs.append(Run("eyt_pools", {"dagster/partition": pool}, f"eyt_pools [{pool}]"))
     cells = []
@@ -158,6 +160,20 @@ def eyt_runs(
                 needs_all_inputs=False,
             )
         )
+    voiced = []
+    for target in voice_targets:  # the spoken EYT-Bench: its cells after their pools, its reports after them
+        for pool in pools:
+            voiced.append(len(runs))
+            runs.append(
+                Run(
+                    "eyt_voice",
+                    voice_partition_tags(target, pool),
+                    f"eyt_voice [{pool}|{target}]",
+                    after=(pool_run[pool],),
+                )
+            )
+    if voiced and reports:
+        runs.append(Run("voice_reports", label="voice_reports", after=tuple(voiced), needs_all_inputs=False))
     if not speech:
         return _with_unified(runs, reports)
     built = []

@@ -1,0 +1,161 @@
+"""voiced_turns and text_turns: a voice target's dialogues on the pool's first ChatSEEDs, heard (every user turn
+voiced) and read (the text control, EYT-Bench's own loop through the same model)."""
+
+from pathlib import Path
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import now_utc, stats_metadata, table_of, table_output
+from assets._progress import step_progress
+from assets.eyt_bench.partitions import by_pool
+from assets.eyt_voice.partitions import VOICE_POOL, voice_target_pool_partitions
+from eyt_dagster.core.replies import CallStats
+from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
+from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers, play_cell
+from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, stat_column_names
+from eyt_dagster.eyt_voice.sampling import seed_voices, voice_seeds
+from eyt_dagster.eyt_voice.table_contracts import conform_voice
+from eyt_dagster.eyt_voice.table_rows import CLIP_COLUMNS, voiced_rows
+from eyt_dagster.eyt_voice.voiced_loop import run_voiced_dialogues
+from eyt_dagster.eyt_voice.voicing import EMOTION_VOICE
+from eyt_dagster.slate_settings import fingerprint
+from resources.model_access import ModelAccess
+from resources.voice_roles import VoiceRoles
+
+LOGIC_VERSION = "1"
+PROMPT_HASH = prompt_hash("simulator", "perception", "target")
+VOICING_VERSION = fingerprint(EMOTION_VOICE)  # a changed tone of an emotion changes the clips
+_CELL = {"partition_expr": {"target": "target", "pool": "pool"}}
+_INS = {
+    "chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool),
+    "persona_pool": AssetIn(key=["dialogue", "persona_pool"], partition_mapping=by_pool),
+}
+
+
+def _cell(context: AssetExecutionContext) -> tuple[str, str]:
+    keys = context.partition_key.keys_by_dimension
+    return keys["target"], keys["pool"]
+
+
+def _provenance(df: pd.DataFrame, eyt: ModelAccess, target_id: str) -> pd.DataFrame:
+    slate = eyt.slate
+    df["simulator"] = slate.simulator.id
+    df["target_model"] = slate.target(target_id).model
+    df["prompt_hash"] = PROMPT_HASH
+    df["slate_seed"] = slate.seed
+    df["created_at"] = now_utc()
+    return df
+
+
+def _unfinished(context: AssetExecutionContext, results: list[DialogueResult], what: str) -> int:
+    failed = [r for r in results if r.error]
+    if failed:
+        first = failed[0]
+        context.log.warning(
+            f"{len(failed)} of {len(results)} {what} of {context.partition_key} are unfinished (first: "
+            f"{first.seed.seed_id}: {(first.error or '')[:300]}); they are left out of every metric. Rerun the "
+            "partition to finish them: answered calls come from the call cache, clips from the clip index."
+        )
+    return len(failed)
+
+
+@asset(
+    key_prefix=["voice"],
+    group_name="voice",
+    partitions_def=voice_target_pool_partitions,
+    ins=_INS,
+    metadata=_CELL,
+    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{VOICING_VERSION}",
+    pool=VOICE_POOL,
+)
+def voiced_turns(
+    context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame, persona_pool: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Every sampled ChatSEED played with each user turn voiced in its gold emotion's tone, one row per turn."""
+    target_id, _ = _cell(context)
+    slate, roles = eyt.slate, VoiceRoles(eyt)
+    seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
+    voices = seed_voices(seeds, persona_pool, slate.seed)
+    voicer = roles.voicer()
+    ref = slate.target(target_id)
+    progress = step_progress(
+        context, eyt, "dialogues", lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})"
+    )
+    with progress as on_done:
+        voiced = run_voiced_dialogues(
+            seeds,
+            roles.simulator(context.run_id),
+            roles.listener(target_id, context.run_id),
+            voicer,
+            voices,
+            slate.t_max,
+            max_workers=dialogue_workers(ref, slate.simulator),
+            on_done=on_done,
+        )
+    data = Path(eyt.data_dir)
+    rows = [
+        row
+        for v in voiced
+        for row in voiced_rows(v, target_id, voices[v.result.seed.seed_id], lambda p: str(Path(p).relative_to(data)))
+    ]
+    df = pd.DataFrame(rows, columns=[*TURN_COLUMNS, *stat_column_names("target_", "simulator_"), *CLIP_COLUMNS])
+    unfinished = _unfinished(context, [v.result for v in voiced], "voiced dialogues")
+    turns = [t for v in voiced for t in v.result.turns]
+    context.log.info(f"clips: {voicer.synthesised} synthesised, {voicer.reused} reused")
+    return table_output(
+        conform_voice(_provenance(df, eyt, target_id), table_of(context)),
+        dialogues=len(voiced),
+        unfinished_dialogues=unfinished,
+        clips_synthesised=voicer.synthesised,
+        clips_reused=voicer.reused,
+        tts=str(voicer.identity["name"]),
+        **stats_metadata("target", sum((t.target_stats for t in turns), CallStats())),
+        **stats_metadata("simulator", sum((t.simulator_stats for t in turns), CallStats())),
+    )
+
+
+@asset(
+    key_prefix=["voice"],
+    group_name="voice",
+    partitions_def=voice_target_pool_partitions,
+    ins={"chat_seeds": _INS["chat_seeds"]},
+    metadata=_CELL,
+    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
+    pool=VOICE_POOL,
+)
+def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame) -> Output[pd.DataFrame]:
+    """The text control: the same ChatSEEDs and model, read as in EYT-Bench (its calls are EYT-Bench's own when
+    the model is also an EYT-Bench target, so they come from the call cache)."""
+    target_id, pool = _cell(context)
+    slate, roles = eyt.slate, VoiceRoles(eyt)
+    seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
+    sample = chat_seeds[chat_seeds["seed_id"].isin({s.seed_id for s in seeds})]
+    progress = step_progress(
+        context, eyt, "dialogues", lambda done, total: f"text-control dialogues done: {done} of {total}"
+    )
+    with progress as on_done:
+        cell = play_cell(
+            sample,
+            roles.simulator(context.run_id),
+            roles.text_control(target_id, context.run_id),
+            target_ref=slate.target(target_id),
+            simulator_ref=slate.simulator,
+            pool=pool,
+            cell=str(context.partition_key),
+            t_max=slate.t_max,
+            prompt_hash=PROMPT_HASH,
+            slate_seed=slate.seed,
+            on_done=on_done,
+        )
+    unfinished = _unfinished(context, cell.results, "text-control dialogues")
+    df = cell.rows
+    df["created_at"] = now_utc()
+    return table_output(
+        conform_voice(df, table_of(context)),
+        dialogues=len(cell.results),
+        unfinished_dialogues=unfinished,
+        **stats_metadata("target", cell.target_stats),
+        **stats_metadata("simulator", cell.simulator_stats),
+    )

@@ -1,0 +1,156 @@
+"""The spoken EYT-Bench's verdicts and per-dialogue scores, for both modes (`voice`: the heard dialogues; `text`:
+the text control). The judge scores the transcript exactly as in EYT-Bench: the simulator's words and the
+target's replies (docs/spoken-eyt.md#judging)."""
+
+from collections.abc import Callable
+
+import pandas as pd
+from dagster import AssetExecutionContext, AssetIn, Output, asset
+
+from assets._output import now_utc, stats_metadata, table_of, table_output
+from assets._progress import PROGRESS_EVERY, step_progress
+from assets.eyt_bench.partitions import JUDGE_POOL, by_pool
+from assets.eyt_voice.partitions import voice_target_pool_partitions
+from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
+from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
+from eyt_dagster.eyt_bench.judging import (
+    FINAL_PROMPT_HASH,
+    TURN_PROMPT_HASH,
+    finished_dialogues,
+    judge_stats,
+    run_judges,
+)
+from eyt_dagster.eyt_voice.table_contracts import MODES, conform_voice
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
+
+LOGIC_VERSION = "1"
+_CELL = {"partition_expr": {"target": "target", "pool": "pool"}}
+_TURNS = {"voiced_turns": AssetIn(key=["voice", "voiced_turns"]), "text_turns": AssetIn(key=["voice", "text_turns"])}
+_SEEDS = {"chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool)}
+
+
+def _modes(voiced_turns: pd.DataFrame, text_turns: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    return dict(zip(MODES, (voiced_turns, text_turns)))
+
+
+def _judged(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    modes: dict[str, pd.DataFrame],
+    chat_seeds: pd.DataFrame,
+    *,
+    final: bool,
+) -> pd.DataFrame:
+    judges = EytRoles(eyt).judges(context.run_id)
+    what = "final verdicts" if final else "turn verdicts"
+    frames = []
+
+    def line(mode: str) -> Callable[[int, int], str]:
+        return lambda done, total: f"{mode} {what}: {done} of {total} done"
+
+    for mode, turns in modes.items():
+        progress = step_progress(context, eyt, what, line(mode), every=PROGRESS_EVERY * (1 if final else 10))
+        with progress as on_done:
+            df = run_judges(
+                eyt.slate,
+                judges,
+                finished_dialogues(turns, chat_seeds),
+                final=final,
+                prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
+                on_done=on_done,
+            )
+        df["mode"] = mode
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True)
+    df["created_at"] = now_utc()
+    failed = int(df["error"].notna().sum()) if len(df) else 0
+    if failed:
+        context.log.warning(
+            f"{failed} of {len(df)} {what} failed in {context.partition_key}; see {table_of(context)}.error (rerun "
+            "the partition to retry them: finished calls come from the call cache)"
+        )
+    return df
+
+
+@asset(
+    key_prefix=["voice"],
+    group_name="voice",
+    partitions_def=voice_target_pool_partitions,
+    ins={**_TURNS, **_SEEDS},
+    metadata=_CELL,
+    code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
+    pool=JUDGE_POOL,
+)
+def judge_verdicts(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    voiced_turns: pd.DataFrame,
+    text_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Each judge's 15 sub-indicators for every turn of both modes (EYT-Bench's judge on the transcript)."""
+    df = _judged(context, eyt, _modes(voiced_turns, text_turns), chat_seeds, final=False)
+    return table_output(conform_voice(df, table_of(context)), **stats_metadata("judge", judge_stats(df)))
+
+
+@asset(
+    key_prefix=["voice"],
+    group_name="voice",
+    partitions_def=voice_target_pool_partitions,
+    ins={**_TURNS, **_SEEDS},
+    metadata=_CELL,
+    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}",
+    pool=JUDGE_POOL,
+)
+def final_intent_verdicts(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    voiced_turns: pd.DataFrame,
+    text_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Each judge's final-intent verdict and satisfaction on every dialogue of both modes."""
+    df = _judged(context, eyt, _modes(voiced_turns, text_turns), chat_seeds, final=True)
+    return table_output(conform_voice(df, table_of(context)), **stats_metadata("judge", judge_stats(df)))
+
+
+@asset(
+    key_prefix=["voice"],
+    group_name="voice",
+    partitions_def=voice_target_pool_partitions,
+    ins={
+        **_TURNS,
+        **_SEEDS,
+        "judge_verdicts": AssetIn(key=["voice", "judge_verdicts"]),
+        "final_intent_verdicts": AssetIn(key=["voice", "final_intent_verdicts"]),
+    },
+    metadata=_CELL,
+    code_version=LOGIC_VERSION,
+)
+def dialogue_scores(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    voiced_turns: pd.DataFrame,
+    text_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """EYT-Bench's per-dialogue metrics for both modes (intent similarity computed here with the slate's encoder)."""
+    slate = eyt.slate
+    embed = eyt.early_embeddings(slate.embedding_model).embed
+    frames = []
+    for mode, turns in _modes(voiced_turns, text_turns).items():
+        similarity, _ = intent_similarities(turns, chat_seeds, embed)
+        verdicts = judge_verdicts[judge_verdicts["mode"] == mode]
+        finals = final_intent_verdicts[final_intent_verdicts["mode"] == mode]
+        scores = score_dialogues(turns, verdicts, finals, similarity, slate.alpha, slate.judge_combine)
+        scores["mode"] = mode
+        frames.append(scores)
+    df = pd.concat(frames, ignore_index=True)
+    df["alpha"], df["judge_combine"], df["created_at"] = slate.alpha, slate.judge_combine, now_utc()
+    counts = df.groupby("mode").size().to_dict() if len(df) else {}
+    return table_output(
+        conform_voice(df, table_of(context)), **{f"{mode}_dialogues": int(counts.get(mode, 0)) for mode in MODES}
+    )

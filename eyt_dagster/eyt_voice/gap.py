@@ -1,0 +1,77 @@
+"""The text-to-voice gap: per target, pool and metric, what hearing the user costs against reading the same
+ChatSEEDs through the same model.
+
+Each ChatSEED a voice target played both ways gives a pair of per-dialogue values (EYT-Bench's per-dialogue
+metric values: analysis.per_dialogue). `delta` = mean(voice - text) over the pairs, with a 95% paired bootstrap
+interval (the ChatSEEDs resampled, `bootstrap_resamples`, seeded) and `excludes_zero`; `preserve_ratio` =
+mean(voice) / mean(text), how much of the text figure survives the voice (missing when the text mean is 0). For
+drift a lower value is better, so a positive delta is a loss there. Pure logic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from eyt_dagster.core.stats import paired_bootstrap_diff
+from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+
+COLUMNS = [
+    "target",
+    "pool",
+    "metric",
+    "n_paired",
+    "text",
+    "voice",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "excludes_zero",
+    "preserve_ratio",
+]
+
+
+def voice_gap(scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
+    """One row per target, pool and paired metric of voice.dialogue_scores (both modes)."""
+    rows = []
+    for (target, pool), cell in scores.groupby(["target", "pool"], sort=True):
+        by_mode = {mode: cell[cell["mode"] == mode].set_index("seed_id") for mode in ("voice", "text")}
+        shared = sorted(set(by_mode["voice"].index) & set(by_mode["text"].index))
+        for metric in PAIRED_METRICS:
+            voice = per_dialogue(by_mode["voice"], metric).reindex(shared).to_numpy(dtype=float)
+            text = per_dialogue(by_mode["text"], metric).reindex(shared).to_numpy(dtype=float)
+            paired = paired_bootstrap_diff(voice, text, resamples=resamples, seed=seed)
+            keep = ~(np.isnan(voice) | np.isnan(text))
+            text_mean = float(text[keep].mean()) if keep.any() else float("nan")
+            voice_mean = float(voice[keep].mean()) if keep.any() else float("nan")
+            rows.append(
+                {
+                    "target": target,
+                    "pool": pool,
+                    "metric": metric,
+                    "n_paired": int(paired["n"]),
+                    "text": text_mean,
+                    "voice": voice_mean,
+                    "delta": paired["diff"],
+                    "ci_low": paired["low"],
+                    "ci_high": paired["high"],
+                    "excludes_zero": paired["excludes_zero"],
+                    "preserve_ratio": voice_mean / text_mean
+                    if text_mean not in (0.0,) and keep.any()
+                    else float("nan"),
+                }
+            )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def asr_errors(turns: pd.DataFrame) -> pd.DataFrame:
+    """Per target and pool, a cascade's word error rate on the synthesised user turns (answered turns of finished
+    dialogues; an audio model has no transcript and no row)."""
+    heard = turns[(turns["turn"] > 0) & turns["word_errors"].notna()]
+    if not len(heard):
+        return pd.DataFrame(columns=["target", "pool", "turns", "ref_words", "word_errors", "wer"])
+    out = heard.groupby(["target", "pool"], as_index=False).agg(
+        turns=("turn", "size"), ref_words=("ref_words", "sum"), word_errors=("word_errors", "sum")
+    )
+    out["wer"] = out["word_errors"] / out["ref_words"].replace(0, np.nan)
+    return out

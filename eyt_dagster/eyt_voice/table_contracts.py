@@ -1,0 +1,61 @@
+"""Table contracts of the `voice` schema (the spoken EYT-Bench), built on EYT-Bench's: the same columns with what
+voicing adds (docs/sql.md#schema-voice)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from eyt_dagster.core.storage_types import Columns, conform
+from eyt_dagster.eyt_bench.table_contracts import (
+    DIALOGUE_SCORES_COLUMNS,
+    DIALOGUE_TURNS_COLUMNS,
+    FINAL_VERDICTS_COLUMNS,
+    JUDGE_VERDICTS_COLUMNS,
+)
+
+MODES = ("voice", "text")  # heard, and the text control through the same model
+_MODE = {"mode": "string"}
+VOICED_TURNS_COLUMNS: Columns = {
+    **DIALOGUE_TURNS_COLUMNS,
+    **{c: "string" for c in ("clip_path", "clip_sha256", "voice", "voice_source", "instruction")},
+    "clip_duration_s": "float64",
+    "asr_transcript": "string",
+    "cues": "string",
+    "word_errors": "Int64",
+    "ref_words": "Int64",
+}
+TEXT_TURNS_COLUMNS: Columns = dict(DIALOGUE_TURNS_COLUMNS)
+VOICE_VERDICTS_COLUMNS: Columns = {**JUDGE_VERDICTS_COLUMNS, **_MODE}
+VOICE_FINAL_VERDICTS_COLUMNS: Columns = {**FINAL_VERDICTS_COLUMNS, **_MODE}
+VOICE_SCORES_COLUMNS: Columns = {**DIALOGUE_SCORES_COLUMNS, **_MODE}
+VOICE_GAP_COLUMNS: Columns = {
+    **{c: "string" for c in ("target", "pool", "metric")},
+    "n_paired": "Int64",
+    **{c: "float64" for c in ("text", "voice", "delta", "ci_low", "ci_high", "preserve_ratio")},
+    "excludes_zero": "boolean",
+    "is_baseline": "bool",
+    "self_preference_risk": "bool",
+    "created_at": "datetime64[ns]",
+}
+ASR_ERRORS_COLUMNS: Columns = {
+    **{c: "string" for c in ("target", "pool")},
+    **{c: "Int64" for c in ("turns", "ref_words", "word_errors")},
+    "wer": "float64",
+    "is_baseline": "bool",
+    "self_preference_risk": "bool",
+    "created_at": "datetime64[ns]",
+}
+
+VOICE_TABLES: dict[str, Columns] = {
+    "voice.voiced_turns": VOICED_TURNS_COLUMNS,
+    "voice.text_turns": TEXT_TURNS_COLUMNS,
+    "voice.judge_verdicts": VOICE_VERDICTS_COLUMNS,
+    "voice.final_intent_verdicts": VOICE_FINAL_VERDICTS_COLUMNS,
+    "voice.dialogue_scores": VOICE_SCORES_COLUMNS,
+    "voice.voice_gap": VOICE_GAP_COLUMNS,
+    "voice.asr_errors": ASR_ERRORS_COLUMNS,
+}
+
+
+def conform_voice(df: pd.DataFrame, table: str) -> pd.DataFrame:
+    return conform(df, VOICE_TABLES[table], table)

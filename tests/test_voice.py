@@ -1,0 +1,211 @@
+"""The spoken EYT-Bench: voicing, the voiced loop with the embedded cascade, the text control, the gap."""
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from dagster import DagsterInstance, materialize
+
+from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
+from assets.eyt_voice.partitions import VOICE_TARGETS_PARTITION, voice_cell_key
+from eyt_dagster.core.stats import paired_bootstrap_diff
+from eyt_dagster.definitions import ASSETS
+from eyt_dagster.eyt_bench.taxonomy import EMOTIONS
+from eyt_dagster.eyt_voice.gap import voice_gap
+from eyt_dagster.eyt_voice.settings import PACKAGED_ASR
+from eyt_dagster.eyt_voice.voicing import EMOTION_VOICE, choose_voice, voice_instruction
+from eyt_dagster.eyt_voice.wer import word_errors
+from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS, VOICE_ASSETS, VOICE_REPORT_ASSETS
+from eyt_dagster.slate import SlateError, load_slate
+from eyt_dagster.speech_eq.prosody import NEUTRAL, match_lexicon, prosody_for
+
+from conftest import write_slate
+from pipeline import resources_for
+
+POOL = "nemotron_usa"
+TARGET = "reflective-baseline"
+
+# -- voicing ----------------------------------------------------------------------------------------------
+
+
+def test_every_emotion_has_a_tone_whose_every_term_the_prosody_lexicon_knows():
+    assert set(EMOTION_VOICE) == set(EMOTIONS)
+    for emotion, instruction in EMOTION_VOICE.items():
+        terms = [t.strip() for t in instruction.split(",")]
+        matched = [m for m, _ in match_lexicon(instruction)]
+        assert len(matched) == len(terms), (emotion, terms, matched)
+    assert prosody_for(voice_instruction("neutral"))[0] == NEUTRAL
+    assert (
+        prosody_for(voice_instruction("sadness"))[0].rate
+        < NEUTRAL.rate
+        < prosody_for(voice_instruction("anger"))[0].rate
+    )
+    with pytest.raises(ValueError, match="no voice for emotion 'bored'"):
+        voice_instruction("bored")
+
+
+def test_the_voice_comes_from_the_persona_when_it_says_enough_else_from_a_seeded_rule():
+    older = choose_voice({"sex": "Female", "age_bucket": "60+"}, seed_id="s1", slate_seed=1)
+    assert (older.gender, older.slot, older.source) == ("female", 3, "persona")
+    assert choose_voice({"sex": "male"}, seed_id="s1", slate_seed=1).slot == 0
+    seeded = [choose_voice({}, seed_id=f"s{i}", slate_seed=1) for i in range(40)]
+    assert {v.source for v in seeded} == {"seeded"} and {v.gender for v in seeded} == {"female", "male"}
+    assert seeded[0] == choose_voice({}, seed_id="s0", slate_seed=1)  # the same every time
+
+
+def test_word_errors_by_hand():
+    assert word_errors("I feel so alone today", "i feel so alone today.") == 0
+    assert word_errors("I feel so alone today", "I fell alone to day") == 4  # feel->fell, -so, today->to, +day
+    assert word_errors("", "hello there") == 2 and word_errors("one two", "") == 2
+
+
+def test_gap_equals_a_recomputation_from_raw_rows():
+    rows = []
+    for mode, empathy in (("text", [80.0, 60.0, 70.0]), ("voice", [50.0, 60.0, np.nan])):
+        for seed_id, value in zip(("a", "b", "c"), empathy):
+            rows.append({"target": "t", "pool": "p", "seed_id": seed_id, "mode": mode, "empathy": value})
+    df = pd.DataFrame(rows)
+    for column in ("explicit_correct", "latent_correct", "emotion_correct", "n_turns", "drift", "satisfaction"):
+        df[column] = 1.0
+    df["completed"], df["persona"], df["anthropomorphic"] = True, 50.0, 50.0
+    got = voice_gap(df, resamples=200, seed=3).set_index("metric").loc["empathy"]
+    # c has no voice value: the pairs are a (50 - 80) and b (60 - 60)
+    assert got["n_paired"] == 2 and got["text"] == 70.0 and got["voice"] == 55.0
+    assert got["delta"] == pytest.approx(-15.0) and got["preserve_ratio"] == pytest.approx(55 / 70)
+    expected = paired_bootstrap_diff([50.0, 60.0, np.nan], [80.0, 60.0, 70.0], resamples=200, seed=3)
+    assert (got["ci_low"], got["ci_high"]) == (expected["low"], expected["high"])
+
+
+def test_a_text_baseline_hears_only_through_a_cascade(tmp_path):
+    path = write_slate(
+        tmp_path,
+        targets=[
+            {"id": "t", "provider": "embedded", "model": "reflective", "family": "f", "benchmarks": ["eyt_voice"]}
+        ],
+    )
+    with pytest.raises(SlateError, match="speech_input: cascaded"):
+        load_slate(path)
+
+
+# -- end to end: the embedded cascade -----------------------------------------------------------------------
+
+
+def _voice_slate(tmp_path: Path) -> Path:
+    return write_slate(
+        tmp_path,
+        pools={POOL: {"source": "fixture"}},
+        dialogues_per_pool=4,
+        t_max=4,
+        targets=[
+            {
+                "id": TARGET,
+                "provider": "embedded",
+                "model": "reflective",
+                "family": "eyt-baseline-target",
+                "benchmarks": ["eyt_bench", "eyt_voice"],
+                "speech_input": "cascaded",
+                "cascade": {"asr_model_path": PACKAGED_ASR, "cues": "emo_des"},
+            }
+        ],
+        voice={"dialogues_per_pool": 2},
+    )
+
+
+def _run_voice(slate: Path, data: Path, instance: DagsterInstance) -> None:
+    resources = resources_for(slate, data)
+    materialize(
+        ASSETS,
+        selection=VOICE_ASSETS,
+        partition_key=str(voice_cell_key(TARGET, POOL)),
+        resources=resources,
+        instance=instance,
+    )
+    materialize(ASSETS, selection=VOICE_REPORT_ASSETS, resources=resources, instance=instance)
+
+
+@pytest.fixture(scope="module")
+def voice_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("voice")
+    slate = _voice_slate(tmp_path)
+    data = tmp_path / "data"
+    data.mkdir()
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(TARGETS_PARTITION, [TARGET])
+    instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, [TARGET])
+    resources = resources_for(slate, data)
+    materialize(ASSETS, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
+    materialize(
+        ASSETS,
+        selection=DIALOGUE_ASSETS,
+        partition_key=str(target_pool_key(TARGET, POOL)),
+        resources=resources,
+        instance=instance,
+    )
+    _run_voice(slate, data, instance)
+    return slate, data, instance
+
+
+def _latest_metadata(instance: DagsterInstance, key: list[str]) -> dict:
+    from dagster import AssetKey
+
+    event = instance.get_latest_materialization_event(AssetKey(key))
+    return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+def test_every_user_turn_is_heard_as_a_clip_and_the_cascade_reads_its_transcript(voice_run):
+    _, data, _ = voice_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    turns = con.execute("SELECT * FROM voice.voiced_turns WHERE turn > 0 ORDER BY seed_id, turn").df()
+    con.close()
+    assert turns["seed_id"].nunique() == 2 and len(turns) >= 4
+    assert all((data / p).is_file() for p in turns["clip_path"])
+    assert turns["clip_sha256"].str.len().eq(64).all() and (turns["clip_duration_s"] > 0.3).all()
+    assert turns["asr_transcript"].str.len().gt(0).all() and turns["cues"].str.len().gt(0).all()
+    # Whisper tiny hears espeak-ng's words well, but not perfectly: the errors are counted, never hidden
+    assert turns["word_errors"].sum() < turns["ref_words"].sum() * 0.5
+    first = turns[turns["turn"] == 1].iloc[0]
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    seed = con.execute("SELECT * FROM dialogue.chat_seeds WHERE seed_id = $s", {"s": first["seed_id"]}).df().iloc[0]
+    con.close()
+    assert first["instruction"] == voice_instruction(seed["initial_emotion"])
+    assert first["user_text"] == seed["first_query"]
+
+
+def test_the_text_control_is_eyt_benchs_own_run_on_the_same_seeds(voice_run):
+    _, data, _ = voice_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    control = con.execute("SELECT * EXCLUDE (created_at) FROM voice.text_turns ORDER BY seed_id, turn").df()
+    seeds = list(control["seed_id"].unique())
+    eyt = con.execute(
+        "SELECT * EXCLUDE (created_at) FROM dialogue.dialogue_turns WHERE list_contains($s, seed_id) ORDER BY seed_id, turn",
+        {"s": seeds},
+    ).df()
+    con.close()
+    pd.testing.assert_frame_equal(control.reset_index(drop=True), eyt.reset_index(drop=True), check_dtype=False)
+
+
+def test_the_gap_table_equals_its_recomputation_from_the_scores(voice_run):
+    slate, data, _ = voice_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    scores = con.execute("SELECT * FROM voice.dialogue_scores").df()
+    table = con.execute("SELECT * FROM voice.voice_gap ORDER BY metric").df()
+    errors = con.execute("SELECT * FROM voice.asr_errors").df()
+    con.close()
+    assert set(scores["mode"]) == {"voice", "text"}
+    s = load_slate(slate)
+    again = voice_gap(scores, resamples=s.bootstrap_resamples, seed=s.seed).sort_values("metric")
+    for column in ("text", "voice", "delta", "ci_low", "ci_high", "preserve_ratio"):
+        np.testing.assert_allclose(table[column].astype(float), again[column].astype(float), equal_nan=True)
+    assert table["is_baseline"].all()
+    assert len(errors) == 1 and 0 <= errors["wer"].iloc[0] < 0.5
+
+
+def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
+    slate, data, instance = voice_run
+    clips_before = sorted((data / "audio").rglob("*.wav"))
+    _run_voice(slate, data, instance)
+    meta = _latest_metadata(instance, ["voice", "voiced_turns"])
+    assert meta["clips_synthesised"] == 0 and meta["clips_reused"] > 0
+    assert sorted((data / "audio").rglob("*.wav")) == clips_before
