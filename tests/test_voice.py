@@ -209,3 +209,23 @@ def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
     meta = _latest_metadata(instance, ["voice", "voiced_turns"])
     assert meta["clips_synthesised"] == 0 and meta["clips_reused"] > 0
     assert sorted((data / "audio").rglob("*.wav")) == clips_before
+
+
+def test_the_prosody_probe_hears_the_same_words_in_the_plain_voice(voice_run):
+    slate, data, _ = voice_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    probe = con.execute("SELECT * FROM voice.prosody_probe ORDER BY seed_id, turn").df()
+    turns = con.execute("SELECT * FROM voice.voiced_turns WHERE turn > 0").df()
+    effect = con.execute("SELECT * FROM voice.prosody_effect").df()
+    con.close()
+    toned = turns[turns["gold_emotion"] != "neutral"]
+    assert len(probe) == len(toned) > 0 and probe["error"].isna().all()
+    merged = probe.merge(turns, on=["seed_id", "turn"])
+    # the same words, another clip (the plain voice), and the toned prediction is the dialogue's own
+    assert (merged["plain_clip_sha256"] != merged["clip_sha256"]).all()
+    assert (merged["pred_emotion_toned"] == merged["pred_emotion"]).all()
+    row = effect.iloc[0]
+    assert row["n_turns"] == len(probe)
+    assert row["acc_toned"] == pytest.approx((probe["pred_emotion_toned"] == probe["gold_emotion"]).mean())
+    assert row["acc_plain"] == pytest.approx((probe["pred_emotion_plain"] == probe["gold_emotion"]).mean())
+    assert row["delta"] == pytest.approx(row["acc_toned"] - row["acc_plain"])
