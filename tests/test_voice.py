@@ -229,3 +229,34 @@ def test_the_prosody_probe_hears_the_same_words_in_the_plain_voice(voice_run):
     assert row["acc_toned"] == pytest.approx((probe["pred_emotion_toned"] == probe["gold_emotion"]).mean())
     assert row["acc_plain"] == pytest.approx((probe["pred_emotion_plain"] == probe["gold_emotion"]).mean())
     assert row["delta"] == pytest.approx(row["acc_toned"] - row["acc_plain"])
+
+
+SQL = Path(__file__).resolve().parents[1] / "sql"
+TWINS = {
+    "voice_gap": (["target", "pool", "metric"], ["n_paired", "text", "voice", "delta", "preserve_ratio"]),
+    "asr_errors": (["target", "pool"], ["turns", "ref_words", "word_errors", "wer"]),
+    "prosody_effect": (["target", "pool"], ["n_turns", "acc_toned", "acc_plain", "delta"]),
+}
+
+
+@pytest.mark.parametrize("twin", sorted(TWINS))
+def test_sql_twins_equal_the_voice_tables(voice_run, twin):
+    _, data, _ = voice_run
+    keys, columns = TWINS[twin]
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    for name in ("per_dialogue", twin):
+        con.execute((SQL / f"{name}.sql").read_text())
+    asset = con.execute(f"SELECT * FROM voice.{twin}").df()
+    from_sql = con.execute(f"SELECT * FROM {twin}_sql").df()
+    con.close()
+    assert len(asset) == len(from_sql) > 0
+    merged = asset.merge(from_sql, on=keys, suffixes=("", "_sql"))
+    assert len(merged) == len(asset)
+    for column in columns:
+        np.testing.assert_allclose(
+            merged[column].astype(float),
+            merged[f"{column}_sql"].astype(float),
+            rtol=1e-9,
+            equal_nan=True,
+            err_msg=column,
+        )
