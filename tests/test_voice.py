@@ -212,7 +212,7 @@ def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
 
 
 def test_the_prosody_probe_hears_the_same_words_in_the_plain_voice(voice_run):
-    slate, data, _ = voice_run
+    _, data, _ = voice_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
     probe = con.execute("SELECT * FROM voice.prosody_probe ORDER BY seed_id, turn").df()
     turns = con.execute("SELECT * FROM voice.voiced_turns WHERE turn > 0").df()
@@ -260,3 +260,38 @@ def test_sql_twins_equal_the_voice_tables(voice_run, twin):
             equal_nan=True,
             err_msg=column,
         )
+
+
+def test_the_explorer_plays_each_user_clip_of_a_voiced_dialogue(voice_run):
+    import hashlib
+    import re
+
+    from asgi_get import get
+
+    from eyt_dagster.core.explorer_links import voice_dialogue_path, voice_path
+    from eyt_dagster.explorer.app import create_app
+
+    _, data, _ = voice_run
+    app = create_app(data)
+    board = get(app, voice_path())
+    assert board.status == 200, board.text
+    assert "The text-to-voice gap" in board.text and 'class="badge"' in board.text  # marked as a baseline
+    cell = get(app, voice_path(target=TARGET, pool=POOL))
+    seeds = re.findall(r'href="(/voice/dialogue/[^"]+)"', cell.text)
+    assert len(seeds) == 2
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    seed_id = con.execute("SELECT min(seed_id) FROM voice.voiced_turns").fetchone()[0]
+    clips = con.execute(
+        "SELECT clip_path, clip_sha256 FROM voice.voiced_turns WHERE seed_id = $s AND turn > 0 ORDER BY turn",
+        {"s": seed_id},
+    ).fetchall()
+    con.close()
+    page = get(app, voice_dialogue_path(TARGET, seed_id))
+    assert page.status == 200, page.text
+    sources = re.findall(r'<audio controls preload="metadata" src="([^"]+)"', page.text)
+    assert len(sources) == len(clips)
+    for src, (path, sha) in zip(sources, clips):
+        served = get(app, src)
+        assert served.status == 200 and hashlib.sha256(served.body).hexdigest() == sha, path
+    assert get(app, "/clip/../slate.yaml").status == 404  # only a clip a table names
+    assert get(app, voice_dialogue_path(TARGET, "no-such-seed")).status == 404
