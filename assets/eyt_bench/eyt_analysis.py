@@ -47,7 +47,11 @@ def leaderboard_intervals(
 ) -> Output[pd.DataFrame]:
     """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
     df = analysis.leaderboard_intervals(
-        dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed
+        dialogue_scores,
+        dialogue_turns,
+        resamples=eyt.slate.bootstrap_resamples,
+        seed=eyt.slate.seed,
+        store=eyt.report_cache,
     )
     plot = (
         png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals")
@@ -59,10 +63,17 @@ def leaderboard_intervals(
     return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
 
 
-@asset(**_REPORT, ins=_ins("dialogue_scores"))
+# .1: the ChatSEED columns in id order, so a pair's figures depend on the pool's ChatSEEDs, not on which targets
+# there are (the rows' order before); the pairwise and rank intervals of a pool change with it
+_SEEDS_IN_ID_ORDER = {**_REPORT, "code_version": f"{LOGIC_VERSION}.1"}
+
+
+@asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))
 def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
-    df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    df = analysis.pairwise_comparisons(
+        dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
+    )
     baselines = baseline_targets(eyt.slate)
     plot = (
         png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
@@ -82,10 +93,12 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
     )
 
 
-@asset(**_REPORT, ins=_ins("dialogue_scores"))
+@asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))
 def rank_intervals(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """Each target's rank per pool and metric with a 95% bootstrap interval (ChatSEEDs resampled together)."""
-    df = ranks.rank_intervals(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    df = ranks.rank_intervals(
+        dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
+    )
     empathy = df[df["metric"] == "empathy"].sort_values(["pool", "rank"]) if len(df) else df
     preview = (
         empathy[["pool", "target", "value", "rank", "rank_low", "rank_high"]].to_markdown(index=False)

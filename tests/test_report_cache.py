@@ -1,0 +1,185 @@
+"""The reports' result cache: after one more target only its cells and pairs are computed (counted by the cache),
+the tables equal a computation from scratch bit for bit, a changed cell is computed again, and processes writing the
+cache file at once leave it whole and right."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_report_speed import warehouse_tables
+
+from eyt_dagster.core import result_cache
+from eyt_dagster.eyt_bench import analysis
+from eyt_dagster.eyt_bench import rank_intervals as ranks
+from resources.report_cache import REPORT_CACHE_FILE, ReportCache, open_report_cache
+
+RESAMPLES, SEED = 200, 7
+
+
+def more_targets(n_extra: int = 3, seed: int = 5):
+    """warehouse_tables' 4 targets x 2 pools and `n_extra` more: copies of target 0 with their values jittered."""
+    scores, turns, _, _ = warehouse_tables()
+    rng = np.random.default_rng(seed)
+    first = sorted(scores["target"].unique())[0]
+    frames, turn_frames = [scores], [turns]
+    for k in range(n_extra):
+        name = f"zz-extra-{k}"
+        extra = scores[scores["target"] == first].assign(target=name)
+        extra["empathy"] = extra["empathy"] + rng.normal(0, 3, len(extra))
+        extra["drift"] = extra["drift"] + rng.normal(0, 0.05, len(extra))
+        frames.append(extra)
+        turn_frames.append(turns[turns["target"] == first].assign(target=name))
+    return pd.concat(frames, ignore_index=True), pd.concat(turn_frames, ignore_index=True)
+
+
+def tables(scores, turns, store):
+    return {
+        "intervals": analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED, store=store),
+        "pairwise": analysis.pairwise_comparisons(scores, resamples=RESAMPLES, seed=SEED, store=store),
+        "ranks": ranks.rank_intervals(scores, resamples=RESAMPLES, seed=SEED, store=store),
+    }
+
+
+def assert_same(got: dict, want: dict) -> None:
+    for name in want:
+        assert len(want[name]) and want[name].notna().any().any()
+        pd.testing.assert_frame_equal(got[name], want[name], check_exact=True, obj=name)
+
+
+def test_one_more_target_computes_only_its_cells_and_pairs_and_equals_a_fresh_computation(tmp_path):
+    scores, turns = more_targets()
+    new = "zz-extra-2"
+    before_scores, before_turns = scores[scores["target"] != new], turns[turns["target"] != new]
+    cells = before_scores[["target", "pool"]].drop_duplicates()
+    pools = sorted(cells["pool"].unique())
+    per_pool = cells.groupby("pool")["target"].nunique()
+
+    cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    tables(before_scores, before_turns, cache)
+    first = dict(cache.counters.computed)
+    assert first[analysis.INTERVAL_KIND] == len(cells)
+    assert first[analysis.PAIR_FIGURES_KIND] == sum(n * (n - 1) // 2 for n in per_pool)
+    assert not any(cache.counters.found.values())
+
+    again = ReportCache(tmp_path / REPORT_CACHE_FILE)  # a new process's view of the same file
+    got = tables(scores, turns, again)
+    # the new target's cell of each pool, its pair with every other target of the pool, its resample means
+    assert again.counters.computed[analysis.INTERVAL_KIND] == len(pools)
+    assert again.counters.found[analysis.INTERVAL_KIND] == len(cells)
+    assert again.counters.computed[analysis.PAIR_FIGURES_KIND] == int(per_pool.sum())
+    assert again.counters.found[analysis.PAIR_FIGURES_KIND] == first[analysis.PAIR_FIGURES_KIND]
+    assert again.counters.computed[analysis.PAIR_MEANS_KIND] == len(pools)
+    assert again.counters.computed[ranks.DRAWS_KIND] == len(pools)
+    assert_same(got, tables(scores, turns, None))  # from scratch: a fresh store holds nothing
+
+
+def test_a_changed_cell_is_computed_again_and_the_others_are_read(tmp_path):
+    scores, turns = more_targets()
+    cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    tables(scores, turns, cache)
+    changed = scores.copy()
+    target, pool = changed.loc[0, "target"], changed.loc[0, "pool"]
+    changed.loc[0, "empathy"] += 1.5  # one dialogue of one cell
+    others = changed[changed["pool"] == pool]["target"].nunique() - 1
+
+    again = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    got = tables(changed, turns, again)
+    assert again.counters.computed[analysis.INTERVAL_KIND] == 1
+    assert again.counters.computed[analysis.PAIR_FIGURES_KIND] == others
+    assert again.counters.computed[analysis.PAIR_MEANS_KIND] == 1
+    assert again.counters.computed[ranks.DRAWS_KIND] == 1
+    want = tables(changed, turns, None)
+    assert_same(got, want)
+    cell = want["intervals"][(want["intervals"]["target"] == target) & (want["intervals"]["pool"] == pool)]
+    assert not cell.set_index("metric")["value"].equals(
+        tables(scores, turns, None)["intervals"]
+        .query("target == @target and pool == @pool")
+        .set_index("metric")["value"]
+    )
+
+
+def test_other_settings_are_other_keys(tmp_path):
+    scores, turns = more_targets(1)
+    cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED, store=cache)
+    analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED + 1, store=cache)
+    analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES + 1, seed=SEED, store=cache)
+    cells = len(scores[["target", "pool"]].drop_duplicates())
+    assert cache.counters.computed[analysis.INTERVAL_KIND] == 3 * cells
+    assert not cache.counters.found.get(analysis.INTERVAL_KIND)
+
+
+def _write_in_process(path: str, worker: int, out) -> None:
+    try:
+        scores, turns = more_targets()
+        cache = ReportCache(path)
+        got = tables(scores, turns, cache)
+        out.put((worker, {k: v.to_json() for k, v in got.items()}, None))
+    except BaseException as exc:  # reported to the test, which fails on it
+        out.put((worker, None, repr(exc)))
+
+
+def test_processes_writing_at_once_leave_one_right_copy_of_each_key(tmp_path):
+    path = tmp_path / REPORT_CACHE_FILE
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    workers = [ctx.Process(target=_write_in_process, args=(str(path), k, out)) for k in range(3)]
+    for w in workers:
+        w.start()
+    results = [out.get(timeout=240) for _ in workers]
+    for w in workers:
+        w.join(timeout=60)
+    assert [err for _, _, err in results] == [None, None, None]
+    assert len({repr(sorted(r.items())) for _, r, _ in results}) == 1  # every process built the same tables
+
+    scores, turns = more_targets()
+    reader = ReportCache(path)
+    got = tables(scores, turns, reader)
+    assert not any(reader.counters.computed.values())  # all stored by the writers
+    assert_same(got, tables(scores, turns, None))
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        kinds = dict(db.execute("SELECT kind, count(*) FROM results GROUP BY kind").fetchall())
+    cells = len(scores[["target", "pool"]].drop_duplicates())
+    assert kinds[analysis.INTERVAL_KIND] == cells
+
+
+def test_a_writer_that_fails_mid_write_stores_nothing(tmp_path):
+    cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
+
+    class Boom(Exception):
+        pass
+
+    def items():
+        yield "a", b"1"
+        raise Boom
+
+    with pytest.raises(Boom):
+        cache.put_many("k", dict(items()))
+    assert cache.get_many("k", ["a"]) == {}
+    cache.put_many("k", {"a": b"1"})
+    cache.put_many("k", {"a": b"1", "b": b"2"})
+    assert cache.get_many("k", ["a", "b", "c"]) == {"a": b"1", "b": b"2"}
+
+
+def test_the_switch_and_a_stored_value_of_the_wrong_size(tmp_path, monkeypatch):
+    monkeypatch.setenv("EYT_REPORT_CACHE", "off")
+    assert isinstance(open_report_cache(tmp_path), result_cache.MemoryStore)
+    monkeypatch.delenv("EYT_REPORT_CACHE")
+    store = open_report_cache(tmp_path)
+    assert isinstance(store, ReportCache)
+    store.put_many("kind", {"key": result_cache.encode(np.arange(3.0))})
+    with pytest.raises(ValueError, match="clear the report cache"):
+        result_cache.cached_arrays(store, "kind", ["key"], (4,), lambda which: [np.zeros(4) for _ in which])
+
+
+def test_content_key_parts_do_not_run_into_each_other():
+    assert result_cache.content_key("ab", "c") != result_cache.content_key("a", "bc")
+    assert result_cache.content_key(np.array([1.0])) != result_cache.content_key(np.array([1], dtype=np.int64))
+    frame = pd.DataFrame({"x": [1.0, np.nan], "y": ["a", None]})
+    assert result_cache.frame_digest(frame, ["x", "y"]) == result_cache.frame_digest(frame.copy(), ["x", "y"])
+    assert result_cache.frame_digest(frame, ["x", "y"]) != result_cache.frame_digest(frame[::-1], ["x", "y"])
