@@ -180,6 +180,33 @@ def test_the_switch_and_a_stored_value_of_the_wrong_size(tmp_path, monkeypatch):
 def test_content_key_parts_do_not_run_into_each_other():
     assert result_cache.content_key("ab", "c") != result_cache.content_key("a", "bc")
     assert result_cache.content_key(np.array([1.0])) != result_cache.content_key(np.array([1], dtype=np.int64))
-    frame = pd.DataFrame({"x": [1.0, np.nan], "y": ["a", None]})
-    assert result_cache.frame_digest(frame, ["x", "y"]) == result_cache.frame_digest(frame.copy(), ["x", "y"])
-    assert result_cache.frame_digest(frame, ["x", "y"]) != result_cache.frame_digest(frame[::-1], ["x", "y"])
+    assert result_cache.content_key(np.array([1.0, np.nan])) == result_cache.content_key(np.array([1.0, np.nan]))
+    assert result_cache.content_key(np.array([[1.0, 2.0]])) != result_cache.content_key(np.array([[1.0], [2.0]]))
+    assert result_cache.content_key(("a", 1)) != result_cache.content_key("a", 1)
+
+
+def test_a_shared_read_is_a_copy_and_a_rewritten_partition_is_read_again(tmp_path):
+    from resources import shared_reads
+    from resources.warehouse import store_frame
+    from resources.warehouse_files import SCHEMA_FILE, data_files, read_files, table_dir, warehouse_root
+
+    shared_reads.forget()
+    frame = pd.DataFrame({"target": ["a", "a", "b"], "pool": "p", "value": [1.0, 2.0, 3.0]})
+    store_frame(tmp_path, "dialogue.example", frame, partition_by=["pool", "target"])
+    folder = table_dir(warehouse_root(tmp_path), "dialogue.example")
+    reads = []
+
+    def read():
+        files = data_files(folder)
+        reads.append(len(files))
+        return read_files(files, folder)
+
+    files = data_files(folder)
+    first = shared_reads.shared_read(files, folder, [folder / SCHEMA_FILE], read)
+    first.loc[0, "value"] = 99.0  # a step changing its input changes no other step's
+    second = shared_reads.shared_read(files, folder, [folder / SCHEMA_FILE], read)
+    assert reads == [2] and second["value"].tolist() == [1.0, 2.0, 3.0]
+    store_frame(tmp_path, "dialogue.example", frame.assign(value=7.0).iloc[2:], partition_by=["pool", "target"])
+    third = shared_reads.shared_read(files, folder, [folder / SCHEMA_FILE], read)
+    assert reads == [2, 2] and third.sort_values("value")["value"].tolist() == [1.0, 2.0, 7.0]
+    shared_reads.forget()

@@ -11,7 +11,14 @@ from eyt_dagster.eyt_bench import analysis, audit_effect
 from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
-from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
+from eyt_dagster.reporting.plots import (
+    alpha_sweep_png,
+    interval_png,
+    pairwise_png,
+    png_markdown,
+    targets_shown,
+    turn_curves_png,
+)
 from eyt_dagster.reporting.report_sections import interval_cells
 from resources.model_access import ModelAccess
 
@@ -53,11 +60,13 @@ def leaderboard_intervals(
         seed=eyt.slate.seed,
         store=eyt.report_cache,
     )
-    plot = (
-        png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals")
-        if len(df)
-        else ""
-    )
+    plot = ""
+    if len(df):
+        shown, note = targets_shown(df[df["metric"] == "empathy"], "value")
+        title = f"empathy with interval, by pool{note}"
+        plot = png_markdown(
+            interval_png(flag_targets(shown, eyt.slate), "empathy", title=title), "Empathy with 95% intervals"
+        )
     table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
     preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
     return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
@@ -132,7 +141,11 @@ def alpha_sensitivity(
     dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
     alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
     df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas)
-    plot = png_markdown(alpha_sweep_png(flag_targets(df, eyt.slate)), "Weighted scores by alpha") if len(df) else ""
+    plot = ""
+    if len(df):
+        shown, note = targets_shown(df, "weighted")
+        png = alpha_sweep_png(flag_targets(shown, eyt.slate), title=f"Weighted score by alpha{note}")
+        plot = png_markdown(png, "Weighted scores by alpha")
     return _finish(df, eyt, plot=MetadataValue.md(plot), rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
 
 
@@ -140,7 +153,11 @@ def alpha_sensitivity(
 def turn_curves(eyt: ModelAccess, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
     """Mean score per turn index, per target, pool and dimension (0-100): the warm-up curve."""
     df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine))
-    plot = png_markdown(turn_curves_png(flag_targets(df, eyt.slate)), "Mean score by turn") if len(df) else ""
+    plot = ""
+    if len(df):
+        shown, note = targets_shown(df, "mean_score")
+        png = turn_curves_png(flag_targets(shown, eyt.slate), title=f"Mean judge score by turn{note}")
+        plot = png_markdown(png, "Mean score by turn")
     return _finish(df, eyt, plot=MetadataValue.md(plot))
 
 

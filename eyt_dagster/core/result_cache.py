@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-import pandas as pd
 
 
 class ResultStore(Protocol):
@@ -82,20 +81,6 @@ def content_key(*parts: object) -> str:
     for part in parts:
         digest.update(_part(part))
     return digest.hexdigest()
-
-
-def frame_digest(frame: pd.DataFrame, columns: Sequence[str]) -> bytes:
-    """A digest of `columns` of `frame`, values and row order (numbers as float64 bytes, NaN included; anything
-    else by its text): two frames with the same digest give a computation over those columns the same input."""
-    digest = hashlib.sha256(struct.pack("<Q", len(frame)))
-    for column in columns:
-        values = frame[column]
-        digest.update(column.encode("utf-8") + b"\0")
-        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
-            digest.update(b"f" + values.to_numpy(dtype=float, na_value=np.nan).tobytes())
-        else:
-            digest.update(b"o" + "\0".join("\x01" if pd.isna(v) else str(v) for v in values).encode("utf-8"))
-    return digest.digest()
 
 
 def encode(values: np.ndarray) -> bytes:

@@ -62,11 +62,14 @@ def leaderboard_intervals(
     computed."""
     store = store if store is not None else result_cache.MemoryStore()
     emotion_counts = _emotion_counts_by_cell(answered_turns(turns))
-    cells = [(target, pool, cell) for (target, pool), cell in scores.groupby(CELL)]
+    grouped = scores.groupby(CELL)
+    cells = [(target, pool, cell) for (target, pool), cell in grouped]
     counts = [emotion_counts.get((t, p), np.zeros((0, len(EMOTIONS), 3))) for t, p, _ in cells]
+    # a cell's key: its per-dialogue values as the bootstrap reads them (float64, in row order), its counts
+    numbers = scores[list(INTERVAL_COLUMNS)].astype(float).to_numpy() if len(scores) else np.zeros((0, 0))
+    positions = grouped.indices
     keys = [
-        result_cache.content_key(result_cache.frame_digest(cell, INTERVAL_COLUMNS), c, resamples, seed)
-        for (_, _, cell), c in zip(cells, counts)
+        result_cache.content_key(numbers[positions[(t, p)]], c, resamples, seed) for (t, p, _), c in zip(cells, counts)
     ]
 
     def compute(which: list[int]) -> list[np.ndarray]:

@@ -252,13 +252,29 @@ def pairwise_png(
     return _to_png(fig)
 
 
+MAX_TARGETS_SHOWN = 10  # targets in a step's figure of one line or row per target
+
+
+def targets_shown(df: pd.DataFrame, value: str, limit: int = MAX_TARGETS_SHOWN) -> tuple[pd.DataFrame, str]:
+    """The rows of at most `limit` targets, for a step's metadata figure: all of them when there are that few,
+    else the limit/2 highest and limit/2 lowest by their mean `value` (a figure of 200 lines or rows at 100 targets
+    is neither readable nor cheap: seconds of drawing per figure), and the note its title ends with ("" when every
+    target is shown). The table and the HTML report hold every target."""
+    targets = df["target"].dropna().unique()
+    if len(targets) <= limit:
+        return df, ""
+    means = df.groupby("target")[value].mean().sort_values(ascending=False, kind="stable")
+    keep = [*means.index[: limit // 2], *means.index[len(means) - (limit - limit // 2) :]]
+    return df[df["target"].isin(keep)], f": the {limit // 2} highest and {limit - limit // 2} lowest of {len(targets)}"
+
+
 def png_markdown(png: bytes, alt: str) -> str:
     """An inline markdown image `![alt](data:image/png;base64,...)`; brackets in alt become parentheses."""
     clean = " ".join(alt.replace("[", "(").replace("]", ")").split())
     return f"![{clean}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
 
 
-__all__ = ["alpha_sweep_png", "interval_png", "pairwise_png", "png_markdown", "turn_curves_png"]
+__all__ = ["alpha_sweep_png", "interval_png", "pairwise_png", "png_markdown", "targets_shown", "turn_curves_png"]
 
 
 def distribution_png(df: pd.DataFrame, value: str, by: str, *, title: str) -> bytes:
