@@ -78,8 +78,9 @@ class ModelAccess(ConfigurableResource):
 
     @cached_property
     def report_cache(self) -> ResultStore:
-        """The reports' stored per-cell and per-pair results (resources/report_cache.py), beside the call cache."""
-        return open_report_cache(self.data_dir)
+        """The reports' stored per-cell and per-pair results (resources/report_cache.py), beside the call cache (none
+        kept when the call cache is on Postgres: then machines may share the data directory)."""
+        return open_report_cache(self.data_dir, shared_by_machines=self.cache_backend.kind == "postgres")
 
     def early_embeddings(self, model_name: str) -> EarlyEmbeddings:
         """The process's background encoder for `model_name`, with the embedding cache: a step hands texts over

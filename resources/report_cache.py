@@ -83,9 +83,11 @@ class ReportCache:
         self._db.close()
 
 
-def open_report_cache(data_dir: str | Path) -> ResultStore:
+def open_report_cache(data_dir: str | Path, shared_by_machines: bool = False) -> ResultStore:
     """The report cache of a data directory; a store that keeps nothing past this process when the cache is
-    switched off or the data directory is an object store (SQLite needs a local file)."""
-    if not cache_enabled() or is_remote(data_dir):
+    switched off, the data directory is an object store, or machines share it (`shared_by_machines`: the Dagster
+    instance is on Postgres, docs/storage.md#the-call-cache-on-postgres: SQLite's locks do not hold on a network
+    file system, so the reports compute from scratch there)."""
+    if not cache_enabled() or is_remote(data_dir) or shared_by_machines:
         return MemoryStore()
     return ReportCache(Path(data_dir) / REPORT_CACHE_FILE)

@@ -15,29 +15,40 @@ from test_report_speed import warehouse_tables
 from eyt_dagster.core import result_cache
 from eyt_dagster.eyt_bench import analysis
 from eyt_dagster.eyt_bench import rank_intervals as ranks
+from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from resources.report_cache import REPORT_CACHE_FILE, ReportCache, open_report_cache
 
 RESAMPLES, SEED = 200, 7
 
 
 def more_targets(n_extra: int = 3, seed: int = 5):
-    """warehouse_tables' 4 targets x 2 pools and `n_extra` more: copies of target 0 with their values jittered."""
-    scores, turns, _, _ = warehouse_tables()
+    """warehouse_tables' 4 targets x 2 pools and `n_extra` more: copies of target 0 with their values jittered
+    (scores, turns, judge verdicts)."""
+    scores, turns, verdicts, _ = warehouse_tables()
     rng = np.random.default_rng(seed)
     first = sorted(scores["target"].unique())[0]
-    frames, turn_frames = [scores], [turns]
+    frames = {"scores": [scores], "turns": [turns], "verdicts": [verdicts]}
     for k in range(n_extra):
         name = f"zz-extra-{k}"
         extra = scores[scores["target"] == first].assign(target=name)
         extra["empathy"] = extra["empathy"] + rng.normal(0, 3, len(extra))
         extra["drift"] = extra["drift"] + rng.normal(0, 0.05, len(extra))
-        frames.append(extra)
-        turn_frames.append(turns[turns["target"] == first].assign(target=name))
-    return pd.concat(frames, ignore_index=True), pd.concat(turn_frames, ignore_index=True)
+        judged = verdicts[verdicts["target"] == first].assign(target=name)
+        judged["empathy_support"] = judged["empathy_support"] + rng.choice([0.0, 0.5], len(judged))
+        frames["scores"].append(extra)
+        frames["turns"].append(turns[turns["target"] == first].assign(target=name))
+        frames["verdicts"].append(judged)
+    return tuple(pd.concat(f, ignore_index=True) for f in frames.values())
 
 
-def tables(scores, turns, store):
+def without(target: str, *frames: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
+    return tuple(f[f["target"] != target] for f in frames)
+
+
+def tables(scores, turns, verdicts, store):
+    dims = turn_dimension_scores(verdicts)
     return {
+        "alpha": analysis.alpha_sensitivity(dims, dialogue_lengths(turns), (0.05, 0.1, 0.15), store=store),
         "intervals": analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED, store=store),
         "pairwise": analysis.pairwise_comparisons(scores, resamples=RESAMPLES, seed=SEED, store=store),
         "ranks": ranks.rank_intervals(scores, resamples=RESAMPLES, seed=SEED, store=store),
@@ -51,59 +62,67 @@ def assert_same(got: dict, want: dict) -> None:
 
 
 def test_one_more_target_computes_only_its_cells_and_pairs_and_equals_a_fresh_computation(tmp_path):
-    scores, turns = more_targets()
+    scores, turns, verdicts = more_targets()
     new = "zz-extra-2"
-    before_scores, before_turns = scores[scores["target"] != new], turns[turns["target"] != new]
+    before_scores, before_turns, before_verdicts = without(new, scores, turns, verdicts)
     cells = before_scores[["target", "pool"]].drop_duplicates()
     pools = sorted(cells["pool"].unique())
     per_pool = cells.groupby("pool")["target"].nunique()
 
     cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    tables(before_scores, before_turns, cache)
+    tables(before_scores, before_turns, before_verdicts, cache)
     first = dict(cache.counters.computed)
-    assert first[analysis.INTERVAL_KIND] == len(cells)
+    assert first[analysis.INTERVAL_KIND] == first[analysis.ALPHA_KIND] == len(cells)
     assert first[analysis.PAIR_FIGURES_KIND] == sum(n * (n - 1) // 2 for n in per_pool)
     assert not any(cache.counters.found.values())
 
     again = ReportCache(tmp_path / REPORT_CACHE_FILE)  # a new process's view of the same file
-    got = tables(scores, turns, again)
+    got = tables(scores, turns, verdicts, again)
     # the new target's cell of each pool, its pair with every other target of the pool, its resample means
-    assert again.counters.computed[analysis.INTERVAL_KIND] == len(pools)
-    assert again.counters.found[analysis.INTERVAL_KIND] == len(cells)
+    assert again.counters.computed[analysis.INTERVAL_KIND] == again.counters.computed[analysis.ALPHA_KIND] == len(pools)
+    assert again.counters.found[analysis.INTERVAL_KIND] == again.counters.found[analysis.ALPHA_KIND] == len(cells)
     assert again.counters.computed[analysis.PAIR_FIGURES_KIND] == int(per_pool.sum())
     assert again.counters.found[analysis.PAIR_FIGURES_KIND] == first[analysis.PAIR_FIGURES_KIND]
     assert again.counters.computed[analysis.PAIR_MEANS_KIND] == len(pools)
     assert again.counters.computed[ranks.DRAWS_KIND] == len(pools)
-    assert_same(got, tables(scores, turns, None))  # from scratch: a fresh store holds nothing
+    assert_same(got, tables(scores, turns, verdicts, None))  # from scratch: a fresh store holds nothing
 
 
 def test_a_changed_cell_is_computed_again_and_the_others_are_read(tmp_path):
-    scores, turns = more_targets()
+    scores, turns, verdicts = more_targets()
     cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    tables(scores, turns, cache)
+    tables(scores, turns, verdicts, cache)
     changed = scores.copy()
     target, pool = changed.loc[0, "target"], changed.loc[0, "pool"]
     changed.loc[0, "empathy"] += 1.5  # one dialogue of one cell
     others = changed[changed["pool"] == pool]["target"].nunique() - 1
 
     again = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    got = tables(changed, turns, again)
+    got = tables(changed, turns, verdicts, again)
     assert again.counters.computed[analysis.INTERVAL_KIND] == 1
+    assert again.counters.computed[analysis.ALPHA_KIND] == 0  # its turns and verdicts did not change
     assert again.counters.computed[analysis.PAIR_FIGURES_KIND] == others
     assert again.counters.computed[analysis.PAIR_MEANS_KIND] == 1
     assert again.counters.computed[ranks.DRAWS_KIND] == 1
-    want = tables(changed, turns, None)
+    want = tables(changed, turns, verdicts, None)
     assert_same(got, want)
-    cell = want["intervals"][(want["intervals"]["target"] == target) & (want["intervals"]["pool"] == pool)]
-    assert not cell.set_index("metric")["value"].equals(
-        tables(scores, turns, None)["intervals"]
-        .query("target == @target and pool == @pool")
-        .set_index("metric")["value"]
-    )
+    before = tables(scores, turns, verdicts, None)["intervals"]
+    cell = ["target", "pool", "metric"]
+    moved = want["intervals"].set_index(cell)["value"].ne(before.set_index(cell)["value"])
+    by_cell = moved.groupby(level=["target", "pool"]).any()
+    assert by_cell.loc[(target, pool)] and by_cell.sum() == 1  # that cell's numbers moved, no other cell's
+
+    judged = verdicts.copy()
+    first = judged.index[(judged["target"] == target) & (judged["pool"] == pool)][0]
+    judged.loc[first, "empathy_support"] += 0.5  # one verdict of the same cell
+    third = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    assert_same(tables(changed, turns, judged, third), tables(changed, turns, judged, None))
+    assert third.counters.computed[analysis.ALPHA_KIND] == 1
+    assert third.counters.computed[analysis.INTERVAL_KIND] == 0
 
 
 def test_other_settings_are_other_keys(tmp_path):
-    scores, turns = more_targets(1)
+    scores, turns, _ = more_targets(1)
     cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
     analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED, store=cache)
     analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED + 1, store=cache)
@@ -115,9 +134,9 @@ def test_other_settings_are_other_keys(tmp_path):
 
 def _write_in_process(path: str, worker: int, out) -> None:
     try:
-        scores, turns = more_targets()
+        scores, turns, verdicts = more_targets()
         cache = ReportCache(path)
-        got = tables(scores, turns, cache)
+        got = tables(scores, turns, verdicts, cache)
         out.put((worker, {k: v.to_json() for k, v in got.items()}, None))
     except BaseException as exc:  # reported to the test, which fails on it
         out.put((worker, None, repr(exc)))
@@ -136,11 +155,11 @@ def test_processes_writing_at_once_leave_one_right_copy_of_each_key(tmp_path):
     assert [err for _, _, err in results] == [None, None, None]
     assert len({repr(sorted(r.items())) for _, r, _ in results}) == 1  # every process built the same tables
 
-    scores, turns = more_targets()
+    scores, turns, verdicts = more_targets()
     reader = ReportCache(path)
-    got = tables(scores, turns, reader)
+    got = tables(scores, turns, verdicts, reader)
     assert not any(reader.counters.computed.values())  # all stored by the writers
-    assert_same(got, tables(scores, turns, None))
+    assert_same(got, tables(scores, turns, verdicts, None))
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         kinds = dict(db.execute("SELECT kind, count(*) FROM results GROUP BY kind").fetchall())

@@ -140,7 +140,7 @@ def alpha_sensitivity(
     warm-up effect) and whether any two targets swap ranks across the sweep."""
     dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
     alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
-    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas)
+    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas, store=eyt.report_cache)
     plot = ""
     if len(df):
         shown, note = targets_shown(df, "weighted")

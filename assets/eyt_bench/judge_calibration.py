@@ -173,7 +173,10 @@ def human_alignment(
     if human_annotations.empty:
         df = pd.DataFrame(columns=["dimension", "n_cells"])
     else:
-        judge = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
+        annotated = human_annotations.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index
+        keep = judge_verdicts.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index.isin(annotated)
+        judged = judge_verdicts[keep] if keep.any() else judge_verdicts  # the annotated dialogues' (the same rows)
+        judge = turn_dimension_scores(judged, eyt.slate.judge_combine)
         df = alignment_table(human_annotations, judge)
         context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), eyt.slate)))
     df["judges"] = ", ".join(j.id for j in eyt.slate.judges)

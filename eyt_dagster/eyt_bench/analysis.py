@@ -290,29 +290,80 @@ def _masked_mean(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
         return np.where(keep, values, 0.0).sum(axis=1) / keep.sum(axis=1)
 
 
-def alpha_sensitivity(turn_dims: pd.DataFrame, lengths: pd.Series, alphas: tuple[float, ...]) -> pd.DataFrame:
+ALPHA_KIND = "alpha_sensitivity.cell.v1"  # what a cell's stored sweep is computed by
+ALPHA_FIGURES = ("weighted", "unweighted", "early", "late", "warmup_delta")
+
+
+def alpha_sensitivity(
+    turn_dims: pd.DataFrame,
+    lengths: pd.Series,
+    alphas: tuple[float, ...],
+    store: result_cache.ResultStore | None = None,
+) -> pd.DataFrame:
     """Paper Table 8: weighted score per alpha, unweighted, early (t <= 2) and late (t >= 3) raw means and
     their difference (the warm-up effect), all on 0-100, with a rank-flip check across the sweep. `lengths`
-    is each finished dialogue's T (dialogue_scoring.dialogue_lengths), which the Eq. 4 weights need."""
-    rows = []
-    for alpha in alphas:
-        per_dialogue = weighted_by_dialogue(turn_dims, lengths, alpha)
-        for (target, pool), cell in per_dialogue.groupby(CELL):
-            for d in DIMENSIONS:
-                early, late = cell[f"{d}_early"].mean() * DIMENSION_TO_100, cell[f"{d}_late"].mean() * DIMENSION_TO_100
-                rows.append(
-                    {
-                        "target": target,
-                        "pool": pool,
-                        "dimension": d,
-                        "alpha": alpha,
-                        "weighted": float(cell[d].mean()),
-                        "unweighted": float(cell[f"{d}_sum"].sum() / cell["n_judged_turns"].sum() * DIMENSION_TO_100),
-                        "early": float(early),
-                        "late": float(late),
-                        "warmup_delta": float(early - late),
-                    }
-                )
+    is each finished dialogue's T (dialogue_scoring.dialogue_lengths), which the Eq. 4 weights need.
+
+    A cell's figures depend on its own turns and lengths: with a `store` (core.result_cache) they are kept under
+    a key of those and the alphas, and only cells not stored are computed; the rank flips are over all targets."""
+    store = store if store is not None else result_cache.MemoryStore()
+    dims = turn_dims.reset_index(drop=True)
+    lens = lengths.reset_index()
+    dim_cells, len_cells = dims.groupby(CELL).indices, lens.groupby(CELL).indices
+    cells = sorted(set(dim_cells) & set(len_cells))
+    dim_numbers = dims[["turn", *DIMENSIONS]].to_numpy(dtype=float)
+    dim_seeds = pd.util.hash_array(dims["seed_id"].astype(str).to_numpy(dtype=object)) if len(dims) else None
+    len_numbers = lens[lengths.name or "n_turns"].to_numpy(dtype=float) if len(lens) else None
+    len_seeds = pd.util.hash_array(lens["seed_id"].astype(str).to_numpy(dtype=object)) if len(lens) else None
+    keys = [
+        result_cache.content_key(
+            dim_numbers[dim_cells[c]],
+            dim_seeds[dim_cells[c]],
+            len_numbers[len_cells[c]],
+            len_seeds[len_cells[c]],
+            tuple(float(a) for a in alphas),
+        )
+        for c in cells
+    ]  # a cell's key: its turns' numbers and ChatSEEDs, its dialogues' lengths, the alphas
+    shape = (len(alphas), len(DIMENSIONS), len(ALPHA_FIGURES) + 1)  # the last: whether the cell has a row
+
+    def compute(which: list[int]) -> list[np.ndarray]:
+        chosen = [cells[k] for k in which]
+        in_dims = np.concatenate([dim_cells[c] for c in chosen])
+        in_lens = np.concatenate([len_cells[c] for c in chosen])
+        part_dims = dims.iloc[np.sort(in_dims)]
+        part_lengths = lengths.iloc[np.sort(in_lens)]
+        out = {c: np.full(shape, np.nan) for c in chosen}
+        for a, alpha in enumerate(alphas):
+            per_dialogue = weighted_by_dialogue(part_dims, part_lengths, alpha)
+            for (target, pool), cell in per_dialogue.groupby(CELL):
+                for k, d in enumerate(DIMENSIONS):
+                    early = cell[f"{d}_early"].mean() * DIMENSION_TO_100
+                    late = cell[f"{d}_late"].mean() * DIMENSION_TO_100
+                    out[(target, pool)][a, k] = (
+                        float(cell[d].mean()),
+                        float(cell[f"{d}_sum"].sum() / cell["n_judged_turns"].sum() * DIMENSION_TO_100),
+                        float(early),
+                        float(late),
+                        float(early - late),
+                        1.0,
+                    )
+        return [out[c] for c in chosen]
+
+    figures = result_cache.cached_arrays(store, ALPHA_KIND, keys, shape, compute) if cells else []
+    rows = [
+        {
+            "target": target,
+            "pool": pool,
+            "dimension": d,
+            "alpha": alpha,
+            **dict(zip(ALPHA_FIGURES, values[a, k, :-1].tolist())),
+        }
+        for a, alpha in enumerate(alphas)
+        for (target, pool), values in zip(cells, figures)
+        if values[a, 0, -1] == 1.0
+        for k, d in enumerate(DIMENSIONS)
+    ]
     table = pd.DataFrame(rows)
     if table.empty:
         return table
