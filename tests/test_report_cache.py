@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from test_report_speed import warehouse_tables
 
-from eyt_dagster.core import result_cache
-from eyt_dagster.eyt_bench import analysis
+from eyt_dagster.core import result_cache, stats
+from eyt_dagster.eyt_bench import analysis, calibration
 from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from resources.report_cache import REPORT_CACHE_FILE, ReportCache, open_report_cache
@@ -24,30 +24,37 @@ RESAMPLES, SEED = 200, 7
 def more_targets(n_extra: int = 3, seed: int = 5):
     """warehouse_tables' 4 targets x 2 pools and `n_extra` more: copies of target 0 with their values jittered
     (scores, turns, judge verdicts)."""
-    scores, turns, verdicts, _ = warehouse_tables()
+    scores, turns, verdicts, finals = warehouse_tables()
     rng = np.random.default_rng(seed)
     first = sorted(scores["target"].unique())[0]
-    frames = {"scores": [scores], "turns": [turns], "verdicts": [verdicts]}
+    frames = {"scores": [scores], "turns": [turns], "verdicts": [verdicts], "finals": [finals]}
     for k in range(n_extra):
         name = f"zz-extra-{k}"
         extra = scores[scores["target"] == first].assign(target=name)
         extra["empathy"] = extra["empathy"] + rng.normal(0, 3, len(extra))
         extra["drift"] = extra["drift"] + rng.normal(0, 0.05, len(extra))
         judged = verdicts[verdicts["target"] == first].assign(target=name)
-        judged["empathy_support"] = judged["empathy_support"] + rng.choice([0.0, 0.5], len(judged))
+        for column in ("empathy_support", "persona_style", "anthro_flow"):  # one sub-indicator per dimension
+            judged[column] = judged[column] + rng.choice([0.0, 0.5], len(judged))
+        voted = finals[finals["target"] == first].assign(target=name)
+        voted["completed"] = rng.random(len(voted)) < 0.5
         frames["scores"].append(extra)
         frames["turns"].append(turns[turns["target"] == first].assign(target=name))
         frames["verdicts"].append(judged)
+        frames["finals"].append(voted)
     return tuple(pd.concat(f, ignore_index=True) for f in frames.values())
 
 
-def without(target: str, *frames: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
+def without(target: str, frames: tuple[pd.DataFrame, ...]) -> tuple[pd.DataFrame, ...]:
     return tuple(f[f["target"] != target] for f in frames)
 
 
-def tables(scores, turns, verdicts, store):
+def tables(frames: tuple[pd.DataFrame, ...], store) -> dict[str, pd.DataFrame]:
+    """Every report table the result cache serves, of (scores, turns, verdicts, finals)."""
+    scores, turns, verdicts, finals = frames
     dims = turn_dimension_scores(verdicts)
     return {
+        "agreement": calibration.agreement_table(verdicts, finals, store=store),
         "alpha": analysis.alpha_sensitivity(dims, dialogue_lengths(turns), (0.05, 0.1, 0.15), store=store),
         "intervals": analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED, store=store),
         "pairwise": analysis.pairwise_comparisons(scores, resamples=RESAMPLES, seed=SEED, store=store),
@@ -62,22 +69,22 @@ def assert_same(got: dict, want: dict) -> None:
 
 
 def test_one_more_target_computes_only_its_cells_and_pairs_and_equals_a_fresh_computation(tmp_path):
-    scores, turns, verdicts = more_targets()
-    new = "zz-extra-2"
-    before_scores, before_turns, before_verdicts = without(new, scores, turns, verdicts)
-    cells = before_scores[["target", "pool"]].drop_duplicates()
+    frames = more_targets()
+    before = without("zz-extra-2", frames)
+    cells = before[0][["target", "pool"]].drop_duplicates()
     pools = sorted(cells["pool"].unique())
     per_pool = cells.groupby("pool")["target"].nunique()
 
     cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    tables(before_scores, before_turns, before_verdicts, cache)
+    tables(before, cache)
     first = dict(cache.counters.computed)
     assert first[analysis.INTERVAL_KIND] == first[analysis.ALPHA_KIND] == len(cells)
+    assert first[calibration.AGREEMENT_KIND] == 4 * len(cells)  # three dimensions and completion
     assert first[analysis.PAIR_FIGURES_KIND] == sum(n * (n - 1) // 2 for n in per_pool)
     assert not any(cache.counters.found.values())
 
     again = ReportCache(tmp_path / REPORT_CACHE_FILE)  # a new process's view of the same file
-    got = tables(scores, turns, verdicts, again)
+    got = tables(frames, again)
     # the new target's cell of each pool, its pair with every other target of the pool, its resample means
     assert again.counters.computed[analysis.INTERVAL_KIND] == again.counters.computed[analysis.ALPHA_KIND] == len(pools)
     assert again.counters.found[analysis.INTERVAL_KIND] == again.counters.found[analysis.ALPHA_KIND] == len(cells)
@@ -85,28 +92,32 @@ def test_one_more_target_computes_only_its_cells_and_pairs_and_equals_a_fresh_co
     assert again.counters.found[analysis.PAIR_FIGURES_KIND] == first[analysis.PAIR_FIGURES_KIND]
     assert again.counters.computed[analysis.PAIR_MEANS_KIND] == len(pools)
     assert again.counters.computed[ranks.DRAWS_KIND] == len(pools)
-    assert_same(got, tables(scores, turns, verdicts, None))  # from scratch: a fresh store holds nothing
+    assert again.counters.computed[calibration.AGREEMENT_KIND] == 4 * len(pools)
+    assert again.counters.found[calibration.AGREEMENT_KIND] == 4 * len(cells)
+    assert_same(got, tables(frames, None))  # from scratch: a fresh store holds nothing
 
 
 def test_a_changed_cell_is_computed_again_and_the_others_are_read(tmp_path):
-    scores, turns, verdicts = more_targets()
+    frames = more_targets()
+    scores, turns, verdicts, finals = frames
     cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    tables(scores, turns, verdicts, cache)
+    tables(frames, cache)
     changed = scores.copy()
     target, pool = changed.loc[0, "target"], changed.loc[0, "pool"]
     changed.loc[0, "empathy"] += 1.5  # one dialogue of one cell
     others = changed[changed["pool"] == pool]["target"].nunique() - 1
 
     again = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    got = tables(changed, turns, verdicts, again)
+    got = tables((changed, turns, verdicts, finals), again)
     assert again.counters.computed[analysis.INTERVAL_KIND] == 1
     assert again.counters.computed[analysis.ALPHA_KIND] == 0  # its turns and verdicts did not change
     assert again.counters.computed[analysis.PAIR_FIGURES_KIND] == others
     assert again.counters.computed[analysis.PAIR_MEANS_KIND] == 1
     assert again.counters.computed[ranks.DRAWS_KIND] == 1
-    want = tables(changed, turns, verdicts, None)
+    assert again.counters.computed[calibration.AGREEMENT_KIND] == 0
+    want = tables((changed, turns, verdicts, finals), None)
     assert_same(got, want)
-    before = tables(scores, turns, verdicts, None)["intervals"]
+    before = tables(frames, None)["intervals"]
     cell = ["target", "pool", "metric"]
     moved = want["intervals"].set_index(cell)["value"].ne(before.set_index(cell)["value"])
     by_cell = moved.groupby(level=["target", "pool"]).any()
@@ -116,13 +127,14 @@ def test_a_changed_cell_is_computed_again_and_the_others_are_read(tmp_path):
     first = judged.index[(judged["target"] == target) & (judged["pool"] == pool)][0]
     judged.loc[first, "empathy_support"] += 0.5  # one verdict of the same cell
     third = ReportCache(tmp_path / REPORT_CACHE_FILE)
-    assert_same(tables(changed, turns, judged, third), tables(changed, turns, judged, None))
+    assert_same(tables((changed, turns, judged, finals), third), tables((changed, turns, judged, finals), None))
     assert third.counters.computed[analysis.ALPHA_KIND] == 1
+    assert third.counters.computed[calibration.AGREEMENT_KIND] == 1  # the empathy ratings of that cell
     assert third.counters.computed[analysis.INTERVAL_KIND] == 0
 
 
 def test_other_settings_are_other_keys(tmp_path):
-    scores, turns, _ = more_targets(1)
+    scores, turns, _, _ = more_targets(1)
     cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
     analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED, store=cache)
     analysis.leaderboard_intervals(scores, turns, resamples=RESAMPLES, seed=SEED + 1, store=cache)
@@ -134,9 +146,8 @@ def test_other_settings_are_other_keys(tmp_path):
 
 def _write_in_process(path: str, worker: int, out) -> None:
     try:
-        scores, turns, verdicts = more_targets()
         cache = ReportCache(path)
-        got = tables(scores, turns, verdicts, cache)
+        got = tables(more_targets(), cache)
         out.put((worker, {k: v.to_json() for k, v in got.items()}, None))
     except BaseException as exc:  # reported to the test, which fails on it
         out.put((worker, None, repr(exc)))
@@ -155,15 +166,15 @@ def test_processes_writing_at_once_leave_one_right_copy_of_each_key(tmp_path):
     assert [err for _, _, err in results] == [None, None, None]
     assert len({repr(sorted(r.items())) for _, r, _ in results}) == 1  # every process built the same tables
 
-    scores, turns, verdicts = more_targets()
+    frames = more_targets()
     reader = ReportCache(path)
-    got = tables(scores, turns, verdicts, reader)
+    got = tables(frames, reader)
     assert not any(reader.counters.computed.values())  # all stored by the writers
-    assert_same(got, tables(scores, turns, verdicts, None))
+    assert_same(got, tables(frames, None))
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         kinds = dict(db.execute("SELECT kind, count(*) FROM results GROUP BY kind").fetchall())
-    cells = len(scores[["target", "pool"]].drop_duplicates())
+    cells = len(frames[0][["target", "pool"]].drop_duplicates())
     assert kinds[analysis.INTERVAL_KIND] == cells
 
 
@@ -229,3 +240,23 @@ def test_a_shared_read_is_a_copy_and_a_rewritten_partition_is_read_again(tmp_pat
     third = shared_reads.shared_read(files, folder, [folder / SCHEMA_FILE], read)
     assert reads == [2, 2] and third.sort_values("value")["value"].tolist() == [1.0, 2.0, 7.0]
     shared_reads.forget()
+
+
+@pytest.mark.parametrize("judges", [2, 3, 4])
+def test_alpha_from_summed_cell_coincidences_is_the_packages_alpha(judges):
+    import krippendorff
+
+    rng = np.random.default_rng(judges)
+    ratings = rng.integers(0, 11, (judges, 600)).astype(float) / 2
+    ratings[rng.random(ratings.shape) < 0.25] = np.nan
+    domain = np.unique(ratings[~np.isnan(ratings)])
+    summed = sum(
+        (stats.coincidences(ratings[:, k : k + 41], domain) for k in range(0, 600, 41)), np.zeros((domain.size,) * 2)
+    )
+    for level in ("nominal", "ordinal", "interval"):
+        want = krippendorff.alpha(reliability_data=ratings, level_of_measurement=level, value_domain=domain)
+        got = stats.alpha_from_coincidences(summed, domain, level)
+        if judges <= 3:  # a unit's pairs count 1 or 1/2: the sums are exact in any order
+            assert got == want
+        else:
+            assert got == pytest.approx(want, rel=1e-12)

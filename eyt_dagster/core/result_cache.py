@@ -88,8 +88,11 @@ def encode(values: np.ndarray) -> bytes:
     return np.ascontiguousarray(values, dtype=np.float64).tobytes()
 
 
-def decode(blob: bytes, shape: tuple[int, ...]) -> np.ndarray:
+def decode(blob: bytes, shape: tuple[int, ...] | None) -> np.ndarray:
+    """A stored float64 array in `shape` (None: one dimension of any length)."""
     values = np.frombuffer(blob, dtype=np.float64)
+    if shape is None:
+        return values
     if values.size != int(np.prod(shape)):
         raise ValueError(f"a stored result has {values.size} values, not {shape}: clear the report cache")
     return values.reshape(shape)
@@ -99,12 +102,13 @@ def cached_arrays(
     store: ResultStore,
     kind: str,
     keys: Sequence[str],
-    shape: tuple[int, ...],
+    shape: tuple[int, ...] | None,
     compute: Callable[[list[int]], list[np.ndarray]],
     counters: CacheCounters | None = None,
 ) -> list[np.ndarray]:
     """The result of every key, in order: the stored ones read, the others computed by `compute` (given their
-    positions in `keys`, returning one array of `shape` each, in that order) and stored."""
+    positions in `keys`, returning one array of `shape` each, in that order; `shape` None: one dimension of any
+    length) and stored."""
     unique = list(dict.fromkeys(keys))
     found = {k: decode(v, shape) for k, v in store.get_many(kind, unique).items()}
     missing = [k for k in unique if k not in found]
@@ -113,7 +117,7 @@ def cached_arrays(
         made = compute([first[k] for k in missing])
         if len(made) != len(missing):
             raise ValueError(f"{kind}: {len(made)} results for {len(missing)} keys")
-        fresh = {k: np.asarray(v, dtype=np.float64).reshape(shape) for k, v in zip(missing, made)}
+        fresh = {k: np.asarray(v, dtype=np.float64).reshape(shape or -1) for k, v in zip(missing, made)}
         store.put_many(kind, {k: encode(v) for k, v in fresh.items()})
         found.update(fresh)
     tally = counters if counters is not None else getattr(store, "counters", None)

@@ -277,6 +277,41 @@ def krippendorff_alpha(
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=domain))
 
 
+def coincidences(ratings: ArrayLike, domain: ArrayLike) -> np.ndarray:
+    """Krippendorff's (V x V) coincidence matrix of a (raters x units) matrix (NaN = missing) over the sorted values
+    `domain`: per unit, each ordered pair of two raters' values counted 1 / (raters of the unit - 1), summed over
+    the units in order (the `krippendorff` package's matrix). Units of disjoint sets add up, so a table over many
+    cells can keep each cell's matrix and sum them."""
+    data, values = np.asarray(ratings, dtype=float), np.asarray(domain, dtype=float)
+    counts = (data.T[..., np.newaxis] == values[np.newaxis, np.newaxis, :]).sum(axis=1)  # units x V
+    pairable = np.maximum(counts.sum(axis=1), 2)
+    same = counts[:, np.newaxis, :] * np.eye(values.size)[np.newaxis, ...]
+    pairs = counts[..., np.newaxis] * counts[:, np.newaxis, :] - same
+    return np.asarray(np.divide(pairs, (pairable - 1).reshape((-1, 1, 1)), dtype=float).sum(axis=0))
+
+
+def alpha_from_coincidences(
+    observed: np.ndarray, domain: ArrayLike, level: Literal["nominal", "ordinal", "interval"]
+) -> float:
+    """Krippendorff's alpha from a coincidence matrix over the sorted values `domain` (at least two values, some
+    unit rated twice): 1 - observed / expected disagreement, with the package's distances (ordinal: the pairable
+    counts between two values, less half of the two ends', squared)."""
+    values = np.asarray(domain, dtype=float)
+    n_v = observed.sum(axis=0)
+    expected = np.divide(np.outer(n_v, n_v) - np.diagflat(n_v), n_v.sum() - 1, dtype=float)
+    i, j = np.arange(values.size)[:, np.newaxis], np.arange(values.size)[np.newaxis, :]
+    if level == "nominal":
+        d = (values[i] != values[j]).astype(float)
+    elif level == "interval":
+        d = (values[i] - values[j]).astype(float) ** 2
+    else:
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        ranges = np.dstack((lo, hi + 1))
+        between = np.add.reduceat(np.append(n_v, 0), ranges.reshape(-1))[::2].reshape(*lo.shape)
+        d = (between - np.divide(n_v[lo] + n_v[hi], 2, dtype=float)) ** 2
+    return float(1 - (observed * d).sum() / (expected * d).sum())
+
+
 def quadratic_weighted_kappa(a: ArrayLike, b: ArrayLike, labels: Sequence[float]) -> float:
     """Cohen's kappa with quadratic weights between two raters' scores.
 
