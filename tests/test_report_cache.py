@@ -260,3 +260,33 @@ def test_alpha_from_summed_cell_coincidences_is_the_packages_alpha(judges):
             assert got == want
         else:
             assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_a_figure_is_drawn_again_only_when_what_it_draws_changes(tmp_path):
+    from eyt_dagster.reporting.plots import FIGURE_KIND, cached_png, targets_shown, turn_curves_png
+
+    curves = pd.DataFrame(
+        {
+            "target": [f"t{k:02d}" for k in range(12) for _ in range(2)],
+            "pool": "p",
+            "dimension": "empathy",
+            "turn": [1, 2] * 12,
+            "mean_score": np.arange(24, dtype=float),
+        }
+    )
+    cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    drawn = []
+
+    def draw(rows):
+        drawn.append(len(rows))
+        return turn_curves_png(rows, title="t")
+
+    shown, note = targets_shown(curves, "mean_score")
+    assert shown["target"].nunique() == 10 and note == ": the 5 highest and 5 lowest targets"
+    first = cached_png(cache, shown, draw, "curves", note)
+    middle = curves[curves["target"] == "t05"].assign(target="t05b")  # a new target between the extremes
+    again, _ = targets_shown(pd.concat([curves, middle]), "mean_score")
+    assert cached_png(cache, again, draw, "curves", note) == first and drawn == [20]
+    changed = shown.assign(mean_score=shown["mean_score"] + 1)
+    assert cached_png(cache, changed, draw, "curves", note) != first and drawn == [20, 20]
+    assert cache.counters.found[FIGURE_KIND] == 1 and cache.counters.computed[FIGURE_KIND] == 2

@@ -13,6 +13,7 @@ from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimens
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.reporting.plots import (
     alpha_sweep_png,
+    cached_png,
     interval_png,
     pairwise_png,
     png_markdown,
@@ -64,9 +65,14 @@ def leaderboard_intervals(
     if len(df):
         shown, note = targets_shown(df[df["metric"] == "empathy"], "value")
         title = f"empathy with interval, by pool{note}"
-        plot = png_markdown(
-            interval_png(flag_targets(shown, eyt.slate), "empathy", title=title), "Empathy with 95% intervals"
+        png = cached_png(
+            eyt.report_cache,
+            flag_targets(shown, eyt.slate),
+            lambda rows: interval_png(rows, "empathy", title=title),
+            "interval_png",
+            title,
         )
+        plot = png_markdown(png, "Empathy with 95% intervals")
     table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
     preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
     return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
@@ -144,7 +150,14 @@ def alpha_sensitivity(
     plot = ""
     if len(df):
         shown, note = targets_shown(df, "weighted")
-        png = alpha_sweep_png(flag_targets(shown, eyt.slate), title=f"Weighted score by alpha{note}")
+        title = f"Weighted score by alpha{note}"
+        png = cached_png(
+            eyt.report_cache,
+            flag_targets(shown, eyt.slate),
+            lambda rows: alpha_sweep_png(rows, title=title),
+            "alpha_sweep_png",
+            title,
+        )
         plot = png_markdown(png, "Weighted scores by alpha")
     return _finish(df, eyt, plot=MetadataValue.md(plot), rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
 
@@ -156,7 +169,14 @@ def turn_curves(eyt: ModelAccess, judge_verdicts: pd.DataFrame) -> Output[pd.Dat
     plot = ""
     if len(df):
         shown, note = targets_shown(df, "mean_score")
-        png = turn_curves_png(flag_targets(shown, eyt.slate), title=f"Mean judge score by turn{note}")
+        title = f"Mean judge score by turn{note}"
+        png = cached_png(
+            eyt.report_cache,
+            flag_targets(shown, eyt.slate),
+            lambda rows: turn_curves_png(rows, title=title),
+            "turn_curves_png",
+            title,
+        )
         plot = png_markdown(png, "Mean score by turn")
     return _finish(df, eyt, plot=MetadataValue.md(plot))
 
