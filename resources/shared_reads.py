@@ -25,8 +25,8 @@ _kept: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _signature(paths: Sequence[Path]) -> tuple | None:
-    out = []
+def _signature(paths: Sequence[Path]) -> tuple:
+    out: list[tuple] = []
     for path in paths:
         try:
             st = os.stat(path)

@@ -238,8 +238,8 @@ def _pair_figures(
             store, PAIR_MEANS_KIND, [row_keys[t] for t in rows], (n_metrics, resamples), row_means
         )
         means = np.full((n_metrics, n_targets, resamples), np.nan)
-        for t, m in zip(rows, stored):
-            means[:, t, :] = m
+        for t, kept in zip(rows, stored):
+            means[:, t, :] = kept
         a, b = (np.array([p[k] for p in chosen]) for k in (0, 1))
         shared = present[a] & present[b]
         out = np.empty((len(chosen), n_metrics, PAIR_FIGURES))
@@ -312,9 +312,9 @@ def alpha_sensitivity(
     dim_cells, len_cells = dims.groupby(CELL).indices, lens.groupby(CELL).indices
     cells = sorted(set(dim_cells) & set(len_cells))
     dim_numbers = dims[["turn", *DIMENSIONS]].to_numpy(dtype=float)
-    dim_seeds = pd.util.hash_array(dims["seed_id"].astype(str).to_numpy(dtype=object)) if len(dims) else None
-    len_numbers = lens[lengths.name or "n_turns"].to_numpy(dtype=float) if len(lens) else None
-    len_seeds = pd.util.hash_array(lens["seed_id"].astype(str).to_numpy(dtype=object)) if len(lens) else None
+    dim_seeds = pd.util.hash_array(dims["seed_id"].astype(str).to_numpy(dtype=object))
+    len_numbers = lens[lengths.name or "n_turns"].to_numpy(dtype=float)
+    len_seeds = pd.util.hash_array(lens["seed_id"].astype(str).to_numpy(dtype=object))
     keys = [
         result_cache.content_key(
             dim_numbers[dim_cells[c]],

@@ -50,8 +50,8 @@ def agreement_table(
             }
         )
     votes = ok_finals.pivot_table(index="judge", columns=KEYS, values="completed", aggfunc="first").astype(float)
-    summed = _summed_coincidences(votes, store) if votes.size else None
-    unanimous = summed[3] if summed is not None else 0
+    completion = _summed_coincidences(votes, store) if votes.size else None
+    unanimous = completion[3] if completion is not None else 0
     rows.append(
         {
             "measure": "completion",
@@ -59,7 +59,7 @@ def agreement_table(
             "n_units": votes.shape[1],
             "alpha_ordinal": float("nan"),
             "alpha_interval": float("nan"),
-            "alpha_nominal": _alpha(votes, summed, "nominal") if summed is not None else float("nan"),
+            "alpha_nominal": _alpha(votes, completion, "nominal") if completion is not None else float("nan"),
             "unanimous_share": unanimous / votes.shape[1] if votes.shape[1] and len(judges) > 1 else float("nan"),
         }
     )
