@@ -276,7 +276,7 @@ FIGURE_KIND = "figure.png.v1"  # a step's figure, by what it draws
 def cached_png(store: ResultStore, frame: pd.DataFrame, draw: Callable[[pd.DataFrame], bytes], *parts: str) -> bytes:
     """`draw(frame)`, or the PNG drawn before of the same rows (values and order), the same `parts` (which figure,
     its title) and the same matplotlib: a step's figure of a subset of targets is the same figure when a target is
-    added outside the subset. Agg's output is the same bytes for the same figure."""
+    added outside the subset. The figure depends on nothing but the rows and the title."""
     from importlib.metadata import version
 
     hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
