@@ -295,3 +295,16 @@ def test_the_explorer_plays_each_user_clip_of_a_voiced_dialogue(voice_run):
         assert served.status == 200 and hashlib.sha256(served.body).hexdigest() == sha, path
     assert get(app, "/clip/../slate.yaml").status == 404  # only a clip a table names
     assert get(app, voice_dialogue_path(TARGET, "no-such-seed")).status == 404
+
+
+def test_the_report_has_the_gap_section_with_its_figures(voice_run):
+    from eyt_dagster.ops.report_commands import report_html
+
+    slate, data, _ = voice_run
+    html = report_html(data / "eyt.duckdb", load_slate(slate), slate.read_text(), {}, generated_at="fixed")
+    start = html.index("<h2>Spoken EYT-Bench: the text-to-voice gap</h2>")
+    section = html[start : html.index("</section>", start)]
+    assert section.count('<img src="data:image/png;base64,') == 2
+    assert "emotion_acc" in section and "preserve_ratio" in section
+    assert "Spoken EYT-Bench: speech recognition of the cascades" in html
+    assert "Spoken EYT-Bench: does the tone change the perceived emotion?" in html

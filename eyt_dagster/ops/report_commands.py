@@ -22,6 +22,7 @@ SPEECH_TABLES = (
     "speech.speech_build_report",
     "speech.contrast_scores",
 )
+VOICE_TABLES = ("voice.voice_gap", "voice.asr_errors", "voice.prosody_effect")
 CARDS = "reports.model_cards"
 
 
@@ -33,12 +34,13 @@ def model_cards(warehouse: Path, slate: Slate) -> pd.DataFrame:
 def report_html(
     warehouse: Path, slate: Slate, slate_yaml: str, prompt_hashes: dict[str, str], generated_at: str | None = None
 ) -> str:
-    """The whole report: the model cards, the EYT-Bench sections, then the SpeechEQ sections."""
+    """The whole report: the model cards, the EYT-Bench sections, the spoken EYT-Bench's, then SpeechEQ's."""
     from eyt_dagster.core.baseline_flags import baseline_targets
     from eyt_dagster.reporting.audit_section import audit_model_section
     from eyt_dagster.reporting.html_report import render_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
     from eyt_dagster.reporting.speech_sections import card_section, speech_sections
+    from eyt_dagster.reporting.voice_sections import voice_sections
 
     dialogue = {}
     for name in [n for n, *_ in REPORT_TABLES] + ["leaderboard_intervals"]:
@@ -52,7 +54,13 @@ def report_html(
     board = speech["speech.seq_leaderboard"]
     chance = set(board.loc[board["target"] == "chance", "target"]) if len(board) else set()
     audit = audit_model_section(read_table(warehouse, "dialogue.simulator_audit"))
-    sections = [card_section(cards), *build_sections(dialogue), *([audit] if audit else []), *speech_sections(speech)]
+    sections = [
+        card_section(cards),
+        *build_sections(dialogue),
+        *([audit] if audit else []),
+        *voice_sections(read_tables(warehouse, VOICE_TABLES)),
+        *speech_sections(speech),
+    ]
     return render_report(
         sections,
         title="EYT-Bench and SpeechEQ report",
