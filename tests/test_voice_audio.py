@@ -36,7 +36,7 @@ from resources.chat_client import json_schema_of
 from resources.tts import OpenAISpeechTTS, pcm_to_wav
 
 from conftest import write_slate
-from json_schema_draw import draw, is_valid
+from json_schema_draw import draw
 from openai_stub_server import StubResponse, chat_completion, error_response, serve
 from pipeline import resources_for
 
@@ -90,15 +90,17 @@ class HearingModel:
     Both are a function of the messages alone (not of the model), so two targets hearing the same clips answer
     alike, and the simulator writes them the same next turns. Usage reports audio input tokens."""
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def content(request: dict[str, Any]) -> str:
         digest = hashlib.sha256(json.dumps(request["messages"], sort_keys=True).encode()).hexdigest()
         response_format = request.get("response_format") or {}
         if response_format.get("type") == "json_schema":
-            content = json.dumps(draw(response_format["json_schema"]["schema"], random.Random(digest)))
-        else:
-            content = f"I hear how that sounds to you. Tell me more ({digest[:6]})."
+            return json.dumps(draw(response_format["json_schema"]["schema"], random.Random(digest)))
+        return f"I hear how that sounds to you. Tell me more ({digest[:6]})."
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         tokens, audio = usage_of(request)
-        body = chat_completion(content, model=request["model"], prompt_tokens=tokens)
+        body = chat_completion(self.content(request), model=request["model"], prompt_tokens=tokens)
         body["usage"]["prompt_tokens_details"] = {"audio_tokens": audio, "cached_tokens": 0}
         return body
 
@@ -314,15 +316,16 @@ def test_the_target_hears_exactly_the_synthesised_clips_turn_by_turn_in_both_cal
 
 def test_perception_labels_are_the_schema_instances_the_server_drew(story):
     turns = _turns(story["data"], FIRST)
+    by_seed = {seed_id: group for seed_id, group in turns.groupby("seed_id")}
     schema = json_schema_of(UserLabels)
-    for row in turns.itertuples():
-        labels = {
-            "explicit_intent": row.pred_explicit_intent,
-            "latent_intent": row.pred_latent_intent,
-            "emotion": row.pred_emotion,
-            "intent_description": row.pred_intent_description,
-        }
-        assert is_valid(schema, labels), labels
+    perceptions = [r for r in _audio_requests(story["server"], model=f"{FIRST}-v1") if "response_format" in r]
+    assert len(perceptions) == len(turns)
+    for request in perceptions:
+        assert request["response_format"]["json_schema"]["schema"] == schema
+        seed_id, turn = _dialogue_of(request, by_seed)
+        row = by_seed[seed_id].set_index("turn").loc[turn]
+        fields = ("explicit_intent", "latent_intent", "emotion", "intent_description")
+        assert {f: row[f"pred_{f}"] for f in fields} == json.loads(HearingModel.content(request))
 
 
 def test_audio_input_tokens_reach_the_target_cost_columns(story):
