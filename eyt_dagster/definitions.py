@@ -106,11 +106,13 @@ SPEECH_EQ_ASSETS = [
 EYT_VOICE_ASSETS = [
     voice_dialogues.voiced_turns,
     voice_dialogues.text_turns,
+    voice_dialogues.prosody_probe,
     voice_scoring.judge_verdicts,
     voice_scoring.final_intent_verdicts,
     voice_scoring.dialogue_scores,
     voice_reports.voice_gap,
     voice_reports.asr_errors,
+    voice_reports.prosody_effect,
 ]
 REPORT_ASSETS = [model_cards, paper_tables]  # both benchmarks
 BASE_ASSETS = [*EYT_BENCH_ASSETS, *SPEECH_EQ_ASSETS, *EYT_VOICE_ASSETS, *REPORT_ASSETS]

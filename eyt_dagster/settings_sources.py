@@ -101,7 +101,7 @@ SOURCES = (
         "The slate settings of each spoken EYT-Bench target that decide what it hears and says (model settings, "
         "speech input, cascade, audio format); its data version per partition is a hash of them.",
         MultiToSingleDimensionPartitionMapping(partition_dimension_name="target"),
-        also_read_by=(AssetKey(["voice", "text_turns"]),),
+        also_read_by=(AssetKey(["voice", "text_turns"]), AssetKey(["voice", "prosody_probe"])),
     ),
 )
 SOURCE_BY_KEY = {s.key: s for s in SOURCES}

@@ -203,6 +203,8 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "voice/dialogue_scores": ("embedding_model", "alpha", "judge_combine"),
     "voice/voice_gap": ("seed", "bootstrap_resamples", *_FLAGGED),
     "voice/asr_errors": _FLAGGED,
+    "voice/prosody_probe": ("seed", "voice.tts", "voice.dialogues_per_pool"),
+    "voice/prosody_effect": ("seed", "bootstrap_resamples", *_FLAGGED),
     "reports/model_cards": ("name", "seed", "bootstrap_resamples", *_FLAGGED),
     "reports/paper_tables": ("name", "seed"),
 }

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from dagster import ConfigurableResource, InitResourceContext
 
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.result_cache import ResultStore
 from eyt_dagster.core.samples import sample_seed
 from resources.cache_backend import CacheBackend, cache_backend, open_call_cache, open_embedding_cache
 from resources.call_cache import CallCache
@@ -19,6 +20,7 @@ from resources.embedding_cache import EmbeddingCache
 from resources.embedding_cache import cache_enabled as embedding_cache_enabled
 from resources.embedding_queue import EarlyEmbeddings
 from resources.processes import process_tags
+from resources.report_cache import open_report_cache
 from resources.warehouse_views import WAREHOUSE_FILE
 
 if TYPE_CHECKING:
@@ -74,6 +76,12 @@ class ModelAccess(ConfigurableResource):
     def embedding_cache(self) -> EmbeddingCache | None:
         """The persistent embedding store beside the call cache, or None unless EYT_EMBEDDING_CACHE=on."""
         return open_embedding_cache(self.data_dir, self.cache_backend) if embedding_cache_enabled() else None
+
+    @cached_property
+    def report_cache(self) -> ResultStore:
+        """The reports' stored per-cell and per-pair results (resources/report_cache.py), beside the call cache (none
+        kept when the call cache is on Postgres: then machines may share the data directory)."""
+        return open_report_cache(self.data_dir, shared_by_machines=self.cache_backend.kind == "postgres")
 
     def early_embeddings(self, model_name: str) -> EarlyEmbeddings:
         """The process's background encoder for `model_name`, with the embedding cache: a step hands texts over

@@ -32,6 +32,7 @@ from dagster import (
 )
 
 from eyt_dagster.core.storage_types import SETTINGS_KEY
+from resources.shared_reads import shared_read
 from resources.warehouse_catalog import NO_CONTRACTS, Catalog
 from resources.warehouse_files import (
     PARTITION_FILE,
@@ -203,7 +204,7 @@ class ParquetWarehouse(UPathIOManager):
             folder / partition_folder(_partition_columns(context, k)) / PARTITION_FILE
             for k in context.asset_partition_keys
         ]
-        return read_files(files, folder)
+        return shared_read(files, folder, [folder / SCHEMA_FILE], lambda: read_files(files, folder))
 
 
 def _formatted(key: Any) -> str:

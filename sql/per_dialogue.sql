@@ -5,16 +5,21 @@
 -- per_dialogue_values: sample (0, 0) only, the values the pairwise comparisons, the rank intervals and the
 -- simulator audit's effect compare targets on.
 -- Usage: .read sql/per_dialogue.sql; FROM per_dialogue_values;
+-- paired_metric_values(table): a dialogue_scores-shaped table's rows with the nine paired metrics' per-dialogue
+-- values (explicit_acc ... anthropomorphic), one place for their formulas (the spoken EYT-Bench's twins read it too).
+CREATE OR REPLACE TEMP MACRO paired_metric_values(tbl) AS TABLE
+    SELECT *, explicit_correct / n_turns AS explicit_acc, latent_correct / n_turns AS latent_acc,
+           emotion_correct / n_turns AS emotion_acc, completed::DOUBLE AS ficr
+    FROM query_table(tbl);
+
 CREATE OR REPLACE TEMP VIEW per_sample_values AS
 WITH scores AS (
-    SELECT *, 0 AS repeat, 0 AS judge_repeat FROM dialogue.dialogue_scores
+    SELECT *, 0 AS repeat, 0 AS judge_repeat FROM paired_metric_values('dialogue.dialogue_scores')
     UNION ALL BY NAME
-    SELECT * FROM dialogue.repeat_scores
+    SELECT * FROM paired_metric_values('dialogue.repeat_scores')
 ), wide AS (
     SELECT target, pool, seed_id, repeat::BIGINT AS repeat, judge_repeat::BIGINT AS judge_repeat,
-           explicit_correct / n_turns AS explicit_acc, latent_correct / n_turns AS latent_acc,
-           emotion_correct / n_turns AS emotion_acc, drift, completed::DOUBLE AS ficr, satisfaction,
-           empathy, persona, anthropomorphic
+           explicit_acc, latent_acc, emotion_acc, drift, ficr, satisfaction, empathy, persona, anthropomorphic
     FROM scores
 )
 SELECT * FROM wide UNPIVOT INCLUDE NULLS (value FOR metric IN (

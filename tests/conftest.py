@@ -21,7 +21,14 @@ def write_slate(directory: Path, **overrides) -> Path:
     """The default slate with overrides, written to directory/slate.yaml (small sizes for tests)."""
     slate = yaml.safe_load(default_slate_path().read_text())
     slate.update(
-        {"pool_size": 24, "dialogues_per_pool": 4, "t_max": 6, "bootstrap_resamples": 200, "cross_judge_dialogues": 6}
+        {
+            "pool_size": 24,
+            "dialogues_per_pool": 4,
+            "t_max": 6,
+            "bootstrap_resamples": 200,
+            "cross_judge_dialogues": 6,
+            "voice": {"dialogues_per_pool": 2},
+        }
     )
     if "targets" in overrides:  # the default reasoning pair names default targets
         slate["reasoning_pairs"] = []

@@ -53,6 +53,9 @@ def test_eyt_run_then_dagster_job_execute_one_partition(cli_env):
         "ok     speech_build [stress_management_optimism]" in first.stdout and "speech_build [self" not in first.stdout
     )
     assert "embedded baseline" in first.stdout  # the terminal report names baselines as such
+    # the packaged slate's cascade plays the spoken EYT-Bench too, then its reports
+    assert "ok     eyt_voice [nemotron_usa|reflective-baseline]" in first.stdout
+    assert "ok     voice_reports" in first.stdout
 
     env = {**cli_env, "DAGSTER_HOME": str(Path(cli_env["EYT_DATA_DIR"]) / "dagster_home")}
     tags = {

@@ -212,3 +212,89 @@ def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
     assert meta["tts_seconds"] == 0 and meta["asr_seconds"] > 0
     assert meta["clip_analyses"] and all(c["computed"] == 0 for c in meta["clip_analyses"].values())
     assert sorted((data / "audio").rglob("*.wav")) == clips_before
+
+
+def test_the_prosody_probe_hears_the_same_words_in_the_plain_voice(voice_run):
+    _, data, _ = voice_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    probe = con.execute("SELECT * FROM voice.prosody_probe ORDER BY seed_id, turn").df()
+    turns = con.execute("SELECT * FROM voice.voiced_turns WHERE turn > 0").df()
+    effect = con.execute("SELECT * FROM voice.prosody_effect").df()
+    con.close()
+    toned = turns[turns["gold_emotion"] != "neutral"]
+    assert len(probe) == len(toned) > 0 and probe["error"].isna().all()
+    merged = probe.merge(turns, on=["seed_id", "turn"])
+    # the same words, another clip (the plain voice), and the toned prediction is the dialogue's own
+    assert (merged["plain_clip_sha256"] != merged["clip_sha256"]).all()
+    assert (merged["pred_emotion_toned"] == merged["pred_emotion"]).all()
+    row = effect.iloc[0]
+    assert row["n_turns"] == len(probe)
+    assert row["acc_toned"] == pytest.approx((probe["pred_emotion_toned"] == probe["gold_emotion"]).mean())
+    assert row["acc_plain"] == pytest.approx((probe["pred_emotion_plain"] == probe["gold_emotion"]).mean())
+    assert row["delta"] == pytest.approx(row["acc_toned"] - row["acc_plain"])
+
+
+SQL = Path(__file__).resolve().parents[1] / "sql"
+TWINS = {
+    "voice_gap": (["target", "pool", "metric"], ["n_paired", "text", "voice", "delta", "preserve_ratio"]),
+    "asr_errors": (["target", "pool"], ["turns", "ref_words", "word_errors", "wer"]),
+    "prosody_effect": (["target", "pool"], ["n_turns", "acc_toned", "acc_plain", "delta"]),
+}
+
+
+@pytest.mark.parametrize("twin", sorted(TWINS))
+def test_sql_twins_equal_the_voice_tables(voice_run, twin):
+    _, data, _ = voice_run
+    keys, columns = TWINS[twin]
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    for name in ("per_dialogue", twin):
+        con.execute((SQL / f"{name}.sql").read_text())
+    asset = con.execute(f"SELECT * FROM voice.{twin}").df()
+    from_sql = con.execute(f"SELECT * FROM {twin}_sql").df()
+    con.close()
+    assert len(asset) == len(from_sql) > 0
+    merged = asset.merge(from_sql, on=keys, suffixes=("", "_sql"))
+    assert len(merged) == len(asset)
+    for column in columns:
+        np.testing.assert_allclose(
+            merged[column].astype(float),
+            merged[f"{column}_sql"].astype(float),
+            rtol=1e-9,
+            equal_nan=True,
+            err_msg=column,
+        )
+
+
+def test_the_explorer_plays_each_user_clip_of_a_voiced_dialogue(voice_run):
+    import hashlib
+    import re
+
+    from asgi_get import get
+
+    from eyt_dagster.core.explorer_links import voice_dialogue_path, voice_path
+    from eyt_dagster.explorer.app import create_app
+
+    _, data, _ = voice_run
+    app = create_app(data)
+    board = get(app, voice_path())
+    assert board.status == 200, board.text
+    assert "The text-to-voice gap" in board.text and 'class="badge"' in board.text  # marked as a baseline
+    cell = get(app, voice_path(target=TARGET, pool=POOL))
+    seeds = re.findall(r'href="(/voice/dialogue/[^"]+)"', cell.text)
+    assert len(seeds) == 2
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    seed_id = con.execute("SELECT min(seed_id) FROM voice.voiced_turns").fetchone()[0]
+    clips = con.execute(
+        "SELECT clip_path, clip_sha256 FROM voice.voiced_turns WHERE seed_id = $s AND turn > 0 ORDER BY turn",
+        {"s": seed_id},
+    ).fetchall()
+    con.close()
+    page = get(app, voice_dialogue_path(TARGET, seed_id))
+    assert page.status == 200, page.text
+    sources = re.findall(r'<audio controls preload="metadata" src="([^"]+)"', page.text)
+    assert len(sources) == len(clips)
+    for src, (path, sha) in zip(sources, clips):
+        served = get(app, src)
+        assert served.status == 200 and hashlib.sha256(served.body).hexdigest() == sha, path
+    assert get(app, "/clip/../slate.yaml").status == 404  # only a clip a table names
+    assert get(app, voice_dialogue_path(TARGET, "no-such-seed")).status == 404

@@ -11,7 +11,15 @@ from eyt_dagster.eyt_bench import analysis, audit_effect
 from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
-from eyt_dagster.reporting.plots import alpha_sweep_png, interval_png, pairwise_png, png_markdown, turn_curves_png
+from eyt_dagster.reporting.plots import (
+    alpha_sweep_png,
+    cached_png,
+    interval_png,
+    pairwise_png,
+    png_markdown,
+    targets_shown,
+    turn_curves_png,
+)
 from eyt_dagster.reporting.report_sections import interval_cells
 from resources.model_access import ModelAccess
 
@@ -47,22 +55,40 @@ def leaderboard_intervals(
 ) -> Output[pd.DataFrame]:
     """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
     df = analysis.leaderboard_intervals(
-        dialogue_scores, dialogue_turns, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed
+        dialogue_scores,
+        dialogue_turns,
+        resamples=eyt.slate.bootstrap_resamples,
+        seed=eyt.slate.seed,
+        store=eyt.report_cache,
     )
-    plot = (
-        png_markdown(interval_png(flag_targets(df, eyt.slate), "empathy"), "Empathy with 95% intervals")
-        if len(df)
-        else ""
-    )
+    plot = ""
+    if len(df):
+        shown, note = targets_shown(df[df["metric"] == "empathy"], "value")
+        title = f"empathy with interval, by pool{note}"
+        png = cached_png(
+            eyt.report_cache,
+            flag_targets(shown, eyt.slate),
+            lambda rows: interval_png(rows, "empathy", title=title),
+            "interval_png",
+            title,
+        )
+        plot = png_markdown(png, "Empathy with 95% intervals")
     table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
     preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
     return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
 
 
-@asset(**_REPORT, ins=_ins("dialogue_scores"))
+# .1: the ChatSEED columns in id order, so a pair's figures depend on the pool's ChatSEEDs, not on which targets
+# there are (the rows' order before); the pairwise and rank intervals of a pool change with it
+_SEEDS_IN_ID_ORDER = {**_REPORT, "code_version": f"{LOGIC_VERSION}.1"}
+
+
+@asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))
 def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
-    df = analysis.pairwise_comparisons(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    df = analysis.pairwise_comparisons(
+        dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
+    )
     baselines = baseline_targets(eyt.slate)
     plot = (
         png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
@@ -82,10 +108,12 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
     )
 
 
-@asset(**_REPORT, ins=_ins("dialogue_scores"))
+@asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))
 def rank_intervals(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """Each target's rank per pool and metric with a 95% bootstrap interval (ChatSEEDs resampled together)."""
-    df = ranks.rank_intervals(dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed)
+    df = ranks.rank_intervals(
+        dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
+    )
     empathy = df[df["metric"] == "empathy"].sort_values(["pool", "rank"]) if len(df) else df
     preview = (
         empathy[["pool", "target", "value", "rank", "rank_low", "rank_high"]].to_markdown(index=False)
@@ -118,8 +146,19 @@ def alpha_sensitivity(
     warm-up effect) and whether any two targets swap ranks across the sweep."""
     dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
     alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
-    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas)
-    plot = png_markdown(alpha_sweep_png(flag_targets(df, eyt.slate)), "Weighted scores by alpha") if len(df) else ""
+    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas, store=eyt.report_cache)
+    plot = ""
+    if len(df):
+        shown, note = targets_shown(df, "weighted")
+        title = f"Weighted score by alpha{note}"
+        png = cached_png(
+            eyt.report_cache,
+            flag_targets(shown, eyt.slate),
+            lambda rows: alpha_sweep_png(rows, title=title),
+            "alpha_sweep_png",
+            title,
+        )
+        plot = png_markdown(png, "Weighted scores by alpha")
     return _finish(df, eyt, plot=MetadataValue.md(plot), rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
 
 
@@ -127,7 +166,18 @@ def alpha_sensitivity(
 def turn_curves(eyt: ModelAccess, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
     """Mean score per turn index, per target, pool and dimension (0-100): the warm-up curve."""
     df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine))
-    plot = png_markdown(turn_curves_png(flag_targets(df, eyt.slate)), "Mean score by turn") if len(df) else ""
+    plot = ""
+    if len(df):
+        shown, note = targets_shown(df, "mean_score")
+        title = f"Mean judge score by turn{note}"
+        png = cached_png(
+            eyt.report_cache,
+            flag_targets(shown, eyt.slate),
+            lambda rows: turn_curves_png(rows, title=title),
+            "turn_curves_png",
+            title,
+        )
+        plot = png_markdown(png, "Mean score by turn")
     return _finish(df, eyt, plot=MetadataValue.md(plot))
 
 

@@ -35,7 +35,13 @@ def leaderboard(
     """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
     subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
     board = build_leaderboard(
-        eyt.slate, dialogue_scores, dialogue_turns, judge_verdicts, final_intent_verdicts, simulator_audit
+        eyt.slate,
+        dialogue_scores,
+        dialogue_turns,
+        judge_verdicts,
+        final_intent_verdicts,
+        simulator_audit,
+        store=eyt.report_cache,
     )
     board["created_at"] = now_utc()
     note = baseline_note(board)

@@ -31,13 +31,15 @@ def _ins(*names: str) -> dict[str, AssetIn]:
     return {name: AssetIn(key=["dialogue", name]) for name in names}
 
 
-@asset(**_REPORT, ins=_ins("judge_verdicts", "final_intent_verdicts"), code_version=LOGIC_VERSION)
+# .1: alpha from the cells' summed coincidence matrices (the same with two or three judges; with more, the last bits
+# of a float can differ from one matrix over all units)
+@asset(**_REPORT, ins=_ins("judge_verdicts", "final_intent_verdicts"), code_version=f"{LOGIC_VERSION}.1")
 def judge_agreement(
     eyt: ModelAccess, judge_verdicts: pd.DataFrame, final_intent_verdicts: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """How far the slate's judges agree: Krippendorff's alpha per dimension and the share of dialogues
     whose completion vote was unanimous (NaN with a single judge)."""
-    df = agreement_table(judge_verdicts, final_intent_verdicts)
+    df = agreement_table(judge_verdicts, final_intent_verdicts, store=eyt.report_cache)
     df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
     df["created_at"] = now_utc()
     return table_output(df, judges=df["judges"].iloc[0] if len(df) else "")
@@ -173,7 +175,10 @@ def human_alignment(
     if human_annotations.empty:
         df = pd.DataFrame(columns=["dimension", "n_cells"])
     else:
-        judge = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
+        annotated = human_annotations.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index
+        keep = judge_verdicts.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index.isin(annotated)
+        judged = judge_verdicts[keep] if keep.any() else judge_verdicts  # the annotated dialogues' (the same rows)
+        judge = turn_dimension_scores(judged, eyt.slate.judge_combine)
         df = alignment_table(human_annotations, judge)
         context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), eyt.slate)))
     df["judges"] = ", ".join(j.id for j in eyt.slate.judges)

@@ -16,6 +16,7 @@ from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers, play_cell
 from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, stat_column_names
 from eyt_dagster.eyt_voice.audio_listener import audio_prompt_hash
+from eyt_dagster.eyt_voice.prosody_probe import probe
 from eyt_dagster.eyt_voice.sampling import seed_voices, voice_seeds
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from eyt_dagster.eyt_voice.table_rows import CLIP_COLUMNS, voiced_rows
@@ -179,4 +180,53 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
         unfinished_dialogues=unfinished,
         **stats_metadata("target", cell.target_stats),
         **stats_metadata("simulator", cell.simulator_stats),
+    )
+
+
+@asset(
+    key_prefix=["voice"],
+    group_name="voice",
+    partitions_def=voice_target_pool_partitions,
+    ins={**_INS, "voiced_turns": AssetIn(key=["voice", "voiced_turns"])},
+    metadata=_CELL,
+    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{VOICING_VERSION}",
+    pool=VOICE_POOL,
+)
+def prosody_probe(
+    context: AssetExecutionContext,
+    eyt: ModelAccess,
+    chat_seeds: pd.DataFrame,
+    persona_pool: pd.DataFrame,
+    voiced_turns: pd.DataFrame,
+) -> Output[pd.DataFrame]:
+    """Every non-neutral voiced turn perceived again with the same words in the plain voice (docs/spoken-eyt.md)."""
+    target_id, _ = _cell(context)
+    slate, roles = eyt.slate, VoiceRoles(eyt)
+    voices = seed_voices(voice_seeds(chat_seeds, slate.voice.dialogues_per_pool), persona_pool, slate.seed)
+    voicer = roles.voicer()
+    data = Path(eyt.data_dir)
+    progress = step_progress(context, eyt, "turns", lambda done, total: f"prosody probe: {done} of {total} turns")
+    with progress as on_done:
+        df = probe(
+            voiced_turns,
+            voices,
+            roles.listener(target_id, context.run_id),
+            voicer,
+            lambda p: str(data / p),
+            workers=slate.target(target_id).max_concurrency,
+            on_done=on_done,
+        )
+    df["plain_clip_path"] = df["plain_clip_path"].map(
+        lambda p: str(Path(p).relative_to(data)) if isinstance(p, str) else None
+    )
+    df["created_at"] = now_utc()
+    failed = int(df["error"].notna().sum()) if len(df) else 0
+    if failed:
+        context.log.warning(f"{failed} of {len(df)} probe perceptions failed; rerun the partition to retry them")
+    return table_output(
+        conform_voice(df, table_of(context)),
+        turns=len(df),
+        failed=failed,
+        clips_synthesised=voicer.synthesised,
+        clips_reused=voicer.reused,
     )

@@ -8,6 +8,7 @@ from dagster import AssetIn, MetadataValue, Output, asset
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_voice import gap
+from eyt_dagster.eyt_voice import prosody_probe as prosody
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from resources.model_access import ModelAccess
 
@@ -39,3 +40,11 @@ def asr_errors(eyt: ModelAccess, voiced_turns: pd.DataFrame) -> Output[pd.DataFr
     """Per cascaded voice target and pool: the word error rate of its speech recognition on the user's turns."""
     df = gap.asr_errors(voiced_turns)
     return _finish(df, eyt, "voice.asr_errors")
+
+
+@asset(**_REPORT, ins={"prosody_probe": AssetIn(key=["voice", "prosody_probe"])})
+def prosody_effect(eyt: ModelAccess, prosody_probe: pd.DataFrame) -> Output[pd.DataFrame]:
+    """Per voice target and pool: emotion accuracy with the turn's tone and in the plain voice, on the same turns."""
+    slate = eyt.slate
+    df = prosody.prosody_effect(prosody_probe, resamples=slate.bootstrap_resamples, seed=slate.seed)
+    return _finish(df, eyt, "voice.prosody_effect", resamples=slate.bootstrap_resamples)

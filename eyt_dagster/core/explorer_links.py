@@ -73,6 +73,15 @@ def judges_path(**params: Any) -> str:
     return _query("/judges", params)
 
 
+def voice_path(**params: Any) -> str:
+    """The spoken EYT-Bench's page: its gap, ASR errors and prosody effect, and a cell's voiced dialogues."""
+    return _query("/voice", params)
+
+
+def voice_dialogue_path(target: str, seed_id: str) -> str:
+    return f"/voice/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
+
+
 def speech_path(**params: Any) -> str:
     return _query("/speech", params)
 

@@ -154,8 +154,21 @@ def paired_bootstrap_diff(
     return {"diff": diff, "low": low, "high": high, "excludes_zero": excludes, "n": int(keep.sum())}
 
 
+def resample_means(row: ArrayLike, *, resamples: int = 1000, seed: int | None) -> np.ndarray:
+    """The mean of one row of values (no NaN) on every resample of its n columns (the (resamples x n) index
+    matrix of n units): what paired_bootstrap_table draws for each complete row."""
+    r = np.asarray(row, dtype=float)
+    return np.asarray(r[_indices(r.size, resamples, seed)].mean(axis=1))
+
+
 def paired_bootstrap_table(
-    values: ArrayLike, pairs: Sequence[tuple[int, int]], *, resamples: int = 1000, seed: int | None, level: float = 0.95
+    values: ArrayLike,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    resamples: int = 1000,
+    seed: int | None,
+    level: float = 0.95,
+    means: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """paired_bootstrap_diff for many pairs of rows of `values` (units x the same columns: one row per target, one
     column per ChatSEED), with one resample-index matrix shared by every pair: a pair of rows without NaN uses the
@@ -163,7 +176,8 @@ def paired_bootstrap_table(
     same up to floating-point rounding; a pair with NaN falls back to paired_bootstrap_diff on its complete columns.
     A resample's mean difference is the difference of the two rows' resample means, so each row is resampled once
     (rows x resamples) instead of once per pair. Returns arrays over `pairs`: diff, low, high, excludes_zero, n and
-    se (the bootstrap standard error of the mean difference, NaN with fewer than two units)."""
+    se (the bootstrap standard error of the mean difference, NaN with fewer than two units). `means` (rows x
+    resamples), when given, holds resample_means of the complete rows the pairs name (kept from an earlier call)."""
     v = np.asarray(values, dtype=float)
     if v.ndim != 2:
         raise ValueError(f"values must be rows x columns, not shape {v.shape}")
@@ -173,12 +187,12 @@ def paired_bootstrap_table(
     complete = ~np.isnan(v).any(axis=1)
     shared = [k for k, (i, j) in enumerate(pairs) if n >= 2 and complete[i] and complete[j]]
     if shared:
-        idx = _indices(n, resamples, seed)
-        means = np.full((rows, resamples), NAN)
-        for r in np.flatnonzero(complete):  # one row at a time: rows x resamples x n would not fit at 100 targets
-            means[r] = v[r][idx].mean(axis=1)
         a = np.array([pairs[k][0] for k in shared])
         b = np.array([pairs[k][1] for k in shared])
+        if means is None:
+            means = np.full((rows, resamples), NAN)
+            for r in np.unique(np.concatenate([a, b])):  # one row at a time: rows x resamples x n would not fit
+                means[r] = resample_means(v[r], resamples=resamples, seed=seed)
         draws = means[a] - means[b]
         tail = (1.0 - level) / 2.0
         low, high = np.quantile(draws, [tail, 1.0 - tail], axis=1)
@@ -261,6 +275,41 @@ def krippendorff_alpha(
         return NAN
     domain = observed if value_domain is None else np.asarray(sorted(value_domain), dtype=float)
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=domain))
+
+
+def coincidences(ratings: ArrayLike, domain: ArrayLike) -> np.ndarray:
+    """Krippendorff's (V x V) coincidence matrix of a (raters x units) matrix (NaN = missing) over the sorted values
+    `domain`: per unit, each ordered pair of two raters' values counted 1 / (raters of the unit - 1), summed over
+    the units in order (the `krippendorff` package's matrix). Units of disjoint sets add up, so a table over many
+    cells can keep each cell's matrix and sum them."""
+    data, values = np.asarray(ratings, dtype=float), np.asarray(domain, dtype=float)
+    counts = (data.T[..., np.newaxis] == values[np.newaxis, np.newaxis, :]).sum(axis=1)  # units x V
+    pairable = np.maximum(counts.sum(axis=1), 2)
+    same = counts[:, np.newaxis, :] * np.eye(values.size)[np.newaxis, ...]
+    pairs = counts[..., np.newaxis] * counts[:, np.newaxis, :] - same
+    return np.asarray(np.divide(pairs, (pairable - 1).reshape((-1, 1, 1)), dtype=float).sum(axis=0))
+
+
+def alpha_from_coincidences(
+    observed: np.ndarray, domain: ArrayLike, level: Literal["nominal", "ordinal", "interval"]
+) -> float:
+    """Krippendorff's alpha from a coincidence matrix over the sorted values `domain` (at least two values, some
+    unit rated twice): 1 - observed / expected disagreement, with the package's distances (ordinal: the pairable
+    counts between two values, less half of the two ends', squared)."""
+    values = np.asarray(domain, dtype=float)
+    n_v = observed.sum(axis=0)
+    expected = np.divide(np.outer(n_v, n_v) - np.diagflat(n_v), n_v.sum() - 1, dtype=float)
+    i, j = np.arange(values.size)[:, np.newaxis], np.arange(values.size)[np.newaxis, :]
+    if level == "nominal":
+        d = (values[i] != values[j]).astype(float)
+    elif level == "interval":
+        d = (values[i] - values[j]).astype(float) ** 2
+    else:
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        ranges = np.dstack((lo, hi + 1))
+        between = np.add.reduceat(np.append(n_v, 0), ranges.reshape(-1))[::2].reshape(*lo.shape)
+        d = (between - np.divide(n_v[lo] + n_v[hi], 2, dtype=float)) ** 2
+    return float(1 - (observed * d).sum() / (expected * d).sum())
 
 
 def quadratic_weighted_kappa(a: ArrayLike, b: ArrayLike, labels: Sequence[float]) -> float:

@@ -15,7 +15,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, repeats, speech
+from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, repeats, speech, voice
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
@@ -46,6 +46,8 @@ judges_url = explorer_links.judges_path
 speech_url = explorer_links.speech_path
 speech_item_url = explorer_links.speech_item_path
 speech_build_url = explorer_links.speech_build_path
+voice_url = explorer_links.voice_path
+voice_dialogue_url = explorer_links.voice_dialogue_path
 
 
 def environment() -> Environment:
@@ -64,6 +66,8 @@ def environment() -> Environment:
         leaderboard_url=explorer_links.leaderboard_path,
         page_size=queries.PAGE_SIZE,
         clip_url=speech.clip_url,
+        voice_url=voice_url,
+        voice_dialogue_url=voice_dialogue_url,
         scale=eq_scale,
         composites=COMPOSITES,
         subscales=SUBSCALES,
@@ -300,6 +304,17 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         path, media = found
         return FileResponse(path, media_type=media, headers=HEADERS)
 
+    async def voice_report(request: Request) -> Response:
+        target, pool = request.query_params.get("target", ""), request.query_params.get("pool", "")
+        return page("voice.html", r=voice.report(wh, target, pool))
+
+    async def voice_dialogue(request: Request) -> Response:
+        target, seed_id = request.path_params["target"], request.path_params["seed_id"]
+        found = voice.voiced(wh, target, seed_id)
+        if found is None:
+            return not_found(f"voice target '{target}' has no voiced dialogue of ChatSEED '{seed_id}'")
+        return page("voice_dialogue.html", d=found)
+
     async def running_now(request: Request) -> Response:
         running, ended = running_steps(wh.data_dir)
         return page("running.html", running=running, ended=ended)
@@ -320,6 +335,8 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
             Route("/speech/build", speech_build),
             Route("/speech/item/{dataset_id:path}", speech_item),
             Route("/clip/{path:path}", clip),
+            Route("/voice", voice_report),
+            Route("/voice/dialogue/{target}/{seed_id:path}", voice_dialogue),
             Route("/running", running_now),
             Route("/explorer.css", stylesheet),
         ]

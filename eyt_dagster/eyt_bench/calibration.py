@@ -4,11 +4,12 @@ ablation that re-judges a stratified subsample with a judge of another family. P
 from __future__ import annotations
 
 import random
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.core import stats
+from eyt_dagster.core import result_cache, stats
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, ok_rows
 from eyt_dagster.eyt_bench.sampling import allocate
@@ -18,28 +19,39 @@ TURN_KEYS = [*KEYS, "turn"]
 CELL = ["target", "pool"]
 
 
-def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFrame:
+AGREEMENT_KIND = "judge_agreement.cell.v1"  # what a cell's stored coincidences are computed by
+
+
+def agreement_table(
+    verdicts: pd.DataFrame, finals: pd.DataFrame, store: result_cache.ResultStore | None = None
+) -> pd.DataFrame:
     """Per dimension, Krippendorff's alpha across judges (ordinal and interval, over judged turns); for
-    completion, nominal alpha and the share of dialogues whose judges voted unanimously."""
+    completion, nominal alpha and the share of dialogues whose judges voted unanimously.
+
+    The units (turns, dialogues) of one target x pool are that cell's alone, so alpha is taken from the sum of each
+    cell's coincidence matrix (core.stats.coincidences): with a `store` (core.result_cache) a cell's matrices are
+    kept under a key of its judges' ratings, and only cells not stored are counted."""
+    store = store if store is not None else result_cache.MemoryStore()
     ok, ok_finals = ok_rows(verdicts), ok_rows(finals)
     judges = sorted(ok["judge"].unique())
     dims = metrics.dimension_sums(ok).assign(judge=ok["judge"].to_numpy())
     rows = []
     for d in DIMENSIONS:
         wide = dims.pivot_table(index="judge", columns=TURN_KEYS, values=d, aggfunc="first")
-        ratings = wide.to_numpy(dtype=float)
+        summed = _summed_coincidences(wide, store)
         rows.append(
             {
                 "measure": d,
                 "n_judges": len(judges),
                 "n_units": wide.shape[1],
-                "alpha_ordinal": stats.krippendorff_alpha(ratings, "ordinal"),
-                "alpha_interval": stats.krippendorff_alpha(ratings, "interval"),
+                "alpha_ordinal": _alpha(wide, summed, "ordinal"),
+                "alpha_interval": _alpha(wide, summed, "interval"),
                 "unanimous_share": float("nan"),
             }
         )
     votes = ok_finals.pivot_table(index="judge", columns=KEYS, values="completed", aggfunc="first").astype(float)
-    unanimous = _single_value(votes.to_numpy()) if votes.size else np.array([], dtype=bool)
+    completion = _summed_coincidences(votes, store) if votes.size else None
+    unanimous = completion[3] if completion is not None else 0
     rows.append(
         {
             "measure": "completion",
@@ -47,11 +59,59 @@ def agreement_table(verdicts: pd.DataFrame, finals: pd.DataFrame) -> pd.DataFram
             "n_units": votes.shape[1],
             "alpha_ordinal": float("nan"),
             "alpha_interval": float("nan"),
-            "alpha_nominal": stats.krippendorff_alpha(votes.to_numpy(), "nominal") if votes.size else float("nan"),
-            "unanimous_share": float(unanimous.mean()) if len(unanimous) and len(judges) > 1 else float("nan"),
+            "alpha_nominal": _alpha(votes, completion, "nominal") if completion is not None else float("nan"),
+            "unanimous_share": unanimous / votes.shape[1] if votes.shape[1] and len(judges) > 1 else float("nan"),
         }
     )
     return pd.DataFrame(rows)
+
+
+def _summed_coincidences(
+    wide: pd.DataFrame, store: result_cache.ResultStore
+) -> tuple[np.ndarray, np.ndarray, bool, int]:
+    """Of a (judges x units) pivot whose units are keyed by target and pool first: the observed values, the sum of
+    the cells' coincidence matrices over them (cells in column order), whether any unit has two ratings, and how
+    many units have a single value (unanimous)."""
+    ratings = wide.to_numpy(dtype=float)
+    cells = pd.DataFrame(
+        {"target": wide.columns.get_level_values("target"), "pool": wide.columns.get_level_values("pool")}
+    )
+    positions = list(cells.groupby(CELL, sort=False).indices.values())
+    judges = tuple(str(j) for j in wide.index)
+    keys = [result_cache.content_key(judges, ratings[:, at]) for at in positions]
+
+    def compute(which: list[int]) -> list[np.ndarray]:
+        out = []
+        for k in which:
+            part = ratings[:, positions[k]]
+            domain = np.unique(part[~np.isnan(part)])
+            paired = float(((~np.isnan(part)).sum(axis=0) >= 2).any())
+            single = float(_single_value(part).sum()) if part.size else 0.0
+            matrix = stats.coincidences(part, domain) if domain.size else np.zeros((0, 0))
+            out.append(np.concatenate([[domain.size, paired, single], domain, matrix.ravel()]))
+        return out
+
+    parts = result_cache.cached_arrays(store, AGREEMENT_KIND, keys, None, compute)
+    domains = [part[3 : 3 + int(part[0])] for part in parts]
+    domain = np.unique(np.concatenate(domains)) if domains else np.zeros(0)
+    total = np.zeros((domain.size, domain.size))
+    for part, values in zip(parts, domains):
+        at = np.searchsorted(domain, values)
+        total[np.ix_(at, at)] += part[3 + values.size :].reshape(values.size, values.size)
+    return domain, total, bool(any(part[1] for part in parts)), int(sum(part[2] for part in parts))
+
+
+def _alpha(
+    wide: pd.DataFrame,
+    summed: tuple[np.ndarray, np.ndarray, bool, int],
+    level: Literal["nominal", "ordinal", "interval"],
+) -> float:
+    """core.stats.krippendorff_alpha of the pivot, from its cells' summed coincidences: NaN with fewer than two
+    judges, no unit rated twice, or one value throughout."""
+    domain, observed, paired, _ = summed
+    if wide.shape[0] < 2 or not paired or domain.size < 2:
+        return float("nan")
+    return stats.alpha_from_coincidences(observed, domain, level)
 
 
 def _single_value(ratings: np.ndarray) -> np.ndarray:

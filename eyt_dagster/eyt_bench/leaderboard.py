@@ -6,8 +6,10 @@ sql/leaderboard.sql computes the same numbers from the raw rows as an independen
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from eyt_dagster.core import result_cache
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
@@ -85,6 +87,44 @@ def _by_cell(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
     return {tuple(key): rows for key, rows in frame.groupby(CELL, sort=False)}
 
 
+# aggregate()'s metrics, in the order it returns them
+AGGREGATED = [
+    *(f"{short}_acc" for short in LABELS),
+    "drift",
+    "ficr",
+    "satisfaction",
+    *(m for d in DIMENSIONS for m in (d, f"{d}_unweighted")),
+    "mean_turns",
+]
+# The per-dialogue columns aggregate() reads.
+AGGREGATE_COLUMNS = (
+    "n_turns",
+    *(f"{short}_correct" for short in LABELS),
+    "drift",
+    "completed",
+    "satisfaction",
+    "n_judged_turns",
+    *DIMENSIONS,
+    *(f"{d}_sum" for d in DIMENSIONS),
+)
+AGGREGATE_KIND = "leaderboard.cell.v1"  # what a cell's stored headline metrics are computed by
+
+
+def _aggregates(
+    cells: list[tuple[str, str]], score_cells: dict[tuple[str, str], pd.DataFrame], store: result_cache.ResultStore
+) -> dict[tuple[str, str], dict[str, float]]:
+    """aggregate() of every cell's scores, through `store` (key: the cell's per-dialogue values, in row order)."""
+    present = [c for c in cells if c in score_cells]
+    columns = [c for c in AGGREGATE_COLUMNS if len(present) and c in score_cells[present[0]].columns]
+    keys = [result_cache.content_key(tuple(columns), score_cells[c][columns].to_numpy(dtype=float)) for c in present]
+
+    def compute(which: list[int]) -> list[np.ndarray]:
+        return [np.array([aggregate(score_cells[present[k]])[h] for h in AGGREGATED]) for k in which]
+
+    values = result_cache.cached_arrays(store, AGGREGATE_KIND, keys, (len(AGGREGATED),), compute)
+    return {c: dict(zip(AGGREGATED, v.tolist())) for c, v in zip(present, values)}
+
+
 def build_leaderboard(
     slate: EytSlate,
     scores: pd.DataFrame,
@@ -92,18 +132,22 @@ def build_leaderboard(
     verdicts: pd.DataFrame,
     finals: pd.DataFrame,
     audit: pd.DataFrame | None = None,
+    store: result_cache.ResultStore | None = None,
 ) -> pd.DataFrame:
     """One row per target x pool present in `scores` or `turns`, with baseline and self-preference flags and
     costs, and the share of its dialogues the simulator audit (`audit`: dialogue.simulator_audit rows) flagged.
     A cell none of whose dialogues finished has a row too: n_dialogues 0, its metrics missing, n_errors and
-    `failures` (the unfinished dialogues per role and kind) saying why."""
+    `failures` (the unfinished dialogues per role and kind) saying why. A cell's headline metrics depend on its
+    own scores: with a `store` (core.result_cache) they are kept under a key of them and computed for new cells."""
     answered = answered_turns(turns)
     errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
     score_cells, error_cells = _by_cell(scores), _by_cell(errors)
     f1 = metrics.macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else pd.Series()
+    cells = _cells(scores, turns)
+    aggregates = _aggregates(cells, score_cells, store if store is not None else result_cache.MemoryStore())
     rows = []
-    for target, pool in _cells(scores, turns):
+    for target, pool in cells:
         cell = score_cells.get((target, pool), scores.iloc[0:0])
         cell_errors = error_cells.get((target, pool), errors.iloc[0:0])
         ref = targets.get(target)
@@ -121,7 +165,7 @@ def build_leaderboard(
             "n_dialogues": len(cell),
             "n_errors": len(cell_errors),
             "failures": failures_line(cell_errors) or None,
-            **aggregate(cell),
+            **(aggregates[(target, pool)] if (target, pool) in aggregates else aggregate(cell)),
             "emotion_macro_f1": float(f1.get((target, pool), float("nan"))),
         }
         rows.append(row)

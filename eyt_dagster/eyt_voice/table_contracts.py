@@ -1,5 +1,5 @@
 """Table contracts of the `voice` schema (the spoken EYT-Bench), built on EYT-Bench's: the same columns with what
-voicing adds (docs/sql.md#schema-voice)."""
+voicing adds (docs/spoken-eyt.md#tables-schema-voice)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from eyt_dagster.eyt_bench.table_contracts import (
     FINAL_VERDICTS_COLUMNS,
     JUDGE_VERDICTS_COLUMNS,
 )
+from eyt_dagster.eyt_bench.table_rows import STAT_FIELDS
 
 MODES = ("voice", "text")  # heard, and the text control through the same model
 _MODE = {"mode": "string"}
@@ -37,6 +38,23 @@ VOICE_GAP_COLUMNS: Columns = {
     "self_preference_risk": "bool",
     "created_at": "datetime64[ns]",
 }
+PROSODY_PROBE_COLUMNS: Columns = {
+    **{c: "string" for c in ("target", "pool", "seed_id")},
+    "turn": "int64",
+    **{c: "string" for c in ("gold_emotion", "pred_emotion_toned", "pred_emotion_plain")},
+    **{c: "string" for c in ("plain_clip_path", "plain_clip_sha256", "error", "error_kind")},
+    **{f"target_{f}": DIALOGUE_TURNS_COLUMNS[f"target_{f}"] for f in STAT_FIELDS},
+    "created_at": "datetime64[ns]",
+}
+PROSODY_EFFECT_COLUMNS: Columns = {
+    **{c: "string" for c in ("target", "pool")},
+    "n_turns": "Int64",
+    **{c: "float64" for c in ("acc_toned", "acc_plain", "delta", "ci_low", "ci_high")},
+    "excludes_zero": "boolean",
+    "is_baseline": "bool",
+    "self_preference_risk": "bool",
+    "created_at": "datetime64[ns]",
+}
 ASR_ERRORS_COLUMNS: Columns = {
     **{c: "string" for c in ("target", "pool")},
     **{c: "Int64" for c in ("turns", "ref_words", "word_errors")},
@@ -54,6 +72,8 @@ VOICE_TABLES: dict[str, Columns] = {
     "voice.dialogue_scores": VOICE_SCORES_COLUMNS,
     "voice.voice_gap": VOICE_GAP_COLUMNS,
     "voice.asr_errors": ASR_ERRORS_COLUMNS,
+    "voice.prosody_probe": PROSODY_PROBE_COLUMNS,
+    "voice.prosody_effect": PROSODY_EFFECT_COLUMNS,
 }
 
 

@@ -2,7 +2,7 @@
 
     eyt run                 materialise the whole EYT graph for the slate (every pool, target and report)
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
-    eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ at all)
+    eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ, no spoken EYT-Bench)
     eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
     eyt run --progress-every S  without a terminal, a progress line per running run every S seconds (default 30)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
@@ -58,7 +58,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     targets = [t.id for t in slate.eyt_targets if not args.target or t.id in args.target]
     speech_targets = [t.id for t in slate.speech_targets if not args.target or t.id in args.target]
-    voice_targets = [t.id for t in slate.voice_targets if not args.target or t.id in args.target]
+    voice_targets = [
+        t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and not args.no_speech
+    ]
     pools = args.pool or list(slate.pools)
     wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
     if wrong:
@@ -216,8 +218,9 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
 
 
 def _scope(args: argparse.Namespace):
-    """Which assets `eyt refresh` considers: everything, or EYT-Bench only (--no-speech)."""
-    return (lambda asset: not asset.startswith("speech/")) if args.no_speech else (lambda asset: True)
+    """Which assets `eyt refresh` considers: everything, or EYT-Bench only (--no-speech: neither SpeechEQ nor the
+    spoken EYT-Bench)."""
+    return (lambda asset: not asset.startswith(("speech/", "voice/"))) if args.no_speech else (lambda asset: True)
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
@@ -461,7 +464,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--target", action="append", help="only this target (repeatable)")
     run.add_argument("--pool", action="append", help="only this pool (repeatable)")
     run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
-    run.add_argument("--no-speech", action="store_true", help="skip building the SpeechEQ items")
+    run.add_argument(
+        "--no-speech",
+        action="store_true",
+        help="no audio: skip SpeechEQ and the spoken EYT-Bench (text EYT-Bench only)",
+    )
     run.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
     run.add_argument(
         "--parallel",
@@ -507,7 +514,9 @@ def main(argv: list[str] | None = None) -> int:
         "of running them here; needs the Dagster daemon: `eyt dev` (dagster dev) or "
         "`dagster-daemon run -w workspace.yaml` with the same DAGSTER_HOME",
     )
-    refresh.add_argument("--no-speech", action="store_true", help="only EYT-Bench assets (leave SpeechEQ alone)")
+    refresh.add_argument(
+        "--no-speech", action="store_true", help="only EYT-Bench's text assets (leave SpeechEQ and eyt_voice alone)"
+    )
     refresh.add_argument(
         "--parallel",
         type=_parallel,

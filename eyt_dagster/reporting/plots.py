@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+from eyt_dagster.core.result_cache import CacheCounters, ResultStore, content_key
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: loading the code location stays light
     from matplotlib.axes import Axes
@@ -252,13 +254,61 @@ def pairwise_png(
     return _to_png(fig)
 
 
+MAX_TARGETS_SHOWN = 10  # targets in a step's figure of one line or row per target
+
+
+def targets_shown(df: pd.DataFrame, value: str, limit: int = MAX_TARGETS_SHOWN) -> tuple[pd.DataFrame, str]:
+    """The rows of at most `limit` targets, for a step's metadata figure: all of them when there are that few,
+    else the limit/2 highest and limit/2 lowest by their mean `value` (a figure of 200 lines or rows at 100 targets
+    is neither readable nor cheap: seconds of drawing per figure), and the note its title ends with ("" when every
+    target is shown). The table and the HTML report hold every target."""
+    targets = df["target"].dropna().unique()
+    if len(targets) <= limit:
+        return df, ""
+    means = df.groupby("target")[value].mean().sort_values(ascending=False, kind="stable")
+    keep = [*means.index[: limit // 2], *means.index[len(means) - (limit - limit // 2) :]]
+    return df[df["target"].isin(keep)], f": the {limit // 2} highest and {limit - limit // 2} lowest targets"
+
+
+FIGURE_KIND = "figure.png.v1"  # a step's figure, by what it draws
+
+
+def cached_png(store: ResultStore, frame: pd.DataFrame, draw: Callable[[pd.DataFrame], bytes], *parts: str) -> bytes:
+    """`draw(frame)`, or the PNG drawn before of the same rows (values and order), the same `parts` (which figure,
+    its title) and the same matplotlib: a step's figure of a subset of targets is the same figure when a target is
+    added outside the subset. The figure depends on nothing but the rows and the title."""
+    from importlib.metadata import version
+
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    key = content_key(version("matplotlib"), tuple(str(c) for c in frame.columns), hashed, *parts)
+    found = store.get_many(FIGURE_KIND, [key])
+    counters = getattr(store, "counters", None)
+    if key in found:
+        if isinstance(counters, CacheCounters):
+            counters.count(FIGURE_KIND, 1, 0)
+        return found[key]
+    png = draw(frame)
+    store.put_many(FIGURE_KIND, {key: png})
+    if isinstance(counters, CacheCounters):
+        counters.count(FIGURE_KIND, 0, 1)
+    return png
+
+
 def png_markdown(png: bytes, alt: str) -> str:
     """An inline markdown image `![alt](data:image/png;base64,...)`; brackets in alt become parentheses."""
     clean = " ".join(alt.replace("[", "(").replace("]", ")").split())
     return f"![{clean}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"
 
 
-__all__ = ["alpha_sweep_png", "interval_png", "pairwise_png", "png_markdown", "turn_curves_png"]
+__all__ = [
+    "alpha_sweep_png",
+    "cached_png",
+    "interval_png",
+    "pairwise_png",
+    "png_markdown",
+    "targets_shown",
+    "turn_curves_png",
+]
 
 
 def distribution_png(df: pd.DataFrame, value: str, by: str, *, title: str) -> bytes:

@@ -1,0 +1,132 @@
+"""The prosody-only probe: does hearing the tone change what a target perceives?
+
+For every answered turn of a finished voiced dialogue whose gold emotion is not neutral, the same words are voiced
+again in the plain voice (`voice_instruction("neutral")`, same voice) and the target's perception is asked once
+more with the dialogue's history exactly as it heard it. Only the tone of the current turn differs. The turn's
+voiced perception is the dialogue's own (voiced_turns). `prosody_effect` compares the emotion accuracy with the
+tone and without it, on the same turns: a target that reads the emotion only from the words scores the same on
+both. Pure logic: the listener and the voicer are handed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, failure_kind
+from eyt_dagster.core.parallel import ordered_map
+from eyt_dagster.core.replies import CallStats
+from eyt_dagster.core.stats import paired_bootstrap_diff
+from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_bench.table_rows import stats_columns
+from eyt_dagster.eyt_voice.voiced_loop import Listener, UserClip, VoicedExchange, Voicer
+from eyt_dagster.eyt_voice.voicing import VoiceChoice, voice_instruction
+
+PLAIN = "neutral"
+COLUMNS = [
+    "target",
+    "pool",
+    "seed_id",
+    "turn",
+    "gold_emotion",
+    "pred_emotion_toned",
+    "pred_emotion_plain",
+    "plain_clip_path",
+    "plain_clip_sha256",
+    "error",
+    "error_kind",
+]
+EFFECT_COLUMNS = ["target", "pool", "n_turns", "acc_toned", "acc_plain", "delta", "ci_low", "ci_high", "excludes_zero"]
+
+
+def _clip(row: dict[str, Any], choice: VoiceChoice, resolve: Callable[[str], str]) -> UserClip:
+    return UserClip(
+        text=str(row["user_text"]),
+        emotion=str(row["gold_emotion"]),
+        instruction=str(row["instruction"]),
+        gender=choice.gender,
+        voice=str(row["voice"]),
+        path=resolve(str(row["clip_path"])),
+        sha256=str(row["clip_sha256"]),
+        duration_s=float(row["clip_duration_s"]),
+    )
+
+
+def probe(
+    voiced_turns: pd.DataFrame,
+    voices: dict[str, VoiceChoice],
+    listener: Listener,
+    voicer: Voicer,
+    resolve: Callable[[str], str],
+    *,
+    workers: int,
+    on_done: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """One row per probed turn (a failed perception call is an error row; a rerun asks it again from the cache).
+    `resolve` turns a stored clip path into a file path."""
+    turns = answered_turns(voiced_turns).sort_values(["seed_id", "turn"])
+    jobs = []
+    for seed_id, dialogue in turns.groupby("seed_id", sort=True):
+        rows = dialogue.to_dict("records")
+        choice = voices[str(seed_id)]
+        heard = [_clip(r, choice, resolve) for r in rows]
+        for i, row in enumerate(rows):
+            if row["gold_emotion"] == PLAIN:
+                continue  # its toned clip already is the plain voice
+            history = [VoicedExchange(heard[j], str(rows[j]["response_text"])) for j in range(i)]
+            jobs.append((row, choice, history))
+
+    def ask(job: tuple[dict[str, Any], VoiceChoice, list[VoicedExchange]]) -> dict[str, Any]:
+        row, choice, history = job
+        out = {c: row.get(c) for c in ("target", "pool", "seed_id", "turn", "gold_emotion")}
+        out["pred_emotion_toned"] = row["pred_emotion"]
+        try:
+            plain = voicer.voice(str(row["user_text"]), voice_instruction(PLAIN), PLAIN, choice)
+            reply = listener.perceive(history, plain)
+        except PER_ITEM_ERRORS as exc:
+            return {
+                **out,
+                "error": f"{type(exc).__name__}: {exc}",
+                "error_kind": failure_kind(exc),
+                **stats_columns("target_", CallStats()),
+            }
+        return {
+            **out,
+            "pred_emotion_plain": reply.value.emotion,
+            "plain_clip_path": plain.path,
+            "plain_clip_sha256": plain.sha256,
+            "error": None,
+            "error_kind": None,
+            **stats_columns("target_", reply.stats),
+        }
+
+    rows = ordered_map(ask, jobs, workers, on_done)
+    return pd.DataFrame(rows, columns=[*COLUMNS, *stats_columns("target_", CallStats())])
+
+
+def prosody_effect(rows: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
+    """Per target and pool: emotion accuracy with the tone and in the plain voice on the same probed turns, the
+    difference (toned - plain) with a 95% bootstrap interval over the turns (seeded)."""
+    ok = rows[rows["error"].isna()] if len(rows) else rows
+    out = []
+    for (target, pool), cell in ok.groupby(["target", "pool"], sort=True):
+        toned = (cell["pred_emotion_toned"] == cell["gold_emotion"]).to_numpy(dtype=float)
+        plain = (cell["pred_emotion_plain"] == cell["gold_emotion"]).to_numpy(dtype=float)
+        paired = paired_bootstrap_diff(toned, plain, resamples=resamples, seed=seed)
+        out.append(
+            {
+                "target": target,
+                "pool": pool,
+                "n_turns": len(cell),
+                "acc_toned": float(toned.mean()) if len(cell) else np.nan,
+                "acc_plain": float(plain.mean()) if len(cell) else np.nan,
+                "delta": paired["diff"],
+                "ci_low": paired["low"],
+                "ci_high": paired["high"],
+                "excludes_zero": paired["excludes_zero"],
+            }
+        )
+    return pd.DataFrame(out, columns=EFFECT_COLUMNS)
