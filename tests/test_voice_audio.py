@@ -196,6 +196,7 @@ def story(tmp_path_factory):
         slate = _slate(tmp_path, server.base_url, [FIRST])
         data = tmp_path / "data"
         data.mkdir()
+        server.data = data  # where the tests' helpers find the warehouse
         instance = DagsterInstance.ephemeral()
         instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, [FIRST])
         materialize(
@@ -254,11 +255,20 @@ def _distinct(recorded) -> list[dict]:
     return out
 
 
-def _audio_requests(server, start: int = 0, end: int | None = None, model: str | None = None) -> list[dict]:
+def _plain_clips(data: Path) -> set[str]:
+    """The clips the prosody probe voiced in the plain voice (its perception calls end with one of them)."""
+    return set(_table(data, "SELECT plain_clip_sha256 FROM voice.prosody_probe")["plain_clip_sha256"].dropna())
+
+
+def _audio_requests(
+    server, start: int = 0, end: int | None = None, model: str | None = None, *, probe: bool = False
+) -> list[dict]:
+    """The distinct requests that carried audio: the dialogues' own, or (`probe`) the prosody probe's."""
+    plain = _plain_clips(server.data)
     return [
         body
         for body in _distinct(server.chat_requests[start:end])
-        if audio_shas(body) and (model is None or body["model"] == model)
+        if audio_shas(body) and (model is None or body["model"] == model) and (audio_shas(body)[-1] in plain) == probe
     ]
 
 
@@ -328,6 +338,23 @@ def test_perception_labels_are_the_schema_instances_the_server_drew(story):
         assert {f: row[f"pred_{f}"] for f in fields} == json.loads(HearingModel.content(request))
 
 
+def test_the_prosody_probe_asks_an_audio_target_again_with_the_plain_clip_after_the_history_as_heard(story):
+    server, data = story["server"], story["data"]
+    turns = _turns(data, FIRST)
+    by_seed = {seed_id: group.set_index("turn") for seed_id, group in turns.groupby("seed_id")}
+    probed = _table(data, f"SELECT * FROM voice.prosody_probe WHERE target = '{FIRST}'")
+    assert len(probed) > 0 and probed["error"].isna().all()
+    requests = {audio_shas(r)[-1]: r for r in _audio_requests(server, model=f"{FIRST}-v1", probe=True)}
+    assert set(requests) == set(probed["plain_clip_sha256"])
+    for row in probed.itertuples():
+        request, dialogue = requests[row.plain_clip_sha256], by_seed[row.seed_id]
+        earlier = [dialogue.loc[t, "clip_sha256"] for t in range(1, row.turn)]
+        assert audio_shas(request) == [*earlier, row.plain_clip_sha256]
+        assert request["messages"][0]["content"] == render(AUDIO_PERCEPTION_KEY, "system")
+        assert row.pred_emotion_plain == json.loads(HearingModel.content(request))["emotion"]
+        assert row.pred_emotion_toned == dialogue.loc[row.turn, "pred_emotion"]
+
+
 def test_audio_input_tokens_reach_the_target_cost_columns(story):
     server, data = story["server"], story["data"]
     turns = _turns(data, FIRST)
@@ -357,8 +384,12 @@ def test_a_second_voice_target_sends_only_its_own_calls_and_hears_the_same_clips
     assert new and {r["model"] for r in new} == {f"{SECOND}-v1"}
     heard = _turns(data, SECOND)
     control = _table(data, f"SELECT * FROM voice.text_turns WHERE target = '{SECOND}' AND turn > 0")
-    # two calls per answered turn heard (perception, reply), two per turn of the text control; nothing re-asked
-    assert len([r for r in new if audio_shas(r)]) == 2 * len(heard)
+    probed = _table(data, f"SELECT * FROM voice.prosody_probe WHERE target = '{SECOND}'")
+    # two calls per answered turn heard (perception, reply), two per turn of the text control, one per turn the
+    # prosody probe asked again; nothing re-asked
+    plain = _plain_clips(data)
+    assert len([r for r in new if audio_shas(r) and audio_shas(r)[-1] not in plain]) == 2 * len(heard)
+    assert len([r for r in new if audio_shas(r) and audio_shas(r)[-1] in plain]) == len(probed) > 0
     assert len([r for r in new if not audio_shas(r)]) == 2 * len(control)
     # the same replies, so the same next turns: every clip was already made, and none was asked for again
     assert marks["second"][1] == marks["rerun"][1] and meta["second"]["clips_synthesised"] == 0
@@ -388,9 +419,9 @@ def test_each_turn_is_voiced_by_the_endpoint_in_its_gold_emotion_and_the_persona
     personas = _table(data, "SELECT * FROM dialogue.persona_pool")
     voices = seed_voices(story["seeds"], personas, load_slate(story["slate"]).seed)
     tts = OpenAISpeechTTS()
-    spoken = {r.json["input"]: r.json for r in server.speech_requests}
+    spoken = {(r.json["input"], r.json["instructions"]): r.json for r in server.speech_requests}
     for row in turns.itertuples():
-        request = spoken[row.user_text]
+        request = spoken[(row.user_text, row.instruction)]
         assert request["model"] == "stub-tts-1" and request["response_format"] == "wav"
         assert request["instructions"] == row.instruction == voice_instruction(row.gold_emotion)
         choice = voices[row.seed_id]
