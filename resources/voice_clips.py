@@ -60,6 +60,7 @@ class VoiceClips:
         self.identity = synthesiser_identity(tts)
         self._db = SharedDatabase(self.data_dir / INDEX_FILE, SCHEMA)
         self.synthesised = 0
+        self.synthesised_s = 0.0  # seconds of audio synthesised (what a paid speech endpoint bills)
         self.reused = 0
 
     def key(self, text: str, instruction: str, voice: str) -> str:
@@ -92,4 +93,5 @@ class VoiceClips:
                 (key, relative, sha, voice, duration, json.dumps(meta, sort_keys=True, default=str)),
             )
         self.synthesised += 1
+        self.synthesised_s += duration
         return UserClip(text, emotion, instruction, choice.gender, voice, str(path), sha, duration)

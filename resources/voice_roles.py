@@ -5,10 +5,12 @@ decides how a voice target hears."""
 from __future__ import annotations
 
 from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
+from eyt_dagster.eyt_voice.audio_listener import AudioListener
 from eyt_dagster.eyt_voice.listeners import CascadeListener
 from eyt_dagster.eyt_voice.settings import PACKAGED_ASR
 from eyt_dagster.eyt_voice.voiced_loop import Listener
 from resources.asr import make_asr, transcripts
+from resources.audio_parts import input_audio_part
 from resources.clip_analysis import ClipAnalysisStore
 from resources.cue_source import make_cue_source
 from resources.eyt_roles import EytRoles
@@ -52,10 +54,15 @@ class VoiceRoles:
 
     def listener(self, target_id: str, run_id: str | None = None) -> Listener:
         ref = self.slate.target_of("eyt_voice", target_id)
+        if ref.speech_input == "audio":
+            if ref.is_baseline:  # the slate refuses this; kept for a slate object built by hand
+                raise VoiceSetupError(f"target '{target_id}': an embedded baseline cannot hear audio")
+            client = self.access.client(ref, "target", run_id)
+            return AudioListener(client, lambda clip: input_audio_part(clip.path, ref.audio_format))
         if ref.speech_input != "cascaded":
             raise VoiceSetupError(
-                f"target '{target_id}': speech_input '{ref.speech_input}' is not available in the spoken EYT-Bench "
-                "yet; use speech_input: cascaded"
+                f"target '{target_id}': speech_input '{ref.speech_input}' has no meaning in the spoken EYT-Bench; "
+                "use audio or cascaded"
             )
         analyses = self._analyses.session()
         transcript = transcripts(make_asr(asr_model_path(ref.cascade.asr_model_path)), analyses)
@@ -64,6 +71,7 @@ class VoiceRoles:
             self._eyt.target_for(ref, run_id),
             lambda clip: transcript(clip.path, clip.text),
             lambda clip: cue(clip.path, clip.gender),
+            clip_analyses=analyses.counts,
         )
 
     def voicer(self) -> VoiceClips:

@@ -1,7 +1,8 @@
 """A real, scriptable OpenAI-compatible HTTP server for tests (127.0.0.1 only, stdlib only).
 
-It serves POST /v1/chat/completions (everything else is 404) from a background thread. A test
-plugs in a `handler(request_json)` that returns one of:
+It serves POST /v1/chat/completions (and, when given a `speech` handler, POST /v1/audio/speech;
+everything else is 404) from a background thread. A test plugs in a `handler(request_json)` that
+returns one of:
 
 * a `str`: sent as the assistant's content of a 200 chat.completion (with `usage`);
 * a `dict`: sent as the JSON body of a 200 reply, as is (build one with `chat_completion`);
@@ -19,6 +20,10 @@ network calls or check the Authorization header.
 server answers 400 to the structured-output modes it "does not support"; `SchemaDrawnReplies` answers
 like a server with constrained decoding (vLLM guided decoding, llama.cpp grammars, OpenAI structured
 output): a random instance of the JSON schema the request's response_format carries.
+
+A `speech(request_json)` handler answers /v1/audio/speech with the audio's bytes, or a StubResponse
+(an error). Speech requests are recorded too (`speech_requests`) but are not slowed, rate-limited or
+counted in flight: those options describe the chat endpoint.
 
 Like a real server under load, it can also be slow and rate-limited (options of `serve`):
 `delay_s` holds every request that long before answering; `max_in_flight` answers 429 (with
@@ -45,6 +50,7 @@ from typing import Any
 from json_schema_draw import draw
 
 CHAT_PATH = "/v1/chat/completions"
+SPEECH_PATH = "/v1/audio/speech"
 
 
 @dataclass
@@ -68,6 +74,7 @@ class RecordedRequest:
 
 HandlerResult = str | dict[str, Any] | StubResponse
 Handler = Callable[[dict[str, Any]], HandlerResult]
+SpeechHandler = Callable[[dict[str, Any]], bytes | StubResponse]
 
 
 def _count_tokens(text: str) -> int:
@@ -222,6 +229,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         self.server.record(RecordedRequest("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+        if self.path.rstrip("/") == SPEECH_PATH and self.server.speech is not None:
+            self._send_speech(body)
+            return
         if self.path.rstrip("/") != CHAT_PATH:
             self._send(error_response(404, f"no route {self.path}", type_="not_found"))
             return
@@ -243,6 +253,29 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.server.record(RecordedRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None))
         self._send(error_response(404, f"no route {self.path}", type_="not_found"))
+
+    def _send_speech(self, body: Any) -> None:
+        if not isinstance(body, dict):
+            self._send(error_response(400, "request body is not a JSON object"))
+            return
+        assert self.server.speech is not None
+        try:
+            result = self.server.speech(body)
+        except Exception as exc:
+            result = error_response(
+                500, f"stub speech handler raised {type(exc).__name__}: {exc}", type_="server_error"
+            )
+        if isinstance(result, StubResponse):
+            self._send(result)
+            return
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "audio/wav")
+            self.send_header("Content-Length", str(len(result)))
+            self.end_headers()
+            self.wfile.write(result)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _send(self, result: HandlerResult) -> None:
         response = _as_response(result)
@@ -283,9 +316,11 @@ class StubServer(ThreadingHTTPServer):
         delay_s: float = 0.0,
         max_in_flight: int | None = None,
         rate_limit: tuple[int, float] | None = None,
+        speech: SpeechHandler | None = None,
     ) -> None:
         super().__init__(("127.0.0.1", 0), _RequestHandler)
         self.handler = handler
+        self.speech = speech
         self.delay_s = delay_s
         self.max_in_flight = max_in_flight
         self.rate_limit = rate_limit
@@ -306,6 +341,12 @@ class StubServer(ThreadingHTTPServer):
         """The requests to /v1/chat/completions (what a client's network-call count should match)."""
         with self._lock:
             return [r for r in self.requests if r.path.rstrip("/") == CHAT_PATH]
+
+    @property
+    def speech_requests(self) -> list[RecordedRequest]:
+        """The requests to /v1/audio/speech."""
+        with self._lock:
+            return [r for r in self.requests if r.path.rstrip("/") == SPEECH_PATH]
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -366,10 +407,14 @@ def serve(
     delay_s: float = 0.0,
     max_in_flight: int | None = None,
     rate_limit: tuple[int, float] | None = None,
+    speech: SpeechHandler | None = None,
 ) -> Iterator[StubServer]:
     """Run a stub server for the duration of the block; yields it (use `.base_url`, `.requests`).
-    `delay_s`, `max_in_flight` and `rate_limit` make it slow or rate-limited (see the module docstring)."""
-    server = StubServer(handler, delay_s=delay_s, max_in_flight=max_in_flight, rate_limit=rate_limit).start()
+    `delay_s`, `max_in_flight` and `rate_limit` make it slow or rate-limited (see the module docstring);
+    `speech` answers /v1/audio/speech."""
+    server = StubServer(
+        handler, delay_s=delay_s, max_in_flight=max_in_flight, rate_limit=rate_limit, speech=speech
+    ).start()
     try:
         yield server
     finally:

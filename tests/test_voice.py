@@ -208,6 +208,9 @@ def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
     _run_voice(slate, data, instance)
     meta = _latest_metadata(instance, ["voice", "voiced_turns"])
     assert meta["clips_synthesised"] == 0 and meta["clips_reused"] > 0
+    # nothing recognised again either, though the step still tells how much audio its recognition read
+    assert meta["tts_seconds"] == 0 and meta["asr_seconds"] > 0
+    assert meta["clip_analyses"] and all(c["computed"] == 0 for c in meta["clip_analyses"].values())
     assert sorted((data / "audio").rglob("*.wav")) == clips_before
 
 

@@ -15,6 +15,7 @@ from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
 from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers, play_cell
 from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, stat_column_names
+from eyt_dagster.eyt_voice.audio_listener import audio_prompt_hash
 from eyt_dagster.eyt_voice.prosody_probe import probe
 from eyt_dagster.eyt_voice.sampling import seed_voices, voice_seeds
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
@@ -27,6 +28,7 @@ from resources.voice_roles import VoiceRoles
 
 LOGIC_VERSION = "1"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
+AUDIO_PROMPT_HASH = audio_prompt_hash()  # what an audio target is asked in perception (eyt_voice/audio_listener.py)
 VOICING_VERSION = fingerprint(EMOTION_VOICE)  # a changed tone of an emotion changes the clips
 _CELL = {"partition_expr": {"target": "target", "pool": "pool"}}
 _INS = {
@@ -50,6 +52,21 @@ def _provenance(df: pd.DataFrame, eyt: ModelAccess, target_id: str) -> pd.DataFr
     return df
 
 
+def audio_seconds(df: pd.DataFrame, listener: object) -> dict[str, object]:
+    """Seconds of audio in the cell: what the target heard (`audio_seconds`, clip_duration_s summed over the
+    answered turns; an audio target hears each turn's clip in both calls), and for a cascade what its speech
+    recognition read (`asr_seconds`, each distinct clip once, transcribed now or found in the clip analysis store)
+    with the store's counts (`clip_analyses`: per analysis, clips computed in this step and reused)."""
+    clips = df[df["turn"] > 0]
+    out: dict[str, object] = {"audio_seconds": round(float(clips["clip_duration_s"].sum()), 3)}
+    counts = getattr(listener, "clip_analyses", None)
+    if counts is not None:
+        distinct = clips.drop_duplicates("clip_sha256")
+        out["asr_seconds"] = round(float(distinct["clip_duration_s"].sum()), 3)
+        out["clip_analyses"] = {name: dict(c) for name, c in counts().items()}
+    return out
+
+
 def _unfinished(context: AssetExecutionContext, results: list[DialogueResult], what: str) -> int:
     failed = [r for r in results if r.error]
     if failed:
@@ -68,7 +85,7 @@ def _unfinished(context: AssetExecutionContext, results: list[DialogueResult], w
     partitions_def=voice_target_pool_partitions,
     ins=_INS,
     metadata=_CELL,
-    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{VOICING_VERSION}",
+    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{AUDIO_PROMPT_HASH}-{VOICING_VERSION}",
     pool=VOICE_POOL,
 )
 def voiced_turns(
@@ -84,11 +101,12 @@ def voiced_turns(
     progress = step_progress(
         context, eyt, "dialogues", lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})"
     )
+    listener = roles.listener(target_id, context.run_id)
     with progress as on_done:
         voiced = run_voiced_dialogues(
             seeds,
             roles.simulator(context.run_id),
-            roles.listener(target_id, context.run_id),
+            listener,
             voicer,
             voices,
             slate.t_max,
@@ -105,6 +123,7 @@ def voiced_turns(
     unfinished = _unfinished(context, [v.result for v in voiced], "voiced dialogues")
     turns = [t for v in voiced for t in v.result.turns]
     context.log.info(f"clips: {voicer.synthesised} synthesised, {voicer.reused} reused")
+    audio = audio_seconds(df, listener)
     return table_output(
         conform_voice(_provenance(df, eyt, target_id), table_of(context)),
         dialogues=len(voiced),
@@ -112,6 +131,8 @@ def voiced_turns(
         clips_synthesised=voicer.synthesised,
         clips_reused=voicer.reused,
         tts=str(voicer.identity["name"]),
+        tts_seconds=round(voicer.synthesised_s, 3),
+        **audio,
         **stats_metadata("target", sum((t.target_stats for t in turns), CallStats())),
         **stats_metadata("simulator", sum((t.simulator_stats for t in turns), CallStats())),
     )

@@ -8,12 +8,14 @@ acoustic cues and the reflective baseline target; a remote text model behind ASR
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from eyt_dagster.core.replies import Reply
 from eyt_dagster.eyt_bench.role_protocols import Target
 from eyt_dagster.eyt_bench.types import Exchange, UserLabels
 from eyt_dagster.eyt_voice.voiced_loop import Heard, UserClip, VoicedExchange
+
+ClipAnalysisCounts = Callable[[], Mapping[str, Mapping[str, int]]]
 
 
 def cascade_text(transcript: str, cues: str) -> str:
@@ -24,9 +26,16 @@ def cascade_text(transcript: str, cues: str) -> str:
 class CascadeListener:
     """A text target behind speech recognition (`transcribe`) and emotion cues (`cue`) of each clip."""
 
-    def __init__(self, target: Target, transcribe: Callable[[UserClip], str], cue: Callable[[UserClip], str]) -> None:
+    def __init__(
+        self,
+        target: Target,
+        transcribe: Callable[[UserClip], str],
+        cue: Callable[[UserClip], str],
+        clip_analyses: ClipAnalysisCounts | None = None,
+    ) -> None:
         self.target = target
         self.transcribe, self.cue = transcribe, cue
+        self.clip_analyses = clip_analyses  # per clip analysis, clips computed and reused (for the step's metadata)
         self.model_id = target.model_id
 
     def read(self, clip: UserClip) -> str:

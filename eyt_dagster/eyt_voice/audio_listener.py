@@ -1,0 +1,76 @@
+"""Voice targets that hear: a chat model that takes the user's turns as audio (`speech_input: audio`).
+
+Perception and reply are two calls, as in Algorithm 1 and as EYT-Bench's LLMTarget makes them, and they ask the
+same things: perception answers EYT-Bench's UserLabels schema, the reply is free text under the target's system
+prompt. What differs is how the dialogue travels. It goes as chat messages: every user turn, the current one
+included, is a clip (an `input_audio` content part, rendered by the `render_clip` handed in), and each of the
+target's own earlier replies is assistant text. Perception's instruction cannot be the text prompt, which shows
+the conversation as a transcript, so it has its own prompt section (AUDIO_PERCEPTION_KEY): a system message that
+asks for the four labels, and a short text part after the last clip naming it as the message to describe. The
+reply call is EYT-Bench's own: the target's system prompt, then the dialogue. The ledger purposes are
+LLMTarget's (`perceive:<turn>`, `respond:<turn>`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eyt_dagster.core.chat_protocol import ChatClient
+from eyt_dagster.core.replies import Reply
+from eyt_dagster.eyt_bench.prompts import prompt_hash, render
+from eyt_dagster.eyt_bench.types import UserLabels
+from eyt_dagster.eyt_voice.voiced_loop import Heard, UserClip, VoicedExchange
+
+AUDIO_PERCEPTION_KEY = "perception_audio"
+ContentPart = dict[str, Any]
+RenderClip = Callable[[UserClip], ContentPart]
+
+
+def audio_prompt_hash() -> str:
+    """The hash of the audio perception prompt; "absent" when the prompt file has no such section, so that a prompt
+    file written before it still loads the code location (an audio target then fails its first perception with
+    the prompt file's error, which names the section)."""
+    try:
+        return prompt_hash(AUDIO_PERCEPTION_KEY)
+    except ValueError:
+        return "absent"
+
+
+def audio_dialogue(history: list[VoicedExchange], query: UserClip, render_clip: RenderClip) -> list[dict[str, Any]]:
+    """The dialogue as chat messages: each user turn its clip, each earlier reply assistant text, then q_t."""
+    messages: list[dict[str, Any]] = []
+    for exchange in history:
+        messages.append({"role": "user", "content": [render_clip(exchange.user)]})
+        messages.append({"role": "assistant", "content": exchange.response_text})
+    messages.append({"role": "user", "content": [render_clip(query)]})
+    return messages
+
+
+class AudioListener:
+    """An audio chat model as a voice target: it hears every user turn and reads its own earlier replies."""
+
+    def __init__(self, client: ChatClient, render_clip: RenderClip) -> None:
+        self.client = client
+        self.render_clip = render_clip
+        self.model_id = client.model_id
+
+    def perceive(self, history: list[VoicedExchange], query: UserClip) -> Reply[UserLabels]:
+        turn = len(history) + 1
+        messages = [
+            {"role": "system", "content": render(AUDIO_PERCEPTION_KEY, "system")},
+            *audio_dialogue(history, query, self.render_clip),
+        ]
+        instruction = {"type": "text", "text": render(AUDIO_PERCEPTION_KEY, "user", turn=turn).strip()}
+        messages[-1] = {"role": "user", "content": [*messages[-1]["content"], instruction]}
+        return self.client.complete_json(messages, UserLabels, purpose=f"perceive:{turn}")
+
+    def respond(self, history: list[VoicedExchange], query: UserClip) -> Reply[str]:
+        messages = [
+            {"role": "system", "content": render("target", "system")},
+            *audio_dialogue(history, query, self.render_clip),
+        ]
+        return self.client.complete_text(messages, purpose=f"respond:{len(history) + 1}")
+
+    def heard(self, clip: UserClip) -> Heard | None:
+        return None  # the model hears the clip itself: there is no transcript or cue text to keep
