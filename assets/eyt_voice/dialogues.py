@@ -189,7 +189,7 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
     partitions_def=voice_target_pool_partitions,
     ins={**_INS, "voiced_turns": AssetIn(key=["voice", "voiced_turns"])},
     metadata=_CELL,
-    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{VOICING_VERSION}",
+    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{AUDIO_PROMPT_HASH}-{VOICING_VERSION}",
     pool=VOICE_POOL,
 )
 def prosody_probe(
