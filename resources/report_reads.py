@@ -42,6 +42,7 @@ CARD_READS: dict[str, tuple[str, ...] | None] = {
     "dialogue.final_intent_verdicts": ("target", "prompt_hash"),
     "speech.seq_leaderboard": None,
     "speech.slm_choices": ("target", "shared_call", "cost_usd", "prompt_hash"),
+    "voice.dialogue_scores": None,
 }
 
 
@@ -56,6 +57,7 @@ def card_inputs(warehouse: Path) -> dict[str, pd.DataFrame]:
         "verdict_hashes": pd.concat([t["dialogue.judge_verdicts"], t["dialogue.final_intent_verdicts"]]),
         "seq_board": t["speech.seq_leaderboard"],
         "choices": t["speech.slm_choices"],
+        "voice_scores": t["voice.dialogue_scores"],
     }
 
 

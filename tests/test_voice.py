@@ -311,3 +311,24 @@ def test_the_report_has_the_gap_section_with_its_figures(voice_run):
     assert "emotion_acc" in section and "preserve_ratio" in section
     assert "Spoken EYT-Bench: speech recognition of the cascades" in html
     assert "Spoken EYT-Bench: does the tone change the perceived emotion?" in html
+
+
+def test_the_model_card_carries_the_voice_half(voice_run):
+    from eyt_dagster.ops.report_commands import model_cards
+
+    slate, data, _ = voice_run
+    cards = model_cards(data / "eyt.duckdb", load_slate(slate)).set_index("target")
+    card = cards.loc[TARGET]
+    assert card["has_eyt_voice"] and card["has_eyt_bench"] and not card["has_speech_eq"]
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    gap = con.execute("SELECT * FROM voice.voice_gap").df().set_index("metric")
+    con.close()
+    # one pool: the card's pooled half is that pool's gap (the same pairs, resamples and seed)
+    for metric in ("emotion_acc", "empathy", "ficr"):
+        row = gap.loc[metric]
+        assert card[f"voice_{metric}"] == pytest.approx(row["voice"])
+        assert card[f"voice_{metric}_delta"] == pytest.approx(row["delta"])
+        assert (card[f"voice_{metric}_ci_low"], card[f"voice_{metric}_ci_high"]) == pytest.approx(
+            (row["ci_low"], row["ci_high"])
+        )
+    assert card["voice_n_paired"] == gap["n_paired"].max()

@@ -17,7 +17,7 @@ from eyt_dagster.reporting.plots import png_markdown
 from resources.model_access import ModelAccess
 from resources.report_reads import CARD_READS, card_inputs
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"  # 2: the spoken EYT-Bench's half (voice_* columns, has_eyt_voice)
 BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE_POINTS}."
 
 

@@ -8,7 +8,8 @@ SpeechEQ from the headline (default persona) row of `speech.seq_leaderboard`. A 
 leaves its columns missing (NULL), never zero. Pure pandas: the asset does the reading.
 
 Layout: wide, one row per model. Column `eyt_<scope>_<metric>` with `<scope>` a pool or `pooled`, plus
-`_ci_low` / `_ci_high`; `speech_<metric>` likewise.
+`_ci_low` / `_ci_high`; `speech_<metric>` likewise; `voice_<metric>` (the spoken EYT-Bench, over its pools) with
+`_delta` (voice minus text), its `_ci_low` / `_ci_high` and `_preserve_ratio`.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.eyt_bench import analysis, metrics
+from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.leaderboard import aggregate
 from eyt_dagster.eyt_bench.taxonomy import POOLS
+from eyt_dagster.eyt_voice.gap import voice_gap
 from eyt_dagster.slate import Slate, TargetRef
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
@@ -42,6 +45,7 @@ EYT_METRICS: tuple[str, ...] = (
     "anthropomorphic",
 )
 SPEECH_METRICS: tuple[str, ...] = ("acc1", "acc2", "acc_traj")
+VOICE_PARTS: tuple[str, ...] = ("", "_delta", "_ci_low", "_ci_high", "_preserve_ratio")
 SPEECH_CONDITION = DEFAULT_CONDITION  # the paper's headline table is the no-persona condition
 
 
@@ -69,6 +73,7 @@ MODEL_CARD_COLUMNS: dict[str, str] = {
     "benchmarks": "string",
     "has_eyt_bench": "bool",
     "has_speech_eq": "bool",
+    "has_eyt_voice": "bool",
     **_eyt_columns(),
     "eyt_judges": "string",
     "eyt_cost_usd": "float64",
@@ -90,6 +95,8 @@ MODEL_CARD_COLUMNS: dict[str, str] = {
     "speech_mean_latency_s": "float64",
     "speech_queries": "Int64",
     "speech_prompt_hashes": "string",
+    "voice_n_paired": "Int64",
+    **{f"voice_{m}{part}": "float64" for m in PAIRED_METRICS for part in VOICE_PARTS},
     "slate": "string",
     "slate_seed": "Int64",
     "created_at": "datetime64[ns]",
@@ -240,6 +247,21 @@ def speech_half(seq_board: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def voice_half(voice_scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
+    """Per voice target, over its pools together: each paired metric's voice mean, voice minus text with its 95%
+    paired interval, and voice / text (eyt_voice/gap.py on the ChatSEEDs of every pool)."""
+    if voice_scores.empty:
+        return pd.DataFrame(columns=["target"])
+    gap = voice_gap(voice_scores.assign(pool=POOLED), resamples=resamples, seed=seed)
+    wide = gap.pivot(index="target", columns="metric")
+    out = pd.DataFrame(index=wide.index)
+    out["voice_n_paired"] = wide["n_paired"].max(axis=1)
+    for m in PAIRED_METRICS:
+        for part, column in zip(VOICE_PARTS, ("voice", "delta", "ci_low", "ci_high", "preserve_ratio")):
+            out[f"voice_{m}{part}"] = wide[(column, m)] if (column, m) in wide.columns else np.nan
+    return out.reset_index()
+
+
 def build_model_cards(
     slate: Slate,
     *,
@@ -250,8 +272,9 @@ def build_model_cards(
     verdict_hashes: pd.DataFrame,
     seq_board: pd.DataFrame,
     choices: pd.DataFrame,
+    voice_scores: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """One row per model id that has results in either benchmark, sorted by id, with the contract's columns."""
+    """One row per model id that has results in any benchmark, sorted by id, with the contract's columns."""
     eyt = per_pool_eyt(leaderboard, intervals)
     if len(scores):
         eyt = eyt.merge(
@@ -259,11 +282,18 @@ def build_model_cards(
         )
         eyt = eyt.merge(eyt_costs(leaderboard, turns, verdict_hashes), on="target", how="left")
     speech = speech_half(seq_board, choices)
-    ids = sorted(set(eyt["target"]) | set(speech["target"]))
+    voice = voice_half(
+        voice_scores if voice_scores is not None else pd.DataFrame(),
+        resamples=slate.bootstrap_resamples,
+        seed=slate.seed,
+    )
+    ids = sorted(set(eyt["target"]) | set(speech["target"]) | set(voice["target"]))
     cards = pd.DataFrame({"target": ids})
     cards = cards.merge(eyt, on="target", how="left").merge(speech, on="target", how="left")
+    cards = cards.merge(voice, on="target", how="left")
     cards["has_eyt_bench"] = cards["target"].isin(set(eyt["target"]))
     cards["has_speech_eq"] = cards["target"].isin(set(speech["target"]))
+    cards["has_eyt_voice"] = cards["target"].isin(set(voice["target"]))
     refs = {t.id: t for t in slate.targets}
     identity = pd.DataFrame([{"target": t, **_fingerprint(refs.get(t))} for t in ids])
     cards = cards.merge(identity, on="target", how="left", suffixes=("", "_slate"))
