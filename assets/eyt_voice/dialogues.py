@@ -9,7 +9,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_of, table_output
 from assets._progress import step_progress
 from assets.eyt_bench.partitions import by_pool
-from assets.eyt_voice.partitions import VOICE_POOL, voice_target_pool_partitions
+from assets.eyt_voice.partitions import VOICE_CELL, VOICE_POOL
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
 from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers, play_cell
@@ -30,7 +30,6 @@ LOGIC_VERSION = "1"
 PROMPT_HASH = prompt_hash("simulator", "perception", "target")
 AUDIO_PROMPT_HASH = audio_prompt_hash()  # what an audio target is asked in perception (eyt_voice/audio_listener.py)
 VOICING_VERSION = fingerprint(EMOTION_VOICE)  # a changed tone of an emotion changes the clips
-_CELL = {"partition_expr": {"target": "target", "pool": "pool"}}
 _INS = {
     "chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool),
     "persona_pool": AssetIn(key=["dialogue", "persona_pool"], partition_mapping=by_pool),
@@ -80,11 +79,8 @@ def _unfinished(context: AssetExecutionContext, results: list[DialogueResult], w
 
 
 @asset(
-    key_prefix=["voice"],
-    group_name="voice",
-    partitions_def=voice_target_pool_partitions,
+    **VOICE_CELL,
     ins=_INS,
-    metadata=_CELL,
     code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{AUDIO_PROMPT_HASH}-{VOICING_VERSION}",
     pool=VOICE_POOL,
 )
@@ -139,13 +135,7 @@ def voiced_turns(
 
 
 @asset(
-    key_prefix=["voice"],
-    group_name="voice",
-    partitions_def=voice_target_pool_partitions,
-    ins={"chat_seeds": _INS["chat_seeds"]},
-    metadata=_CELL,
-    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
-    pool=VOICE_POOL,
+    **VOICE_CELL, ins={"chat_seeds": _INS["chat_seeds"]}, code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}", pool=VOICE_POOL
 )
 def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame) -> Output[pd.DataFrame]:
     """The text control: the same ChatSEEDs and model, read as in EYT-Bench (its calls are EYT-Bench's own when
@@ -184,11 +174,8 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
 
 
 @asset(
-    key_prefix=["voice"],
-    group_name="voice",
-    partitions_def=voice_target_pool_partitions,
+    **VOICE_CELL,
     ins={**_INS, "voiced_turns": AssetIn(key=["voice", "voiced_turns"])},
-    metadata=_CELL,
     code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}-{AUDIO_PROMPT_HASH}-{VOICING_VERSION}",
     pool=VOICE_POOL,
 )

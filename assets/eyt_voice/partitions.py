@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dagster import DynamicPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition
 
 from assets.eyt_bench.partitions import pool_partitions
@@ -25,3 +27,12 @@ def voice_partition_tags(target: str, pool: str) -> dict[str, str]:
         "dagster/partition/pool": pool,
         "dagster/partition/target": target,
     }
+
+
+# The decorator arguments every asset of a voice cell shares (its table's partition columns are target and pool).
+VOICE_CELL: dict[str, Any] = {
+    "key_prefix": ["voice"],
+    "group_name": "voice",
+    "partitions_def": voice_target_pool_partitions,
+    "metadata": {"partition_expr": {"target": "target", "pool": "pool"}},
+}

@@ -10,7 +10,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_of, table_output
 from assets._progress import PROGRESS_EVERY, step_progress
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool
-from assets.eyt_voice.partitions import voice_target_pool_partitions
+from assets.eyt_voice.partitions import VOICE_CELL
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
 from eyt_dagster.eyt_bench.judging import (
@@ -25,7 +25,6 @@ from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
-_CELL = {"partition_expr": {"target": "target", "pool": "pool"}}
 _TURNS = {"voiced_turns": AssetIn(key=["voice", "voiced_turns"]), "text_turns": AssetIn(key=["voice", "text_turns"])}
 _SEEDS = {"chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool)}
 
@@ -73,15 +72,7 @@ def _judged(
     return df
 
 
-@asset(
-    key_prefix=["voice"],
-    group_name="voice",
-    partitions_def=voice_target_pool_partitions,
-    ins={**_TURNS, **_SEEDS},
-    metadata=_CELL,
-    code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
-    pool=JUDGE_POOL,
-)
+@asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}", pool=JUDGE_POOL)
 def judge_verdicts(
     context: AssetExecutionContext,
     eyt: ModelAccess,
@@ -94,15 +85,7 @@ def judge_verdicts(
     return table_output(conform_voice(df, table_of(context)), **stats_metadata("judge", judge_stats(df)))
 
 
-@asset(
-    key_prefix=["voice"],
-    group_name="voice",
-    partitions_def=voice_target_pool_partitions,
-    ins={**_TURNS, **_SEEDS},
-    metadata=_CELL,
-    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}",
-    pool=JUDGE_POOL,
-)
+@asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}", pool=JUDGE_POOL)
 def final_intent_verdicts(
     context: AssetExecutionContext,
     eyt: ModelAccess,
@@ -116,16 +99,13 @@ def final_intent_verdicts(
 
 
 @asset(
-    key_prefix=["voice"],
-    group_name="voice",
-    partitions_def=voice_target_pool_partitions,
+    **VOICE_CELL,
     ins={
         **_TURNS,
         **_SEEDS,
         "judge_verdicts": AssetIn(key=["voice", "judge_verdicts"]),
         "final_intent_verdicts": AssetIn(key=["voice", "final_intent_verdicts"]),
     },
-    metadata=_CELL,
     code_version=LOGIC_VERSION,
 )
 def dialogue_scores(
