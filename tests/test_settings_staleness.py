@@ -304,9 +304,11 @@ def test_every_slate_field_is_read_by_an_asset_or_declared_unread():
     """A new slate field must be placed: read by some asset (slate_settings.READERS) or declared in NOT_READ."""
     from eyt_dagster.core.model_ref import NOT_ANSWER_FIELDS
     from eyt_dagster.slate import Slate, TargetRef
+    from eyt_dagster.eyt_voice.settings import VoiceSettings
     from eyt_dagster.speech_eq.settings import SpeechSettings
 
-    fields = (set(Slate.model_fields) - {"speech"}) | {f"speech.{f}" for f in SpeechSettings.model_fields}
+    fields = (set(Slate.model_fields) - {"speech", "voice"}) | {f"speech.{f}" for f in SpeechSettings.model_fields}
+    fields |= {f"voice.{f}" for f in VoiceSettings.model_fields}
     assert fields <= set(ss.READERS) | ss.NOT_READ, sorted(fields - set(ss.READERS) - ss.NOT_READ)
     assert NOT_ANSWER_FIELDS <= set(TargetRef.model_fields)  # no misspelt field
 
