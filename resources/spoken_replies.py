@@ -23,7 +23,6 @@ from typing import Any
 
 from eyt_dagster.core.errors import ReplyUnusableError
 from eyt_dagster.core.spoken_reply import SpokenReply
-from resources.tts import store_clip, wav_info
 
 
 class SpokenReplyError(ReplyUnusableError, ValueError):
@@ -50,6 +49,8 @@ def wire_text(message: Any) -> str:
 
 
 def _duration(data: bytes, audio_format: str) -> float | None:
+    from resources.tts import wav_info
+
     if audio_format == "wav":
         seconds = wav_info(data).get("duration_s")
         return float(seconds) if seconds is not None else None
@@ -64,6 +65,9 @@ def _duration(data: bytes, audio_format: str) -> float | None:
 def keep_audio(text: str, data_dir: str | Path, audio_format: str) -> str:
     """The stored envelope of a wire envelope: its audio written to the clip store, `data` replaced by the clip's
     sha256, size and duration. Raises SpokenReplyError when the reply carries no audio that decodes."""
+    from resources.tts import store_clip  # here, not at the top: the chat transport loads this module, and tts
+
+    # loads SpeechEQ's prosody, which EYT-Bench's assets do not import
     envelope = json.loads(text)
     audio = envelope.get("audio")
     transcript = str(envelope.get("transcript") or "")
