@@ -226,7 +226,9 @@ def test_the_simulator_the_judge_and_the_target_read_the_transcript_as_the_reply
     simulator = _by_role(server, handler, "simulator")
     judge = _by_role(server, handler, "judge_turn") + _by_role(server, handler, "judge_final")
     target = [r.json for r in server.chat_requests if r.json["model"] == TARGET_MODEL]
+    transcripts = {transcript for transcript, _, _ in handler.spoken}
     for row in rows.itertuples():
+        assert row.response_text in transcripts  # the reply is what the server sent as message.audio.transcript
         # the simulator's next request: the target's reply is a user message (its mirrored roles), the transcript
         assert any(("user", row.response_text) in _texts(r) for r in simulator), row.response_text
         assert any(row.response_text in text for r in judge for _, text in _texts(r))
