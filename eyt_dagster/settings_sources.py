@@ -97,7 +97,7 @@ SOURCES = (
         voice_targets,
         AssetKey(["voice", "voiced_turns"]),
         "voice target",
-        lambda slate: {t.id: ss.speech_target_settings(t) for t in slate.voice_targets},
+        lambda slate: {t.id: ss.voice_target_settings(t) for t in slate.voice_targets},
         "The slate settings of each spoken EYT-Bench target that decide what it hears and says (model settings, "
         "speech input, cascade, audio format); its data version per partition is a hash of them.",
         MultiToSingleDimensionPartitionMapping(partition_dimension_name="target"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOLS
-from eyt_dagster.eyt_voice.settings import VoiceSettings
+from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings
 from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
 
 DEFAULT_SEED = 20260521
@@ -55,6 +55,10 @@ class TargetRef(ModelRef):
     audio_format: Literal["wav", "mp3"] = Field(
         default="wav", description="The input_audio format sent; clips in another format are converted."
     )
+    audio_out: AudioOut | None = Field(
+        default=None,
+        description="The spoken EYT-Bench: the target answers in audio (voice, format); the transcript is its reply.",
+    )
 
     @model_validator(mode="after")
     def _embedded_fits_benchmarks(self) -> TargetRef:
@@ -77,7 +81,22 @@ class TargetRef(ModelRef):
                 f"target '{self.id}': speech_input oracle_text has no meaning in the spoken EYT-Bench (its text "
                 "control already reads the words); use audio or cascaded"
             )
+        if self.audio_out is not None and (
+            self.provider != "openai" or self.speech_input != "audio" or "eyt_voice" not in self.benchmarks
+        ):
+            raise ValueError(
+                f"target '{self.id}': audio_out is for an end-to-end audio chat model in the spoken EYT-Bench; it "
+                "needs provider openai, speech_input audio and eyt_voice in its benchmarks"
+            )
         return self
+
+    def answer_settings(self) -> dict[str, Any]:
+        """ModelRef's, without `audio_out` when it is not set: a target that answers in text keeps the settings
+        (and the fingerprint) it had before audio replies existed."""
+        settings = super().answer_settings()
+        if settings.get("audio_out") is None:
+            settings.pop("audio_out", None)
+        return settings
 
     def runs(self, benchmark: Benchmark) -> bool:
         return benchmark in self.benchmarks

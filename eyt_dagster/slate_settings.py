@@ -58,6 +58,15 @@ def speech_target_settings(ref: TargetRef) -> dict[str, Any]:
     return plain({**eyt_target_settings(ref), **{k: ref.answer_settings()[k] for k in SPEECH_TARGET_FIELDS}})
 
 
+def voice_target_settings(ref: TargetRef) -> dict[str, Any]:
+    """What decides a voice target's dialogues: how it hears (as in SpeechEQ) and, for a target that answers in
+    audio, its `audio_out` (left out when unset, so a text-answering target's settings are as they were)."""
+    settings = speech_target_settings(ref)
+    if ref.audio_out is not None:
+        settings["audio_out"] = plain(ref.audio_out.model_dump())
+    return settings
+
+
 def pool_settings(source: PoolSource) -> dict[str, Any]:
     return plain(source.model_dump())
 

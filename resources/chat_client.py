@@ -20,6 +20,9 @@ retries, timeouts, endpoint gates, what a failed request was) is resources/chat_
   not counted there; the ledger has them), `cache_hits` those served from the cache. Tokens, cost and
   latency are the reply's own, also for a cache hit, so a rerun reports the same numbers; the
   ledger's `cached` flag (and `CallCache.summary()['spent_usd']`) tells what was really paid.
+* Audio replies (`complete_spoken`): the request adds `modalities` and `audio` (so its key differs from the text
+  call's); the reply's audio is written to the data directory's clip store and the cache keeps its transcript and
+  sha256 (resources/spoken_replies.py).
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -37,8 +41,10 @@ from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import ReplyUnusableError
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.replies import CallStats, Reply
+from eyt_dagster.core.spoken_reply import SpokenReply
 from resources.call_cache import CachedReply, CallCache
 from resources.chat_transport import ChatTransport, ModelCallError, _FormatRejected
+from resources.spoken_replies import SpokenReplyError, audio_settings, keep_audio, spoken_reply
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -223,7 +229,15 @@ class OpenAIChatClient:
     """A ChatClient for one `provider: openai` ModelRef playing one role."""
 
     def __init__(
-        self, ref: ModelRef, *, role: str, cache: CallCache, seed: int, run_id: str | None = None, repeat: int = 0
+        self,
+        ref: ModelRef,
+        *,
+        role: str,
+        cache: CallCache,
+        seed: int,
+        run_id: str | None = None,
+        repeat: int = 0,
+        clip_dir: str | Path | None = None,
     ) -> None:
         if ref.provider != "openai":
             raise ValueError(f"model '{ref.id}' has provider '{ref.provider}'; OpenAIChatClient needs provider openai")
@@ -234,6 +248,7 @@ class OpenAIChatClient:
         self.seed = seed
         self.repeat = repeat
         self.run_id = run_id
+        self.clip_dir = clip_dir  # the data directory whose clip store keeps the audio of spoken replies
         self._transport = ChatTransport(ref, role=role, cache=cache, run_id=run_id)
         self.base_url = self._transport.base_url
         self._lock = threading.Lock()
@@ -248,7 +263,13 @@ class OpenAIChatClient:
         """The same client (shared connection and structured-output mode) with another sampling seed, for the
         sample `repeat` (0: the first; a later one has its own cache keys: CallCache.request)."""
         twin = OpenAIChatClient(
-            self.ref, role=self.role, cache=self.cache, seed=seed, run_id=self.run_id, repeat=repeat
+            self.ref,
+            role=self.role,
+            cache=self.cache,
+            seed=seed,
+            run_id=self.run_id,
+            repeat=repeat,
+            clip_dir=self.clip_dir,
         )
         twin._transport.share_connection(self._transport)
         with self._lock:
@@ -270,7 +291,7 @@ class OpenAIChatClient:
 
     # -- one request ---------------------------------------------------------------------------
 
-    def _settings(self, response_format: dict[str, Any] | None) -> dict[str, Any]:
+    def _settings(self, response_format: dict[str, Any] | None, audio: dict[str, Any] | None = None) -> dict[str, Any]:
         ref = self.ref
         return {
             "temperature": ref.temperature,
@@ -278,6 +299,7 @@ class OpenAIChatClient:
             "reasoning_effort": (ref.reasoning_effort or "medium") if ref.thinking else None,
             "extra_body": ref.extra_body,
             "response_format": response_format,
+            **(audio or {}),  # only a spoken request has these keys: every other key is as it was
         }
 
     def _stats(self, tokens_in: int, tokens_out: int, latency_s: float, cached: bool) -> CallStats:
@@ -291,11 +313,17 @@ class OpenAIChatClient:
             latency_s=latency_s,
         )
 
-    def _request(self, messages: Messages, response_format: dict[str, Any] | None, purpose: str) -> _Outcome:
+    def _request(
+        self,
+        messages: Messages,
+        response_format: dict[str, Any] | None,
+        purpose: str,
+        audio: dict[str, Any] | None = None,
+    ) -> _Outcome:
         """One chat request: from the cache if this exact request finished before, else the network (once,
         also when other threads send the same request meanwhile: resources/call_cache.py). Not yet in the
         ledger (the caller records it once it knows whether the reply validates)."""
-        settings = self._settings(response_format)
+        settings = self._settings(response_format, audio)
         request = CallCache.request(
             model=self.ref.model,
             base_url=self.base_url,
@@ -318,6 +346,8 @@ class OpenAIChatClient:
         messages, settings = request["messages"], request["settings"]
         self.cache.put_request(key, request, self._redact)  # before sending: a failed call's page shows it too
         reply, retries = self._transport.send(messages, settings, seed=self.seed, purpose=purpose, key=key)
+        if settings.get("audio"):
+            reply = self._kept(reply, settings["audio"]["format"], purpose, key, retries)
         self.cache.put(
             key,
             model=self.ref.model,
@@ -328,6 +358,18 @@ class OpenAIChatClient:
             finish_reason=reply.finish_reason,
         )
         return self._outcome(reply, key, cached=False, retries=retries)
+
+    def _kept(self, reply: CachedReply, audio_format: str, purpose: str, key: str, retries: int) -> CachedReply:
+        """A reply asked for in audio, its audio stored (the text becomes the envelope the cache keeps). A reply with
+        no usable audio is recorded as an invalid reply and raised (SpokenReplyError), not cached."""
+        if self.clip_dir is None:
+            raise ValueError(f"model '{self.model_id}': a reply in audio needs the client's clip_dir")
+        try:
+            return replace(reply, text=keep_audio(reply.text, self.clip_dir, audio_format))
+        except SpokenReplyError as exc:
+            outcome = self._outcome(replace(reply, text=exc.raw), key, cached=False, retries=retries)
+            self._record(outcome, purpose, error=str(exc), failure="invalid_reply")
+            raise SpokenReplyError(f"model '{self.model_id}' ({purpose}): {exc}", self._redact(exc.raw)) from None
 
     def _outcome(self, reply: CachedReply, key: str, *, cached: bool, retries: int) -> _Outcome:
         stats = self._stats(reply.tokens_in, reply.tokens_out, reply.latency_s, cached)
@@ -373,6 +415,21 @@ class OpenAIChatClient:
         outcome = self._request(list(messages), None, purpose)
         self._record(outcome, purpose)
         return Reply(value=strip_thinking(outcome.text), raw=outcome.text, stats=outcome.stats)
+
+    def complete_spoken(self, messages: Messages, *, purpose: str, voice: str, audio_format: str) -> Reply[SpokenReply]:
+        """Send the messages asking for text and audio (`voice`, `audio_format`); return the transcript with the
+        stored clip. Raw is the envelope the cache keeps (transcript, the clip's sha256, no audio bytes). A reply
+        without usable audio raises SpokenReplyError (an invalid reply)."""
+        if self.clip_dir is None:
+            raise ValueError(f"model '{self.model_id}': a reply in audio needs the client's clip_dir")
+        outcome = self._request(list(messages), None, purpose, audio_settings(voice, audio_format))
+        try:
+            value = spoken_reply(outcome.text, self.clip_dir)
+        except SpokenReplyError as exc:
+            self._record(outcome, purpose, error=str(exc), failure="invalid_reply")
+            raise
+        self._record(outcome, purpose)
+        return Reply(value=value, raw=outcome.text, stats=outcome.stats)
 
     def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
         """Send the messages; return the reply validated as `schema`, re-asking on a reply that does

@@ -45,6 +45,7 @@ from eyt_dagster.core.errors import RequestRefusedError, RoleCallError
 from eyt_dagster.core.model_ref import ModelRef
 from resources.call_cache import CachedReply, CallCache
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
+from resources.spoken_replies import wire_text
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY_PLACEHOLDER = "not-needed"
@@ -287,6 +288,8 @@ class ChatTransport:
         for name in ("reasoning_effort", "response_format"):
             if settings[name] is not None:
                 kwargs[name] = settings[name]
+        if settings.get("audio"):  # a reply in audio (resources/spoken_replies.py)
+            kwargs["modalities"], kwargs["audio"] = settings["modalities"], settings["audio"]
         if settings["extra_body"]:
             kwargs["extra_body"] = settings["extra_body"]
         return kwargs
@@ -309,7 +312,7 @@ class ChatTransport:
                 latency = time.perf_counter() - started
                 raise self._failed(exc, purpose, key, latency, settings["response_format"], attempts) from None
         latency = time.perf_counter() - started
-        return self._reply_from(completion, latency), attempts.retries
+        return self._reply_from(completion, latency, spoken=bool(settings.get("audio"))), attempts.retries
 
     def _sdk_or_record(self, purpose: str, key: str) -> openai.OpenAI:
         """The SDK client; a missing key is recorded in the ledger before it is raised."""
@@ -333,11 +336,14 @@ class ChatTransport:
         )
 
     @staticmethod
-    def _reply_from(completion: Any, latency: float) -> CachedReply:
+    def _reply_from(completion: Any, latency: float, spoken: bool = False) -> CachedReply:
+        """The reply; asked for in audio, its text is the wire envelope of the audio, which the chat client turns
+        into the envelope it caches (resources/spoken_replies.py)."""
         choice = completion.choices[0] if completion.choices else None
         usage = completion.usage
+        content = (choice.message.content if choice is not None else None) or ""
         return CachedReply(
-            text=(choice.message.content if choice is not None else None) or "",
+            text=wire_text(choice.message if choice is not None else None) if spoken else content,
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
             latency_s=latency,

@@ -92,4 +92,6 @@ class ModelAccess(ConfigurableResource):
         """A chat client for one model in one ledger role (simulator, target, judge, speech_target...); for the
         sample `repeat` of a repeated slate it sends the seed `sample_seed(slate seed, repeat)`."""
         seed = sample_seed(self.slate.seed, repeat)
-        return OpenAIChatClient(ref, role=role, cache=self.cache, seed=seed, run_id=run_id, repeat=repeat)
+        return OpenAIChatClient(
+            ref, role=role, cache=self.cache, seed=seed, run_id=run_id, repeat=repeat, clip_dir=self.data_dir
+        )

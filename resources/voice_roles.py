@@ -5,7 +5,7 @@ decides how a voice target hears."""
 from __future__ import annotations
 
 from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
-from eyt_dagster.eyt_voice.audio_listener import AudioListener
+from eyt_dagster.eyt_voice.audio_listener import AudioListener, SpeakingListener
 from eyt_dagster.eyt_voice.listeners import CascadeListener
 from eyt_dagster.eyt_voice.settings import PACKAGED_ASR
 from eyt_dagster.eyt_voice.voiced_loop import Listener
@@ -58,7 +58,10 @@ class VoiceRoles:
             if ref.is_baseline:  # the slate refuses this; kept for a slate object built by hand
                 raise VoiceSetupError(f"target '{target_id}': an embedded baseline cannot hear audio")
             client = self.access.client(ref, "target", run_id)
-            return AudioListener(client, lambda clip: input_audio_part(clip.path, ref.audio_format))
+            render = lambda clip: input_audio_part(clip.path, ref.audio_format)  # noqa: E731
+            if ref.audio_out is not None:  # it answers in audio too
+                return SpeakingListener(client, render, ref.audio_out.voice, ref.audio_out.format)
+            return AudioListener(client, render)
         if ref.speech_input != "cascaded":
             raise VoiceSetupError(
                 f"target '{target_id}': speech_input '{ref.speech_input}' has no meaning in the spoken EYT-Bench; "

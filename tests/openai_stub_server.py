@@ -21,6 +21,10 @@ server answers 400 to the structured-output modes it "does not support"; `Schema
 like a server with constrained decoding (vLLM guided decoding, llama.cpp grammars, OpenAI structured
 output): a random instance of the JSON schema the request's response_format carries.
 
+A request that asks for a reply in audio (`modalities: ["text", "audio"]`, `asks_for_audio`) is answered as OpenAI
+answers it: build the body with `audio_completion(transcript, audio_bytes)`, whose message has no content and
+`audio` = {id, data (base64), transcript, expires_at}.
+
 A `speech(request_json)` handler answers /v1/audio/speech with the audio's bytes, or a StubResponse
 (an error). Speech requests are recorded too (`speech_requests`) but are not slowed, rate-limited or
 counted in flight: those options describe the chat endpoint.
@@ -34,6 +38,7 @@ on their own threads, so many can be in progress at once (`max_seen_in_flight` t
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -110,6 +115,40 @@ def chat_completion(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def asks_for_audio(request_json: dict[str, Any]) -> bool:
+    """Whether a chat request asks for a reply in audio (OpenAI's `modalities` with "audio")."""
+    return "audio" in (request_json.get("modalities") or [])
+
+
+def audio_completion(
+    transcript: str,
+    audio: bytes,
+    *,
+    model: str = "stub-model",
+    prompt_tokens: int = 10,
+    completion_tokens: int | None = None,
+    audio_id: str | None = None,
+) -> dict[str, Any]:
+    """A chat.completion body answering a request for audio, in OpenAI's wire format: the message's content is null
+    and its `audio` holds the clip's bytes in base64 with their transcript. `usage` reports the audio's completion
+    tokens in completion_tokens_details (a token per word of the transcript when not given)."""
+    completion_tokens = _count_tokens(transcript) if completion_tokens is None else completion_tokens
+    body = chat_completion("", model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    body["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": None,
+        "refusal": None,
+        "audio": {
+            "id": audio_id or f"audio_stub_{hashlib.sha256(audio).hexdigest()[:16]}",
+            "data": base64.b64encode(audio).decode("ascii"),
+            "transcript": transcript,
+            "expires_at": int(time.time()) + 3600,
+        },
+    }
+    body["usage"]["completion_tokens_details"] = {"audio_tokens": completion_tokens, "reasoning_tokens": 0}
+    return body
 
 
 def error_response(

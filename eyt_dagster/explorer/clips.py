@@ -1,5 +1,5 @@
 """Which audio files the explorer may serve: only a clip path that speech.eq_items, speech.tts_clips or the spoken
-EYT-Bench's voice.voiced_turns / voice.prosody_probe stores, and
+EYT-Bench's voice.voiced_turns (a user turn's clip, or a reply's in audio) / voice.prosody_probe stores, and
 only when that path, resolved against the data directory (resources/data_paths.py) with every symlink followed,
 is a .wav or .mp3 file inside the data directory. Anything else is refused, so a URL can never reach a file a table
 does not name, nor leave the data directory (`..`, an absolute path, a link pointing out)."""

@@ -9,6 +9,10 @@ the conversation as a transcript, so it has its own prompt section (AUDIO_PERCEP
 asks for the four labels, and a short text part after the last clip naming it as the message to describe. The
 reply call is EYT-Bench's own: the target's system prompt, then the dialogue. The ledger purposes are
 LLMTarget's (`perceive:<turn>`, `respond:<turn>`).
+
+A target whose slate entry has `audio_out` is a SpeakingListener: the same two calls, the reply asked for in audio
+(the slate's voice and format). Its transcript is the reply the loop keeps, so the simulator and the judge read it
+and the target gets it back as its own earlier reply, as text; the clip is kept beside it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from eyt_dagster.core.chat_protocol import ChatClient
 from eyt_dagster.core.replies import Reply
+from eyt_dagster.core.spoken_reply import SpeakingChatClient, SpokenReply
 from eyt_dagster.eyt_bench.prompts import prompt_hash, render
 from eyt_dagster.eyt_bench.types import UserLabels
 from eyt_dagster.eyt_voice.voiced_loop import Heard, UserClip, VoicedExchange
@@ -65,12 +70,35 @@ class AudioListener:
         messages[-1] = {"role": "user", "content": [*messages[-1]["content"], instruction]}
         return self.client.complete_json(messages, UserLabels, purpose=f"perceive:{turn}")
 
-    def respond(self, history: list[VoicedExchange], query: UserClip) -> Reply[str]:
-        messages = [
+    def reply_messages(self, history: list[VoicedExchange], query: UserClip) -> list[dict[str, Any]]:
+        return [
             {"role": "system", "content": render("target", "system")},
             *audio_dialogue(history, query, self.render_clip),
         ]
-        return self.client.complete_text(messages, purpose=f"respond:{len(history) + 1}")
+
+    def respond(self, history: list[VoicedExchange], query: UserClip) -> Reply[str]:
+        return self.client.complete_text(self.reply_messages(history, query), purpose=f"respond:{len(history) + 1}")
 
     def heard(self, clip: UserClip) -> Heard | None:
         return None  # the model hears the clip itself: there is no transcript or cue text to keep
+
+
+class SpeakingListener(AudioListener):
+    """An audio chat model that hears every user turn and answers in audio (`audio_out`): a Speaker."""
+
+    def __init__(self, client: SpeakingChatClient, render_clip: RenderClip, voice: str, audio_format: str) -> None:
+        super().__init__(client, render_clip)
+        self.speaking_client = client
+        self.voice, self.audio_format = voice, audio_format
+
+    def respond_aloud(self, history: list[VoicedExchange], query: UserClip) -> Reply[SpokenReply]:
+        return self.speaking_client.complete_spoken(
+            self.reply_messages(history, query),
+            purpose=f"respond:{len(history) + 1}",
+            voice=self.voice,
+            audio_format=self.audio_format,
+        )
+
+    def respond(self, history: list[VoicedExchange], query: UserClip) -> Reply[str]:
+        spoken = self.respond_aloud(history, query)
+        return Reply(value=spoken.value.transcript, raw=spoken.raw, stats=spoken.stats)

@@ -3,6 +3,8 @@ target plays per pool (docs/spoken-eyt.md#the-slate)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from eyt_dagster.core.model_ref import ModelRef
@@ -24,3 +26,14 @@ class VoiceSettings(BaseModel):
         description="ChatSEEDs each voice target plays per pool: the pool's first, by id (all of them when the "
         "pool has fewer). Each is played twice, heard and as the text control.",
     )
+
+
+class AudioOut(BaseModel):
+    """A voice target that answers in audio (`audio_out:` on the target): its reply call asks the endpoint for
+    `modalities: [text, audio]` with this voice and format, and the reply's transcript is what the simulator reads,
+    the judge scores and the target gets back as its own earlier reply (docs/spoken-eyt.md#audio-out-targets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    voice: str = Field(default="alloy", min_length=1, description="The endpoint's voice the reply is spoken in.")
+    format: Literal["wav", "mp3"] = Field(default="wav", description="The audio format the endpoint is asked for.")

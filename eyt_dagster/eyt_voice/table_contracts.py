@@ -24,6 +24,10 @@ VOICED_TURNS_COLUMNS: Columns = {
     "cues": "string",
     "word_errors": "Int64",
     "ref_words": "Int64",
+    # a reply in audio (audio_out): its clip; NULL for a target that answers in text, and in older partitions
+    "reply_clip_path": "string",
+    "reply_clip_sha256": "string",
+    "reply_clip_duration_s": "float64",
 }
 TEXT_TURNS_COLUMNS: Columns = dict(DIALOGUE_TURNS_COLUMNS)
 VOICE_VERDICTS_COLUMNS: Columns = {**JUDGE_VERDICTS_COLUMNS, **_MODE}

@@ -1,4 +1,5 @@
-"""Voiced dialogues to warehouse rows: EYT-Bench's turn rows, with each turn's clip and what a cascade read."""
+"""Voiced dialogues to warehouse rows: EYT-Bench's turn rows, with each turn's clip, what a cascade read and, for a
+target that answers in audio, the reply's clip (its transcript is the row's response_text)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ CLIP_COLUMNS = [
     "cues",
     "word_errors",
     "ref_words",
+    "reply_clip_path",
+    "reply_clip_sha256",
+    "reply_clip_duration_s",
 ]
 
 
@@ -28,7 +32,8 @@ def voiced_rows(
     voiced: VoicedDialogue, target: str, choice: VoiceChoice, relative: Callable[[str], str]
 ) -> list[dict[str, Any]]:
     """One row per answered turn (and the error row of a dialogue that failed), with the turn's clip (its path
-    made `relative` to the data directory), its voice, and a cascade's transcript, cues and word errors."""
+    made `relative` to the data directory), its voice, a cascade's transcript, cues and word errors, and the clip of
+    a reply in audio."""
     rows = turn_rows(voiced.result, target)
     for row in rows:
         turn = int(row["turn"])
@@ -36,6 +41,7 @@ def voiced_rows(
         if turn == 0:
             continue
         clip, heard = voiced.clips[turn - 1], voiced.heard[turn - 1]
+        reply = voiced.replies[turn - 1] if turn <= len(voiced.replies) else None
         row.update(
             clip_path=relative(clip.path),
             clip_sha256=clip.sha256,
@@ -45,6 +51,12 @@ def voiced_rows(
             clip_duration_s=clip.duration_s,
             ref_words=len(words(clip.text)),
         )
+        if reply is not None:
+            row.update(
+                reply_clip_path=relative(reply.path),
+                reply_clip_sha256=reply.sha256,
+                reply_clip_duration_s=reply.duration_s,
+            )
         if heard is not None:
             row.update(
                 asr_transcript=heard.transcript, cues=heard.cues, word_errors=word_errors(clip.text, heard.transcript)

@@ -9,7 +9,9 @@ scores the transcript as in EYT-Bench.
 
 A per-dialogue session does this. It wraps the simulator, to learn each next turn's gold emotion, and the
 listener, to hand it clips instead of text. It records what each turn's clip was and what the listener made of
-it (a cascade's transcript and cues). Pure logic: the voicer (TTS + clip store) and the listener are handed in.
+it (a cascade's transcript and cues). A listener that answers in audio (a Speaker) gives its reply's transcript to
+the loop as the reply, so the simulator, the judge and the target itself read that; the session keeps the reply's
+clip. Pure logic: the voicer (TTS + clip store) and the listener are handed in.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import Reply
+from eyt_dagster.core.spoken_reply import SpokenReply
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult, run_dialogue
 from eyt_dagster.eyt_bench.role_protocols import Simulator
 from eyt_dagster.eyt_bench.types import ChatSeed, ChatSeedContent, Exchange, PersonaRecord, SimulatorTurn, UserLabels
@@ -77,13 +80,22 @@ class Listener(Protocol):
         ...
 
 
+@runtime_checkable
+class Speaker(Protocol):
+    """A listener that answers in audio: its reply is a transcript with the clip it was spoken in."""
+
+    def respond_aloud(self, history: list[VoicedExchange], query: UserClip) -> Reply[SpokenReply]: ...
+
+
 @dataclass
 class VoicedDialogue:
-    """A dialogue's result with the clip of each answered turn and what the listener read of it."""
+    """A dialogue's result with the clip of each answered turn, what the listener read of it, and (for a target
+    that answers in audio) each reply's clip."""
 
     result: DialogueResult
     clips: list[UserClip] = field(default_factory=list)
     heard: list[Heard | None] = field(default_factory=list)
+    replies: list[SpokenReply | None] = field(default_factory=list)
 
 
 class _Session:
@@ -94,6 +106,7 @@ class _Session:
         self.emotions: list[str] = [seed.initial_emotion]  # turn t's gold emotion at index t - 1
         self.clips: list[UserClip] = []
         self.heard: list[Heard | None] = []
+        self.replies: dict[int, SpokenReply] = {}  # turn -> the reply's clip, for a Speaker
         self._lock = threading.Lock()  # perception and reply ask for the same turn's clip side by side
 
     def clip(self, turn: int, text: str) -> UserClip:
@@ -127,7 +140,12 @@ class _HeardTarget:
         return self.session.listener.perceive(*self._query(history, query))
 
     def respond(self, history: list[Exchange], query: str) -> Reply[str]:
-        return self.session.listener.respond(*self._query(history, query))
+        listener = self.session.listener
+        if not isinstance(listener, Speaker):
+            return listener.respond(*self._query(history, query))
+        spoken = listener.respond_aloud(*self._query(history, query))
+        self.session.replies[len(history) + 1] = spoken.value  # a replayed turn replaces its clip
+        return Reply(value=spoken.value.transcript, raw=spoken.raw, stats=spoken.stats)
 
 
 class _LabellingSimulator:
@@ -155,7 +173,8 @@ def run_voiced_dialogue(
     session = _Session(seed, voicer, listener, choice)
     result = run_dialogue(seed, _LabellingSimulator(simulator, session), _HeardTarget(session), t_max)
     answered = len(result.turns)
-    return VoicedDialogue(result, session.clips[:answered], session.heard[:answered])
+    replies = [session.replies.get(t) for t in range(1, answered + 1)]
+    return VoicedDialogue(result, session.clips[:answered], session.heard[:answered], replies)
 
 
 def run_voiced_dialogues(
