@@ -332,3 +332,19 @@ def test_the_model_card_carries_the_voice_half(voice_run):
             (row["ci_low"], row["ci_high"])
         )
     assert card["voice_n_paired"] == gap["n_paired"].max()
+
+
+def test_cost_by_role_counts_the_voice_roles_and_their_audio_seconds(voice_run):
+    _, data, _ = voice_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    con.execute((SQL / "cost_by_role.sql").read_text())
+    view = con.execute("SELECT * FROM cost_by_role_sql").df().set_index(["role", "model"])
+    turns = con.execute("SELECT * FROM voice.voiced_turns WHERE turn > 0").df()
+    con.close()
+    clips = turns.drop_duplicates("clip_sha256")
+    assert view.loc[("voice_target", TARGET), "rows"] == len(turns)
+    tts = view.xs("tts", level="role")
+    assert tts["audio_s"].sum() == pytest.approx(clips["clip_duration_s"].sum()) and tts["rows"].sum() == len(clips)
+    # the cascade recognised each distinct clip once
+    assert view.loc[("asr", TARGET), "audio_s"] == pytest.approx(clips["clip_duration_s"].sum())
+    assert view["cost_usd"].sum() == 0  # embedded baselines and espeak-ng cost nothing
