@@ -303,8 +303,8 @@ def test_unchanged_slate_leaves_every_materialised_partition_fresh(world, capsys
 def test_every_slate_field_is_read_by_an_asset_or_declared_unread():
     """A new slate field must be placed: read by some asset (slate_settings.READERS) or declared in NOT_READ."""
     from eyt_dagster.core.model_ref import NOT_ANSWER_FIELDS
-    from eyt_dagster.slate import Slate, TargetRef
     from eyt_dagster.eyt_voice.settings import VoiceSettings
+    from eyt_dagster.slate import Slate, TargetRef
     from eyt_dagster.speech_eq.settings import SpeechSettings
 
     fields = (set(Slate.model_fields) - {"speech", "voice"}) | {f"speech.{f}" for f in SpeechSettings.model_fields}

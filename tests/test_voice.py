@@ -237,7 +237,13 @@ def test_the_prosody_probe_hears_the_same_words_in_the_plain_voice(voice_run):
 SQL = Path(__file__).resolve().parents[1] / "sql"
 TWINS = {
     "voice_gap": (["target", "pool", "metric"], ["n_paired", "text", "voice", "delta", "preserve_ratio"]),
-    "asr_errors": (["target", "pool"], ["turns", "ref_words", "word_errors", "wer"]),
+    "asr_errors": (
+        ["target", "pool"],
+        [
+            *("turns", "ref_words", "word_errors", "wer", "turns_clean", "turns_misheard", "emotion_acc_clean"),
+            *("emotion_acc_misheard", "explicit_intent_acc_clean", "explicit_intent_acc_misheard"),
+        ],
+    ),
     "prosody_effect": (["target", "pool"], ["n_turns", "acc_toned", "acc_plain", "delta"]),
 }
 
@@ -348,3 +354,33 @@ def test_cost_by_role_counts_the_voice_roles_and_their_audio_seconds(voice_run):
     # the cascade recognised each distinct clip once
     assert view.loc[("asr", TARGET), "audio_s"] == pytest.approx(clips["clip_duration_s"].sum())
     assert view["cost_usd"].sum() == 0  # embedded baselines and espeak-ng cost nothing
+
+
+def test_asr_errors_split_between_recognition_and_model_by_hand():
+    from eyt_dagster.eyt_voice.gap import asr_errors
+
+    rows = []
+    for turn, (errors, emotion_right) in enumerate([(0, True), (0, False), (2, False), (1, True)], start=1):
+        rows.append(
+            {
+                "target": "t",
+                "pool": "p",
+                "seed_id": "s",
+                "turn": turn,
+                "error": None,
+                "complete": True,
+                "word_errors": errors,
+                "ref_words": 10,
+                "gold_explicit_intent": "a",
+                "pred_explicit_intent": "a",
+                "gold_latent_intent": "b",
+                "pred_latent_intent": "c",
+                "gold_emotion": "joy",
+                "pred_emotion": "joy" if emotion_right else "fear",
+            }
+        )
+    got = asr_errors(pd.DataFrame(rows)).iloc[0]
+    assert (got["turns"], got["word_errors"], got["wer"]) == (4, 3, 3 / 40)
+    assert (got["turns_clean"], got["turns_misheard"]) == (2, 2)
+    assert got["emotion_acc_clean"] == 0.5 and got["emotion_acc_misheard"] == 0.5
+    assert got["explicit_intent_acc_clean"] == 1.0 and got["latent_intent_acc_misheard"] == 0.0

@@ -12,7 +12,7 @@ from eyt_dagster.eyt_voice import prosody_probe as prosody
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from resources.model_access import ModelAccess
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"  # 2: asr_errors splits each label's accuracy between clean and misheard turns
 _REPORT: dict[str, Any] = dict(key_prefix=["voice"], group_name="voice_reports", code_version=LOGIC_VERSION)
 
 

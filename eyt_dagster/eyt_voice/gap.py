@@ -15,6 +15,7 @@ import pandas as pd
 
 from eyt_dagster.core.stats import paired_bootstrap_diff
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 
 COLUMNS = [
     "target",
@@ -64,14 +65,47 @@ def voice_gap(scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFram
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+LABELS = ("explicit_intent", "latent_intent", "emotion")
+ASR_COLUMNS = [
+    "target",
+    "pool",
+    "turns",
+    "ref_words",
+    "word_errors",
+    "wer",
+    "turns_clean",
+    "turns_misheard",
+    *(f"{label}_acc_{part}" for label in LABELS for part in ("clean", "misheard")),
+]
+
+
 def asr_errors(turns: pd.DataFrame) -> pd.DataFrame:
     """Per target and pool, a cascade's word error rate on the synthesised user turns (answered turns of finished
-    dialogues; an audio model has no transcript and no row)."""
-    heard = turns[(turns["turn"] > 0) & turns["word_errors"].notna()]
+    dialogues; an audio model has no transcript and no row), and its errors split between the transcription and
+    the model: each label's accuracy on the turns it heard without a word error (`clean`) and on those with one
+    (`misheard`). A gap between the two is what the recognition cost; errors on clean turns are the model's."""
+    heard = answered_turns(turns)
+    heard = heard[heard["word_errors"].notna()].copy()
     if not len(heard):
-        return pd.DataFrame(columns=["target", "pool", "turns", "ref_words", "word_errors", "wer"])
-    out = heard.groupby(["target", "pool"], as_index=False).agg(
-        turns=("turn", "size"), ref_words=("ref_words", "sum"), word_errors=("word_errors", "sum")
-    )
-    out["wer"] = out["word_errors"] / out["ref_words"].replace(0, np.nan)
-    return out
+        return pd.DataFrame(columns=ASR_COLUMNS)
+    heard["misheard"] = heard["word_errors"].astype(int) > 0
+    for label in LABELS:
+        heard[f"{label}_right"] = (heard[f"gold_{label}"] == heard[f"pred_{label}"]).astype(float)
+    rows = []
+    for (target, pool), cell in heard.groupby(["target", "pool"], sort=True):
+        row = {
+            "target": target,
+            "pool": pool,
+            "turns": len(cell),
+            "ref_words": int(cell["ref_words"].sum()),
+            "word_errors": int(cell["word_errors"].sum()),
+            "turns_clean": int((~cell["misheard"]).sum()),
+            "turns_misheard": int(cell["misheard"].sum()),
+        }
+        row["wer"] = row["word_errors"] / row["ref_words"] if row["ref_words"] else np.nan
+        for label in LABELS:
+            for part, mask in (("clean", ~cell["misheard"]), ("misheard", cell["misheard"])):
+                values = cell.loc[mask, f"{label}_right"]
+                row[f"{label}_acc_{part}"] = float(values.mean()) if len(values) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=ASR_COLUMNS)

@@ -63,6 +63,12 @@ ASR_ERRORS_COLUMNS: Columns = {
     **{c: "string" for c in ("target", "pool")},
     **{c: "Int64" for c in ("turns", "ref_words", "word_errors")},
     "wer": "float64",
+    **{c: "Int64" for c in ("turns_clean", "turns_misheard")},
+    **{
+        f"{label}_acc_{part}": "float64"
+        for label in ("explicit_intent", "latent_intent", "emotion")
+        for part in ("clean", "misheard")
+    },
     "is_baseline": "bool",
     "self_preference_risk": "bool",
     "created_at": "datetime64[ns]",

@@ -48,8 +48,17 @@ def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
             Section(
                 title="Spoken EYT-Bench: speech recognition of the cascades",
                 description="A cascade hears through speech recognition: its word error rate on the synthesised user "
-                "turns (word-level edit distance after lower-casing and dropping punctuation, summed over turns).",
-                table=asr[["target", "pool", "turns", "ref_words", "word_errors", "wer"]],
+                "turns (word-level edit distance after lower-casing and dropping punctuation, summed over turns), "
+                "and its errors split between the recognition and the model: each label's accuracy on the turns it "
+                "heard without a word error (clean) and with one (misheard). Errors on clean turns are the model's.",
+                table=asr[
+                    ["target", "pool", "turns", "wer", "turns_clean", "turns_misheard"]
+                    + [
+                        f"{label}_acc_{part}"
+                        for label in ("explicit_intent", "emotion")
+                        for part in ("clean", "misheard")
+                    ]
+                ],
             )
         )
     prosody = tables.get("voice.prosody_effect", pd.DataFrame())
