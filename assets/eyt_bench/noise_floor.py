@@ -28,7 +28,7 @@ def noise_floor(eyt: ModelAccess, dialogue_scores: pd.DataFrame, repeat_scores: 
     as standard deviations and shares; the spread over repeats; how far the mean moves on a rerun."""
     slate = eyt.slate
     samples = nf.all_samples(dialogue_scores, repeat_scores)
-    df = nf.noise_floor(samples, repeats=slate.repeats, judge_repeats=slate.judge_repeats)
+    df = nf.noise_floor(samples, repeats=slate.repeats, judge_repeats=slate.judge_repeats, store=eyt.report_cache)
     shown = df[df["metric"] == "empathy"] if len(df) else df
     columns = ["target", "pool", "n_seeds", "mean", "sd_between", "sd_within", "sd_judge", "rerun_sd"]
     preview = shown[columns].round(3).to_markdown(index=False) if len(shown) else "_no rows_"
@@ -40,7 +40,10 @@ def pass_k(eyt: ModelAccess, dialogue_scores: pd.DataFrame, repeat_scores: pd.Da
     """pass^k of final-intent completion for k = 1..repeats: the chance that k plays of a ChatSEED all complete."""
     slate = eyt.slate
     df = nf.pass_k(
-        nf.all_samples(dialogue_scores, repeat_scores), repeats=slate.repeats, judge_repeats=slate.judge_repeats
+        nf.all_samples(dialogue_scores, repeat_scores),
+        repeats=slate.repeats,
+        judge_repeats=slate.judge_repeats,
+        store=eyt.report_cache,
     )
     last = df[df["k"] == slate.repeats] if len(df) else df
     preview = last[["target", "pool", "n_seeds", "pass_k"]].round(3).to_markdown(index=False) if len(last) else ""

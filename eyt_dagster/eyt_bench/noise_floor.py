@@ -23,6 +23,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core import result_cache
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
 
 CELL = ["target", "pool"]
@@ -45,6 +46,11 @@ COLUMNS = [
     "rerun_sd",
 ]
 PASS_K_COLUMNS = ["target", "pool", "k", "repeats", "n_seeds", "pass_k"]
+# What a cell's stored noise-floor figures and pass^k values are computed by (core.result_cache): a change to how
+# either is computed must change its kind.
+NOISE_KIND = "noise_floor.cell.v1"
+PASS_K_KIND = "pass_k.cell.v1"
+_FIGURES = COLUMNS[5:]  # n_seeds .. rerun_sd: what _row returns
 
 
 def all_samples(dialogue_scores: pd.DataFrame, repeat_scores: pd.DataFrame) -> pd.DataFrame:
@@ -98,14 +104,51 @@ def _row(values: pd.DataFrame, repeats: int, judge_repeats: int) -> dict[str, fl
     return out
 
 
-def noise_floor(samples: pd.DataFrame, *, repeats: int, judge_repeats: int) -> pd.DataFrame:
-    """One row per cell and paired metric: the variance decomposition, the spread over repeats and the rerun SD."""
+def _cell_rows(samples: pd.DataFrame) -> list[tuple[tuple[object, object], np.ndarray]]:
+    """Each target x pool cell of `samples` (sorted, as groupby sorts them) with the positions of its rows."""
+    return sorted(samples.groupby(CELL, sort=True).indices.items())
+
+
+def _sample_key(cell: pd.DataFrame) -> tuple[object, ...]:
+    """What identifies a cell's samples in a key: the ChatSEED ids (and their type) and the repeat numbers."""
+    return (
+        str(cell["seed_id"].dtype),
+        tuple(str(s) for s in cell["seed_id"]),
+        cell["repeat"].to_numpy(dtype=float),
+        cell["judge_repeat"].to_numpy(dtype=float),
+    )
+
+
+def noise_floor(
+    samples: pd.DataFrame, *, repeats: int, judge_repeats: int, store: result_cache.ResultStore | None = None
+) -> pd.DataFrame:
+    """One row per cell and paired metric: the variance decomposition, the spread over repeats and the rerun SD.
+
+    A cell's rows depend on its own samples alone: with a `store` (core.result_cache) they are kept under a key of
+    its samples' ids and per-dialogue values, and only the cells not stored are computed (by `cell_noise_floor`)."""
+    store = store if store is not None else result_cache.MemoryStore()
+    cells = _cell_rows(samples)
+    values = np.column_stack([per_dialogue(samples, m).to_numpy(dtype=float) for m in PAIRED_METRICS])
+    keys = [
+        result_cache.content_key(
+            repeats, judge_repeats, PAIRED_METRICS, _sample_key(samples.iloc[at]), np.ascontiguousarray(values[at])
+        )
+        for _, at in cells
+    ]
+
+    def compute(which: list[int]) -> list[np.ndarray]:
+        out = []
+        for k in which:
+            rows = cell_noise_floor(samples.iloc[cells[k][1]], repeats=repeats, judge_repeats=judge_repeats)
+            out.append(np.array([[float(row[f]) for f in _FIGURES] for row in rows]))
+        return out
+
+    figures = result_cache.cached_arrays(store, NOISE_KIND, keys, (len(PAIRED_METRICS), len(_FIGURES)), compute)
     rows = []
-    for (target, pool), cell in samples.groupby(CELL, sort=True):
-        indexed = cell.set_index(SAMPLE)
-        for metric in PAIRED_METRICS:
-            values = per_dialogue(indexed, metric).astype(float)
-            values = values[~values.index.duplicated()]
+    for ((target, pool), _), cell in zip(cells, figures):
+        for metric, found in zip(PAIRED_METRICS, cell):
+            row: dict[str, object] = dict(zip(_FIGURES, (float(v) for v in found)))
+            row["n_seeds"] = int(found[0])
             rows.append(
                 {
                     "target": target,
@@ -113,10 +156,21 @@ def noise_floor(samples: pd.DataFrame, *, repeats: int, judge_repeats: int) -> p
                     "metric": metric,
                     "repeats": repeats,
                     "judge_repeats": judge_repeats,
-                    **_row(values, repeats, judge_repeats),
+                    **row,
                 }
             )
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def cell_noise_floor(cell: pd.DataFrame, *, repeats: int, judge_repeats: int) -> list[dict[str, float]]:
+    """The noise-floor figures (_row) of one cell's samples, one dict per paired metric in PAIRED_METRICS order."""
+    indexed = cell.set_index(SAMPLE)
+    out = []
+    for metric in PAIRED_METRICS:
+        values = per_dialogue(indexed, metric).astype(float)
+        values = values[~values.index.duplicated()]
+        out.append(_row(values, repeats, judge_repeats))
+    return out
 
 
 def completion_by_repeat(samples: pd.DataFrame, judge_repeats: int) -> pd.DataFrame:
@@ -135,9 +189,49 @@ def pass_hat_k(successes: int, trials: int, k: int) -> float:
     return comb(successes, k) / comb(trials, k)
 
 
-def pass_k(samples: pd.DataFrame, *, repeats: int, judge_repeats: int) -> pd.DataFrame:
+def pass_k(
+    samples: pd.DataFrame, *, repeats: int, judge_repeats: int, store: result_cache.ResultStore | None = None
+) -> pd.DataFrame:
     """pass^k for k = 1..repeats per cell: the mean over ChatSEEDs (those with all `repeats` plays judged) of
-    pass_hat_k (tau-bench's consistency measure; pass^1 is the completion rate)."""
+    pass_hat_k (tau-bench's consistency measure; pass^1 is the completion rate).
+
+    With a `store` (core.result_cache) a cell's values are kept under a key of its samples' ids and completion
+    votes, and only the cells not stored are computed (by `cell_pass_k`)."""
+    store = store if store is not None else result_cache.MemoryStore()
+    cells = _cell_rows(samples)
+    rated = samples["completed"].notna().to_numpy()
+    votes = np.full(len(samples), np.nan)  # what completion_by_repeat reads: missing, or the vote as a bool
+    votes[rated] = samples["completed"][rated].astype(bool).to_numpy(dtype=float)
+    keys = [
+        result_cache.content_key(repeats, judge_repeats, _sample_key(samples.iloc[at]), np.ascontiguousarray(votes[at]))
+        for _, at in cells
+    ]
+
+    def compute(which: list[int]) -> list[np.ndarray]:
+        out = []
+        for k in which:
+            rows = cell_pass_k(samples.iloc[cells[k][1]], repeats=repeats, judge_repeats=judge_repeats)
+            out.append(rows[["n_seeds", "pass_k"]].to_numpy(dtype=float).ravel())
+        return out
+
+    rows = []
+    for ((target, pool), _), cell in zip(cells, result_cache.cached_arrays(store, PASS_K_KIND, keys, None, compute)):
+        for k, (n_seeds, value) in enumerate(cell.reshape(-1, 2), start=1):
+            rows.append(
+                {
+                    "target": target,
+                    "pool": pool,
+                    "k": k,
+                    "repeats": repeats,
+                    "n_seeds": int(n_seeds),
+                    "pass_k": float(value),
+                }
+            )
+    return pd.DataFrame(rows, columns=PASS_K_COLUMNS)
+
+
+def cell_pass_k(samples: pd.DataFrame, *, repeats: int, judge_repeats: int) -> pd.DataFrame:
+    """pass^k of the cells of `samples`, computed from their rows (pass_k without a store computes each cell so)."""
     by_repeat = completion_by_repeat(samples[samples["repeat"] < repeats], judge_repeats)
     rows = []
     for (target, pool), cell in by_repeat.groupby(CELL, sort=True):
