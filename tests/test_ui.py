@@ -30,7 +30,8 @@ from ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, st
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-GROUPS = ("dialogue", "reports", "speech")
+GROUPS = ("dialogue", "reports", "speech")  # the groups of the assets NAMED below
+ALL_GROUPS = (*GROUPS, "voice", "voice_reports")  # every group of the code location (the spoken EYT-Bench's too)
 # Assets the test names; every other asset of each group comes from the code location (GraphQL).
 NAMED = {
     "dialogue/dialogue_turns": "dialogue",
@@ -218,14 +219,19 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
             # 1. The global asset graph with every group expanded: group boxes and asset nodes are drawn (only
             #    those in view: the graph is larger than the window), each node one of the code location's.
             expanded = urllib.parse.quote(
-                ",".join([f"global@global:{g}" for g in GROUPS] + [f"__repository__@eyt_dagster:{g}" for g in GROUPS]),
+                ",".join(
+                    [f"global@global:{g}" for g in ALL_GROUPS] + [f"__repository__@eyt_dagster:{g}" for g in ALL_GROUPS]
+                ),
                 safe="",
             )
             browser.navigate(f"{base}/asset-groups?expanded={expanded}")
 
             def drawn(text: str | None) -> tuple[set[str], list[str]]:
                 boxes = [b for b in (text or "").split("\n") if b]
-                return {b for b in boxes if b in GROUPS}, [b.split("Latest event")[0] for b in boxes if b not in GROUPS]
+                return (
+                    {b for b in boxes if b in ALL_GROUPS},
+                    [b.split("Latest event")[0] for b in boxes if b not in ALL_GROUPS],
+                )
 
             text = browser.wait_until(
                 GRAPH_TEXT,
@@ -258,7 +264,7 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
             phase("selected assets")
 
             # 3. Each group's catalog lists exactly the assets the code location puts in it.
-            for group in GROUPS:
+            for group in ALL_GROUPS:
                 expected = {f"/assets/{key}" for key in groups[group]}
                 browser.set_viewport(1600, 400 + 64 * len(expected))  # the list draws only the rows in view
                 browser.navigate(f"{base}/locations/eyt_dagster/asset-groups/{group}/list")
