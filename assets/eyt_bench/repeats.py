@@ -11,7 +11,7 @@ from assets.eyt_bench.partitions import JUDGE_POOL, SIMULATOR_POOL, by_pool, tar
 from eyt_dagster.core import explorer_links
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers
-from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_stats
+from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_models, judge_stats, judge_workers
 from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, samples, score_samples
 from eyt_dagster.eyt_bench.table_contracts import conform_table
@@ -96,13 +96,7 @@ def repeat_dialogues(
         "chat_seeds": _SEEDS,
         **{
             name: AssetIn(key=["dialogue", name])
-            for name in (
-                "dialogue_turns",
-                "repeat_dialogues",
-                "judge_verdicts",
-                "final_intent_verdicts",
-                "intent_similarity",
-            )
+            for name in ("dialogue_turns", "repeat_dialogues", "intent_similarity")
         },
     },
     metadata=_CELL_META,
@@ -116,8 +110,6 @@ def repeat_scores(
     chat_seeds: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     repeat_dialogues: pd.DataFrame,
-    judge_verdicts: pd.DataFrame,
-    final_intent_verdicts: pd.DataFrame,
     intent_similarity: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """dialogue_scores of every sample past (repeat 0, judge repeat 0): each repeated dialogue judged by every
@@ -126,21 +118,18 @@ def repeat_scores(
     slate, roles = eyt.slate, EytRoles(eyt)
     wanted = samples(slate.repeats, slate.judge_repeats)
     judges = {q: roles.judges(context.run_id, repeat=q) for q in sorted({q for _, q in wanted})}
-    refs = [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
     judging = Judging(
         judges=judges,
-        judge_models={r.id: r.model for r in refs},
+        judge_models=judge_models(slate),
         turn_prompt=TURN_PROMPT_HASH,
         final_prompt=FINAL_PROMPT_HASH,
         slate_seed=slate.seed,
-        workers=sum(r.max_concurrency for r in slate.judges),
+        workers=judge_workers(slate, next(iter(judges.values()), [])),  # every judge repeat has the same judges
     )
     cell = CellSamples(
         chat_seeds=chat_seeds,
         dialogue_turns=dialogue_turns,
         repeat_dialogues=repeat_dialogues,
-        judge_verdicts=judge_verdicts,
-        final_intent_verdicts=final_intent_verdicts,
         intent_similarity=intent_similarity,
     )
     embeddings = eyt.early_embeddings(slate.embedding_model)

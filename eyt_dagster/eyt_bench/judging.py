@@ -3,12 +3,13 @@ verdict) for each judge. Used by the judge-verdict assets and by the cross-judge
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
@@ -118,14 +119,23 @@ def run_judges(
     on_done: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
     """Judge the dialogues with each judge and return the table with provenance (`on_done` reports progress)."""
-    refs = [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
-    # enough calls under way to fill every judge's budget at once (each endpoint's gate caps its own)
+    rows = judge_all(judges, dialogues, final=final, workers=judge_workers(slate, judges), on_done=on_done)
+    return verdict_frame(rows, final=final, judge_models=judge_models(slate), prompt_hash=prompt, seed=slate.seed)
+
+
+def _judge_refs(slate: EytSlate) -> list[ModelRef]:
+    return [*slate.judges, *([slate.replacement_judge] if slate.replacement_judge else [])]
+
+
+def judge_models(slate: EytSlate) -> dict[str, str]:
+    """Judge id -> its model, for every judge the slate names (the replacement judge too)."""
+    return {r.id: r.model for r in _judge_refs(slate)}
+
+
+def judge_workers(slate: EytSlate, judges: Sequence[Judge]) -> int:
+    """Calls under way at once to fill these judges' budgets together (each endpoint's gate caps its own)."""
     used = {j.model_id for j in judges}
-    workers = sum(r.max_concurrency for r in refs if r.id in used)
-    rows = judge_all(judges, dialogues, final=final, workers=workers, on_done=on_done)
-    return verdict_frame(
-        rows, final=final, judge_models={r.id: r.model for r in refs}, prompt_hash=prompt, seed=slate.seed
-    )
+    return sum(r.max_concurrency for r in _judge_refs(slate) if r.id in used)
 
 
 def judge_stats(df: pd.DataFrame) -> CallStats:

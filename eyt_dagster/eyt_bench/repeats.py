@@ -70,13 +70,13 @@ def play_repeats(
 
 @dataclass(frozen=True)
 class CellSamples:
-    """What one cell's samples are scored from: its own tables (sample 0, 0) and its repeated dialogues."""
+    """What one cell's samples are scored from: its own dialogues and their intent similarity (repeat 0), and its
+    repeated dialogues. Every sample is judged anew (sample (0, 0), whose verdicts are the cell's own, is not one
+    of them), so the cell's verdict tables are not read."""
 
     chat_seeds: pd.DataFrame
     dialogue_turns: pd.DataFrame
     repeat_dialogues: pd.DataFrame
-    judge_verdicts: pd.DataFrame
-    final_intent_verdicts: pd.DataFrame
     intent_similarity: pd.DataFrame
 
     def turns(self, repeat: int) -> pd.DataFrame:
