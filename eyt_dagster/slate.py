@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
-from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOLS
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOL_LANGUAGES, POOLS
 from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings
 from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
 
@@ -241,6 +241,13 @@ class Slate(BaseModel):
     @property
     def voice_targets(self) -> list[TargetRef]:
         return self.targets_of("eyt_voice")
+
+    def pool_language(self, pool: str) -> str:
+        """The language `pool` is played in: the slate's `language` for it, else its corpus's (taxonomy.POOL_LANGUAGES)."""
+        source = self.pools.get(pool)
+        if source is not None and source.language is not None:
+            return source.language
+        return POOL_LANGUAGES[pool]
 
     def target(self, target_id: str) -> TargetRef:
         for target in self.targets:

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from eyt_dagster.core.languages import Language
 from eyt_dagster.core.model_ref import ModelRef
 
 
@@ -18,6 +19,10 @@ class PoolSource(BaseModel):
     source: Literal["fixture", "local", "hub"] = "fixture"
     path: str | None = Field(default=None, description="Local copy in the published layout (source: local).")
     revision: str | None = Field(default=None, description="Hub revision to pin (source: hub).")
+    language: Language | None = Field(
+        default=None,
+        description="The language the pool is played in (prompts, simulator, judge); unset = its corpus's language.",
+    )
 
     @model_validator(mode="after")
     def _local_needs_path(self) -> PoolSource:

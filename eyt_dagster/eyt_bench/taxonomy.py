@@ -13,6 +13,8 @@ NEMOTRON_POOL, PERSONAMEM_POOL = "nemotron_usa", "personamem_v2"
 POOLS: tuple[str, ...] = (NEMOTRON_POOL, PERSONAMEM_POOL)
 # Pools sampled by occupation group x age bucket (Pool A, whose records carry both); the others simply.
 STRATIFIED_POOLS: frozenset[str] = frozenset({NEMOTRON_POOL})
+# The language each pool's corpus is written in: the language it is played in unless the slate sets another.
+POOL_LANGUAGES: dict[str, str] = {NEMOTRON_POOL: "en", PERSONAMEM_POOL: "en"}
 
 ExplicitIntent = Literal[
     "information_seeking",
