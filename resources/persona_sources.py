@@ -2,7 +2,9 @@
 
 Every source is read as the published layout:
 - nemotron_usa: `data/train-*.parquet` (all shards) under the path, or one parquet file;
-- personamem_v2: `benchmark/text/{train,val,benchmark}.csv` (those that exist) under the path, or one CSV.
+- personamem_v2: `benchmark/text/{train,val,benchmark}.csv` (those that exist) under the path, or one CSV;
+- cped: `data/CPED/{train,valid,test}_split.csv` (those that exist) under the path, or one CSV. CPED is published
+  on GitHub, not on the Hugging Face hub, so it has no hub source: clone it and use `source: local`.
 The hub source downloads only those files (revision pinned from the slate) and then reads them as local.
 Errors name the file and say what to do.
 """
@@ -30,8 +32,15 @@ from eyt_dagster.eyt_bench.personas import (
     personamem_to_records,
     require_columns,
 )
+from eyt_dagster.eyt_bench.personas_cped import (
+    CPED_COLUMNS,
+    CPED_RECORD_COLUMNS,
+    CPED_SCHEMA,
+    CPED_SPLITS,
+    cped_to_records,
+)
 from eyt_dagster.eyt_bench.settings import PoolSource
-from eyt_dagster.eyt_bench.taxonomy import NEMOTRON_POOL, PERSONAMEM_POOL
+from eyt_dagster.eyt_bench.taxonomy import CPED_POOL, NEMOTRON_POOL, PERSONAMEM_POOL
 from eyt_dagster.eyt_bench.types import PersonaRecord
 
 PERSONAMEM_SPLITS = ("train", "val", "benchmark")
@@ -45,7 +54,7 @@ class PersonaSourceError(RuntimeError):
 class PoolLayout:
     """How one pool is published: its hub repository, the files to fetch, and how to read them."""
 
-    repo_id: str
+    repo_id: str | None  # None: not on the hub (the pool is read from a fixture or a local copy only)
     allow_patterns: tuple[str, ...]
     find_files: Callable[[Path], list[Path]]
     read_file: Callable[[Path], pd.DataFrame]
@@ -101,6 +110,29 @@ def _read_personamem(file: Path) -> pd.DataFrame:
         raise PersonaSourceError(f"persona file {file} could not be read as CSV: {exc}") from exc
 
 
+def _cped_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    files = [path / "data" / "CPED" / f"{split}_split.csv" for split in CPED_SPLITS]
+    present = [f for f in files if f.is_file()]
+    if not present:
+        raise PersonaSourceError(
+            f"no CPED split under {path}: expected one of {[str(f) for f in files]} "
+            "(the published layout: a clone of github.com/scutcyr/CPED) or a path to one CSV file"
+        )
+    return present
+
+
+def _read_cped(file: Path) -> pd.DataFrame:
+    """Check the header against the release, then read the columns records use, as text (ids keep their zeros)."""
+    try:
+        header = pd.read_csv(file, nrows=0, encoding="utf-8").columns
+        require_columns(header, CPED_COLUMNS, CPED_SCHEMA, str(file))
+        return pd.read_csv(file, usecols=list(CPED_RECORD_COLUMNS), dtype=str, encoding="utf-8", keep_default_na=False)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise PersonaSourceError(f"persona file {file} could not be read as UTF-8 CSV: {exc}") from exc
+
+
 LAYOUTS: dict[str, PoolLayout] = {
     NEMOTRON_POOL: PoolLayout(
         "nvidia/Nemotron-Personas-USA", ("data/train-*.parquet",), _nemotron_files, _read_nemotron, nemotron_to_records
@@ -112,6 +144,7 @@ LAYOUTS: dict[str, PoolLayout] = {
         _read_personamem,
         personamem_to_records,
     ),
+    CPED_POOL: PoolLayout(None, (), _cped_files, _read_cped, cped_to_records),
 }
 
 
@@ -129,6 +162,12 @@ def _snapshot_download(**kwargs: Any) -> str:
 def download_from_hub(pool: str, revision: str | None) -> Path:
     """Fetch only the pool's published files from the hub; an unreachable hub says what to do instead."""
     layout = _layout(pool)
+    if layout.repo_id is None:
+        raise PersonaSourceError(
+            f"pool '{pool}' is not published on the Hugging Face hub, so `source: hub` cannot read it: clone its "
+            "repository (docs/languages.md#the-chinese-pool) and set `source: local` with `path:` pointing at the "
+            "clone (or `source: fixture` for offline runs)"
+        )
     try:
         local = _snapshot_download(
             repo_id=layout.repo_id, repo_type="dataset", revision=revision, allow_patterns=list(layout.allow_patterns)

@@ -6,13 +6,13 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 from assets._output import now_utc, stats_metadata, table_of, table_output
 from assets.eyt_bench.partitions import pool_partitions
 from eyt_dagster.eyt_bench.chat_seeds import write_chat_seeds
-from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import ChatSeedsFrame, conform_table
 from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
-PROMPT_HASH = prompt_hash("seed_generation")
+PROMPT_HASH = prompt_hash("seed_generation")  # English; a pool in another language records its own
 
 
 @asset(
@@ -22,21 +22,22 @@ PROMPT_HASH = prompt_hash("seed_generation")
     ins={"persona_pool": AssetIn(key=["dialogue", "persona_pool"])},
     dagster_type=ChatSeedsFrame,
     metadata={"partition_expr": "pool"},
-    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{code_version_hash('seed_generation')}",
 )
 def chat_seeds(context: AssetExecutionContext, eyt: ModelAccess, persona_pool: pd.DataFrame) -> Output[pd.DataFrame]:
     """ChatSEEDs for the first `dialogues_per_pool` personas. A rerun asks the simulator again: seeds whose
     request finished before come from the call cache unchanged, rows that failed are retried (as dialogue_turns
     resumes)."""
     slate, pool = eyt.slate, context.partition_key
-    simulator = EytRoles(eyt).simulator(context.run_id)
+    simulator = EytRoles(eyt).simulator(context.run_id, pool)
+    pool_prompt_hash = prompt_hash("seed_generation", language=slate.pool_language(pool))
     seeds = write_chat_seeds(
         persona_pool,
         simulator,
         pool=pool,
         count=slate.dialogues_per_pool,
         workers=slate.simulator.max_concurrency,
-        prompt_hash=PROMPT_HASH,
+        prompt_hash=pool_prompt_hash,
         slate_seed=slate.seed,
     )
     df = seeds.rows
@@ -46,7 +47,7 @@ def chat_seeds(context: AssetExecutionContext, eyt: ModelAccess, persona_pool: p
     return table_output(
         conform_table(df, table_of(context)),
         simulator=simulator.model_id,
-        prompt_hash=PROMPT_HASH,
+        prompt_hash=pool_prompt_hash,
         reused_rows=seeds.reused,
         **stats_metadata("simulator", seeds.stats),
     )

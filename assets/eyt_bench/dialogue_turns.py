@@ -10,14 +10,15 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.dialogue_loop import Turn
 from eyt_dagster.eyt_bench.dialogue_turns import play_cell
 from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
-from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
 from eyt_dagster.eyt_bench.types import ChatSeed
 from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
-PROMPT_HASH = prompt_hash("simulator", "perception", "target")
+PROMPT_KEYS = ("simulator", "perception", "target")
+PROMPT_HASH = prompt_hash(*PROMPT_KEYS)  # English; a pool in another language records its own
 
 
 @asset(
@@ -27,7 +28,7 @@ PROMPT_HASH = prompt_hash("simulator", "perception", "target")
     ins={"chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool)},
     dagster_type=DialogueTurnsFrame,
     metadata={"partition_expr": {"target": "target", "pool": "pool"}},
-    code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{code_version_hash(*PROMPT_KEYS)}",
     pool=SIMULATOR_POOL,
 )
 def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame) -> Output[pd.DataFrame]:
@@ -35,10 +36,11 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
     keys = context.partition_key.keys_by_dimension
     target_id, pool = keys["target"], keys["pool"]
     slate, roles = eyt.slate, EytRoles(eyt)
-    simulator, target = roles.simulator(context.run_id), roles.target(target_id, context.run_id)
+    simulator, target = roles.simulator(context.run_id, pool), roles.target(target_id, context.run_id, pool=pool)
+    cell_prompt_hash = prompt_hash(*PROMPT_KEYS, language=slate.pool_language(pool))
     # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity
     # finds most of its vectors ready: the encoding overlaps this step's waits on the endpoints
-    embeddings = eyt.early_embeddings(slate.embedding_model)
+    embeddings = eyt.early_embeddings(slate.pool_embedding_model(pool))
     embeddings.forget()
 
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
@@ -57,7 +59,7 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
             pool=pool,
             cell=str(context.partition_key),
             t_max=slate.t_max,
-            prompt_hash=PROMPT_HASH,
+            prompt_hash=cell_prompt_hash,
             slate_seed=slate.seed,
             on_done=on_done,
             on_turn=encode_early,
@@ -72,7 +74,7 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
         target_model=slate.target(target_id).model,
         simulator=simulator.model_id,
         baseline=slate.target(target_id).is_baseline,
-        prompt_hash=PROMPT_HASH,
+        prompt_hash=cell_prompt_hash,
         **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
         **stats_metadata("target", cell.target_stats),
         **stats_metadata("simulator", cell.simulator_stats),

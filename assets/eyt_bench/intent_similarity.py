@@ -33,7 +33,7 @@ def intent_similarity(
     context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Per turn: cos(gold, predicted intent description) and cos(predicted, the ChatSEED's final intent)."""
-    model = eyt.slate.embedding_model
+    model = eyt.slate.pool_embedding_model(context.partition_key.keys_by_dimension["pool"])
     # each text encoded alone, most of them while dialogue_turns ran (resources/embedding_queue.py)
     embeddings = eyt.early_embeddings(model)
     df, stats = intent_similarities(dialogue_turns, chat_seeds, embeddings.embed)

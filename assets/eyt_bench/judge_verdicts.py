@@ -8,12 +8,13 @@ from assets._progress import PROGRESS_EVERY, step_progress
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.judging import (
-    FINAL_PROMPT_HASH,
-    TURN_PROMPT_HASH,
+    FINAL_CODE_HASH,
+    TURN_CODE_HASH,
     failed_verdicts_message,
     finished_dialogues,
     judge_stats,
     run_judges,
+    verdict_prompt_hash,
 )
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
 from resources.eyt_roles import EytRoles
@@ -28,7 +29,7 @@ _PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
 
 
 def _verdicts(
-    context: AssetExecutionContext, eyt: ModelAccess, judges: list, dialogues: list, *, final: bool
+    context: AssetExecutionContext, eyt: ModelAccess, judges: list, dialogues: list, *, final: bool, prompt: str
 ) -> pd.DataFrame:
     """The verdict table of these dialogues, with progress to the run log."""
     what = "final verdicts" if final else "turn verdicts"
@@ -40,14 +41,7 @@ def _verdicts(
         every=PROGRESS_EVERY * (1 if final else 10),
     )
     with progress as on_done:
-        df = run_judges(
-            eyt.slate,
-            judges,
-            dialogues,
-            final=final,
-            prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
-            on_done=on_done,
-        )
+        df = run_judges(eyt.slate, judges, dialogues, final=final, prompt=prompt, on_done=on_done)
     df["created_at"] = now_utc()
     return df
 
@@ -59,22 +53,23 @@ def _verdicts(
     ins=_INS,
     dagster_type=JudgeVerdictsFrame,
     metadata=_PARTITION_EXPR,
-    code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{TURN_CODE_HASH}",
     pool=JUDGE_POOL,
 )
 def judge_verdicts(
     context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
-    judges = EytRoles(eyt).judges(context.run_id)
+    roles, pool = EytRoles(eyt), _cell(context)["pool"]
+    judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(False, roles.judge_language(pool))
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
-    df = _verdicts(context, eyt, judges, dialogues, final=False)
+    df = _verdicts(context, eyt, judges, dialogues, final=False, prompt=prompt)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
     return table_output(
         conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
-        prompt_hash=TURN_PROMPT_HASH,
+        prompt_hash=prompt,
         **explorer_link(explorer_links.judges_path(**_cell(context))),
         **stats_metadata("judge", judge_stats(df)),
     )
@@ -87,21 +82,22 @@ def judge_verdicts(
     ins=_INS,
     dagster_type=FinalIntentVerdictsFrame,
     metadata=_PARTITION_EXPR,
-    code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{FINAL_CODE_HASH}",
     pool=JUDGE_POOL,
 )
 def final_intent_verdicts(
     context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
-    judges = EytRoles(eyt).judges(context.run_id)
-    df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True)
+    roles, pool = EytRoles(eyt), _cell(context)["pool"]
+    judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(True, roles.judge_language(pool))
+    df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=prompt)
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()
     return table_output(
         conform_table(df, table_of(context)),
         judges=", ".join(j.model_id for j in judges),
-        prompt_hash=FINAL_PROMPT_HASH,
+        prompt_hash=prompt,
         **explorer_link(explorer_links.dialogues_path(**_cell(context))),
         completed_share=float(completed.astype(float).mean()) if len(completed) else 0.0,
         **stats_metadata("judge", judge_stats(df)),

@@ -28,9 +28,10 @@ def persona_pool(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.
     the seed (Pool A stratified by occupation group x age bucket), in a seeded evaluation order."""
     slate, pool = eyt.slate, context.partition_key
     records, where = load_pool_records(pool, slate.pools[pool])
+    model = slate.pool_embedding_model(pool)
 
     def embed(texts: list[str]) -> np.ndarray:
-        vectors, stats = embed_with_stats(texts, slate.embedding_model, cache=eyt.embedding_cache)
+        vectors, stats = embed_with_stats(texts, model, cache=eyt.embedding_cache)
         context.log.info(f"embeddings: {stats}")
         return vectors
 
@@ -47,5 +48,5 @@ def persona_pool(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.
         read=len(records),
         near_duplicates_dropped=dropped,
         sampled=len(df),
-        embedding_model=slate.embedding_model,
+        embedding_model=model,
     )

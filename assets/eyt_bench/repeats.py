@@ -11,8 +11,15 @@ from assets.eyt_bench.partitions import JUDGE_POOL, SIMULATOR_POOL, by_pool, tar
 from eyt_dagster.core import explorer_links
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers
-from eyt_dagster.eyt_bench.judging import FINAL_PROMPT_HASH, TURN_PROMPT_HASH, judge_models, judge_stats, judge_workers
-from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.judging import (
+    FINAL_CODE_HASH,
+    TURN_CODE_HASH,
+    judge_models,
+    judge_stats,
+    judge_workers,
+    verdict_prompt_hash,
+)
+from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, samples, score_samples
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.table_rows import stat_column_names
@@ -20,7 +27,7 @@ from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
-DIALOGUE_PROMPT_HASH = prompt_hash("simulator", "perception", "target")
+DIALOGUE_PROMPT_KEYS = ("simulator", "perception", "target")
 _CELL_META = {"partition_expr": {"target": "target", "pool": "pool"}}
 _SEEDS = AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool)
 
@@ -36,7 +43,7 @@ def _cell(context: AssetExecutionContext) -> tuple[str, str]:
     partitions_def=target_pool_partitions,
     ins={"chat_seeds": _SEEDS},
     metadata=_CELL_META,
-    code_version=f"{LOGIC_VERSION}-{DIALOGUE_PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{code_version_hash(*DIALOGUE_PROMPT_KEYS)}",
     pool=SIMULATOR_POOL,
     op_tags={"dagster/priority": "-3"},  # after the cell's own dialogues, verdicts and audit
 )
@@ -48,14 +55,14 @@ def repeat_dialogues(
     slate, roles = eyt.slate, EytRoles(eyt)
     repeats = range(1, slate.repeats)
     ref = slate.target(target_id)
-    targets = {r: roles.target(target_id, context.run_id, repeat=r) for r in repeats}
+    targets = {r: roles.target(target_id, context.run_id, repeat=r, pool=pool) for r in repeats}
     progress = step_progress(
         context, eyt, "dialogues", lambda done, total: f"repeated dialogues done: {done} of {total} ({target_id})"
     )
     with progress as on_done:
         df, results = play_repeats(
             chat_seeds,
-            roles.simulator(context.run_id),
+            roles.simulator(context.run_id, pool),
             targets,
             target_id=target_id,
             t_max=slate.t_max,
@@ -73,7 +80,7 @@ def repeat_dialogues(
         )
     df["simulator"] = slate.simulator.id
     df["target_model"] = ref.model
-    df["prompt_hash"] = DIALOGUE_PROMPT_HASH
+    df["prompt_hash"] = prompt_hash(*DIALOGUE_PROMPT_KEYS, language=slate.pool_language(pool))
     df["slate_seed"] = slate.seed
     df["created_at"] = now_utc()
     turns = [t for _, res in results for t in res.turns]
@@ -100,7 +107,7 @@ def repeat_dialogues(
         },
     },
     metadata=_CELL_META,
-    code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}-{FINAL_PROMPT_HASH}",
+    code_version=f"{LOGIC_VERSION}-{TURN_CODE_HASH}-{FINAL_CODE_HASH}",
     pool=JUDGE_POOL,
     op_tags={"dagster/priority": "-3"},
 )
@@ -117,12 +124,13 @@ def repeat_scores(
     target_id, pool = _cell(context)
     slate, roles = eyt.slate, EytRoles(eyt)
     wanted = samples(slate.repeats, slate.judge_repeats)
-    judges = {q: roles.judges(context.run_id, repeat=q) for q in sorted({q for _, q in wanted})}
+    judges = {q: roles.judges(context.run_id, repeat=q, pool=pool) for q in sorted({q for _, q in wanted})}
+    judge_language = roles.judge_language(pool)
     judging = Judging(
         judges=judges,
         judge_models=judge_models(slate),
-        turn_prompt=TURN_PROMPT_HASH,
-        final_prompt=FINAL_PROMPT_HASH,
+        turn_prompt=verdict_prompt_hash(False, judge_language),
+        final_prompt=verdict_prompt_hash(True, judge_language),
         slate_seed=slate.seed,
         workers=judge_workers(slate, next(iter(judges.values()), [])),  # every judge repeat has the same judges
     )
@@ -132,7 +140,7 @@ def repeat_scores(
         repeat_dialogues=repeat_dialogues,
         intent_similarity=intent_similarity,
     )
-    embeddings = eyt.early_embeddings(slate.embedding_model)
+    embeddings = eyt.early_embeddings(slate.pool_embedding_model(pool))
     progress = step_progress(
         context,
         eyt,

@@ -34,9 +34,10 @@ def simulator_audit(
 ) -> Output[pd.DataFrame]:
     """Per simulator turn: latent-intent leak, role flip, repetition, empty turn (and, with an audit model, its two
     answers); per dialogue: early end and flags."""
-    model = eyt.slate.embedding_model
+    pool = context.partition_key.keys_by_dimension["pool"]
+    model, language = eyt.slate.pool_embedding_model(pool), eyt.slate.pool_language(pool)
     embeddings = eyt.early_embeddings(model)  # the utterances were handed over as the dialogues ran
-    auditor = EytRoles(eyt).simulator_auditor(context.run_id)
+    auditor = EytRoles(eyt).simulator_auditor(context.run_id, pool)
     ref = eyt.slate.simulator_audit_model
     if auditor is None or ref is None:
         df, stats = audit(dialogue_turns, embeddings.embed)
@@ -59,7 +60,7 @@ def simulator_audit(
     if stats is not None:
         context.log.info(f"embeddings: {stats}")
     df["embedding_model"] = model
-    df["audit_prompt_hash"] = prompt_hash(AUDIT_PROMPT_KEY) if auditor is not None else None
+    df["audit_prompt_hash"] = prompt_hash(AUDIT_PROMPT_KEY, language=language) if auditor is not None else None
     df["created_at"] = now_utc()
     dialogues = dialogue_flags(df)
     shown = [f for f in FLAGS if auditor is not None or f not in MODEL_FLAGS]

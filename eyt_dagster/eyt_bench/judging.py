@@ -13,7 +13,7 @@ from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
-from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.role_protocols import Judge
 from eyt_dagster.eyt_bench.settings import EytSlate
 from eyt_dagster.eyt_bench.table_rows import (
@@ -28,9 +28,17 @@ from eyt_dagster.eyt_bench.table_rows import (
 from eyt_dagster.eyt_bench.types import ChatSeed, Exchange
 
 Dialogue = tuple[str, ChatSeed, list[Exchange]]  # (target, ChatSEED, rolling context)
-# The judge prompts' hashes: part of the verdict assets' code versions and of every verdict row.
+# The judge prompts' hashes: the English ones recorded in every verdict row judged with English prompts
+# (`verdict_prompt_hash` gives any language's), and the verdict assets' code versions (every language's).
 TURN_PROMPT_HASH = prompt_hash("judge_turn")
 FINAL_PROMPT_HASH = prompt_hash("judge_final")
+TURN_CODE_HASH = code_version_hash("judge_turn")
+FINAL_CODE_HASH = code_version_hash("judge_final")
+
+
+def verdict_prompt_hash(final: bool, language: str) -> str:
+    """The hash of the judge prompt a verdict row was asked with: the final-intent or the turn prompt of `language`."""
+    return prompt_hash("judge_final" if final else "judge_turn", language=language)
 
 
 def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogue]:

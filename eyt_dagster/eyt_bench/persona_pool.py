@@ -30,10 +30,10 @@ def sample_pool(
     dedup_threshold: float,
     embed: Callable[[list[str]], np.ndarray],
 ) -> PoolSample:
-    """Near-duplicates (cosine >= threshold) removed, up to `pool_size` sampled with the seed (stratified by
-    occupation group x age bucket for the pools in STRATIFIED_POOLS), ranked in a seeded evaluation order."""
+    """Near-duplicates (cosine >= threshold) removed, up to `pool_size` sampled with the seed (stratified as
+    STRATIFIED_POOLS says for the pools it names), ranked in a seeded evaluation order."""
     chosen, dedup = draw_pool(
-        records, pool_size, seed, dedup_threshold, embed=embed, stratified=pool in STRATIFIED_POOLS
+        records, pool_size, seed, dedup_threshold, embed=embed, stratified=STRATIFIED_POOLS.get(pool, False)
     )
     df = persona_rows(chosen)
     df["sample_rank"] = evaluation_order(len(df), seed, pool)

@@ -49,6 +49,18 @@ def occupation_age_stratum(record: PersonaRecord) -> str:
     return f"{record.attributes.get('occupation_group', OTHER_GROUP)}|{record.attributes.get('age_bucket', 'unknown')}"
 
 
+def sex_age_stratum(record: PersonaRecord) -> str:
+    """CPED's stratum: the speaker's gender x age bucket."""
+    return f"{record.attributes.get('sex', 'unknown')}|{record.attributes.get('age_bucket', 'unknown')}"
+
+
+# The stratum functions by the names taxonomy.STRATIFIED_POOLS gives them.
+STRATA: dict[str, Callable[[PersonaRecord], str]] = {
+    "occupation_age": occupation_age_stratum,
+    "sex_age": sex_age_stratum,
+}
+
+
 def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
     """Proportional allocation of n over strata, largest-remainder rounding (ties by stratum name)."""
     total = sum(sizes.values())
@@ -102,11 +114,13 @@ def draw_pool(
     threshold: float,
     *,
     embed: Callable[[list[str]], np.ndarray],
-    stratified: bool,
+    stratified: bool | str,
 ) -> tuple[list[PersonaRecord], DedupResult]:
     """Draw candidates, drop near-duplicates (cosine >= threshold), then sample pool_size with the seed;
-    stratified by occupation group x age bucket for Pool A, simple for Pool B."""
-    strata = occupation_age_stratum if stratified else (lambda _record: "all")
+    stratified by the stratum named in STRATA (True: occupation group x age bucket, Pool A's), else simple."""
+    if stratified is True:
+        stratified = "occupation_age"
+    strata = STRATA[stratified] if stratified else (lambda _record: "all")
     candidates = stratified_sample(records, pool_size * OVERSAMPLE, seed, strata)
     dedup = deduplicate(candidates, embed([r.persona_text for r in candidates]), threshold)
     return stratified_sample(dedup.kept, pool_size, seed, strata), dedup

