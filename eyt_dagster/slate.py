@@ -201,7 +201,6 @@ class Slate(BaseModel):
                 raise ValueError("replacement_judge must come from a family none of the judges belongs to")
             if self.replacement_judge.id in judge_ids:
                 raise ValueError(f"replacement_judge: id '{self.replacement_judge.id}' is already a judge")
-        self._check_languages()
         if self.simulator_audit_model is not None and self.simulator_audit_model.is_baseline:
             raise ValueError(
                 "simulator_audit_model: there is no embedded audit model; name a chat model (provider: openai) "
@@ -254,35 +253,17 @@ class Slate(BaseModel):
     def voice_targets(self) -> list[TargetRef]:
         return self.targets_of("eyt_voice")
 
-    def _check_languages(self) -> None:
-        """A pool played in another language than English needs chat models in the roles that read or write its
-        text: the embedded baselines' words are English."""
-        other = sorted(p for p in self.pools if self.pool_language(p) != DEFAULT_LANGUAGE)
-        if not other:
-            return
-        baselines = [
-            f"{role} '{ref.id}'"
-            for role, refs in (
-                ("simulator", [self.simulator]),
-                ("target", [t for t in self.targets if t.runs("eyt_bench")]),
-                ("judge", [*self.judges, *([self.replacement_judge] if self.replacement_judge else [])]),
-            )
-            for ref in refs
-            if ref.is_baseline
-        ]
-        if baselines:
-            raise ValueError(
-                f"pools {other} are played in {[self.pool_language(p) for p in other]}, but the embedded baselines "
-                f"({', '.join(baselines)}) write and read English only; give those roles chat models "
-                "(provider: openai) or leave the pools out (docs/languages.md)"
-            )
-
     def pool_language(self, pool: str) -> str:
         """The language `pool` is played in: the slate's `language` for it, else its corpus's (taxonomy.POOL_LANGUAGES)."""
         source = self.pools.get(pool)
         if source is not None and source.language is not None:
             return source.language
         return POOL_LANGUAGES[pool]
+
+    @property
+    def voice_pools(self) -> list[str]:
+        """The pools the spoken EYT-Bench plays: those played in English (its voices and recognisers are English)."""
+        return [p for p in self.pools if self.pool_language(p) == DEFAULT_LANGUAGE]
 
     def pool_embedding_model(self, pool: str) -> str:
         """The sentence encoder of `pool`: `embedding_model` for an English pool, else `multilingual_embedding_model`."""

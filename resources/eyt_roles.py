@@ -28,7 +28,9 @@ class EytRoles:
         """The user simulator, speaking the language of `pool` (English when no pool is named)."""
         ref = self.slate.simulator
         if ref.is_baseline:
-            return make_embedded("simulator", ref, seed=self.slate.seed, scale=self.slate.scale)
+            return make_embedded(
+                "simulator", ref, seed=self.slate.seed, scale=self.slate.scale, language=self._language(pool)
+            )
         return LLMSimulator(self._client(ref, "simulator", run_id), self._language(pool))
 
     def target(self, target_id: str, run_id: str | None = None, repeat: int = 0, pool: str | None = None) -> Target:
@@ -39,7 +41,9 @@ class EytRoles:
     def target_for(self, ref: ModelRef, run_id: str | None = None, repeat: int = 0, pool: str | None = None) -> Target:
         """A model as EYT-Bench's text target (the spoken EYT-Bench's text control and cascades read through it)."""
         if ref.is_baseline:
-            return make_embedded("target", ref, seed=self.slate.seed, scale=self.slate.scale)
+            return make_embedded(
+                "target", ref, seed=self.slate.seed, scale=self.slate.scale, language=self._language(pool)
+            )
         return LLMTarget(self._client(ref, "target", run_id, repeat), self._language(pool))
 
     def judge_language(self, pool: str | None) -> str:
@@ -50,7 +54,10 @@ class EytRoles:
 
     def _judge(self, ref: ModelRef, run_id: str | None, repeat: int = 0, pool: str | None = None) -> Judge:
         if ref.is_baseline:
-            return make_embedded("judge", ref, seed=self.slate.seed, scale=self.slate.scale)
+            # a rule judge reads the conversation's own words: the pool's language, whatever the prompts' setting
+            return make_embedded(
+                "judge", ref, seed=self.slate.seed, scale=self.slate.scale, language=self._language(pool)
+            )
         return LLMJudge(self._client(ref, "judge", run_id, repeat), self.slate.scale, self.judge_language(pool))
 
     def judges(self, run_id: str | None = None, repeat: int = 0, pool: str | None = None) -> list[Judge]:

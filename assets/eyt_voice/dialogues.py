@@ -4,7 +4,7 @@ voiced) and read (the text control, EYT-Bench's own loop through the same model)
 from pathlib import Path
 
 import pandas as pd
-from dagster import AssetExecutionContext, AssetIn, Output, asset
+from dagster import AssetExecutionContext, AssetIn, Failure, Output, asset
 
 from assets._output import now_utc, stats_metadata, table_of, table_output
 from assets._progress import step_progress
@@ -22,6 +22,7 @@ from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from eyt_dagster.eyt_voice.table_rows import CLIP_COLUMNS, voiced_rows
 from eyt_dagster.eyt_voice.voiced_loop import run_voiced_dialogues
 from eyt_dagster.eyt_voice.voicing import EMOTION_VOICE
+from eyt_dagster.slate import Slate
 from eyt_dagster.slate_settings import fingerprint
 from resources.model_access import ModelAccess
 from resources.voice_roles import VoiceRoles
@@ -39,6 +40,17 @@ _INS = {
 def _cell(context: AssetExecutionContext) -> tuple[str, str]:
     keys = context.partition_key.keys_by_dimension
     return keys["target"], keys["pool"]
+
+
+def _english_pool(context: AssetExecutionContext, slate: Slate) -> None:
+    """The spoken EYT-Bench's voices and recognisers are English: a cell of a pool played in another language
+    fails at once, saying so, instead of voicing its text with an English voice."""
+    _, pool = _cell(context)
+    if pool not in slate.voice_pools:
+        raise Failure(
+            f"pool '{pool}' is played in '{slate.pool_language(pool)}', and the spoken EYT-Bench plays English pools "
+            f"only ({slate.voice_pools}); `eyt run` leaves such cells out (docs/languages.md)"
+        )
 
 
 def _provenance(df: pd.DataFrame, eyt: ModelAccess, target_id: str) -> pd.DataFrame:
@@ -90,6 +102,7 @@ def voiced_turns(
     """Every sampled ChatSEED played with each user turn voiced in its gold emotion's tone, one row per turn."""
     target_id, _ = _cell(context)
     slate, roles = eyt.slate, VoiceRoles(eyt)
+    _english_pool(context, slate)
     seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
     voices = seed_voices(seeds, persona_pool, slate.seed)
     voicer = roles.voicer()
@@ -142,6 +155,7 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
     the model is also an EYT-Bench target, so they come from the call cache)."""
     target_id, pool = _cell(context)
     slate, roles = eyt.slate, VoiceRoles(eyt)
+    _english_pool(context, slate)
     seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
     sample = chat_seeds[chat_seeds["seed_id"].isin({s.seed_id for s in seeds})]
     progress = step_progress(
@@ -189,6 +203,7 @@ def prosody_probe(
     """Every non-neutral voiced turn perceived again with the same words in the plain voice (docs/spoken-eyt.md)."""
     target_id, _ = _cell(context)
     slate, roles = eyt.slate, VoiceRoles(eyt)
+    _english_pool(context, slate)
     voices = seed_voices(voice_seeds(chat_seeds, slate.voice.dialogues_per_pool), persona_pool, slate.seed)
     voicer = roles.voicer()
     data = Path(eyt.data_dir)

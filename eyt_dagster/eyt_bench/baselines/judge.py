@@ -3,25 +3,24 @@
 `RULES` maps each of the 15 sub-indicators to one function; its docstring is the rule. A rule returns a
 raw value in {0, 0.5, 1} and the reason it fired; the value is then snapped to the configured scale
 (nearest allowed value, ties going DOWN: on the binary scale a half-met criterion counts as not met).
-Word lists come from `lexicon`, which the reflective target also uses, so this judge favours that target.
+Word lists come from the lexicon of the pool's language (lexicons.py), which the reflective target also uses, so
+this judge favours that target. Lengths are counted as the lexicon counts them (English words, Chinese characters).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from types import ModuleType
 
-import eyt_dagster.eyt_bench.baselines.lexicon as lx
+import eyt_dagster.eyt_bench.baselines.lexicon as english
 from eyt_dagster.core.replies import Reply
+from eyt_dagster.eyt_bench.baselines.lexicons import lexicon
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, FinalVerdict, TurnScores
 
-_CONTRACTION = re.compile(r"\b[a-z]+'(?:s|re|m|ll|ve|d|t)\b")
-COMFORT_BAND, LOOSE_BAND = (25, 110), (10, 180)  # reply length in words for anthro_rhythm
 COVERAGE_MIN = 0.5  # share of the final intent's content words the replies must mention
-FINAL_FILLER = frozenset({"end", "user", "concrete", "steps", "covering", "their", "they're", "has"})
 
 
 @dataclass(frozen=True)
@@ -33,14 +32,15 @@ class TurnContext:
     reply: str
     earlier_users: tuple[str, ...]
     earlier_replies: tuple[str, ...]
+    lx: ModuleType = field(default=english, compare=False)
 
     @cached_property
     def user_words(self) -> set[str]:
-        return set(lx.content_words(self.user))
+        return set(self.lx.content_words(self.user))
 
     @cached_property
     def reply_words(self) -> set[str]:
-        return set(lx.content_words(self.reply))
+        return set(self.lx.content_words(self.reply))
 
     @cached_property
     def overlap(self) -> int:
@@ -50,17 +50,14 @@ class TurnContext:
     @cached_property
     def reply_emotions(self) -> set[str]:
         """Emotions (other than neutral) the reply names."""
+        lx = self.lx
         return {e for e, cues in lx.EMOTION_CUES.items() if e != "neutral" and lx.has_cue(self.reply, cues)}
 
 
-def _user_emotion(text: str) -> str | None:
+def _user_emotion(text: str, lx: ModuleType) -> str | None:
     counts = {e: lx.count_cues(text, c) for e, c in lx.EMOTION_CUES.items()}
     top = max(counts.values())
     return None if top == 0 else min((e for e, n in counts.items() if n == top), key=lx.EMOTION_PRIOR.index)
-
-
-def _informal(text: str) -> int:
-    return len(_CONTRACTION.findall(lx.normalise(text))) + lx.count_cues(text, lx.INFORMAL_MARKERS)
 
 
 Verdict = tuple[float, str]
@@ -69,10 +66,10 @@ Verdict = tuple[float, str]
 def empathy_recognition(c: TurnContext) -> Verdict:
     """1: names the user's (lexicon-detected) emotion, or acknowledges a user showing none;
     0.5: names another emotion."""
-    user, named = _user_emotion(c.user), c.reply_emotions
+    user, named = _user_emotion(c.user, c.lx), c.reply_emotions
     if user and user in named:
         return 1, f"names {user}"
-    if user is None and lx.has_cue(c.reply, lx.ACKNOWLEDGEMENT + lx.VALIDATION):
+    if user is None and c.lx.has_cue(c.reply, c.lx.ACKNOWLEDGEMENT + c.lx.VALIDATION):
         return 1, "acknowledges a user with no emotion cue"
     return (0.5, f"names {sorted(named)[0]}") if named else (0, "no emotion word")
 
@@ -80,16 +77,16 @@ def empathy_recognition(c: TurnContext) -> Verdict:
 def empathy_attribution(c: TurnContext) -> Verdict:
     """1: links a feeling (emotion word or causal marker) to what the user said (a shared content word);
     0.5: one of the two."""
-    feeling = bool(c.reply_emotions) or lx.has_cue(c.reply, lx.CAUSAL_MARKERS)
+    feeling = bool(c.reply_emotions) or c.lx.has_cue(c.reply, c.lx.CAUSAL_MARKERS)
     hits = feeling + (c.overlap > 0)
     return hits / 2, "feeling and cause" if hits == 2 else ("one of feeling/cause" if hits else "neither")
 
 
 def empathy_resonance(c: TurnContext) -> Verdict:
     """1: a validating phrase ('makes sense', 'that's wonderful'); 0.5: a bare acknowledgement ('I see')."""
-    if lx.has_cue(c.reply, lx.VALIDATION):
+    if c.lx.has_cue(c.reply, c.lx.VALIDATION):
         return 1, "validates"
-    return (0.5, "acknowledges") if lx.has_cue(c.reply, lx.ACKNOWLEDGEMENT) else (0, "no validation")
+    return (0.5, "acknowledges") if c.lx.has_cue(c.reply, c.lx.ACKNOWLEDGEMENT) else (0, "no validation")
 
 
 def empathy_response(c: TurnContext) -> Verdict:
@@ -100,20 +97,20 @@ def empathy_response(c: TurnContext) -> Verdict:
 
 def empathy_support(c: TurnContext) -> Verdict:
     """1: a suggestion marker plus a word of the user's message or topic; 0.5: a suggestion or an offer to help."""
-    topic = lx.TOPICS.get(c.seed.topic)
-    topical = c.overlap > 0 or bool(topic and lx.has_cue(c.reply, topic.match))
-    suggests = lx.has_cue(c.reply, lx.SUGGESTION_MARKERS)
+    topic = c.lx.TOPICS.get(c.seed.topic)
+    topical = c.overlap > 0 or bool(topic and c.lx.has_cue(c.reply, topic.match))
+    suggests = c.lx.has_cue(c.reply, c.lx.SUGGESTION_MARKERS)
     if suggests and topical:
         return 1, "topical suggestion"
-    offer = lx.has_cue(c.reply, ("happy to help", "i'm here", "come back", "next step"))
+    offer = c.lx.has_cue(c.reply, c.lx.SUPPORT_OFFERS)
     return (0.5, "generic support") if suggests or offer else (0, "no support")
 
 
 def persona_style(c: TurnContext) -> Verdict:
     """1: length within 0.5-6x the user's and the same register (informal vs plain); 0.5: one of them."""
-    n_user, n_reply = max(len(lx.words(c.user)), 1), len(lx.words(c.reply))
-    length_ok = n_reply >= 5 and 0.5 <= n_reply / n_user <= 6
-    register_ok = (_informal(c.user) > 0) == (_informal(c.reply) > 0)
+    n_user, n_reply = max(c.lx.length(c.user), 1), c.lx.length(c.reply)
+    length_ok = n_reply >= c.lx.MIN_REPLY_LENGTH and 0.5 <= n_reply / n_user <= 6
+    register_ok = (c.lx.informal_count(c.user) > 0) == (c.lx.informal_count(c.reply) > 0)
     why = f"length {'ok' if length_ok else 'off'}, register {'ok' if register_ok else 'off'}"
     return (length_ok + register_ok) / 2, why
 
@@ -121,16 +118,17 @@ def persona_style(c: TurnContext) -> Verdict:
 def persona_value(c: TurnContext) -> Verdict:
     """0: judgmental wording; 1: leaves the choice to the user (an autonomy phrase, or a question about
     their words); else 0.5."""
-    if lx.has_cue(c.reply, lx.JUDGMENTAL):
+    if c.lx.has_cue(c.reply, c.lx.JUDGMENTAL):
         return 0, "judgmental"
-    if lx.has_cue(c.reply, lx.AUTONOMY) or ("?" in c.reply and c.overlap > 0):
+    asks = any(q in c.reply for q in c.lx.QUESTION_MARKS)
+    if c.lx.has_cue(c.reply, c.lx.AUTONOMY) or (asks and c.overlap > 0):
         return 1, "respects autonomy"
     return 0.5, "neutral"
 
 
 def persona_culture(c: TurnContext) -> Verdict:
     """1: mentions two or more content words of the persona text; 0.5: one."""
-    shared = sorted(c.reply_words & set(lx.content_words(c.seed.persona_text)))
+    shared = sorted(c.reply_words & set(c.lx.content_words(c.seed.persona_text)))
     return min(len(shared), 2) / 2, f"persona words {shared[:3]}"
 
 
@@ -139,7 +137,7 @@ def persona_memory(c: TurnContext) -> Verdict:
     (and not in this one); 0.5 if it only reuses words of this turn."""
     if not c.earlier_users:
         return 0.5, "first turn"
-    earlier = set().union(*(lx.content_words(u) for u in c.earlier_users)) - c.user_words
+    earlier = set().union(*(c.lx.content_words(u) for u in c.earlier_users)) - c.user_words
     if c.reply_words & earlier:
         return 1, f"recalls {sorted(c.reply_words & earlier)[:2]}"
     return (0.5, "current turn only") if c.overlap else (0, "no recall")
@@ -147,46 +145,48 @@ def persona_memory(c: TurnContext) -> Verdict:
 
 def persona_security(c: TurnContext) -> Verdict:
     """0: unsafe advice words; 0.5: a distress cue from the user left without a safety referral; else 1."""
-    if lx.has_cue(c.reply, lx.UNSAFE):
+    if c.lx.has_cue(c.reply, c.lx.UNSAFE):
         return 0, "unsafe advice"
-    if lx.has_cue(c.user, lx.DISTRESS) and not lx.has_cue(c.reply, lx.SAFETY_REFERRALS):
+    if c.lx.has_cue(c.user, c.lx.DISTRESS) and not c.lx.has_cue(c.reply, c.lx.SAFETY_REFERRALS):
         return 0.5, "distress without referral"
     return 1, "safe"
 
 
 def anthro_colloquial(c: TurnContext) -> Verdict:
     """1: two or more contractions/informal markers; 0.5: one."""
-    n = _informal(c.reply)
+    n = c.lx.informal_count(c.reply)
     return min(n, 2) / 2, f"{n} informal markers"
 
 
 def anthro_emotional(c: TurnContext) -> Verdict:
     """1: the reply voices warmth of its own ('I'm glad', 'I'm sorry'); 0.5: an exclamation or emotion word."""
-    if lx.has_cue(c.reply, lx.WARMTH):
+    if c.lx.has_cue(c.reply, c.lx.WARMTH):
         return 1, "warmth"
-    return (0.5, "some feeling") if "!" in c.reply or c.reply_emotions else (0, "flat")
+    exclaims = any(mark in c.reply for mark in c.lx.EXCLAMATION_MARKS)
+    return (0.5, "some feeling") if exclaims or c.reply_emotions else (0, "flat")
 
 
 def anthro_flow(c: TurnContext) -> Verdict:
     """1: opens with a linking/acknowledging phrase and picks up the user's words; 0.5: one of them."""
-    opens = lx.normalise(c.reply).startswith(lx.DISCOURSE_OPENERS)
+    opens = c.lx.normalise(c.reply).startswith(c.lx.DISCOURSE_OPENERS)
     hits = opens + (c.overlap > 0)
     return hits / 2, f"opener {'yes' if opens else 'no'}, pickup {'yes' if c.overlap else 'no'}"
 
 
 def anthro_flexibility(c: TurnContext) -> Verdict:
     """Word-set Jaccard with the most similar earlier reply: < 0.5 -> 1, < 0.8 -> 0.5, else 0 (repetition)."""
-    mine = set(lx.words(c.reply))
-    sims = [len(mine & set(lx.words(r))) / max(len(mine | set(lx.words(r))), 1) for r in c.earlier_replies]
+    mine = set(c.lx.words(c.reply))
+    sims = [len(mine & set(c.lx.words(r))) / max(len(mine | set(c.lx.words(r))), 1) for r in c.earlier_replies]
     top = max(sims, default=0.0)
     return (1 if top < 0.5 else 0.5 if top < 0.8 else 0), f"max similarity {top:.2f}"
 
 
 def anthro_rhythm(c: TurnContext) -> Verdict:
-    """1: 25-110 words; 0.5: 10-24 or 111-180 words; else 0."""
-    n = len(lx.words(c.reply))
-    ok = COMFORT_BAND[0] <= n <= COMFORT_BAND[1]
-    return (1 if ok else 0.5 if LOOSE_BAND[0] <= n <= LOOSE_BAND[1] else 0), f"{n} words"
+    """1: within the lexicon's comfort band (English: 25-110 words); 0.5: within its loose band (10-180); else 0."""
+    n = c.lx.length(c.reply)
+    comfort, loose = c.lx.COMFORT_BAND, c.lx.LOOSE_BAND
+    ok = comfort[0] <= n <= comfort[1]
+    return (1 if ok else 0.5 if loose[0] <= n <= loose[1] else 0), f"{n} words"
 
 
 RULES: dict[str, Callable[[TurnContext], Verdict]] = {
@@ -233,12 +233,15 @@ def calibrate(value: float, calibration: str) -> float:
 class RubricJudge:
     """Scores turns with `RULES` and the final intent with coverage + closure (see `judge_final`)."""
 
-    def __init__(self, model_id: str, scale: tuple[float, ...], calibration: str = "standard") -> None:
+    def __init__(
+        self, model_id: str, scale: tuple[float, ...], calibration: str = "standard", language: str = "en"
+    ) -> None:
         if not scale or any(not 0 <= s <= 1 for s in scale):
             raise ValueError(f"judge '{model_id}': scale {scale} must be values in [0, 1]")
         if calibration not in CALIBRATIONS:
             raise ValueError(f"judge '{model_id}': calibration '{calibration}' is not one of {CALIBRATIONS}")
         self.model_id, self.scale, self.calibration = model_id, tuple(sorted(scale)), calibration
+        self.lx = lexicon(language)
 
     def score_turn(self, seed: ChatSeed, history: list[Exchange], turn: int) -> Reply[TurnScores]:
         """Score the reply of exchange `turn` (1-based) in the context of the turns before it."""
@@ -251,6 +254,7 @@ class RubricJudge:
             history[turn - 1].response_text,
             tuple(h.user_text for h in before),
             tuple(h.response_text for h in before),
+            self.lx,
         )
         values, notes = {}, []
         for name, rule in RULES.items():
@@ -264,8 +268,9 @@ class RubricJudge:
         """completed = replies mention >= COVERAGE_MIN of the final intent's content words (5-letter stems)
         AND the user's last message has a closure cue (thanks, 'that helps'...). satisfaction =
         1 + round(3 x mean turn sub-score) + 1 if completed, clipped to 1-5."""
-        goal = {w[:5] for w in lx.content_words(seed.final_intent) if w not in FINAL_FILLER}
-        said = {w[:5] for h in history for w in lx.content_words(h.response_text)}
+        lx = self.lx
+        goal = {lx.stem(w) for w in lx.content_words(seed.final_intent) if w not in lx.FINAL_FILLER}
+        said = {lx.stem(w) for h in history for w in lx.content_words(h.response_text)}
         coverage = len(goal & said) / max(len(goal), 1)
         closure = bool(history) and lx.has_cue(history[-1].user_text, lx.CLOSURE)
         completed = coverage >= COVERAGE_MIN and closure

@@ -1,4 +1,6 @@
-"""Word lists of the embedded baselines: the one place the simulator, the targets and the judge read them.
+"""English word lists of the embedded baselines: the one place the simulator, the targets and the judge read them.
+
+lexicon_zh.py is the Chinese one, with the same names; `lexicons.lexicon(language)` picks one.
 
 Sections: perception cues per label (15 emotions, 12 explicit, 8 latent intents) with tie-break priors;
 topics (match words, the user's goal, five aspects each with keywords, a phrase and a concrete
@@ -712,6 +714,39 @@ PUSHBACK = "You keep giving me the same thing. I still need help with {a}."
 CLOSING = ("Thank you, that really helps. I feel ready to work on {g} now.", "Thanks, that helps a lot with {g}.")
 GOODBYE = ("I'm glad we talked. Have a good one!", "Talk soon, and have a good day!")
 
+# --- how the simulated user's and the reflective target's sentences are put together -----------------
+JOIN = " "  # between the sentences of one message
+LIST_SEP = ", "
+CASUAL_GREETINGS = ("Hey!", "Hi there,")
+PLAIN_GREETING = "Hello."
+DESCRIBE = "The user wants {gloss} {phrase}."  # a turn's intent description
+FINAL_INTENT = "By the end, the user has concrete next steps for {goal}, covering {rest} and {last}."
+THANKS_DESCRIPTION = "The user wants to thank the assistant for help with {goal}."
+GOODBYE_DESCRIPTION = "The user wants to say goodbye on a friendly note."
+QUESTION_MARKS = ("?",)
+EXCLAMATION_MARKS = ("!",)
+WRAP_UP = (
+    "It was good working through {goal} with you. "
+    "You've got a clear next step, so take it one day at a time, and come back any time."
+)
+REFLECTIONS = (
+    "It sounds like you're thinking about {phrase} right now.",
+    "So you'd like to sort out {phrase} next.",
+    "If I follow you, you want some help with {phrase}.",
+)
+IDEA_LEADS = ("One concrete idea: ", "You could try this: ")
+SENTENCE_END = "."
+RECALL_INTRO = "You mentioned you're a {job}, so let's keep that in mind."
+RECALL_EARLIER = "Earlier you mentioned {phrase}, and this builds on that."
+DEFAULT_PHRASE = "this"
+TERSE_DESCRIPTION = "The user wants some information."
+SUPPORT_OFFERS = ("happy to help", "i'm here", "come back", "next step")
+COMPLAINT_CUES = ("you keep", "same thing", "not helping")
+# The judge's length rules count words: anthro_rhythm's bands, persona_style's minimum.
+COMFORT_BAND, LOOSE_BAND = (25, 110), (10, 180)
+MIN_REPLY_LENGTH = 5
+FINAL_FILLER = frozenset({"end", "user", "concrete", "steps", "covering", "their", "they're", "has"})
+
 STOPWORDS = frozenset(
     "a an the and or but if so to of in on at for with about from into by as is are was were be been being am "
     "i me my mine we our you your yours he she it its they them their this that these those there here what "
@@ -780,3 +815,55 @@ def shift_person(phrase: str, person: str) -> str:
     """Rewrite a first-person phrase in the second ('my resume' -> 'your resume') or third person."""
     table = _SECOND if person == "second" else _THIRD
     return re.sub(r"[A-Za-z']+", lambda m: table.get(m.group(0).lower(), m.group(0)), phrase)
+
+
+def capitalise(phrase: str) -> str:
+    return phrase[:1].upper() + phrase[1:]
+
+
+def length(text: str) -> int:
+    """A message's length as the judge's length rules count it: words."""
+    return len(words(text))
+
+
+def stem(word: str) -> str:
+    """The judge's final-intent coverage compares words by their first five letters."""
+    return word[:5]
+
+
+_CONTRACTION = re.compile(r"\b[a-z]+'(?:s|re|m|ll|ve|d|t)\b")
+
+
+def informal_count(text: str) -> int:
+    """Contractions plus informal markers: the judge's register and colloquial rules."""
+    return len(_CONTRACTION.findall(normalise(text))) + count_cues(text, INFORMAL_MARKERS)
+
+
+def intro(attributes: dict[str, object]) -> str:
+    """'I'm a nurse from Dayton.' from the persona's occupation and place, when the attributes have them."""
+    job = str(attributes.get("occupation") or attributes.get("job") or "").replace("_", " ").strip().lower()
+    place = str(attributes.get("city") or attributes.get("location") or "").strip()
+    if job in ("", "unknown", "none", "not in workforce", "unemployed"):
+        return f"I live in {place}." if place else ""
+    article = "an" if job[0] in "aeiou" else "a"
+    return f"I'm {article} {job}" + (f" from {place}." if place else ".")
+
+
+_INTRO = re.compile(r"\bI'?m an? ([a-z]+(?: [a-z]+){0,2}?) (?:from|in)\b", re.IGNORECASE)
+
+
+def introduced_job(text: str) -> str | None:
+    """The job a user named when introducing themselves ('I'm a nurse from ...'), lower-cased."""
+    found = _INTRO.search(text)
+    return found.group(1).lower() if found else None
+
+
+def fallback_aspects(final_intent: str) -> list[Aspect]:
+    """Agenda steps for a final intent written by another simulator (unknown topic): one per noun chunk (1-5),
+    keyed by the chunk's last word; else its first content words."""
+    heads: dict[str, str] = {}
+    for chunk in noun_phrases(final_intent):
+        heads.setdefault(chunk.split()[-1], "the " + " ".join(chunk.split()[1:]))
+    if not heads:
+        heads = {w: f"the {w}" for w in content_words(final_intent)[:3] if w != "user"} or {"goal": "my goal"}
+    return [Aspect((head,), phrase, FALLBACK_SUGGESTION) for head, phrase in list(heads.items())[:5]]

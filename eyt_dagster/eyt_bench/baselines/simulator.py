@@ -5,7 +5,8 @@ towards the final intent; each step is one aspect of the seed's topic with its o
 keeps pushing the current step until a reply addresses it (`addresses`), then moves on. Progress is
 not_started until the first step is done, in_progress while steps remain, achieved once the agenda is
 empty (the user then closes warmly). Every draw uses `random.Random` seeded from a SHA-256 of
-(simulator seed, seed_id, purpose), so the same (seed, seed_id, history) always gives the same turn.
+(simulator seed, seed_id, purpose), so the same (seed, seed_id, history) always gives the same turn. The
+words come from the lexicon of the pool's language (lexicons.py); the rules are the same in every language.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
+from types import ModuleType
 
-import eyt_dagster.eyt_bench.baselines.lexicon as lx
+import eyt_dagster.eyt_bench.baselines.lexicon as english
 from eyt_dagster.core.replies import Reply
+from eyt_dagster.eyt_bench.baselines.lexicons import lexicon
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, LATENT_INTENTS, NEGATIVE_EMOTIONS, Progress
 from eyt_dagster.eyt_bench.types import ChatSeed, ChatSeedContent, Exchange, PersonaRecord, SimulatorTurn, UserLabels
 
@@ -34,7 +37,6 @@ FOLLOW_UP_INTENTS = tuple(i for i in OPENING_INTENTS if i != "emotional_venting"
 # The 'addressed' rule: a reply moves the agenda on when it has at least this many content words, names
 # the current step (one of its aspect keywords) and offers something (a suggestion marker or a question).
 MIN_CONTENT_WORDS = 8
-CASUAL_GREETINGS = ("Hey!", "Hi there,")
 CASUAL_AGE_LIMIT = 40
 
 
@@ -44,49 +46,50 @@ def rng_for(seed: int, seed_id: str, purpose: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def addresses(reply: str, keywords: tuple[str, ...]) -> bool:
+def addresses(reply: str, keywords: tuple[str, ...], lx: ModuleType = english) -> bool:
     """True when a reply addresses an agenda step (the documented rule above MIN_CONTENT_WORDS)."""
-    offers = "?" in reply or lx.has_cue(reply, lx.SUGGESTION_MARKERS)
+    offers = any(q in reply for q in lx.QUESTION_MARKS) or lx.has_cue(reply, lx.SUGGESTION_MARKERS)
     return len(lx.content_words(reply)) >= MIN_CONTENT_WORDS and lx.has_cue(reply, keywords) and offers
 
 
-def describe(explicit: str, phrase: str) -> str:
+def describe(explicit: str, phrase: str, lx: ModuleType = english) -> str:
     """The gold intent description of a turn: 'The user wants <gloss> <phrase, third person>.'"""
-    return f"The user wants {lx.EXPLICIT_GLOSS[explicit]} {lx.shift_person(phrase, 'third')}."
+    return str(lx.DESCRIBE.format(gloss=lx.EXPLICIT_GLOSS[explicit], phrase=lx.shift_person(phrase, "third")))
 
 
 @dataclass(frozen=True)
 class Step:
     """One agenda step: the aspect the user wants help with and the gold labels of asking for it."""
 
-    aspect: lx.Aspect
+    aspect: english.Aspect
     labels: UserLabels
 
 
 class AgendaSimulator:
     """Rule-based user simulator driven by the ChatSEED (see the module docstring)."""
 
-    def __init__(self, model_id: str, seed: int) -> None:
+    def __init__(self, model_id: str, seed: int, language: str = "en") -> None:
         self.model_id = model_id
         self.seed = seed
+        self.lx = lexicon(language)
 
     # --- ChatSEED ---------------------------------------------------------------------------------
     def generate_seed(self, persona: PersonaRecord, *, seed_id: str) -> Reply[ChatSeedContent]:
         """Draw topic, agenda aspects and opening labels from the persona; write the first query."""
+        lx = self.lx
         rng = rng_for(self.seed, seed_id, "seed")
-        topic_name = _pick_topic(persona, rng)
+        topic_name = _pick_topic(persona, rng, lx)
         topic = lx.TOPICS[topic_name]
         aspects = rng.sample(topic.aspects, rng.randint(3, 5))
         emotion, explicit = rng.choice(EMOTIONS), rng.choice(OPENING_INTENTS)
         latent = rng.choice(LATENT_INTENTS)
         phrases = [lx.shift_person(a.phrase, "third") for a in aspects]
-        final = (
-            f"By the end, the user has concrete next steps for {lx.shift_person(topic.goal, 'third')}, "
-            f"covering {', '.join(phrases[:-1])} and {phrases[-1]}."
+        final = lx.FINAL_INTENT.format(
+            goal=lx.shift_person(topic.goal, "third"), rest=lx.LIST_SEP.join(phrases[:-1]), last=phrases[-1]
         )
         voice = _casual(persona, rng)
-        parts = [rng.choice(CASUAL_GREETINGS) if voice else "Hello.", _intro(persona)]
-        parts += [_request(explicit, aspects[0].phrase, rng), rng.choice(lx.USER_OPENERS[emotion])]
+        parts = [rng.choice(lx.CASUAL_GREETINGS) if voice else lx.PLAIN_GREETING, lx.intro(persona.attributes)]
+        parts += [_request(explicit, aspects[0].phrase, rng, lx), rng.choice(lx.USER_OPENERS[emotion])]
         if rng.random() < 0.7:
             parts.append(lx.LATENT_HINTS[latent])
         content = ChatSeedContent(
@@ -94,9 +97,9 @@ class AgendaSimulator:
             initial_emotion=emotion,
             initial_explicit_intent=explicit,
             initial_latent_intent=latent,
-            initial_intent_description=describe(explicit, aspects[0].phrase),
+            initial_intent_description=describe(explicit, aspects[0].phrase, lx),
             final_intent=final,
-            first_query=" ".join(p for p in parts if p),
+            first_query=lx.JOIN.join(p for p in parts if p),
         )
         return Reply(value=content, raw=content.model_dump_json())
 
@@ -104,7 +107,7 @@ class AgendaSimulator:
     def agenda(self, seed: ChatSeed) -> list[Step]:
         """Expand a ChatSEED into its agenda: the aspects named in the final intent, in that order."""
         rng = rng_for(self.seed, seed.seed_id, "agenda")
-        aspects = _agenda_aspects(seed)
+        aspects = _agenda_aspects(seed, self.lx)
         steps = [Step(aspects[0], seed.opening_labels())]
         start_negative = seed.initial_emotion in NEGATIVE_EMOTIONS
         for k, aspect in enumerate(aspects[1:], start=1):
@@ -119,7 +122,7 @@ class AgendaSimulator:
                 explicit_intent=explicit,
                 latent_intent=seed.initial_latent_intent,
                 emotion=rng.choice(pool),
-                intent_description=describe(explicit, aspect.phrase),
+                intent_description=describe(explicit, aspect.phrase, self.lx),
             )
             steps.append(Step(aspect, labels))
         return steps
@@ -131,23 +134,23 @@ class AgendaSimulator:
         for exchange in history:
             if done == len(steps):
                 after += 1
-            elif addresses(exchange.response_text, steps[done].aspect.keywords):
+            elif addresses(exchange.response_text, steps[done].aspect.keywords, self.lx):
                 done, misses = done + 1, 0
             else:
                 misses += 1
         rng = rng_for(self.seed, seed.seed_id, f"turn{len(history)}")
         if done == len(steps):
-            turn = _closing(seed, after, rng)
+            turn = _closing(seed, after, rng, self.lx)
         else:
             step = steps[done]
-            text, labels = _push(step, misses, rng) if misses else _ask(step, done > 0, rng)
+            text, labels = _push(step, misses, rng, self.lx) if misses else _ask(step, done > 0, rng, self.lx)
             progress: Progress = "in_progress" if done else "not_started"
             turn = SimulatorTurn(user_text=text, labels=labels, progress=progress)
         return Reply(value=turn, raw=turn.model_dump_json())
 
 
 # --- helpers ------------------------------------------------------------------------------------------
-def _pick_topic(persona: PersonaRecord, rng: random.Random) -> str:
+def _pick_topic(persona: PersonaRecord, rng: random.Random, lx: ModuleType) -> str:
     """Draw among the topics the persona's tags match; without a tag match, among the three topics its
     attributes and text match best, plus career when it names an occupation; else any topic."""
     tags = " ".join(persona.topic_tags)
@@ -174,84 +177,68 @@ def _casual(persona: PersonaRecord, rng: random.Random) -> bool:
         return rng.random() < 0.5
 
 
-def _intro(persona: PersonaRecord) -> str:
-    """'I'm a nurse from Dayton.' from the persona's occupation and place, when the attributes have them."""
-    attrs = persona.attributes
-    job = str(attrs.get("occupation") or attrs.get("job") or "").replace("_", " ").strip().lower()
-    place = str(attrs.get("city") or attrs.get("location") or "").strip()
-    if job in ("", "unknown", "none", "not in workforce", "unemployed"):
-        return f"I live in {place}." if place else ""
-    article = "an" if job[0] in "aeiou" else "a"
-    return f"I'm {article} {job}" + (f" from {place}." if place else ".")
-
-
-def _agenda_aspects(seed: ChatSeed) -> list[lx.Aspect]:
+def _agenda_aspects(seed: ChatSeed, lx: ModuleType) -> list[english.Aspect]:
     """The topic's aspects named in the final intent, in order. A seed written by another simulator (unknown
-    topic) gets one aspect per noun chunk of its final intent (1-5 steps), keyed by the chunk's last word."""
+    topic) gets the lexicon's fallback steps from its final intent (`fallback_aspects`)."""
     final = lx.normalise(seed.final_intent)
     topic = lx.TOPICS.get(seed.topic)
-    found: list[tuple[int, lx.Aspect]] = []
+    found: list[tuple[int, english.Aspect]] = []
     for aspect in topic.aspects if topic else ():
         pos = final.find(lx.normalise(lx.shift_person(aspect.phrase, "third")))
         if pos >= 0:
             found.append((pos, aspect))
     if len(found) >= 2:
         return [a for _, a in sorted(found, key=lambda pa: pa[0])]
-    heads: dict[str, str] = {}
-    for chunk in lx.noun_phrases(seed.final_intent):
-        heads.setdefault(chunk.split()[-1], "the " + " ".join(chunk.split()[1:]))
-    if not heads:
-        heads = {w: f"the {w}" for w in lx.content_words(seed.final_intent)[:3] if w != "user"} or {"goal": "my goal"}
-    return [lx.Aspect((head,), phrase, lx.FALLBACK_SUGGESTION) for head, phrase in list(heads.items())[:5]]
+    return list(lx.fallback_aspects(seed.final_intent))
 
 
-def _ask(step: Step, moved_on: bool, rng: random.Random) -> tuple[str, UserLabels]:
+def _ask(step: Step, moved_on: bool, rng: random.Random, lx: ModuleType) -> tuple[str, UserLabels]:
     """Ask for a fresh step: a short transition, the request, often a feeling, sometimes the deeper need."""
     lab = step.labels
     parts = [rng.choice(lx.TRANSITIONS)] if moved_on else []
-    parts.append(_request(lab.explicit_intent, step.aspect.phrase, rng))
+    parts.append(_request(lab.explicit_intent, step.aspect.phrase, rng, lx))
     if rng.random() < 0.75:
         parts.append(rng.choice(lx.USER_OPENERS[lab.emotion]))
     if rng.random() < 0.35:
         parts.append(lx.LATENT_HINTS[lab.latent_intent])
-    return " ".join(parts), lab
+    return str(lx.JOIN.join(parts)), lab
 
 
-def _request(explicit: str, phrase: str, rng: random.Random) -> str:
-    return rng.choice(lx.USER_REQUESTS[explicit]).format(a=phrase, A=phrase[:1].upper() + phrase[1:])
+def _request(explicit: str, phrase: str, rng: random.Random, lx: ModuleType) -> str:
+    return str(rng.choice(lx.USER_REQUESTS[explicit]).format(a=phrase, A=lx.capitalise(phrase)))
 
 
-def _push(step: Step, misses: int, rng: random.Random) -> tuple[str, UserLabels]:
+def _push(step: Step, misses: int, rng: random.Random, lx: ModuleType) -> tuple[str, UserLabels]:
     """Restate an unaddressed step: first a clarification, then complaints with rising frustration."""
     phrase = step.aspect.phrase
     if misses == 1:
         emotion = "frustration" if step.labels.emotion in NEGATIVE_EMOTIONS else step.labels.emotion
-        request = _request(step.labels.explicit_intent, phrase, rng)
-        text = f"{lx.RESTATE.format(a=phrase)} {request}"
+        request = _request(step.labels.explicit_intent, phrase, rng, lx)
+        text = lx.JOIN.join((lx.RESTATE.format(a=phrase), request))
         labels = UserLabels(
             explicit_intent="clarification",
             latent_intent=step.labels.latent_intent,
             emotion=emotion,
-            intent_description=describe("clarification", phrase),
+            intent_description=describe("clarification", phrase, lx),
         )
     else:
         emotion = "anger" if misses >= 4 else "frustration"
-        text = f"{rng.choice(lx.USER_OPENERS[emotion])} {lx.PUSHBACK.format(a=phrase)}"
+        text = lx.JOIN.join((rng.choice(lx.USER_OPENERS[emotion]), lx.PUSHBACK.format(a=phrase)))
         labels = UserLabels(
             explicit_intent="feedback",
             latent_intent="need_to_be_understood",
             emotion=emotion,
-            intent_description=describe("feedback", phrase),
+            intent_description=describe("feedback", phrase, lx),
         )
     return text, labels
 
 
-def _closing(seed: ChatSeed, after: int, rng: random.Random) -> SimulatorTurn:
+def _closing(seed: ChatSeed, after: int, rng: random.Random, lx: ModuleType) -> SimulatorTurn:
     """Close warmly once the agenda is empty: thanks first, then a goodbye."""
     topic = lx.TOPICS.get(seed.topic)
-    goal = topic.goal if topic else "this"
+    goal = topic.goal if topic else lx.DEFAULT_PHRASE
     if after == 0:
-        thanks = f"The user wants to thank the assistant for help with {lx.shift_person(goal, 'third')}."
+        thanks = lx.THANKS_DESCRIPTION.format(goal=lx.shift_person(goal, "third"))
         labels = UserLabels(
             explicit_intent="feedback",
             latent_intent=seed.initial_latent_intent,
@@ -264,7 +251,7 @@ def _closing(seed: ChatSeed, after: int, rng: random.Random) -> SimulatorTurn:
             explicit_intent="small_talk",
             latent_intent="building_connection",
             emotion="joy",
-            intent_description="The user wants to say goodbye on a friendly note.",
+            intent_description=lx.GOODBYE_DESCRIPTION,
         )
         text = rng.choice(lx.GOODBYE)
     return SimulatorTurn(user_text=text, labels=labels, progress="achieved")
