@@ -315,3 +315,14 @@ def test_the_simulator_audit_shows_on_the_list_and_the_dialogue(app, data):
     assert html.count('<span class="flag">repetition</span>') == 1  # on turn 2 only
     clean = get(app, dialogue_url(TARGET, seed_id(1))).text
     assert "The simulator audit raised no flag" in clean
+
+
+def test_the_stylesheet_names_a_chinese_font_the_explorer_serves(app):
+    css = get(app, "/explorer.css")
+    assert css.status == 200 and 'font-family: "EYT Sans SC"; src: url(eyt-sans-sc.otf)' in css.text
+    assert "unicode-range: U+3000-303F, U+4E00-9FFF, U+FF00-FFEF" in css.text
+    font = get(app, "/eyt-sans-sc.otf")
+    assert font.status == 200 and font.headers["content-type"] == "font/otf"
+    from eyt_dagster.reporting.cjk_font import shipped_font
+
+    assert font.body == shipped_font().read_bytes()

@@ -138,7 +138,9 @@ def test_every_link_and_clip_resolves_to_a_file_of_the_export(two_targets):
                 assert parts.fragment in parsed(target.read_text()).ids, (name, value)
             checked += 1
         policy = [v for t, k, v in page.found if t == "meta" and k == "content" and "default-src" in v]
-        assert policy == ["default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; form-action 'none'"]
+        assert policy == [
+            "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; font-src 'self'; form-action 'none'"
+        ]
         assert ("link", "href", "../explorer.css" if "/" in name else "explorer.css") in page.found, name
     assert checked > 1000
 

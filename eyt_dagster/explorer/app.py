@@ -23,13 +23,15 @@ from eyt_dagster.explorer.failures import FAILURES
 from eyt_dagster.explorer.formats import FILTERS
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.explorer.running import running_steps
+from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
 
 HERE = Path(__file__).parent
+CJK_FONT_FILE = "eyt-sans-sc.otf"  # the shipped Chinese font, beside the stylesheet (explorer.css names it)
 HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; form-action 'self'"
+        "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; font-src 'self'; form-action 'self'"
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -322,6 +324,9 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
     async def stylesheet(request: Request) -> Response:
         return Response((HERE / "static" / "explorer.css").read_text(), media_type="text/css", headers=HEADERS)
 
+    async def cjk_font(request: Request) -> Response:
+        return Response(shipped_font().read_bytes(), media_type="font/otf", headers=HEADERS)
+
     return Starlette(
         routes=[
             Route("/", board),
@@ -339,5 +344,6 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
             Route("/voice/dialogue/{target}/{seed_id:path}", voice_dialogue),
             Route("/running", running_now),
             Route("/explorer.css", stylesheet),
+            Route(f"/{CJK_FONT_FILE}", cjk_font),
         ]
     )

@@ -34,6 +34,7 @@ from eyt_dagster.explorer.export_links import INDEX, STYLESHEET, Key, file_name,
 from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, known_targets, select
 from eyt_dagster.explorer.judges import LARGEST
 from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.reporting.cjk_font import has_cjk, shipped_font
 
 MARKER = "export.json"  # written into every export; --force replaces only a folder that holds one
 SPEECH_LIST: Key = ("speech", "", "", "", "", "", "", 1)
@@ -293,6 +294,8 @@ def _write(crawl: _Crawl, folder: Path, written: Written, now: datetime) -> None
         written.pages[key[0]] += 1
     css = (explorer_app.HERE / "static" / "explorer.css").read_text() + EXPORT_CSS
     emit(names[STYLESHEET], css.encode())
+    if any(has_cjk(html) for html in crawl.pages.values()):  # the stylesheet's Chinese font, beside it
+        emit(str(Path(names[STYLESHEET]).with_name(explorer_app.CJK_FONT_FILE)), shipped_font().read_bytes())
     for path, name in clip_files.values():
         emit(name, path.read_bytes())
         written.clips += 1

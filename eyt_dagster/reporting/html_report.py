@@ -23,12 +23,14 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.baseline_text import NOT_EVALUATIONS
+from eyt_dagster.reporting.cjk_font import embedded_css
 
 TARGET_COLUMNS = ("target", "target_a", "target_b", "think_target", "non_think_target")
 RISK_COLUMN = "self_preference_risk"
 DASH = "\u2013"
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:72em;padding:0 1em;
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC","Microsoft YaHei","EYT Sans SC",
+sans-serif;margin:2em auto;max-width:72em;padding:0 1em;
 color:#222;line-height:1.4}
 h1{margin-bottom:.2em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 .meta{color:#666;font-size:.9em}
@@ -222,9 +224,12 @@ def render_report(
         f"<table><thead><tr><th>prompt</th><th>hash</th></tr></thead><tbody>{hashes}</tbody></table>",
         f'<p class="meta">Generated {_esc(generated_at)}</p></section>',
     ]
+    body = "".join(parts)
+    # Chinese text on the page (dialogue excerpts of a Chinese pool): the shipped font, cut down to those characters
+    font = embedded_css(body)
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
-        f"<style>{CSS}</style></head><body>{''.join(parts)}</body></html>\n"
+        f"<style>{font}{CSS}</style></head><body>{body}</body></html>\n"
     )
 
 

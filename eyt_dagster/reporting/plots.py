@@ -44,9 +44,13 @@ def _baselines(df: pd.DataFrame) -> set[str]:
 
 def _to_png(fig: Figure) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    from eyt_dagster.reporting.cjk_font import use_cjk_where_needed
 
     buf = io.BytesIO()
     FigureCanvasAgg(fig)
+    use_cjk_where_needed(fig.findobj(Text))  # only texts with Chinese characters change
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()
 
