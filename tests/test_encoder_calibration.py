@@ -87,7 +87,7 @@ def test_each_threshold_drops_the_same_personas_as_minilm_on_the_shipped_pools(p
     records = load_pool_records(pool, PoolSource())[0]
     texts = [r.persona_text for r in records]
     reference = deduplicate(records, embed(texts, MINILM), 0.85)
-    assert len(reference.duplicate_of) == 6  # the fixture's six near-duplicates (fixtures/README.md)
+    assert len(reference.duplicate_of) == 6  # the fixture's six near-duplicates (eyt_dagster/fixtures/README.md)
     for encoder, entry in CALIBRATIONS.items():
         result = deduplicate(records, embed(texts, encoder), entry.dedup_threshold)
         assert result.duplicate_of == reference.duplicate_of, encoder
