@@ -54,11 +54,9 @@ CALIBRATIONS: dict[str, EncoderCalibration] = {
 }
 
 
-class UncalibratedEncoder(KeyError):
-    """An encoder with no calibration entry, or one asked for a language it was not measured in."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
+class UncalibratedEncoder(ValueError):
+    """An encoder with no calibration entry, or one asked for a language it was not measured in. A ValueError, so a
+    slate validator that calls `calibration` reports it as a validation error of the field."""
 
 
 def calibration(encoder: str, language: str | None = None) -> EncoderCalibration:
