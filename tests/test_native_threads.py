@@ -156,7 +156,7 @@ def test_faster_whisper_ctranslate2(clips: list[Path]) -> None:
 def test_onnx_runtime_and_tokenizers_beside_torch_batches() -> None:
     """Single texts through ONNX Runtime (the intent queue) while other threads encode batches in torch (persona
     embeddings): both use the model's fast tokenizer, which raises 'Already borrowed' when two threads use it with
-    different padding at once; every call goes through one lock (resources/embeddings.ENCODING)."""
+    different padding at once; every call goes through one lock (resources/encoding_lock.ENCODING)."""
     from resources.embeddings import OFFLINE_PACKAGE_MODEL, embed
     from resources.onnx_encoder import text_encoder
 
