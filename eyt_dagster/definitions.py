@@ -37,6 +37,7 @@ from assets.eyt_bench.judge_calibration import (
     judge_agreement,
 )
 from assets.eyt_bench.judge_verdicts import final_intent_verdicts, judge_verdicts
+from assets.eyt_bench.language_consistency import language_consistency
 from assets.eyt_bench.noise_floor import noise_floor, pass_k
 from assets.eyt_bench.persona_pool import persona_pool
 from assets.eyt_bench.repeats import repeat_dialogues, repeat_scores
@@ -69,6 +70,7 @@ EYT_BENCH_ASSETS = [
     final_intent_verdicts,
     intent_similarity,
     simulator_audit,
+    language_consistency,
     dialogue_scores,
     repeat_dialogues,
     repeat_scores,

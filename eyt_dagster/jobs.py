@@ -12,6 +12,7 @@ DIALOGUE_ASSETS = AssetSelection.assets(
     ["dialogue", "final_intent_verdicts"],
     ["dialogue", "intent_similarity"],
     ["dialogue", "simulator_audit"],
+    ["dialogue", "language_consistency"],
     ["dialogue", "dialogue_scores"],
     ["dialogue", "repeat_dialogues"],
     ["dialogue", "repeat_scores"],

@@ -9,6 +9,7 @@ named. API keys are never in the slate: a model names the environment variable t
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, Language
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, EncoderCalibration, calibration, uncalibrated
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, PAPER_POOLS, POOL_LANGUAGES, POOLS
 from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings
@@ -185,6 +187,9 @@ class Slate(BaseModel):
         if len(set(ids)) != len(ids):
             raise ValueError(f"targets: duplicate id in {ids}")
         self._check_seq_cohort()
+        for pool in self.pools:  # a pool in another language needs an encoder measured in it
+            if self.pool_language(pool) != DEFAULT_LANGUAGE:
+                calibration(self.pool_embedding_model(pool), self.pool_language(pool))
         judge_ids = [j.id for j in self.judges]
         if len(set(judge_ids)) != len(judge_ids):
             raise ValueError(f"judges: duplicate id in {judge_ids}")
@@ -271,6 +276,18 @@ class Slate(BaseModel):
         if self.pool_language(pool) == DEFAULT_LANGUAGE:
             return self.embedding_model
         return self.multilingual_embedding_model
+
+    def pool_calibration(self, pool: str) -> EncoderCalibration:
+        """The encoder calibration of `pool`: for an English pool the slate's `dedup_threshold` with its encoder's
+        drift scale (all-MiniLM-L6-v2: 0.85 and 1, the paper's numbers); for a pool in another language its
+        encoder's entry for that language (docs/languages.md#per-encoder-calibration)."""
+        model, language = self.pool_embedding_model(pool), self.pool_language(pool)
+        if language == DEFAULT_LANGUAGE:
+            entry = CALIBRATIONS.get(model)
+            if entry is None:
+                return uncalibrated(model, self.dedup_threshold)
+            return replace(entry, dedup_threshold=self.dedup_threshold)
+        return calibration(model, language)
 
     def target(self, target_id: str) -> TargetRef:
         for target in self.targets:

@@ -165,7 +165,7 @@ def download_from_hub(pool: str, revision: str | None) -> Path:
     if layout.repo_id is None:
         raise PersonaSourceError(
             f"pool '{pool}' is not published on the Hugging Face hub, so `source: hub` cannot read it: clone its "
-            "repository (docs/languages.md#the-chinese-pool) and set `source: local` with `path:` pointing at the "
+            "repository (docs/languages.md#the-chinese-pool-cped) and set `source: local` with `path:` pointing at the "
             "clone (or `source: fixture` for offline runs)"
         )
     try:

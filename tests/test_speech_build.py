@@ -177,3 +177,15 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
     meta = result.asset_materializations_for_node("speech_audio")
     skipped = [m.metadata["skipped_folders"].value for m in meta if "skipped_folders" in m.metadata]
     assert skipped == [1]
+
+
+def test_the_build_summary_of_nothing_built_has_its_columns_and_no_row():
+    """The unified reports run before any SpeechEQ subscale was built: an empty summary, not a KeyError."""
+    import pandas as pd
+
+    from eyt_dagster.speech_eq.build_summary import build_summary
+
+    empty = pd.DataFrame(columns=["subscale", "scenario_id", "generator"])
+    out = build_summary(empty, pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    assert len(out) == 0 and {"items", "discarded", "scenarios"} <= set(out.columns)
+    assert int(out["items"].sum()) == 0 and int(out["discarded"].sum()) == 0

@@ -39,8 +39,15 @@ def dialogue_scores(
     how many turns were judged and how many judge calls failed. Judges combine as the slate's judge_combine
     says (mean or median; completion is a majority vote). Failed verdicts leave values missing."""
     slate = eyt.slate
+    scale = slate.pool_calibration(context.partition_key.keys_by_dimension["pool"]).drift_scale
     df = score_dialogues(
-        dialogue_turns, judge_verdicts, final_intent_verdicts, intent_similarity, slate.alpha, slate.judge_combine
+        dialogue_turns,
+        judge_verdicts,
+        final_intent_verdicts,
+        intent_similarity,
+        slate.alpha,
+        slate.judge_combine,
+        scale,
     )
     df["alpha"] = slate.alpha
     df["judge_combine"] = slate.judge_combine

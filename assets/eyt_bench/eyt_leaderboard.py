@@ -10,7 +10,7 @@ from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
 from resources.model_access import ModelAccess
 
-LOGIC_VERSION = "3"  # 3: simulator_flag_rate
+LOGIC_VERSION = "4"  # 3: simulator_flag_rate; 4: language and the language-consistency shares
 
 
 @asset(
@@ -18,7 +18,14 @@ LOGIC_VERSION = "3"  # 3: simulator_flag_rate
     group_name="reports",
     ins={
         name: AssetIn(key=["dialogue", name])
-        for name in ("dialogue_scores", "dialogue_turns", "judge_verdicts", "final_intent_verdicts", "simulator_audit")
+        for name in (
+            "dialogue_scores",
+            "dialogue_turns",
+            "judge_verdicts",
+            "final_intent_verdicts",
+            "simulator_audit",
+            "language_consistency",
+        )
     },
     dagster_type=LeaderboardFrame,
     code_version=LOGIC_VERSION,
@@ -31,6 +38,7 @@ def leaderboard(
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
     simulator_audit: pd.DataFrame,
+    language_consistency: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
     subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
@@ -42,6 +50,7 @@ def leaderboard(
         final_intent_verdicts,
         simulator_audit,
         store=eyt.report_cache,
+        languages=language_consistency,
     )
     board["created_at"] = now_utc()
     note = baseline_note(board)

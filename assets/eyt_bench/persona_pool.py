@@ -36,7 +36,12 @@ def persona_pool(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.
         return vectors
 
     sample = sample_pool(
-        records, pool, pool_size=slate.pool_size, seed=slate.seed, dedup_threshold=slate.dedup_threshold, embed=embed
+        records,
+        pool,
+        pool_size=slate.pool_size,
+        seed=slate.seed,
+        dedup_threshold=slate.pool_calibration(pool).dedup_threshold,
+        embed=embed,
     )
     df = sample.rows
     df["created_at"] = now_utc()

@@ -17,9 +17,9 @@ from eyt_dagster.reporting.plots import png_markdown
 from resources.model_access import ModelAccess
 from resources.report_reads import CARD_READS, card_inputs
 
-LOGIC_VERSION = (
-    "3"  # 2: the spoken EYT-Bench's half (voice_* columns, has_eyt_voice); 3: the Chinese pool's columns (eyt_cped_*)
-)
+# 2: the spoken EYT-Bench's half (voice_* columns, has_eyt_voice); 3: the Chinese pool's columns (eyt_cped_*), each
+# pool's language and its share of replies in that language
+LOGIC_VERSION = "3"
 BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE_POINTS}."
 
 

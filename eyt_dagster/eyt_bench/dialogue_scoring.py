@@ -136,8 +136,10 @@ def score_dialogues(
     similarity: pd.DataFrame,
     alpha: float,
     combine: str = "mean",
+    drift_scale: float = 1.0,
 ) -> pd.DataFrame:
-    """One row per finished dialogue with its label hits, drift, alignment, the judges' verdicts combined by
+    """One row per finished dialogue with its label hits, drift (on the encoder's drift scale, 1 for
+    all-MiniLM-L6-v2: encoder_calibration.py), alignment, the judges' verdicts combined by
     `combine` (mean or median; completion is always a majority vote), dimension scores, and how many turns
     were judged and how many judge calls failed. Unjudged values are missing, never a crash."""
     answered = answered_turns(turns)
@@ -147,7 +149,10 @@ def score_dialogues(
         out = out.merge(hits.rename(f"{short}_correct").reset_index(), on=KEYS, how="left")
     if len(similarity):
         by_dialogue = similarity.groupby(KEYS)
-        drift = by_dialogue["cos_gold_pred"].apply(metrics.intent_drift).rename("drift")
+        if drift_scale == 1.0:  # the paper's Eq. 1 as written, as it always was
+            drift = by_dialogue["cos_gold_pred"].apply(metrics.intent_drift).rename("drift")
+        else:
+            drift = by_dialogue["cos_gold_pred"].apply(lambda c: drift_scale * metrics.intent_drift(c)).rename("drift")
         align = by_dialogue.apply(
             lambda g: directional_alignment(g["turn"], g["cos_pred_final"]), include_groups=False
         ).rename("directional_alignment")

@@ -13,6 +13,7 @@ from eyt_dagster.core import result_cache
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
+from eyt_dagster.eyt_bench.language_consistency import cell_language_consistency
 from eyt_dagster.eyt_bench.settings import EytSlate
 from eyt_dagster.eyt_bench.simulator_audit import flag_rates
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
@@ -133,12 +134,15 @@ def build_leaderboard(
     finals: pd.DataFrame,
     audit: pd.DataFrame | None = None,
     store: result_cache.ResultStore | None = None,
+    languages: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per target x pool present in `scores` or `turns`, with baseline and self-preference flags and
     costs, and the share of its dialogues the simulator audit (`audit`: dialogue.simulator_audit rows) flagged.
     A cell none of whose dialogues finished has a row too: n_dialogues 0, its metrics missing, n_errors and
     `failures` (the unfinished dialogues per role and kind) saying why. A cell's headline metrics depend on its
-    own scores: with a `store` (core.result_cache) they are kept under a key of them and computed for new cells."""
+    own scores: with a `store` (core.result_cache) they are kept under a key of them and computed for new cells.
+    Each row names the language its pool was played in and, from `languages` (dialogue.language_consistency rows),
+    the cell's mean shares of replies and simulator turns in that language."""
     answered = answered_turns(turns)
     errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
@@ -154,6 +158,7 @@ def build_leaderboard(
         row = {
             "target": target,
             "pool": pool,
+            "language": slate.pool_language(pool) if pool in slate.pools else None,
             "family": ref.family if ref else None,
             "thinking": bool(ref.thinking) if ref else None,
             "is_baseline": is_baseline(slate, target),
@@ -175,6 +180,12 @@ def build_leaderboard(
     board = board.merge(_role_costs(turns, verdicts, finals), on=CELL, how="left")
     rates = flag_rates(audit) if audit is not None else pd.DataFrame(columns=[*CELL, "simulator_flag_rate"])
     board = board.merge(rates, on=CELL, how="left")
+    shares = (
+        cell_language_consistency(languages)[[*CELL, "reply_language_share", "user_language_share"]]
+        if languages is not None and len(languages)
+        else pd.DataFrame(columns=[*CELL, "reply_language_share", "user_language_share"])
+    )
+    board = board.merge(shares, on=CELL, how="left")
     board["alpha"] = slate.alpha
     board["slate"] = slate.name
     return board.sort_values(["pool", "target"]).reset_index(drop=True)

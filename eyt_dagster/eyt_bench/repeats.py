@@ -125,6 +125,7 @@ def score_samples(
     judge_repeats: int,
     alpha: float,
     combine: str,
+    drift_scale: float = 1.0,
     on_done: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The dialogue_scores rows of every sample past (0, 0), each with `repeat` and `judge_repeat`, and every
@@ -150,7 +151,7 @@ def score_samples(
         turns = cell.turns(repeat)
         if repeat not in similarity:  # once per repeat, whatever its judge repeats
             similarity[repeat] = intent_similarities(turns, cell.chat_seeds, embed)[0]
-        scores = score_dialogues(turns, verdicts, finals, similarity[repeat], alpha, combine)
+        scores = score_dialogues(turns, verdicts, finals, similarity[repeat], alpha, combine, drift_scale)
         scores["repeat"], scores["judge_repeat"] = repeat, q
         scores["sample_seed"] = sample_seed(judging.slate_seed, repeat)  # the target's, of this play
         scores["judge_sample_seed"] = sample_seed(judging.slate_seed, q)

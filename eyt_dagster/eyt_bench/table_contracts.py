@@ -196,7 +196,7 @@ _HEADLINE_FLOATS = (
     "mean_turns",
 )
 LEADERBOARD_COLUMNS: Columns = {
-    **_text(["target", "pool", "family"]),
+    **_text(["target", "pool", "language", "family"]),
     "thinking": "boolean",
     "is_baseline": "bool",
     "target_kind": "string",
@@ -214,6 +214,9 @@ LEADERBOARD_COLUMNS: Columns = {
         for what in ("tokens", "cost_usd")
     },
     "simulator_flag_rate": "float64",  # share of the cell's audited dialogues the simulator audit flagged
+    # language consistency: mean share of the cell's replies / simulator turns in the pool's language
+    "reply_language_share": "float64",
+    "user_language_share": "float64",
     "alpha": "float64",
     "slate": "string",
     **_CREATED,
@@ -350,6 +353,18 @@ HUMAN_ALIGNMENT_COLUMNS: Columns = {
     "judges": "string",
     **_CREATED,
 }
+LANGUAGE_CONSISTENCY_COLUMNS: Columns = {
+    **_text(["target", "pool", "seed_id", "pool_language"]),
+    "turns": "int64",
+    **{
+        f"{side}_{what}": "int64"
+        for side in ("reply", "user")
+        for what in ("in_language", "other_language", "undetermined")
+    },
+    **_floats("reply_language_share", "user_language_share"),
+    "first_switch_turn": "Int64",
+    **_CREATED,
+}
 # Every table of the `dialogue` schema with a contract: the warehouse IO manager types these from here.
 DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.persona_pool": PERSONA_POOL_COLUMNS,
@@ -359,6 +374,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.final_intent_verdicts": FINAL_VERDICTS_COLUMNS,
     "dialogue.intent_similarity": INTENT_SIMILARITY_COLUMNS,
     "dialogue.simulator_audit": SIMULATOR_AUDIT_COLUMNS,
+    "dialogue.language_consistency": LANGUAGE_CONSISTENCY_COLUMNS,
     "dialogue.dialogue_scores": DIALOGUE_SCORES_COLUMNS,
     "dialogue.repeat_dialogues": REPEAT_DIALOGUES_COLUMNS,
     "dialogue.repeat_scores": REPEAT_SCORES_COLUMNS,
@@ -455,6 +471,17 @@ FinalIntentVerdictsFrame = create_dagster_pandas_dataframe_type(
         PandasColumn.string_column("judge", non_nullable=True),
         PandasColumn.numeric_column("satisfaction", min_value=1, max_value=5, ignore_missing_vals=True),
         PandasColumn.string_column("error"),
+    ],
+)
+
+LanguageConsistencyFrame = create_dagster_pandas_dataframe_type(
+    name="LanguageConsistencyFrame",
+    description="dialogue.language_consistency: per finished dialogue, its replies and turns in the pool's language.",
+    columns=[
+        *_keys("target", "pool"),
+        PandasColumn.string_column("seed_id", non_nullable=True),
+        PandasColumn.numeric_column("reply_language_share", min_value=0.0, max_value=1.0, ignore_missing_vals=True),
+        PandasColumn.numeric_column("user_language_share", min_value=0.0, max_value=1.0, ignore_missing_vals=True),
     ],
 )
 

@@ -37,7 +37,7 @@ class AssetState:
 
     `include` says which assets to consider; `keys` (slate_keys) maps "pool" and each dynamic target set
     ("targets", "speech_targets") to the slate's keys: partitions of a pool or target not in the slate are left
-    alone (a target dropped from the slate keeps its history) and listed in `left_alone`. Source assets (the
+    alone (a target dropped from the slate keeps its history) and, when they hold results, listed in `left_alone`. Source assets (the
     slate's settings) are inputs, not results: they are not listed. With `slate`, causes that come from changed
     slate settings name them (eyt_dagster/settings_sources.py)."""
 
@@ -72,7 +72,9 @@ class AssetState:
                 for partition in partitions:
                     outside = partition is not None and outside_slate(node.partitions_def, partition, keys)
                     if outside:
-                        self.left_alone.update(outside)
+                        # named only when it holds results: a pool no slate ever played is nothing to leave alone
+                        if latest.get(node.key, partition) is not None:
+                            self.left_alone.update(outside)
                         continue
                     found = staleness.state(graph, latest, node.key, partition)
                     self.statuses[(asset, partition)] = found.status

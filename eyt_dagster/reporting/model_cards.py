@@ -56,6 +56,9 @@ def _eyt_columns() -> dict[str, str]:
         for metric in EYT_METRICS:
             for suffix in ("", "_ci_low", "_ci_high"):
                 cols[f"eyt_{scope}_{metric}{suffix}"] = "float64"
+        if scope in POOLS:  # the language a pool was played in, and the share of replies in it
+            cols[f"eyt_{scope}_language"] = "string"
+            cols[f"eyt_{scope}_reply_language_share"] = "float64"
     return cols
 
 
@@ -166,6 +169,8 @@ def per_pool_eyt(leaderboard: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataF
         row = rows.setdefault(rec["target"], {"target": rec["target"]})
         scope = rec["pool"]
         row[f"eyt_{scope}_n_dialogues"] = rec["n_dialogues"]
+        row[f"eyt_{scope}_language"] = rec.get("language")
+        row[f"eyt_{scope}_reply_language_share"] = rec.get("reply_language_share", np.nan)
         for metric in EYT_METRICS:
             row[f"eyt_{scope}_{metric}"] = rec[metric]
             key = (rec["target"], scope, metric)

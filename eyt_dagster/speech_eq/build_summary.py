@@ -32,7 +32,16 @@ def build_summary(
             {f"mean_{c}": float(passed[c].mean()) if len(passed) and c in passed else float("nan") for c in GAP_COLUMNS}
         )
         rows.append(row)
-    out = pd.DataFrame(rows)
-    if len(out):
-        out["discarded"] = out["scenarios"] - out["items"]
+    columns = [
+        "subscale",
+        "scenarios",
+        "items",
+        "tones_rejected_bland",
+        "pairs_regenerated",
+        "pairs_discarded",
+        "mean_total_passed",
+        *(f"mean_{c}" for c in GAP_COLUMNS),
+    ]
+    out = pd.DataFrame(rows, columns=columns)  # no subscale built yet: the same columns, no row
+    out["discarded"] = (out["scenarios"] - out["items"]).astype("int64")
     return out
