@@ -13,9 +13,12 @@ its partitions and runs the job again.
 
     python bench/reports_scale.py                     # 10, 30 and 100 targets
     python bench/reports_scale.py --targets 100 --keep /tmp/reports100
+    python bench/reports_scale.py --targets 100 --snapshot /tmp/snap100    # then, after a change:
+    python bench/reports_scale.py --from-snapshot /tmp/snap100 --repeat 3  # only the +1 target run, 3 times
 
 Printed per size: the run (first step start to last step end in the event log), the job process's wall time
-(imports and loading the code location included), the slowest steps, the run after one more target, and two
+(imports and loading the code location included), the job's CPU seconds (execute_job, every thread; a shared
+machine's load moves it less than the wall times), the slowest steps, the run after one more target, and two
 floors: reading every input table the job reads once (each table once, all columns, as the IO manager reads it)
 and the bootstrap work no implementation avoids (every cell's per-dialogue values resampled once per interval
 metric, and the pairwise comparisons' floor from bench/pairwise_scale.py).
@@ -165,9 +168,11 @@ def child(argv: list[str]) -> dict:
             "eyt_dagster.ops.launch", "job_by_name", (JOB,), reconstructor_working_directory=str(ROOT)
         )
         run_config = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+        cpu = time.process_time()
         with execute_job(job, instance=instance, raise_on_error=False, run_config=run_config) as result:
             ok, run_id = result.success, result.run_id
             failures = [f"{e.step_key}: {e.message}" for e in result.all_events if e.is_failure and e.step_key]
+        cpu = time.process_time() - cpu
         kinds = {DagsterEventType.STEP_START, DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE}
         steps: dict[str, float] = {}
         opened: dict[str, float] = {}
@@ -186,6 +191,7 @@ def child(argv: list[str]) -> dict:
         "steps": steps,
         "run_s": (last - first) if first is not None and last is not None else float("nan"),
         "process_s": time.perf_counter() - started,
+        "cpu_s": cpu,  # the job's CPU seconds (every thread of the process): less sensitive to a shared machine's load
     }
 
 
@@ -237,7 +243,54 @@ def short(step: str) -> str:
     return step.rsplit("__", 1)[-1]
 
 
-def run(n: int, keep: Path | None, top: int) -> dict:
+def plus_one(folder: Path, n: int) -> dict:
+    """Add target n+1 (slate, instance, its partitions' tables) to `folder` and run the job again."""
+    (folder / "slate.yaml").write_text(yaml.safe_dump(slate_for(n + 1), sort_keys=False))
+    in_child("register", folder)
+    write_cells(folder / "data", [target_name(n)], seed=n, with_seeds=False)
+    again = in_child("run", folder)
+    if not again["ok"]:
+        raise RuntimeError("the reports run after one more target failed: " + "; ".join(again["failures"]))
+    return again
+
+
+def repeated_plus_one(folder: Path, n: int, repeats: int) -> list[dict]:
+    """The run after one more target, `repeats` times, each from a copy of `folder` as the first run left it."""
+    runs = []
+    for _ in range(repeats):
+        copy = Path(tempfile.mkdtemp(prefix="eyt-reports-again-"))
+        try:
+            shutil.copytree(folder, copy, dirs_exist_ok=True, symlinks=True)
+            runs.append(plus_one(copy, n))
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+    return runs
+
+
+def print_steps(first: dict, again: dict) -> None:
+    print(f"  {'step':<28} {'s':>7} {'+1 target s':>12}")
+    for step, seconds in sorted(first["steps"].items(), key=lambda kv: -kv[1]):
+        print(f"  {short(step):<28} {seconds:>7.2f} {again['steps'].get(step, float('nan')):>12.2f}")
+
+
+def from_snapshot(snapshot: Path, repeats: int) -> int:
+    """The run after one more target from a --snapshot directory (its slate's size is N), `repeats` times."""
+    n = sum(
+        1 for t in yaml.safe_load((snapshot / "slate.yaml").read_text())["targets"] if t["id"].startswith("target-")
+    )
+    runs = repeated_plus_one(snapshot, n, repeats)
+    for k, again in enumerate(runs, start=1):
+        print(
+            f"{n} -> {n + 1} targets, run {k} of {repeats}: {again['run_s']:.1f} s (process {again['wall_s']:.1f} s, "
+            f"job CPU {again['cpu_s']:.1f} s)"
+        )
+    steps = {step: [r["steps"].get(step, float("nan")) for r in runs] for step in runs[-1]["steps"]}
+    for step, seconds in sorted(steps.items(), key=lambda kv: -kv[1][-1]):
+        print(f"  {short(step):<28} " + " ".join(f"{s:>6.2f}" for s in seconds))
+    return 0
+
+
+def run(n: int, keep: Path | None, top: int, repeats: int = 1, snapshot: Path | None = None) -> dict:
     folder = keep or Path(tempfile.mkdtemp(prefix="eyt-reports-bench-"))
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "data"
@@ -252,21 +305,23 @@ def run(n: int, keep: Path | None, top: int) -> dict:
         first = in_child("run", folder)
         if not first["ok"]:
             raise RuntimeError("the reports run failed: " + "; ".join(first["failures"]))
-        (folder / "slate.yaml").write_text(yaml.safe_dump(slate_for(n + 1), sort_keys=False))
-        in_child("register", folder)
-        write_cells(data, [target_name(n)], seed=n, with_seeds=False)
-        again = in_child("run", folder)
-        if not again["ok"]:
-            raise RuntimeError("the reports run after one more target failed: " + "; ".join(again["failures"]))
+        if snapshot is not None:
+            shutil.copytree(folder, snapshot, dirs_exist_ok=True, symlinks=True)
+        extra = repeated_plus_one(folder, n, repeats - 1) if repeats > 1 else []
+        again = plus_one(folder, n)
+        for k, other in enumerate([*extra, again], start=1):
+            print(
+                f"  +1 target, run {k} of {repeats}: {other['run_s']:.1f} s (process {other['wall_s']:.1f} s, "
+                f"job CPU {other['cpu_s']:.1f} s)"
+            )
         floors = {"read": read_floor(data), "bootstrap": bootstrap_floor(n, 1000)}
         print(
-            f"  run {first['run_s']:.1f} s (process {first['wall_s']:.1f} s); +1 target: run {again['run_s']:.1f} s "
-            f"(process {again['wall_s']:.1f} s); floors: read inputs {floors['read']:.1f} s, "
+            f"  run {first['run_s']:.1f} s (process {first['wall_s']:.1f} s, job CPU {first['cpu_s']:.1f} s); "
+            f"+1 target: run {again['run_s']:.1f} s "
+            f"(process {again['wall_s']:.1f} s, job CPU {again['cpu_s']:.1f} s); floors: read inputs {floors['read']:.1f} s, "
             f"bootstrap {floors['bootstrap']:.1f} s"
         )
-        print(f"  {'step':<28} {'s':>7} {'+1 target s':>12}")
-        for step, seconds in sorted(first["steps"].items(), key=lambda kv: -kv[1]):
-            print(f"  {short(step):<28} {seconds:>7.2f} {again['steps'].get(step, float('nan')):>12.2f}")
+        print_steps(first, again)
         return {"n": n, "first": first, "again": again, "floors": floors, "top": top}
     finally:
         if keep is None:
@@ -282,8 +337,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", type=int, nargs="+", default=list(SIZES), help="slate sizes, in targets")
     parser.add_argument("--top", type=int, default=4, help="slowest steps shown in the summary table")
     parser.add_argument("--keep", type=Path, help="make the (last) data directory here and keep it")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the +1 target run this many times, each from a copy of the first run's directory (the table "
+        "shows the last)",
+    )
+    parser.add_argument(
+        "--snapshot", type=Path, help="copy the (last) size's directory here after its first run, for --from-snapshot"
+    )
+    parser.add_argument(
+        "--from-snapshot",
+        type=Path,
+        help="only the run after one more target, from a copy of this --snapshot directory (--repeat times)",
+    )
     args = parser.parse_args(argv)
-    results = [run(n, args.keep, args.top) for n in args.targets]
+    if args.from_snapshot is not None:
+        return from_snapshot(args.from_snapshot, args.repeat)
+    results = [run(n, args.keep, args.top, args.repeat, args.snapshot) for n in args.targets]
     print("\nN, the whole run, its slowest steps, the run after one more target (seconds)")
     print(f"  {'N':>4} {'run':>7} {'process':>8} {'+1 run':>7} {'+1 proc':>8} {'read fl':>8} {'boot fl':>8}  slowest")
     for r in results:

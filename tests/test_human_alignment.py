@@ -143,3 +143,30 @@ def test_judge_scores_checked(hand_case):
         ha.alignment_table(annotations, judge.drop(columns="persona"))
     with pytest.raises(ValueError, match="more than one row"):
         ha.alignment_table(annotations, pd.concat([judge, judge]))
+
+
+def test_a_kept_table_is_the_computed_one_and_only_the_annotated_cells_count():
+    from eyt_dagster.core.result_cache import MemoryStore
+
+    annotations = ha.read_annotations(EXAMPLE)
+    cells = annotations.groupby([*ha.KEYS, "dimension"])["score"].mean().unstack("dimension").reset_index()
+    judge = cells.assign(**{d: np.minimum(cells[d] + 0.5, 5.0) for d in ha.DIMENSIONS})
+    fresh = ha.alignment_table(annotations, judge)
+    store = MemoryStore()
+    first = ha.alignment_table(annotations, judge, store=store)
+    # another target's turns judged too (not annotated): the same key, the stored table, equal to a fresh one
+    other = judge.assign(target="not-annotated-" + judge["target"], empathy=0.0)
+    again = ha.alignment_table(annotations, pd.concat([judge, other], ignore_index=True), store=store)
+    for table in (first, again):
+        pd.testing.assert_frame_equal(table, fresh, check_exact=True)
+    assert store.counters.found[ha.TABLE_KIND] == 1 and store.counters.computed[ha.TABLE_KIND] == 1
+    # an annotated cell's judge score changed: computed again
+    changed = judge.copy()
+    changed.loc[0, "empathy"] = 0.0
+    got = ha.alignment_table(annotations, changed, store=store)
+    pd.testing.assert_frame_equal(got, ha.alignment_table(annotations, changed), check_exact=True)
+    assert store.counters.computed[ha.TABLE_KIND] == 2 and not got.equals(fresh)
+    # no annotated dialogue judged at all: the same table as from every verdict that matches none
+    unjudged = ha.alignment_table(annotations, other)
+    pd.testing.assert_frame_equal(unjudged, ha.alignment_table(annotations, other.iloc[:0]), check_exact=True)
+    assert (unjudged["n_cells"] == 0).all()

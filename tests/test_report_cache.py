@@ -290,3 +290,37 @@ def test_a_figure_is_drawn_again_only_when_what_it_draws_changes(tmp_path):
     changed = shown.assign(mean_score=shown["mean_score"] + 1)
     assert cached_png(cache, changed, draw, "curves", note) != first and drawn == [20, 20]
     assert cache.counters.found[FIGURE_KIND] == 1 and cache.counters.computed[FIGURE_KIND] == 2
+
+
+def test_the_pairwise_figure_is_kept_while_its_largest_differences_stay(tmp_path):
+    import itertools
+
+    from eyt_dagster.reporting.plots import FIGURE_KIND, MAX_PAIRS_SHOWN, cached_pairwise_png, pairwise_shown
+
+    def pairs(targets: list[str], spread: dict[str, float]) -> pd.DataFrame:
+        rows = [
+            {"pool": "p", "metric": "empathy", "target_a": a, "target_b": b, "diff": spread[a] - spread[b]}
+            for a, b in itertools.combinations(targets, 2)
+        ]
+        frame = pd.DataFrame(rows)
+        return frame.assign(
+            ci_low=frame["diff"] - 1, ci_high=frame["diff"] + 1, significant_adjusted=frame["diff"].abs() > 1
+        )
+
+    # 14 targets, 91 pairs: the figure draws the 40 largest |diff|, the 10 low ones (0 to 9) against the 4 high
+    # ones (100 to 103)
+    targets = [f"t{k:02d}" for k in range(14)]
+    spread = {t: float(k if k < 10 else 90 + k) for k, t in enumerate(targets)}
+    cache = ReportCache(tmp_path / REPORT_CACHE_FILE)
+    first, drawn = cached_pairwise_png(cache, pairs(targets, spread), "empathy", {"t00"})
+    shown, title = pairwise_shown(pairs(targets, spread), "empathy")
+    assert drawn == len(shown) == MAX_PAIRS_SHOWN and title.endswith(f"the {MAX_PAIRS_SHOWN} largest |a − b| per pool")
+    # a 15th target in the middle (50): its differences (at most 53) are below the 40th largest (91), the same figure
+    middle = {**spread, "t05b": 50.0}
+    again, _ = cached_pairwise_png(cache, pairs([*targets, "t05b"], middle), "empathy", {"t00"})
+    assert again == first and cache.counters.found[FIGURE_KIND] == 1
+    # a target beyond the extremes enters the largest differences: drawn again; so is another baseline's label
+    beyond = {**spread, "t99": 500.0}
+    assert cached_pairwise_png(cache, pairs([*targets, "t99"], beyond), "empathy", {"t00"})[0] != first
+    assert cached_pairwise_png(cache, pairs(targets, spread), "empathy", {"t01"})[0] != first
+    assert cache.counters.computed[FIGURE_KIND] == 3

@@ -139,6 +139,20 @@ def leaderboard_intervals_reference(scores, turns, *, resamples: int, seed: int)
 # --- synthetic inputs -----------------------------------------------------------------------------------------
 
 
+def interval_cells_reference(intervals: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
+    rows = []
+    for (target, pool), cell in intervals.groupby(["target", "pool"]):
+        row = {"target": target, "pool": pool}
+        by_metric = cell.set_index("metric")
+        for metric in metrics:
+            if metric in by_metric.index:
+                v, lo, hi = by_metric.loc[metric, ["value", "ci_low", "ci_high"]]
+                digits = 3 if abs(v) <= 1 else 1
+                row[metric] = f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def turn_dims(seed: int = 3) -> tuple[pd.DataFrame, pd.Series]:
     """Per judged turn dimension scores (0-5 in quarter points, as two judges' means make them) of dialogues of
     1 to 8 turns, some turns unjudged, and each dialogue's length."""
@@ -313,3 +327,24 @@ def test_single_value_per_column_is_nunique_one():
     want = (pd.DataFrame(ratings).nunique(axis=0, dropna=True) == 1).to_numpy()
     np.testing.assert_array_equal(_single_value(ratings), want)
     assert want.any() and not want.all()
+
+
+def test_interval_preview_equals_the_per_cell_lookup():
+    from eyt_dagster.reporting.report_sections import interval_cells
+
+    scores, turns, _, _ = warehouse_tables()
+    intervals = analysis.leaderboard_intervals(scores, turns, resamples=50, seed=3)
+    metrics = ("explicit_acc", "empathy", "drift", "satisfaction", "not_a_metric")
+    # a metric missing from one cell, a NaN value, values above 1 and below -1, a cell of other metrics only
+    first = intervals[["target", "pool"]].iloc[0]
+    gap = (intervals["target"] == first["target"]) & (intervals["pool"] == first["pool"])
+    edited = intervals[~(gap & (intervals["metric"] == "drift"))].copy()
+    edited.loc[edited["metric"] == "empathy", "value"] *= -30
+    edited.loc[edited.index[3], "value"] = np.nan
+    lone = edited[edited["metric"] == "ficr"].head(1).assign(target="zz-only-ficr")
+    edited = pd.concat([lone, edited], ignore_index=True)
+    for frame in (intervals, edited, edited.iloc[::-1]):
+        want = interval_cells_reference(frame, metrics)
+        pd.testing.assert_frame_equal(interval_cells(frame, metrics), want, check_exact=True)
+    last = interval_cells(edited, metrics).iloc[-1]  # the cell of other metrics only: a row without text
+    assert last["target"] == "zz-only-ficr" and last[list(metrics[:4])].isna().all()

@@ -380,3 +380,20 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
     )
     assert table.column("delta").to_pylist() == [0.25] * len(HEADLINE)
     assert table.column("is_baseline").to_pylist() == [True] * len(HEADLINE)
+
+
+def test_values_version_follows_the_values_not_the_timestamps():
+    from assets._output import values_version
+
+    table = pd.DataFrame(
+        {"target_a": ["a", "a"], "target_b": ["b", "c"], "diff": [0.25, -1.5], "n_paired": [3, 4], "ok": [True, False]}
+    )
+    stamped = table.assign(created_at=pd.Timestamp("2026-01-01"))
+    version = values_version(stamped)
+    assert version == values_version(table.assign(created_at=pd.Timestamp("2027-06-30")))  # the time is not content
+    assert version == values_version(stamped.copy())
+    changed = stamped.copy()
+    changed.loc[1, "diff"] = -1.5000000000000002  # the next float: another version
+    renamed = stamped.rename(columns={"diff": "delta"})
+    swapped = stamped.assign(target_b=["c", "b"])
+    assert len({version, values_version(changed), values_version(renamed), values_version(swapped)}) == 4

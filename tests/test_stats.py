@@ -229,3 +229,45 @@ def test_normal_p_value_and_minimum_detectable_difference():
     assert p[0] == pytest.approx(0.05, abs=1e-6) and p[1] == 1.0 and p[2] == 0.0 and np.isnan(p[3])
     # (z_0.975 + z_0.8) x se = (1.95996 + 0.84162) x 0.5
     assert stats.min_detectable_difference([0.5])[0] == pytest.approx(1.400790, abs=1e-5)
+
+
+def test_normal_figures_equal_scipy_stats_bit_for_bit():
+    # scipy.special.ndtr / ndtri stand in for scipy.stats.norm (sf, ppf); the figures must be the very same floats
+    rng = np.random.default_rng(7)
+    diff = np.concatenate([rng.normal(0, 3, 20_000), [0.0, -0.0, 1e-300, 40.0, -40.0, np.inf, np.nan, 2.5]])
+    se = np.concatenate([rng.gamma(1.0, 1.0, 20_000), [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, np.nan]])
+    se[:50] = 0.0  # zero standard errors with non-zero differences
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se == 0, np.where(diff == 0, 0.0, np.inf), np.abs(diff) / se)
+    expected = np.where(np.isnan(diff) | np.isnan(se), np.nan, 2.0 * sps.norm.sf(z))
+    got = stats.normal_p_value(diff, se)
+    assert np.array_equal(got, expected, equal_nan=True)
+    assert got[-8:-2].tolist() == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0] and got[0:50].max() == 0.0
+    for alpha, power in [(0.05, 0.8), (0.01, 0.9), (0.1, 0.5)]:
+        by_scipy = (sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)) * se
+        mde = stats.min_detectable_difference(se, alpha=alpha, power=power)
+        assert np.array_equal(mde, by_scipy, equal_nan=True)
+
+
+def test_rank_correlations_equal_scipy_bit_for_bit():
+    # spearman_rho and kendall_tau compute in numpy what scipy.stats computes: the very same floats, ties included
+    rng = np.random.default_rng(11)
+    for k in range(300):
+        n = int(rng.integers(2, 120))
+        if k % 3 == 0:  # many ties: half points on a short scale
+            x, y = rng.integers(0, 8, n) / 2, rng.integers(0, 8, n) / 2
+        else:
+            x = rng.normal(50, 20, n)
+            y = x * rng.uniform(-1, 1) + rng.normal(0, 10, n)
+        if k % 5 == 0:
+            x[rng.random(n) < 0.1] = NAN
+        keep = ~(np.isnan(x) | np.isnan(y))
+        u, v = x[keep], y[keep]
+        if u.size < 2 or np.all(u == u[0]) or np.all(v == v[0]):
+            assert np.isnan(stats.spearman_rho(x, y)) and np.isnan(stats.kendall_tau(x, y))
+            continue
+        assert stats.spearman_rho(x, y) == float(sps.spearmanr(u, v).statistic)
+        assert stats.kendall_tau(x, y) == float(sps.kendalltau(u, v, variant="b").statistic)
+    ranks = stats.average_ranks(np.array([3.0, 1.0, 2.0, 2.0, 3.0, 3.0]))
+    assert ranks.tolist() == [5.0, 1.0, 2.5, 2.5, 5.0, 5.0]  # by hand: 1; 2.5 for positions 2-3; 5 for 4-6
+    assert np.array_equal(ranks, sps.rankdata([3.0, 1.0, 2.0, 2.0, 3.0, 3.0]))

@@ -5,7 +5,7 @@ from typing import Any
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
-from assets._output import now_utc, table_output
+from assets._output import large_table_output, now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
 from eyt_dagster.eyt_bench import analysis, audit_effect
 from eyt_dagster.eyt_bench import rank_intervals as ranks
@@ -13,9 +13,9 @@ from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimens
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
 from eyt_dagster.reporting.plots import (
     alpha_sweep_png,
+    cached_pairwise_png,
     cached_png,
     interval_png,
-    pairwise_png,
     png_markdown,
     targets_shown,
     turn_curves_png,
@@ -41,12 +41,16 @@ def _ins(*names: str) -> dict[str, AssetIn]:
     return {name: AssetIn(key=["dialogue", name]) for name in names}
 
 
-def _finish(df: pd.DataFrame, eyt: ModelAccess, *, flag: str | None = "target", **metadata) -> Output:
+def _finish(
+    df: pd.DataFrame, eyt: ModelAccess, *, flag: str | None = "target", by_values: bool = False, **metadata
+) -> Output:
+    """The table with its baseline flags and creation time; `by_values`: its data version from values_version (a
+    large table no asset reads, large_table_output) instead of content_version."""
     if flag and len(df):
         df = flag_targets(df, eyt.slate, flag)
     df["created_at"] = now_utc()
     note = baseline_note(df, flag) if flag else "rows name targets in pairs; see is_baseline_* columns"
-    return table_output(df, baselines=note, **metadata)
+    return (large_table_output if by_values else table_output)(df, baselines=note, **metadata)
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores", "dialogue_turns"))
@@ -90,9 +94,10 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
         dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
     )
     baselines = baseline_targets(eyt.slate)
-    plot = (
-        png_markdown(pairwise_png(df, "empathy", baseline_targets=baselines), "Empathy differences") if len(df) else ""
-    )
+    plot, drawn = "", 0
+    if len(df):
+        png, drawn = cached_pairwise_png(eyt.report_cache, df, "empathy", baselines)
+        plot = png_markdown(png, "Empathy differences")
     if len(df):
         df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
         risky = [t.id for t in eyt.slate.targets if eyt.slate.self_preference_risk(t.id)]
@@ -101,7 +106,9 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
         df,
         eyt,
         flag=None,
+        by_values=True,  # 90,900 rows at 100 targets: content_version's text took a second; nothing reads the table
         plot=MetadataValue.md(plot),
+        plot_pairs=f"{drawn} of {int(((df['metric'] == 'empathy') & df['diff'].notna()).sum()) if len(df) else 0}",
         significant=int(df["excludes_zero"].sum()) if len(df) else 0,
         significant_adjusted=int(df["significant_adjusted"].sum()) if len(df) else 0,
         adjusted_over="every pair of one pool and metric (Holm)",

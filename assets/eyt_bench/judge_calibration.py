@@ -177,9 +177,8 @@ def human_alignment(
     else:
         annotated = human_annotations.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index
         keep = judge_verdicts.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index.isin(annotated)
-        judged = judge_verdicts[keep] if keep.any() else judge_verdicts  # the annotated dialogues' (the same rows)
-        judge = turn_dimension_scores(judged, eyt.slate.judge_combine)
-        df = alignment_table(human_annotations, judge)
+        judge = turn_dimension_scores(judge_verdicts[keep], eyt.slate.judge_combine)  # the annotated dialogues'
+        df = alignment_table(human_annotations, judge, store=eyt.report_cache)
         context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), eyt.slate)))
     df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
     df["created_at"] = now_utc()

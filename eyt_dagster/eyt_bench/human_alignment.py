@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.core import stats
+from eyt_dagster.core import result_cache, stats
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100
 
 KEYS = ["target", "pool", "seed_id", "turn"]
@@ -154,11 +154,22 @@ def _dimension_row(ann: pd.DataFrame, judge: pd.Series) -> dict[str, float | int
     return row
 
 
-def alignment_table(annotations: pd.DataFrame, judge_scores: pd.DataFrame) -> pd.DataFrame:
+TABLE_KIND = "human_alignment.table.v1"  # what a stored alignment table is computed by
+COUNT_COLUMNS = ("n_cells", "n_annotations", "n_missing")
+
+
+def alignment_table(
+    annotations: pd.DataFrame, judge_scores: pd.DataFrame, store: result_cache.ResultStore | None = None
+) -> pd.DataFrame:
     """Table 15: one row per dimension, the judge's per-turn scores (0-5, one row per turn-cell) against
     the human mean per cell and against each annotator. Biases and lenience are on 0-100 (x20);
     lenience_early / _late split at turn 2; human-human kappa and alpha use every human cell, judge-human
-    figures the cells that also have a judge score (n_cells)."""
+    figures the cells that also have a judge score (n_cells).
+
+    The table depends on the annotations and the judge's scores of the annotated turn-cells alone, so with a
+    `store` (core.result_cache) it is kept under a key of exactly those (and the versions of scipy and
+    scikit-learn, whose Pearson r and kappa it uses): a run whose annotations and annotated verdicts are as before
+    reads it, without importing either library."""
     need = [*KEYS, *DIMENSIONS]
     missing = [c for c in need if c not in judge_scores.columns]
     if missing:
@@ -167,5 +178,68 @@ def alignment_table(annotations: pd.DataFrame, judge_scores: pd.DataFrame) -> pd
     if judge.index.duplicated().any():
         raise ValueError("judge_scores has more than one row for a turn-cell; combine the judges first")
     ann = annotations.astype({"turn": int, "seed_id": str})
+    if store is None:
+        return _alignment_rows(ann, judge)
+    key = _table_key(ann, judge)
+    found = store.get_many(TABLE_KIND, [key])
+    counters = getattr(store, "counters", None)
+    if key in found:
+        values = result_cache.decode(found[key], None).reshape(len(DIMENSIONS), -1)
+        if isinstance(counters, result_cache.CacheCounters):
+            counters.count(TABLE_KIND, 1, 0)
+        return _from_values(values)
+    table = _alignment_rows(ann, judge)
+    numbers = table.drop(columns="dimension").to_numpy(dtype=float)
+    if list(table["dimension"]) == list(DIMENSIONS) and list(table.columns[1:]) == list(ALIGNMENT_COLUMNS):
+        store.put_many(TABLE_KIND, {key: result_cache.encode(numbers)})
+    if isinstance(counters, result_cache.CacheCounters):
+        counters.count(TABLE_KIND, 0, 1)
+    return table
+
+
+ALIGNMENT_COLUMNS = (  # after "dimension", in _dimension_row's order
+    "n_cells",
+    "n_annotations",
+    "n_missing",
+    "pearson_r",
+    "spearman_rho",
+    "bias_0_100",
+    "qwk_judge_human",
+    "qwk_human_human",
+    "krippendorff_alpha_ordinal",
+    "within_1",
+    "same_bucket",
+    "lenience_early",
+    "lenience_late",
+    "lenience_late_minus_early",
+)
+
+
+def _alignment_rows(ann: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:
     rows = [{"dimension": d, **_dimension_row(ann[ann["dimension"] == d], judge[d])} for d in DIMENSIONS]
     return pd.DataFrame(rows)
+
+
+def _table_key(ann: pd.DataFrame, judge: pd.DataFrame) -> str:
+    """The annotations (every column the table reads, in row order) and the judge's scores of their turn-cells."""
+    from importlib.metadata import version
+
+    cells = pd.MultiIndex.from_frame(ann[KEYS])
+    at = judge.reindex(cells)[list(DIMENSIONS)].to_numpy(dtype=float)
+    text = tuple(tuple(ann[c].astype(str)) for c in ("annotator", "target", "pool", "seed_id", "dimension"))
+    return result_cache.content_key(
+        TABLE_KIND,
+        version("scipy"),
+        version("scikit-learn"),
+        text,
+        ann["turn"].to_numpy(dtype=np.int64),
+        ann["score"].to_numpy(dtype=float),
+        at,
+    )
+
+
+def _from_values(values: np.ndarray) -> pd.DataFrame:
+    table = pd.DataFrame(values, columns=list(ALIGNMENT_COLUMNS))
+    table = table.astype({c: "int64" for c in COUNT_COLUMNS})
+    table.insert(0, "dimension", list(DIMENSIONS))
+    return table

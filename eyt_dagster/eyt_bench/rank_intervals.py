@@ -40,12 +40,19 @@ RANK_COLUMNS = (
 
 def _ranks(means: np.ndarray, lower_is_better: bool) -> np.ndarray:
     """Ranks of the rows of `means` (targets x draws) within each column, 1 = best, ties the best of the tie; a
-    NaN mean ranks last."""
-    from scipy.stats import rankdata  # here: loading the code location imports no statistics library
-
+    NaN mean ranks last. scipy.stats.rankdata(method="min", axis=0) in numpy (its algorithm: a stable sort, each run
+    of equal values given its first position), so the reports' run does not import scipy.stats for it."""
     keyed = means if lower_is_better else -means
     keyed = np.where(np.isnan(keyed), np.inf, keyed)
-    return rankdata(keyed, method="min", axis=0)
+    order = np.argsort(keyed, axis=0, kind="stable")
+    ordered = np.take_along_axis(keyed, order, axis=0)
+    starts = np.ones(ordered.shape, dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    position = np.arange(1, ordered.shape[0] + 1, dtype=np.int64).reshape((-1,) + (1,) * (ordered.ndim - 1))
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=0)
+    ranks = np.empty_like(first)
+    np.put_along_axis(ranks, order, first, axis=0)
+    return ranks
 
 
 DRAWS_KIND = "rank_intervals.target_draws.v1"  # what a target's stored resample means are computed by

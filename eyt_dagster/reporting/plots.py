@@ -189,6 +189,20 @@ def pairs_shown(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rank <= MAX_PAIRS_SHOWN].sort_values(["pool", "target_a", "target_b"])
 
 
+def pairwise_shown(df: pd.DataFrame, metric: str, title: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The rows of `metric` pairwise_png draws (pairs_shown) and its title, which says when a pool's pairs were cut
+    to its MAX_PAIRS_SHOWN largest but not how many there were: the figure depends only on what it draws, so it is
+    the same figure (and its cached PNG is found) when a target added does not enter the largest differences."""
+    rows = df[(df["metric"] == metric) & df["diff"].notna()]
+    title = title or f"Paired differences in {metric}"
+    if rows.empty:
+        return rows, title
+    shown = pairs_shown(rows)
+    if len(shown) < len(rows):
+        title += f": the {MAX_PAIRS_SHOWN} largest |a − b| per pool"
+    return shown, title
+
+
 def pairwise_png(
     df: pd.DataFrame, metric: str, *, baseline_targets: Collection[str] = (), title: str | None = None
 ) -> bytes:
@@ -200,13 +214,9 @@ def pairwise_png(
 
     if df is None or df.empty:
         return _placeholder()
-    rows = df[(df["metric"] == metric) & df["diff"].notna()]
+    rows, title = pairwise_shown(df, metric, title)
     if rows.empty:
         return _placeholder(f"no data for {metric}")
-    total = len(rows)
-    rows = pairs_shown(rows)
-    if len(rows) < total:
-        title = (title or f"Paired differences in {metric}") + f": the {MAX_PAIRS_SHOWN} largest per pool, of {total}"
     pools = sorted(rows["pool"].astype(str).unique())
     fig, ax, y = _interval_axes(rows["pool"])
     ax.axvline(0.0, color="0.3", linewidth=1)
@@ -245,7 +255,7 @@ def pairwise_png(
     ax.set_xlabel(f"difference in {metric} (a − b)", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(title or f"Paired differences in {metric}", fontsize=11)
+    ax.set_title(title, fontsize=11)
     handles = [
         Line2D([], [], marker="o", linestyle="none", color=COLORS[i % len(COLORS)], label=f"pool {p}")
         for i, p in enumerate(pools)
@@ -298,6 +308,40 @@ def cached_png(store: ResultStore, frame: pd.DataFrame, draw: Callable[[pd.DataF
     return png
 
 
+PAIRWISE_DRAWN = (  # what pairwise_png reads of a row
+    "pool",
+    "metric",
+    "target_a",
+    "target_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "significant_adjusted",
+    "excludes_zero",
+)
+
+
+def cached_pairwise_png(
+    store: ResultStore, df: pd.DataFrame, metric: str, baseline_targets: Collection[str] = ()
+) -> tuple[bytes, int]:
+    """pairwise_png of `metric` kept by what it draws (cached_png): the rows pairwise_shown picks, their columns
+    that pairwise_png reads, which of their targets are baselines and the title. Returns the PNG and the number of
+    pairs drawn."""
+    shown, title = pairwise_shown(df, metric)
+    baselines = set(baseline_targets)
+    frame = shown[[c for c in PAIRWISE_DRAWN if c in shown.columns]].assign(
+        baseline_a=shown["target_a"].isin(baselines), baseline_b=shown["target_b"].isin(baselines)
+    )
+    png = cached_png(
+        store,
+        frame,
+        lambda rows: pairwise_png(rows, metric, baseline_targets=baselines, title=title),
+        "pairwise_png",
+        title,
+    )
+    return png, len(shown)
+
+
 def png_markdown(png: bytes, alt: str) -> str:
     """An inline markdown image `![alt](data:image/png;base64,...)`; brackets in alt become parentheses."""
     clean = " ".join(alt.replace("[", "(").replace("]", ")").split())
@@ -306,9 +350,11 @@ def png_markdown(png: bytes, alt: str) -> str:
 
 __all__ = [
     "alpha_sweep_png",
+    "cached_pairwise_png",
     "cached_png",
     "interval_png",
     "pairwise_png",
+    "pairwise_shown",
     "png_markdown",
     "targets_shown",
     "turn_curves_png",

@@ -136,15 +136,22 @@ def build_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
 
 
 def interval_cells(intervals: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
-    """One row per target x pool, each metric as text 'value [low, high]', for a markdown preview."""
+    """One row per target x pool (in groupby order), each metric as text 'value [low, high]', for a markdown
+    preview. The rows' values are read in one pass over the columns (not a lookup per cell and metric: 1,600 of
+    them at 100 targets took a second)."""
+    cells = intervals.groupby(["target", "pool"]).size().index
+    wanted = intervals[intervals["metric"].isin(metrics)]
+    text: dict[tuple[object, object], dict[object, str]] = {}
+    columns = (wanted[c].to_numpy() for c in ("target", "pool", "metric", "value", "ci_low", "ci_high"))
+    for target, pool, metric, v, lo, hi in zip(*columns):
+        digits = 3 if abs(v) <= 1 else 1
+        text.setdefault((target, pool), {})[metric] = f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
     rows = []
-    for (target, pool), cell in intervals.groupby(["target", "pool"]):
+    for target, pool in cells:
         row = {"target": target, "pool": pool}
-        by_metric = cell.set_index("metric")
+        found = text.get((target, pool), {})
         for metric in metrics:
-            if metric in by_metric.index:
-                v, lo, hi = by_metric.loc[metric, ["value", "ci_low", "ci_high"]]
-                digits = 3 if abs(v) <= 1 else 1
-                row[metric] = f"{v:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+            if metric in found:
+                row[metric] = found[metric]
         rows.append(row)
     return pd.DataFrame(rows)
