@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from eyt_dagster.speech_eq.table_contracts import SPEECH_BUILD_REPORT_COLUMNS
+
 GAP_COLUMNS = ("gap_pitch", "gap_rate", "gap_centroid", "gap_rms", "gap_mfcc", "gap_duration")
 
 
@@ -32,16 +34,7 @@ def build_summary(
             {f"mean_{c}": float(passed[c].mean()) if len(passed) and c in passed else float("nan") for c in GAP_COLUMNS}
         )
         rows.append(row)
-    columns = [
-        "subscale",
-        "scenarios",
-        "items",
-        "tones_rejected_bland",
-        "pairs_regenerated",
-        "pairs_discarded",
-        "mean_total_passed",
-        *(f"mean_{c}" for c in GAP_COLUMNS),
-    ]
+    columns = [c for c in SPEECH_BUILD_REPORT_COLUMNS if c != "discarded"]
     out = pd.DataFrame(rows, columns=columns)  # no subscale built yet: the same columns, no row
     out["discarded"] = (out["scenarios"] - out["items"]).astype("int64")
     return out
