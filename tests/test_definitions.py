@@ -96,9 +96,9 @@ def test_declared_tables_and_their_dagster_types_agree(defs):
         )
         broken = empty.drop(columns=["pool" if "pool" in empty.columns else empty.columns[0]])
         assert not check_dagster_type(dagster_type, broken).success, f"{table}: the type check cannot fail"
-    # persona_pool, chat_seeds, dialogue_turns, both verdicts, intent_similarity, simulator_audit, dialogue_scores,
-    # leaderboard, slm_choices
-    assert typed == 10
+    # persona_pool, chat_seeds, dialogue_turns, both verdicts, intent_similarity, simulator_audit,
+    # language_consistency, dialogue_scores, leaderboard, slm_choices
+    assert typed == 11
 
 
 def test_every_job_resolves_to_assets_of_one_partitioning(defs):

@@ -160,7 +160,7 @@ def test_persona_dedup_is_the_same_with_and_without_cache(pool: str, tmp_path: P
 
 
 def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str) -> pd.DataFrame:
-    from dagster import build_asset_context
+    from dagster import MultiPartitionKey, build_asset_context
 
     from assets.eyt_bench.intent_similarity import intent_similarity
     from resources.model_access import ModelAccess
@@ -179,7 +179,9 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
     )
     seeds = pd.DataFrame({"seed_id": ["s1", "s2"], "final_intent": ["a cheaper flight", "be heard"]})
     eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
-    out = intent_similarity(context=build_asset_context(), eyt=eyt, dialogue_turns=turns, chat_seeds=seeds)
+    cell = MultiPartitionKey({"target": "reflective-baseline", "pool": "nemotron_usa"})  # the pool picks the encoder
+    context = build_asset_context(partition_key=cell)
+    out = intent_similarity(context=context, eyt=eyt, dialogue_turns=turns, chat_seeds=seeds)
     return out.value.drop(columns=["created_at"])
 
 

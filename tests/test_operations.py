@@ -249,6 +249,7 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
             "final_intent_verdicts",
             "intent_similarity",
             "judge_verdicts",
+            "language_consistency",
             "repeat_dialogues",
             "repeat_scores",
             "simulator_audit",

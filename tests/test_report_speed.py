@@ -271,8 +271,10 @@ def test_leaderboard_equals_the_per_cell_filters():
     scores, turns, verdicts, finals = warehouse_tables()
     slate = load_slate(default_slate_path())
     fast = build_leaderboard(slate, scores, turns, verdicts, finals)
-    assert fast["simulator_flag_rate"].isna().all()  # no audit rows given: the reference predates the column
-    fast = fast.drop(columns=["simulator_flag_rate"])
+    # columns the reference predates: no audit or language rows given, so the rates and shares are missing
+    later = ["simulator_flag_rate", "reply_language_share", "user_language_share"]
+    assert fast[later].isna().all().all() and set(fast["language"]) <= {"en"}
+    fast = fast.drop(columns=[*later, "language"])
     slow = build_leaderboard_reference(slate, scores, turns, verdicts, finals)
     assert len(fast) == 8 and fast["emotion_macro_f1"].notna().sum() >= 7
     pd.testing.assert_frame_equal(fast, slow, check_exact=False, rtol=1e-12, atol=1e-12)
