@@ -174,6 +174,12 @@ def test_a_chinese_pool_plays_in_chinese_through_a_real_endpoint(chinese_run):
     assert board["language"].iloc[0] == "zh"
     assert board["reply_language_share"].iloc[0] == pytest.approx(1 / 3)
     assert board["user_language_share"].iloc[0] == 1.0
+    # and so is it in what `eyt run` prints: the pool's language and the share of replies in it
+    from eyt_dagster.ops.terminal_board import leaderboard_text
+
+    header, row = leaderboard_text(board).splitlines()[:2]
+    assert header.split()[:3] == ["pool", "lang", "target"] and header.split()[-1] == "in_lang"
+    assert row.split()[:2] == ["cped", "zh"] and row.split()[-1] == "0.33"
     con.close()
 
 

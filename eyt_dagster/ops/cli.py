@@ -135,6 +135,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     prepare(warehouse_path(), catalog())
     hashes = {key: prompt_hash(key, path=prompts_path()) for key in PROMPT_KEYS}
+    for language in sorted({slate.pool_language(p) for p in slate.pools} - {"en"}):  # a Chinese pool's prompts
+        hashes.update({f"{key} ({language})": prompt_hash(key, path=prompts_path(language)) for key in PROMPT_KEYS})
     hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
     html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
     print(f"wrote {write_report(args.out, html)}")

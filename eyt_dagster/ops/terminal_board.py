@@ -12,6 +12,7 @@ from eyt_dagster.core.baseline_text import REFERENCE_POINT
 # dialogue.leaderboard column -> terminal heading, rounding (None: as stored)
 COLUMNS: dict[str, tuple[str, int | None]] = {
     "pool": ("pool", None),
+    "language": ("lang", None),
     "target": ("target", None),
     "is_baseline": ("is_baseline", None),
     "n_dialogues": ("n_dialogues", None),
@@ -25,6 +26,7 @@ COLUMNS: dict[str, tuple[str, int | None]] = {
     "persona": ("persona", 1),
     "anthropomorphic": ("anthro", 1),
     "mean_turns": ("turns", 2),
+    "reply_language_share": ("in_lang", 2),  # share of the target's replies in the pool's language
 }
 MISSING = "-"
 
