@@ -39,7 +39,7 @@ def dialogue_scores(
     how many turns were judged and how many judge calls failed. Judges combine as the slate's judge_combine
     says (mean or median; completion is a majority vote). Failed verdicts leave values missing."""
     slate = eyt.slate
-    scale = slate.pool_calibration(context.partition_key.keys_by_dimension["pool"]).drift_scale
+    calibration = slate.pool_calibration(context.partition_key.keys_by_dimension["pool"])
     df = score_dialogues(
         dialogue_turns,
         judge_verdicts,
@@ -47,7 +47,7 @@ def dialogue_scores(
         intent_similarity,
         slate.alpha,
         slate.judge_combine,
-        scale,
+        calibration,
     )
     df["alpha"] = slate.alpha
     df["judge_combine"] = slate.judge_combine

@@ -157,7 +157,7 @@ def repeat_scores(
             judge_repeats=slate.judge_repeats,
             alpha=slate.alpha,
             combine=slate.judge_combine,
-            drift_scale=slate.pool_calibration(pool).drift_scale,
+            calibration=slate.pool_calibration(pool),
             on_done=on_done,
         )
     failed = int(calls["error"].notna().sum()) if len(calls) else 0

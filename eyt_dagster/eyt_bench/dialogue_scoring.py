@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.eyt_bench import metrics
+from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100
 
 KEYS = ["target", "pool", "seed_id"]
@@ -136,10 +137,10 @@ def score_dialogues(
     similarity: pd.DataFrame,
     alpha: float,
     combine: str = "mean",
-    drift_scale: float = 1.0,
+    calibration: EncoderCalibration | None = None,
 ) -> pd.DataFrame:
-    """One row per finished dialogue with its label hits, drift (on the encoder's drift scale, 1 for
-    all-MiniLM-L6-v2: encoder_calibration.py), alignment, the judges' verdicts combined by
+    """One row per finished dialogue with its label hits, drift (Eq. 1, on the `calibration`'s drift scale:
+    encoder_calibration.py; none, or all-MiniLM-L6-v2's, is Eq. 1 as written), alignment, the judges' verdicts combined by
     `combine` (mean or median; completion is always a majority vote), dimension scores, and how many turns
     were judged and how many judge calls failed. Unjudged values are missing, never a crash."""
     answered = answered_turns(turns)
@@ -149,10 +150,11 @@ def score_dialogues(
         out = out.merge(hits.rename(f"{short}_correct").reset_index(), on=KEYS, how="left")
     if len(similarity):
         by_dialogue = similarity.groupby(KEYS)
-        if drift_scale == 1.0:  # the paper's Eq. 1 as written, as it always was
-            drift = by_dialogue["cos_gold_pred"].apply(metrics.intent_drift).rename("drift")
+        per_dialogue = by_dialogue["cos_gold_pred"]
+        if calibration is None:
+            drift = per_dialogue.apply(metrics.intent_drift).rename("drift")
         else:
-            drift = by_dialogue["cos_gold_pred"].apply(lambda c: drift_scale * metrics.intent_drift(c)).rename("drift")
+            drift = per_dialogue.apply(metrics.calibrated_intent_drift, calibration=calibration).rename("drift")
         align = by_dialogue.apply(
             lambda g: directional_alignment(g["turn"], g["cos_pred_final"]), include_groups=False
         ).rename("directional_alignment")

@@ -21,6 +21,7 @@ from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.samples import sample_seed
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult, run_dialogue
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
+from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.intent_similarity import Embed, intent_similarities
 from eyt_dagster.eyt_bench.judging import Dialogue, final_verdict, finished_dialogues, turn_verdict, verdict_frame
 from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
@@ -125,7 +126,7 @@ def score_samples(
     judge_repeats: int,
     alpha: float,
     combine: str,
-    drift_scale: float = 1.0,
+    calibration: EncoderCalibration | None = None,
     on_done: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The dialogue_scores rows of every sample past (0, 0), each with `repeat` and `judge_repeat`, and every
@@ -151,7 +152,7 @@ def score_samples(
         turns = cell.turns(repeat)
         if repeat not in similarity:  # once per repeat, whatever its judge repeats
             similarity[repeat] = intent_similarities(turns, cell.chat_seeds, embed)[0]
-        scores = score_dialogues(turns, verdicts, finals, similarity[repeat], alpha, combine, drift_scale)
+        scores = score_dialogues(turns, verdicts, finals, similarity[repeat], alpha, combine, calibration)
         scores["repeat"], scores["judge_repeat"] = repeat, q
         scores["sample_seed"] = sample_seed(judging.slate_seed, repeat)  # the target's, of this play
         scores["judge_sample_seed"] = sample_seed(judging.slate_seed, q)
