@@ -150,6 +150,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "replacement_judge": lambda s: role_settings(s.replacement_judge),
     "simulator_audit_model": _audit_model,
     "targets": _target_flags,
+    "speech.language": lambda s: s.speech.language if s.speech.language != DEFAULT_LANGUAGE else None,
     "speech.generator": _speech_role("generator"),
     "speech.validator": _speech_role("validator"),
     "speech.tone_judge": _speech_role("tone_judge"),
@@ -219,14 +220,27 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/cross_judge_ablation": ("seed", "cross_judge_dialogues", "judge_combine", "judges", "replacement_judge"),
     "dialogue/human_annotations": ("human_annotations",),
     "dialogue/human_alignment": ("judge_combine", "judges"),
-    "speech/scenarios": ("seed", "speech.generator", "speech.valences", "speech.items_per_valence", "speech.source"),
-    "speech/dialogues": ("seed", "speech.generator", "speech.validator"),
-    "speech/tone_instructions": ("seed", "speech.generator", "speech.bland_words", "speech.max_tone_attempts"),
-    "speech/tone_selection": ("seed", "speech.generator", "speech.tone_judge"),
-    "speech/tts_clips": ("speech.tts", "speech.contrast", "speech.source"),
-    "speech/contrast_scores": ("speech.tts", "speech.contrast", "speech.source"),
-    "speech/eq_items": ("speech.tts", "speech.contrast", "speech.source"),
-    "speech/slm_choices": ("seed", "speech.evaluation", "speech.contrast"),
+    "speech/scenarios": (
+        "seed",
+        "speech.generator",
+        "speech.valences",
+        "speech.items_per_valence",
+        "speech.source",
+        "speech.language",
+    ),
+    "speech/dialogues": ("seed", "speech.generator", "speech.validator", "speech.language"),
+    "speech/tone_instructions": (
+        "seed",
+        "speech.generator",
+        "speech.bland_words",
+        "speech.max_tone_attempts",
+        "speech.language",
+    ),
+    "speech/tone_selection": ("seed", "speech.generator", "speech.tone_judge", "speech.language"),
+    "speech/tts_clips": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
+    "speech/contrast_scores": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
+    "speech/eq_items": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
+    "speech/slm_choices": ("seed", "speech.evaluation", "speech.contrast", "speech.language"),
     "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort"),
     "speech/seq_breakdown": ("seed", "bootstrap_resamples"),
     "speech/seq_human_alignment": ("speech.evaluation.human_ranking", "speech.evaluation.seq_cohort"),
@@ -251,7 +265,9 @@ NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.rel
 
 # Optional settings added after results existed: left out of an asset's settings while unset, so their arrival leaves
 # the code version (and every result) of a slate that does not set them as it was.
-OPTIONAL = frozenset({"simulator_audit_model", "multilingual_embedding_model", "judge_prompt_language"})
+OPTIONAL = frozenset(
+    {"simulator_audit_model", "multilingual_embedding_model", "judge_prompt_language", "speech.language"}
+)
 
 
 def asset_settings(asset: str, slate: Slate) -> dict[str, Any]:

@@ -39,7 +39,7 @@ class SpeechRoles:
         speech = self.slate.speech
         ref = speech.text_model("generator")
         if ref is None:
-            return TemplateGenerator(self.slate.seed)
+            return TemplateGenerator(self.slate.seed, speech.language)
 
         def client(role: Literal["validator", "tone_judge"], ledger_role: str):
             other = speech.text_model(role)

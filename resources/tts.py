@@ -195,8 +195,8 @@ class EspeakTTS:
         except TTSError as exc:
             raise TTSError(str(exc).replace("espeak-ng:", f"espeak-ng (voice '{voice}'):", 1)) from None
 
-    def voice_for(self, gender: str | None, slot: int = 0) -> str:
-        return voice_for(gender, slot)
+    def voice_for(self, gender: str | None, slot: int = 0, language: str = "en") -> str:
+        return voice_for(gender, slot, language)
 
     def synthesize(
         self, text: str, instruction: str, voice: str, strength: float = 1.0
@@ -292,7 +292,8 @@ class OpenAISpeechTTS:
             max_retries=ref.max_retries,
         )
 
-    def voice_for(self, gender: str | None, slot: int = 0) -> str:
+    def voice_for(self, gender: str | None, slot: int = 0, language: str = "en") -> str:
+        """A voice of the endpoint's list for the gender; the endpoint's voices speak every language it does."""
         options = self.voices.get(gender_key(gender)) or self.voices.get("neutral") or next(iter(self.voices.values()))
         return options[slot % len(options)]
 

@@ -2,6 +2,7 @@
 evaluation items that passed. One step per subscale produces all three tables, since whether a pair is
 regenerated depends on its contrast score."""
 
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -76,7 +77,7 @@ def speech_audio(
             tone_instructions,
             tone_selection,
             synthesize=tts.synthesize,
-            voice_for=tts.voice_for,
+            voice_for=partial(tts.voice_for, language=settings.language),
             store=lambda wav: store_clip(data_dir, wav),
             features=clip_features,
             thresholds=thresholds,

@@ -21,14 +21,16 @@ import random
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from types import ModuleType
 from typing import Annotated, Any, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from eyt_dagster.core.chat_protocol import ChatClient
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.core.prompts import load_prompts, prompt_hash, render
 from eyt_dagster.core.reply_limits import LABEL_CHARS, PARAGRAPH_CHARS, SENTENCE_CHARS, SPOKEN_LINE_CHARS
-from eyt_dagster.speech_eq import templates
+from eyt_dagster.speech_eq import templates, templates_zh
 from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
 from eyt_dagster.speech_eq.prompts import SPEECH_PROMPT_KEYS, speech_prompts_path
 from eyt_dagster.speech_eq.vocabulary import (
@@ -73,6 +75,7 @@ class SpeechGenerator(Protocol):
     validator_name: str  # who checks dialogues
     judge_name: str  # who selects tones
     max_concurrency: int  # scenarios of one partition handled in parallel
+    language: str  # the language of its text (core/languages.py): what the tone rule counts in
 
     def scenario(self, slug: str, valence: str, index: int) -> Scenario: ...
 
@@ -105,6 +108,8 @@ class SpeechGenerator(Protocol):
 
 # -- the embedded template baseline ------------------------------------------------------------------------
 
+TEMPLATE_TEXTS: dict[str, ModuleType] = {"en": templates, "zh": templates_zh}  # each: the same three functions
+
 
 class TemplateGenerator:
     """The embedded template generator (templates.py) behind the SpeechGenerator protocol: a baseline, not a
@@ -116,14 +121,20 @@ class TemplateGenerator:
     judge_name = f"{TEMPLATE} rule"
     max_concurrency = 1
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, language: str = DEFAULT_LANGUAGE) -> None:
+        if language not in TEMPLATE_TEXTS:
+            raise ValueError(
+                f"the SpeechEQ template generator has no text in language '{language}'; it has {list(TEMPLATE_TEXTS)}"
+            )
         self.seed = seed
+        self.language: str = language
+        self.text = TEMPLATE_TEXTS[language]
 
     def scenario(self, slug: str, valence: str, index: int) -> Scenario:
-        return templates.make_scenario(slug, valence, index, self.seed)
+        return self.text.make_scenario(slug, valence, index, self.seed)
 
     def dialogue(self, scenario: Scenario, rejected: Sequence[tuple[list[Line], str]] = ()) -> list[Line]:
-        return templates.make_dialogue(scenario, self.seed)
+        return self.text.make_dialogue(scenario, self.seed)
 
     def validate_dialogue(self, scenario: Scenario, lines: list[Line]) -> tuple[bool, str]:
         return True, TEMPLATE_NOTE
@@ -137,7 +148,7 @@ class TemplateGenerator:
         attempt: int,
         rejected: list[tuple[str, str]],
     ) -> str:
-        for kind, instruction in templates.tone_options(scenario).get(turn, []):
+        for kind, instruction in self.text.tone_options(scenario).get(turn, []):
             if kind == persona_kind:
                 return instruction
         raise ValueError(f"turn {turn} has no tone slot '{persona_kind}'; its slots are {tone_slots(scenario)[turn]}")
@@ -364,6 +375,7 @@ class LLMSpeechGenerator:
     ) -> None:
         self.client = client
         self.seed = seed
+        self.language: str = DEFAULT_LANGUAGE  # the prompts it reads are English (speech_prompts_path)
         self.validator = client if validator is SAME_AS_GENERATOR else validator
         self.judge = client if judge is SAME_AS_GENERATOR else judge
         self.name = client.model_id

@@ -145,6 +145,106 @@ def match_lexicon(instruction: str) -> list[tuple[str, float]]:
     return out
 
 
+# -- Chinese tone instructions ----------------------------------------------------------------------------
+# A Chinese instruction is matched on the same entries: each phrase below names the English entry whose
+# adjustment it asks for, so an effect is written once and both languages render a direction alike. Chinese
+# has no spaces: a phrase matches wherever it occurs, the longest phrase at a position first ("低沉" before
+# "低", "毫无停顿" before "停顿"). The modifiers are read from the up to three characters between the previous
+# match and this one. 很 is not an intensifier: a Chinese adjective takes it as a matter of grammar ("很快" is
+# plain "fast"), not for emphasis.
+LEXICON_ZH: dict[str, str] = {}
+
+
+def _z(phrases: str, key: str) -> None:
+    assert key in LEXICON, key
+    for phrase in phrases.split("|"):
+        LEXICON_ZH[phrase] = key
+
+
+# --- tempo ---------------------------------------------------------------------------------------------
+_z("快|语速快|加快", "fast")
+_z("飞快|急急忙忙", "rapid")
+_z("仓促|匆忙|赶着说", "rushed")
+_z("轻快|利落|干脆", "brisk")
+_z("慢|缓慢|语速慢|放慢", "slow")
+_z("拖长|拖腔|拖沓|慢吞吞", "drawn-out")
+_z("从容|不紧不慢|一字一顿|字斟句酌", "deliberate")
+# --- loudness ------------------------------------------------------------------------------------------
+_z("响亮|大声|提高嗓门|高声", "loud")
+_z("喊|吼|喊叫|嚷", "shouting")
+_z("洪亮|雄浑", "booming")
+_z("坚定|有力|斩钉截铁|加重", "firm")
+_z("轻声|小声|低声|声音轻|音量小", "quiet")
+_z("耳语|悄声|几乎听不见", "whispered")
+_z("含糊|嘟囔|咕哝", "mumbled")
+_z("气声|带着气息|气息声", "breathy")
+# --- pitch ---------------------------------------------------------------------------------------------
+_z("高亢|音调高|尖高|高音", "high-pitched")
+_z("尖利|尖锐|刺耳", "shrill")
+_z("低|低沉|音调低|低音", "low")
+_z("浑厚|沙哑|粗哑", "deep")
+_z("上扬|上升|扬起", "rising")
+_z("下沉|下降|下行|往下落", "falling")
+# --- melody --------------------------------------------------------------------------------------------
+_z("平板|平直|音调平", "flat")
+_z("单调|毫无起伏|没有起伏|面无表情", "monotone")
+_z("无精打采|有气无力", "lifeless")
+_z("平稳|稳定", "steady")
+_z("抑扬顿挫|起伏|唱歌似的", "sing-song")
+_z("夸张|跳跃|蹦跳", "exaggerated")
+_z("明亮|活泼|欢快|清亮", "bright")
+_z("温暖|饱满|醇厚", "warm")
+# --- tension and voice quality -------------------------------------------------------------------------
+_z("颤抖|发抖|发颤|哽咽", "trembling")
+_z("不稳|凌乱|忽高忽低", "shaky")
+_z("短促|生硬|简短|急躁", "clipped")
+_z("尖刻|严厉|厉声|咄咄逼人", "sharp")
+_z("紧绷|紧张|发紧", "tense")
+_z("气喘吁吁|上气不接下气|喘着气", "breathless")
+_z("沉重|沉甸甸", "heavy")
+_z("疲惫|叹气|有气没力|泄气", "weary")
+_z("兴奋|激动|迫不及待", "excited")
+# --- pauses --------------------------------------------------------------------------------------------
+_z("断断续续|结结巴巴|结巴", "halting")
+_z("犹豫|迟疑|吞吞吐吐", "hesitant")
+_z("长停顿|长长的停顿|停顿很长|停顿长", "long pauses")
+_z("停顿|停一停", "pausing")
+_z("短停顿|短暂的停顿|短促的停顿|停顿短", "short pauses")
+_z("毫无停顿|不带停顿|没有停顿|一口气", "no pauses")
+_z("语速适中|不快不慢|正常语速", "medium pace")
+
+NEGATORS_ZH = ("不", "没", "无", "别", "未")
+INTENSIFIERS_ZH = ("非常", "极", "特别", "十分", "格外", "太", "超级")
+SOFTENERS_ZH = ("稍", "略", "有点", "有些", "微微", "一点")
+_LONGEST_ZH = max(len(p) for p in LEXICON_ZH)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _has_chinese(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def match_lexicon_zh(instruction: str) -> list[tuple[str, float]]:
+    """`match_lexicon` for a Chinese instruction: (English lexicon key, weight) per matched phrase, in order."""
+    out: list[tuple[str, float]] = []
+    i, free_from = 0, 0
+    while i < len(instruction):
+        size = next(
+            (n for n in range(min(_LONGEST_ZH, len(instruction) - i), 0, -1) if instruction[i : i + n] in LEXICON_ZH), 0
+        )
+        if not size:
+            i += 1
+            continue
+        before = instruction[max(free_from, i - 3) : i]
+        if not any(w in before for w in NEGATORS_ZH):
+            weight = 1.5 if any(w in before for w in INTENSIFIERS_ZH) else 1.0
+            softened = 0.5 if any(w in before for w in SOFTENERS_ZH) else 1.0
+            out.append((LEXICON_ZH[instruction[i : i + size]], weight * softened))
+        i += size
+        free_from = i
+    return out
+
+
 def _clamp(field: str, value: float) -> int:
     low, high = LIMITS[field]
     return int(min(high, max(low, round(value))))
@@ -154,12 +254,14 @@ def prosody_for(instruction: str, strength: float = 1.0) -> tuple[Prosody, tuple
     """The prosody an instruction asks for, and the lexicon keys that matched, in order
     (a key applied at another weight is labelled e.g. 'fast (x1.5)').
 
-    `strength` (>= 0) multiplies every deviation from NEUTRAL; no match gives NEUTRAL and ()."""
+    `strength` (>= 0) multiplies every deviation from NEUTRAL; no match gives NEUTRAL and (). An instruction with
+    Chinese characters is read with the Chinese phrases (LEXICON_ZH); the labels are the entries' English keys."""
     if strength < 0 or not math.isfinite(strength):
         raise ValueError(f"strength must be a finite number >= 0, got {strength}")
     log_rate = log_volume = pitch = pitch_range = word_gap = 0.0
     labels: list[str] = []
-    for key, weight in match_lexicon(instruction):
+    matches = match_lexicon_zh(instruction) if _has_chinese(instruction) else match_lexicon(instruction)
+    for key, weight in matches:
         adj = LEXICON[key]
         log_rate += weight * math.log(adj.rate)
         log_volume += weight * math.log(adj.volume)
@@ -178,14 +280,23 @@ def prosody_for(instruction: str, strength: float = 1.0) -> tuple[Prosody, tuple
     return prosody, tuple(labels)
 
 
-# espeak-ng voices ("language+variant"; the variants ship in espeak-ng-data/voices/!v). Slots 0 and 1 are the
-# two speakers of a scenario when they share a gender: their base pitch differs by ~3 semitones (f3 ~220 Hz
-# vs f4 ~183 Hz; m3 ~111 Hz vs m4 ~94 Hz, measured) and the accent (US / British) as well.
-VOICES: dict[str, tuple[str, ...]] = {
-    "female": ("en-us+f3", "en+f4", "en-us+f2", "en+f5"),
-    "male": ("en-us+m3", "en+m4", "en-us+m1", "en+m7"),
-    "neutral": ("en-us", "en+f1"),
+# espeak-ng voices ("language+variant"; the variants ship in espeak-ng-data/voices/!v), per language. Slots 0 and 1
+# are the two speakers of a scenario when they share a gender: their base pitch differs by ~3 semitones (f3 ~220 Hz
+# vs f4 ~183 Hz; m3 ~111 Hz vs m4 ~94 Hz, measured) and, in English, the accent (US / British) as well. Mandarin
+# has one espeak voice, `cmn`; its speakers differ by the variant only.
+VOICES_BY_LANGUAGE: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "female": ("en-us+f3", "en+f4", "en-us+f2", "en+f5"),
+        "male": ("en-us+m3", "en+m4", "en-us+m1", "en+m7"),
+        "neutral": ("en-us", "en+f1"),
+    },
+    "zh": {
+        "female": ("cmn+f3", "cmn+f4", "cmn+f2", "cmn+f5"),
+        "male": ("cmn+m3", "cmn+m4", "cmn+m1", "cmn+m7"),
+        "neutral": ("cmn", "cmn+f1"),
+    },
 }
+VOICES = VOICES_BY_LANGUAGE["en"]
 _GENDER_WORDS = {"female": "female", "f": "female", "woman": "female", "male": "male", "m": "male", "man": "male"}
 
 
@@ -194,7 +305,12 @@ def gender_key(gender: str | None) -> str:
     return _GENDER_WORDS.get((gender or "").strip().lower(), "neutral")
 
 
-def voice_for(gender: str | None, slot: int = 0) -> str:
-    """The espeak voice for a speaker's gender ("female"/"male"/other) and speaker slot (0, 1, ...)."""
-    voices = VOICES[gender_key(gender)]
+def voice_for(gender: str | None, slot: int = 0, language: str = "en") -> str:
+    """The espeak voice for a speaker's gender ("female"/"male"/other), speaker slot (0, 1, ...) and language;
+    ValueError naming the language when espeak has no voices listed for it here."""
+    if language not in VOICES_BY_LANGUAGE:
+        raise ValueError(
+            f"espeak-ng: no voices listed for language '{language}'; the languages are {list(VOICES_BY_LANGUAGE)}"
+        )
+    voices = VOICES_BY_LANGUAGE[language][gender_key(gender)]
     return voices[slot % len(voices)]

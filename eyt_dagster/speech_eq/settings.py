@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE, Language
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
 from eyt_dagster.speech_eq.protocol import DEFAULT_REPLY_FORMAT, ReplyFormat
@@ -101,6 +102,11 @@ class SpeechSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    language: Language = Field(
+        default=DEFAULT_LANGUAGE,
+        description="The language the items are written and spoken in: the generator's text and prompts, the "
+        "tone instructions, the espeak-ng voice (cmn for zh) and the evaluation prompts (docs/languages.md).",
+    )
     generator: str = Field(
         default=TEMPLATE_GENERATOR, description="'template-baseline' or the id of a model in speech.models."
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Mapping, Sequence
 
 from eyt_dagster.speech_eq.item_types import Line, Scenario, Speaker
 from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, SCENARIO_TYPES, SPARING_ARCHETYPE, SUBSCALES
@@ -68,20 +69,28 @@ def _rng(*parts: object) -> random.Random:
     return random.Random(int(hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()[:16], 16))
 
 
+def draw_cast(
+    rng: random.Random, names: Mapping[str, Sequence[str]]
+) -> tuple[tuple[str, str], tuple[str, str], list[str], str]:
+    """The draws of a scenario, in this order whatever its language: (gender, name) of each speaker, the two
+    dissonant archetypes (the apathetic wall only when the draw lands on it, sparingly) and the scenario type."""
+    g1, g2 = rng.choice(("female", "male")), rng.choice(("female", "male"))
+    n1 = rng.choice(names[g1])
+    n2 = rng.choice([n for n in names[g2] if n != n1])
+    pool = [a for a in FAILURE_ARCHETYPES if a != SPARING_ARCHETYPE]
+    dissonant = rng.sample(pool, 2)
+    if rng.random() < 0.1:
+        dissonant[1] = SPARING_ARCHETYPE
+    return (g1, n1), (g2, n2), dissonant, rng.choice(SCENARIO_TYPES)
+
+
 def make_scenario(slug: str, valence: str, index: int, seed: int) -> Scenario:
     """A scenario for one subscale and valence; the two dissonant personas come from the failure archetypes
     (the apathetic wall only when the draw lands on it twice, i.e. sparingly)."""
     rng = _rng(seed, slug, valence, index)
     _, sub = SUBSCALES[slug]
     stake, skill = KERNELS[sub]
-    g1, g2 = rng.choice(("female", "male")), rng.choice(("female", "male"))
-    n1 = rng.choice(NAMES[g1])
-    n2 = rng.choice([n for n in NAMES[g2] if n != n1])
-    pool = [a for a in FAILURE_ARCHETYPES if a != SPARING_ARCHETYPE]
-    dissonant = rng.sample(pool, 2)
-    if rng.random() < 0.1:
-        dissonant[1] = SPARING_ARCHETYPE
-    kind = rng.choice(SCENARIO_TYPES)
+    (g1, n1), (g2, n2), dissonant, kind = draw_cast(rng, NAMES)
     return Scenario(
         subscale=slug,
         valence=valence,
@@ -113,17 +122,24 @@ def make_dialogue(scenario: Scenario, seed: int) -> list[Line]:
     ]
 
 
-def tone_options(scenario: Scenario) -> dict[int, list[tuple[str, str]]]:
-    """Per turn, (persona kind, instruction): one for context turns; resonant + two dissonant for 4 and 6."""
+def tone_options(
+    scenario: Scenario,
+    context: dict[str, str] = CONTEXT_TONES,
+    subject: str = SUBJECT_CONTEXT_TONE,
+    resonant: dict[str, str] = RESONANT_TONES,
+    archetypes: dict[str, str] = ARCHETYPE_TONES,
+) -> dict[int, list[tuple[str, str]]]:
+    """Per turn, (persona kind, instruction): one for context turns; resonant + two dissonant for 4 and 6.
+    The instructions come from the tone tables given (by default the English ones above)."""
     out: dict[int, list[tuple[str, str]]] = {
-        1: [("context", CONTEXT_TONES[scenario.valence])],
-        2: [("context", SUBJECT_CONTEXT_TONE)],
-        3: [("context", CONTEXT_TONES[scenario.valence])],
-        5: [("context", CONTEXT_TONES[scenario.valence])],
+        1: [("context", context[scenario.valence])],
+        2: [("context", subject)],
+        3: [("context", context[scenario.valence])],
+        5: [("context", context[scenario.valence])],
     }
     for turn in (4, 6):
-        out[turn] = [("resonant", RESONANT_TONES[scenario.valence])] + [
-            (f"dissonant:{a}", ARCHETYPE_TONES[a]) for a in scenario.dissonant_personas
+        out[turn] = [("resonant", resonant[scenario.valence])] + [
+            (f"dissonant:{a}", archetypes[a]) for a in scenario.dissonant_personas
         ]
     return out
 

@@ -75,7 +75,7 @@ def tone_slot_attempts(
     for attempt in range(1, attempts + 1):
         try:
             instruction = generator.tone_instruction(scenario, lines, turn, kind, attempt, list(rejected))
-            reason = rejection_reason(instruction, bland)
+            reason = rejection_reason(instruction, bland, language=generator.language)
         except PER_ITEM_ERRORS as exc:
             instruction, reason = "", f"call failed: {exc}"
             errors.append(f"{sid}: turn {turn} {kind} attempt {attempt}: {exc}")

@@ -101,6 +101,8 @@ BLAND_WORDS: tuple[str, ...] = (
     "respectful",
 )
 TONE_WORDS_MIN, TONE_WORDS_MAX = 8, 15
+# A Chinese instruction is counted in characters (Chinese has no spaces): 8-15 English words are about 12-24 characters.
+TONE_CHARS_MIN, TONE_CHARS_MAX = 12, 24
 
 # The six-turn arc (paper §2.2): speaker 1 is the catalyst, speaker 2 the test subject.
 TURN_SPEAKER: dict[int, int] = {1: 1, 2: 2, 3: 1, 4: 2, 5: 1, 6: 2}
