@@ -1,10 +1,15 @@
 """SpeechEQ's two prompt files: the text generator's (scenarios, dialogues, tones) and the evaluation's
-(forced-choice rounds and persona conditions). Render and hash them with eyt_dagster/core/prompts.py."""
+(forced-choice rounds and persona conditions). Render and hash them with eyt_dagster/core/prompts.py.
+
+There is one file of each per language, `speech_<language>.yaml` and `speech_eval_<language>.yaml`
+(docs/languages.md). `EYT_SPEECH_PROMPTS` / `EYT_SPEECH_EVAL_PROMPTS` replace the English files,
+`EYT_SPEECH_PROMPTS_ZH` / `EYT_SPEECH_EVAL_PROMPTS_ZH` the Chinese ones."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE, LANGUAGES
 from eyt_dagster.core.prompts import prompt_file
 
 SPEECH_PROMPT_KEYS = (
@@ -17,12 +22,22 @@ SPEECH_PROMPT_KEYS = (
 SPEECH_EVAL_PROMPT_KEYS = ("choice_round1", "choice_round2", "conditions")
 
 
-def speech_prompts_path() -> Path:
-    """`EYT_SPEECH_PROMPTS` names the SpeechEQ generator's prompt file; the default is the packaged English one."""
-    return prompt_file("EYT_SPEECH_PROMPTS", "speech_en.yaml")
+def _language_file(variable: str, stem: str, language: str) -> Path:
+    if language not in LANGUAGES:
+        raise ValueError(f"no SpeechEQ prompts for language '{language}'; the languages are {list(LANGUAGES)}")
+    if language != DEFAULT_LANGUAGE:
+        variable = f"{variable}_{language.upper()}"
+    return prompt_file(variable, f"{stem}_{language}.yaml")
 
 
-def speech_eval_prompts_path() -> Path:
-    """`EYT_SPEECH_EVAL_PROMPTS` names the SpeechEQ evaluation prompt file (forced-choice rounds and persona
-    conditions); the default is the packaged English one."""
-    return prompt_file("EYT_SPEECH_EVAL_PROMPTS", "speech_eval_en.yaml")
+def speech_prompts_path(language: str = DEFAULT_LANGUAGE) -> Path:
+    """The SpeechEQ generator's prompt file of `language`: `EYT_SPEECH_PROMPTS` (English) or
+    `EYT_SPEECH_PROMPTS_<LANG>` names one, else the packaged `speech_<language>.yaml`."""
+    return _language_file("EYT_SPEECH_PROMPTS", "speech", language)
+
+
+def speech_eval_prompts_path(language: str = DEFAULT_LANGUAGE) -> Path:
+    """The SpeechEQ evaluation prompt file of `language` (forced-choice rounds and persona conditions):
+    `EYT_SPEECH_EVAL_PROMPTS` (English) or `EYT_SPEECH_EVAL_PROMPTS_<LANG>` names one, else the packaged
+    `speech_eval_<language>.yaml`."""
+    return _language_file("EYT_SPEECH_EVAL_PROMPTS", "speech_eval", language)

@@ -101,8 +101,46 @@ BLAND_WORDS: tuple[str, ...] = (
     "respectful",
 )
 TONE_WORDS_MIN, TONE_WORDS_MAX = 8, 15
-# A Chinese instruction is counted in characters (Chinese has no spaces): 8-15 English words are about 12-24 characters.
+# The same rule for tone instructions written in Chinese (prompts/speech_zh.yaml). Chinese has no spaces, so a
+# word is found wherever it occurs in the text, not as a whole word; each entry is a whole word of two or more
+# characters, so that it does not hit inside an unrelated one. Each kind says how someone should come across,
+# not what the voice does, so a synthesiser cannot act on it and a listener cannot hear it:
+BLAND_WORDS_ZH: tuple[str, ...] = (
+    # manners and propriety (polite, respectful, appropriate): a social judgement of the speaker
+    # (得体, "proper", is left out: as a substring it also hits 觉得体贴 or 显得体力不支, across two words)
+    "礼貌",
+    "客气",
+    "恰当",
+    "尊重",
+    # softness and mildness (gentle, soft, mild): a manner; the physical side is said as 轻声 (quiet) or 放慢
+    # (slower), which stay allowed
+    "温柔",
+    "柔和",
+    "轻柔",
+    "温和",
+    # calm (calm, calmly): the absence of a state, which names no pace, pitch or loudness
+    "平静",
+    "冷静",
+    "平和",
+    # kindness and pleasantness (friendly, kind, pleasant, nice): how the listener should feel
+    "友好",
+    "友善",
+    "和善",
+    "亲切",
+    "和气",
+    "好听",
+    "悦耳",
+    # the default register (neutral, normal): no direction at all
+    "自然",
+    "正常",
+    "中性",
+)
+# Length of a Chinese tone instruction in Chinese characters, punctuation not counted (Chinese has no spaces; the
+# English 8-15 words at about 1.6 characters per word, rounded out); speech_zh.yaml's {min_words} and {max_words}
+# take these.
 TONE_CHARS_MIN, TONE_CHARS_MAX = 12, 24
+# Each language's default bland words (the setting speech.bland_words replaces the build language's list).
+BLAND_WORDS_BY_LANGUAGE: dict[str, tuple[str, ...]] = {"en": BLAND_WORDS, "zh": BLAND_WORDS_ZH}
 
 # The six-turn arc (paper §2.2): speaker 1 is the catalyst, speaker 2 the test subject.
 TURN_SPEAKER: dict[int, int] = {1: 1, 2: 2, 3: 1, 4: 2, 5: 1, 6: 2}
