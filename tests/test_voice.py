@@ -13,10 +13,10 @@ from assets.eyt_voice.partitions import VOICE_TARGETS_PARTITION, voice_cell_key
 from eyt_dagster.core.stats import paired_bootstrap_diff
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS
+from eyt_dagster.eyt_voice.error_rates import word_errors
 from eyt_dagster.eyt_voice.gap import voice_gap
 from eyt_dagster.eyt_voice.settings import PACKAGED_ASR
 from eyt_dagster.eyt_voice.voicing import EMOTION_VOICE, choose_voice, voice_instruction
-from eyt_dagster.eyt_voice.wer import word_errors
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS, VOICE_ASSETS, VOICE_REPORT_ASSETS
 from eyt_dagster.slate import SlateError, load_slate
 from eyt_dagster.speech_eq.prosody import NEUTRAL, match_lexicon, prosody_for

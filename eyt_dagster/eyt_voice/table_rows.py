@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from eyt_dagster.eyt_bench.table_rows import turn_rows
+from eyt_dagster.eyt_voice.error_rates import word_errors, words
 from eyt_dagster.eyt_voice.voiced_loop import VoicedDialogue
 from eyt_dagster.eyt_voice.voicing import VoiceChoice
-from eyt_dagster.eyt_voice.wer import word_errors, words
 
 CLIP_COLUMNS = [
     "clip_path",

@@ -1,0 +1,72 @@
+"""Error rates of a transcript against the text that was synthesised (a cascade's ASR errors): words for English,
+characters for Chinese.
+
+The error count is the Levenshtein distance between the two token sequences (substitutions, deletions and
+insertions, each 1); a rate is errors / reference tokens, summed over turns before dividing (a cell's rate weighs
+long turns by their length, as the usual corpus WER does).
+
+How a text becomes tokens depends on its language (`tokens`):
+
+- English, and any language written with spaces between words: lower case, apostrophes kept inside words, every
+  other non-letter and non-digit a word break (`words`); the count is the word error rate's numerator
+  (`word_errors`).
+- Chinese (`zh`), written without spaces: the text is NFKC-normalised first (full-width letters, digits and
+  punctuation become their ASCII forms), then each CJK ideograph is one token and each run of Latin letters and
+  digits is one token, lower-cased as an English word is (so `iPhone 15` inside a Chinese sentence counts as two
+  tokens, not eight); punctuation, spaces and any other script are dropped. Its count is the character error
+  rate's numerator. Characters are compared as written: a recogniser that writes the traditional form of a
+  simplified character makes an error.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from eyt_dagster.core.languages import LANGUAGES
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+# CJK ideographs: U+3007 (the ideographic zero), Extension A, the unified block, the compatibility block (NFKC folds
+# most of it into the unified one) and planes 2 and 3 (Extensions B to H and their compatibility supplement).
+_IDEOGRAPH = "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+_CHARACTER_TOKEN = re.compile(rf"[{_IDEOGRAPH}]|[a-z0-9]+(?:'[a-z0-9]+)*")
+CHARACTER_LANGUAGES: frozenset[str] = frozenset({"zh"})
+"""The languages scored by characters (written without spaces between words); every other one by words."""
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def characters(text: str) -> list[str]:
+    """A Chinese text's tokens: each ideograph, and each run of Latin letters and digits (see the module's text)."""
+    return _CHARACTER_TOKEN.findall(unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'"))
+
+
+def tokens(text: str, language: str) -> list[str]:
+    """The units `text` is scored in: characters for Chinese, words for the others. ValueError for a language code
+    the project does not know (eyt_dagster/core/languages.py)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"error rate: unknown language '{language}'; the known codes are {', '.join(LANGUAGES)}")
+    return characters(text) if language in CHARACTER_LANGUAGES else words(text)
+
+
+def _edit_distance(ref: list[str], hyp: list[str]) -> int:
+    previous = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, start=1):
+        current = [i]
+        for j, h in enumerate(hyp, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
+        previous = current
+    return previous[-1]
+
+
+def word_errors(reference: str, hypothesis: str) -> int:
+    """The word-level edit distance between `reference` and `hypothesis`."""
+    return _edit_distance(words(reference), words(hypothesis))
+
+
+def errors(reference: str, hypothesis: str, language: str) -> int:
+    """The edit distance between `reference` and `hypothesis` in `language`'s tokens (`tokens`): word errors for
+    English, character errors for Chinese."""
+    return _edit_distance(tokens(reference, language), tokens(hypothesis, language))
