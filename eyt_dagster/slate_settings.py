@@ -25,6 +25,7 @@ from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.slate import Slate, TargetRef
+from eyt_dagster.speech_eq.prompts import language_prompt_hash
 from eyt_dagster.speech_eq.settings import TEMPLATE_GENERATOR
 
 # A TargetRef's fields that only SpeechEQ reads.
@@ -124,6 +125,15 @@ def _other_languages(slate: Slate) -> bool:
     return any(slate.pool_language(pool) != DEFAULT_LANGUAGE for pool in slate.pools)
 
 
+def _speech_language(slate: Slate) -> dict[str, str] | None:
+    """A SpeechEQ build's language and its prompt files' hash; None for English (whose files the code versions
+    hash), so that English builds keep the settings they had."""
+    language = slate.speech.language
+    if language == DEFAULT_LANGUAGE:
+        return None
+    return {"language": language, "prompts": language_prompt_hash(language)}
+
+
 # Setting name (as a slate path) -> what an asset reads of it.
 READERS: dict[str, Callable[[Slate], Any]] = {
     "name": lambda s: s.name,
@@ -150,7 +160,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "replacement_judge": lambda s: role_settings(s.replacement_judge),
     "simulator_audit_model": _audit_model,
     "targets": _target_flags,
-    "speech.language": lambda s: s.speech.language if s.speech.language != DEFAULT_LANGUAGE else None,
+    "speech.language": _speech_language,
     "speech.generator": _speech_role("generator"),
     "speech.validator": _speech_role("validator"),
     "speech.tone_judge": _speech_role("tone_judge"),

@@ -14,7 +14,7 @@ from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChoos
 from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
 from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
-from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS_BY_LANGUAGE, TONE_CHARS_MAX, TONE_CHARS_MIN
 from resources.asr import make_asr, transcripts
 from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part
@@ -50,8 +50,10 @@ class SpeechRoles:
             self.slate.seed,
             validator=client("validator", "speech_validator"),
             judge=client("tone_judge", "speech_tone_judge"),
-            bland_words=tuple(speech.bland_words or BLAND_WORDS),
+            bland_words=tuple(speech.bland_words or BLAND_WORDS_BY_LANGUAGE[speech.language]),
             max_concurrency=ref.max_concurrency,
+            language=speech.language,
+            **({"min_words": TONE_CHARS_MIN, "max_words": TONE_CHARS_MAX} if speech.language == "zh" else {}),
         )
 
     def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:
@@ -70,7 +72,7 @@ class SpeechRoles:
             return ChatChooser(client, oracle_text, "oracle_text")
         # the transcripts and cue inputs do not depend on the target: computed once per clip, shared by all
         analyses = self._clip_analyses.session()
-        transcript = transcripts(make_asr(ref.cascade.asr_model_path), analyses)
+        transcript = transcripts(make_asr(ref.cascade.asr_model_path, self.slate.speech.language), analyses)
         cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues, analyses)
         render = cascaded_text(lambda clip: transcript(clip.path, clip.text), lambda clip: cue(clip.path, clip.gender))
         return ChatChooser(

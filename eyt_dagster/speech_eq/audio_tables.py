@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.speech_eq.build import Synthesize, VoiceFor, build_item, contrast_row
 from eyt_dagster.speech_eq.contrast import AcousticFeatures, ContrastThresholds, contrast_score
 from eyt_dagster.speech_eq.item_types import EqItem, Line, Scenario
@@ -61,6 +62,7 @@ def synthesise_subscale(
     features: Callable[[str | Path], AcousticFeatures],
     thresholds: ContrastThresholds,
     on_done: Callable[[int, int], None] | None = None,
+    language: str = DEFAULT_LANGUAGE,
 ) -> AudioRows:
     """Every scenario with an accepted dialogue, four context tones and both tone selections through
     `build_item`, in table order, its rows added to `rows` (so `on_done(done, total)` can watch them grow).
@@ -97,6 +99,7 @@ def synthesise_subscale(
             store=store,
             features=features,
             thresholds=thresholds,
+            language=language,
         )
         rows.clips += result.clips
         rows.contrasts += result.contrasts

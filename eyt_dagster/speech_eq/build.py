@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.speech_eq.contrast import AcousticFeatures, ContrastResult, ContrastThresholds, contrast_score
 from eyt_dagster.speech_eq.item_types import Clip, EqItem, Line, Scenario
 from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, TEST_TURNS
@@ -54,6 +55,7 @@ def build_item(
     store: Callable[[bytes], Path],
     features: Callable[[Path], AcousticFeatures],
     thresholds: ContrastThresholds,
+    language: str = DEFAULT_LANGUAGE,
 ) -> BuildResult:
     """Clips for turns 1, 2, 3 and 5 once; for turns 4 and 6 a resonant/dissonant pair per attempt, up to
     1 + max_regenerations attempts, until the pair's contrast score reaches the pass score."""
@@ -124,6 +126,9 @@ def build_item(
         scenario=scenario,
         conversation=lines,
         clips=clips,
-        generation_metadata={"contrast": {str(k): v for k, v in result.composite.items()}},
+        generation_metadata={
+            "contrast": {str(k): v for k, v in result.composite.items()},
+            **({"language": language} if language != DEFAULT_LANGUAGE else {}),  # English items are as they were
+        },
     )
     return result

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.core.prompts import render
 from eyt_dagster.speech_eq.item_types import EqItem
 from eyt_dagster.speech_eq.prompts import speech_eval_prompts_path as eval_prompts_path
@@ -134,11 +135,22 @@ def direct_answer(round1: ChoiceRound, reply_format: str = DEFAULT_REPLY_FORMAT)
     return json.dumps(reply.model_dump())
 
 
-def system_prompt(condition: str) -> str:
-    """The persona condition's system prompt followed by the task's standing instruction."""
-    persona = render("conditions", condition, path=eval_prompts_path()).strip()
-    task = render("choice_round1", "system", path=eval_prompts_path()).strip()
+def system_prompt(condition: str, language: str = DEFAULT_LANGUAGE) -> str:
+    """The persona condition's system prompt followed by the task's standing instruction, in `language`."""
+    persona = render("conditions", condition, path=eval_prompts_path(language)).strip()
+    task = render("choice_round1", "system", path=eval_prompts_path(language)).strip()
     return f"{persona}\n\n{task}"
+
+
+# The labels before each clip ("Option 1:", "Speaker 2:"), per language: English's are what they always were.
+LABELS: dict[str, dict[str, str]] = {
+    "en": {"option": "Option {n}:", "speaker": "Speaker {n}:"},
+    "zh": {"option": "选项 {n}：", "speaker": "说话人 {n}："},
+}
+
+
+def _label(kind: str, n: int, language: str) -> str:
+    return LABELS[language][kind].format(n=n)
 
 
 def _speaker_label(item: EqItem, n: int) -> str:
@@ -151,15 +163,19 @@ def _text(value: str) -> ContentPart:
 
 
 def _clips(label: str, clip: Utterance, render_clip: RenderClip) -> list[ContentPart]:
-    return [_text(f"{label}:"), *render_clip(clip)]
+    return [_text(label), *render_clip(clip)]
 
 
 def _options_and_answer(
-    options: tuple[Utterance, Utterance], render_clip: RenderClip, reply_format: str
+    options: tuple[Utterance, Utterance], render_clip: RenderClip, reply_format: str, language: str
 ) -> list[ContentPart]:
     """The two candidates, then how to answer (the same in both rounds, in the request's reply format)."""
-    parts = [part for n, clip in enumerate(options, start=1) for part in _clips(f"Option {n}", clip, render_clip)]
-    path = eval_prompts_path()
+    parts = [
+        part
+        for n, clip in enumerate(options, start=1)
+        for part in _clips(_label("option", n, language), clip, render_clip)
+    ]
+    path = eval_prompts_path(language)
     answer = render("choice_round1", f"answer_{reply_format}", path=path).strip()
     if not answer:
         raise ValueError(
@@ -170,8 +186,8 @@ def _options_and_answer(
 
 
 def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
-    item, r1 = request.item, request.round1
-    path = eval_prompts_path()
+    item, r1, language = request.item, request.round1, request.item.language
+    path = eval_prompts_path(language)
     parts = [
         _text(
             render(
@@ -186,24 +202,25 @@ def round1_content(request: ChoiceRequest, render_clip: RenderClip) -> list[Cont
         )
     ]
     for clip in r1.shown:
-        parts += _clips(f"Speaker {clip.speaker}", clip, render_clip)
+        parts += _clips(_label("speaker", clip.speaker, language), clip, render_clip)
     parts.append(_text(render("choice_round1", "task", path=path).strip()))
-    return parts + _options_and_answer(r1.options, render_clip, request.reply_format)
+    return parts + _options_and_answer(r1.options, render_clip, request.reply_format, language)
 
 
 def round2_content(request: ChoiceRequest, render_clip: RenderClip) -> list[ContentPart]:
     r2 = request.round2
     assert r2 is not None
-    path = eval_prompts_path()
+    language = request.item.language
+    path = eval_prompts_path(language)
     chosen, turn5 = r2.shown
     parts = [
         _text(render("choice_round2", "intro", path=path).strip()),
         *render_clip(chosen),
         _text(render("choice_round2", "after", path=path).strip()),
-        *_clips("Speaker 1", turn5, render_clip),
+        *_clips(_label("speaker", 1, language), turn5, render_clip),
         _text(render("choice_round2", "task", path=path).strip()),
     ]
-    return parts + _options_and_answer(r2.options, render_clip, request.reply_format)
+    return parts + _options_and_answer(r2.options, render_clip, request.reply_format, language)
 
 
 def choice_messages(request: ChoiceRequest, render_clip: RenderClip) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import SpeechChooser, evaluate_items
 from eyt_dagster.speech_eq.release_format import item_from_rows
@@ -67,10 +68,16 @@ def choice_table(
     be opened; items are asked in dataset_id order, one at a time for an embedded baseline, else up to the
     target's max_concurrency calls at once. `now()` stamps created_at once the choices are in."""
     items = [item_from_rows(row) for row in eq_items.sort_values("dataset_id").to_dict("records")]
+    languages = sorted({item.language for item in items}) or [DEFAULT_LANGUAGE]
+    if len(languages) > 1:
+        raise ValueError(
+            f"speech.eq_items holds items in {languages}: one evaluation asks in one language; rebuild the items "
+            "with one speech.language"
+        )
     rows = evaluate_items(
         items,
         chooser,
-        conditions={name: system_prompt(name) for name in evaluation.conditions},
+        conditions={name: system_prompt(name, languages[0]) for name in evaluation.conditions},
         seed=seed,
         both_orders=evaluation.both_orders,
         inference=evaluation.inference,

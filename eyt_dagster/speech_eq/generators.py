@@ -372,10 +372,11 @@ class LLMSpeechGenerator:
         min_words: int = TONE_WORDS_MIN,
         max_words: int = TONE_WORDS_MAX,
         max_concurrency: int = 1,
+        language: str = DEFAULT_LANGUAGE,
     ) -> None:
         self.client = client
         self.seed = seed
-        self.language: str = DEFAULT_LANGUAGE  # the prompts it reads are English (speech_prompts_path)
+        self.language: str = language  # its prompt file's language (speech_prompts_path) and the tone rule's
         self.validator = client if validator is SAME_AS_GENERATOR else validator
         self.judge = client if judge is SAME_AS_GENERATOR else judge
         self.name = client.model_id
@@ -384,7 +385,7 @@ class LLMSpeechGenerator:
         self.bland_words = tuple(bland_words)
         self.min_words, self.max_words = min_words, max_words
         self.max_concurrency = max(1, max_concurrency)
-        self.path = speech_prompts_path()
+        self.path = speech_prompts_path(language)
         prompts = load_prompts(self.path, SPEECH_PROMPT_KEYS)
         self._archetypes = self._mapping(prompts, "speech_scenario", "archetypes")
         self._voices = self._mapping(prompts, "speech_tone", "archetype_voices")

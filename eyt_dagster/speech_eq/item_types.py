@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, SUBSCALES, TURN_SPEAKER, Valence
 
 
@@ -90,6 +91,11 @@ class EqItem(_Record):
     clips: list[Clip] = Field(min_length=8, max_length=8)
     source: str = Field(default="generated", description="'generated' or the imported folder.")
     generation_metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def language(self) -> str:
+        """The language its text and clips are in: generation_metadata's `language`, set by a non-English build."""
+        return str(self.generation_metadata.get("language", DEFAULT_LANGUAGE))
 
     @model_validator(mode="after")
     def _complete(self) -> EqItem:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, LANGUAGES
-from eyt_dagster.core.prompts import prompt_file
+from eyt_dagster.core.prompts import prompt_file, prompt_hash
 
 SPEECH_PROMPT_KEYS = (
     "speech_scenario",
@@ -41,3 +41,12 @@ def speech_eval_prompts_path(language: str = DEFAULT_LANGUAGE) -> Path:
     `EYT_SPEECH_EVAL_PROMPTS` (English) or `EYT_SPEECH_EVAL_PROMPTS_<LANG>` names one, else the packaged
     `speech_eval_<language>.yaml`."""
     return _language_file("EYT_SPEECH_EVAL_PROMPTS", "speech_eval", language)
+
+
+def language_prompt_hash(language: str) -> str:
+    """A short hash of both SpeechEQ prompt files of `language`. The assets' code versions hash the English
+    files; a build in another language carries this in its settings (slate_settings.py), so that editing its
+    files marks its assets stale while English builds keep their code versions."""
+    generator = prompt_hash(*SPEECH_PROMPT_KEYS, path=speech_prompts_path(language))
+    evaluation = prompt_hash(*SPEECH_EVAL_PROMPT_KEYS, path=speech_eval_prompts_path(language))
+    return f"{generator}-{evaluation}"

@@ -33,7 +33,7 @@ from eyt_dagster.speech_eq.text_attempts import (
     tone_slot_attempts,
     tone_slots_of,
 )
-from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TEST_TURNS
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS_BY_LANGUAGE, TEST_TURNS
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -207,7 +207,7 @@ def tone_instruction_table(
     dialogue. Every attempt is a row; an attempt using a bland word (`bland_words`, else the packaged list)
     or outside 8-15 words is rejected with its reason and the slot asked again, with its earlier rejections,
     up to `max_attempts` attempts; the deterministic template generator is asked once."""
-    bland = tuple(bland_words or BLAND_WORDS)
+    bland = tuple(bland_words or BLAND_WORDS_BY_LANGUAGE[generator.language])
     lines_of = accepted_lines(dialogues)
     ask_again = 1 if generator.is_baseline else max_attempts  # the template answers the same
 
