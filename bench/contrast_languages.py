@@ -29,7 +29,7 @@ from eyt_dagster.speech_eq import templates  # noqa: E402
 from eyt_dagster.speech_eq.contrast import FEATURES, ContrastThresholds, contrast_score  # noqa: E402
 from eyt_dagster.speech_eq.prosody import LIMITS, Prosody, prosody_for, voice_for  # noqa: E402
 from resources.audio_features import clip_features  # noqa: E402
-from resources.tts import _LOCK, EspeakTTS, pcm_to_wav  # noqa: E402
+from resources.tts import EspeakTTS, pcm_to_wav  # noqa: E402
 
 SENTENCES = {
     "en": (
@@ -53,12 +53,7 @@ JITTER = ({"rate": 10, "pitch": 5, "volume": 10}, {"rate": -10, "pitch": -5, "vo
 
 
 def synth(engine: EspeakTTS, text: str, voice: str, prosody: Prosody, folder: Path) -> Path:
-    with _LOCK:
-        e = engine._engine(voice)
-        try:
-            pcm = e.synth(text, voice, prosody.as_dict())
-        finally:
-            e.close()
+    pcm, e = engine.render(text, voice, prosody)
     path = folder / f"{abs(hash((text, voice, prosody)))}.wav"
     path.write_bytes(pcm_to_wav(pcm, e.sample_rate))
     return path

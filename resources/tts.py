@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eyt_dagster.speech_eq.prosody import VOICES, gender_key, prosody_for, voice_for
+from eyt_dagster.speech_eq.prosody import VOICES, Prosody, gender_key, prosody_for, voice_for
 
 INSTALL_HINT = "pip install espeakng-loader (ships libespeak-ng and its data) or apt-get install espeak-ng"
 _LOCK = threading.Lock()  # one synthesis at a time per process (one private copy of the library)
@@ -198,6 +198,16 @@ class EspeakTTS:
     def voice_for(self, gender: str | None, slot: int = 0, language: str = "en") -> str:
         return voice_for(gender, slot, language)
 
+    def render(self, text: str, voice: str, prosody: Prosody) -> tuple[bytes, _Espeak]:
+        """The 16-bit PCM of `text` in `voice` with these prosody settings, and the (closed) engine that made it:
+        what `synthesize` does after reading the instruction, for a caller that sets the prosody itself."""
+        with _LOCK:
+            engine = self._engine(voice)
+            try:
+                return engine.synth(text, voice, prosody.as_dict()), engine
+            finally:
+                engine.close()
+
     def synthesize(
         self, text: str, instruction: str, voice: str, strength: float = 1.0
     ) -> tuple[bytes, dict[str, Any]]:
@@ -205,12 +215,7 @@ class EspeakTTS:
         if not text.strip():
             raise TTSError(f"espeak-ng: empty text for voice '{voice}'")
         prosody, matched = prosody_for(instruction, strength)
-        with _LOCK:
-            engine = self._engine(voice)
-            try:
-                pcm = engine.synth(text, voice, prosody.as_dict())
-            finally:
-                engine.close()
+        pcm, engine = self.render(text, voice, prosody)
         if not pcm.strip(b"\x00"):
             raise TTSError(f"espeak-ng: silent output for voice '{voice}' and text {text[:40]!r}")
         meta = {

@@ -10,6 +10,8 @@ import threading
 import duckdb
 import pytest
 from dagster import DagsterInstance, materialize
+from test_speech_prompts_zh import LINES as ZH_LINES
+from test_speech_prompts_zh import SCENARIO as ZH_SCENARIO
 
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SPEECH_BUILD_ASSETS
@@ -164,19 +166,6 @@ def test_a_chinese_build_materialises_chinese_items_spoken_by_the_mandarin_voice
 
 # -- a chat-model generator in Chinese, through a localhost OpenAI-compatible server --------------------------
 
-ZH_SCENARIO = {
-    "title": "没等回来的狗",
-    "context": "凌晨的医院休息室，两名护士。",
-    "description": "安娜告诉本杰她的狗昨夜死了，而她还要上十二个小时的班。",
-    "speaker1": {"name": "安娜", "role": "护士", "gender": "female", "persona": "筋疲力尽"},
-    "speaker2": {"name": "本杰", "role": "同班护士", "gender": "male"},
-    "resonant_persona": "沉得住气、全心在场的人",
-    "dissonant_personas": ["toxic optimist", "anxious spiraler"],
-    "skill_tested": "察觉同事的悲伤",
-    "target_social_intent": "给她的难过留出地方",
-}
-ZH_LINES = ["本杰，你有空吗？是胡椒的事。", "有空。怎么了？", "它昨晚走了，我还是来上班了。", "好。先坐一会儿。",
-            "不行，病房满了，我得一直忙。", "行。你的第一轮我替你去。"]  # fmt: skip
 ZH_TONES = (
     "语速缓慢，音调低沉，停顿很长，尾音下沉",
     "声音响亮，音调高亢，语速极快，语调夸张上扬",
