@@ -14,7 +14,7 @@ from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChoos
 from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
 from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
-from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS_BY_LANGUAGE, TONE_CHARS_MAX, TONE_CHARS_MIN
+from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS_BY_LANGUAGE, TONE_LENGTH
 from resources.asr import make_asr, transcripts
 from resources.audio_features import clip_features
 from resources.audio_parts import input_audio_part
@@ -53,7 +53,8 @@ class SpeechRoles:
             bland_words=tuple(speech.bland_words or BLAND_WORDS_BY_LANGUAGE[speech.language]),
             max_concurrency=ref.max_concurrency,
             language=speech.language,
-            **({"min_words": TONE_CHARS_MIN, "max_words": TONE_CHARS_MAX} if speech.language == "zh" else {}),
+            min_words=TONE_LENGTH[speech.language][0],
+            max_words=TONE_LENGTH[speech.language][1],
         )
 
     def speech_target(self, target_id: str, run_id: str | None = None) -> SpeechChooser:

@@ -8,9 +8,20 @@ join in one table; only what a person reads (prompts, display names, the baselin
 
 from __future__ import annotations
 
+import re
 from typing import Literal, get_args
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = get_args(Language)
 DEFAULT_LANGUAGE: Language = "en"
 LANGUAGE_NAMES: dict[str, str] = {"en": "English", "zh": "Chinese (Mandarin)"}
+
+# CJK ideographs: U+3007 (the ideographic zero), Extension A, the unified block, the compatibility block (NFKC folds
+# most of it into the unified one) and planes 2 and 3 (Extensions B to H and their compatibility supplement).
+IDEOGRAPHS = "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+_IDEOGRAPH = re.compile(f"[{IDEOGRAPHS}]")
+
+
+def chinese_characters(text: str) -> list[str]:
+    """The CJK ideographs of `text`, in order (what a Chinese text's length is counted in)."""
+    return _IDEOGRAPH.findall(text)

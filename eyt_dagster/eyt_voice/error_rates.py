@@ -23,13 +23,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from eyt_dagster.core.languages import LANGUAGES
+from eyt_dagster.core.languages import IDEOGRAPHS, LANGUAGES
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
-# CJK ideographs: U+3007 (the ideographic zero), Extension A, the unified block, the compatibility block (NFKC folds
-# most of it into the unified one) and planes 2 and 3 (Extensions B to H and their compatibility supplement).
-_IDEOGRAPH = "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
-_CHARACTER_TOKEN = re.compile(rf"[{_IDEOGRAPH}]|[a-z0-9]+(?:'[a-z0-9]+)*")
+_CHARACTER_TOKEN = re.compile(rf"[{IDEOGRAPHS}]|[a-z0-9]+(?:'[a-z0-9]+)*")
 CHARACTER_LANGUAGES: frozenset[str] = frozenset({"zh"})
 """The languages scored by characters (written without spaces between words); every other one by words."""
 

@@ -17,6 +17,8 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+from eyt_dagster.core.languages import chinese_characters
+
 
 @dataclass(frozen=True)
 class Prosody:
@@ -217,11 +219,6 @@ NEGATORS_ZH = ("不", "没", "无", "别", "未")
 INTENSIFIERS_ZH = ("非常", "极", "特别", "十分", "格外", "太", "超级")
 SOFTENERS_ZH = ("稍", "略", "有点", "有些", "微微", "一点")
 _LONGEST_ZH = max(len(p) for p in LEXICON_ZH)
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def _has_chinese(text: str) -> bool:
-    return _CJK.search(text) is not None
 
 
 def match_lexicon_zh(instruction: str) -> list[tuple[str, float]]:
@@ -260,7 +257,7 @@ def prosody_for(instruction: str, strength: float = 1.0) -> tuple[Prosody, tuple
         raise ValueError(f"strength must be a finite number >= 0, got {strength}")
     log_rate = log_volume = pitch = pitch_range = word_gap = 0.0
     labels: list[str] = []
-    matches = match_lexicon_zh(instruction) if _has_chinese(instruction) else match_lexicon(instruction)
+    matches = match_lexicon_zh(instruction) if chinese_characters(instruction) else match_lexicon(instruction)
     for key, weight in matches:
         adj = LEXICON[key]
         log_rate += weight * math.log(adj.rate)

@@ -7,19 +7,14 @@ from __future__ import annotations
 
 import re
 
-from eyt_dagster.core.languages import DEFAULT_LANGUAGE
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE, chinese_characters
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS, TONE_CHARS_MAX, TONE_CHARS_MIN, TONE_WORDS_MAX, TONE_WORDS_MIN
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def words(instruction: str) -> list[str]:
     return _WORD.findall(instruction)
-
-
-def chinese_characters(instruction: str) -> list[str]:
-    return _CJK.findall(instruction)
 
 
 def bland_words_in(

@@ -139,6 +139,11 @@ BLAND_WORDS_ZH: tuple[str, ...] = (
 # English 8-15 words at about 1.6 characters per word, rounded out); speech_zh.yaml's {min_words} and {max_words}
 # take these.
 TONE_CHARS_MIN, TONE_CHARS_MAX = 12, 24
+# The tone length rule per language: (min, max) words, or characters for Chinese.
+TONE_LENGTH: dict[str, tuple[int, int]] = {
+    "en": (TONE_WORDS_MIN, TONE_WORDS_MAX),
+    "zh": (TONE_CHARS_MIN, TONE_CHARS_MAX),
+}
 # Each language's default bland words (the setting speech.bland_words replaces the build language's list).
 BLAND_WORDS_BY_LANGUAGE: dict[str, tuple[str, ...]] = {"en": BLAND_WORDS, "zh": BLAND_WORDS_ZH}
 
