@@ -61,9 +61,15 @@ def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
     out, _ = page
     with Chromium(tmp_path / "chromium", width=1400, height=1000) as browser:
         browser.navigate(out.as_uri())
-        text = browser.wait_for_text(TITLES, timeout=60)
-        headings = browser.evaluate("[...document.querySelectorAll('section h2')].map(h => h.textContent)")
+        # the table of contents at the top names every section before the sections below it have been parsed,
+        # so wait for the sections' own headings, not for the titles' text
+        headings = browser.wait_until(
+            "document.readyState === 'complete' && [...document.querySelectorAll('section h2')].map(h => h.textContent)",
+            lambda v: bool(v) and len(v) >= len(TITLES),
+            "every section heading",
+        )
         assert headings[: len(TITLES)] == TITLES
+        text = browser.evaluate("document.body.innerText")
         images = browser.wait_until(
             "[...document.images].map(i => i.complete && i.naturalWidth > 0)",
             lambda v: v and all(v),
