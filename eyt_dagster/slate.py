@@ -22,7 +22,7 @@ from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, EncoderCalibration, calibration, uncalibrated
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, PAPER_POOLS, POOL_LANGUAGES, POOLS
-from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings
+from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings, english_only_asr
 from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
 
 DEFAULT_SEED = 20260521
@@ -266,10 +266,13 @@ class Slate(BaseModel):
             return source.language
         return POOL_LANGUAGES[pool]
 
-    @property
-    def voice_pools(self) -> list[str]:
-        """The pools the spoken EYT-Bench plays: those played in English (its voices and recognisers are English)."""
-        return [p for p in self.pools if self.pool_language(p) == DEFAULT_LANGUAGE]
+    def voice_pools_of(self, target_id: str) -> list[str]:
+        """The pools voice target `target_id` plays in the spoken EYT-Bench: every pool, in its language, except that
+        a cascade whose recogniser writes English only (`english_only_asr`) plays the English pools only."""
+        ref = self.target_of("eyt_voice", target_id)
+        if ref.speech_input == "cascaded" and english_only_asr(ref.cascade.asr_model_path):
+            return [p for p in self.pools if self.pool_language(p) == DEFAULT_LANGUAGE]
+        return list(self.pools)
 
     def pool_embedding_model(self, pool: str) -> str:
         """The sentence encoder of `pool`: `embedding_model` for an English pool, else `multilingual_embedding_model`."""

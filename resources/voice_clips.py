@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from eyt_dagster.core.errors import ClipUnusableError
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.eyt_voice.voiced_loop import UserClip
 from eyt_dagster.eyt_voice.voicing import VoiceChoice
 from resources.sqlite_files import SharedDatabase
@@ -52,11 +53,16 @@ def synthesiser_identity(tts: EspeakTTS | OpenAISpeechTTS) -> dict[str, Any]:
 
 
 class VoiceClips:
-    """Clips of user turns for one data directory and synthesiser; counts what it synthesised and reused."""
+    """Clips of user turns for one data directory and synthesiser, in voices of `language` (the pool's: espeak-ng
+    speaks Chinese with its `cmn` voice; an endpoint's voices speak every language); counts what it synthesised
+    and reused. The language is in a clip's key through its voice name and words."""
 
-    def __init__(self, data_dir: str | Path, tts: EspeakTTS | OpenAISpeechTTS) -> None:
+    def __init__(
+        self, data_dir: str | Path, tts: EspeakTTS | OpenAISpeechTTS, language: str = DEFAULT_LANGUAGE
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.tts = tts
+        self.language = language
         self.identity = synthesiser_identity(tts)
         self._db = SharedDatabase(self.data_dir / INDEX_FILE, SCHEMA)
         self.synthesised = 0
@@ -68,7 +74,7 @@ class VoiceClips:
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
     def voice(self, text: str, instruction: str, emotion: str, choice: VoiceChoice) -> UserClip:
-        voice = self.tts.voice_for(choice.gender, choice.slot)
+        voice = self.tts.voice_for(choice.gender, choice.slot, self.language)
         key = self.key(text, instruction, voice)
         with self._db.use() as con:
             row = con.execute("SELECT path, sha256, duration_s FROM clips WHERE key = ?", (key,)).fetchone()

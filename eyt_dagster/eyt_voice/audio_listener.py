@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eyt_dagster.core.chat_protocol import ChatClient
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE, LANGUAGES
 from eyt_dagster.core.replies import Reply
 from eyt_dagster.core.spoken_reply import SpeakingChatClient, SpokenReply
 from eyt_dagster.eyt_bench.prompts import prompt_hash, render
@@ -32,14 +33,20 @@ ContentPart = dict[str, Any]
 RenderClip = Callable[[UserClip], ContentPart]
 
 
-def audio_prompt_hash() -> str:
-    """The hash of the audio perception prompt; "absent" when the prompt file has no such section, so that a prompt
-    file written before it still loads the code location (an audio target then fails its first perception with
-    the prompt file's error, which names the section)."""
+def audio_prompt_hash(language: str = DEFAULT_LANGUAGE) -> str:
+    """The hash of `language`'s audio perception prompt; "absent" when the prompt file has no such section, so that
+    a prompt file written before it still loads the code location (an audio target then fails its first
+    perception with the prompt file's error, which names the section)."""
     try:
-        return prompt_hash(AUDIO_PERCEPTION_KEY)
+        return prompt_hash(AUDIO_PERCEPTION_KEY, language=language)
     except ValueError:
         return "absent"
+
+
+def audio_code_hash() -> str:
+    """The audio perception prompt's hash for a code version: English's as it always was, then every other
+    language's, so that editing the prompt in any language marks the voiced cells stale."""
+    return "-".join(audio_prompt_hash(language) for language in LANGUAGES)
 
 
 def audio_dialogue(history: list[VoicedExchange], query: UserClip, render_clip: RenderClip) -> list[dict[str, Any]]:
@@ -55,24 +62,25 @@ def audio_dialogue(history: list[VoicedExchange], query: UserClip, render_clip: 
 class AudioListener:
     """An audio chat model as a voice target: it hears every user turn and reads its own earlier replies."""
 
-    def __init__(self, client: ChatClient, render_clip: RenderClip) -> None:
+    def __init__(self, client: ChatClient, render_clip: RenderClip, language: str = DEFAULT_LANGUAGE) -> None:
         self.client = client
         self.render_clip = render_clip
+        self.language = language  # the pool's: the prompts' language (the clips speak it)
         self.model_id = client.model_id
 
     def perceive(self, history: list[VoicedExchange], query: UserClip) -> Reply[UserLabels]:
         turn = len(history) + 1
         messages = [
-            {"role": "system", "content": render(AUDIO_PERCEPTION_KEY, "system")},
+            {"role": "system", "content": render(AUDIO_PERCEPTION_KEY, "system", self.language)},
             *audio_dialogue(history, query, self.render_clip),
         ]
-        instruction = {"type": "text", "text": render(AUDIO_PERCEPTION_KEY, "user", turn=turn).strip()}
+        instruction = {"type": "text", "text": render(AUDIO_PERCEPTION_KEY, "user", self.language, turn=turn).strip()}
         messages[-1] = {"role": "user", "content": [*messages[-1]["content"], instruction]}
         return self.client.complete_json(messages, UserLabels, purpose=f"perceive:{turn}")
 
     def reply_messages(self, history: list[VoicedExchange], query: UserClip) -> list[dict[str, Any]]:
         return [
-            {"role": "system", "content": render("target", "system")},
+            {"role": "system", "content": render("target", "system", self.language)},
             *audio_dialogue(history, query, self.render_clip),
         ]
 
@@ -86,8 +94,15 @@ class AudioListener:
 class SpeakingListener(AudioListener):
     """An audio chat model that hears every user turn and answers in audio (`audio_out`): a Speaker."""
 
-    def __init__(self, client: SpeakingChatClient, render_clip: RenderClip, voice: str, audio_format: str) -> None:
-        super().__init__(client, render_clip)
+    def __init__(
+        self,
+        client: SpeakingChatClient,
+        render_clip: RenderClip,
+        voice: str,
+        audio_format: str,
+        language: str = DEFAULT_LANGUAGE,
+    ) -> None:
+        super().__init__(client, render_clip, language)
         self.speaking_client = client
         self.voice, self.audio_format = voice, audio_format
 

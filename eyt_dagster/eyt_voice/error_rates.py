@@ -48,6 +48,12 @@ def tokens(text: str, language: str) -> list[str]:
     return characters(text) if language in CHARACTER_LANGUAGES else words(text)
 
 
+def unit(language: str) -> str:
+    """What `language`'s error counts count: "character" (Chinese) or "word"; a rate in these units is a character
+    error rate (CER) or a word error rate (WER)."""
+    return "character" if language in CHARACTER_LANGUAGES else "word"
+
+
 def _edit_distance(ref: list[str], hyp: list[str]) -> int:
     previous = list(range(len(hyp) + 1))
     for i, r in enumerate(ref, start=1):

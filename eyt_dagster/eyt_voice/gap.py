@@ -72,18 +72,31 @@ ASR_COLUMNS = [
     "turns",
     "ref_words",
     "word_errors",
+    "error_unit",
     "wer",
+    "cer",
     "turns_clean",
     "turns_misheard",
     *(f"{label}_acc_{part}" for label in LABELS for part in ("clean", "misheard")),
 ]
 
 
+def _unit(cell: pd.DataFrame) -> str:
+    """The unit a cell's errors are counted in (one per pool; a partition written before units were recorded
+    counted words)."""
+    units = set(cell["error_unit"].dropna()) if "error_unit" in cell else set()
+    if len(units) > 1:
+        raise ValueError(f"a cell's recognition errors are counted in more than one unit: {sorted(units)}")
+    return units.pop() if units else "word"
+
+
 def asr_errors(turns: pd.DataFrame) -> pd.DataFrame:
-    """Per target and pool, a cascade's word error rate on the synthesised user turns (answered turns of finished
-    dialogues; an audio model has no transcript and no row), and its errors split between the transcription and
-    the model: each label's accuracy on the turns it heard without a word error (`clean`) and on those with one
-    (`misheard`). A gap between the two is what the recognition cost; errors on clean turns are the model's."""
+    """Per target and pool, a cascade's recognition error rate on the synthesised user turns (answered turns of
+    finished dialogues; an audio model has no transcript and no row): the word error rate `wer`, or for a pool whose
+    errors are counted in characters (Chinese: `error_unit`) the character error rate `cer`, the other left empty;
+    and its errors split between the transcription and the model: each label's accuracy on the turns it heard
+    without an error (`clean`) and on those with one (`misheard`). A gap between the two is what the recognition
+    cost; errors on clean turns are the model's."""
     heard = answered_turns(turns)
     heard = heard[heard["word_errors"].notna()].copy()
     if not len(heard):
@@ -99,10 +112,12 @@ def asr_errors(turns: pd.DataFrame) -> pd.DataFrame:
             "turns": len(cell),
             "ref_words": int(cell["ref_words"].sum()),
             "word_errors": int(cell["word_errors"].sum()),
+            "error_unit": _unit(cell),
             "turns_clean": int((~cell["misheard"]).sum()),
             "turns_misheard": int(cell["misheard"].sum()),
         }
-        row["wer"] = row["word_errors"] / row["ref_words"] if row["ref_words"] else np.nan
+        rate = row["word_errors"] / row["ref_words"] if row["ref_words"] else np.nan
+        row["wer"], row["cer"] = (rate, np.nan) if row["error_unit"] == "word" else (np.nan, rate)
         for label in LABELS:
             for part, mask in (("clean", ~cell["misheard"]), ("misheard", cell["misheard"])):
                 values = cell.loc[mask, f"{label}_right"]

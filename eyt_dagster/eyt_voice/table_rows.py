@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.eyt_bench.table_rows import turn_rows
-from eyt_dagster.eyt_voice.error_rates import word_errors, words
+from eyt_dagster.eyt_voice.error_rates import errors, tokens, unit
 from eyt_dagster.eyt_voice.voiced_loop import VoicedDialogue
 from eyt_dagster.eyt_voice.voicing import VoiceChoice
 
@@ -22,6 +23,7 @@ CLIP_COLUMNS = [
     "cues",
     "word_errors",
     "ref_words",
+    "error_unit",
     "reply_clip_path",
     "reply_clip_sha256",
     "reply_clip_duration_s",
@@ -29,11 +31,16 @@ CLIP_COLUMNS = [
 
 
 def voiced_rows(
-    voiced: VoicedDialogue, target: str, choice: VoiceChoice, relative: Callable[[str], str]
+    voiced: VoicedDialogue,
+    target: str,
+    choice: VoiceChoice,
+    relative: Callable[[str], str],
+    language: str = DEFAULT_LANGUAGE,
 ) -> list[dict[str, Any]]:
     """One row per answered turn (and the error row of a dialogue that failed), with the turn's clip (its path
-    made `relative` to the data directory), its voice, a cascade's transcript, cues and word errors, and the clip of
-    a reply in audio."""
+    made `relative` to the data directory), its voice, a cascade's transcript, cues and recognition errors, and the
+    clip of a reply in audio. The errors and the reference length (`word_errors`, `ref_words`) are counted in the
+    pool `language`'s units, named in `error_unit`: words, or characters for Chinese (eyt_voice/error_rates.py)."""
     rows = turn_rows(voiced.result, target)
     for row in rows:
         turn = int(row["turn"])
@@ -49,7 +56,8 @@ def voiced_rows(
             voice_source=choice.source,
             instruction=clip.instruction,
             clip_duration_s=clip.duration_s,
-            ref_words=len(words(clip.text)),
+            ref_words=len(tokens(clip.text, language)),
+            error_unit=unit(language),
         )
         if reply is not None:
             row.update(
@@ -59,6 +67,8 @@ def voiced_rows(
             )
         if heard is not None:
             row.update(
-                asr_transcript=heard.transcript, cues=heard.cues, word_errors=word_errors(clip.text, heard.transcript)
+                asr_transcript=heard.transcript,
+                cues=heard.cues,
+                word_errors=errors(clip.text, heard.transcript, language),
             )
     return rows

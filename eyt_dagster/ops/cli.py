@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         speech_targets=speech_targets,
         speech=not args.no_speech,
         voice_targets=voice_targets,
-        voice_pools=[p for p in pools if p in slate.voice_pools],
+        voice_pools={t: slate.voice_pools_of(t) for t in voice_targets},
     )
     ok = execute_runs(instance, runs, args.parallel)
     print(f"warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")

@@ -10,7 +10,7 @@ exist. The launcher (a worker process per slot) is in eyt_dagster/ops/launch.py;
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 
@@ -126,13 +126,13 @@ def eyt_runs(
     speech_targets: Sequence[str] = (),
     speech: bool = True,
     voice_targets: Sequence[str] = (),
-    voice_pools: Sequence[str] | None = None,
+    voice_pools: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Run]:
     """The runs of `eyt run`, in an order that is also a valid one-after-another order: each pool, each target x
     pool cell (after its pool), the EYT reports (after every cell), each
     subscale's SpeechEQ items, each speech target's choices (after every subscale, one run per target), the
-    build report (after the subscales) and the SEQ reports (after the choices). The spoken EYT-Bench plays
-    `voice_pools` (default: every pool)."""
+    build report (after the subscales) and the SEQ reports (after the choices). The spoken EYT-Bench plays,
+    for each voice target, its `voice_pools` entry (default: every pool)."""
     from assets.eyt_bench.partitions import partition_tags
     from assets.eyt_voice.partitions import voice_partition_tags
 
@@ -164,7 +164,7 @@ def eyt_runs(
         )
     voiced = []
     for target in voice_targets:  # the spoken EYT-Bench: its cells after their pools, its reports after them
-        for pool in pools if voice_pools is None else [p for p in pools if p in voice_pools]:
+        for pool in pools if voice_pools is None else [p for p in pools if p in voice_pools.get(target, ())]:
             voiced.append(len(runs))
             runs.append(
                 Run(

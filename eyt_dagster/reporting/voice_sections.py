@@ -47,12 +47,16 @@ def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
         sections.append(
             Section(
                 title="Spoken EYT-Bench: speech recognition of the cascades",
-                description="A cascade hears through speech recognition: its word error rate on the synthesised user "
-                "turns (word-level edit distance after lower-casing and dropping punctuation, summed over turns), "
-                "and its errors split between the recognition and the model: each label's accuracy on the turns it "
-                "heard without a word error (clean) and with one (misheard). Errors on clean turns are the model's.",
+                description="A cascade hears through speech recognition: its error rate on the synthesised user "
+                "turns, summed over turns: the word error rate (wer: word-level edit distance after lower-casing and "
+                "dropping punctuation) of a pool in English, the character error rate (cer: each Chinese character "
+                "and each Latin or digit run one token, punctuation dropped) of a pool in Chinese; and its errors "
+                "split between the recognition and the model: each label's accuracy on the turns it heard without an "
+                "error (clean) and with one (misheard). Errors on clean turns are the model's.",
                 table=asr[
-                    ["target", "pool", "turns", "wer", "turns_clean", "turns_misheard"]
+                    ["target", "pool", "turns"]
+                    + [c for c in ("wer", "cer") if c in asr.columns]
+                    + ["turns_clean", "turns_misheard"]
                     + [
                         f"{label}_acc_{part}"
                         for label in ("explicit_intent", "emotion")
