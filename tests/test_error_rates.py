@@ -42,6 +42,14 @@ def test_latin_runs_inside_chinese_count_once() -> None:
     assert characters("\U00020000字") == ["\U00020000", "字"]  # an Extension B ideograph is one token
 
 
+def test_traditional_characters_count_as_their_simplified_forms() -> None:
+    # Whisper often writes Mandarin in traditional characters: 們 for 们, 後 for 后, 說 for 说, 會議 for 会议
+    assert tokens("他們後來說會議很長", "zh") == tokens("他们后来说会议很长", "zh") == list("他们后来说会议很长")
+    assert errors("他们后来说会议很长", "他們後來說會議很長", "zh") == 0
+    assert errors("他们后来说会议很长", "他們後來說會很長", "zh") == 1  # 议 dropped is still an error
+    assert words("He said 後") == ["he", "said"]  # English is untouched: no conversion there
+
+
 def test_punctuation_and_spaces_do_not_count_in_chinese() -> None:
     assert errors("你好，我很好。", "你好 我很好!", "zh") == 0
     assert errors("“真的吗？”她问。", "真的吗她问", "zh") == 0

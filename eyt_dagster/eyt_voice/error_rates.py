@@ -11,17 +11,20 @@ How a text becomes tokens depends on its language (`tokens`):
   other non-letter and non-digit a word break (`words`); the count is the word error rate's numerator
   (`word_errors`).
 - Chinese (`zh`), written without spaces: the text is NFKC-normalised first (full-width letters, digits and
-  punctuation become their ASCII forms), then each CJK ideograph is one token and each run of Latin letters and
-  digits is one token, lower-cased as an English word is (so `iPhone 15` inside a Chinese sentence counts as two
-  tokens, not eight); punctuation, spaces and any other script are dropped. Its count is the character error
-  rate's numerator. Characters are compared as written: a recogniser that writes the traditional form of a
-  simplified character makes an error.
+  punctuation become their ASCII forms) and converted to Simplified characters (OpenCC's `t2s`), then each CJK
+  ideograph is one token and each run of Latin letters and digits is one token, lower-cased as an English word is
+  (so `iPhone 15` inside a Chinese sentence counts as two tokens, not eight); punctuation, spaces and any other
+  script are dropped. Its count is the character error rate's numerator. Both sides are converted, so a
+  recogniser that writes the traditional form of a character (後 for 后, as Whisper often does for Mandarin) is
+  not counted wrong: the script is how it is written, not what was heard.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from functools import cache
 
 from eyt_dagster.core.languages import IDEOGRAPHS, LANGUAGES
 
@@ -35,9 +38,18 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
+@cache
+def _to_simplified() -> Callable[[str], str]:
+    import opencc
+
+    return opencc.OpenCC("t2s").convert
+
+
 def characters(text: str) -> list[str]:
-    """A Chinese text's tokens: each ideograph, and each run of Latin letters and digits (see the module's text)."""
-    return _CHARACTER_TOKEN.findall(unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'"))
+    """A Chinese text's tokens: each ideograph (in its Simplified form), and each run of Latin letters and digits
+    (see the module's text)."""
+    simplified = _to_simplified()(unicodedata.normalize("NFKC", text))
+    return _CHARACTER_TOKEN.findall(simplified.lower().replace("\u2019", "'"))
 
 
 def tokens(text: str, language: str) -> list[str]:
