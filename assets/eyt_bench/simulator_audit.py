@@ -16,7 +16,7 @@ from eyt_dagster.eyt_bench.table_contracts import SimulatorAuditFrame, conform_t
 from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"  # 2: Chinese utterances are tokenised by character and compared with Chinese statements
 
 
 @asset(
@@ -40,14 +40,19 @@ def simulator_audit(
     auditor = EytRoles(eyt).simulator_auditor(context.run_id, pool)
     ref = eyt.slate.simulator_audit_model
     if auditor is None or ref is None:
-        df, stats = audit(dialogue_turns, embeddings.embed)
+        df, stats = audit(dialogue_turns, embeddings.embed, language=language)
     else:
         progress = step_progress(
             context, eyt, "turns audited", lambda done, total: f"audit model: {done} of {total} turns checked"
         )
         with progress as on_done:
             df, stats = audit(
-                dialogue_turns, embeddings.embed, auditor=auditor, workers=ref.max_concurrency, on_done=on_done
+                dialogue_turns,
+                embeddings.embed,
+                auditor=auditor,
+                language=language,
+                workers=ref.max_concurrency,
+                on_done=on_done,
             )
         failed = int(df["model_error"].notna().sum()) if len(df) else 0
         if failed:

@@ -5,10 +5,13 @@ with and without flagged dialogues.
 
 The checks, on the answered turns of finished dialogues (turn t's utterance is q_t, the target's reply r_t):
 - `latent_leak`: q_t says the hidden latent intent outright. Either its embedding is close to the gold latent
-  intent's statement (taxonomy.LATENT_STATEMENTS; cosine >= LEAK_COSINE) or it holds most of that statement's
-  content words (share >= LEAK_OVERLAP). Thresholds: on the embedded simulator's 2,622 turns the cosine is at
-  most 0.49 (p99 0.42), while hand-written utterances that state the intent score 0.61-0.90.
-- `role_flip`: q_t talks as the assistant: it opens with an assistant's formula (ASSISTANT_OPENINGS) or repeats
+  intent's statement in the pool's language (taxonomy.LATENT_STATEMENTS_BY_LANGUAGE; cosine >= LEAK_COSINE) or it
+  holds most of that statement's content words (share >= LEAK_OVERLAP; English only: Chinese is written without
+  spaces, single characters are not content words, and the share is left empty). Thresholds: on the embedded
+  simulator's 2,622 English turns the cosine is at most 0.49 (p99 0.42), while hand-written utterances that state
+  the intent score 0.61-0.90 (Chinese: docs/languages.md).
+- `role_flip`: q_t talks as the assistant: it opens with an assistant's formula (ASSISTANT_OPENINGS, English and
+  Chinese, whatever the pool's language) or repeats
   the previous reply r_{t-1} (token Jaccard >= COPY_JACCARD).
 - `repetition`: q_t repeats an earlier utterance of the dialogue (the same text once normalised, or token
   Jaccard >= REPEAT_JACCARD). A person who is not helped rephrases; a simulator that cycles through a few lines
@@ -23,8 +26,9 @@ The checks, on the answered turns of finished dialogues (turn t's utterance is q
   (`model_error` says why; a rerun retries only that call, the others come from the call cache).
 Pure logic: the embedding function and the auditor are handed in, as for intent similarity and the judges.
 
-The words are Python's `str.lower()` then runs of [a-z0-9']; sql/simulator_audit.sql splits them the same way
-(its header says how), so the SQL twin recomputes every check but the cosine and the model's answers.
+The words are Python's `str.lower()` then each CJK ideograph and each run of [a-z0-9'] (so a Chinese utterance has
+one token per character, and is not empty); sql/simulator_audit.sql splits them the same way (its header says how),
+so the SQL twin recomputes every check but the cosine and the model's answers.
 """
 
 from __future__ import annotations
@@ -37,13 +41,14 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.languages import DEFAULT_LANGUAGE, IDEOGRAPHS
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_loop import ACHIEVED_TO_STOP
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.role_protocols import SimulatorAuditor
 from eyt_dagster.eyt_bench.table_rows import stat_column_names, stats_columns
-from eyt_dagster.eyt_bench.taxonomy import LATENT_STATEMENTS
+from eyt_dagster.eyt_bench.taxonomy import LATENT_STATEMENTS_BY_LANGUAGE
 from eyt_dagster.eyt_bench.types import AuditedTurn
 
 LEAK_COSINE = 0.55
@@ -67,7 +72,32 @@ ASSISTANT_OPENINGS = (
     "great question",
     "certainly! here",
     "sure! here",
+    # Chinese: how an assistant opens a message in Chinese chat
+    "作为一个ai",
+    "作为ai",
+    "作为人工智能",
+    "作为一个人工智能",
+    "作为一个语言模型",
+    "作为语言模型",
+    "作为你的助手",
+    "我是一个ai",
+    "我是人工智能",
+    "有什么可以帮",
+    "有什么我可以帮",
+    "我很乐意帮",
+    "很高兴为你",
+    "很高兴为您",
+    "我可以帮你",
+    "我可以帮您",
+    "以下是一些",
+    "以下是几",
+    "这里有一些",
+    "好问题",
+    "这是个好问题",
+    "当然！以下",
+    "当然，以下",
 )
+OVERLAP_LANGUAGES = frozenset({"en"})  # where the content-word share is measured (words between spaces)
 TURN_FLAGS = ("latent_leak", "role_flip", "repetition", "empty_turn")
 MODEL_FLAGS = ("model_leak", "model_role_flip")  # the model check's, null without a model
 FLAGS = (*TURN_FLAGS, "early_end", *MODEL_FLAGS)
@@ -78,6 +108,7 @@ COLUMNS = [
     "seed_id",
     "turn",
     "simulator",
+    "language",
     "leak_cosine",
     "leak_overlap",
     *TURN_FLAGS,
@@ -88,7 +119,7 @@ COLUMNS = [
 ]
 # texts -> (text -> its normalised vector, what the embedding cost)
 Embed = Callable[[list[str]], tuple[dict[str, np.ndarray], Any]]
-_WORD = re.compile(r"[a-z0-9']+")
+_WORD = re.compile(rf"[{IDEOGRAPHS}]|[a-z0-9']+")
 # words too common to count as the statement's content
 _STOP = frozenset(
     "a an and are as at be been but by can do for from how i i'm if in is it its just like me my of on or so "
@@ -138,17 +169,20 @@ def audit(
     embed: Embed,
     *,
     auditor: SimulatorAuditor | None = None,
+    language: str = DEFAULT_LANGUAGE,
     workers: int = 1,
     on_done: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, Any]:
     """One row per answered turn of a finished dialogue with its checks, the dialogue's `early_end`, its flags
     ("" when clean) and `flagged`; and the embedding's stats (None when no turn was answered). With an `auditor`,
     every row's turn is also put to it (`workers` calls at a time, `on_done(done, total)` after each); without
-    one, the model columns are null and the flags are the deterministic checks' alone."""
+    one, the model columns are null and the flags are the deterministic checks' alone. `language` is the pool's:
+    it picks the latent intents' statements and whether the content-word share is measured."""
     turns = answered_turns(dialogue_turns).sort_values(["target", "pool", "seed_id", "turn"])
     if not len(turns):
         return pd.DataFrame(columns=COLUMNS), None
-    statements = [LATENT_STATEMENTS.get(str(k), "") for k in turns["gold_latent_intent"]]
+    known = LATENT_STATEMENTS_BY_LANGUAGE[language]
+    statements = [known.get(str(k), "") for k in turns["gold_latent_intent"]]
     texts = list(dict.fromkeys([*map(_text, turns["user_text"]), *(s for s in statements if s)]))
     vectors, stats = embed(texts)
     rows = []
@@ -162,10 +196,11 @@ def audit(
         for row in dialogue.itertuples(index=False):
             utterance = _text(row.user_text)
             tokens = words(utterance)
-            statement = LATENT_STATEMENTS.get(str(row.gold_latent_intent), "")
+            statement = known.get(str(row.gold_latent_intent), "")
             cosine = float(np.dot(vectors[utterance], vectors[statement])) if statement else float("nan")
-            share = overlap(utterance, statement) if statement else float("nan")
-            leak = bool(statement) and (cosine >= LEAK_COSINE or share >= LEAK_OVERLAP)
+            measured = bool(statement) and language in OVERLAP_LANGUAGES
+            share = overlap(utterance, statement) if measured else float("nan")
+            leak = bool(statement) and (cosine >= LEAK_COSINE or (measured and share >= LEAK_OVERLAP))
             flip = assistant_like(utterance) or (
                 bool(previous_reply) and jaccard(tokens, previous_reply) >= COPY_JACCARD
             )
@@ -181,6 +216,7 @@ def audit(
                     "seed_id": seed_id,
                     "turn": int(row.turn),
                     "simulator": getattr(row, "simulator", None),
+                    "language": language,
                     "leak_cosine": cosine,
                     "leak_overlap": share,
                     "latent_leak": leak,

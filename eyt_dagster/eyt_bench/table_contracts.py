@@ -115,6 +115,7 @@ SIMULATOR_AUDIT_COLUMNS: Columns = {
     **_text(["target", "pool", "seed_id"]),
     "turn": "int64",
     "simulator": "string",
+    "language": "string",  # the pool's: which statements the utterances were compared with
     "leak_cosine": "float64",
     "leak_overlap": "float64",
     **{flag: "bool" for flag in ("latent_leak", "role_flip", "repetition", "empty_turn", "early_end")},

@@ -56,6 +56,18 @@ LATENT_STATEMENTS: dict[str, str] = {
     "seeking_relief": "I want relief from this stress and to feel lighter.",
     "seeking_enjoyment": "I want to have fun and enjoy myself.",
 }
+# The same statements in Chinese, for a pool played in Chinese (the simulator audit compares its utterances with them).
+LATENT_STATEMENTS_ZH: dict[str, str] = {
+    "seeking_validation": "我希望你告诉我，我是对的，我做的事没有错。",
+    "building_connection": "我想和你有一种亲近的感觉，就像跟朋友聊天一样。",
+    "need_for_security": "我想感到安全，想听你说一切都会好起来的。",
+    "need_to_be_understood": "我希望你真正理解我现在的感受。",
+    "seeking_autonomy": "我想自己做这个决定，不想别人告诉我该怎么做。",
+    "self_improvement": "我想成为更好的自己，想不断成长。",
+    "seeking_relief": "我想从这种压力里解脱出来，让自己轻松一点。",
+    "seeking_enjoyment": "我想开开心心地玩一玩，好好享受一下。",
+}
+LATENT_STATEMENTS_BY_LANGUAGE: dict[str, dict[str, str]] = {"en": LATENT_STATEMENTS, "zh": LATENT_STATEMENTS_ZH}
 NEGATIVE_EMOTIONS = ("sadness", "anxiety", "anger", "frustration", "loneliness", "fear", "guilt")
 POSITIVE_EMOTIONS = ("joy", "excitement", "gratitude", "hope", "pride", "relief")
 NEUTRAL_EMOTIONS = ("neutral", "curiosity")
@@ -84,7 +96,7 @@ EMOTIONS: tuple[str, ...] = get_args(Emotion)
 PROGRESS_LABELS: tuple[str, ...] = get_args(Progress)
 
 assert len(EXPLICIT_INTENTS) == 12 and len(LATENT_INTENTS) == 8 and len(EMOTIONS) == 15
-assert set(LATENT_STATEMENTS) == set(LATENT_INTENTS)
+assert set(LATENT_STATEMENTS) == set(LATENT_INTENTS) == set(LATENT_STATEMENTS_ZH)
 assert set(EMOTIONS) == set(NEGATIVE_EMOTIONS + POSITIVE_EMOTIONS + NEUTRAL_EMOTIONS)
 
 # Judge rubric (paper §3.5.3, Figure 3): three dimensions of five sub-indicators each.
