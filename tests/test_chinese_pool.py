@@ -251,6 +251,17 @@ def test_the_chinese_cells_join_the_leaderboard_and_the_baselines_stay_apart(emb
     assert row.loc["reflective-baseline", "emotion_acc"] > 0.5 > row.loc["terse-baseline", "emotion_acc"]
 
 
+def test_the_simulator_audit_reads_the_chinese_dialogues_as_chinese(embedded_chinese_run):
+    con = embedded_chinese_run
+    audit = con.execute("SELECT * FROM dialogue.simulator_audit WHERE pool = 'cped'").df()
+    assert len(audit) and (audit["language"] == "zh").all() and audit["leak_overlap"].isna().all()
+    # no Chinese turn is empty, none leaks its intent, and the reflective baseline's dialogues are clean
+    assert not audit["empty_turn"].any() and not audit["latent_leak"].any() and not audit["role_flip"].any()
+    assert audit["leak_cosine"].max() < 0.55
+    board = con.execute("SELECT target, simulator_flag_rate FROM dialogue.leaderboard WHERE pool = 'cped'").df()
+    assert dict(zip(board["target"], board["simulator_flag_rate"]))["reflective-baseline"] == 0.0
+
+
 def test_deduplication_drops_the_spin_offs_with_the_multilingual_encoder(embedded_chinese_run):
     pool = embedded_chinese_run.execute("SELECT * FROM dialogue.persona_pool WHERE pool = 'cped'").df()
     # 25 speakers read, the three spin-off near-duplicates dropped: 22 distinct people, each once

@@ -110,7 +110,9 @@ def test_the_flag_is_on_the_turn_that_raised_it(audited):
 
 
 def test_lexical_overlap_alone_flags_a_leak():
-    statement = LATENT_STATEMENTS_BY_LANGUAGE["en"]["seeking_autonomy"]  # "... make this decision on my own, without being told ..."
+    statement = LATENT_STATEMENTS_BY_LANGUAGE["en"][
+        "seeking_autonomy"
+    ]  # "... make this decision on my own, without being told ..."
     assert sa.overlap("let me make the decision on my own, nobody should have told me", statement) >= sa.LEAK_OVERLAP
     assert sa.overlap("what time does the gym open", statement) == 0.0
 
@@ -263,3 +265,30 @@ def test_a_chinese_dialogue_is_audited_in_chinese_and_the_sql_twin_agrees():
     assert sa.words("我今天很难过 OK") == ["我", "今", "天", "很", "难", "过", "ok"]
     merged = assert_twin_equals(memory_warehouse(turns, df))
     assert set(merged["simulator_flags"]) == set(flags.values())
+
+
+# Utterances written to state each latent intent in Chinese, in other words than its statement: each is at or above
+# LEAK_COSINE from the Chinese statement under the multilingual encoder (the threshold's calibration in Chinese).
+CHINESE_LEAKS = {
+    "seeking_validation": ["说实话，我就是想听你说一句我没做错。", "你就告诉我我是对的吧，我做的没问题。"],
+    "building_connection": ["我其实就是想找个人聊聊，像朋友那样。", "跟你聊天感觉像跟朋友说话，我想要这种亲近感。"],
+    "need_for_security": ["我就想听你说一切都会好的，让我安心一点。", "我需要一点安全感，告诉我不会有事的。"],
+    "need_to_be_understood": ["我只希望你能真的明白我现在是什么感受。", "我想要的就是有人理解我的感受。"],
+    "seeking_autonomy": ["这件事我想自己拿主意，别替我做决定。", "我想自己决定，不需要别人告诉我怎么做。"],
+    "self_improvement": ["我想变成更好的自己，一点点成长。", "我希望自己能不断进步，成为更好的人。"],
+    "seeking_relief": ["我只想把这些压力卸下来，轻松一点。", "我就是想喘口气，从压力里解脱出来。"],
+    "seeking_enjoyment": ["我就想好好玩一玩，开心一下。", "我只想享受一下，痛快地玩一场。"],
+}
+
+
+def test_chinese_statements_of_an_intent_reach_the_leak_threshold_under_the_multilingual_encoder():
+    statements = LATENT_STATEMENTS_BY_LANGUAGE["zh"]
+    assert set(CHINESE_LEAKS) == set(statements)
+    cosines = {
+        (intent, u): float(np.dot(encode_alone(USE, u), encode_alone(USE, statements[intent])))
+        for intent, utterances in CHINESE_LEAKS.items()
+        for u in utterances
+    }
+    assert min(cosines.values()) >= sa.LEAK_COSINE, min(cosines.items(), key=lambda kv: kv[1])
+    # and a clean request is well below it, whatever intent it is compared with
+    assert max(float(np.dot(encode_alone(USE, CLEAN_ZH[0]), encode_alone(USE, s))) for s in statements.values()) < 0.45
