@@ -15,7 +15,7 @@ ranked AS (  -- average ranks of the similarity to the final intent, for Spearma
     FROM dialogue.intent_similarity
 ),
 trajectory AS (
-    SELECT target, pool, seed_id, avg(1 - cos_gold_pred) AS drift,
+    SELECT target, pool, seed_id, avg(drift_scale_of(embedding_model) * (1 - cos_gold_pred)) AS drift,
            CASE WHEN count(*) >= 3 AND count(DISTINCT sim_rank) > 1 THEN corr(turn, sim_rank) END AS directional_alignment
     FROM ranked GROUP BY ALL
 ),

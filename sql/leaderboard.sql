@@ -34,9 +34,9 @@ emotion_f1 AS (
         GROUP BY c.target, c.pool, c.label
     ) c GROUP BY c.target, c.pool
 ),
-drift AS (  -- Eq. 1 per finished dialogue, then the mean over dialogues
+drift AS (  -- Eq. 1 per finished dialogue on its encoder's drift scale, then the mean over dialogues
     SELECT target, pool, avg(d) AS drift
-    FROM (SELECT target, pool, seed_id, avg(1 - cos_gold_pred) AS d
+    FROM (SELECT target, pool, seed_id, avg(drift_scale_of(embedding_model) * (1 - cos_gold_pred)) AS d
           FROM dialogue.intent_similarity JOIN dialogue_lengths USING (target, pool, seed_id) GROUP BY ALL)
     GROUP BY target, pool
 ),

