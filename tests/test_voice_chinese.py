@@ -186,3 +186,66 @@ def test_recognition_errors_by_hand_in_characters_and_in_words():
     assert asr_errors(old).iloc[0]["error_unit"] == "word"
     with pytest.raises(ValueError, match="more than one unit"):
         asr_errors(pd.DataFrame([turn("p", "word", 3, 0), turn("p", "character", 3, 0, n=2)]))
+
+
+# -- a remote audio target and remote voicing, in Chinese, through the localhost server -----------------------
+
+
+def test_a_remote_audio_target_hears_a_chinese_pool_with_the_chinese_prompts(tmp_path, monkeypatch):
+    from test_voice_audio import CHAT_KEY, TTS_KEY, HearingModel, SpeechEndpoint, _distinct
+    from test_voice_audio import _target as audio_target
+
+    from eyt_dagster.eyt_bench.prompts import render
+    from eyt_dagster.eyt_voice.audio_listener import AUDIO_PERCEPTION_KEY
+
+    from openai_stub_server import serve
+
+    monkeypatch.setenv("EYT_TEST_CHAT_KEY", CHAT_KEY)
+    monkeypatch.setenv("EYT_TEST_TTS_KEY", TTS_KEY)
+    with serve(HearingModel(), delay_s=0.02, rate_limit=(8, 1.0), speech=SpeechEndpoint()) as server:
+        tts = {
+            "id": "stub-tts",
+            "provider": "openai",
+            "model": "stub-tts-1",
+            "family": "tts",
+            "base_url": server.base_url,
+            "api_key_env": "EYT_TEST_TTS_KEY",
+        }
+        slate = write_slate(
+            tmp_path,
+            pools={POOL: {"source": "fixture"}},
+            t_max=3,
+            targets=[audio_target("hear-zh", server.base_url)],
+            voice={"tts": tts, "dialogues_per_pool": 2},
+        )
+        data = tmp_path / "data"
+        data.mkdir()
+        instance = DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, ["hear-zh"])
+        resources = resources_for(slate, data)
+        materialize(ASSETS, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
+        cell = str(voice_cell_key("hear-zh", POOL))
+        materialize(ASSETS, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
+        chats, speech = _distinct(server.chat_requests), _distinct(server.speech_requests)
+
+    def hears(request: dict) -> bool:  # the calls that carry clips (the text control's calls carry none)
+        return any(
+            isinstance(m["content"], list) and any(p["type"] == "input_audio" for p in m["content"])
+            for m in request["messages"]
+        )
+
+    heard = [r for r in chats if hears(r)]
+    perceive = [r for r in heard if (r.get("response_format") or {}).get("type") == "json_schema"]
+    replies = [r for r in heard if not r.get("response_format")]
+    assert perceive and replies
+    # perception: the Chinese audio-perception prompt, its closing instruction in Chinese after the clips
+    assert {r["messages"][0]["content"] for r in perceive} == {render(AUDIO_PERCEPTION_KEY, "system", "zh")}
+    assert all(CJK.search(r["messages"][-1]["content"][-1]["text"]) for r in perceive)
+    assert {r["messages"][0]["content"] for r in replies} == {render("target", "system", "zh")}
+    # the endpoint voices the Chinese words; the tone instruction is the emotion's English direction
+    assert speech and all(len(CJK.findall(r["input"])) > len(r["input"]) / 3 for r in speech)
+    assert all(r["instructions"] and r["instructions"].isascii() for r in speech)
+    turns = _table(data, "SELECT * FROM voice.voiced_turns WHERE turn > 0")
+    assert len(turns) and turns["error"].isna().all() and turns["asr_transcript"].isna().all()
+    assert (turns["error_unit"] == "character").all()
+    assert set(turns["prompt_hash"]) == {prompt_hash("simulator", "perception", "target", language="zh")}
