@@ -61,7 +61,7 @@ def main() -> None:
                         spreads.append(m.pitch_sd_semitones or 0.0)
                         rates.append(m.rate)
                         cues[emo_des(m, gender).split(";")[0]] += 1
-                shown = ", ".join(f"{cue} x{n}" for cue, n in cues.most_common(3))
+                shown = ", ".join(f"{cue} x{n}" for cue, n in cues.most_common())
                 print(
                     f"{language} | {instruction} | {np.nanmedian(offsets):+.1f} | {np.median(spreads):.2f} "
                     f"({min(spreads):.2f}-{max(spreads):.2f}) | {np.median(rates):.2f} | {shown}"
