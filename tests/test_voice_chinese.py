@@ -147,6 +147,29 @@ def test_a_chinese_voice_cell_is_judged_and_scored_like_the_pool_in_text(chinese
     assert all(len(CJK.findall(t)) > len(t) / 3 for t in text["user_text"])
 
 
+def test_the_explorer_shows_a_chinese_cells_character_error_rate_and_its_mandarin_clips(chinese_voice_run):
+    import html
+
+    from asgi_get import get
+
+    from eyt_dagster.core.explorer_links import voice_dialogue_path, voice_path
+    from eyt_dagster.explorer.app import create_app
+
+    _, data, _ = chinese_voice_run
+    app = create_app(data)
+    board = get(app, voice_path())
+    assert board.status == 200, board.text
+    rows = [r for r in board.text.split("<tr>") if f"<td>{POOL}</td>" in r and "characters" in r]
+    assert rows and "CER" in rows[0] and "WER" not in rows[0]
+    turns = _table(data, "SELECT * FROM voice.voiced_turns WHERE turn > 0 ORDER BY seed_id, turn")
+    seed_id = turns["seed_id"].iloc[0]
+    page = get(app, voice_dialogue_path(HEARS_CHINESE, seed_id))
+    assert page.status == 200, page.text
+    first = turns[turns["seed_id"] == seed_id].iloc[0]
+    assert html.escape(first["user_text"]) in page.text  # the Chinese words, escaped as every model text is
+    assert f"0 character errors of {first['ref_words']}" in page.text
+
+
 def test_a_cascade_that_writes_english_only_is_refused_a_chinese_pool(chinese_voice_run):
     slate, data, instance = chinese_voice_run
     cell = str(voice_cell_key(HEARS_ENGLISH, POOL))
