@@ -81,19 +81,30 @@ def nothing_to_read(parent_pdefs: Sequence, keys: Mapping[str, Collection[str]])
     return empty if names and len(empty) == len(names) else []
 
 
+UNHEARD = "unheard_voice_cells"  # the slate_keys entry of the voice cells the slate cannot play
+
+
 def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:
-    """'pool X' / 'target Y' for each value of the partition key the slate does not have (empty: in the slate)."""
-    return [
-        f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in slate_dimensions(pdef, key) if v not in keys.get(k, ())
-    ]
+    """'pool X' / 'target Y' for each value of the partition key the slate does not have, and a voice cell whose
+    target cannot hear its pool's language (empty: in the slate)."""
+    dimensions = slate_dimensions(pdef, key)
+    outside = [f"{'pool' if k == 'pool' else 'target'} {v}" for k, v in dimensions if v not in keys.get(k, ())]
+    values = dict(dimensions)
+    voice_target, pool = values.get(TARGET_PARTITION_SETS["eyt_voice"]), values.get("pool")
+    if not outside and voice_target is not None and f"{voice_target}|{pool}" in keys.get(UNHEARD, ()):
+        outside.append(f"pool {pool} for voice target {voice_target} (its recogniser writes English only)")
+    return outside
 
 
 def slate_keys(slate) -> dict[str, set[str]]:
-    """ "pool" -> the slate's pools, and each dynamic target set -> the ids the slate lists for its benchmark."""
-
+    """ "pool" -> the slate's pools, each dynamic target set -> the ids the slate lists for its benchmark, and
+    UNHEARD -> the "target|pool" voice cells the slate cannot play (a cascade whose recogniser writes English only,
+    on a pool in another language: Slate.voice_pools_of)."""
+    voice = [t.id for t in slate.voice_targets]
     return {
         "pool": set(slate.pools),
         **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()},
+        UNHEARD: {f"{t}|{p}" for t in voice for p in slate.pools if p not in slate.voice_pools_of(t)},
     }
 
 

@@ -79,6 +79,23 @@ def test_each_voice_target_plays_the_pools_it_can_hear(tmp_path):
     ]
 
 
+def test_refresh_and_the_automation_leave_the_cells_a_target_cannot_hear_alone(tmp_path):
+    from assets.eyt_voice.partitions import voice_target_pool_partitions
+    from eyt_dagster.automation import UNHEARD, outside_slate, slate_keys
+
+    keys = slate_keys(load_slate(_slate(tmp_path)))
+    assert keys[UNHEARD] == {f"{HEARS_ENGLISH}|{POOL}"}
+
+    def outside(target: str, pool: str) -> list[str]:
+        return outside_slate(voice_target_pool_partitions, str(voice_cell_key(target, pool)), keys)
+
+    assert outside(HEARS_ENGLISH, POOL) == [
+        f"pool cped for voice target {HEARS_ENGLISH} (its recogniser writes English only)"
+    ]
+    assert outside(HEARS_ENGLISH, "nemotron_usa") == outside(HEARS_CHINESE, POOL) == []
+    assert outside("dropped-target", POOL) == ["target dropped-target"]  # as before: outside the slate, said once
+
+
 @pytest.fixture(scope="module")
 def chinese_voice_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("voice_zh")

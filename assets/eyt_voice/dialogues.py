@@ -52,7 +52,8 @@ def _heard_pool(context: AssetExecutionContext, slate: Slate) -> str:
             f"voice target '{target_id}': its recogniser (asr_model_path "
             f"'{slate.target(target_id).cascade.asr_model_path}') writes English only, and pool '{pool}' is played "
             f"in '{slate.pool_language(pool)}'; set asr_model_path to a multilingual Whisper folder, or leave it "
-            "unset for the reference transcripts. `eyt run` leaves such cells out (docs/languages.md)"
+            "unset for the reference transcripts. `eyt run`, `eyt refresh` and the automation leave such cells out "
+            "(docs/spoken-eyt.md#in-chinese)"
         )
     return pool
 
