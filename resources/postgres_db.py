@@ -48,7 +48,7 @@ def advisory_key(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
 
 
-def _redact(message: str, url: str) -> str:
+def redact(message: str, url: str) -> str:
     password = urlsplit(libpq_url(url)).password
     if password:
         message = message.replace(unquote(password), "***").replace(password, "***")
@@ -84,7 +84,7 @@ class PostgresDatabase:
         except psycopg2.Error as exc:
             raise PostgresCacheError(
                 f"the cache database {self.where} (the Dagster instance's Postgres storage) cannot be reached: "
-                f"{_redact(str(exc), self._url)}. Check the instance's storage settings (DAGSTER_PG_* or the "
+                f"{redact(str(exc), self._url)}. Check the instance's storage settings (DAGSTER_PG_* or the "
                 f"postgres_url in DAGSTER_HOME/dagster.yaml); see docs/deploy.md"
             ) from None
         conn.autocommit = True

@@ -263,6 +263,83 @@ def test_errors_are_not_cached(backend: CacheBackend, tmp_path: Path) -> None:
     assert kept is not None and kept["messages"] == messages and CallCache.key_of(kept) == key
 
 
+def test_the_explorer_reads_the_calls_from_either_backend(backend: CacheBackend, tmp_path: Path) -> None:
+    """The explorer's call pages read the cache where the instance keeps it: the same reply, ledger rows and request
+    from a SQLite file or the Postgres tables, read-only, and the call page renders the model's text escaped."""
+    from asgi_get import get
+
+    from eyt_dagster.core.explorer_links import call_path
+    from eyt_dagster.explorer.app import create_app
+    from eyt_dagster.explorer.calls import call
+    from resources.call_reads import open_call_reads
+
+    with serve(lambda body: "the reply <i>in italics</i>") as server:
+        ref = ModelRef(
+            id="stub/m", provider="openai", model="stub-model", family="stub", base_url=server.base_url, max_retries=0
+        )
+        cache = open_call_cache(tmp_path, backend)
+        client = OpenAIChatClient(ref, role="judge", cache=cache, seed=1, run_id="r")
+        messages = [{"role": "user", "content": "hello <b>there</b>"}]
+        for _ in range(2):  # the second answer comes from the cache
+            client.complete_text(messages, purpose="judge_final:s1")
+    key = cache.ledger("r")[0]["cache_key"]
+    with open_call_reads(tmp_path, backend) as reads:
+        assert reads.missing == ""
+        assert reads.replies_for([("stub/m", "judge_final:s1")]) == [
+            ("stub/m", "judge_final:s1", key, "the reply <i>in italics</i>")
+        ]
+        assert reads.replies_for([("stub/m", "judge_final:other")]) == []
+        found = call(reads, key)
+        if backend.kind == "postgres":  # the explorer's connection cannot write
+            import psycopg2
+
+            with pytest.raises(psycopg2.errors.ReadOnlySqlTransaction):
+                reads._rows("DELETE FROM {p}replies WHERE key = ?", [key])
+    assert found is not None and found.reply is not None and found.reply["text"] == "the reply <i>in italics</i>"
+    assert [(r["purpose"], r["cached"]) for r in found.ledger] == [("judge_final:s1", 0), ("judge_final:s1", 1)]
+    assert found.request is not None and found.request["messages"] == messages and found.request_verified
+    page = get(create_app(tmp_path, call_backend=backend), call_path(key))
+    assert page.status == 200, page.text
+    assert "the reply &lt;i&gt;in italics&lt;/i&gt;" in page.text and "<i>in italics</i>" not in page.text
+    assert "hello &lt;b&gt;there&lt;/b&gt;" in page.text
+    if backend.kind == "postgres":
+        assert list(tmp_path.rglob("*.sqlite")) == []  # nothing was read from (or written to) a file
+
+
+def test_a_call_cache_no_run_has_written_reads_as_empty_and_says_so(pg_server, tmp_path: Path) -> None:
+    from resources.call_reads import open_call_reads
+
+    with open_call_reads(tmp_path, CacheBackend("sqlite")) as reads:
+        assert reads.missing == "no call cache in this data directory" and reads.ledger("k") == []
+    url = new_database(pg_server)
+    with open_call_reads(tmp_path, CacheBackend("postgres", url)) as reads:
+        assert reads.missing.startswith("no call cache yet in ") and reads.replies_for([("m", "p")]) == []
+        assert "password" not in reads.missing and "@" not in reads.missing
+    with pytest.raises(PostgresCacheError, match=r"cannot be reached") as raised:
+        with open_call_reads(tmp_path, CacheBackend("postgres", "postgresql://eyt:s3cret@127.0.0.1:9/nothing")):
+            pass
+    assert "s3cret" not in str(raised.value)
+
+
+def test_eyt_view_reads_the_calls_where_the_instance_keeps_them(
+    pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from eyt_dagster.ops.cli import _call_backend
+
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    monkeypatch.setenv("EYT_TEST_PG_URL", new_database(pg_server))
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    config = {"storage": {"postgres": {"postgres_url": {"env": "EYT_TEST_PG_URL"}}}, "telemetry": {"enabled": False}}
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    assert _call_backend().kind == "postgres"
+    local = tmp_path / "local_home"
+    local.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(local))
+    assert _call_backend() == CacheBackend("sqlite")
+
+
 # -- which backend ----------------------------------------------------------------------------------
 
 

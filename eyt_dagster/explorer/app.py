@@ -26,6 +26,7 @@ from eyt_dagster.explorer.running import running_steps
 from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
+from resources.cache_backend import CacheBackend
 
 HERE = Path(__file__).parent
 CJK_FONT_FILE = "eyt-sans-sc.otf"  # the shipped Chinese font, beside the stylesheet (explorer.css names it)
@@ -81,10 +82,13 @@ def environment() -> Environment:
     return env
 
 
-def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
+def create_app(
+    data_dir: Path, warehouse: Warehouse | None = None, call_backend: CacheBackend | None = None
+) -> Starlette:
     """The explorer over `data_dir`; `warehouse` reads it instead of a plain Warehouse (the static export's
-    reader of a selection)."""
-    wh = warehouse or Warehouse(data_dir)
+    reader of a selection). `call_backend` is where the call cache is (resources/cache_backend.py: the Dagster
+    instance's Postgres database, or by default the SQLite file under `data_dir`)."""
+    wh = warehouse or Warehouse(data_dir, call_backend)
     env = environment()
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -158,8 +162,8 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
         if found is None or (int(repeat) and played is None):
             which = f"repeat {repeat} of " if int(repeat) else ""
             return not_found(f"target '{target}' has no {which}dialogue of ChatSEED '{seed_id}'")
-        with wh.calls() as con:
-            refs = dialogue_calls(con, found)
+        with wh.calls() as reads:
+            refs = dialogue_calls(reads, found)
         others = [t for t in pairs.seed_targets(wh, found.pool, seed_id) if t != target]
         return page(
             "dialogue.html",
@@ -175,10 +179,10 @@ def create_app(data_dir: Path, warehouse: Warehouse | None = None) -> Starlette:
 
     async def one_call(request: Request) -> Response:
         key = request.path_params["key"]
-        with wh.calls() as con:
-            if con is None:
-                return not_found(f"there is no call cache in {wh.data_dir} (embedded baselines make no calls)")
-            found = call(con, key)
+        with wh.calls() as reads:
+            if reads.missing:
+                return not_found(f"{reads.missing} ({wh.calls_where}; embedded baselines make no calls)")
+            found = call(reads, key)
         if found is None:
             return not_found(f"the call cache and ledger hold no call with key '{key}'")
         flags = queries.baseline_flags(wh)

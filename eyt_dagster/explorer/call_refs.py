@@ -4,17 +4,17 @@ each judge's turn verdict and final-intent verdict."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from eyt_dagster.explorer.calls import CallFinder, CallRef, json_has, purposes, raw_is, reply_is
 from eyt_dagster.explorer.queries import Dialogue
+from resources.call_reads import CallReads
 
 
-def dialogue_calls(con: sqlite3.Connection | None, d: Dialogue) -> dict[str, Any]:
+def dialogue_calls(reads: CallReads, d: Dialogue) -> dict[str, Any]:
     """{"seed": CallRef, "turns": {turn: {"simulate", "perceive", "respond", "judges": {judge: CallRef}}},
     "finals": {judge: CallRef}}"""
-    finder = CallFinder(con)
+    finder = CallFinder(reads)
     p = purposes(d.seed_id)
     asks: list[tuple[tuple, str, str | None, str, Any]] = []  # (where, what, model id, purpose, comparison)
     if d.seed is not None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from resources.call_cache import CallCache, decode_request
+from resources.call_reads import CallReads
 from resources.chat_client import extract_json_object, strip_thinking
 
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -39,27 +39,19 @@ class CallRef:
 class CallFinder:
     """Looks up one dialogue's calls with one ledger query (`wanted` first, then `find`)."""
 
-    con: sqlite3.Connection | None
+    reads: CallReads
     wanted: list[tuple[str, str]] = field(default_factory=list)  # (model id, purpose)
     _replies: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # -> [(key, text)]
 
     def load(self) -> None:
-        if self.con is None or not self.wanted:
-            return
-        pairs = sorted(set(self.wanted))
-        where = " OR ".join("(l.model_id = ? AND l.purpose = ?)" for _ in pairs)
-        sql = (
-            "SELECT DISTINCT l.model_id, l.purpose, l.cache_key, r.text FROM ledger l "
-            f"JOIN replies r ON r.key = l.cache_key WHERE {where}"
-        )
-        for row in self.con.execute(sql, [v for pair in pairs for v in pair]):
-            self._replies.setdefault((row[0], row[1]), []).append((row[2], row[3]))
+        for model_id, purpose, key, text in self.reads.replies_for(sorted(set(self.wanted))):
+            self._replies.setdefault((model_id, purpose), []).append((key, text))
 
     def find(self, what: str, model_id: str | None, purpose: str, same: Callable[[str], bool]) -> CallRef:
         if not model_id:
             return CallRef(what, "", purpose, note="the row names no model")
-        if self.con is None:
-            return CallRef(what, model_id, purpose, note="no call cache in this data directory")
+        if self.reads.missing:
+            return CallRef(what, model_id, purpose, note=self.reads.missing)
         candidates = self._replies.get((model_id, purpose), [])
         if not candidates:
             return CallRef(
@@ -155,21 +147,12 @@ def _json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=True)
 
 
-def stored_request(con: sqlite3.Connection, key: str) -> dict[str, Any] | None:
-    """The request kept under `key`; None when there is none (also in a cache file older than the table)."""
-    try:
-        row = con.execute("SELECT request FROM requests WHERE key = ?", (key,)).fetchone()
-    except sqlite3.OperationalError:  # no such table: written before requests were kept
-        return None
-    return decode_request(bytes(row[0])) if row else None
-
-
-def call(con: sqlite3.Connection | None, key: str) -> Call | None:
+def call(reads: CallReads, key: str) -> Call | None:
     """The cached reply, request and ledger rows of one cache key, or None when neither has it."""
-    if con is None or not KEY_RE.match(key):
+    if not KEY_RE.match(key):
         return None
-    reply = con.execute("SELECT * FROM replies WHERE key = ?", (key,)).fetchone()
-    ledger = con.execute("SELECT * FROM ledger WHERE cache_key = ? ORDER BY id", (key,)).fetchall()
+    reply, ledger = reads.reply(key), reads.ledger(key)
     if reply is None and not ledger:
         return None
-    return Call(key, dict(reply) if reply else None, [dict(r) for r in ledger], stored_request(con, key))
+    blob = reads.request(key)
+    return Call(key, reply, ledger, decode_request(blob) if blob is not None else None)

@@ -35,6 +35,7 @@ from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, 
 from eyt_dagster.explorer.judges import LARGEST
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.reporting.cjk_font import has_cjk, shipped_font
+from resources.cache_backend import CacheBackend
 
 MARKER = "export.json"  # written into every export; --force replaces only a folder that holds one
 SPEECH_LIST: Key = ("speech", "", "", "", "", "", "", 1)
@@ -89,9 +90,11 @@ def export(
     pools: Iterable[str] = (),
     force: bool = False,
     now: datetime | None = None,
+    call_backend: CacheBackend | None = None,
 ) -> Written:
     """Write the export of the named targets and pools (all when none) of `data_dir` to `out`. A non-empty `out` is
-    refused unless `force` and it holds an earlier export (its export.json)."""
+    refused unless `force` and it holds an earlier export (its export.json). The call pages come from the call cache
+    on `call_backend` (default: the SQLite file under `data_dir`)."""
     data_dir = Path(data_dir).resolve()
     out = Path(out).absolute()
     base = Warehouse(data_dir)
@@ -99,7 +102,7 @@ def export(
         raise ExportError(f"no warehouse under {data_dir}: there is nothing to export yet")
     selection = select(base, targets, pools)
     _check_target_folder(out, data_dir, force)
-    wh = SelectedWarehouse(data_dir, selection)
+    wh = SelectedWarehouse(data_dir, selection, call_backend)
     crawl = _Crawl(wh, selection)
     crawl.run()
     written = Written(out, selection, failed=crawl.failed)

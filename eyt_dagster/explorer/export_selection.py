@@ -16,6 +16,7 @@ import pandas as pd
 from eyt_dagster.explorer import queries
 from eyt_dagster.explorer.reads import Partitions, Warehouse
 from eyt_dagster.table_registry import catalog
+from resources.cache_backend import CacheBackend
 
 
 class SelectionError(ValueError):
@@ -85,8 +86,8 @@ class SelectedWarehouse(Warehouse):
     """A Warehouse whose views hold only the selection's rows: a table with a `target` (or `pool`) column shows
     only the selected targets' (pools') rows, and only their partition folders are read."""
 
-    def __init__(self, data_dir: Path, selection: Selection) -> None:
-        super().__init__(data_dir)
+    def __init__(self, data_dir: Path, selection: Selection, call_backend: CacheBackend | None = None) -> None:
+        super().__init__(data_dir, call_backend)
         self.selection = selection
         self.limits = selection.limits
         self._answers: dict[tuple, pd.DataFrame] = {}

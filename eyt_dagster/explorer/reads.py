@@ -2,7 +2,8 @@
 
 Each query gets a fresh connection (to the explorer's one in-memory DuckDB database) with one temporary view per
 table it names, over that table's Parquet files as they are at that moment (eyt.duckdb is never opened, so no lock is taken or awaited: docs/storage.md).
-The call cache's SQLite file is opened read-only (`mode=ro`), so a run writing to it is never held up.
+The call cache is read read-only where the Dagster instance keeps it (resources/call_reads.py): its SQLite file with
+`mode=ro`, so a run writing to it is never held up, or the instance's Postgres database in read-only transactions.
 
 A page about one target (or one pool) names it as a partition filter: the views then read only the files of the
 matching partition folders (`<column>=<value>/`, resources/warehouse_files.py), not every target's. Nothing is
@@ -11,17 +12,17 @@ is seen by the next page."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
 from eyt_dagster.table_registry import catalog
-from resources.cache_backend import CALL_CACHE_FILE
+from resources.cache_backend import CacheBackend
+from resources.call_reads import CallReads, open_call_reads
 from resources.warehouse_files import SCHEMA_FILE, as_path, data_files, decode_value, reader, table_dir, warehouse_root
 
 # A partition filter: column -> the value, or the values, whose partition folders are read.
@@ -33,10 +34,12 @@ _DISTINCT_MAX = 20_000
 
 
 class Warehouse:
-    """The data directory an explorer reads: its Parquet files and its call cache file."""
+    """The data directory an explorer reads: its Parquet files, and its call cache on `call_backend` (the SQLite
+    file under the data directory unless said otherwise)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, call_backend: CacheBackend | None = None) -> None:
         self.data_dir = Path(data_dir)
+        self.call_backend = call_backend or CacheBackend("sqlite")
         self.root = warehouse_root(self.data_dir)
         self._database: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
@@ -48,10 +51,6 @@ class Warehouse:
             if self._database is None:
                 self._database = reader(self.root)
             return self._database.cursor()
-
-    @property
-    def call_cache_file(self) -> Path:
-        return self.data_dir / CALL_CACHE_FILE
 
     def files(self, table: str, partitions: Partitions | None = None) -> list[str]:
         """The table's schema file (its columns, zero rows) first, then its data files: with `partitions`, only
@@ -148,17 +147,17 @@ class Warehouse:
                 found |= values
         return found
 
+    @property
+    def calls_where(self) -> str:
+        """Where the call cache is read from, for a page (no credentials)."""
+        return self.call_backend.describe(self.data_dir)
+
     @contextmanager
-    def calls(self) -> Iterator[sqlite3.Connection | None]:
-        """The call cache and ledger, read-only; None when this data directory has no call cache file (a
-        warehouse of embedded baselines makes no model call, and one whose cache is on Postgres keeps it there)."""
-        if not self.call_cache_file.exists():
-            yield None
-            return
-        con = sqlite3.connect(f"{self.call_cache_file.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
-        con.row_factory = sqlite3.Row
-        with closing(con):
-            yield con
+    def calls(self) -> Iterator[CallReads]:
+        """The call cache and ledger, read-only (resources/call_reads.py); one that is not there reads as empty and
+        says why (a warehouse of embedded baselines makes no model call)."""
+        with open_call_reads(self.data_dir, self.call_backend) as reads:
+            yield reads
 
 
 def _walk(folder, wanted: dict[str, set[str]]) -> Iterator:

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import FrameType
 
 from eyt_dagster.core import explorer_links
+from resources.cache_backend import CacheBackend
 
 
 class _Stopped(Exception):
@@ -47,9 +48,12 @@ def bind_preferred(host: str, port: int | None) -> tuple[socket.socket, str]:
         return bind(host, 0), note
 
 
-def serve(data_dir: Path, host: str = "127.0.0.1", port: int | None = None) -> int:
+def serve(
+    data_dir: Path, host: str = "127.0.0.1", port: int | None = None, call_backend: CacheBackend | None = None
+) -> int:
     """Serve until Ctrl-C or SIGTERM, then exit with status 0. uvicorn finishes the open requests and then raises
-    the signal again with the handlers it found; ours turn that into a normal return."""
+    the signal again with the handlers it found; ours turn that into a normal return. The call pages read the call
+    cache on `call_backend` (default: the SQLite file under `data_dir`)."""
     import uvicorn
 
     from eyt_dagster.explorer.app import create_app
@@ -60,7 +64,9 @@ def serve(data_dir: Path, host: str = "127.0.0.1", port: int | None = None) -> i
         f"eyt view: the explorer on http://{shown}:{sock.getsockname()[1]}/ (data {data_dir}); Ctrl-C stops it{note}",
         flush=True,
     )
-    config = uvicorn.Config(create_app(data_dir), log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(
+        create_app(data_dir, call_backend=call_backend), log_level="warning", access_log=False, lifespan="off"
+    )
     before = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -389,26 +389,45 @@ def cmd_dev(args: argparse.Namespace) -> int:
     os.execve(sys.executable, command, env)
 
 
+def _call_backend():
+    """Where the Dagster instance keeps the call cache (resources/cache_backend.py), for the explorer's call pages."""
+    from dagster import DagsterInstance
+
+    from resources.cache_backend import cache_backend
+
+    ensure_dagster_home()
+    with DagsterInstance.get() as instance:
+        return cache_backend(instance)
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from eyt_dagster.explorer.server import serve
+    from resources.cache_backend import CacheBackendError
     from resources.warehouse import data_dir
 
+    try:
+        backend = _call_backend()
+    except CacheBackendError as exc:
+        print(f"eyt view: {exc}", file=sys.stderr)
+        return 2
     if args.export is not None:
-        return cmd_view_export(args, data_dir())
+        return cmd_view_export(args, data_dir(), backend)
     if args.target or args.pool or args.force:
         print("eyt view: --target, --pool and --force choose what --export DIR writes", file=sys.stderr)
         return 2
     if not (data_dir() / "warehouse").exists():
         print(f"eyt view: no warehouse under {data_dir()} yet; the pages fill in as `eyt run` writes", flush=True)
-    return serve(data_dir(), args.host, args.port)
+    return serve(data_dir(), args.host, args.port, backend)
 
 
-def cmd_view_export(args: argparse.Namespace, data: Path) -> int:
+def cmd_view_export(args: argparse.Namespace, data: Path, backend=None) -> int:
     from eyt_dagster.explorer.export import ExportError, export
     from eyt_dagster.explorer.export_selection import SelectionError
 
     try:
-        written = export(data, Path(args.export), args.target or (), args.pool or (), force=args.force)
+        written = export(
+            data, Path(args.export), args.target or (), args.pool or (), force=args.force, call_backend=backend
+        )
     except (ExportError, SelectionError) as exc:
         print(f"eyt view --export: {exc}", file=sys.stderr)
         return 2
