@@ -321,17 +321,24 @@ def test_a_call_cache_no_run_has_written_reads_as_empty_and_says_so(pg_server, t
     assert "s3cret" not in str(raised.value)
 
 
+def postgres_home(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A DAGSTER_HOME folder whose instance keeps its runs (and so the call cache) in a fresh database of `server`;
+    EYT_CACHE_BACKEND unset, so the backend follows the instance."""
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    monkeypatch.setenv("EYT_TEST_PG_URL", new_database(server))
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    config = {"storage": {"postgres": {"postgres_url": {"env": "EYT_TEST_PG_URL"}}}, "telemetry": {"enabled": False}}
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    return home
+
+
 def test_eyt_view_reads_the_calls_where_the_instance_keeps_them(
     pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from eyt_dagster.ops.cli import _call_backend
 
-    monkeypatch.delenv(BACKEND_ENV, raising=False)
-    monkeypatch.setenv("EYT_TEST_PG_URL", new_database(pg_server))
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    config = {"storage": {"postgres": {"postgres_url": {"env": "EYT_TEST_PG_URL"}}}, "telemetry": {"enabled": False}}
-    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    home = postgres_home(pg_server, tmp_path, monkeypatch)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     assert _call_backend().kind == "postgres"
     local = tmp_path / "local_home"
@@ -416,12 +423,7 @@ def test_a_materialisation_on_a_postgres_instance_keeps_its_calls_there(
     from conftest import write_slate
     from pipeline import resources_for
 
-    monkeypatch.delenv(BACKEND_ENV, raising=False)
-    monkeypatch.setenv("EYT_TEST_PG_URL", new_database(pg_server))
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    config = {"storage": {"postgres": {"postgres_url": {"env": "EYT_TEST_PG_URL"}}}, "telemetry": {"enabled": False}}
-    (home / "dagster.yaml").write_text(yaml.safe_dump(config))
+    home = postgres_home(pg_server, tmp_path, monkeypatch)
     data = tmp_path / "data"
     data.mkdir()
     with serve(lambda body: json.dumps(SCENARIO)) as server, DagsterInstance.from_config(str(home)) as instance:
