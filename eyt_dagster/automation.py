@@ -100,11 +100,11 @@ def slate_keys(slate) -> dict[str, set[str]]:
     """ "pool" -> the slate's pools, each dynamic target set -> the ids the slate lists for its benchmark, and
     UNHEARD -> the "target|pool" voice cells the slate cannot play (a cascade whose recogniser writes English only,
     on a pool in another language: Slate.voice_pools_of)."""
-    voice = [t.id for t in slate.voice_targets]
+    heard = {t.id: set(slate.voice_pools_of(t.id)) for t in slate.voice_targets}
     return {
         "pool": set(slate.pools),
         **{name: {t.id for t in slate.targets_of(benchmark)} for benchmark, name in TARGET_PARTITION_SETS.items()},
-        UNHEARD: {f"{t}|{p}" for t in voice for p in slate.pools if p not in slate.voice_pools_of(t)},
+        UNHEARD: {f"{t}|{p}" for t, pools in heard.items() for p in slate.pools if p not in pools},
     }
 
 

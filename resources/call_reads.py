@@ -22,8 +22,9 @@ Row = dict[str, Any]
 
 
 class CallReads:
-    """Read-only queries over one call cache: `execute` runs a query written with `?` placeholders and bare table
-    names against the backend; None for a source that is not there (`missing` says why)."""
+    """Read-only queries over one call cache, each written once with `?` placeholders and `{p}` before a table name,
+    run on the backend's connection with its placeholder and schema prefix. Without a connection (a source that is
+    not there) every query reads as empty and `missing` says why."""
 
     def __init__(self, connection: Any = None, *, placeholder: str = "?", prefix: str = "", missing: str = "") -> None:
         self._connection = connection
@@ -40,18 +41,13 @@ class CallReads:
                 cursor.execute(text, tuple(params))
             except Exception as exc:
                 if missing_table_ok and _no_such_table(exc):
-                    self._rollback()
+                    self._connection.rollback()  # Postgres: a failed statement aborts the transaction
                     return []
                 raise
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
         finally:
             cursor.close()
-
-    def _rollback(self) -> None:
-        rollback = getattr(self._connection, "rollback", None)
-        if rollback is not None:
-            rollback()
 
     def replies_for(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str, str]]:
         """(model id, purpose, cache key, reply text) of every ledger call of the given (model id, purpose) pairs

@@ -32,6 +32,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
@@ -42,6 +43,9 @@ from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
 from eyt_dagster.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
+
+if TYPE_CHECKING:
+    from resources.cache_backend import CacheBackend
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -389,7 +393,7 @@ def cmd_dev(args: argparse.Namespace) -> int:
     os.execve(sys.executable, command, env)
 
 
-def _call_backend():
+def _call_backend() -> CacheBackend:
     """Where the Dagster instance keeps the call cache (resources/cache_backend.py), for the explorer's call pages."""
     from dagster import DagsterInstance
 
@@ -420,7 +424,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     return serve(data_dir(), args.host, args.port, backend)
 
 
-def cmd_view_export(args: argparse.Namespace, data: Path, backend=None) -> int:
+def cmd_view_export(args: argparse.Namespace, data: Path, backend: CacheBackend | None = None) -> int:
     from eyt_dagster.explorer.export import ExportError, export
     from eyt_dagster.explorer.export_selection import SelectionError
 
