@@ -67,13 +67,21 @@ def markdown_preview(df: pd.DataFrame, rows: int = PREVIEW_ROWS) -> MetadataValu
 
 
 def stats_metadata(role: str, stats: CallStats) -> dict[str, object]:
-    """Calls, cache hits, tokens and cost of one role, for the materialisation's metadata."""
-    return {
+    """Calls, cache hits, tokens and cost of one role, for the materialisation's metadata; the reasoning tokens, the
+    replies cut at max_tokens and what the provider's profile or refusals changed in the requests, where there are."""
+    meta: dict[str, object] = {
         f"{role}_calls": stats.calls,
         f"{role}_cache_hits": stats.cache_hits,
         f"{role}_tokens": stats.tokens_in + stats.tokens_out,
         f"{role}_cost_usd": round(stats.cost_usd, 6),
     }
+    if stats.reasoning_tokens:
+        meta[f"{role}_reasoning_tokens"] = stats.reasoning_tokens
+    if stats.cut_replies:
+        meta[f"{role}_cut_replies"] = stats.cut_replies
+    if stats.adaptations:
+        meta[f"{role}_adaptations"] = "; ".join(stats.adaptations)
+    return meta
 
 
 def table_output(df: pd.DataFrame, **metadata: Any) -> Output[pd.DataFrame]:

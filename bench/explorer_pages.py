@@ -251,7 +251,11 @@ def write_calls(
         ledger.append((stamp, "run-1", role, model, purpose, key, 0, 120, 30, 0.001, 0.8, 0, 1, None, None))
     con = sqlite3.connect(path)
     with con:
-        con.executemany("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", replies.values())
+        con.executemany(
+            "INSERT OR IGNORE INTO replies (key, model, text, tokens_in, tokens_out, latency_s, finish_reason,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            replies.values(),
+        )
         con.executemany(
             "INSERT INTO ledger (ts, run_id, role, model_id, purpose, cache_key, cached, tokens_in, tokens_out, "
             "cost_usd, latency_s, retries, ok, error, failure) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

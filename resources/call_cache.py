@@ -12,7 +12,8 @@ the Postgres tables instead (docs/storage.md#the-call-cache-on-postgres).
 
 What is stored:
 
-* `replies`: the raw reply of every successful HTTP call, keyed by `CallCache.key(...)` (a sha256
+* `replies`: the raw reply of every successful HTTP call (its answer text; a thinking model's reasoning in its own
+  column, with its tokens; the adaptation notes of the request), keyed by `CallCache.key(...)` (a sha256
   of the canonical JSON of model, base URL, messages, settings and seed). Validation happens after
   the cache, so a reply that fails validation is cached as the raw reply it was; the re-ask carries
   the bad reply and the error, so its messages (and key) differ and it is cached on its own.
@@ -22,6 +23,9 @@ What is stored:
 * `json_modes`: the structured-output mode an endpoint accepted after a fallback (json_object or
   none), so a rerun goes straight to it and replays from the cache without touching the network.
   Delete the row (or the file) to try json_schema again.
+* `adaptations`: what an endpoint taught by refusing a parameter (rename max_tokens, drop temperature, ...;
+  eyt_dagster/core/provider_profiles.py), one row per endpoint, model and parameter, so every later process sends the
+  adapted request at once. Delete a row to try the parameter as the slate asks again.
 
 Identical requests in flight at once (threads of one process; on Postgres also processes on any machine) are sent
 once: `CallCache.one_flight(key)` lets the first through and holds the others until it has finished, so they find its
@@ -52,6 +56,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from eyt_dagster.core.errors import FAILURE_KINDS
+from eyt_dagster.core.provider_profiles import Adaptation, split_notes
 from resources.call_counters import count_call
 from resources.sqlite_files import SharedDatabase
 
@@ -64,7 +69,10 @@ CREATE TABLE IF NOT EXISTS replies (
     tokens_out INTEGER NOT NULL,
     latency_s REAL NOT NULL,
     finish_reason TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    reasoning TEXT,
+    reasoning_tokens INTEGER,
+    adaptations TEXT
 );
 CREATE TABLE IF NOT EXISTS ledger (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -82,7 +90,9 @@ CREATE TABLE IF NOT EXISTS ledger (
     retries INTEGER NOT NULL,
     ok INTEGER NOT NULL,
     error TEXT,
-    failure TEXT
+    failure TEXT,
+    reasoning_tokens INTEGER,
+    adaptations TEXT
 );
 CREATE INDEX IF NOT EXISTS ledger_run ON ledger (run_id);
 -- how eyt view finds a row's call (by model and purpose) and a key's ledger rows, without reading the whole ledger
@@ -100,7 +110,37 @@ CREATE TABLE IF NOT EXISTS json_modes (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (model, base_url)
 );
+CREATE TABLE IF NOT EXISTS adaptations (
+    model TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    param TEXT NOT NULL,
+    action TEXT NOT NULL,
+    value TEXT,
+    source TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (model, base_url, param)
+);
 """
+
+# Columns added after the first release of each table: a file written before gets them (old rows: NULL).
+ADDED_COLUMNS = {
+    "ledger": (("failure", "TEXT"), ("reasoning_tokens", "INTEGER"), ("adaptations", "TEXT")),
+    "replies": (("reasoning", "TEXT"), ("reasoning_tokens", "INTEGER"), ("adaptations", "TEXT")),
+}
+REPLY_COLUMNS = (
+    "key",
+    "model",
+    "text",
+    "tokens_in",
+    "tokens_out",
+    "latency_s",
+    "finish_reason",
+    "created_at",
+    "reasoning",
+    "reasoning_tokens",
+    "adaptations",
+)
+REPLY_READ = "text, tokens_in, tokens_out, latency_s, finish_reason, reasoning, reasoning_tokens, adaptations"
 
 ERROR_MAX_CHARS = 500
 
@@ -109,13 +149,23 @@ ERROR_MAX_CHARS = 500
 
 @dataclass(frozen=True)
 class CachedReply:
-    """A raw reply as the server sent it (text and usage), with the latency of the original call."""
+    """A reply as the server sent it (its answer text and usage), with the latency of the original call; a thinking
+    model's reasoning apart (`reasoning`, with `reasoning_tokens` of `tokens_out`), and `adaptations`, the notes of
+    what the request's profile or a refusal changed (join_notes of eyt_dagster/core/provider_profiles.py)."""
 
     text: str
     tokens_in: int
     tokens_out: int
     latency_s: float
     finish_reason: str | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
+    adaptations: str | None = None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The adaptation notes, one each."""
+        return split_notes(self.adaptations)
 
 
 def canonical_json(value: Any) -> str:
@@ -143,15 +193,18 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _add_failure_column(conn: sqlite3.Connection) -> None:
-    """A ledger written before the `failure` column existed gets it (its old rows have NULL there)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(ledger)")}
-    if "failure" not in columns:
-        try:
-            conn.execute("ALTER TABLE ledger ADD COLUMN failure TEXT")
-        except sqlite3.OperationalError as exc:  # another process added it first
-            if "duplicate column" not in str(exc):
-                raise
+def _add_columns(conn: sqlite3.Connection) -> None:
+    """A file written before a column of ADDED_COLUMNS existed gets it (its old rows have NULL there)."""
+    for table, added in ADDED_COLUMNS.items():
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for name, kind in added:
+            if name in columns:
+                continue
+            try:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
 
 
 _FLIGHTS: dict[str, list] = {}  # cache key -> [lock, holders]
@@ -191,13 +244,15 @@ LEDGER_COLUMNS = (
     "ok",
     "error",
     "failure",
+    "reasoning_tokens",
+    "adaptations",
 )
 
 
 class CallStore(Protocol):
     """Where CallCache keeps its rows: SqliteCallStore (below) or PostgresCallStore (resources/postgres_stores.py).
-    A reply row is (key, model, text, tokens_in, tokens_out, latency_s, finish_reason, created_at); a json_modes row
-    (model, base_url, mode, updated_at)."""
+    A reply row holds REPLY_COLUMNS; a json_modes row is (model, base_url, mode, updated_at); an adaptations row
+    (model, base_url, param, action, value as JSON, source, updated_at)."""
 
     where: str
 
@@ -208,6 +263,8 @@ class CallStore(Protocol):
     def get_request(self, key: str) -> bytes | None: ...
     def get_json_mode(self, model: str, base_url: str) -> str | None: ...
     def set_json_mode(self, row: tuple) -> None: ...  # replaces the endpoint's row
+    def get_adaptations(self, model: str, base_url: str) -> list[tuple]: ...  # (param, action, value, source)
+    def set_adaptation(self, row: tuple) -> None: ...  # replaces the endpoint's row for the parameter
     def append_ledger(self, columns: Sequence[str], row: tuple) -> None: ...
     def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[tuple]]: ...  # names, rows in call order
     def flight(self, key: str) -> AbstractContextManager[None]: ...  # across processes, where the store can
@@ -220,20 +277,20 @@ class SqliteCallStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.where = str(path)
-        self._shared = SharedDatabase(path, _SCHEMA, prepare=_add_failure_column)
+        self._shared = SharedDatabase(path, _SCHEMA, prepare=_add_columns)
 
     def _db(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._shared.use()
 
     def get_reply(self, key: str) -> tuple | None:
         with self._db() as db:
-            return db.execute(
-                "SELECT text, tokens_in, tokens_out, latency_s, finish_reason FROM replies WHERE key = ?", (key,)
-            ).fetchone()
+            return db.execute(f"SELECT {REPLY_READ} FROM replies WHERE key = ?", (key,)).fetchone()
 
     def put_reply(self, row: tuple) -> None:
         with self._db() as db:
-            db.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            db.execute(
+                f"INSERT OR IGNORE INTO replies ({', '.join(REPLY_COLUMNS)}) VALUES ({', '.join('?' * len(row))})", row
+            )
 
     def count_replies(self) -> int:
         with self._db() as db:
@@ -258,6 +315,17 @@ class SqliteCallStore:
     def set_json_mode(self, row: tuple) -> None:
         with self._db() as db:
             db.execute("INSERT OR REPLACE INTO json_modes VALUES (?, ?, ?, ?)", row)
+
+    def get_adaptations(self, model: str, base_url: str) -> list[tuple]:
+        with self._db() as db:
+            return db.execute(
+                "SELECT param, action, value, source FROM adaptations WHERE model = ? AND base_url = ? ORDER BY param",
+                (model, base_url),
+            ).fetchall()
+
+    def set_adaptation(self, row: tuple) -> None:
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO adaptations VALUES (?, ?, ?, ?, ?, ?, ?)", row)
 
     def append_ledger(self, columns: Sequence[str], row: tuple) -> None:
         with self._db() as db:
@@ -373,9 +441,26 @@ class CallCache:
         tokens_out: int,
         latency_s: float,
         finish_reason: str | None = None,
+        reasoning: str | None = None,
+        reasoning_tokens: int | None = None,
+        adaptations: str | None = None,
     ) -> None:
         """Store a raw HTTP reply. The first reply stored under a key is kept (replays stay stable)."""
-        self._store.put_reply((key, model, text, tokens_in, tokens_out, latency_s, finish_reason, _now()))
+        self._store.put_reply(
+            (
+                key,
+                model,
+                text,
+                tokens_in,
+                tokens_out,
+                latency_s,
+                finish_reason,
+                _now(),
+                reasoning or None,
+                reasoning_tokens,
+                adaptations or None,
+            )
+        )
 
     def __len__(self) -> int:
         return self._store.count_replies()
@@ -396,6 +481,19 @@ class CallCache:
     def set_json_mode(self, model: str, base_url: str, mode: str) -> None:
         self._store.set_json_mode((model, base_url.rstrip("/"), mode, _now()))
 
+    # -- provider adaptations learned from refusals --------------------------------------------
+
+    def adaptations(self, model: str, base_url: str) -> list[Adaptation]:
+        """The adaptations this endpoint and model taught by refusing a parameter (eyt_dagster/core/provider_profiles.py),
+        kept for every later process. Delete the endpoint's rows of the `adaptations` table to try the parameters again."""
+        rows = self._store.get_adaptations(model, base_url.rstrip("/"))
+        return [Adaptation(p, action, json.loads(v) if v else None, source) for p, action, v, source in rows]
+
+    def set_adaptation(self, model: str, base_url: str, adaptation: Adaptation) -> None:
+        value = json.dumps(adaptation.value) if adaptation.value is not None else None
+        row = (model, base_url.rstrip("/"), adaptation.param, adaptation.action, value, adaptation.source, _now())
+        self._store.set_adaptation(row)
+
     # -- ledger -----------------------------------------------------------------------------
 
     def record(
@@ -415,9 +513,12 @@ class CallCache:
         failure: str | None = None,
         run_id: str | None = None,
         cache_key: str | None = None,
+        reasoning_tokens: int = 0,
+        adaptations: str | None = None,
     ) -> None:
         """Append one call to the ledger. `error` must already be free of secrets; it is truncated.
-        `failure` is the kind of a failed call (a key of FAILURE_KINDS)."""
+        `failure` is the kind of a failed call (a key of FAILURE_KINDS); `adaptations` the notes of what the provider's
+        profile or refusals changed in the request."""
         if failure is not None and failure not in FAILURE_KINDS:
             raise ValueError(f"unknown failure kind '{failure}'; the kinds are {sorted(FAILURE_KINDS)}")
         if error is not None:
@@ -438,6 +539,8 @@ class CallCache:
             int(ok),
             error,
             failure,
+            reasoning_tokens,
+            adaptations or None,
         )
         self._store.append_ledger(LEDGER_COLUMNS, row)
         failed = None if ok else failure or "unknown"

@@ -40,10 +40,12 @@ from pydantic import BaseModel, ValidationError
 from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import ReplyUnusableError
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.provider_profiles import join_notes
+from eyt_dagster.core.reasoning import reasoning_tokens, split_inline
 from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.core.spoken_reply import SpokenReply
 from resources.call_cache import CachedReply, CallCache
-from resources.chat_transport import ChatTransport, ModelCallError, _FormatRejected
+from resources.chat_transport import ChatTransport, FormatRejectedError, ModelCallError
 from resources.spoken_replies import SpokenReplyError, audio_settings, keep_audio, spoken_reply
 
 M = TypeVar("M", bound=BaseModel)
@@ -97,17 +99,18 @@ class _Outcome:
     key: str
     retries: int
     finish_reason: str | None = None
+    reasoning: str = ""
+    json_mode: str | None = None  # the structured-output mode a JSON request was sent in
 
 
 # -- parsing ----------------------------------------------------------------------------------
 
-_THINK_RE = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
 def strip_thinking(text: str) -> str:
-    """Drop a leading <think>...</think> block that some reasoning servers leave in the content."""
-    return _THINK_RE.sub("", text, count=1)
+    """The answer of a reply whose content may start with reasoning blocks (eyt_dagster/core/reasoning.py)."""
+    return split_inline(text)[1]
 
 
 def extract_json_object(text: str) -> Any:
@@ -253,8 +256,12 @@ class OpenAIChatClient:
         self.base_url = self._transport.base_url
         self._lock = threading.Lock()
         self._json_mode: str = ref.structured_output
+        self._first_mode: str = ref.structured_output  # where `auto` starts: the earliest mode a reply can be in
         if ref.structured_output == "auto":
-            self._json_mode = cache.json_mode(ref.model, self.base_url) or FORMAT_ORDER[0]
+            # a server known to ignore response_format starts in the mode that spells the schema out in the prompt
+            honoured = self._transport.profile.honours_response_format
+            self._first_mode = FORMAT_ORDER[0] if honoured else FORMAT_ORDER[-1]
+            self._json_mode = cache.json_mode(ref.model, self.base_url) or self._first_mode
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(model_id={self.model_id!r}, role={self.role!r}, base_url={self.base_url!r})"
@@ -302,15 +309,18 @@ class OpenAIChatClient:
             **(audio or {}),  # only a spoken request has these keys: every other key is as it was
         }
 
-    def _stats(self, tokens_in: int, tokens_out: int, latency_s: float, cached: bool) -> CallStats:
-        cost = (tokens_in * self.ref.price_in_per_mtok + tokens_out * self.ref.price_out_per_mtok) / 1_000_000
+    def _stats(self, reply: CachedReply, cached: bool) -> CallStats:
+        """What one reply cost: completion tokens include the reasoning tokens, as providers bill them."""
+        cost = (reply.tokens_in * self.ref.price_in_per_mtok + reply.tokens_out * self.ref.price_out_per_mtok) / 1e6
         return CallStats(
             calls=0 if cached else 1,
             cache_hits=1 if cached else 0,
-            tokens_in=tokens_in,
-            tokens_out=tokens_out,
+            tokens_in=reply.tokens_in,
+            tokens_out=reply.tokens_out,
             cost_usd=cost,
-            latency_s=latency_s,
+            latency_s=reply.latency_s,
+            reasoning_tokens=reply.reasoning_tokens or 0,
+            adaptations=reply.notes,
         )
 
     def _request(
@@ -356,6 +366,9 @@ class OpenAIChatClient:
             tokens_out=reply.tokens_out,
             latency_s=reply.latency_s,
             finish_reason=reply.finish_reason,
+            reasoning=reply.reasoning,
+            reasoning_tokens=reply.reasoning_tokens,
+            adaptations=reply.adaptations,
         )
         return self._outcome(reply, key, cached=False, retries=retries)
 
@@ -372,8 +385,14 @@ class OpenAIChatClient:
             raise SpokenReplyError(f"model '{self.model_id}' ({purpose}): {exc}", self._redact(exc.raw)) from None
 
     def _outcome(self, reply: CachedReply, key: str, *, cached: bool, retries: int) -> _Outcome:
-        stats = self._stats(reply.tokens_in, reply.tokens_out, reply.latency_s, cached)
-        return _Outcome(text=reply.text, stats=stats, key=key, retries=retries, finish_reason=reply.finish_reason)
+        """A reply as the roles read it: its answer, and its reasoning apart (also a reply cached before reasoning was
+        kept apart, whose <think> block is still in its text)."""
+        inline, answer = split_inline(reply.text)
+        reasoning = "\n\n".join(part for part in (reply.reasoning or "", inline) if part)
+        if inline and not reply.reasoning_tokens:
+            reply = replace(reply, reasoning_tokens=reasoning_tokens(0, reply.tokens_out, inline, answer))
+        stats = self._stats(reply, cached)
+        return _Outcome(answer, stats, key, retries, reply.finish_reason, reasoning)
 
     def _cut_message(self, stats: CallStats) -> str:
         """Why a reply ended with finish_reason=length: max_tokens, or (fewer tokens than that) a server whose
@@ -406,15 +425,21 @@ class OpenAIChatClient:
             error=self._redact(error) if error else None,
             failure=failure,
             cache_key=outcome.key,
+            reasoning_tokens=s.reasoning_tokens,
+            adaptations=join_notes(s.adaptations),
         )
 
     # -- the ChatClient protocol ---------------------------------------------------------------
 
     def complete_text(self, messages: Messages, *, purpose: str) -> Reply[str]:
-        """Send the messages; return the assistant's text (a leading <think> block removed)."""
+        """Send the messages; return the assistant's answer (its reasoning apart). A reply cut at max_tokens
+        (finish_reason=length) is used as it is, and counted (`cut_replies` of its stats)."""
         outcome = self._request(list(messages), None, purpose)
         self._record(outcome, purpose)
-        return Reply(value=strip_thinking(outcome.text), raw=outcome.text, stats=outcome.stats)
+        stats = outcome.stats
+        if outcome.finish_reason == "length":
+            stats = stats.model_copy(update={"cut_replies": 1})
+        return Reply(value=outcome.text, raw=outcome.text, stats=stats, reasoning=outcome.reasoning)
 
     def complete_spoken(self, messages: Messages, *, purpose: str, voice: str, audio_format: str) -> Reply[SpokenReply]:
         """Send the messages asking for text and audio (`voice`, `audio_format`); return the transcript with the
@@ -458,9 +483,19 @@ class OpenAIChatClient:
             total = total + outcome.stats
             try:
                 value = parse_reply(outcome.text, schema)
-            except (ValueError, ValidationError) as exc:
+            except (ValueError, ValidationError) as first_error:
+                problem: Exception = first_error
+                if attempt == 1 and self._format_ignored(outcome, purpose):
+                    outcome = self._request_json(conversation, schema, purpose)  # the same question, schema in prompt
+                    total = total + outcome.stats
+                    try:
+                        value = parse_reply(outcome.text, schema)
+                        self._record(outcome, purpose)
+                        return Reply(value=value, raw=outcome.text, stats=total, reasoning=outcome.reasoning)
+                    except (ValueError, ValidationError) as again:
+                        problem = again
                 cut = outcome.finish_reason == "length"
-                error = self._redact(describe_validation_error(exc))
+                error = self._redact(describe_validation_error(problem))
                 if cut:
                     error = self._cut_message(outcome.stats)
                     self._record(outcome, purpose, error=error, failure="cut_reply")
@@ -481,19 +516,67 @@ class OpenAIChatClient:
                 )
                 continue
             self._record(outcome, purpose)
-            return Reply(value=value, raw=outcome.text, stats=total)
+            return Reply(value=value, raw=outcome.text, stats=total, reasoning=outcome.reasoning)
         raise AssertionError("unreachable")
 
+    def _format_ignored(self, outcome: _Outcome, purpose: str) -> bool:
+        """Whether a first reply shows the server ignored response_format (json_schema mode, no JSON object in the
+        reply, not cut): then the client moves to the mode that spells the schema out in the prompt, remembers it for
+        the endpoint, and records the reply (`format_ignored`)."""
+        if self.ref.structured_output != "auto" or outcome.json_mode != "json_schema":
+            return False
+        if outcome.finish_reason == "length" or "{" in outcome.text:
+            return False
+        with self._lock:
+            if self._json_mode == "json_schema":
+                self._json_mode = FORMAT_ORDER[-1]
+                self.cache.set_json_mode(self.ref.model, self.base_url, self._json_mode)
+        note = "the reply held no JSON object: the server ignores response_format; the schema goes in the prompt now"
+        self._record(outcome, purpose, error=note, failure="format_ignored")
+        return True
+
     def _request_json(self, messages: Messages, schema: type[BaseModel], purpose: str) -> _Outcome:
-        """One JSON request in the current structured-output mode, stepping down on a rejection."""
+        """One JSON request in the current structured-output mode, stepping down on a rejection. After a step down, a
+        valid reply this request got in an earlier mode comes from the cache: nothing answered is asked again."""
         while True:
             mode = self._json_mode
-            sent = messages if mode == "json_schema" else with_schema_instruction(messages, schema)
+            earlier = self._answered_earlier(messages, schema, mode) if self.ref.structured_output == "auto" else None
+            if earlier is not None:
+                return earlier
             try:
-                return self._request(sent, response_format_for(mode, schema), purpose)
-            except _FormatRejected:
+                sent = self._sent(messages, schema, mode)
+                return replace(self._request(sent, response_format_for(mode, schema), purpose), json_mode=mode)
+            except FormatRejectedError:
                 if self.ref.structured_output != "auto" or not self._step_down(mode):
                     raise
+
+    @staticmethod
+    def _sent(messages: Messages, schema: type[BaseModel], mode: str) -> Messages:
+        return messages if mode == "json_schema" else with_schema_instruction(messages, schema)
+
+    def _answered_earlier(self, messages: Messages, schema: type[BaseModel], mode: str) -> _Outcome | None:
+        """A cached reply to this request in a mode before `mode` (from the profile's first mode on) that validates, or
+        None. Nothing to look up while the endpoint is in its first mode (the common case)."""
+        for earlier in FORMAT_ORDER[FORMAT_ORDER.index(self._first_mode) : FORMAT_ORDER.index(mode)]:
+            request = CallCache.request(
+                model=self.ref.model,
+                base_url=self.base_url,
+                messages=self._sent(messages, schema, earlier),
+                settings=self._settings(response_format_for(earlier, schema)),
+                seed=self.seed,
+                repeat=self.repeat,
+            )
+            key = CallCache.key_of(request)
+            hit = self.cache.get(key)
+            if hit is None:
+                continue
+            outcome = self._outcome(hit, key, cached=True, retries=0)
+            try:
+                parse_reply(outcome.text, schema)
+            except (ValueError, ValidationError):
+                continue
+            return replace(outcome, json_mode=earlier)
+        return None
 
     def _step_down(self, rejected: str) -> bool:
         """Remember that `rejected` does not work here; False when there is nothing left to try."""

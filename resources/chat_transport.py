@@ -20,6 +20,16 @@ SDK client, timeouts and retries, the endpoint's gate, and what a failed request
 * A 400 / 413 / 422 that is not about the response format refuses the request itself (e.g. a prompt longer
   than the context) and raises RequestRefusedError (a ModelCallError): retrying it later will not help. Its
   ledger kind is `context_exceeded` when the server says the prompt does not fit its context, else `refused`.
+* Provider profiles (eyt_dagster/core/provider_profiles.py): the model's profile (`profile:` in the slate, `auto` by
+  default) adapts every request to what its kind of server takes (max_tokens sent as max_completion_tokens, a
+  temperature the provider does not take left to its default, ...). A 400 / 422 that names a parameter the request
+  sent (`param`, `unsupported_parameter` / `unsupported_value`, or the same in the message) teaches one more
+  adaptation: it is stored for the endpoint and model in the call cache (every later process uses it) and the request
+  is sent again at once. A refusal that no adaptation can help (a parameter the request needs, one the slate's
+  extra_body adds, or one adapted already) raises IncompatibleEndpointError, which fails the model's cells at once.
+  Each note of what was changed travels with the reply into the ledger, the cache and the rows the call fed.
+* Reasoning (eyt_dagster/core/reasoning.py): the reply's `reasoning_content` / `reasoning` field and any leading
+  <think> block are kept apart from the answer, with the reasoning tokens the provider reports (else an estimate).
 * Server errors keep the server's own reason: the `message` of its error JSON (OpenAI's, vLLM's and
   llama-server's shape), or its text, cut to SERVER_MESSAGE_MAX_CHARS and with the key redacted; headers
   are never copied. It goes into the raised error (so the item's error row and the run's log) and the ledger.
@@ -27,6 +37,7 @@ SDK client, timeouts and retries, the endpoint's gate, and what a failed request
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -43,6 +54,16 @@ from openai.types.chat import ChatCompletion
 from eyt_dagster.core.chat_protocol import Messages
 from eyt_dagster.core.errors import RequestRefusedError, RoleCallError
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.provider_profiles import (
+    Adaptation,
+    ProviderProfile,
+    Unadaptable,
+    adapt,
+    adaptation_for_refusal,
+    join_notes,
+    resolve_profile,
+)
+from eyt_dagster.core.reasoning import reasoning_tokens, split_reply
 from resources.call_cache import CachedReply, CallCache
 from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 from resources.spoken_replies import wire_text
@@ -54,6 +75,8 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured ou
 REFUSED_STATUSES = (400, 413, 422)  # the request itself is refused (not the route, key or response_format)
 SERVER_MESSAGE_MAX_CHARS = 300
 TIMEOUT_ATTEMPTS = 2  # a request that timed out is sent once more, then the call fails
+MAX_ADAPTATIONS = 4  # parameters one request may learn to adapt before it fails
+_log = logging.getLogger("eyt.providers")
 
 
 class MissingApiKeyError(RuntimeError):
@@ -72,12 +95,18 @@ class ModelCallError(RoleCallError, RuntimeError):
         self.kind = kind
 
 
-class _FormatRejected(ModelCallError):
+class FormatRejectedError(ModelCallError):
     """The server refused the response_format it was sent (a 400/422 naming it)."""
 
 
-class _RequestRefused(ModelCallError, RequestRefusedError):
+class RequestRefused(ModelCallError, RequestRefusedError):
     """The server refused the request itself (400 / 413 / 422 not about the response format)."""
+
+
+class IncompatibleEndpointError(RuntimeError):
+    """The endpoint refuses a parameter that no adaptation can help with (one every request needs, one the slate's
+    extra_body adds, one already adapted): every call to it would fail the same way, so the run fails at once with
+    the model, role, endpoint and the server's reason named, instead of failing each item in turn."""
 
 
 # -- counting the SDK's attempts ----------------------------------------------------------------
@@ -171,11 +200,25 @@ def _mentions_response_format(exc: openai.APIStatusError) -> bool:
 _SDK_PREFIX_RE = re.compile(r"^Error code: \d+\s*(?:-\s*)?")
 
 
+def error_object(exc: openai.APIError) -> dict[str, Any]:
+    """The server's error object: OpenAI's {"error": {...}} (the SDK hands over the inner object), vLLM's flat
+    {"object": "error", ...}, or Google's list-wrapped [{"error": {...}}]; {} when the body is none of these."""
+    body: Any = exc.body
+    if isinstance(body, list) and body:
+        body = body[0]
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        return inner if isinstance(inner, dict) else body
+    return {}
+
+
 def server_message(exc: openai.APIError) -> str:
     """The reason the server gave for an error, as the server wrote it: the `message` (or `detail`) of its
     error JSON (the SDK hands over the `error` object of {"error": {...}}), else the body's text, else the
     SDK's message without its "Error code: N -" prefix. Empty when the server gave none."""
     body = exc.body
+    if isinstance(body, list) and body and isinstance(body[0], dict):
+        body = body[0]  # Google's list-wrapped error
     if isinstance(body, dict):
         inner = body.get("error", body)
         for holder in (inner, body):
@@ -229,11 +272,39 @@ class ChatTransport:
         self._lock = threading.Lock()
         self._client: openai.OpenAI | None = None
         self._http: _CountingHttpClient | None = None
+        self.profile: ProviderProfile = resolve_profile(ref.profile, self.base_url, ref.model)
+        self._learned: list[Adaptation] | None = None  # read from the cache at the first request
 
     def share_connection(self, other: ChatTransport) -> None:
         """Use `other`'s SDK client (and so its connections), if it has made one yet."""
         with other._lock:
             self._client, self._http = other._client, other._http
+            self._learned = None if other._learned is None else list(other._learned)
+
+    # -- the provider's adaptations ---------------------------------------------------------------
+
+    def adaptations(self) -> list[Adaptation]:
+        """The profile's adaptations, then those the endpoint taught by refusing a parameter (in that order: a learned
+        one names the parameter as the profile sends it)."""
+        with self._lock:
+            if self._learned is None:
+                self._learned = self.cache.adaptations(self.ref.model, self.base_url)
+            return [*self.profile.adaptations, *self._learned]
+
+    def _learn(self, adaptation: Adaptation) -> None:
+        """Keep an adaptation the endpoint taught, here and in the cache (for every later process), and say so once."""
+        with self._lock:
+            learned = [a for a in (self._learned or []) if a.param != adaptation.param]
+            self._learned = [*learned, adaptation]
+        self.cache.set_adaptation(self.ref.model, self.base_url, adaptation)
+        _log.warning(
+            "model '%s' (%s) at %s: %s; %s",
+            self.model_id,
+            self.role,
+            self.base_url,
+            adaptation.describe(),
+            adaptation.source,
+        )
 
     # -- key and SDK client --------------------------------------------------------------------
 
@@ -302,17 +373,52 @@ class ChatTransport:
         (MissingApiKeyError when the key is not set)."""
         sdk = self._sdk_or_record(purpose, key)
         assert self._http is not None
+        body = request_body(self._request_kwargs(messages, settings, seed))
+        extra_fields = frozenset(settings["extra_body"] or {})
         started = time.perf_counter()
+        resent = 0
         with self._http.track() as attempts:
-            try:
-                completion = sdk.post(
-                    CHAT_PATH, body=request_body(self._request_kwargs(messages, settings, seed)), cast_to=ChatCompletion
-                )
-            except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the retries
-                latency = time.perf_counter() - started
-                raise self._failed(exc, purpose, key, latency, settings["response_format"], attempts) from None
+            while True:
+                wire = dict(body)
+                used = self.adaptations()
+                notes, _ = adapt(wire, used)
+                try:
+                    completion = sdk.post(CHAT_PATH, body=wire, cast_to=ChatCompletion)
+                    break
+                except openai.APIError as exc:  # HTTP errors, connection errors and timeouts, after the retries
+                    latency = time.perf_counter() - started
+                    lesson = self._lesson(exc, wire, extra_fields, used) if resent < MAX_ADAPTATIONS else None
+                    if isinstance(lesson, Adaptation):
+                        self._learn(lesson)
+                        resent += 1
+                        continue
+                    if isinstance(lesson, Unadaptable):
+                        raise self._incompatible(exc, lesson, purpose, key, latency, attempts) from None
+                    raise self._failed(exc, purpose, key, latency, settings["response_format"], attempts) from None
         latency = time.perf_counter() - started
-        return self._reply_from(completion, latency, spoken=bool(settings.get("audio"))), attempts.retries
+        reply = self._reply_from(completion, latency, spoken=bool(settings.get("audio")), notes=notes)
+        return reply, attempts.retries  # the adapted resends are among the attempts counted
+
+    def _lesson(
+        self, exc: openai.APIError, wire: dict[str, Any], extra_fields: frozenset[str], used: list[Adaptation]
+    ) -> Adaptation | Unadaptable | None:
+        """What a refusal of `wire` (built with the adaptations `used`) teaches (eyt_dagster/core/provider_profiles.py
+        adaptation_for_refusal), for a 400 / 422. A parameter another thread learned to adapt while this request was
+        under way is learned again (the same lesson), not taken for one that adapting did not help."""
+        if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422):
+            return None
+        learned = frozenset(a.param for a in used if a not in self.profile.adaptations)
+        message = self.redact(server_message(exc))
+        return adaptation_for_refusal(error_object(exc), message, wire, extra_fields=extra_fields, adapted=learned)
+
+    def _incompatible(
+        self, exc: openai.APIError, lesson: Unadaptable, purpose: str, key: str, latency: float, attempts: _Attempts
+    ) -> IncompatibleEndpointError:
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        detail = self.redact(server_message(exc))[:SERVER_MESSAGE_MAX_CHARS] or "the server gave no reason"
+        what = f"HTTP {status}: {detail}; {lesson.reason}"
+        self._record_failed(purpose, key, error=what, failure="refused", latency_s=latency, retries=attempts.retries)
+        return IncompatibleEndpointError(f"model '{self.model_id}' ({self.role}, {purpose}) at {self.base_url}: {what}")
 
     def _sdk_or_record(self, purpose: str, key: str) -> openai.OpenAI:
         """The SDK client; a missing key is recorded in the ledger before it is raised."""
@@ -336,18 +442,27 @@ class ChatTransport:
         )
 
     @staticmethod
-    def _reply_from(completion: Any, latency: float, spoken: bool = False) -> CachedReply:
-        """The reply; asked for in audio, its text is the wire envelope of the audio, which the chat client turns
-        into the envelope it caches (resources/spoken_replies.py)."""
+    def _reply_from(
+        completion: Any, latency: float, spoken: bool = False, notes: list[str] | None = None
+    ) -> CachedReply:
+        """The reply, its reasoning apart; asked for in audio, its text is the wire envelope of the audio, which the
+        chat client turns into the envelope it caches (resources/spoken_replies.py)."""
         choice = completion.choices[0] if completion.choices else None
+        message = choice.message if choice is not None else None
         usage = completion.usage
-        content = (choice.message.content if choice is not None else None) or ""
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        reasoning, answer = split_reply((message.content if message is not None else None) or "", message)
+        details = getattr(usage, "completion_tokens_details", None)
+        reported = int(getattr(details, "reasoning_tokens", 0) or 0)
         return CachedReply(
-            text=wire_text(choice.message if choice is not None else None) if spoken else content,
+            text=wire_text(message) if spoken else answer,
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
-            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
+            tokens_out=tokens_out,
             latency_s=latency,
             finish_reason=choice.finish_reason if choice is not None else None,
+            reasoning=reasoning or None,
+            reasoning_tokens=reasoning_tokens(reported, tokens_out, reasoning, answer),
+            adaptations=join_notes(notes or []),
         )
 
     def _failed(
@@ -389,6 +504,6 @@ class ChatTransport:
         failure = "format_rejected" if rejected_format else failure
         self._record_failed(purpose, key, error=what, failure=failure, latency_s=latency, retries=attempts.retries)
         error_type = (
-            _FormatRejected if rejected_format else _RequestRefused if status in REFUSED_STATUSES else ModelCallError
+            FormatRejectedError if rejected_format else RequestRefused if status in REFUSED_STATUSES else ModelCallError
         )
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status, kind=failure)

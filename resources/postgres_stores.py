@@ -2,7 +2,8 @@
 the database the Dagster instance stores its runs in (resources/cache_backend.py says when).
 
 The tables mirror the SQLite files column for column (resources/call_cache.py, resources/embedding_cache.py), so
-the same rows come back from either backend: `replies`, `requests`, `ledger`, `json_modes` and `embeddings`. Every write is one
+the same rows come back from either backend: `replies`, `requests`, `ledger`, `json_modes`, `adaptations` and
+`embeddings`. Every write is one
 statement in autocommit; `INSERT ... ON CONFLICT DO NOTHING` keeps the first reply (or vector) stored under a key
 when two machines store one at once (the second waits for the first's commit, then does nothing). Identical
 requests in flight on several machines at once are sent once: the first process to take the request's advisory
@@ -16,10 +17,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from resources.call_cache import ADDED_COLUMNS, REPLY_COLUMNS, REPLY_READ
 from resources.postgres_db import PostgresDatabase, advisory_key
 
 SCHEMA_NAME = "eyt"
-TABLES = ("replies", "requests", "ledger", "json_modes", "embeddings")
+TABLES = ("replies", "requests", "ledger", "json_modes", "embeddings", "adaptations")
+
+# a database made before a column of ADDED_COLUMNS existed gets it (the schema runs again while a table is missing)
+_ADDED = "\n".join(
+    f"ALTER TABLE {SCHEMA_NAME}.{table} ADD COLUMN IF NOT EXISTS {name} {kind};"
+    for table, added in ADDED_COLUMNS.items()
+    for name, kind in added
+)
 
 _SCHEMA = f"""
 CREATE SCHEMA IF NOT EXISTS {SCHEMA_NAME};
@@ -31,7 +40,10 @@ CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.replies (
     tokens_out INTEGER NOT NULL,
     latency_s DOUBLE PRECISION NOT NULL,
     finish_reason TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    reasoning TEXT,
+    reasoning_tokens INTEGER,
+    adaptations TEXT
 );
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.requests (
     key TEXT PRIMARY KEY,
@@ -54,7 +66,9 @@ CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.ledger (
     retries INTEGER NOT NULL,
     ok INTEGER NOT NULL,
     error TEXT,
-    failure TEXT
+    failure TEXT,
+    reasoning_tokens INTEGER,
+    adaptations TEXT
 );
 CREATE INDEX IF NOT EXISTS ledger_run ON {SCHEMA_NAME}.ledger (run_id);
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.json_modes (
@@ -64,6 +78,17 @@ CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.json_modes (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (model, base_url)
 );
+CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.adaptations (
+    model TEXT NOT NULL,
+    base_url TEXT NOT NULL,
+    param TEXT NOT NULL,
+    action TEXT NOT NULL,
+    value TEXT,
+    source TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (model, base_url, param)
+);
+{_ADDED}
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.embeddings (
     model TEXT NOT NULL,
     text_sha256 TEXT NOT NULL,
@@ -94,11 +119,7 @@ class PostgresCallStore:
 
     def get_reply(self, key: str) -> tuple | None:
         def work(cur: Any) -> tuple | None:
-            cur.execute(
-                f"SELECT text, tokens_in, tokens_out, latency_s, finish_reason FROM {SCHEMA_NAME}.replies"
-                " WHERE key = %s",
-                (key,),
-            )
+            cur.execute(f"SELECT {REPLY_READ} FROM {SCHEMA_NAME}.replies WHERE key = %s", (key,))
             return cur.fetchone()
 
         return self._db.run(work)
@@ -106,7 +127,9 @@ class PostgresCallStore:
     def put_reply(self, row: tuple) -> None:
         self._db.run(
             lambda cur: cur.execute(
-                f"INSERT INTO {SCHEMA_NAME}.replies VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING", row
+                f"INSERT INTO {SCHEMA_NAME}.replies ({', '.join(REPLY_COLUMNS)}) VALUES ({', '.join(['%s'] * len(row))})"
+                " ON CONFLICT DO NOTHING",
+                row,
             )
         )
 
@@ -147,6 +170,27 @@ class PostgresCallStore:
             lambda cur: cur.execute(
                 f"INSERT INTO {SCHEMA_NAME}.json_modes VALUES (%s, %s, %s, %s) ON CONFLICT (model, base_url)"
                 " DO UPDATE SET mode = EXCLUDED.mode, updated_at = EXCLUDED.updated_at",
+                row,
+            )
+        )
+
+    def get_adaptations(self, model: str, base_url: str) -> list[tuple]:
+        def work(cur: Any) -> list[tuple]:
+            cur.execute(
+                f"SELECT param, action, value, source FROM {SCHEMA_NAME}.adaptations"
+                " WHERE model = %s AND base_url = %s ORDER BY param",
+                (model, base_url),
+            )
+            return list(cur.fetchall())
+
+        return self._db.run(work)
+
+    def set_adaptation(self, row: tuple) -> None:
+        self._db.run(
+            lambda cur: cur.execute(
+                f"INSERT INTO {SCHEMA_NAME}.adaptations VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (model, base_url, param) DO UPDATE SET action = EXCLUDED.action, value = EXCLUDED.value,"
+                " source = EXCLUDED.source, updated_at = EXCLUDED.updated_at",
                 row,
             )
         )

@@ -71,6 +71,21 @@ lengths AS (
     SELECT target, pool, avg(t) AS mean_turns FROM (SELECT target, pool, seed_id, max(turn) AS t FROM turns GROUP BY ALL)
     GROUP BY target, pool
 ),
+-- how the target's replies came to be: text replies cut at max_tokens over every answered turn, and the notes of what
+-- its provider's profile or refusals changed (each once, sorted, ' | ' between them); a note of a sampling setting
+-- sent with another value starts with the setting and a colon (eyt_dagster/core/provider_profiles.py)
+replies AS (
+    SELECT target, pool, sum(coalesce(target_cut_replies, 0))::BIGINT AS cut_replies
+    FROM dialogue.dialogue_turns WHERE turn > 0 GROUP BY target, pool
+),
+notes AS (
+    SELECT target, pool, string_agg(DISTINCT note, ' | ' ORDER BY note) AS adaptations,
+           bool_or(contains(note, ':') AND split_part(note, ':', 1) IN ('temperature', 'top_p', 'reasoning_effort'))
+               AS sampling_adapted
+    FROM (SELECT target, pool, unnest(string_split(target_adaptations, ' | ')) AS note
+          FROM dialogue.dialogue_turns WHERE turn > 0 AND target_adaptations IS NOT NULL)
+    GROUP BY target, pool
+),
 -- language consistency: a dialogue with no determined text has no share and is skipped, as avg skips NULL
 shares AS (
     SELECT target, pool, avg(reply_language_share) AS reply_language_share,
@@ -80,7 +95,8 @@ shares AS (
 SELECT l.target, l.pool, l.n_dialogues, l.explicit_acc, l.latent_acc, l.emotion_acc, f1.emotion_macro_f1,
        d.drift, fi.ficr, fi.satisfaction, s.empathy, s.persona, s.anthropomorphic,
        u.empathy_unweighted, u.persona_unweighted, u.anthropomorphic_unweighted, m.mean_turns,
-       sh.reply_language_share, sh.user_language_share
+       sh.reply_language_share, sh.user_language_share,
+       coalesce(r.cut_replies, 0) AS cut_replies, n.adaptations, coalesce(n.sampling_adapted, false) AS sampling_adapted
 FROM labels l
 LEFT JOIN emotion_f1 f1 USING (target, pool)
 LEFT JOIN drift d USING (target, pool)
@@ -89,4 +105,6 @@ LEFT JOIN subjective s USING (target, pool)
 LEFT JOIN unweighted u USING (target, pool)
 LEFT JOIN lengths m USING (target, pool)
 LEFT JOIN shares sh USING (target, pool)
+LEFT JOIN replies r USING (target, pool)
+LEFT JOIN notes n USING (target, pool)
 ORDER BY l.pool, l.target;

@@ -94,6 +94,19 @@ def test_a_cell_that_finished_too_few_dialogues_fails_naming_the_failures():
     assert not empty.passed and "no usable ChatSEED" in empty.description
 
 
+def test_few_cut_replies_warns_above_one_in_twenty():
+    """20 answered turns: 1 cut reply is 5% (passes), 2 are 10% (warns, naming the fix); error rows (turn 0) do not
+    count as replies."""
+    turns = pd.DataFrame({"turn": [*range(1, 21), 0], "target_cut_replies": [1, *[0] * 19, None]})
+    one = eyt_checks.few_cut_replies(turns)
+    assert one.passed and one.metadata == {"replies": 20, "cut_replies": 1, "cut_share": 0.05}
+    turns.loc[1, "target_cut_replies"] = 1
+    two = eyt_checks.few_cut_replies(turns)
+    assert not two.passed and "2 of 20 target replies cut at max_tokens (10%" in two.description
+    assert "raise max_tokens" in two.description
+    assert eyt_checks.few_cut_replies(pd.DataFrame(columns=["turn", "target_cut_replies"])).passed
+
+
 def test_checks_run_with_a_partition_and_pass(tmp_path):
     slate = write_slate(
         tmp_path,
@@ -120,6 +133,7 @@ def test_checks_run_with_a_partition_and_pass(tmp_path):
         ("dialogue_turns", "no_error_rows"),
         ("dialogue_turns", "dialogues_within_t_max"),
         ("dialogue_turns", "enough_finished_dialogues"),
+        ("dialogue_turns", "few_cut_replies"),
         ("judge_verdicts", "no_error_rows"),
         ("judge_verdicts", "subscores_in_scale"),
     }

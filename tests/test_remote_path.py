@@ -141,7 +141,8 @@ def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tm
         assert (
             len(failed) == 1
             and "upstream exploded" in failed["error"].iloc[0]
-            and "ModelCallError" in failed["error"].iloc[0]
+            and failed["error"].iloc[0].startswith("model 'sim-model' (simulator, chat_seed:")
+            and "Error" not in failed["error"].iloc[0]  # the model, role and server's reason; no internal class name
         )
         assert dialogues == 2  # the other two dialogues were played and judged
 

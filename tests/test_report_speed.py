@@ -275,6 +275,9 @@ def test_leaderboard_equals_the_per_cell_filters():
     later = ["simulator_flag_rate", "reply_language_share", "user_language_share"]
     assert fast[later].isna().all().all() and set(fast["language"]) <= {"en"}
     fast = fast.drop(columns=[*later, "language"])
+    # columns the reference predates too: how the replies came to be (these turns record no cut reply or adaptation)
+    assert (fast["cut_replies"] == 0).all() and fast["adaptations"].isna().all() and not fast["sampling_adapted"].any()
+    fast = fast.drop(columns=["cut_replies", "adaptations", "sampling_adapted"])
     slow = build_leaderboard_reference(slate, scores, turns, verdicts, finals)
     assert len(fast) == 8 and fast["emotion_macro_f1"].notna().sum() >= 7
     pd.testing.assert_frame_equal(fast, slow, check_exact=False, rtol=1e-12, atol=1e-12)

@@ -437,7 +437,10 @@ def test_a_failed_synthesis_leaves_only_that_dialogue_unfinished_and_a_rerun_ret
     broken = story["broken_rows"]
     failed = broken[broken["error"].notna()]
     assert list(failed["seed_id"]) == [victim.seed_id]
-    assert "ClipUnusableError" in failed["error"].iloc[0] and "refused this text" in failed["error"].iloc[0]
+    assert (
+        failed["error"].iloc[0].startswith("voicing a user turn failed")
+        and "refused this text" in failed["error"].iloc[0]
+    )
     assert set(broken[broken["error"].isna()]["seed_id"]) == {s.seed_id for s in story["seeds"]} - {victim.seed_id}
     assert meta["broken"]["unfinished_dialogues"] == 1 and meta["recovered"]["unfinished_dialogues"] == 0
     # the rerun asked the endpoint only for the victim's turns, and the model only about the victim's clips

@@ -31,6 +31,15 @@ def enough_finished_dialogues(eyt: ModelAccess, dialogue_turns: pd.DataFrame) ->
 
 
 @asset_check(
+    asset=["dialogue", "dialogue_turns"],
+    partitions_def=target_pool_partitions,
+    description="At most 5% of the target's replies were cut at max_tokens (warns; a cut reply is used as it is).",
+)
+def few_cut_replies(dialogue_turns: pd.DataFrame) -> AssetCheckResult:
+    return check_result(contracts.few_cut_replies(dialogue_turns), AssetCheckSeverity.WARN)
+
+
+@asset_check(
     asset=["dialogue", "judge_verdicts"],
     partitions_def=target_pool_partitions,
     description="Every judge sub-score is a value of the slate's judge scale.",
@@ -57,6 +66,7 @@ def judge_errors(judge_verdicts: pd.DataFrame) -> AssetCheckResult:
 CHECKS = [
     dialogues_within_t_max,
     enough_finished_dialogues,
+    few_cut_replies,
     subscores_in_scale,
     chat_seed_errors,
     dialogue_errors,

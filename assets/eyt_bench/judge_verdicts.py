@@ -7,6 +7,7 @@ from assets._output import explorer_link, now_utc, stats_metadata, table_of, tab
 from assets._progress import PROGRESS_EVERY, step_progress
 from assets.eyt_bench.partitions import JUDGE_POOL, by_pool, target_pool_partitions
 from eyt_dagster.core import explorer_links
+from eyt_dagster.core.provider_profiles import adaptations_warning
 from eyt_dagster.eyt_bench.judging import (
     FINAL_CODE_HASH,
     TURN_CODE_HASH,
@@ -110,6 +111,11 @@ def _cell(context: AssetExecutionContext) -> dict[str, str]:
 
 
 def log_failed_verdicts(context: AssetExecutionContext, df: pd.DataFrame, what: str, table: str) -> None:
+    """The run log's warnings of a verdicts table: the failed verdicts, and the judges' adapted requests."""
     message = failed_verdicts_message(df, what, table, context.partition_key)
     if message:
         context.log.warning(message)
+    for judge, rows in df.groupby("judge") if len(df) else ():
+        adapted = adaptations_warning("judge", str(judge), judge_stats(rows).adaptations)
+        if adapted:
+            context.log.warning(adapted)

@@ -19,6 +19,8 @@ FAILURE_KINDS: dict[str, str] = {
     "context_exceeded": "the server refused the request because the prompt does not fit the model's context "
     "(on llama-server: the context of one slot, -c divided by --parallel)",
     "format_rejected": "the server refused the response_format; the client moves to the next mode",
+    "format_ignored": "the server ignored the response_format (a reply with no JSON object); the client spells the "
+    "schema out in the prompt from then on",
     "invalid_reply": "the reply did not validate against the reply schema (after the re-asks, for an error row)",
     "cut_reply": "the reply was cut at max_tokens (finish_reason=length) and did not validate",
     "no_key": "the environment variable that should hold the API key is not set",
@@ -33,6 +35,7 @@ _KIND_WORDS: dict[str, tuple[str, str]] = {
     "refused": ("refused", "refused"),
     "context_exceeded": ("refused: context length", "refused: context length"),
     "format_rejected": ("response_format refused", "response_format refused"),
+    "format_ignored": ("response_format ignored", "response_format ignored"),
     "invalid_reply": ("invalid reply", "invalid replies"),
     "cut_reply": ("reply cut at max_tokens", "replies cut at max_tokens"),
     "no_key": ("missing API key", "missing API key"),
@@ -81,6 +84,16 @@ def failure_kind(exc: BaseException) -> str:
     if isinstance(kind, str) and kind in FAILURE_KINDS:
         return kind
     return "invalid_reply" if isinstance(exc, ValidationError) else "other"
+
+
+def describe_error(exc: BaseException) -> str:
+    """An item's error for its error row and the run's log: a model call's error says everything itself (model, role,
+    endpoint, the server's reason), so it is its message alone; anything else is named by its kind."""
+    if isinstance(exc, RoleCallError):
+        return str(exc)
+    if isinstance(exc, ValidationError):
+        return f"reply did not validate: {exc}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def describe_failures(failures: Iterable[tuple[str | None, str | None]]) -> str:

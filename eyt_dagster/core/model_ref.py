@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from eyt_dagster.core.provider_profiles import ProfileName
+
 PARTITION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
 
 
@@ -41,6 +43,13 @@ class ModelRef(BaseModel):
         ),
     )
     structured_output: Literal["auto", "json_schema", "json_object", "none"] = "auto"
+    profile: ProfileName = Field(
+        default="auto",
+        description=(
+            "What kind of server this is (eyt_dagster/core/provider_profiles.py): which parameters it takes, whether it "
+            "honours response_format, where its reasoning arrives. auto: picked from base_url and model."
+        ),
+    )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Extra fields for the request body (server-specific)."
     )
@@ -77,5 +86,5 @@ class ModelRef(BaseModel):
 # Fields that say how a model is named, reached or throttled, never what it answers: changing one makes no
 # result stale (see docs/operations.md). `id` is the partition key or the role's name in the rows, tracked apart.
 NOT_ANSWER_FIELDS = frozenset(
-    {"id", "family", "benchmarks", "api_key_env", "timeout_s", "max_retries", "max_concurrency"}
+    {"id", "family", "benchmarks", "api_key_env", "timeout_s", "max_retries", "max_concurrency", "profile"}
 )

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.role_protocols import Simulator
@@ -49,7 +49,7 @@ def write_chat_seeds(
             reply = simulator.generate_seed(persona, seed_id=sid)
             return seed_row(sid, persona, reply, None), reply.stats
         except PER_ITEM_ERRORS as exc:  # kept as an error row; the next run retries exactly these
-            return seed_row(sid, persona, None, f"{type(exc).__name__}: {exc}"), CallStats()
+            return seed_row(sid, persona, None, describe_error(exc)), CallStats()
 
     done = ordered_map(one_seed, persona_pool.head(count).to_dict("records"), workers)
     df = pd.DataFrame([row for row, _ in done])

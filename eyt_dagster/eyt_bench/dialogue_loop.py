@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from eyt_dagster.core.errors import PER_ITEM_ERRORS, failure_kind
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error, failure_kind
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
@@ -32,6 +32,7 @@ class Turn:
     progress: str
     target_stats: CallStats
     simulator_stats: CallStats
+    reasoning: str = ""  # the target's reasoning behind r_t, kept apart from it (eyt_dagster/core/reasoning.py)
 
 
 @dataclass
@@ -114,6 +115,7 @@ def _play(
                     progress=nxt.value.progress,
                     target_stats=perception.stats + reply.stats,
                     simulator_stats=nxt.stats,
+                    reasoning=reply.reasoning,
                 )
             )
             if on_turn is not None:
@@ -123,7 +125,7 @@ def _play(
                 break
             query, gold = nxt.value.user_text, nxt.value.labels
     except PER_ITEM_ERRORS as exc:  # a failed or unusable call: record it, keep the other dialogues going
-        result.error = f"{type(exc).__name__}: {exc}"
+        result.error = describe_error(exc)
         result.error_role, result.error_kind = role, failure_kind(exc)
 
 

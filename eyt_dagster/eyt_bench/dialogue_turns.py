@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.provider_profiles import adaptations_warning
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult, TurnHook, run_dialogues
 from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
@@ -97,10 +98,15 @@ def play_cell(
             f"{len(first.turns)} turn(s): {(first.error or '')[:300]}. Rerun the partition to finish them: answered "
             "calls come from the call cache."
         )
+    target_stats = sum((t.target_stats for r in results for t in r.turns), CallStats())
+    simulator_stats = sum((t.simulator_stats for r in results for t in r.turns), CallStats())
+    for role, model_id, stats in (
+        ("target", target_ref.id, target_stats),
+        ("simulator", simulator.model_id, simulator_stats),
+    ):
+        warning = adaptations_warning(role, model_id, stats.adaptations)
+        if warning is not None:
+            warnings.append(warning)
     return DialogueCell(
-        rows=df,
-        results=results,
-        target_stats=sum((t.target_stats for r in results for t in r.turns), CallStats()),
-        simulator_stats=sum((t.simulator_stats for r in results for t in r.turns), CallStats()),
-        warnings=warnings,
+        rows=df, results=results, target_stats=target_stats, simulator_stats=simulator_stats, warnings=warnings
     )

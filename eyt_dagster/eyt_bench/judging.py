@@ -8,10 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.parallel import ordered_map
-from eyt_dagster.core.replies import CallStats
+from eyt_dagster.core.provider_profiles import split_notes
+from eyt_dagster.core.replies import CallStats, merge_notes
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.role_protocols import Judge
@@ -53,7 +54,7 @@ def finished_dialogues(turns: pd.DataFrame, seeds: pd.DataFrame) -> list[Dialogu
 
 
 def _failure(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    return describe_error(exc)
 
 
 def turn_verdict(judge: Judge, dialogue: Dialogue, turn: int) -> dict[str, Any]:
@@ -148,9 +149,12 @@ def judge_workers(slate: EytSlate, judges: Sequence[Judge]) -> int:
 
 def judge_stats(df: pd.DataFrame) -> CallStats:
     """What the judge calls behind these rows cost (cache hits report the original reply's cost)."""
+    notes = df["judge_adaptations"].dropna() if "judge_adaptations" in df.columns else ()
     return CallStats(
         tokens_in=int(df["judge_tokens_in"].sum()),
         tokens_out=int(df["judge_tokens_out"].sum()),
         cost_usd=float(df["judge_cost_usd"].sum()),
         latency_s=float(df["judge_latency_s"].sum()),
+        reasoning_tokens=int(df["judge_reasoning_tokens"].fillna(0).sum()) if "judge_reasoning_tokens" in df else 0,
+        adaptations=merge_notes(*(split_notes(str(text)) for text in notes)),
     )

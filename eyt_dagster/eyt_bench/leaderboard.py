@@ -11,6 +11,7 @@ import pandas as pd
 
 from eyt_dagster.core import result_cache
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
+from eyt_dagster.core.provider_profiles import changes_condition, join_notes, split_notes
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
 from eyt_dagster.eyt_bench.language_consistency import cell_language_consistency
@@ -72,6 +73,33 @@ def _role_costs(turns: pd.DataFrame, verdicts: pd.DataFrame, finals: pd.DataFram
         summed = pd.concat(parts).groupby(CELL).sum().add_prefix(f"{role}_")
         out = summed if out.empty else out.join(summed, how="outer")
     return out.reset_index()
+
+
+def reply_conditions(turns: pd.DataFrame) -> pd.DataFrame:
+    """Per cell, how the target's replies came to be: `n_replies` (answered turns), `cut_replies` (text replies cut at
+    max_tokens, used as they were), `adaptations` (every note of what the target's provider profile or refusals
+    changed in its requests, sorted, each once) and `sampling_adapted` (one of them sent a sampling setting with
+    another value than the slate's: a different experimental condition)."""
+    columns = [*CELL, "n_replies", "cut_replies", "adaptations", "sampling_adapted"]
+    answered = turns[turns["turn"].fillna(0) > 0] if len(turns) else turns
+    if answered.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (target, pool), cell in answered.groupby(CELL, sort=False):
+        cut = cell["target_cut_replies"] if "target_cut_replies" in cell.columns else pd.Series(dtype="Int64")
+        noted = cell["target_adaptations"] if "target_adaptations" in cell.columns else pd.Series(dtype="string")
+        notes = sorted({note for text in noted.dropna() for note in split_notes(str(text))})
+        rows.append(
+            {
+                "target": target,
+                "pool": pool,
+                "n_replies": len(cell),
+                "cut_replies": int(cut.fillna(0).sum()),
+                "adaptations": join_notes(notes),
+                "sampling_adapted": any(changes_condition(note) for note in notes),
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _cells(scores: pd.DataFrame, turns: pd.DataFrame) -> list[tuple[str, str]]:
@@ -178,6 +206,9 @@ def build_leaderboard(
     if board.empty:
         return board
     board = board.merge(_role_costs(turns, verdicts, finals), on=CELL, how="left")
+    board = board.merge(reply_conditions(turns).drop(columns="n_replies"), on=CELL, how="left")
+    board["cut_replies"] = board["cut_replies"].fillna(0).astype("int64")
+    board["sampling_adapted"] = board["sampling_adapted"].fillna(False).astype(bool)
     rates = flag_rates(audit) if audit is not None else pd.DataFrame(columns=[*CELL, "simulator_flag_rate"])
     board = board.merge(rates, on=CELL, how="left")
     shares = (

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.core.errors import PER_ITEM_ERRORS
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, IDEOGRAPHS
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
@@ -264,7 +264,7 @@ def model_check(auditor: SimulatorAuditor, turn: AuditedTurn) -> dict[str, Any]:
     try:
         reply = auditor.check_turn(turn)
     except PER_ITEM_ERRORS as exc:
-        return {**no_model_check(), "audit_model": auditor.model_id, "model_error": f"{type(exc).__name__}: {exc}"}
+        return {**no_model_check(), "audit_model": auditor.model_id, "model_error": describe_error(exc)}
     verdict = reply.value
     return {
         "model_leak": verdict.leaks_intent,

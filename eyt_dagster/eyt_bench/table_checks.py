@@ -54,6 +54,23 @@ def enough_finished_dialogues(turns: pd.DataFrame, max_fraction: float) -> Verdi
     )
 
 
+CUT_REPLIES_WARN_SHARE = 0.05  # a cell whose share of target replies cut at max_tokens is above this warns
+
+
+def few_cut_replies(turns: pd.DataFrame) -> Verdict:
+    """At most CUT_REPLIES_WARN_SHARE of the target's replies in the cell were cut at max_tokens (a cut text reply is
+    used as it is, so its scores judge a truncated answer)."""
+    answered = turns[turns["turn"] > 0] if len(turns) else turns
+    n = len(answered)
+    cut = int(answered["target_cut_replies"].fillna(0).sum()) if n and "target_cut_replies" in answered else 0
+    share = cut / n if n else 0.0
+    passed = share <= CUT_REPLIES_WARN_SHARE
+    text = f"{cut} of {n} target replies cut at max_tokens ({share:.0%}; warns above {CUT_REPLIES_WARN_SHARE:.0%})"
+    if not passed:
+        text += "; raise max_tokens for the target in the slate: a cut reply is used, and judged, as it is"
+    return Verdict(passed, text, {"replies": n, "cut_replies": cut, "cut_share": share})
+
+
 def subscores_in_scale(verdicts: pd.DataFrame, scale: Iterable[float]) -> Verdict:
     """Every judge sub-score is a value of the judge scale (missing only on error rows)."""
     allowed = sorted(set(scale))

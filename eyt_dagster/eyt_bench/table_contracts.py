@@ -66,8 +66,11 @@ def _text(names: Iterable[str], **dtypes: str) -> dict[str, str]:
     return {name: dtypes.get(name, "string") for name in names}
 
 
+STAT_DTYPES = {"cost_usd": "float64", "latency_s": "float64", "adaptations": "string"}  # the others count: Int64
+
+
 def _stats(prefix: str) -> dict[str, str]:
-    return {f"{prefix}{field}": "Int64" if field.startswith("tokens") else "float64" for field in STAT_FIELDS}
+    return {f"{prefix}{field}": STAT_DTYPES.get(field, "Int64") for field in STAT_FIELDS}
 
 
 _CREATED = {"created_at": "datetime64[ns]"}
@@ -214,6 +217,11 @@ LEADERBOARD_COLUMNS: Columns = {
         for role in ("simulator", "target", "judge")
         for what in ("tokens", "cost_usd")
     },
+    # how the target's replies came to be: text replies cut at max_tokens, and what its provider's profile or refusals
+    # changed in its requests (sampling_adapted: a sampling setting sent with another value than the slate's)
+    "cut_replies": "Int64",
+    "adaptations": "string",
+    "sampling_adapted": "boolean",
     "simulator_flag_rate": "float64",  # share of the cell's audited dialogues the simulator audit flagged
     # language consistency: mean share of the cell's replies / simulator turns in the pool's language
     "reply_language_share": "float64",

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from eyt_dagster.core.provider_profiles import join_notes
 from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
@@ -38,6 +39,7 @@ TURN_COLUMNS = [
     "progress",
     *(f"pred_{f}" for f in LABEL_FIELDS),
     "response_text",
+    "response_reasoning",
     "error",
     "error_role",
     "error_kind",
@@ -47,7 +49,9 @@ VERDICT_COLUMNS = ["target", "pool", "seed_id", "turn", "judge", *SUBSCORE_COLUM
 FINAL_COLUMNS = ["target", "pool", "seed_id", "judge", "completed", "satisfaction", "rationale", "raw_reply", "error"]
 
 
-STAT_FIELDS = ("tokens_in", "tokens_out", "cost_usd", "latency_s")
+# What a role's calls cost, per row: reasoning_tokens are part of tokens_out; cut_replies counts text replies cut at
+# max_tokens; adaptations are the notes of what the provider's profile or refusals changed (join_notes).
+STAT_FIELDS = ("tokens_in", "tokens_out", "cost_usd", "latency_s", "reasoning_tokens", "cut_replies", "adaptations")
 
 
 def stat_column_names(*prefixes: str) -> list[str]:
@@ -60,6 +64,9 @@ def stats_columns(prefix: str, stats: CallStats) -> dict[str, Any]:
         f"{prefix}tokens_out": stats.tokens_out,
         f"{prefix}cost_usd": stats.cost_usd,
         f"{prefix}latency_s": stats.latency_s,
+        f"{prefix}reasoning_tokens": stats.reasoning_tokens,
+        f"{prefix}cut_replies": stats.cut_replies,
+        f"{prefix}adaptations": join_notes(stats.adaptations),
     }
 
 
@@ -115,7 +122,14 @@ def turn_rows(result: DialogueResult, target: str) -> list[dict[str, Any]]:
         row.update({f"gold_{f}": getattr(t.gold, f) for f in LABEL_FIELDS})
         row["progress"] = t.progress
         row.update({f"pred_{f}": getattr(t.predicted, f) for f in LABEL_FIELDS})
-        row.update(response_text=t.response_text, error=None, error_role=None, error_kind=None, complete=complete)
+        row.update(
+            response_text=t.response_text,
+            response_reasoning=t.reasoning or None,
+            error=None,
+            error_role=None,
+            error_kind=None,
+            complete=complete,
+        )
         row.update(stats_columns("target_", t.target_stats))
         row.update(stats_columns("simulator_", t.simulator_stats))
         rows.append(row)

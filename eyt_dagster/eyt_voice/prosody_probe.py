@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from eyt_dagster.core.errors import PER_ITEM_ERRORS, failure_kind
+from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error, failure_kind
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.core.stats import paired_bootstrap_diff
@@ -89,7 +89,7 @@ def probe(
         except PER_ITEM_ERRORS as exc:
             return {
                 **out,
-                "error": f"{type(exc).__name__}: {exc}",
+                "error": describe_error(exc),
                 "error_kind": failure_kind(exc),
                 **stats_columns("target_", CallStats()),
             }

@@ -65,6 +65,7 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
                 if event.is_failure and event.step_key
             ]
         lines += [f"         check {line}" for line in failed_checks]
+        lines += [f"         warning {line}" for line in failed_warn_checks(result.get_asset_check_evaluations())]
     return ok, "\n".join(lines)
 
 
@@ -79,6 +80,18 @@ def failed_error_checks(evaluations) -> list[str]:
         f"{e.asset_key.to_user_string()} {e.check_name}: {e.description or 'failed'}"
         for e in evaluations
         if not e.passed and e.severity == AssetCheckSeverity.ERROR
+    ]
+
+
+def failed_warn_checks(evaluations) -> list[str]:
+    """'asset check_name: description' of every WARN-severity asset check that failed: printed under the run's line,
+    without failing it (error rows a rerun retries, replies cut at max_tokens)."""
+    from dagster import AssetCheckSeverity
+
+    return [
+        f"{e.asset_key.to_user_string()} {e.check_name}: {e.description or 'failed'}"
+        for e in evaluations
+        if not e.passed and e.severity == AssetCheckSeverity.WARN
     ]
 
 

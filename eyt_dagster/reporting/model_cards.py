@@ -19,6 +19,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.provider_profiles import changes_condition, join_notes, split_notes
 from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
@@ -83,6 +84,7 @@ MODEL_CARD_COLUMNS: dict[str, str] = {
     "eyt_eval_cost_usd": "float64",
     "eyt_tokens": "Int64",
     "eyt_mean_latency_s": "float64",
+    "eyt_cut_replies": "Int64",  # the target's text replies cut at max_tokens, every pool
     "eyt_prompt_hashes": "string",
     "speech_condition": "string",
     "speech_input": "string",
@@ -98,6 +100,10 @@ MODEL_CARD_COLUMNS: dict[str, str] = {
     "speech_mean_latency_s": "float64",
     "speech_queries": "Int64",
     "speech_prompt_hashes": "string",
+    # what the target's provider profile or refusals changed in its requests, both benchmarks (each note once), and
+    # whether one of them sent a sampling setting with another value than the slate's
+    "adaptations": "string",
+    "sampling_adapted": "bool",
     "voice_n_paired": "Int64",
     **{f"voice_{m}{part}": "float64" for m in PAIRED_METRICS for part in VOICE_PARTS},
     "slate": "string",
@@ -191,6 +197,7 @@ def eyt_costs(leaderboard: pd.DataFrame, turns: pd.DataFrame, verdict_hashes: pd
     sums = leaderboard.groupby("target").agg(
         eyt_cost_usd=("target_cost_usd", "sum"),
         eyt_tokens=("target_tokens", "sum"),
+        eyt_cut_replies=("cut_replies", "sum"),
         simulator=("simulator_cost_usd", "sum"),
         judge=("judge_cost_usd", "sum"),
         eyt_judges=("judges", _joined),
@@ -214,6 +221,30 @@ def eyt_costs(leaderboard: pd.DataFrame, turns: pd.DataFrame, verdict_hashes: pd
         else pd.Series(dtype=object, name="eyt_prompt_hashes")
     )
     return sums.join(latency, how="left").join(prompt, how="left").reset_index()
+
+
+def target_adaptations(leaderboard: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame:
+    """Per target, every note of what its provider's profile or refusals changed in its requests, in both benchmarks
+    (the leaderboard's per-cell notes and the SpeechEQ choices' own), sorted, each once; and whether one of them sent
+    a sampling setting with another value than the slate's."""
+    noted = [
+        frame[["target", "adaptations"]]
+        for frame in (leaderboard, choices)
+        if len(frame) and {"target", "adaptations"} <= set(frame.columns)
+    ]
+    rows = []
+    if noted:
+        both = pd.concat(noted).dropna(subset=["adaptations"])
+        for target, texts in both.groupby("target")["adaptations"]:
+            notes = sorted({note for text in texts for note in split_notes(str(text))})
+            rows.append(
+                {
+                    "target": target,
+                    "adaptations": join_notes(notes),
+                    "sampling_adapted": any(changes_condition(n) for n in notes),
+                }
+            )
+    return pd.DataFrame(rows, columns=["target", "adaptations", "sampling_adapted"])
 
 
 def speech_half(seq_board: pd.DataFrame, choices: pd.DataFrame) -> pd.DataFrame:
@@ -311,6 +342,8 @@ def build_model_cards(
     cards["is_baseline"] = [
         bool(b) if not pd.isna(b) else t in recorded for t, b in zip(cards["target"], cards["is_baseline"])
     ]
+    cards = cards.merge(target_adaptations(leaderboard, choices), on="target", how="left")
+    cards["sampling_adapted"] = cards["sampling_adapted"].fillna(False).astype(bool)
     cards["slate"] = slate.name
     cards["slate_seed"] = slate.seed
     return cards.reindex(columns=[c for c in MODEL_CARD_COLUMNS if c != "created_at"])

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from eyt_dagster.core.errors import ReplyUnusableError, RequestRefusedError, RoleCallError
 from eyt_dagster.core.parallel import ordered_map
+from eyt_dagster.core.provider_profiles import join_notes
 from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.speech_eq.choice import ChoiceRequest, ChoiceRound, Inference, Order, choice_round, direct_answer
 from eyt_dagster.speech_eq.item_types import EqItem
@@ -106,6 +107,8 @@ def _stats(stats: CallStats, wall: float) -> dict[str, Any]:
         "tokens_out": stats.tokens_out,
         "tokens": stats.tokens_in + stats.tokens_out,
         "cost_usd": stats.cost_usd,
+        "reasoning_tokens": stats.reasoning_tokens,
+        "adaptations": join_notes(stats.adaptations),
     }
 
 

@@ -51,6 +51,8 @@ SLM_CHOICE_COLUMNS: dict[str, str] = {
     "tokens_out": "int64",
     "tokens": "int64",
     "cost_usd": "float64",
+    "reasoning_tokens": "Int64",  # a thinking model's reasoning tokens, part of tokens_out
+    "adaptations": "string",  # what the provider's profile or refusals changed in the request (eyt_dagster/core/provider_profiles.py)
     "is_baseline": "bool",
     "speech_input": "string",
     "cue_source": "string",
