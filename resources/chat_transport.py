@@ -77,6 +77,10 @@ SERVER_MESSAGE_MAX_CHARS = 300
 TIMEOUT_ATTEMPTS = 2  # a request that timed out is sent once more, then the call fails
 MAX_ADAPTATIONS = 4  # parameters one request may learn to adapt before it fails
 _log = logging.getLogger("eyt.providers")
+# What each endpoint taught, per call cache, base URL and model: shared by every client of the process, read from the
+# cache once, so a lesson one thread learns is used by every later request at once.
+_LESSONS: dict[tuple[str, str, str], list[Adaptation]] = {}
+_LESSONS_LOCK = threading.Lock()
 
 
 class MissingApiKeyError(RuntimeError):
@@ -273,29 +277,37 @@ class ChatTransport:
         self._client: openai.OpenAI | None = None
         self._http: _CountingHttpClient | None = None
         self.profile: ProviderProfile = resolve_profile(ref.profile, self.base_url, ref.model)
-        self._learned: list[Adaptation] | None = None  # read from the cache at the first request
+        self._lessons_key = (cache.where, self.base_url, ref.model)
 
     def share_connection(self, other: ChatTransport) -> None:
         """Use `other`'s SDK client (and so its connections), if it has made one yet."""
         with other._lock:
             self._client, self._http = other._client, other._http
-            self._learned = None if other._learned is None else list(other._learned)
 
     # -- the provider's adaptations ---------------------------------------------------------------
 
     def adaptations(self) -> list[Adaptation]:
         """The profile's adaptations, then those the endpoint taught by refusing a parameter (in that order: a learned
         one names the parameter as the profile sends it)."""
-        with self._lock:
-            if self._learned is None:
-                self._learned = self.cache.adaptations(self.ref.model, self.base_url)
-            return [*self.profile.adaptations, *self._learned]
+        return [*self.profile.adaptations, *self._lessons()]
+
+    def _lessons(self) -> list[Adaptation]:
+        with _LESSONS_LOCK:
+            if self._lessons_key not in _LESSONS:
+                _LESSONS[self._lessons_key] = self.cache.adaptations(self.ref.model, self.base_url)
+            return list(_LESSONS[self._lessons_key])
 
     def _learn(self, adaptation: Adaptation) -> None:
-        """Keep an adaptation the endpoint taught, here and in the cache (for every later process), and say so once."""
-        with self._lock:
-            learned = [a for a in (self._learned or []) if a.param != adaptation.param]
-            self._learned = [*learned, adaptation]
+        """Keep an adaptation the endpoint taught, for this process and in the cache (for every later process), and
+        say so once; a lesson another thread learned first is not stored or said again."""
+        self._lessons()
+        with _LESSONS_LOCK:
+            lessons = _LESSONS[self._lessons_key]
+            if any(
+                (a.param, a.action, a.value) == (adaptation.param, adaptation.action, adaptation.value) for a in lessons
+            ):
+                return
+            _LESSONS[self._lessons_key] = [*(a for a in lessons if a.param != adaptation.param), adaptation]
         self.cache.set_adaptation(self.ref.model, self.base_url, adaptation)
         _log.warning(
             "model '%s' (%s) at %s: %s; %s",

@@ -201,6 +201,10 @@ def test_what_no_adaptation_can_help_and_what_is_no_parameter_refusal() -> None:
         extra_fields=frozenset({"top_k"}),
     )
     assert isinstance(extra, Unadaptable) and "extra_body" in extra.reason
+    n = adaptation_for_refusal(
+        {"param": "n"}, "n: only n=1 is supported", SENT | {"n": 2}, extra_fields=frozenset({"n"})
+    )
+    assert isinstance(n, Unadaptable) and n.param == "n"  # named by the error's own field
     again = adaptation_for_refusal(
         TEMPERATURE_REFUSED, TEMPERATURE_REFUSED["message"], SENT, adapted=frozenset({"temperature"})
     )
@@ -356,3 +360,45 @@ def test_a_step_down_asks_nothing_already_answered_again(cache: CallCache) -> No
         again_b = rerun.complete_json(other, FinalVerdict, purpose="final")
     assert again.stats.cache_hits == 1 and again_b.stats.cache_hits == 1 and len(server.chat_requests) == 3
     assert [row["failure"] for row in cache.ledger()][:3] == [None, "format_ignored", None]
+
+
+def test_an_incompatible_endpoint_fails_the_cell_at_once_with_one_clear_line(tmp_path: Path) -> None:
+    """The slate's extra_body adds a field the server refuses: the cell's run fails at its first call, and the run's
+    summary line says which model, role and endpoint, the server's reason and the fix, without a class name."""
+    from dagster import DagsterInstance, materialize
+
+    from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
+    from eyt_dagster.definitions import ASSETS
+    from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
+    from eyt_dagster.ops.launch import failure_reason
+
+    from conftest import write_slate
+    from pipeline import resources_for
+    from role_play import RolePlay
+
+    with serve(behave_as("anthropic", RolePlay())) as server:
+        target = ref(server.base_url, id="claude", profile="anthropic", extra_body={"n": 2}).model_dump()
+        target["family"] = "claude"
+        slate = write_slate(
+            tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=2, targets=[target]
+        )
+        instance = DagsterInstance.ephemeral()
+        instance.add_dynamic_partitions(TARGETS_PARTITION, ["claude"])
+        resources = resources_for(slate, tmp_path)
+        materialize(ASSETS, selection=POOL_ASSETS, partition_key="nemotron_usa", resources=resources, instance=instance)
+        result = materialize(
+            ASSETS,
+            selection=DIALOGUE_ASSETS,
+            partition_key=str(target_pool_key("claude", "nemotron_usa")),
+            resources=resources,
+            instance=instance,
+            raise_on_error=False,
+        )
+    assert not result.success
+    (failed,) = [e for e in result.all_events if e.is_failure and e.step_key]
+    line = failure_reason(failed)
+    assert line.startswith(f"model 'claude' (target, perceive:1) at {server.base_url}: HTTP 400: n: only n=1")
+    assert line.endswith("which the slate's extra_body adds: remove it there") and "Error" not in line
+    # only the calls already under way when the first refusal came (each dialogue's perception and reply go out
+    # together): none was retried, and no later call was sent
+    assert len(server.chat_requests) <= 4

@@ -277,8 +277,11 @@ def adaptation_for_refusal(
         return None
     unsupported = str(error.get("code") or "") in _UNSUPPORTED_CODES or bool(_UNSUPPORTED_RE.search(message))
     ranged = bool(_RANGE_RE.search(message) or _MAX_RE.search(message))
-    if not unsupported and not (ranged and param not in NEEDED_PARAMS):
+    named = isinstance(error.get("param"), str) and _top_level(error["param"]) == param  # the error's own field
+    if param in NEEDED_PARAMS and not unsupported:
         return None  # a refusal of this request's content (a prompt too long, ...), not of a parameter
+    if not (unsupported or ranged or named):
+        return None
     source = f"the server refused it ({message.strip()[:160]})"
     if param in NEEDED_PARAMS:
         return Unadaptable(param, f"the server refuses '{param}', which every request of this kind needs")

@@ -207,8 +207,8 @@ def build_leaderboard(
         return board
     board = board.merge(_role_costs(turns, verdicts, finals), on=CELL, how="left")
     board = board.merge(reply_conditions(turns).drop(columns="n_replies"), on=CELL, how="left")
-    board["cut_replies"] = board["cut_replies"].fillna(0).astype("int64")
-    board["sampling_adapted"] = board["sampling_adapted"].fillna(False).astype(bool)
+    board["cut_replies"] = pd.to_numeric(board["cut_replies"]).fillna(0).astype("int64")
+    board["sampling_adapted"] = board["sampling_adapted"].astype("boolean").fillna(False).astype(bool)
     rates = flag_rates(audit) if audit is not None else pd.DataFrame(columns=[*CELL, "simulator_flag_rate"])
     board = board.merge(rates, on=CELL, how="left")
     shares = (

@@ -60,13 +60,33 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
         ]
         if not result.success:
             lines += [
-                f"         step {event.step_key}: {event.message}"
+                f"         step {event.step_key}: {failure_reason(event)}"
                 for event in result.all_events
                 if event.is_failure and event.step_key
             ]
         lines += [f"         check {line}" for line in failed_checks]
         lines += [f"         warning {line}" for line in failed_warn_checks(result.get_asset_check_evaluations())]
     return ok, "\n".join(lines)
+
+
+# Errors whose message says all a user needs (the model, role, endpoint and the server's reason, or the fix): the run's
+# summary shows the message without the exception's class.
+SELF_EXPLAINING_ERRORS = frozenset({"IncompatibleEndpointError", "MissingApiKeyError"})
+
+
+def failure_reason(event) -> str:
+    """Why a step failed, for the run's summary line: the first line of the exception that failed it (the innermost
+    cause of Dagster's wrapper), or the event's own message when it carries none."""
+    error = getattr(getattr(event, "step_failure_data", None), "error", None)
+    while error is not None and getattr(error, "cause", None) is not None:
+        error = error.cause
+    lines = (getattr(error, "message", "") or "").strip().splitlines()
+    if not lines:
+        return event.message or "failed"
+    first = lines[0]
+    if getattr(error, "cls_name", None) in SELF_EXPLAINING_ERRORS and ": " in first:
+        return first.split(": ", 1)[1]
+    return first
 
 
 def failed_error_checks(evaluations) -> list[str]:

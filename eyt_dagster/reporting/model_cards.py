@@ -323,8 +323,12 @@ def build_model_cards(
         resamples=slate.bootstrap_resamples,
         seed=slate.seed,
     )
+    for half in (eyt, speech, voice):  # an empty half's ids would be float64 (or none), which merge with no text
+        half["target"] = half["target"].astype(object) if "target" in half else pd.Series(dtype=object)
     ids = sorted(set(eyt["target"]) | set(speech["target"]) | set(voice["target"]))
-    cards = pd.DataFrame({"target": ids})
+    if not ids:  # no model has results yet (every cell failed): the contract's columns, no row
+        return pd.DataFrame(columns=[c for c in MODEL_CARD_COLUMNS if c != "created_at"])
+    cards = pd.DataFrame({"target": pd.Series(ids, dtype=object)})
     cards = cards.merge(eyt, on="target", how="left").merge(speech, on="target", how="left")
     cards = cards.merge(voice, on="target", how="left")
     cards["has_eyt_bench"] = cards["target"].isin(set(eyt["target"]))
@@ -343,7 +347,7 @@ def build_model_cards(
         bool(b) if not pd.isna(b) else t in recorded for t, b in zip(cards["target"], cards["is_baseline"])
     ]
     cards = cards.merge(target_adaptations(leaderboard, choices), on="target", how="left")
-    cards["sampling_adapted"] = cards["sampling_adapted"].fillna(False).astype(bool)
+    cards["sampling_adapted"] = cards["sampling_adapted"].astype("boolean").fillna(False).astype(bool)
     cards["slate"] = slate.name
     cards["slate_seed"] = slate.seed
     return cards.reindex(columns=[c for c in MODEL_CARD_COLUMNS if c != "created_at"])
