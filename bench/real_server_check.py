@@ -70,22 +70,23 @@ def wait_healthy(base: str, proc: subprocess.Popen, timeout_s: float = 120.0) ->
     raise SystemExit(f"llama-server did not answer {base}/health within {timeout_s:.0f} s")
 
 
-def model_entry(model_id: str, family: str, base_url: str, max_tokens: int, timeout_s: float) -> dict:
+def model_entry(model_id: str, family: str, base_url: str, args: argparse.Namespace) -> dict:
     return {
         "id": model_id,
         "provider": "openai",
         "model": "local",
         "family": family,
         "base_url": base_url,
+        "profile": args.profile,
         "temperature": 0.0,
-        "max_tokens": max_tokens,
-        "timeout_s": timeout_s,
+        "max_tokens": args.max_tokens,
+        "timeout_s": args.timeout_s,
         "max_concurrency": 4,
     }
 
 
 def write_slate(path: Path, base_url: str, args: argparse.Namespace) -> None:
-    target = model_entry("smol-target", "smollm2", base_url, args.max_tokens, args.timeout_s)
+    target = model_entry("smol-target", "smollm2", base_url, args)
     target |= {"benchmarks": ["eyt_bench", "speech_eq"], "speech_input": "oracle_text"}
     slate = {
         "name": "real-server-check",
@@ -96,9 +97,9 @@ def write_slate(path: Path, base_url: str, args: argparse.Namespace) -> None:
         # the same small model plays every role: say so rather than hide it behind different family names
         "allow_same_family": True,
         "pools": {args.pool: {"source": "fixture"}},
-        "simulator": model_entry("smol-simulator", "smollm2", base_url, args.max_tokens, args.timeout_s),
+        "simulator": model_entry("smol-simulator", "smollm2", base_url, args),
         "targets": [target],
-        "judges": [model_entry("smol-judge", "smollm2", base_url, args.max_tokens, args.timeout_s)],
+        "judges": [model_entry("smol-judge", "smollm2", base_url, args)],
         "speech": {"evaluation": {"conditions": ["default"], "inference": ["sequential", "direct"]}},
     }
     path.write_text(yaml.safe_dump(slate, sort_keys=False))
@@ -109,7 +110,7 @@ def write_packaged_slate(path: Path, base_url: str, args: argparse.Namespace) ->
     slate = yaml.safe_load((ROOT / "eyt_dagster" / "slates" / "default.yaml").read_text())
 
     def remote(model_id: str, family: str = "smollm2", **extra) -> dict:
-        return model_entry(model_id, family, base_url, args.max_tokens, args.timeout_s) | extra
+        return model_entry(model_id, family, base_url, args) | extra
 
     slate.update(
         name="real-server-packaged",
@@ -212,6 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ctx-size", type=int, default=16384, help="llama-server context, shared by its slots")
     parser.add_argument("--parallel", type=int, default=4, help="llama-server slots")
     parser.add_argument(
+        "--threads",
+        type=int,
+        help="llama-server's generation threads (-t; default: the server's own choice, every core): fewer leave "
+        "cores to the project's workers on a small machine",
+    )
+    parser.add_argument(
+        "--profile",
+        default="llama.cpp",
+        help="the slate's profile for every model on the server (default llama.cpp; auto to try the detection)",
+    )
+    parser.add_argument(
         "--port",
         type=int,
         help="llama-server port (default: a free one); the base URL is part "
@@ -236,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         str(args.ctx_size),
         "--parallel",
         str(args.parallel),
+        *(["--threads", str(args.threads)] if args.threads else []),
     ]
     print("starting:", " ".join(command))
     with server_log.open("w") as log:

@@ -81,6 +81,35 @@ _log = logging.getLogger("eyt.providers")
 # cache once, so a lesson one thread learns is used by every later request at once.
 _LESSONS: dict[tuple[str, str, str], list[Adaptation]] = {}
 _LESSONS_LOCK = threading.Lock()
+# The first request of a process to an endpoint goes alone: the requests that arrive meanwhile wait for it, so a
+# lesson it learns is used by all of them instead of each being refused for the same parameter.
+_PROBED: set[tuple[str, str, str]] = set()
+_PROBES: dict[tuple[str, str, str], threading.Lock] = {}
+
+
+class _FirstRequest:
+    """Held by the first request to an endpoint; a request that waited for it goes on as soon as it is through."""
+
+    def __init__(self, key: tuple[str, str, str]) -> None:
+        self.key = key
+        with _LESSONS_LOCK:
+            self.lock = None if key in _PROBED else _PROBES.setdefault(key, threading.Lock())
+        self.held = False
+
+    def __enter__(self) -> None:
+        if self.lock is None:
+            return
+        self.lock.acquire()
+        with _LESSONS_LOCK:
+            self.held = self.key not in _PROBED
+        if not self.held:
+            self.lock.release()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            with _LESSONS_LOCK:
+                _PROBED.add(self.key)
+            self.lock.release()  # type: ignore[union-attr]
 
 
 class MissingApiKeyError(RuntimeError):
@@ -389,7 +418,7 @@ class ChatTransport:
         extra_fields = frozenset(settings["extra_body"] or {})
         started = time.perf_counter()
         resent = 0
-        with self._http.track() as attempts:
+        with _FirstRequest(self._lessons_key), self._http.track() as attempts:
             while True:
                 wire = dict(body)
                 used = self.adaptations()

@@ -402,3 +402,18 @@ def test_an_incompatible_endpoint_fails_the_cell_at_once_with_one_clear_line(tmp
     # only the calls already under way when the first refusal came (each dialogue's perception and reply go out
     # together): none was retried, and no later call was sent
     assert len(server.chat_requests) <= 4
+
+
+def test_requests_in_flight_together_learn_each_lesson_once(cache: CallCache) -> None:
+    """Eight questions at once to a reasoning model behind an unknown address: the first request goes alone and
+    learns both lessons, so the server refuses exactly two requests, not two per thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with serve(behave_as("openai-reasoning", judge_verdict), delay_s=0.05) as server:
+        c = client(server.base_url, cache, temperature=0.7, max_concurrency=8)
+        questions = [[*MESSAGES, {"role": "user", "content": f"question {i}"}] for i in range(8)]
+        with ThreadPoolExecutor(8) as pool:
+            replies = list(pool.map(lambda m: c.complete_text(m, purpose="respond"), questions))
+    assert all(r.value == "A plain answer." for r in replies)
+    refused = [r for r in server.chat_requests if "max_tokens" in r.json or "temperature" in r.json]
+    assert len(server.chat_requests) == 8 + 2 and len(refused) == 2
