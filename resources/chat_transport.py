@@ -132,7 +132,7 @@ class FormatRejectedError(ModelCallError):
     """The server refused the response_format it was sent (a 400/422 naming it)."""
 
 
-class RequestRefused(ModelCallError, RequestRefusedError):
+class RefusedRequestError(ModelCallError, RequestRefusedError):
     """The server refused the request itself (400 / 413 / 422 not about the response format)."""
 
 
@@ -422,7 +422,7 @@ class ChatTransport:
             while True:
                 wire = dict(body)
                 used = self.adaptations()
-                notes, _ = adapt(wire, used)
+                notes = adapt(wire, used)
                 try:
                     completion = sdk.post(CHAT_PATH, body=wire, cast_to=ChatCompletion)
                     break
@@ -545,6 +545,10 @@ class ChatTransport:
         failure = "format_rejected" if rejected_format else failure
         self._record_failed(purpose, key, error=what, failure=failure, latency_s=latency, retries=attempts.retries)
         error_type = (
-            FormatRejectedError if rejected_format else RequestRefused if status in REFUSED_STATUSES else ModelCallError
+            FormatRejectedError
+            if rejected_format
+            else RefusedRequestError
+            if status in REFUSED_STATUSES
+            else ModelCallError
         )
         return error_type(message, model_id=self.model_id, base_url=self.base_url, status=status, kind=failure)

@@ -22,6 +22,7 @@ from eyt_dagster.core.provider_profiles import (
     Unadaptable,
     adapt,
     adaptation_for_refusal,
+    changes_condition,
     detect_profile,
     nearest_effort,
 )
@@ -29,7 +30,7 @@ from eyt_dagster.core.reasoning import reasoning_tokens, split_inline, split_rep
 from eyt_dagster.eyt_bench.types import FinalVerdict
 from resources.call_cache import CallCache
 from resources.chat_client import OpenAIChatClient
-from resources.chat_transport import IncompatibleEndpointError, RequestRefused
+from resources.chat_transport import IncompatibleEndpointError, RefusedRequestError
 
 from openai_stub_server import ScriptedReplies, StubResponse, chat_completion, error_response, serve
 from provider_behaviours import BEHAVIOURS, HIDDEN_REASONING_TOKENS, REASONING_MARK, behave_as, returns_reasoning
@@ -110,30 +111,27 @@ def test_auto_picks_the_profile_from_the_base_url_and_model(base_url: str, model
 
 def test_a_reasoning_profile_adapts_the_request_and_says_so() -> None:
     body = {"model": "gpt-5-mini", "messages": [], "max_tokens": 1024, "temperature": 0.7, "reasoning_effort": "medium"}
-    notes, changed = adapt(body, PROFILES["openai-reasoning"].adaptations)
+    notes = adapt(body, PROFILES["openai-reasoning"].adaptations)
     assert body == {"model": "gpt-5-mini", "messages": [], "max_completion_tokens": 1024, "reasoning_effort": "medium"}
     assert notes == [
         "max_tokens sent as max_completion_tokens",
         "temperature: provider default (1); the slate asked 0.7",
     ]
-    assert changed  # a different sampling condition
+    assert [changes_condition(n) for n in notes] == [False, True]  # a different sampling condition
     same = {"messages": [], "max_tokens": 8, "temperature": 1.0}
-    assert adapt(same, PROFILES["openai-reasoning"].adaptations) == (
-        ["max_tokens sent as max_completion_tokens"],
-        False,
-    )
+    assert adapt(same, PROFILES["openai-reasoning"].adaptations) == ["max_tokens sent as max_completion_tokens"]
 
 
 def test_anthropic_caps_temperature_and_ignores_reasoning_effort() -> None:
     body = {"messages": [], "temperature": 1.3, "max_tokens": 10, "reasoning_effort": "high"}
-    notes, changed = adapt(body, PROFILES["anthropic"].adaptations)
+    notes = adapt(body, PROFILES["anthropic"].adaptations)
     assert body == {"messages": [], "temperature": 1.0, "max_tokens": 10}
     assert notes == [
         "temperature: 1 (the provider's maximum); the slate asked 1.3",
         "reasoning_effort: provider default; the slate asked high",
     ]
-    assert changed and not PROFILES["anthropic"].honours_response_format
-    assert adapt({"temperature": 0.2}, PROFILES["anthropic"].adaptations) == ([], False)
+    assert all(map(changes_condition, notes)) and not PROFILES["anthropic"].honours_response_format
+    assert adapt({"temperature": 0.2}, PROFILES["anthropic"].adaptations) == []
 
 
 def test_an_effort_the_provider_lacks_maps_to_its_nearest() -> None:
@@ -142,10 +140,9 @@ def test_an_effort_the_provider_lacks_maps_to_its_nearest() -> None:
     assert nearest_effort("high", ("low", "medium")) == "medium"
     assert nearest_effort("medium", ("minimal", "low", "medium", "high")) == "medium"
     body = {"reasoning_effort": "minimal"}
-    assert adapt(body, PROFILES["ollama"].adaptations) == (
-        ["reasoning_effort: low (the provider has no 'minimal'); the slate asked minimal"],
-        True,
-    )
+    assert adapt(body, PROFILES["ollama"].adaptations) == [
+        "reasoning_effort: low (the provider has no 'minimal'); the slate asked minimal"
+    ]
 
 
 # -- what a refusal teaches ----------------------------------------------------------------------------------
@@ -323,7 +320,7 @@ def test_a_refusal_no_adaptation_helps_fails_at_once_with_the_reason(cache: Call
 def test_an_ordinary_refusal_is_still_a_per_item_refusal(cache: CallCache) -> None:
     too_long = error_response(400, "Invalid 'messages[1].content': string too long.", param="messages[1].content")
     with serve(ScriptedReplies([too_long])) as server:
-        with pytest.raises(RequestRefused) as info:
+        with pytest.raises(RefusedRequestError) as info:
             client(server.base_url, cache).complete_text(MESSAGES, purpose="respond")
     assert "string too long" in str(info.value) and len(server.chat_requests) == 1
 

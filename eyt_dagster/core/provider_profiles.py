@@ -6,8 +6,9 @@ providers, with the public page each row comes from, is in docs/remote-models.md
 An adaptation changes how one request parameter travels: `rename` it (max_tokens -> max_completion_tokens), `drop` it
 (the provider's default applies), `clamp` it into the provider's range, or `map` a value the provider does not take
 to the nearest one it does. Each applied adaptation leaves a note in the call's ledger row, the run log and the rows
-the call fed ("temperature: provider default (1); the slate asked 0.7"). An adaptation that changes a sampling
-setting's value is a different experimental condition (`changes_condition`), which the leaderboard flags.
+the call fed ("temperature: provider default (1); the slate asked 0.7"). A note of a sampling setting sent with
+another value than the slate's is a different experimental condition (`changes_condition`), which the leaderboard
+flags.
 """
 
 from __future__ import annotations
@@ -73,13 +74,6 @@ class Adaptation:
             return None
         body[self.param] = sent
         return f"{self.param}: {sent} (the provider has no '{asked}'); the slate asked {asked}"
-
-    def changes_condition(self, body: dict[str, Any]) -> bool:
-        """Whether applying this to `body` changes a sampling setting's value (not only its name)."""
-        if self.param not in SAMPLING_PARAMS or self.param not in body or self.action == "rename":
-            return False
-        trial = dict(body)
-        return self.apply(trial) is not None
 
     def describe(self) -> str:
         """The adaptation in words, for the docs and the model card."""
@@ -347,14 +341,8 @@ def adaptations_warning(role: str, model_id: str, notes: tuple[str, ...]) -> str
     )
 
 
-def adapt(body: dict[str, Any], adaptations: tuple[Adaptation, ...] | list[Adaptation]) -> tuple[list[str], bool]:
-    """Apply `adaptations` to `body` in place: the notes of those that changed it, and whether one of them changed a
-    sampling setting's value (a different experimental condition)."""
-    notes: list[str] = []
-    changed = False
-    for adaptation in adaptations:
-        changed = changed or adaptation.changes_condition(body)
-        note = adaptation.apply(body)
-        if note is not None:
-            notes.append(note)
-    return notes, changed
+def adapt(body: dict[str, Any], adaptations: tuple[Adaptation, ...] | list[Adaptation]) -> list[str]:
+    """Apply `adaptations` to `body` in place: the notes of those that changed it (changes_condition says which of
+    them sent a sampling setting with another value than the slate's)."""
+    notes = [adaptation.apply(body) for adaptation in adaptations]
+    return [note for note in notes if note is not None]
