@@ -454,7 +454,7 @@ class OpenAIChatClient:
             self._record(outcome, purpose, error=str(exc), failure="invalid_reply")
             raise
         self._record(outcome, purpose)
-        return Reply(value=value, raw=outcome.text, stats=outcome.stats)
+        return Reply(value=value, raw=outcome.text, stats=outcome.stats, reasoning=outcome.reasoning)
 
     def complete_json(self, messages: Messages, schema: type[M], *, purpose: str) -> Reply[M]:
         """Send the messages; return the reply validated as `schema`, re-asking on a reply that does
