@@ -16,7 +16,9 @@ from eyt_dagster.eyt_bench.types import ChatSeed
 from resources.eyt_roles import EytRoles
 from resources.model_access import ModelAccess
 
-LOGIC_VERSION = "2"
+LOGIC_VERSION = (
+    "3"  # 3: a thinking target's reasoning apart from response_text; reasoning tokens, cut replies, adaptations
+)
 PROMPT_KEYS = ("simulator", "perception", "target")
 PROMPT_HASH = prompt_hash(*PROMPT_KEYS)  # English; a pool in another language records its own
 

@@ -19,7 +19,7 @@ from resources.report_reads import CARD_READS, card_inputs
 
 # 2: the spoken EYT-Bench's half (voice_* columns, has_eyt_voice); 3: the Chinese pool's columns (eyt_cped_*), each
 # pool's language and its share of replies in that language
-LOGIC_VERSION = "3"
+LOGIC_VERSION = "4"  # 4: eyt_cut_replies, adaptations, sampling_adapted
 BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE_POINTS}."
 
 

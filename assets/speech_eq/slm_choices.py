@@ -17,7 +17,7 @@ from resources.data_paths import resolve_path_columns
 from resources.model_access import ModelAccess
 from resources.speech_roles import SpeechRoles
 
-LOGIC_VERSION = "3"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns
+LOGIC_VERSION = "4"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns; 4: reasoning_tokens, adaptations
 
 
 @lru_cache(maxsize=1)
