@@ -212,7 +212,10 @@ def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path,
     last = lines[-1]
     assert last.startswith("dialogues done: 3 of 3 (chat-model on nemotron_usa), ETA 0 s; calls ")
     assert f"429s {handler.limited}," in last, last
-    assert int(re.search(r"retries (\d+)", last).group(1)) >= handler.limited
+    # every 429 was retried by the SDK, or counted as the HTTP failure that ended its call (the server limits by request
+    # count across threads, so on a loaded machine one call can meet a 429 at each attempt until its retries run out)
+    failed = re.search(r"failures: http (\d+)", last)
+    assert int(re.search(r"retries (\d+)", last).group(1)) + (int(failed.group(1)) if failed else 0) >= handler.limited
     assert "in flight: chat-model-v1 @ http://127.0.0.1:" in last and "sim-model-v1 @" in last
     assert float(re.search(r"cost \$([0-9.]+)", last).group(1)) > 0
     assert seen and all(b.status == RUNNING and b.pid == os.getpid() for b in seen)
