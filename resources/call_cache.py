@@ -110,7 +110,9 @@ CREATE TABLE IF NOT EXISTS json_modes (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (model, base_url)
 );
-CREATE TABLE IF NOT EXISTS adaptations (
+"""
+# The adaptations table's columns, the same in SQLite and Postgres (resources/postgres_stores.py).
+ADAPTATIONS_TABLE = """(
     model TEXT NOT NULL,
     base_url TEXT NOT NULL,
     param TEXT NOT NULL,
@@ -119,8 +121,8 @@ CREATE TABLE IF NOT EXISTS adaptations (
     source TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (model, base_url, param)
-);
-"""
+)"""
+_SCHEMA += f"CREATE TABLE IF NOT EXISTS adaptations {ADAPTATIONS_TABLE};\n"
 
 # Columns added after the first release of each table: a file written before gets them (old rows: NULL).
 ADDED_COLUMNS = {

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from resources.call_cache import ADDED_COLUMNS, REPLY_COLUMNS, REPLY_READ
+from resources.call_cache import ADAPTATIONS_TABLE, ADDED_COLUMNS, REPLY_COLUMNS, REPLY_READ
 from resources.postgres_db import PostgresDatabase, advisory_key
 
 SCHEMA_NAME = "eyt"
@@ -78,16 +78,7 @@ CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.json_modes (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (model, base_url)
 );
-CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.adaptations (
-    model TEXT NOT NULL,
-    base_url TEXT NOT NULL,
-    param TEXT NOT NULL,
-    action TEXT NOT NULL,
-    value TEXT,
-    source TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (model, base_url, param)
-);
+CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.adaptations {ADAPTATIONS_TABLE};
 {_ADDED}
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.embeddings (
     model TEXT NOT NULL,

@@ -7,7 +7,6 @@ import string
 import duckdb
 import pandas as pd
 import pytest
-from test_remote_path import KEY, remote
 
 from eyt_dagster.eyt_bench.chat_roles import transcript
 from eyt_dagster.eyt_bench.personas import PersonaSchemaError
@@ -24,6 +23,7 @@ from conftest import write_slate
 from openai_stub_server import serve
 from pipeline import materialize_all, materialize_unified
 from role_play import ZH, RolePlay
+from test_remote_path import KEY, remote
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from asgi_get import get
-from test_remote_path import KEY, remote
 
 from eyt_dagster.core.explorer_links import dialogue_path
 from eyt_dagster.core.samples import sample_seed
@@ -22,6 +21,7 @@ from conftest import write_slate
 from openai_stub_server import serve
 from pipeline import materialize_all
 from role_play import RolePlay
+from test_remote_path import KEY, remote
 
 # -- the decomposition, by hand ---------------------------------------------------------------------------
 

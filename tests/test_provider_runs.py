@@ -24,6 +24,7 @@ from openai_stub_server import serve
 from pipeline import materialize_all
 from provider_behaviours import HIDDEN_REASONING_TOKENS, REASONING_MARK, behave_as, returns_reasoning
 from role_play import RolePlay
+from test_remote_path import KEY, remote
 from test_speech_generators import SpeechPlay
 
 pytestmark = pytest.mark.slow
@@ -60,17 +61,7 @@ class EveryRole:
 
 def model(model_id: str, family: str, base_url: str, profile: str, behaviour: str) -> dict[str, Any]:
     extra = {"google": {"thinking_config": {"include_thoughts": True}}} if behaviour == "gemini" else {}
-    return {
-        "id": model_id,
-        "provider": "openai",
-        "model": f"{model_id}-v1",
-        "family": family,
-        "base_url": base_url,
-        "profile": profile,
-        "max_retries": 0,
-        "max_concurrency": 2,
-        "extra_body": extra,
-    }
+    return remote(model_id, family, base_url, profile=profile, max_retries=0, extra_body=extra)
 
 
 def text_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
@@ -78,7 +69,10 @@ def text_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("behaviour", "profile"), RUNS, ids=[f"{b}-as-{p}" for b, p in RUNS])
-def test_a_run_against_each_provider_finishes_every_dialogue(tmp_path: Path, behaviour: str, profile: str) -> None:
+def test_a_run_against_each_provider_finishes_every_dialogue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str, profile: str
+) -> None:
+    monkeypatch.setenv("EYT_TEST_KEY", KEY)
     roles = EveryRole()
     with serve(behave_as(behaviour, roles)) as server:
         url = server.base_url

@@ -414,3 +414,42 @@ def test_requests_in_flight_together_learn_each_lesson_once(cache: CallCache) ->
     assert all(r.value == "A plain answer." for r in replies)
     refused = [r for r in server.chat_requests if "max_tokens" in r.json or "temperature" in r.json]
     assert len(server.chat_requests) == 8 + 2 and len(refused) == 2
+
+
+def test_a_cache_file_written_before_reasoning_and_adaptations_gets_them(tmp_path: Path) -> None:
+    """A call cache from before this release (replies without reasoning or adaptation columns, no adaptations table):
+    its old reply still reads (its inline <think> block split off at read time), and new rows keep the new fields."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute(
+            "CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL, tokens_in INTEGER NOT"
+            " NULL, tokens_out INTEGER NOT NULL, latency_s REAL NOT NULL, finish_reason TEXT, created_at TEXT NOT NULL)"
+        )
+        old.execute(
+            "INSERT INTO replies VALUES ('k', 'm', '<think>old plan</think>Old answer.', 5, 8, 0.1, 'stop', 't')"
+        )
+    with CallCache(path) as cache:
+        old_reply = cache.get("k")
+        assert old_reply is not None and old_reply.reasoning is None and old_reply.text.startswith("<think>")
+        cache.put(
+            "k2",
+            model="m",
+            text="New.",
+            tokens_in=1,
+            tokens_out=9,
+            latency_s=0.1,
+            reasoning="why",
+            reasoning_tokens=4,
+            adaptations="max_tokens sent as max_completion_tokens",
+        )
+        new = cache.get("k2")
+        assert new is not None and (new.reasoning, new.reasoning_tokens) == ("why", 4)
+        assert new.notes == ("max_tokens sent as max_completion_tokens",)
+        cache.set_adaptation("m", "http://h/v1/", Adaptation("temperature", "drop", 1, "the server refused it"))
+        assert cache.adaptations("m", "http://h/v1") == [Adaptation("temperature", "drop", 1, "the server refused it")]
+    with serve(ScriptedReplies([])) as server:  # the old reply, read through a client: answer and reasoning apart
+        c = client(server.base_url, CallCache(path))
+        outcome = c._outcome(old_reply, "k", cached=True, retries=0)
+    assert (outcome.text, outcome.reasoning) == ("Old answer.", "old plan") and outcome.stats.reasoning_tokens > 0
