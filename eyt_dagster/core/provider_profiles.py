@@ -104,14 +104,14 @@ def nearest_effort(asked: str, allowed: tuple[str, ...]) -> str:
 class ProviderProfile:
     """What one kind of server takes. `adaptations` apply to every request; `honours_response_format` False: the
     server ignores response_format, so JSON calls start in the mode that spells the schema out in the prompt;
-    `reasoning_fields`: the message fields its reasoning text may arrive in; `page`: the public documentation."""
+    `page`: the public documentation. Reasoning is read from every field and block any provider uses
+    (eyt_dagster/core/reasoning.py), so it needs no setting here."""
 
     name: str
     title: str
     page: str
     adaptations: tuple[Adaptation, ...] = ()
     honours_response_format: bool = True
-    reasoning_fields: tuple[str, ...] = ("reasoning_content", "reasoning")
 
 
 def _profile(name: str, title: str, page: str, *adaptations: Adaptation, **flags: Any) -> ProviderProfile:
