@@ -184,7 +184,9 @@ def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path,
         while not stop.wait(0.05):
             seen.extend(b for b in read_heartbeats(data) if b.step == "dialogue__dialogue_turns")
 
-    with serve(handler, delay_s=0.05) as server:
+    # 0.25 s a reply: the dialogues' calls span several of the heartbeat's 1 s rewrites, also on a fast machine (at
+    # 0.05 s they could all end between two rewrites, and the watcher then saw no call in flight)
+    with serve(handler, delay_s=0.25) as server:
         slate = write_slate(
             tmp_path,
             pools={"nemotron_usa": {"source": "fixture"}},
