@@ -10,6 +10,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output
 
 from eyt_dagster.core import explorer_links
+from eyt_dagster.core.errors import failures_line
 from eyt_dagster.core.replies import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
@@ -97,6 +98,9 @@ def large_table_output(df: pd.DataFrame, **metadata: Any) -> Output[pd.DataFrame
 def _output(df: pd.DataFrame, version: DataVersion, metadata: dict[str, Any]) -> Output[pd.DataFrame]:
     meta: dict[str, Any] = {"dagster/row_count": len(df), "preview": markdown_preview(df)}
     if "error" in df.columns:
-        meta["error_rows"] = int(df["error"].notna().sum())
+        errors = df[df["error"].notna()]
+        meta["error_rows"] = len(errors)
+        if len(errors):  # what `eyt refresh` and the run summary say about the partition (eyt_dagster/staleness.py)
+            meta["failures"] = failures_line(errors)
     meta.update(metadata)
     return Output(df, metadata=meta, data_version=version)

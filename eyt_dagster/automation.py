@@ -144,18 +144,21 @@ class InSlate(AutomationCondition):
 _LATEST: list = [None, None]  # (evaluation, staleness.Latest): the records read once per evaluation, for all assets
 
 
-def _latest_for(context: AutomationContext) -> staleness.Latest:
+def _latest_for(context: AutomationContext, attempts_per_day: int | None) -> staleness.Latest:
     instance = context.asset_graph_view.instance
-    evaluation = (context.evaluation_time, id(instance))
+    evaluation = (context.evaluation_time, id(instance), attempts_per_day)
     if _LATEST[0] != evaluation:
-        _LATEST[:] = [evaluation, staleness.Latest(instance)]
+        _LATEST[:] = [evaluation, staleness.Latest(instance, attempts_per_day)]
     return _LATEST[1]
 
 
 class OutOfDate(AutomationCondition):
     """True for the partitions that are missing, or whose code version or inputs changed since their latest
-    materialisation (eyt_dagster/staleness.py). Never for a source asset (the slate's settings): it is observed,
-    not computed."""
+    materialisation, or whose latest attempt failed while the slate's attempts_per_day allows another run
+    (eyt_dagster/staleness.py). Never for a source asset (the slate's settings): it is observed, not computed."""
+
+    def __init__(self, attempts_per_day: int | None = None) -> None:
+        self.attempts_per_day = attempts_per_day
 
     @property
     def name(self) -> str:
@@ -168,17 +171,55 @@ class OutOfDate(AutomationCondition):
     def evaluate(self, context: AutomationContext) -> AutomationResult:
         if not context.asset_graph.get(context.key).is_materializable:  # a settings source: an input, never run
             return AutomationResult(context, context.get_empty_subset())
-        latest = _latest_for(context)
+        latest = _latest_for(context, self.attempts_per_day)
         with partition_loading_context(dynamic_partitions_store=context.asset_graph_view.instance):
             return _partitions_where(
                 context,
-                lambda p: staleness.state(context.asset_graph, latest, context.key, p).status != staleness.FRESH,
+                lambda p: (
+                    staleness.state(context.asset_graph, latest, context.key, p).status
+                    not in (staleness.FRESH, staleness.GAVE_UP)
+                ),
             )
 
 
-def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
-    """The automation condition of every asset, for a slate's pools and targets (`keys`, from slate_keys)."""
-    out_of_date = OutOfDate()
+class RetryDue(AutomationCondition):
+    """True for the partitions whose latest attempt failed (staleness.FAILED) and whose latest run started at least
+    a day / attempts_per_day ago: the daemon spreads its retries of a partition that keeps failing over the day
+    instead of spending them on consecutive ticks. (`eyt refresh` runs a failed partition at once.)"""
+
+    def __init__(self, attempts_per_day: int) -> None:
+        self.attempts_per_day = attempts_per_day
+
+    @property
+    def name(self) -> str:
+        return "retry_due"
+
+    @property
+    def description(self) -> str:
+        return f"The latest attempt failed, and its run started at least 24 h / {self.attempts_per_day} ago"
+
+    def evaluate(self, context: AutomationContext) -> AutomationResult:
+        if not context.asset_graph.get(context.key).is_materializable:
+            return AutomationResult(context, context.get_empty_subset())
+        latest = _latest_for(context, self.attempts_per_day)
+        spacing = staleness.DAY_S / self.attempts_per_day
+        now = context.evaluation_time.timestamp()
+
+        def due(partition: str | None) -> bool:
+            found = staleness.state(context.asset_graph, latest, context.key, partition)
+            if found.status != staleness.FAILED:
+                return False
+            failure = latest.failure(context.key, partition, context.asset_graph.get(context.key).check_keys)
+            return failure is not None and now - failure.last_attempt >= spacing
+
+        with partition_loading_context(dynamic_partitions_store=context.asset_graph_view.instance):
+            return _partitions_where(context, due)
+
+
+def condition(keys: Mapping[str, Collection[str]], attempts_per_day: int = 4) -> AutomationCondition:
+    """The automation condition of every asset, for a slate's pools and targets (`keys`, from slate_keys) and its
+    attempts_per_day."""
+    out_of_date = OutOfDate(attempts_per_day)
     # newly out of date, or a new code version while still out of date (a failed partition is retried when the
     # code changes, not on every tick); remembered until the partition is requested or updated. Not
     # `since_last_handled()`: it also counts the first evaluation as handled, so a first evaluation (every
@@ -186,7 +227,7 @@ def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
     handled = (AutomationCondition.newly_requested() | AutomationCondition.newly_updated()).with_label("handled")
     fires = (
         (out_of_date.newly_true() | AutomationCondition.code_version_changed()).since(handled) & out_of_date
-    ).with_label("out_of_date_since_handled")
+    ).with_label("out_of_date_since_handled") | RetryDue(attempts_per_day)
     # a parent that runs in the same run (same partition) is requested: this partition is recomputed with it
     follows = AutomationCondition.any_deps_match(AutomationCondition.will_be_requested()).with_label(
         "any_deps_will_be_requested"
@@ -195,7 +236,7 @@ def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
     # (re)computed, rather than run now on old inputs and again afterwards (a cell waits for its pool, a report for
     # every cell of the slate; partitions outside the slate never hold anything up)
     deps_pending = AutomationCondition.any_deps_match(
-        InSlate(keys) & OutOfDate() & ~AutomationCondition.will_be_requested()
+        InSlate(keys) & OutOfDate(attempts_per_day) & ~AutomationCondition.will_be_requested()
     ).with_label("any_slate_deps_out_of_date")
     return (
         InSlate(keys)
@@ -206,11 +247,11 @@ def condition(keys: Mapping[str, Collection[str]]) -> AutomationCondition:
     ).with_label("eyt_refresh")
 
 
-def with_automation(assets: Sequence, keys: Mapping[str, Collection[str]]) -> list:
+def with_automation(assets: Sequence, keys: Mapping[str, Collection[str]], attempts_per_day: int = 4) -> list:
     """The assets with the project's automation condition on every materialisable asset."""
 
     def add(spec):
-        return spec.replace_attributes(automation_condition=condition(keys))
+        return spec.replace_attributes(automation_condition=condition(keys, attempts_per_day))
 
     return list(map_asset_specs(add, assets))
 

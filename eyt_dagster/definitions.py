@@ -137,7 +137,10 @@ def warehouse_catalog() -> Catalog:
 def assets_for(slate: Slate) -> list:
     """Every asset, with the slate's settings as tracked inputs and the automation condition that keeps the slate's
     partitions up to date (docs/refresh.md), and the settings source assets."""
-    return [*SETTINGS_ASSETS, *with_automation(track_settings(BASE_ASSETS, slate), slate_keys(slate))]
+    return [
+        *SETTINGS_ASSETS,
+        *with_automation(track_settings(BASE_ASSETS, slate), slate_keys(slate), slate.attempts_per_day),
+    ]
 
 
 def build_resources(slate_path: str | None = None) -> dict[str, object]:

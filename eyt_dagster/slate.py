@@ -124,6 +124,13 @@ class Slate(BaseModel):
         description="Share of a target x pool cell's dialogues that may stay unfinished (a failed call) before the "
         "cell's run counts as failed; a cell with no finished dialogue always fails.",
     )
+    attempts_per_day: int = Field(
+        default=4,
+        ge=1,
+        description="How many runs of a partition whose work failed (a failed or interrupted run, error rows, a "
+        "failed ERROR check) `eyt refresh` and the daemon make in any 24 hours, the failed one included; then the "
+        "partition is left alone, and says so, until a day has passed or `eyt run` runs it.",
+    )
     alpha: float = Field(default=0.10, gt=0.0, lt=0.5)
     judge_scale: Literal["three_point", "binary"] = "three_point"
     allow_same_family: bool = Field(default=False, description="Allow a target of the judge's family (flagged).")

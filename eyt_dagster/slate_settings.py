@@ -269,8 +269,18 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
 
 # Slate fields no asset reads as a setting: checked when the slate loads, read through the partitions
 # (pools: dialogue/pool_settings; targets: the target_settings sources and the `targets` flags), or read by an
-# asset check only (max_unfinished_fraction: a changed threshold judges the next run, it changes no row).
-NOT_READ = frozenset({"allow_same_family", "pools", "speech.models", "speech.released_path", "max_unfinished_fraction"})
+# asset check only (max_unfinished_fraction: a changed threshold judges the next run, it changes no row), or read by
+# the planning of runs only (attempts_per_day: how often a failing partition is run again).
+NOT_READ = frozenset(
+    {
+        "allow_same_family",
+        "pools",
+        "speech.models",
+        "speech.released_path",
+        "max_unfinished_fraction",
+        "attempts_per_day",
+    }
+)
 
 
 # Optional settings added after results existed: left out of an asset's settings while unset, so their arrival leaves

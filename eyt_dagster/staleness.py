@@ -10,10 +10,19 @@ An asset partition is out of date when, since its latest materialisation M:
     (Dagster's own staleness stops comparing from 100 upstream partitions on).
 Causes are returned in the shape Dagster's stale causes have (subject key, partition, category, reason), so
 eyt_dagster/settings_sources.py can name the settings behind them.
+
+An asset partition that is up to date by those rules is FAILED when its latest attempt did not finish its work:
+  * the latest run that planned it failed or was interrupted, with no materialisation since;
+  * its latest materialisation holds error rows (a failed call: the `error_rows` metadata of assets/_output.py);
+  * an ERROR-severity check of its latest materialisation failed.
+A FAILED partition is run again, up to `attempts_per_day` runs of it in any 24 hours (the slate's setting; every run
+that planned it counts, the one that failed first included); after that it is GAVE_UP, and left alone until a day has passed, its code or inputs change, or
+a user runs it (`eyt run`). A run still in progress is neither.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -25,6 +34,11 @@ CODE_VERSION_TAG = "dagster/code_version"
 DATA_VERSION_TAG = "dagster/data_version"
 
 FRESH, STALE, MISSING = "FRESH", "STALE", "MISSING"
+FAILED, GAVE_UP = "FAILED", "GAVE_UP"
+DAY_S = 24 * 3600.0
+# a run in one of these states planned the partition and will not finish it
+_ENDED_BADLY = ("FAILURE", "CANCELED", "CANCELING")
+_UNFINISHED = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED", "MANAGED")
 
 
 # How many records one query reads when collecting the latest record of every partition of an asset.
@@ -33,10 +47,26 @@ _PAGE = 1000
 
 @dataclass(frozen=True)
 class Record:
-    """The latest materialisation (or observation, for a source asset) of one asset partition."""
+    """The latest materialisation (or observation, for a source asset) of one asset partition: its event, tags, run,
+    time, and what its metadata says of failed work (error rows and their failures line)."""
 
     storage_id: int
     tags: dict[str, str] = field(default_factory=dict)
+    run_id: str = ""
+    timestamp: float = 0.0
+    error_rows: int = 0
+    failures: str = ""
+    finished: str = ""  # "F of D dialogues finished", where the metadata counts dialogues
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why the latest attempt at an asset partition did not finish its work, how many runs planned it in the last 24
+    hours, and when the latest of them started (epoch seconds)."""
+
+    reason: str
+    attempts_today: int
+    last_attempt: float
 
 
 @dataclass(frozen=True)
@@ -60,9 +90,12 @@ def cause(subject: AssetKey, partition: str | None, category: str, reason: str) 
 class Latest:
     """The latest record of each asset partition, read from the instance once per asset and kept."""
 
-    def __init__(self, instance) -> None:
+    def __init__(self, instance, attempts_per_day: int | None = None) -> None:
         self.instance = instance
+        # None: failed partitions count as up to date (the state as it was before failures were retried)
+        self.attempts_per_day = attempts_per_day
         self._by_asset: dict[tuple[AssetKey, bool], dict[str | None, Record]] = {}
+        self._runs: dict[str, str] = {}
 
     def get(self, key: AssetKey, partition: str | None, observed: bool = False) -> Record | None:
         """The latest materialisation (`observed`: observation) of (key, partition); None if there is none."""
@@ -94,15 +127,97 @@ class Latest:
             result = fetch(AssetRecordsFilter(asset_key=key), limit=_PAGE, cursor=cursor)
             for record in result.records:
                 if record.partition_key not in found:
-                    found[record.partition_key] = Record(record.storage_id, _tags(record, observed))
+                    found[record.partition_key] = _record(record, observed)
             if not result.has_more:
                 return found
             cursor = result.cursor
+
+    def failure(self, key: AssetKey, partition: str | None, check_keys: Iterable = ()) -> Failure | None:
+        """Why the latest attempt at (key, partition) left work unfinished, or None (it finished, it never ran, or
+        a run of it is still going)."""
+        mine = self.get(key, partition)
+        planned = self.instance.get_latest_planned_materialization_info(key, partition)
+        reason = ""
+        if planned is not None and (mine is None or planned.storage_id > mine.storage_id):
+            status = self._run_status(planned.run_id)
+            if status in _UNFINISHED:
+                return None
+            if status in _ENDED_BADLY:
+                reason = f"its run {planned.run_id[:8]} {'failed' if status == 'FAILURE' else 'was interrupted'}"
+        if not reason and mine is not None and mine.error_rows:
+            reason = f"{mine.error_rows} error row(s)" + (f": {mine.failures}" if mine.failures else "")
+            reason = f"{mine.finished}, {reason}" if mine.finished else reason
+        if not reason and mine is not None:
+            reason = self._failed_check(key, partition, mine, check_keys)
+        if not reason:
+            return None
+        attempts, last = self._attempts_today(key, partition)
+        return Failure(reason, attempts, last)
+
+    def _run_status(self, run_id: str) -> str:
+        if run_id not in self._runs:
+            run = self.instance.get_run_by_id(run_id)
+            self._runs[run_id] = run.status.value if run is not None else "FAILURE"  # a deleted run finished nothing
+        return self._runs[run_id]
+
+    def _failed_check(self, key: AssetKey, partition: str | None, mine: Record, check_keys: Iterable) -> str:
+        """'check NAME failed: description' for an ERROR check that failed on the latest materialisation, or ''."""
+        from dagster import AssetCheckSeverity
+        from dagster._core.event_api import PartitionKeyFilter
+        from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+
+        storage = self.instance.event_log_storage
+        for check in sorted(check_keys, key=lambda c: c.name):
+            found = storage.get_asset_check_execution_history(
+                check,
+                limit=1,
+                status={AssetCheckExecutionRecordStatus.FAILED},
+                partition_filter=PartitionKeyFilter(key=partition) if partition is not None else None,
+            )
+            evaluation = found[0].evaluation if found else None
+            target = evaluation.target_materialization_data if evaluation else None
+            if evaluation is None or evaluation.severity != AssetCheckSeverity.ERROR:
+                continue
+            if target is not None and target.storage_id != mine.storage_id:
+                continue  # it failed on an earlier materialisation
+            if target is None and found[0].run_id != mine.run_id:
+                continue
+            return f"check {check.name} failed" + (f": {evaluation.description}" if evaluation.description else "")
+        return ""
+
+    def _attempts_today(self, key: AssetKey, partition: str | None) -> tuple[int, float]:
+        """How many runs planned (key, partition) in the last 24 hours, and when the latest did."""
+        since = time.time() - DAY_S
+        result = self.instance.fetch_planned_materializations(
+            AssetRecordsFilter(
+                asset_key=key, asset_partitions=[partition] if partition is not None else None, after_timestamp=since
+            ),
+            limit=_PAGE,
+        )
+        records = [r for r in result.records if r.partition_key == partition]
+        return len(records), max((r.timestamp for r in records), default=0.0)
 
 
 def _tags(record, observed: bool) -> dict[str, str]:
     event = record.asset_observation if observed else record.asset_materialization
     return dict(event.tags or {}) if event else {}
+
+
+def _record(record, observed: bool) -> Record:
+    event = record.asset_observation if observed else record.asset_materialization
+    metadata = dict(event.metadata or {}) if event is not None and not observed else {}
+    errors = metadata.get("error_rows")
+    failures = metadata.get("failures")
+    dialogues, finished = metadata.get("dialogues"), metadata.get("finished_dialogues")
+    return Record(
+        record.storage_id,
+        _tags(record, observed),
+        record.run_id,
+        record.timestamp,
+        int(errors.value) if errors is not None and errors.value else 0,
+        str(failures.value) if failures is not None else "",
+        f"{finished.value} of {dialogues.value} dialogues finished" if dialogues and finished else "",
+    )
 
 
 def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
@@ -111,7 +226,7 @@ def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
     instance as dynamic partitions store (Dagster's evaluation sets one)."""
     mine = latest.get(key, partition)
     if mine is None:
-        return State(MISSING)
+        return _gave_up_on(graph, latest, key, partition) or State(MISSING)
     causes = []
     node = graph.get(key)
     if node.code_version is not None and mine.tags.get(CODE_VERSION_TAG) not in (None, node.code_version):
@@ -124,7 +239,32 @@ def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
             continue
         observed = not graph.get(parent).is_materializable
         causes += _input_causes(latest, mine, parent, sorted(partitions, key=lambda p: p or ""), observed)
-    return State(STALE, tuple(causes)) if causes else State(FRESH)
+    if causes:
+        return State(STALE, tuple(causes))
+    if latest.attempts_per_day is None:
+        return State(FRESH)
+    failure = latest.failure(key, partition, graph.get(key).check_keys)
+    if failure is None:
+        return State(FRESH)
+    budget = latest.attempts_per_day
+    if failure.attempts_today >= budget:
+        reason = f"{failure.reason}; gave up after {failure.attempts_today} runs in 24 h (attempts_per_day: {budget})"
+        return State(GAVE_UP, (cause(key, partition, "FAILED", reason),))
+    return State(FAILED, (cause(key, partition, "FAILED", f"failed: {failure.reason}"),))
+
+
+def _gave_up_on(graph, latest: Latest, key: AssetKey, partition: str | None) -> State | None:
+    """GAVE_UP for a missing partition whose runs kept failing (attempts_per_day runs in 24 hours), else None."""
+    if latest.attempts_per_day is None:
+        return None
+    failure = latest.failure(key, partition, graph.get(key).check_keys)
+    if failure is None or failure.attempts_today < latest.attempts_per_day:
+        return None
+    reason = (
+        f"never materialised: {failure.reason}; gave up after {failure.attempts_today} runs in 24 h "
+        f"(attempts_per_day: {latest.attempts_per_day})"
+    )
+    return State(GAVE_UP, (cause(key, partition, "FAILED", reason),))
 
 
 def _input_causes(

@@ -28,6 +28,7 @@ from typing import Literal
 import librosa
 import numpy as np
 
+from eyt_dagster.core.bounds import cosine_of
 from eyt_dagster.speech_eq.contrast import AcousticFeatures
 from resources.numba_cache import prepare as prepare_numba
 
@@ -106,8 +107,7 @@ def _periodicity(y: np.ndarray, f0: np.ndarray) -> np.ndarray:
     out = np.zeros(f0.size)
     for i, lag in enumerate(lags):
         a, b = frames[:-lag, i], frames[lag:, i]
-        denom = float(np.sqrt(np.dot(a, a) * np.dot(b, b)))
-        out[i] = float(np.dot(a, b)) / denom if denom > 0 else 0.0
+        out[i] = cosine_of(a, b)
     return out
 
 

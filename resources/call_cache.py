@@ -14,9 +14,13 @@ What is stored:
 
 * `replies`: the raw reply of every successful HTTP call (its answer text; a thinking model's reasoning in its own
   column, with its tokens; the adaptation notes of the request), keyed by `CallCache.key(...)` (a sha256
-  of the canonical JSON of model, base URL, messages, settings and seed). Validation happens after
-  the cache, so a reply that fails validation is cached as the raw reply it was; the re-ask carries
-  the bad reply and the error, so its messages (and key) differ and it is cached on its own.
+  of the canonical JSON of model, base URL, messages, settings and seed). Only a usable reply is served from here:
+  one that did not validate, or was cut at max_tokens, is moved to `rejected_replies` by the client (`reject`), so a
+  later run asks again. The re-ask within a run carries the bad reply and the error, so its messages (and key)
+  differ and it is cached on its own.
+* `rejected_replies`: the replies that came back but could not be used, numbered per key (attempt 1, 2, ...), with
+  why. They are evidence (the explorer's call page lists them), never an answer; after ModelRef.reply_attempts of
+  them across runs, the client stops asking and the last one stands.
 * `requests`: the request behind each key, stored once when it is first sent over the network: the JSON that the
   key hashes (model, base URL, messages, settings, seed), zlib-compressed. `eyt view` shows it on a call's page and
   checks that it hashes to the key. A key whose call was made before this table existed has no row.
@@ -123,6 +127,28 @@ ADAPTATIONS_TABLE = """(
     PRIMARY KEY (model, base_url, param)
 )"""
 _SCHEMA += f"CREATE TABLE IF NOT EXISTS adaptations {ADAPTATIONS_TABLE};\n"
+# Replies that came back but could not be used (they did not validate, or were cut at max_tokens): moved here out of
+# `replies`, so a later run asks again, and kept as evidence, numbered per key (attempt 1 is the first unusable reply).
+# The same columns in SQLite and Postgres (resources/postgres_stores.py).
+REJECTED_TABLE = """(
+    key TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL,
+    tokens_out INTEGER NOT NULL,
+    latency_s DOUBLE PRECISION NOT NULL,
+    finish_reason TEXT,
+    created_at TEXT NOT NULL,
+    reasoning TEXT,
+    reasoning_tokens INTEGER,
+    adaptations TEXT,
+    failure TEXT NOT NULL,
+    error TEXT,
+    rejected_at TEXT NOT NULL,
+    PRIMARY KEY (key, attempt)
+)"""
+_SCHEMA += f"CREATE TABLE IF NOT EXISTS rejected_replies {REJECTED_TABLE};\n"
 
 # Columns added after the first release of each table: a file written before gets them (old rows: NULL).
 ADDED_COLUMNS = {
@@ -143,6 +169,20 @@ REPLY_COLUMNS = (
     "adaptations",
 )
 REPLY_READ = "text, tokens_in, tokens_out, latency_s, finish_reason, reasoning, reasoning_tokens, adaptations"
+
+# Move a reply into rejected_replies as the key's next attempt ({p}: the tables' schema prefix); parameters: failure,
+# error, rejected_at, key. INSERT OR IGNORE / ON CONFLICT: two processes rejecting one reply at once store it once.
+REJECT_SQL = (
+    "INSERT INTO {p}rejected_replies ("
+    + ", ".join(REPLY_COLUMNS[:1])
+    + ", attempt, "
+    + ", ".join(REPLY_COLUMNS[1:])
+    + ", failure, error, rejected_at) SELECT key, "
+    "(SELECT COALESCE(MAX(attempt), 0) + 1 FROM {p}rejected_replies WHERE key = r.key), "
+    + ", ".join(REPLY_COLUMNS[1:])
+    + ", ?, ?, ? FROM {p}replies r WHERE r.key = ? ON CONFLICT (key, attempt) DO NOTHING"
+)
+REJECTED_READ = f"SELECT attempt, {REPLY_READ}, failure, error, rejected_at FROM {{p}}rejected_replies WHERE key = ? ORDER BY attempt"
 
 ERROR_MAX_CHARS = 500
 
@@ -168,6 +208,18 @@ class CachedReply:
     def notes(self) -> tuple[str, ...]:
         """The adaptation notes, one each."""
         return split_notes(self.adaptations)
+
+
+@dataclass(frozen=True)
+class RejectedReply:
+    """A reply that came back and could not be used: attempt n of its key, why (`failure`: invalid_reply or cut_reply,
+    with `error`), when it was rejected."""
+
+    attempt: int
+    reply: CachedReply
+    failure: str
+    error: str | None
+    rejected_at: str
 
 
 def canonical_json(value: Any) -> str:
@@ -261,6 +313,10 @@ class CallStore(Protocol):
     def get_reply(self, key: str) -> tuple | None: ...
     def put_reply(self, row: tuple) -> None: ...  # the first row stored under a key is kept
     def count_replies(self) -> int: ...
+    # move the key's reply to rejected_replies as its next attempt (row: failure, error, rejected_at); False when the
+    # key had no reply (another process rejected it first)
+    def reject_reply(self, key: str, row: tuple) -> bool: ...
+    def rejected_replies(self, key: str) -> list[tuple]: ...  # (attempt, *REPLY_READ, failure, error, rejected_at)
     def put_request(self, row: tuple) -> None: ...  # (key, zlib bytes, created_at); the first row is kept
     def get_request(self, key: str) -> bytes | None: ...
     def get_json_mode(self, model: str, base_url: str) -> str | None: ...
@@ -297,6 +353,22 @@ class SqliteCallStore:
     def count_replies(self) -> int:
         with self._db() as db:
             return int(db.execute("SELECT count(*) FROM replies").fetchone()[0])
+
+    def reject_reply(self, key: str, row: tuple) -> bool:
+        with self._db() as db:
+            db.execute("BEGIN IMMEDIATE")  # one transaction: the reply is in exactly one of the two tables
+            try:
+                moved = db.execute(REJECT_SQL.format(p=""), (*row, key)).rowcount
+                db.execute("DELETE FROM replies WHERE key = ?", (key,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        return moved > 0
+
+    def rejected_replies(self, key: str) -> list[tuple]:
+        with self._db() as db:
+            return db.execute(REJECTED_READ.format(p=""), (key,)).fetchall()
 
     def put_request(self, row: tuple) -> None:
         with self._db() as db:
@@ -466,6 +538,18 @@ class CallCache:
 
     def __len__(self) -> int:
         return self._store.count_replies()
+
+    def reject(self, key: str, failure: str, error: str | None) -> bool:
+        """The reply under `key` could not be used (`failure`: invalid_reply or cut_reply): it leaves the replies a
+        lookup serves and is kept in rejected_replies as the key's next attempt. False when there was none to move."""
+        return self._store.reject_reply(key, (failure, (error or "")[:ERROR_MAX_CHARS] or None, _now()))
+
+    def rejected(self, key: str) -> list[RejectedReply]:
+        """The unusable replies of `key`, first attempt first."""
+        return [
+            RejectedReply(row[0], CachedReply(*row[1:9]), row[9], row[10], row[11])
+            for row in self._store.rejected_replies(key)
+        ]
 
     @contextmanager
     def one_flight(self, key: str) -> Iterator[None]:

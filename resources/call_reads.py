@@ -67,6 +67,13 @@ class CallReads:
         rows = self._rows("SELECT * FROM {p}replies WHERE key = ?", [key])
         return rows[0] if rows else None
 
+    def rejected(self, key: str) -> list[Row]:
+        """The unusable replies of `key` (rejected_replies), first attempt first; none in a cache file older than the
+        table."""
+        return self._rows(
+            "SELECT * FROM {p}rejected_replies WHERE key = ? ORDER BY attempt", [key], missing_table_ok=True
+        )
+
     def ledger(self, key: str) -> list[Row]:
         """Every ledger row of `key`, in call order (cached or not, ok or not)."""
         return self._rows("SELECT * FROM {p}ledger WHERE cache_key = ? ORDER BY id", [key])

@@ -101,6 +101,9 @@ class _Outcome:
     finish_reason: str | None = None
     reasoning: str = ""
     json_mode: str | None = None  # the structured-output mode a JSON request was sent in
+    # > 0: the request's replies were unusable this many times across runs (ModelRef.reply_attempts): this is the last
+    # of them, served from the cache without asking again
+    gave_up_after: int = 0
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -353,6 +356,10 @@ class OpenAIChatClient:
         hit = self.cache.get(key)
         if hit is not None:
             return self._outcome(hit, key, cached=True, retries=0)
+        rejected = self.cache.rejected(key)
+        if len(rejected) >= self.ref.reply_attempts:  # asked often enough: the last unusable reply stands
+            last = self._outcome(rejected[-1].reply, key, cached=True, retries=0)
+            return replace(last, gave_up_after=len(rejected))
         messages, settings = request["messages"], request["settings"]
         self.cache.put_request(key, request, self._redact)  # before sending: a failed call's page shows it too
         reply, retries = self._transport.send(messages, settings, seed=self.seed, purpose=purpose, key=key)
@@ -408,6 +415,20 @@ class OpenAIChatClient:
             f"raise max_tokens for model '{self.model_id}' in the slate"
         )
 
+    def _unusable(self, outcome: _Outcome, purpose: str, error: str, failure: str) -> str:
+        """Record a reply that could not be used (`failure`: invalid_reply or cut_reply) and take it out of the replies
+        the cache serves, so a later run asks again (up to ModelRef.reply_attempts across runs). The error as the
+        row shows it: when the request is not asked again, it says so."""
+        if outcome.gave_up_after:
+            error += (
+                f"; not asked again: {outcome.gave_up_after} replies to this request were unusable across runs "
+                f"(reply_attempts: {self.ref.reply_attempts} for model '{self.model_id}')"
+            )
+        self._record(outcome, purpose, error=error, failure=failure)
+        if not outcome.gave_up_after:
+            self.cache.reject(outcome.key, failure, self._redact(error))
+        return error
+
     def _record(self, outcome: _Outcome, purpose: str, error: str | None = None, failure: str | None = None) -> None:
         s = outcome.stats
         self.cache.record(
@@ -435,10 +456,12 @@ class OpenAIChatClient:
         """Send the messages; return the assistant's answer (its reasoning apart). A reply cut at max_tokens
         (finish_reason=length) is used as it is, and counted (`cut_replies` of its stats)."""
         outcome = self._request(list(messages), None, purpose)
-        self._record(outcome, purpose)
         stats = outcome.stats
-        if outcome.finish_reason == "length":
+        if outcome.finish_reason == "length":  # used now; a later run asks again (ModelRef.reply_attempts)
+            self._unusable(outcome, purpose, self._cut_message(stats), "cut_reply")
             stats = stats.model_copy(update={"cut_replies": 1})
+        else:
+            self._record(outcome, purpose)
         return Reply(value=outcome.text, raw=outcome.text, stats=stats, reasoning=outcome.reasoning)
 
     def complete_spoken(self, messages: Messages, *, purpose: str, voice: str, audio_format: str) -> Reply[SpokenReply]:
@@ -451,7 +474,7 @@ class OpenAIChatClient:
         try:
             value = spoken_reply(outcome.text, self.clip_dir)
         except SpokenReplyError as exc:
-            self._record(outcome, purpose, error=str(exc), failure="invalid_reply")
+            self._unusable(outcome, purpose, str(exc), "invalid_reply")
             raise
         self._record(outcome, purpose)
         return Reply(value=value, raw=outcome.text, stats=outcome.stats, reasoning=outcome.reasoning)
@@ -498,16 +521,17 @@ class OpenAIChatClient:
                 error = self._redact(describe_validation_error(problem))
                 if cut:
                     error = self._cut_message(outcome.stats)
-                    self._record(outcome, purpose, error=error, failure="cut_reply")
+                    shown = self._unusable(outcome, purpose, error, "cut_reply")
                 else:
-                    self._record(outcome, purpose, error=f"reply did not validate: {error}", failure="invalid_reply")
-                last_reply, last_error = outcome.text, error
+                    shown = self._unusable(outcome, purpose, f"reply did not validate: {error}", "invalid_reply")
+                    shown = shown.removeprefix("reply did not validate: ")
+                last_reply, last_error = outcome.text, shown
                 if attempt == attempts:
                     error_type = ReplyCutError if cut else ReplyParseError
                     raise error_type(
                         model_id=self.model_id,
                         purpose=purpose,
-                        error=error,
+                        error=shown,
                         raw=self._redact(outcome.text),
                         attempts=attempts,
                     ) from None

@@ -17,11 +17,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from resources.call_cache import ADAPTATIONS_TABLE, ADDED_COLUMNS, REPLY_COLUMNS, REPLY_READ
+from resources.call_cache import (
+    ADAPTATIONS_TABLE,
+    ADDED_COLUMNS,
+    REJECTED_READ,
+    REJECTED_TABLE,
+    REPLY_COLUMNS,
+    REPLY_READ,
+)
 from resources.postgres_db import PostgresDatabase, advisory_key
 
 SCHEMA_NAME = "eyt"
-TABLES = ("replies", "requests", "ledger", "json_modes", "embeddings", "adaptations")
+TABLES = ("replies", "requests", "ledger", "json_modes", "embeddings", "adaptations", "rejected_replies")
 
 # a database made before a column of ADDED_COLUMNS existed gets it (the schema runs again while a table is missing)
 _ADDED = "\n".join(
@@ -79,6 +86,7 @@ CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.json_modes (
     PRIMARY KEY (model, base_url)
 );
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.adaptations {ADAPTATIONS_TABLE};
+CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.rejected_replies {REJECTED_TABLE};
 {_ADDED}
 CREATE TABLE IF NOT EXISTS {SCHEMA_NAME}.embeddings (
     model TEXT NOT NULL,
@@ -128,6 +136,29 @@ class PostgresCallStore:
         def work(cur: Any) -> int:
             cur.execute(f"SELECT count(*) FROM {SCHEMA_NAME}.replies")
             return int(cur.fetchone()[0])
+
+        return self._db.run(work)
+
+    def reject_reply(self, key: str, row: tuple) -> bool:
+        # one statement: the reply leaves `replies` and becomes the key's next attempt atomically
+        columns = ", ".join(REPLY_COLUMNS[1:])
+        sql = (
+            f"WITH moved AS (DELETE FROM {SCHEMA_NAME}.replies WHERE key = %s RETURNING *) "
+            f"INSERT INTO {SCHEMA_NAME}.rejected_replies (key, attempt, {columns}, failure, error, rejected_at) "
+            f"SELECT key, (SELECT COALESCE(MAX(attempt), 0) + 1 FROM {SCHEMA_NAME}.rejected_replies x "
+            f"WHERE x.key = moved.key), {columns}, %s, %s, %s FROM moved ON CONFLICT (key, attempt) DO NOTHING"
+        )
+
+        def work(cur: Any) -> bool:
+            cur.execute(sql, (key, *row))
+            return bool(cur.rowcount)
+
+        return self._db.run(work)
+
+    def rejected_replies(self, key: str) -> list[tuple]:
+        def work(cur: Any) -> list[tuple]:
+            cur.execute(REJECTED_READ.format(p=f"{SCHEMA_NAME}.").replace("?", "%s"), (key,))
+            return cur.fetchall()
 
         return self._db.run(work)
 

@@ -356,8 +356,9 @@ class StubServer(ThreadingHTTPServer):
         max_in_flight: int | None = None,
         rate_limit: tuple[int, float] | None = None,
         speech: SpeechHandler | None = None,
+        port: int = 0,
     ) -> None:
-        super().__init__(("127.0.0.1", 0), _RequestHandler)
+        super().__init__(("127.0.0.1", port), _RequestHandler)
         self.handler = handler
         self.speech = speech
         self.delay_s = delay_s
@@ -447,12 +448,13 @@ def serve(
     max_in_flight: int | None = None,
     rate_limit: tuple[int, float] | None = None,
     speech: SpeechHandler | None = None,
+    port: int = 0,
 ) -> Iterator[StubServer]:
     """Run a stub server for the duration of the block; yields it (use `.base_url`, `.requests`).
     `delay_s`, `max_in_flight` and `rate_limit` make it slow or rate-limited (see the module docstring);
-    `speech` answers /v1/audio/speech."""
+    `speech` answers /v1/audio/speech; `port` (0: any free one) lets a test bring an endpoint back where it was down."""
     server = StubServer(
-        handler, delay_s=delay_s, max_in_flight=max_in_flight, rate_limit=rate_limit, speech=speech
+        handler, delay_s=delay_s, max_in_flight=max_in_flight, rate_limit=rate_limit, speech=speech, port=port
     ).start()
     try:
         yield server

@@ -35,7 +35,7 @@ from resources.chat_client import OpenAIChatClient
 from resources.chat_transport import ModelCallError
 from resources.postgres_db import PostgresCacheError, PostgresDatabase
 
-from openai_stub_server import error_response, serve
+from openai_stub_server import chat_completion, error_response, serve
 
 REPO = Path(__file__).resolve().parents[1]
 WORKERS = 4
@@ -304,6 +304,38 @@ def test_the_explorer_reads_the_calls_from_either_backend(backend: CacheBackend,
     assert "hello &lt;b&gt;there&lt;/b&gt;" in page.text
     if backend.kind == "postgres":
         assert list(tmp_path.rglob("*.sqlite")) == []  # nothing was read from (or written to) a file
+
+
+def test_an_unusable_reply_is_kept_apart_and_shown_on_the_call_page(backend: CacheBackend, tmp_path: Path) -> None:
+    """A reply cut at max_tokens leaves the replies the cache serves on either backend: a later client asks again,
+    the cut reply stays as attempt 1 of its key, and the call page lists it, escaped."""
+    from asgi_get import get
+
+    from eyt_dagster.core.explorer_links import call_path
+    from eyt_dagster.explorer.app import create_app
+
+    answers = iter([chat_completion("cut <b>short", finish_reason="length"), chat_completion("whole")])
+    with serve(lambda body: next(answers)) as server:
+        ref = ModelRef(
+            id="stub/m", provider="openai", model="stub-model", family="stub", base_url=server.base_url, max_retries=0
+        )
+        cache = open_call_cache(tmp_path, backend)
+        messages = [{"role": "user", "content": "hello"}]
+        first = OpenAIChatClient(ref, role="target", cache=cache, seed=1, run_id="r1").complete_text(
+            messages, purpose="p"
+        )
+        later = OpenAIChatClient(ref, role="target", cache=cache, seed=1, run_id="r2").complete_text(
+            messages, purpose="p"
+        )
+        assert len(server.chat_requests) == 2
+    assert (first.value, first.stats.cut_replies, later.value) == ("cut <b>short", 1, "whole")
+    key = cache.ledger("r1")[0]["cache_key"]
+    [rejected] = cache.rejected(key)
+    assert (rejected.attempt, rejected.failure, rejected.reply.text) == (1, "cut_reply", "cut <b>short")
+    assert cache.get(key).text == "whole"
+    page = get(create_app(tmp_path, call_backend=backend), call_path(key))
+    assert page.status == 200 and "Replies that could not be used" in page.text
+    assert "cut &lt;b&gt;short" in page.text and "cut <b>short" not in page.text
 
 
 def test_a_call_cache_no_run_has_written_reads_as_empty_and_says_so(pg_server, tmp_path: Path) -> None:

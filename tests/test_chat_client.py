@@ -481,12 +481,52 @@ def test_cache_replays_identical_calls_without_network(cache: CallCache) -> None
     assert summary["spent_usd"] < summary["cost_usd"]
 
 
-def test_cached_json_replay_includes_reasks(cache: CallCache) -> None:
-    with serve(ScriptedReplies(['{"completed": "maybe"}', VALID])) as server:
-        make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+def test_a_reply_that_did_not_validate_is_asked_again_by_a_later_run(cache: CallCache) -> None:
+    with serve(ScriptedReplies(['{"completed": "maybe"}', VALID, VALID])) as server:
+        first = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
+        again = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
         replay = make_client(server, cache).complete_json(MESSAGES, FinalVerdict, purpose="final")
-    assert len(server.chat_requests) == 2
-    assert replay.value.satisfaction == 4 and (replay.stats.calls, replay.stats.cache_hits) == (0, 2)
+    # run 1: the invalid reply, then the re-ask's valid one; run 2: the original request again, answered validly
+    # (the re-ask is not needed); run 3: everything from the cache
+    assert len(server.chat_requests) == 3
+    assert server.chat_requests[2].json["messages"] == MESSAGES
+    assert first.value.satisfaction == again.value.satisfaction == replay.value.satisfaction == 4
+    assert (first.stats.calls, again.stats.calls, replay.stats.calls, replay.stats.cache_hits) == (2, 1, 0, 1)
+    first_key = cache.ledger()[0]["cache_key"]
+    [rejected] = cache.rejected(first_key)
+    assert (rejected.attempt, rejected.failure, rejected.reply.text) == (1, "invalid_reply", '{"completed": "maybe"}')
+    assert "did not validate" in (rejected.error or "")
+    assert cache.get(first_key) is not None and cache.get(first_key).text == VALID
+
+
+def test_a_request_is_not_sent_again_after_reply_attempts_unusable_replies(cache: CallCache) -> None:
+    bad = '{"completed": "maybe"}'
+    with serve(ScriptedReplies([bad] * 3)) as server:
+        for _ in range(3):  # three runs, each asking once (no re-ask): the third reaches the limit of two
+            with pytest.raises(ReplyParseError) as failed:
+                make_client(server, cache, parse_retries=0, reply_attempts=2).complete_json(
+                    MESSAGES, FinalVerdict, purpose="final"
+                )
+    assert len(server.chat_requests) == 2  # the third run sent nothing
+    assert "not asked again: 2 replies to this request were unusable across runs (reply_attempts: 2" in str(
+        failed.value
+    )
+    key = cache.ledger()[0]["cache_key"]
+    assert [r.attempt for r in cache.rejected(key)] == [1, 2]
+    assert [row["cached"] for row in cache.ledger()] == [0, 0, 1]
+
+
+def test_a_cut_text_reply_is_used_now_and_asked_again_by_a_later_run(cache: CallCache) -> None:
+    cut = chat_completion("The answer was cut", finish_reason="length")
+    with serve(ScriptedReplies([cut, chat_completion("The whole answer.")])) as server:
+        now = make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+        later = make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+        replay = make_client(server, cache).complete_text(MESSAGES, purpose="respond")
+    assert now.value == "The answer was cut" and now.stats.cut_replies == 1
+    assert later.value == replay.value == "The whole answer." and later.stats.cut_replies == 0
+    assert len(server.chat_requests) == 2 and replay.stats.cache_hits == 1
+    [rejected] = cache.rejected(cache.ledger()[0]["cache_key"])
+    assert rejected.failure == "cut_reply" and rejected.reply.finish_reason == "length"
 
 
 def test_cache_key_is_canonical() -> None:

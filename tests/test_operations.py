@@ -79,7 +79,9 @@ def test_a_new_target_runs_its_cells_once_each_then_the_report():
     assert all(r.assets == (JUDGE, SCORES, TURNS) for r in runs[:2])  # one run for the job's three assets
     assert runs[2].after == (0, 1)
     table = ops.format_findings(findings, 12)
-    assert "p1|a" not in table and "7 asset partition(s) to materialise (6 missing, 1 stale); 12 fresh" in table
+    assert (
+        "p1|a" not in table and "7 asset partition(s) to materialise (6 missing, 1 stale, 0 failed); 12 fresh" in table
+    )
 
 
 def test_a_stale_pool_reruns_the_cells_of_that_pool_only():

@@ -14,6 +14,7 @@ import pytest
 
 from eyt_dagster.core import stats
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
+from eyt_dagster.core.errors import failures_line
 from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.eyt_bench.calibration import _single_value
 from eyt_dagster.eyt_bench.dialogue_scoring import (
@@ -27,7 +28,7 @@ from eyt_dagster.eyt_bench.dialogue_scoring import (
 )
 from eyt_dagster.eyt_bench.leaderboard import _cells, _recorded, _role_costs, aggregate, build_leaderboard
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100, EMOTIONS
-from eyt_dagster.eyt_bench.unfinished import error_rows, failures_line
+from eyt_dagster.eyt_bench.unfinished import error_rows
 from eyt_dagster.slate import default_slate_path, load_slate
 
 # --- references: the implementations as they were -------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -108,3 +109,18 @@ def describe_failures(failures: Iterable[tuple[str | None, str | None]]) -> str:
         words = [f"{n} {_KIND_WORDS.get(kind, (kind, kind))[0 if n == 1 else 1]}" for kind, n in kinds]
         parts.append(f"{role}: {', '.join(words)}")
     return "; ".join(parts)
+
+
+def failures_line(errors: Any) -> str:
+    """Error rows' failures per role and kind as one line (describe_failures), from a frame's `error_role` and
+    `error_kind` columns; rows of a table without them (or written before they existed) count as unknown."""
+    n = len(errors)
+    roles = errors["error_role"] if "error_role" in errors.columns else [None] * n
+    kinds = errors["error_kind"] if "error_kind" in errors.columns else [None] * n
+    return describe_failures(
+        (_text_or_none(role), _text_or_none(kind)) for role, kind in zip(roles, kinds, strict=True)
+    )
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None or value != value else str(value)  # NaN != NaN: a missing value in a frame

@@ -35,6 +35,15 @@ class ModelRef(BaseModel):
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=4, ge=0, description="HTTP retries (429/5xx/timeouts), honouring Retry-After.")
     parse_retries: int = Field(default=2, ge=0, description="Re-asks after a reply that does not validate.")
+    reply_attempts: int = Field(
+        default=3,
+        ge=1,
+        description=(
+            "How many times, counted across runs, one request is sent while its replies cannot be used (they did not "
+            "validate, or were cut at max_tokens). A usable reply is cached and never asked for again; after this many "
+            "unusable ones the last stands and the request is not sent again."
+        ),
+    )
     max_concurrency: int = Field(
         default=4,
         ge=1,
@@ -86,5 +95,15 @@ class ModelRef(BaseModel):
 # Fields that say how a model is named, reached or throttled, never what it answers: changing one makes no
 # result stale (see docs/operations.md). `id` is the partition key or the role's name in the rows, tracked apart.
 NOT_ANSWER_FIELDS = frozenset(
-    {"id", "family", "benchmarks", "api_key_env", "timeout_s", "max_retries", "max_concurrency", "profile"}
+    {
+        "id",
+        "family",
+        "benchmarks",
+        "api_key_env",
+        "timeout_s",
+        "max_retries",
+        "max_concurrency",
+        "profile",
+        "reply_attempts",
+    }
 )

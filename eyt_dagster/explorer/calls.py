@@ -115,6 +115,9 @@ class Call:
     reply: dict[str, Any] | None  # the replies row: model, text, tokens, latency, finish_reason, created_at
     ledger: list[dict[str, Any]]  # every ledger row with this key, in call order (cached or not, ok or not)
     request: dict[str, Any] | None = None  # the request the key hashes (model, base_url, messages, settings, seed)
+    # the replies to this request that could not be used (did not validate, cut at max_tokens), first attempt first:
+    # rejected_replies rows (attempt, text, tokens, finish_reason, failure, error, rejected_at)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def request_verified(self) -> bool:
@@ -155,4 +158,4 @@ def call(reads: CallReads, key: str) -> Call | None:
     if reply is None and not ledger:
         return None
     blob = reads.request(key)
-    return Call(key, reply, ledger, decode_request(blob) if blob is not None else None)
+    return Call(key, reply, ledger, decode_request(blob) if blob is not None else None, reads.rejected(key))

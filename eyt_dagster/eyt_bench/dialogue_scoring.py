@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.bounds import clipped
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100
@@ -62,7 +63,7 @@ def directional_alignment(turn_index: pd.Series, cos_to_final: pd.Series) -> flo
 
     if len(turn_index) < 3 or cos_to_final.nunique() < 2:
         return float("nan")
-    return float(spearmanr(turn_index, cos_to_final).statistic)
+    return clipped(float(spearmanr(turn_index, cos_to_final).statistic), -1.0, 1.0)
 
 
 def turn_dimension_scores(verdicts: pd.DataFrame, combine: str = "mean") -> pd.DataFrame:

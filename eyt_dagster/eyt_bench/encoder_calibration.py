@@ -52,6 +52,8 @@ CALIBRATIONS: dict[str, EncoderCalibration] = {
         USE_MULTILINGUAL, dedup_threshold=0.85, drift_scale=1.06, languages=("en", "zh")
     ),
 }
+# The largest intent drift any encoder's scale allows: 2 (cos = -1) on the largest drift scale.
+DRIFT_MAX = 2.0 * max(c.drift_scale for c in CALIBRATIONS.values())
 
 
 class UncalibratedEncoder(ValueError):

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.bounds import cosine
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.intent_texts import table_intent_texts
 
@@ -35,5 +36,5 @@ def intent_similarities(
 
 
 def _cosines(vectors: dict[str, np.ndarray], left: Iterable[object], right: Iterable[object]) -> list[float]:
-    """Cosine of normalised embeddings (a dot product)."""
-    return [float(np.dot(vectors[str(a)], vectors[str(b)])) for a, b in zip(left, right)]
+    """Cosine of normalised embeddings (a dot product), within [-1, 1] (core/bounds.py)."""
+    return [cosine(vectors[str(a)], vectors[str(b)]) for a, b in zip(left, right)]

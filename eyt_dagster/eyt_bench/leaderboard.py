@@ -11,6 +11,7 @@ import pandas as pd
 
 from eyt_dagster.core import result_cache
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
+from eyt_dagster.core.errors import failures_line
 from eyt_dagster.core.provider_profiles import changes_condition, join_notes, split_notes
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
@@ -18,7 +19,7 @@ from eyt_dagster.eyt_bench.language_consistency import cell_language_consistency
 from eyt_dagster.eyt_bench.settings import EytSlate
 from eyt_dagster.eyt_bench.simulator_audit import flag_rates
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100
-from eyt_dagster.eyt_bench.unfinished import error_rows, failures_line
+from eyt_dagster.eyt_bench.unfinished import error_rows
 
 CELL = ["target", "pool"]
 HEADLINE = [

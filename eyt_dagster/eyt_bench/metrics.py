@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.bounds import clipped
 from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, RUBRIC, SATISFACTION_MIN
 
@@ -84,13 +85,14 @@ def macro_f1_by(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -
 
 def intent_drift(cosines: pd.Series) -> float:
     """Eq. 1 for one dialogue: mean over its turns of 1 - cos(v(gold description), v(predicted))."""
-    return float((1.0 - cosines).mean())
+    return clipped(float((1.0 - cosines).mean()), 0.0, 2.0)
 
 
 def calibrated_intent_drift(cosines: pd.Series, calibration: EncoderCalibration) -> float:
     """Eq. 1 on the encoder's drift scale (eyt_bench/encoder_calibration.py): mean over the dialogue's turns of
     drift_scale * (1 - cos). For all-MiniLM-L6-v2 (scale 1) it is `intent_drift` to the bit."""
-    return float((calibration.drift_scale * (1.0 - cosines)).mean())
+    scale = calibration.drift_scale
+    return clipped(float((scale * (1.0 - cosines)).mean()), 0.0, 2.0 * scale)
 
 
 def dimension_sums(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from eyt_dagster.core.bounds import cosine as unit_cosine
 from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, IDEOGRAPHS
 from eyt_dagster.core.parallel import ordered_map
@@ -197,7 +198,7 @@ def audit(
             utterance = _text(row.user_text)
             tokens = words(utterance)
             statement = known.get(str(row.gold_latent_intent), "")
-            cosine = float(np.dot(vectors[utterance], vectors[statement])) if statement else float("nan")
+            cosine = unit_cosine(vectors[utterance], vectors[statement]) if statement else float("nan")
             measured = bool(statement) and language in OVERLAP_LANGUAGES
             share = overlap(utterance, statement) if measured else float("nan")
             leak = bool(statement) and (cosine >= LEAK_COSINE or (measured and share >= LEAK_OVERLAP))

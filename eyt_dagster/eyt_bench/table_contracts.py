@@ -19,6 +19,7 @@ from eyt_dagster.core.storage_types import Columns, conform
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.dialogue_loop import DIALOGUE_ROLES
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
+from eyt_dagster.eyt_bench.encoder_calibration import DRIFT_MAX
 from eyt_dagster.eyt_bench.human_alignment import ANNOTATION_COLUMNS
 from eyt_dagster.eyt_bench.table_rows import (
     FINAL_COLUMNS,
@@ -511,8 +512,8 @@ IntentSimilarityFrame = create_dagster_pandas_dataframe_type(
         *_keys("target", "pool"),
         PandasColumn.string_column("seed_id", non_nullable=True),
         PandasColumn.integer_column("turn", min_value=1, non_nullable=True),
-        PandasColumn.numeric_column("cos_gold_pred", min_value=-1.0001, max_value=1.0001, non_nullable=True),
-        PandasColumn.numeric_column("cos_pred_final", min_value=-1.0001, max_value=1.0001, non_nullable=True),
+        PandasColumn.numeric_column("cos_gold_pred", min_value=-1.0, max_value=1.0, non_nullable=True),
+        PandasColumn.numeric_column("cos_pred_final", min_value=-1.0, max_value=1.0, non_nullable=True),
     ],
 )
 
@@ -530,7 +531,7 @@ DialogueScoresFrame = create_dagster_pandas_dataframe_type(
             PandasColumn.integer_column(c, min_value=0, non_nullable=True)
             for c in ("n_judged_turns", "n_failed_verdicts", "n_failed_final_verdicts")
         ),
-        PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
+        PandasColumn.numeric_column("drift", min_value=0.0, max_value=DRIFT_MAX, ignore_missing_vals=True),
         PandasColumn.numeric_column("directional_alignment", min_value=-1.0, max_value=1.0, ignore_missing_vals=True),
         *(PandasColumn.numeric_column(c, **_score) for c in ("satisfaction", "empathy", "persona", "anthropomorphic")),
     ],
@@ -558,7 +559,7 @@ LeaderboardFrame = create_dagster_pandas_dataframe_type(
                 "anthropomorphic_unweighted",
             )
         ),
-        PandasColumn.numeric_column("drift", min_value=0.0, max_value=2.0, ignore_missing_vals=True),
+        PandasColumn.numeric_column("drift", min_value=0.0, max_value=DRIFT_MAX, ignore_missing_vals=True),
         PandasColumn.numeric_column("mean_turns", min_value=0.0, ignore_missing_vals=True),
     ],
 )

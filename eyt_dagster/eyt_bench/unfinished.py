@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from eyt_dagster.core.errors import describe_failures
+from eyt_dagster.core.errors import failures_line
 
 
 @dataclass(frozen=True)
@@ -31,17 +31,6 @@ def error_rows(turns: pd.DataFrame) -> pd.DataFrame:
     if turns.empty or "error" not in turns.columns:
         return turns.iloc[0:0]
     return turns[turns["error"].notna()]
-
-
-def failures_line(errors: pd.DataFrame) -> str:
-    """The error rows' failures per role and kind (rows written before `error_role` / `error_kind` existed count
-    as unknown)."""
-    roles = errors["error_role"] if "error_role" in errors.columns else pd.Series([None] * len(errors))
-    kinds = errors["error_kind"] if "error_kind" in errors.columns else pd.Series([None] * len(errors))
-    return describe_failures(
-        (None if pd.isna(role) else str(role), None if pd.isna(kind) else str(kind))
-        for role, kind in zip(roles, kinds, strict=True)
-    )
 
 
 def cell_completion(turns: pd.DataFrame) -> CellCompletion:

@@ -59,7 +59,7 @@ class AssetState:
         self.causes: dict = {}
         self.parents = {}
         self.left_alone: set[str] = set()
-        latest = staleness.Latest(instance)
+        latest = staleness.Latest(instance, slate.attempts_per_day if slate is not None else None)
         with partition_loading_context(dynamic_partitions_store=instance):
             for node in nodes:
                 asset = node.key.to_user_string()
@@ -116,9 +116,17 @@ class AssetState:
         """Asset partitions that are not fresh but that no condition requests and that lie below no requested one:
         a run of theirs or of a parent is in progress, or a parent is missing and not requested."""
         return sorted(
-            (k for k, status in self.statuses.items() if status != "FRESH" and k not in findings),
+            (k for k, status in self.statuses.items() if status not in ("FRESH", "GAVE_UP") and k not in findings),
             key=lambda k: (k[0], k[1] or ""),
         )
+
+    def gave_up(self) -> list[str]:
+        """One line per asset partition whose runs kept failing and that is left alone today, with why."""
+        return [
+            f"  {asset if partition is None else f'{asset}[{partition}]'}: {'; '.join(self.causes[(asset, partition)])}"
+            for (asset, partition), status in sorted(self.statuses.items(), key=lambda i: (i[0][0], i[0][1] or ""))
+            if status == "GAVE_UP"
+        ]
 
     def findings(self, extra: dict | None = None) -> dict:
         """What the automation conditions request (with the state and causes of each), `extra`, and every asset
@@ -131,6 +139,14 @@ class AssetState:
             for key in sorted(self.requested, key=lambda k: (k[0], k[1] or ""))
             if self.statuses.get(key) in (ops.STALE, ops.MISSING)
         }
+        # a partition whose latest attempt failed runs again now (the daemon spaces its retries over the day)
+        direct.update(
+            {
+                key: ops.Finding(key[0], key[1], status, tuple(self.causes[key]))
+                for key, status in sorted(self.statuses.items(), key=lambda item: (item[0][0], item[0][1] or ""))
+                if status == ops.FAILED
+            }
+        )
         found = ops.propagate({**direct, **(extra or {})}, self.statuses, self.children, self.together)
         for key in self.requested:  # requested although fresh and not below another finding (a daemon-only cause)
             if key in self.statuses and key not in found:
@@ -198,6 +214,9 @@ def refresh(
     )
     fresh = sum(state.statuses[k] == ops.FRESH for k in state.statuses if k not in findings)
     print(ops.format_findings(findings, fresh))
+    gave_up = state.gave_up()
+    if gave_up:
+        print("gave up for today (`eyt run` runs them now; attempts_per_day in the slate):\n" + "\n".join(gave_up))
     held = [] if only_forced else state.held_back(findings)
     if held:
         print(

@@ -6,7 +6,8 @@ instance, evaluating the automation conditions and launching the runs happen in 
 
 Vocabulary: an *asset partition* is `(asset, partition)`, with `asset` the user string of the asset key
 ("dialogue/judge_verdicts") and `partition` the partition key string, or None for an unpartitioned asset.
-A status is FRESH, STALE or MISSING (eyt_dagster/staleness.py).
+A status is FRESH, STALE, MISSING, FAILED (its latest attempt left work unfinished) or GAVE_UP (it kept failing; left
+alone for the day) (eyt_dagster/staleness.py).
 
 A partition is STALE only for its own causes (new code version, new upstream data version); the partitions below
 a stale one are not. Re-materialising a stale partition can change what its children read, so the plan also takes
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-FRESH, STALE, MISSING = "FRESH", "STALE", "MISSING"
+FRESH, STALE, MISSING, FAILED = "FRESH", "STALE", "MISSING", "FAILED"
 
 AssetPartition = tuple[str, str | None]
 
@@ -29,7 +30,7 @@ class Finding:
 
     asset: str
     partition: str | None
-    status: str  # STALE or MISSING
+    status: str  # STALE, MISSING or FAILED
     causes: tuple[str, ...] = ()
 
     @property
@@ -55,12 +56,12 @@ class PlannedRun:
 def not_fresh(
     statuses: Mapping[AssetPartition, str], causes: Mapping[AssetPartition, Sequence[str]] | None = None
 ) -> dict[AssetPartition, Finding]:
-    """The asset partitions Dagster reports STALE or MISSING, with their causes."""
+    """The asset partitions reported STALE, MISSING or FAILED, with their causes."""
     causes = causes or {}
     return {
         key: Finding(key[0], key[1], status, tuple(causes.get(key, ())))
         for key, status in statuses.items()
-        if status in (STALE, MISSING)
+        if status in (STALE, MISSING, FAILED)
     }
 
 
@@ -171,9 +172,10 @@ def format_findings(findings: Mapping[AssetPartition, Finding], fresh_count: int
         lines.append(f"{shown:<{widths[0]}}  {partition:<{widths[1]}}  {status:<{widths[2]}}  {causes}")
         previous = asset
     missing = sum(f.status == MISSING for f in findings.values())
+    failed = sum(f.status == FAILED for f in findings.values())
     lines.append(
         f"{len(findings)} asset partition(s) to materialise ({missing} missing, "
-        f"{len(findings) - missing} stale); {fresh_count} fresh"
+        f"{len(findings) - missing - failed} stale, {failed} failed); {fresh_count} fresh"
     )
     return "\n".join(lines)
 

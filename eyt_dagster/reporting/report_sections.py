@@ -91,12 +91,15 @@ def wide_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
     """leaderboard_intervals (long) to one row per target x pool with X, X_ci_low, X_ci_high columns."""
     if intervals.empty:
         return pd.DataFrame(columns=["target", "pool"])
-    wide = intervals.pivot_table(index=["target", "pool"], columns="metric", values=["value", "ci_low", "ci_high"])
+    # dropna=False: a metric with no value in any cell (no dialogue long enough for directional alignment) keeps
+    # its columns, empty, instead of vanishing from the pivot
+    wide = intervals.pivot_table(
+        index=["target", "pool"], columns="metric", values=["value", "ci_low", "ci_high"], dropna=False
+    )
     out = pd.DataFrame(index=wide.index)
     for metric in intervals["metric"].unique():
-        out[metric] = wide[("value", metric)]
-        out[f"{metric}_ci_low"] = wide[("ci_low", metric)]
-        out[f"{metric}_ci_high"] = wide[("ci_high", metric)]
+        for column, name in (("value", metric), ("ci_low", f"{metric}_ci_low"), ("ci_high", f"{metric}_ci_high")):
+            out[name] = wide[(column, metric)] if (column, metric) in wide.columns else float("nan")
     return out.reset_index()
 
 
