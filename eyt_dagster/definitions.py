@@ -54,7 +54,7 @@ from assets.speech_eq.slm_choices import slm_choices
 from assets.speech_eq.speech_build_report import speech_build_report
 from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions, tone_selection
 from eyt_dagster import table_registry
-from eyt_dagster.automation import automation_sensor, slate_keys, with_automation
+from eyt_dagster.automation import automation_sensor, outside_slate, slate_keys, with_automation
 from eyt_dagster.jobs import JOBS
 from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedModelAccess, track_settings
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
@@ -125,8 +125,18 @@ class Warehouse(WarehouseIOManager):
     """The warehouse IO manager of this code location: it hands the warehouse every table's contract and each
     partitioned table's partition columns (read from the asset graph below, for migrating an older warehouse)."""
 
+    slate_path: str = ""
+
     def catalog(self) -> Catalog:
         return warehouse_catalog()
+
+    def partitions_kept(self):
+        """A report reads the partitions of the slate's targets and pools only: a target or pool dropped from the
+        slate keeps its partitions (until `eyt remove-target`) but leaves the leaderboards and summaries."""
+        if not self.slate_path:
+            return None
+        keys = slate_keys(load_slate(self.slate_path))
+        return lambda pdef, key: pdef is None or not outside_slate(pdef, str(key), keys)
 
 
 def warehouse_catalog() -> Catalog:
@@ -146,7 +156,7 @@ def assets_for(slate: Slate) -> list:
 def build_resources(slate_path: str | None = None) -> dict[str, object]:
     return {
         "eyt": TrackedModelAccess(slate_path=str(slate_path or slate_path_from_env()), data_dir=str(data_dir())),
-        "io_manager": Warehouse(database=str(warehouse_path())),
+        "io_manager": Warehouse(database=str(warehouse_path()), slate_path=str(slate_path or slate_path_from_env())),
     }
 
 

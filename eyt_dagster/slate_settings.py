@@ -178,7 +178,9 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "speech.evaluation.human_ranking": lambda s: _file(s.speech.evaluation.human_ranking),
 }
 
-_FLAGGED = ("targets",)  # reports that print is_baseline / self_preference_risk beside each target
+# reports that print is_baseline / self_preference_risk beside each target, or that read every cell of the slate's
+# targets (a report reads the partitions of the slate's targets only: a target dropped from the slate leaves it)
+_FLAGGED = ("targets",)
 _JUDGED = ("seed", "judge_scale")  # every judge call: the scale it scores on, the seed it is sent
 
 # Asset (user string) -> the slate-wide settings it reads. An asset not listed reads none.
@@ -219,17 +221,31 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/trajectory": _FLAGGED,
     "dialogue/persona_source_comparison": _FLAGGED,
     "dialogue/thinking_ablation": ("reasoning_pairs", "thinking_highlight", *_FLAGGED),
-    "dialogue/judge_agreement": ("judges",),
-    "dialogue/cross_judge_verdicts": (*_JUDGED, "cross_judge_dialogues", "replacement_judge", "judge_prompt_language"),
+    "dialogue/judge_agreement": ("judges", *_FLAGGED),
+    "dialogue/cross_judge_verdicts": (
+        *_JUDGED,
+        "cross_judge_dialogues",
+        "replacement_judge",
+        "judge_prompt_language",
+        *_FLAGGED,
+    ),
     "dialogue/cross_judge_final_verdicts": (
         *_JUDGED,
         "cross_judge_dialogues",
         "replacement_judge",
         "judge_prompt_language",
+        *_FLAGGED,
     ),
-    "dialogue/cross_judge_ablation": ("seed", "cross_judge_dialogues", "judge_combine", "judges", "replacement_judge"),
+    "dialogue/cross_judge_ablation": (
+        "seed",
+        "cross_judge_dialogues",
+        "judge_combine",
+        "judges",
+        "replacement_judge",
+        *_FLAGGED,
+    ),
     "dialogue/human_annotations": ("human_annotations",),
-    "dialogue/human_alignment": ("judge_combine", "judges"),
+    "dialogue/human_alignment": ("judge_combine", "judges", *_FLAGGED),
     "speech/scenarios": (
         "seed",
         "speech.generator",
@@ -251,9 +267,9 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "speech/contrast_scores": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
     "speech/eq_items": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
     "speech/slm_choices": ("seed", "speech.evaluation", "speech.contrast", "speech.language"),
-    "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort"),
-    "speech/seq_breakdown": ("seed", "bootstrap_resamples"),
-    "speech/seq_human_alignment": ("speech.evaluation.human_ranking", "speech.evaluation.seq_cohort"),
+    "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort", *_FLAGGED),
+    "speech/seq_breakdown": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "speech/seq_human_alignment": ("speech.evaluation.human_ranking", "speech.evaluation.seq_cohort", *_FLAGGED),
     "voice/voiced_turns": ("seed", "t_max", "simulator", "voice.tts", "voice.dialogues_per_pool"),
     "voice/text_turns": ("seed", "t_max", "simulator", "voice.dialogues_per_pool"),
     "voice/judge_verdicts": (*_JUDGED, "judges", "judge_prompt_language"),

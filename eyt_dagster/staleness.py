@@ -32,6 +32,9 @@ from dagster import AssetKey, AssetRecordsFilter
 # (every instance's history holds them), but Dagster exports no constant for them at the top level.
 CODE_VERSION_TAG = "dagster/code_version"
 DATA_VERSION_TAG = "dagster/data_version"
+# The tag of the marker `eyt remove-target` records where the instance cannot wipe a partition's history
+# (eyt_dagster/ops/target_removal.py): the partition's rows are gone, so it reads as missing.
+REMOVED_TAG = "eyt/removed"
 
 FRESH, STALE, MISSING = "FRESH", "STALE", "MISSING"
 FAILED, GAVE_UP = "FAILED", "GAVE_UP"
@@ -225,7 +228,7 @@ def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
     or an automation context's asset graph). Partitioned graph calls need a partition loading context with the
     instance as dynamic partitions store (Dagster's evaluation sets one)."""
     mine = latest.get(key, partition)
-    if mine is None:
+    if mine is None or mine.tags.get(REMOVED_TAG):  # never materialised, or its rows deleted since
         return _gave_up_on(graph, latest, key, partition) or State(MISSING)
     causes = []
     node = graph.get(key)

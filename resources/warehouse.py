@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -129,11 +129,16 @@ class ParquetWarehouse(UPathIOManager):
 
     extension = ".parquet"
 
-    def __init__(self, database: Path, catalog: Catalog = NO_CONTRACTS) -> None:
+    def __init__(
+        self, database: Path, catalog: Catalog = NO_CONTRACTS, keep: Callable[[Any, Any], bool] | None = None
+    ) -> None:
         from upath import UPath
 
         self.database = Path(database)
         self.catalog = catalog
+        # which upstream partitions an input that reads many of them (a report) reads: (partitions def, key) -> bool;
+        # None: all of them. The code location keeps the slate's targets and pools (eyt_dagster/definitions.py).
+        self.keep = keep
         self.directory = self.database.parent
         root = warehouse_root(self.directory)
         super().__init__(base_path=root if isinstance(root, UPath) else UPath(str(root)))
@@ -200,10 +205,13 @@ class ParquetWarehouse(UPathIOManager):
         folder = self._folder(context)
         if not folder.is_dir() or not any(folder.rglob("*.parquet")):
             raise self._missing(context)
-        files = [
-            folder / partition_folder(_partition_columns(context, k)) / PARTITION_FILE
-            for k in context.asset_partition_keys
-        ]
+        keys = context.asset_partition_keys
+        if self.keep is not None:
+            pdef = context.asset_partitions_def
+            keys = [k for k in keys if self.keep(pdef, k)]
+            if not keys:  # every partition it has lies outside the slate: its columns, no rows
+                return read_files([], folder)
+        files = [folder / partition_folder(_partition_columns(context, k)) / PARTITION_FILE for k in keys]
         return shared_read(files, folder, [folder / SCHEMA_FILE], lambda: read_files(files, folder))
 
 
@@ -224,11 +232,16 @@ class WarehouseIOManager(ConfigurableIOManagerFactory):
         subclass hands it its tables' contracts and partition layouts (eyt_dagster/definitions.py)."""
         return NO_CONTRACTS
 
+    def partitions_kept(self) -> Callable[[Any, Any], bool] | None:
+        """Which upstream partitions a report reads ((partitions def, key) -> bool); None here: all of them. The code
+        location's subclass keeps the slate's targets and pools."""
+        return None
+
     def create_io_manager(self, context) -> IOManager:
         database = Path(self.database).resolve()
         catalog = self.catalog()
         prepare(database, catalog, getattr(context, "log", None) or _log)
-        return _InstanceScopedIOManager(ParquetWarehouse(database, catalog))
+        return _InstanceScopedIOManager(ParquetWarehouse(database, catalog, self.partitions_kept()))
 
 
 def store_frame(

@@ -15,6 +15,8 @@ secret (docs/storage.md).
 from __future__ import annotations
 
 import logging
+import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -132,10 +134,18 @@ def ensure_views(database: Path, catalog: Catalog = NO_CONTRACTS, log: logging.L
                 log.info(f"eyt.duckdb: (re)created the view(s) {stale} over {root}")
         return True
     except (duckdb.IOException, duckdb.ConnectionException) as exc:  # another process holds the file
-        log.warning(
-            f"eyt.duckdb is in use by another process, so its views were not updated now (retried on the "
-            f"next write or eyt command): {exc}"
-        )
+        text = str(exc)
+        if "read-only file system" in text.lower() or "permission denied" in text.lower():
+            log.info(
+                f"eyt.duckdb is not writable here ({exc}): its views were not updated; readers use the Parquet files"
+            )
+        elif _held_by_this_command(text):  # a sibling worker of the same `eyt` command updates them: nothing to say
+            log.debug(f"eyt.duckdb: another worker of this command holds the file; it updates the views: {exc}")
+        else:
+            log.warning(
+                f"eyt.duckdb is in use by another process, so its views were not updated now (retried on the "
+                f"next write or eyt command): {exc}"
+            )
         return False
 
 
@@ -190,3 +200,29 @@ def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, catalog: Catalog,
         )
         done.append(table)
     return done
+
+
+# Set by `eyt` for the processes it starts (its workers inherit it): the pid of the command itself.
+COMMAND_PID_ENV = "EYT_COMMAND_PID"
+_LOCK_PID = re.compile(r"\(PID (\d+)\)")
+
+
+def _held_by_this_command(message: str) -> bool:
+    """Whether the process DuckDB names as holding the lock ("... (PID n)") is this process's own `eyt` command or
+    one of its workers: the command's pid is among n's ancestors (read from /proc; False where there is none)."""
+    command = os.environ.get(COMMAND_PID_ENV)
+    found = _LOCK_PID.search(message)
+    if not command or not found:
+        return False
+    pid = int(found.group(1))
+    for _ in range(8):  # the worker, its pool, the command: a few levels at most
+        if str(pid) == command:
+            return True
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state is the parent pid
+        if pid <= 1:
+            return False
+    return False

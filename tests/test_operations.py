@@ -302,3 +302,29 @@ def test_refresh_and_remove_target_end_to_end(tmp_path):
     assert rows_of(data, "reflective-baseline")["dialogue.dialogue_turns"] > 0
     assert partition_keys(home, "targets") == {"reflective-baseline"}
     assert "eyt refresh --reports" in removed.stdout
+
+    # The reports leave the removed target: a refresh recomputes them (the slate's target list is one of their
+    # settings) over the slate's targets only
+    reports = eyt(["refresh", "--no-speech"], env)
+    assert reports.returncode == 0, reports.stdout[-3000:] + reports.stderr[-2000:]
+    with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+        assert {t for (t,) in con.execute("SELECT DISTINCT target FROM dialogue.leaderboard").fetchall()} == {
+            "reflective-baseline"
+        }
+        assert {t for (t,) in con.execute("SELECT DISTINCT target FROM reports.model_cards").fetchall()} <= {
+            "reflective-baseline",
+            "random-chooser-baseline",
+            "acoustic-chooser-baseline",
+        }
+
+    # A target still in the slate: refused with one line naming the flag; with --force its rows go and the next
+    # refresh plans it again from scratch (this instance cannot wipe a partition's history: a marker says so)
+    kept = eyt(["remove-target", "reflective-baseline", "--yes"], env)
+    assert kept.returncode == 2 and "--force" in kept.stderr and len(kept.stderr.strip().splitlines()) == 1
+    forced = eyt(["remove-target", "reflective-baseline", "--yes", "--force", "--no-reports"], env)
+    assert forced.returncode == 0, forced.stdout[-2000:] + forced.stderr[-2000:]
+    assert "plans 'reflective-baseline' again" in forced.stdout
+    again = eyt(["refresh", "--dry-run", "--no-speech"], env)
+    assert "nothing to do" not in again.stdout, again.stdout[-3000:]
+    missing = [line for line in again.stdout.splitlines() if "nemotron_usa|reflective-baseline" in line]
+    assert any("MISSING" in line for line in missing), again.stdout[-3000:]

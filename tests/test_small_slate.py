@@ -27,9 +27,7 @@ def test_every_baseline_on_five_dialogues_of_three_turns(tmp_path):
     path.write_text(yaml.safe_dump(slate, sort_keys=False))
     env = {**os.environ, "EYT_DATA_DIR": str(tmp_path / "data"), "EYT_SLATE": str(path), "HF_HUB_OFFLINE": "1"}
     env.pop("DAGSTER_HOME", None)
-    run = subprocess.run(
-        [EYT, "run", "--no-speech"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
+    run = subprocess.run([EYT, "run", "--no-speech"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert "FAILED" not in run.stdout
     targets = [t["id"] for t in slate["targets"] if "eyt_bench" in t.get("benchmarks", ["eyt_bench"])]

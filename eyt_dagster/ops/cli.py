@@ -40,7 +40,7 @@ from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
 from eyt_dagster.ops.progress_display import DEFAULT_EVERY_S, PROGRESS_EVERY_ENV
 from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
 from eyt_dagster.ops.run_plan import eyt_runs
-from eyt_dagster.ops.target_removal import delete_target_rows, tables_with_target, target_partitions
+from eyt_dagster.ops.target_removal import delete_target_rows, mark_removed, tables_with_target, target_partitions
 from eyt_dagster.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
@@ -276,8 +276,8 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
         in_slate = False
     if in_slate and not args.force:
         print(
-            f"eyt: '{target}' is still in the slate {slate_path_from_env()}: remove it there first (or pass "
-            f"--force; the next `eyt run` / `eyt refresh` would register and evaluate it again)",
+            f"eyt: '{target}' is still in the slate {slate_path_from_env()}: delete it from the slate first, or add "
+            f"--force to delete its results anyway (the next `eyt refresh` then evaluates it again from scratch)",
             file=sys.stderr,
         )
         return 2
@@ -311,10 +311,12 @@ def cmd_remove_target(args: argparse.Namespace) -> int:
     if wiped:
         print(f"  wiped the materialisation records of {wiped} asset partition(s)")
     if unsupported:
+        kept = {key: partitions for key, partitions in materialised.items() if key.to_user_string() in unsupported}
+        marked = mark_removed(instance, kept, target)
         print(
             f"  kept the materialisation records of {', '.join(unsupported)}: this instance's event log storage "
-            f"cannot wipe single partitions (the runs stay in the history). Re-adding the id '{target}' later "
-            f"would look materialised to Dagster; rebuild it then with `eyt run --target {target}`."
+            f"cannot wipe single partitions (the runs stay in the history); recorded {marked} marker(s) saying the "
+            f"rows were deleted, so `eyt refresh` plans '{target}' again while (or once) the slate lists it"
         )
     if args.no_reports:
         print("the report tables still include the target: recompute them with `eyt refresh --reports`")
@@ -394,11 +396,18 @@ def cmd_dev(args: argparse.Namespace) -> int:
 
 
 def _call_backend() -> CacheBackend:
-    """Where the Dagster instance keeps the call cache (resources/cache_backend.py), for the explorer's call pages."""
+    """Where the Dagster instance keeps the call cache (resources/cache_backend.py), for the explorer's call pages.
+    The instance is opened only when its settings name Postgres: opening a SQLite instance writes to it, and the
+    explorer must work on a read-only data directory."""
     from dagster import DagsterInstance
 
     from resources.cache_backend import cache_backend
+    from resources.warehouse import data_dir
 
+    home = Path(os.environ.get("DAGSTER_HOME") or data_dir() / "dagster_home")
+    settings = home / "dagster.yaml"
+    if not (settings.exists() and "postgres" in settings.read_text()):
+        return cache_backend(None)
     ensure_dagster_home()
     with DagsterInstance.get() as instance:
         return cache_backend(instance)
@@ -479,6 +488,10 @@ def _progress_option(command: argparse.ArgumentParser) -> None:
         f"${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: none); on a terminal a live table instead "
         "(docs/operations.md#watching-a-run)",
     )
+
+
+# The commands that write to the data directory: checked for a writable folder with room before they start.
+WRITING_COMMANDS = frozenset({"run", "refresh", "remove-target", "migrate", "register-targets", "bench", "dev"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -638,14 +651,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "progress_every", None) is not None:  # read by the display (eyt_dagster/ops/progress_display.py)
         os.environ[PROGRESS_EVERY_ENV] = f"{args.progress_every:g}"
+    from eyt_dagster.ops.environment import EnvironmentFault, check_dagster_home, check_writable, environment_fault
+    from resources.warehouse import data_dir
+    from resources.warehouse_views import COMMAND_PID_ENV
+
+    os.environ[COMMAND_PID_ENV] = str(os.getpid())  # its workers' view updates do not warn about each other
+
     try:
+        check_dagster_home()
+        if args.command in WRITING_COMMANDS:
+            check_writable(data_dir())
         return args.func(args)
+    except EnvironmentFault as exc:
+        print(f"eyt: {exc}", file=sys.stderr)
+        return 2
     except SlateError as exc:
         print(f"eyt: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: the runs' own lines say what was interrupted
         print("eyt: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a read-only or full disk met later: one line, not a traceback
+        line = environment_fault(exc, data_dir())
+        if line is None:
+            raise
+        print(f"eyt: {line}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

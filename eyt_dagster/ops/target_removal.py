@@ -110,3 +110,26 @@ def target_partitions(instance, sets: list[str], target: str) -> dict:
         if keys:
             found[node.key] = keys
     return found
+
+
+def mark_removed(instance, materialised: dict, target: str) -> int:
+    """Record, for each asset partition whose history the instance cannot wipe, a materialisation that says its rows
+    were deleted (tag REMOVED_TAG), so the project's staleness reads it as missing (eyt_dagster/staleness.py): a
+    target still in the slate, or added again later, is planned and computed afresh. Returns how many."""
+    from dagster import AssetMaterialization
+
+    from eyt_dagster.staleness import REMOVED_TAG
+
+    marked = 0
+    for key, partitions in materialised.items():
+        for partition in partitions:
+            instance.report_runless_asset_event(
+                AssetMaterialization(
+                    asset_key=key,
+                    partition=partition,
+                    description=f"rows deleted by eyt remove-target {target}",
+                    tags={REMOVED_TAG: "true"},
+                )
+            )
+            marked += 1
+    return marked
