@@ -36,7 +36,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _slate(tmp_path: Path, base_url: str, **extra) -> Path:
+def _slate(tmp_path: Path, base_url: str, target: dict | None = None, **extra) -> Path:
     settings = {"pools": {POOL: {"source": "fixture"}}, "dialogues_per_pool": DIALOGUES, "t_max": 3, **extra}
     return write_slate(
         tmp_path,
@@ -50,6 +50,7 @@ def _slate(tmp_path: Path, base_url: str, **extra) -> Path:
                 "max_retries": 0,
                 "timeout_s": 5,
                 "parse_retries": 0,
+                **(target or {}),
             }
         ],
         **settings,
@@ -134,13 +135,19 @@ class BadJsonUntilFixed:
 def test_invalid_replies_are_asked_again_by_a_rerun_once_the_server_is_fixed(tmp_path):
     handler = BadJsonUntilFixed()
     with serve(handler) as server:
-        slate = _slate(tmp_path, server.base_url, dialogues_per_pool=4)
+        # the cell may keep unfinished dialogues and still pass its check: its run is ok, with error rows inside
+        slate = _slate(tmp_path, server.base_url, dialogues_per_pool=4, max_unfinished_fraction=0.9)
         env = _env(tmp_path, slate)
         first = _eyt(env, "run", "--no-speech")
         sent_first = len(server.chat_requests)
         assert handler.bad > 0, "the handler broke no reply: pick another split"
         unfinished, dialogues = _finished(tmp_path / "data")
         assert 0 < unfinished < dialogues == 4, first.stdout[-3000:]
+        [line] = [x for x in first.stdout.splitlines() if "eyt_dialogues [" in x]
+        assert line.lstrip().startswith("ok") and f"({unfinished} error rows)" in line, first.stdout[-3000:]
+        assert "did not validate" in first.stdout  # the last reason, under the run's line
+        plan = _eyt(env, "refresh", "--dry-run", "--no-speech")
+        assert f"{4 - unfinished} of 4 dialogues finished, {unfinished} error row(s): target: " in plan.stdout
         handler.broken = False
         rerun = _eyt(env, "run", "--no-speech")
         sent_rerun = len(server.chat_requests) - sent_first
@@ -155,3 +162,46 @@ def test_invalid_replies_are_asked_again_by_a_rerun_once_the_server_is_fixed(tmp
     assert len(rejected) == handler.bad and {r[1] for r in rejected} == {"invalid_reply"}
     assert all(r[2] == 1 and r[3].startswith('{"explicit_intent"') for r in rejected)
     assert answered == (len({r[0] for r in rejected}),)
+
+
+@pytest.mark.slow
+def test_a_missing_key_and_a_ctrl_c_are_one_line_each_with_the_traceback_in_the_log(tmp_path):
+    import signal
+    import time
+
+    with serve(RolePlay(), delay_s=0.5) as server:
+        slate = _slate(tmp_path, server.base_url, target={"api_key_env": "EYT_HEALING_KEY"})
+        env = _env(tmp_path, slate)
+        env.pop("EYT_HEALING_KEY", None)
+        missing = _eyt(env, "run", "--no-speech")
+        assert missing.returncode == 1
+        output = missing.stdout + missing.stderr
+        assert "Traceback" not in output, output[-3000:]
+        assert "export EYT_HEALING_KEY=<your key>" in missing.stdout
+        [log] = [line.split("log ", 1)[1] for line in missing.stdout.splitlines() if line.strip().startswith("log ")]
+        story = Path(log).read_text()  # the whole story, stack included, is in the file the line names
+        assert "MissingApiKeyError" in story and 'File "' in story and "chat_transport.py" in story
+
+        # Ctrl-C while the target answers: SIGINT to the command's process group, as a terminal sends it
+        env["EYT_HEALING_KEY"] = "sk-healing-test"
+        command = subprocess.Popen(
+            [EYT, "run", "--no-speech"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        deadline = time.monotonic() + 120
+        while not any(r.json["model"] == "remote-target-v1" for r in server.chat_requests):
+            assert time.monotonic() < deadline and command.poll() is None, "no target request came"
+            time.sleep(0.05)
+        os.killpg(command.pid, signal.SIGINT)
+        out, _ = command.communicate(timeout=120)
+    assert command.returncode == 130, out[-3000:]
+    assert "Traceback" not in out and out.rstrip().endswith("eyt: interrupted"), out[-3000:]
+    assert f"FAILED eyt_dialogues [{POOL}|remote-target]" in out and "interrupted" in out
+    plan = _eyt(env, "refresh", "--dry-run", "--no-speech")
+    assert "dialogue/dialogue_turns" in plan.stdout and "failed: its run" in plan.stdout, plan.stdout[-3000:]

@@ -26,8 +26,11 @@ from resources.progress_files import LAUNCH_TAG
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
 DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 
-# The terminal shows one line per run; every event is still stored in the instance for the UI.
-QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# The terminal shows the lines eyt prints per run, never Dagster's console log (a failed step's traceback is an ERROR
+# event there): every event is still stored in the instance for the UI, and a run's warnings and errors, tracebacks
+# included, go to its log file (run_log below), which the run's line names.
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+RUN_LOGS = "logs"  # under the data directory: one file per run that warned or failed, <run id>.log
 
 
 def job_by_name(name: str):
@@ -54,9 +57,13 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
         asset_selection=asset_selection,
     ) as result:
         failed_checks = failed_error_checks(result.get_asset_check_evaluations())
+        warnings = failed_warn_checks(result.get_asset_check_evaluations())
         ok = result.success and not failed_checks
+        errors = error_rows(result.all_events)
+        counted = f"  ({sum(n for _, n, _ in errors)} error rows)" if errors else ""
         lines = [
             f"  {'ok    ' if ok else 'FAILED'} {label:<48} {time.monotonic() - started:6.1f} s  run {result.run_id[:8]}"
+            + counted
         ]
         if not result.success:
             lines += [
@@ -65,8 +72,61 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
                 if event.is_failure and event.step_key
             ]
         lines += [f"         check {line}" for line in failed_checks]
-        lines += [f"         warning {line}" for line in failed_warn_checks(result.get_asset_check_evaluations())]
+        warned = {line.split(" ", 1)[0] for line in warnings}
+        lines += [
+            f"         errors {asset}: {n} error row(s)" + (f": {failures}" if failures else "")
+            for asset, n, failures in errors
+            if asset not in warned  # its no_error_rows warning below says it, with the first error
+        ]
+        lines += [f"         warning {line}" for line in warnings]
+        if len(lines) > 1:
+            log = run_log(instance, result.run_id)
+            if log is not None:
+                lines.append(f"         log {log}")
     return ok, "\n".join(lines)
+
+
+def error_rows(events) -> list[tuple[str, int, str]]:
+    """(asset partition, error rows, failures line) of each materialisation of the run whose table holds error rows
+    (its `error_rows` / `failures` metadata, assets/_output.py)."""
+    found = []
+    for event in events:
+        if not event.is_step_materialization:
+            continue
+        materialization = event.step_materialization_data.materialization
+        metadata = materialization.metadata or {}
+        count = metadata.get("error_rows")
+        if count is None or not count.value:
+            continue
+        failures = metadata.get("failures")
+        found.append(
+            (materialization.asset_key.to_user_string(), int(count.value), str(failures.value) if failures else "")
+        )
+    return found
+
+
+def run_log(instance, run_id: str) -> Path | None:
+    """Write the run's warnings and errors, with the tracebacks of failed steps, to <data dir>/logs/<run id>.log; its
+    path, or None when it cannot be written (the run's line then goes without it)."""
+    lines = []
+    for entry in instance.all_logs(run_id):
+        if entry.level < 30:  # logging.WARNING
+            continue
+        when = time.strftime("%H:%M:%S", time.localtime(entry.timestamp))
+        lines.append(f"{when} {entry.step_key or '-'}: {entry.user_message or entry.message}")
+        data = getattr(entry.dagster_event, "event_specific_data", None) if entry.dagster_event else None
+        error = getattr(data, "error", None)
+        if error is not None:
+            lines.append(error.to_string())
+    if not lines:
+        return None
+    path = Path(os.environ.get("EYT_DATA_DIR") or "data").resolve() / RUN_LOGS / f"{run_id}.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError:
+        return None
+    return path
 
 
 # Errors whose message says all a user needs (the model, role, endpoint and the server's reason, or the fix): the run's
@@ -81,6 +141,8 @@ def failure_reason(event) -> str:
     while error is not None and getattr(error, "cause", None) is not None:
         error = error.cause
     lines = (getattr(error, "message", "") or "").strip().splitlines()
+    if getattr(error, "cls_name", None) in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
+        return "interrupted (Ctrl-C or a signal); finished work is kept: rerun, or `eyt refresh`, to finish it"
     if not lines:
         return event.message or "failed"
     first = lines[0]
@@ -200,6 +262,14 @@ class Launcher:
         if self._pool is not None:
             self._pool.__exit__(*exc)
 
+    def interrupt(self, pending: list[Future], timeout_s: float = 60.0) -> None:
+        """Ctrl-C: hand the interrupt to the workers with a run, so Dagster ends each run as interrupted (failed, its
+        finished work kept), and wait for their lines."""
+        from concurrent.futures import wait
+
+        if self._pool is not None and self._pool.interrupt():
+            wait(pending, timeout=timeout_s)
+
     def start(self, index: int, run) -> Future:
         if self._pool is None:
             raise RuntimeError("Launcher.start outside `with Launcher(...)`")
@@ -211,9 +281,11 @@ class Launcher:
                 ok, text = inner.result()
             except WorkerDied as died:
                 ok, text = False, self._worker_died(run, died, time.monotonic() - started)
-            except WorkerStartFailed as exc:  # the code location did not import: the traceback says why
-                ok, text = False, f"  FAILED {run.label:<48} {exc}"
-            except BaseException as exc:  # KeyboardInterrupt included: the worker's Ctrl-C, sent back
+            except WorkerStartFailed as exc:  # the code location did not import: its last line, the traceback apart
+                ok, text = False, f"  FAILED {run.label:<48} {start_failure(exc)}"
+            except KeyboardInterrupt:  # the worker's Ctrl-C, sent back
+                ok, text = False, f"  FAILED {run.label:<48} interrupted (Ctrl-C)"
+            except BaseException as exc:
                 ok, text = False, f"  FAILED {run.label:<48} worker process ended: {type(exc).__name__}: {exc}"
             if self.watch is not None:
                 self.watch.ended(index)
@@ -244,6 +316,22 @@ class Launcher:
         return f"  FAILED {run.label:<48} {seconds:6.1f} s  {where}\n         {cause}; a new worker takes the next run"
 
 
+def start_failure(exc: WorkerStartFailed) -> str:
+    """A worker that could not start, in one line: the exception that stopped it (the traceback's last line), with the
+    whole traceback in <data dir>/logs/worker-start.log, which the line names."""
+    text = str(exc)
+    if "KeyboardInterrupt" in text:
+        return "interrupted (Ctrl-C) while its worker process started"
+    last = next((line for line in reversed(text.strip().splitlines()) if line.strip()), "unknown error")
+    path = Path(os.environ.get("EYT_DATA_DIR") or "data").resolve() / RUN_LOGS / "worker-start.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError:
+        return f"the worker process could not start: {last}"
+    return f"the worker process could not start: {last} (traceback: {path})"
+
+
 def execute_runs(instance, runs, parallel: int) -> bool:
     """Execute the runs, `parallel` at once in worker processes, in dependency order, and print the summary of what
     succeeded, failed and was skipped; True when every run succeeded (a skipped run counts as failed)."""
@@ -251,13 +339,23 @@ def execute_runs(instance, runs, parallel: int) -> bool:
 
     started = time.monotonic()
     watch = RunWatch(Path(os.environ.get("EYT_DATA_DIR") or "data").resolve())  # where the runs write
+    started_runs: list[Future] = []
+
+    def start(index: int, run) -> Future:
+        started_runs.append(launcher.start(index, run))
+        return started_runs[-1]
+
     with Launcher(instance, parallel, watch) as launcher, display(watch):
-        outcome = run_all(
-            runs,
-            launcher.start,
-            parallel,
-            on_skip=lambda i, run: print(f"  skip   {run.label:<48} (an upstream run failed)", flush=True),
-        )
+        try:
+            outcome = run_all(
+                runs,
+                start,
+                parallel,
+                on_skip=lambda i, run: print(f"  skip   {run.label:<48} (an upstream run failed)", flush=True),
+            )
+        except KeyboardInterrupt:  # no run starts after a Ctrl-C; those under way end as interrupted
+            launcher.interrupt([f for f in started_runs if not f.done()])
+            raise
     print(summary(runs, outcome, time.monotonic() - started), flush=True)
     return all(state == OK for state in outcome.values())
 

@@ -62,7 +62,16 @@ class WorkerStartFailed(RuntimeError):
 
 
 def _serve(conn: Connection, initializer: Callable[..., None] | None, initargs: tuple) -> None:
-    """A worker's life: initialise once, then answer tasks until told to stop or the pipe closes."""
+    """A worker's life: initialise once, then answer tasks until told to stop or the pipe closes. The worker leaves
+    the terminal's process group first, so a Ctrl-C reaches only the pool's process, which hands it on to the
+    workers with a task (WorkerPool.interrupt): the helper processes a task starts are never signalled by the
+    terminal and print nothing."""
+    import os
+
+    try:
+        os.setpgrp()
+    except OSError:  # already a group leader
+        pass
     broken = None
     try:
         if initializer is not None:
@@ -188,6 +197,20 @@ class WorkerPool:
         worker.process.join()
         self._drop(worker)
         future.set_exception(WorkerDied(worker.pid, worker.process.exitcode, worker.start_time))
+
+    def interrupt(self) -> int:
+        """Send SIGINT to every worker with a task (what Ctrl-C does to a process), so each ends its task as an
+        interrupted one; how many were signalled."""
+        import os
+
+        with self._lock:
+            busy = [w for w in self._workers if w.busy and w.process.is_alive()]
+        for worker in busy:
+            try:
+                os.kill(worker.pid, signal.SIGINT)
+            except OSError:
+                pass
+        return len(busy)
 
     def close(self, wait_for_tasks: bool = True, timeout_s: float = 30.0) -> None:
         """Stop every worker: idle ones at once; busy ones after their task (or, with `wait_for_tasks` False, after
