@@ -259,3 +259,57 @@ def test_a_report_of_targets_the_slate_has_none_of_is_outside_the_slate():
     assert reads_nothing("dialogue/leaderboard", speech_only) == ["targets"]
     assert reads_nothing("speech/seq_leaderboard", speech_only) == []
     assert reads_nothing("reports/model_cards", speech_only) == []
+
+
+def failing_pool(state: dict, attempts_per_day: int) -> list:
+    """One pool asset whose materialisation holds `state["errors"]` error rows (as assets/_output.py reports them)."""
+    from dagster import Output
+
+    @asset(key=SEEDS, partitions_def=pool_partitions, code_version="1")
+    def seeds(context):
+        return Output(1, metadata={"error_rows": state["errors"], "failures": "simulator: 2 timeouts"})
+
+    return with_automation([seeds], SLATE, attempts_per_day)
+
+
+def test_the_daemon_retries_a_failed_partition_spaced_over_the_day(instance):
+    import time
+
+    from eyt_dagster.staleness import DAY_S
+
+    state = {"errors": 2}
+    per_day = 10_000  # a retry is due 8.6 s after the latest run started
+    spacing = DAY_S / per_day
+    assets = failing_pool(state, per_day)
+    first = evaluate_automation_conditions(assets, instance)
+    assert requested(first) == {("seeds", POOL)}
+    started = time.monotonic()
+    materialize(assets, partition_key=POOL, instance=instance)  # it ran, and two of its rows are errors
+    tick = evaluate_automation_conditions(assets, instance, cursor=first.cursor)
+    if time.monotonic() - started < spacing - 1:  # not yet due (a machine slower than that cannot tell)
+        assert requested(tick) == set()
+    time.sleep(max(0.0, spacing + 0.5 - (time.monotonic() - started)))
+    due = evaluate_automation_conditions(assets, instance, cursor=tick.cursor)
+    assert requested(due) == {("seeds", POOL)}  # failed: asked again once the spacing has passed
+    state["errors"] = 0
+    materialize(assets, partition_key=POOL, instance=instance)
+    assert requested(evaluate_automation_conditions(assets, instance, cursor=due.cursor)) == set()  # healed
+
+
+def test_a_partition_that_keeps_failing_is_given_up_for_the_day(instance):
+    from eyt_dagster import staleness
+
+    state = {"errors": 3}
+    assets = failing_pool(state, 2)
+    graph = Definitions(assets=assets).resolve_asset_graph()
+    materialize(assets, partition_key=POOL, instance=instance)
+    found = staleness.state(graph, staleness.Latest(instance, 2), SEEDS, POOL)
+    assert found.status == staleness.FAILED
+    assert found.causes[0]["reason"] == "failed: 3 error row(s): simulator: 2 timeouts"
+    materialize(assets, partition_key=POOL, instance=instance)  # the retry fails too: attempts_per_day 2 used up
+    found = staleness.state(graph, staleness.Latest(instance, 2), SEEDS, POOL)
+    assert found.status == staleness.GAVE_UP
+    assert "gave up after 2 runs in 24 h (attempts_per_day: 2)" in found.causes[0]["reason"]
+    assert requested(evaluate_automation_conditions(assets, instance)) == set()
+    # without the setting (an older caller), a failed partition reads as up to date, as before
+    assert staleness.state(graph, staleness.Latest(instance), SEEDS, POOL).status == staleness.FRESH
