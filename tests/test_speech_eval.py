@@ -35,8 +35,8 @@ class ListeningModel:
         self.spoiled_text = spoiled_text
         self.requests: list[dict] = []
 
-    def __call__(self, body: dict) -> dict:
-        self.requests.append(body)
+    def spoiled(self, body: dict) -> bool:
+        """Whether the request is about the chosen item (answered in prose)."""
         texts = " ".join(
             p["text"]
             for m in body["messages"]
@@ -44,7 +44,11 @@ class ListeningModel:
             for p in m["content"]
             if p["type"] == "text"
         )
-        if self.spoiled_text in texts:
+        return self.spoiled_text in texts
+
+    def __call__(self, body: dict) -> dict:
+        self.requests.append(body)
+        if self.spoiled(body):
             return chat_completion("I think the second voice sounds better.", prompt_tokens=900, completion_tokens=8)
         last = body["messages"][-1]["content"]
         audio = [base64.b64decode(p["input_audio"]["data"]) for p in last if p["type"] == "input_audio"]
@@ -100,11 +104,16 @@ def evaluated(tmp_path_factory):
                 ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target, resources=resources, instance=instance
             ).success
         first_pass = len(model.requests)
-        # a rerun of the remote partition asks nothing new: every finished call is in the call cache
+        spoiled = sum(model.spoiled(body) for body in model.requests)
+        # a rerun of the remote partition sends again only the requests whose replies did not validate (the spoiled
+        # item's prose: an unusable reply is asked again by a later run); every valid reply is in the call cache
         assert materialize(
             ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=REMOTE, resources=resources, instance=instance
         ).success
-        assert len(model.requests) == first_pass
+        again = model.requests[first_pass:]
+        # (the spoiled item's first requests in json_schema mode are not repeated: the endpoint learnt to spell the
+        # schema out in the prompt, and that is how the rerun asks)
+        assert spoiled > 0 and 0 < len(again) <= spoiled and all(model.spoiled(body) for body in again)
     # a human ranking of the three targets (invented for the test: the listening model first)
     ranking = directory / "ranking.csv"
     ranking.write_text(f"target,rank\n{REMOTE},1\nacoustic-chooser-baseline,2\nrandom-chooser-baseline,3\n")
@@ -117,7 +126,7 @@ def evaluated(tmp_path_factory):
     resources = resources_for(slate, directory)
     assert materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance).success
     con = duckdb.connect(str(directory / "eyt.duckdb"), read_only=True)
-    yield {"con": con, "items": items, "model": model}
+    yield {"con": con, "items": items, "model": model, "first_pass": first_pass}
     con.close()
 
 
@@ -176,7 +185,7 @@ def test_round2_requests_carry_the_chosen_or_the_correct_turn4_clip(evaluated):
     dissonant4 = {Path(p).read_bytes() for p in items["turn4_dissonant_path"]}
     spoiled = situation(items.iloc[0])
     seen = {"resonant": 0, "dissonant": 0}
-    for body in model.requests:
+    for body in model.requests[: evaluated["first_pass"]]:  # the first evaluation (the rerun asks the spoiled again)
         if len(body["messages"]) != 4 or isinstance(body["messages"][3]["content"], str):
             continue  # round 1, or a re-ask after a reply that did not parse
         last = body["messages"][3]["content"]

@@ -91,14 +91,27 @@ def finish(process: subprocess.Popen, log: Path, seconds: float = 240) -> tuple[
         process.wait(30)
         pytest.fail(f"eyt did not finish in {seconds} s:\n{log.read_text()[-3000:]}")
     deadline = time.monotonic() + 15
-    while True:  # no worker, `tail` of a step's log or other helper is left behind in its process group
-        try:
-            os.killpg(process.pid, 0)
-        except ProcessLookupError:
-            break
-        assert time.monotonic() < deadline, f"processes of eyt's group outlived it:\n{log.read_text()[-3000:]}"
+    # no worker, `tail` of a step's log or other helper is left behind: none of the processes eyt started (the
+    # workers have process groups of their own; every process of the command carries its EYT_COMMAND_PID)
+    while _started_by(process.pid):
+        assert time.monotonic() < deadline, f"processes of eyt outlived it:\n{log.read_text()[-3000:]}"
         time.sleep(0.2)
     return code, log.read_text()
+
+
+def _started_by(command_pid: int) -> list[int]:
+    """The live processes that carry EYT_COMMAND_PID=command_pid in their environment (read from /proc)."""
+    marker = f"EYT_COMMAND_PID={command_pid}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def running_run(instance, job: str, partition: str):

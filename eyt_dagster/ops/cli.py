@@ -658,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ[COMMAND_PID_ENV] = str(os.getpid())  # its workers' view updates do not warn about each other
 
     try:
-        check_dagster_home()
+        check_dagster_home(data_dir())
         if args.command in WRITING_COMMANDS:
             check_writable(data_dir())
         return args.func(args)

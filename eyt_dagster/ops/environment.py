@@ -41,11 +41,12 @@ def check_writable(data: Path) -> None:
         )
 
 
-def check_dagster_home() -> None:
-    """Raise EnvironmentFault when DAGSTER_HOME is set to a folder that does not exist (unset, `eyt` makes its own
-    under the data directory)."""
+def check_dagster_home(data: Path) -> None:
+    """Raise EnvironmentFault when DAGSTER_HOME is set to a folder that does not exist, other than the data
+    directory's own `dagster_home` (which `eyt` makes, as it does when DAGSTER_HOME is unset): a missing folder
+    elsewhere is a typo or a volume not mounted, and an instance made there would be a new, empty one."""
     home = os.environ.get("DAGSTER_HOME")
-    if home and not Path(home).is_dir():
+    if home and not Path(home).is_dir() and Path(home).resolve() != (data / "dagster_home").resolve():
         raise EnvironmentFault(
             f"DAGSTER_HOME={home} does not exist: create it (mkdir -p {home}) or unset DAGSTER_HOME, and `eyt` keeps "
             f"the instance in $EYT_DATA_DIR/dagster_home"
