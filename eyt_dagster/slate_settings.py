@@ -295,6 +295,7 @@ NOT_READ = frozenset(
         "speech.released_path",
         "max_unfinished_fraction",
         "attempts_per_day",
+        "speech.max_skipped_fraction",
     }
 )
 

@@ -6,7 +6,7 @@ from functools import partial
 from pathlib import Path
 
 import pandas as pd
-from dagster import AssetExecutionContext, AssetIn, AssetOut, Output, multi_asset
+from dagster import AssetExecutionContext, AssetIn, AssetOut, Failure, Output, multi_asset
 
 from assets._output import explorer_link, now_utc, table_output
 from assets._progress import step_progress
@@ -14,6 +14,7 @@ from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.core import explorer_links
 from eyt_dagster.speech_eq.audio_tables import AudioRows, imported_subscale, synthesise_subscale
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
+from eyt_dagster.speech_eq.import_verdict import import_verdict
 from resources.audio_features import clip_features
 from resources.data_paths import relative_path_columns
 from resources.model_access import ModelAccess
@@ -58,7 +59,8 @@ def speech_audio(
     slug, settings = context.partition_key, eyt.slate.speech
     thresholds, data_dir = settings.contrast, eyt.data_dir
     if settings.source == "released":
-        yield from _import_subscale(context, Path(str(settings.released_path)), slug, thresholds)
+        root = Path(str(settings.released_path))
+        yield from _import_subscale(context, root, slug, thresholds, settings.max_skipped_fraction)
         return
     tts = SpeechRoles(eyt).tts()
     rows = AudioRows()
@@ -114,7 +116,9 @@ def speech_audio(
     )
 
 
-def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds):
+def _import_subscale(
+    context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds, max_skipped: float
+):
     """The released layout's items of one subscale, as eq_items and tts_clips rows, their test-turn pairs
     scored (recorded, not used to drop published items). Bad folders are reported and skipped, never
     half-imported."""
@@ -122,6 +126,11 @@ def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thre
     rows = imported_subscale(report.items, report.skipped, slug, features=clip_features, thresholds=thresholds)
     for folder, why in rows.skipped_folders:
         context.log.warning(f"skipped {folder}: {why}")
+    verdict = import_verdict(slug, rows.scenarios, rows.skipped_folders, max_skipped)
+    if not verdict.ok:  # nothing to evaluate, or too much of it lost: the run fails, saying why in one line
+        raise Failure(description=verdict.text, metadata={"imported": verdict.imported, "skipped": verdict.skipped})
+    if verdict.skipped:
+        context.log.warning(verdict.text)
     now = now_utc()
 
     def table(data: list[dict]) -> pd.DataFrame:
@@ -129,7 +138,7 @@ def _import_subscale(context: AssetExecutionContext, root: Path, slug: str, thre
 
     yield Output(**_with_meta(table(rows.clips), "tts_clips"))
     yield Output(**_with_meta(table(rows.contrasts), "contrast_scores"))
-    imported = {"imported_from": str(root), "skipped_folders": len(rows.skipped_folders)}
+    imported = {"imported_from": str(root), "skipped_folders": len(rows.skipped_folders), "import": verdict.text}
     yield Output(**_with_meta(table(rows.items), "eq_items", **imported))
 
 

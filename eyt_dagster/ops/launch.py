@@ -131,7 +131,7 @@ def run_log(instance, run_id: str) -> Path | None:
 
 # Errors whose message says all a user needs (the model, role, endpoint and the server's reason, or the fix): the run's
 # summary shows the message without the exception's class.
-SELF_EXPLAINING_ERRORS = frozenset({"IncompatibleEndpointError", "MissingApiKeyError"})
+SELF_EXPLAINING_ERRORS = frozenset({"IncompatibleEndpointError", "MissingApiKeyError", "Failure"})
 
 
 def failure_reason(event) -> str:

@@ -3,10 +3,12 @@
 An item folder is `<root>/<subscale_slug>/<dataset_id>/` with `metadata.json` and `audio/01..08.(mp3|wav)`.
 metadata.json keys this module reads, and writes back in the same shape:
 - `eq_scale` (required), e.g. "Interpersonal - Empathy" -> Scenario.subscale through `slug_from_eq_scale`.
-- `scenario` (required object). Required: title, context, description, scenario_valence (Positive / Negative /
-  Conflict, any case), speaker1_name, speaker1_role, speaker1_gender, speaker2_name, speaker2_role,
-  speaker2_gender (female / male, any case), speaker2_persona_1 (the resonant persona), speaker2_persona_2 and
-  speaker2_persona_3 (the two dissonant ones), eq_skill_tested, target_social_intent. Optional: speaker1_persona
+- `scenario` (required object). Required: title, context, description, speaker1_name, speaker1_role,
+  speaker1_gender, speaker2_name, speaker2_role, speaker2_gender (female / male, any case), speaker2_persona_1 (the
+  resonant persona), speaker2_persona_2 and speaker2_persona_3 (the two dissonant ones), eq_skill_tested. Optional:
+  scenario_valence (Positive / Negative / Conflict, any case; the authors' own items have none, and then it is
+  inferred from the scenario text by speech_eq/valence_rules.py, recorded as generation_metadata["valence_source"]),
+  target_social_intent (default ""), speaker1_persona
   (default ""), scenario_type (else generation_metadata.scenario_type, else ""), voices (kept in
   generation_metadata["voices"] when non-empty; written from there, {} if none) and speaker2_persona (the
   project's own, written only when non-empty). Other scenario keys are kept in
@@ -20,6 +22,9 @@ metadata.json keys this module reads, and writes back in the same shape:
   01, 02, 03, 06) are WRITTEN with `"eq_level": null`; on READ their eq_level is ignored (null, absent or any
   value). An audio_path named NN.<ext> must name its own slot. text defaults to the line, tone_description to "".
 - `generation_metadata` (optional object, default {}) <-> EqItem.generation_metadata.
+- Any other top-level key is kept in generation_metadata["metadata_extra"] and written back; audio paths published
+  under other folders (the authors' data/<batch>/<subscale>/<id>/audio/NN.mp3) in ["published_audio_paths"], and
+  context clips' eq_level when set ("high" in the authors' items) in ["context_eq_levels"].
 Audio paths are written as "audio/NN.<ext>" with the clip's own extension (.mp3 or .wav).
 """
 
@@ -34,6 +39,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ValidationError
 
 from eyt_dagster.speech_eq.item_types import Clip, EqItem, Line, Scenario, Speaker
+from eyt_dagster.speech_eq.valence_rules import infer_valence
 from eyt_dagster.speech_eq.vocabulary import AUDIO_FILES, SUBSCALES, TURN_SPEAKER, eq_scale, slug_from_eq_scale
 
 AUDIO_EXTENSIONS: tuple[str, ...] = (".mp3", ".wav")
@@ -45,7 +51,6 @@ _REQUIRED = (
     "title",
     "context",
     "description",
-    "scenario_valence",
     "speaker1_name",
     "speaker1_role",
     "speaker1_gender",
@@ -56,9 +61,17 @@ _REQUIRED = (
     "speaker2_persona_2",
     "speaker2_persona_3",
     "eq_skill_tested",
-    "target_social_intent",
 )
-_KNOWN = set(_REQUIRED) | {"speaker1_persona", "speaker2_persona", "scenario_type", "voices"}
+_KNOWN = set(_REQUIRED) | {
+    "speaker1_persona",
+    "speaker2_persona",
+    "scenario_type",
+    "voices",
+    "scenario_valence",
+    "target_social_intent",
+}
+# metadata.json's own keys; any other top-level key is kept in generation_metadata["metadata_extra"] and written back
+_TOP_LEVEL = {"eq_scale", "scenario", "conversation", "audio_files", "generation_metadata"}
 
 
 class LayoutError(ValueError):
@@ -153,12 +166,19 @@ def _scenario(sc: Any, subscale: str, gm: dict[str, Any], folder: str) -> Scenar
         )
         for n in (1, 2)
     ]
+    published = str(sc.get("scenario_valence") or "").strip()
+    if published:
+        valence = published.capitalize()
+    else:  # the authors' own items state none: inferred, and said so beside the item
+        valence, gm["valence_source"] = infer_valence(
+            s["title"], s["context"], s["description"], str(sc.get("target_social_intent") or "")
+        )
     return _build(
         Scenario,
         folder,
         "scenario",
         subscale=subscale,
-        valence=str(s["scenario_valence"]).strip().capitalize(),
+        valence=valence,
         scenario_type=str(sc.get("scenario_type") or gm.get("scenario_type") or ""),
         title=s["title"],
         context=s["context"],
@@ -168,7 +188,7 @@ def _scenario(sc: Any, subscale: str, gm: dict[str, Any], folder: str) -> Scenar
         resonant_persona=s["speaker2_persona_1"],
         dissonant_personas=[s["speaker2_persona_2"], s["speaker2_persona_3"]],
         skill_tested=s["eq_skill_tested"],
-        target_social_intent=s["target_social_intent"],
+        target_social_intent=str(sc.get("target_social_intent") or ""),
     )
 
 
@@ -201,11 +221,23 @@ def metadata_to_item(metadata: dict[str, Any], folder_name: str, source: str, cl
     if not isinstance(gm, dict):
         _fail(folder, "generation_metadata", "not a JSON object")
     gm = dict(gm)
+    if extra := {key: value for key, value in metadata.items() if key not in _TOP_LEVEL}:
+        gm["metadata_extra"] = extra
     scenario = _scenario(_get(metadata, "scenario", folder), subscale, gm, folder)
     names = (scenario.speaker1.name, scenario.speaker2.name)
     lines = _lines(_get(metadata, "conversation", folder), names, folder)
+    entries = audio_entries(metadata, folder)
+    # kept as published: audio paths under the authors' own folders (data/<batch>/<subscale>/<id>/audio/NN.mp3) and
+    # the eq_level the release gives context clips (the layout itself needs neither)
+    paths = {
+        n: e["audio_path"] for n, e in entries.items() if e.get("audio_path") and "/" in e["audio_path"].strip("/")
+    }
+    if prefixed := {n: p for n, p in paths.items() if not re.fullmatch(r"audio/\d\d\.\w+", p)}:
+        gm["published_audio_paths"] = prefixed
+    if levels := {n: e["eq_level"] for n, e in entries.items() if AUDIO_FILES[n][1] is None and e.get("eq_level")}:
+        gm["context_eq_levels"] = levels
     clips = []
-    for number, entry in sorted(audio_entries(metadata, folder).items()):
+    for number, entry in sorted(entries.items()):
         turn, level = AUDIO_FILES[number]
         where = f"audio_files {number}"
         if "speaker" in entry and _speaker(entry["speaker"], names, folder, where + ".speaker") != TURN_SPEAKER[turn]:
@@ -274,6 +306,7 @@ def item_to_metadata(item: EqItem) -> dict[str, Any]:
     if sc.speaker2.persona:
         scenario["speaker2_persona"] = sc.speaker2.persona
     return {
+        **dict(gm.get("metadata_extra") or {}),
         "scenario": scenario,
         "conversation": [
             {"speaker": f"speaker{line.speaker}", "sentence_number": line.turn, "text": line.text}

@@ -133,6 +133,13 @@ class SpeechSettings(BaseModel):
         default="generated", description="'released' imports items from `released_path` instead of building them."
     )
     released_path: str | None = Field(default=None, description="A folder in the released SpeechEQ layout.")
+    max_skipped_fraction: float = Field(
+        default=0.1,
+        ge=0.0,
+        le=1.0,
+        description="With source 'released': the share of a subscale's item folders that may be skipped (a field "
+        "missing, a clip absent) before its import fails; an import with no item always fails.",
+    )
     evaluation: SpeechEvaluation = Field(default_factory=lambda: SpeechEvaluation())
 
     @model_validator(mode="after")
