@@ -11,7 +11,7 @@ from dagster import DagsterInstance, materialize
 
 from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS
+from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS, SPEECH_REPORT_ASSETS
 from eyt_dagster.speech_eq.import_verdict import import_verdict
 from eyt_dagster.speech_eq.valence_rules import infer_valence
 from resources.speech_release import import_released
@@ -101,7 +101,13 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
         assert materialize(
             ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target, resources=resources, instance=instance
         ).success
+    assert materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources, instance=instance).success
     with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+        summary = con.execute(
+            "SELECT subscale, source, scenarios, items, pairs_discarded, pairs_below_threshold, discarded, "
+            "mean_total_passed FROM speech.speech_build_report"
+        ).fetchall()
+        pairs = con.execute("SELECT count(*), count(*) FILTER (WHERE NOT passed) FROM speech.contrast_scores").fetchone()
         items = con.execute("SELECT count(*), count(DISTINCT valence) FROM speech.eq_items").fetchone()
         sources = con.execute(
             "SELECT DISTINCT json_extract_string(generation_metadata_json, '$.valence_source') IS NOT NULL "
@@ -112,5 +118,17 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
             "ORDER BY 1"
         ).fetchall()
     assert items == (5, 2) and sources == [(True,)]
+    # the build summary shows the imported subscale: its source, its items, and the published pairs the filter
+    # would have rejected (scored, never dropped)
+    [(slug, source, scenarios, count, discarded_pairs, below, discarded, mean)] = summary
+    assert (slug, source, scenarios, count, discarded_pairs, discarded) == (
+        SLUG,
+        f"imported from {tmp_path / 'release'}",
+        0,
+        5,
+        0,
+        0,
+    )
+    assert pairs[0] == 10 and below == pairs[1] and (mean is not None or below == 10)
     assert [c[0] for c in choices] == sorted(BASELINES)
     assert all(n > 0 and ok == n for _, n, ok in choices)

@@ -8,7 +8,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.reporting.plots import distribution_png, png_markdown
 from eyt_dagster.speech_eq.build_summary import build_summary
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"  # 2: imported subscales, source, pairs_below_threshold
 GAP_UNITS = {
     "pitch": "semitones",
     "rate": "relative ZCR",

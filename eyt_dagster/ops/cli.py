@@ -170,16 +170,21 @@ def _print_speech_summary() -> None:
         with connect(catalog=catalog()) as con:
             summary = con.execute(
                 "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
-                "round(mean_total_passed, 2) AS mean_contrast FROM speech.speech_build_report ORDER BY subscale"
+                "pairs_below_threshold AS published_below_threshold, round(mean_total_passed, 2) AS mean_contrast, "
+                "source FROM speech.speech_build_report ORDER BY subscale"
             ).df()
             generators = ", ".join(
                 r[0] for r in con.execute("SELECT DISTINCT generator FROM speech.scenarios").fetchall()
             )
-    except (duckdb.CatalogException, duckdb.IOException):
+    except (duckdb.CatalogException, duckdb.IOException, duckdb.BinderException):
         print("\nSpeechEQ items: no build report yet (the speech_reports run did not finish)")
         return
-    print(f"\nSpeechEQ items (text generator: {generators}; 'template-baseline' is an embedded baseline):")
-    print(summary.to_string(index=False))
+    sources = sorted(set(summary["source"].astype(str))) if len(summary) else []
+    imported = sorted({s.split("imported from ", 1)[1] for s in sources if "imported from " in s})
+    where = [f"text generator: {generators}; 'template-baseline' is an embedded baseline"] if generators else []
+    where += [f"imported from {', '.join(imported)}: published pairs are scored, never dropped"] if imported else []
+    print(f"\nSpeechEQ items ({'; '.join(where) or 'none yet'}):")
+    print(summary.drop(columns=["source"]).to_string(index=False))
     try:
         with connect(catalog=catalog()) as con:
             board = con.execute(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import pandas as pd
 
 from eyt_dagster.speech_eq.table_contracts import SPEECH_BUILD_REPORT_COLUMNS
@@ -12,22 +14,40 @@ GAP_COLUMNS = ("gap_pitch", "gap_rate", "gap_centroid", "gap_rms", "gap_mfcc", "
 def build_summary(
     scenarios: pd.DataFrame, tones: pd.DataFrame, contrasts: pd.DataFrame, items: pd.DataFrame
 ) -> pd.DataFrame:
-    """One row per subscale: scenarios, items, bland rejections, regenerated and discarded pairs, and the
-    mean total and feature gaps of the pairs that passed."""
+    """One row per subscale, built or imported: where its items came from (`source`: generated, or imported and the
+    folder), scenarios, items, bland rejections, regenerated and discarded pairs, the published pairs below the
+    contrast filter's threshold (imported items are scored, never dropped), and the mean total and feature gaps of
+    the pairs that passed."""
+    built = set(scenarios["subscale"]) if len(scenarios) else set()
+    imported_items = _imported(items)
     rows = []
-    for slug, group in scenarios.groupby("subscale"):
-        ids = set(group["scenario_id"])
-        pairs = contrasts[contrasts["scenario_id"].isin(ids)]
-        last = pairs.sort_values("attempt").groupby(["scenario_id", "turn"]).tail(1)
-        passed = last[last["passed"]]
-        rejected = tones[tones["scenario_id"].isin(ids) & ~tones["accepted"]]
+    for slug in sorted(built | set(imported_items["subscale"])):
+        group = scenarios[scenarios["subscale"] == slug] if len(scenarios) else scenarios
+        ids = set(group["scenario_id"]) if len(group) else set()
+        mine = imported_items[imported_items["subscale"] == slug]
+        ids |= set(mine["dataset_id"])
+        pairs = contrasts[contrasts["scenario_id"].isin(ids)] if len(contrasts) else contrasts
+        last = pairs.sort_values("attempt").groupby(["scenario_id", "turn"]).tail(1) if len(pairs) else pairs
+        passed = last[last["passed"].astype(bool)] if len(last) else last
+        published = last[last["scenario_id"].isin(set(mine["dataset_id"]))] if len(last) else last
+        rejected = tones[tones["scenario_id"].isin(ids) & ~tones["accepted"]] if len(tones) else tones
+        folders = sorted(set(mine["source"].astype(str)))
+        source = "generated" if not len(mine) else "imported from " + ", ".join(sorted({_root(f) for f in folders}))
+        if len(mine) and len(group):
+            source = "generated + " + source
         row = {
             "subscale": slug,
-            "scenarios": len(ids),
+            "source": source,
+            "scenarios": len(group["scenario_id"].unique()) if len(group) else 0,
             "items": int(items["dataset_id"].isin(ids).sum()) if len(items) else 0,
-            "tones_rejected_bland": int(rejected["rejection_reason"].astype(str).str.startswith("bland").sum()),
-            "pairs_regenerated": int((pairs.groupby(["scenario_id", "turn"])["attempt"].max() > 0).sum()),
-            "pairs_discarded": int((~last["passed"]).sum()),
+            "tones_rejected_bland": int(rejected["rejection_reason"].astype(str).str.startswith("bland").sum())
+            if len(rejected)
+            else 0,
+            "pairs_regenerated": int((pairs.groupby(["scenario_id", "turn"])["attempt"].max() > 0).sum())
+            if len(pairs)
+            else 0,
+            "pairs_discarded": int((~last["passed"].astype(bool)).sum()) - _count_failed(published) if len(last) else 0,
+            "pairs_below_threshold": _count_failed(published),
             "mean_total_passed": float(passed["total"].mean()) if len(passed) else float("nan"),
         }
         row.update(
@@ -36,5 +56,28 @@ def build_summary(
         rows.append(row)
     columns = [c for c in SPEECH_BUILD_REPORT_COLUMNS if c != "discarded"]
     out = pd.DataFrame(rows, columns=columns)  # no subscale built yet: the same columns, no row
-    out["discarded"] = (out["scenarios"] - out["items"]).astype("int64")
+    # scenarios that did not become an item (generated ones only: an imported item is its own scenario)
+    out["discarded"] = (out["scenarios"] - (out["items"] - _imported_count(out, imported_items))).clip(lower=0)
+    out["discarded"] = out["discarded"].astype("int64")
     return out
+
+
+def _imported(items: pd.DataFrame) -> pd.DataFrame:
+    """The rows of items imported from released data (their `source` is the folder, not 'generated')."""
+    if not len(items) or "source" not in items.columns:
+        return pd.DataFrame(columns=["subscale", "dataset_id", "source"])
+    return items[items["source"].astype(str) != "generated"][["subscale", "dataset_id", "source"]]
+
+
+def _imported_count(out: pd.DataFrame, imported: pd.DataFrame) -> pd.Series:
+    counts = imported.groupby("subscale").size() if len(imported) else pd.Series(dtype="int64")
+    return out["subscale"].map(counts).fillna(0).astype("int64")
+
+
+def _count_failed(pairs: pd.DataFrame) -> int:
+    return int((~pairs["passed"].astype(bool)).sum()) if len(pairs) else 0
+
+
+def _root(folder: str) -> str:
+    """The released data's root of an item folder (<root>/<subscale>/<id>)."""
+    return str(PurePath(folder).parent.parent)

@@ -204,17 +204,28 @@ EQ_ITEMS_COLUMNS = _typed(
 SPEECH_BUILD_REPORT_COLUMNS = _typed(
     [
         "subscale",
+        "source",
         "scenarios",
         "items",
         "tones_rejected_bland",
         "pairs_regenerated",
         "pairs_discarded",
+        "pairs_below_threshold",
         "mean_total_passed",
         *(f"mean_gap_{f}" for f in FEATURES),
         "discarded",
     ],
     **_all(
-        "Int64", ("scenarios", "items", "tones_rejected_bland", "pairs_regenerated", "pairs_discarded", "discarded")
+        "Int64",
+        (
+            "scenarios",
+            "items",
+            "tones_rejected_bland",
+            "pairs_regenerated",
+            "pairs_discarded",
+            "pairs_below_threshold",
+            "discarded",
+        ),
     ),
     **_all("float64", ("mean_total_passed", *(f"mean_gap_{f}" for f in FEATURES))),
 )
