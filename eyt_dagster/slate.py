@@ -39,7 +39,7 @@ _EYT_ONLY: list[Benchmark] = ["eyt_bench"]
 # Embedded baselines by benchmark: a target's embedded model must come from the benchmarks it runs.
 EMBEDDED_TARGETS: dict[str, tuple[str, ...]] = {
     "eyt_bench": ("reflective", "terse"),
-    "speech_eq": ("random-chooser", "acoustic-chooser"),
+    "speech_eq": ("random-chooser", "acoustic-chooser", "calmer-chooser", "livelier-chooser"),
     "eyt_voice": ("reflective", "terse"),  # EYT-Bench's text baselines, hearing through a cascade
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from eyt_dagster.speech_eq.baseline_choosers import AcousticChooser, RandomChooser
+from eyt_dagster.speech_eq.baseline_choosers import ACOUSTIC_RULES, AcousticChooser, RandomChooser
 from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
 from eyt_dagster.speech_eq.generators import LLMSpeechGenerator, SpeechGenerator, TemplateGenerator
@@ -65,7 +65,8 @@ class SpeechRoles:
             if ref.model == "random-chooser":
                 return RandomChooser(ref.id, self.slate.seed)
             # each candidate clip is read in both orders and both inference modes: measure it once
-            return AcousticChooser(ref.id, lru_cache(maxsize=8192)(clip_features), self.slate.speech.contrast)
+            features = lru_cache(maxsize=8192)(clip_features)
+            return AcousticChooser(ref.id, features, self.slate.speech.contrast, ACOUSTIC_RULES[ref.model])
         client = self._client(ref, "speech_target", run_id)
         if ref.speech_input == "audio":
             return ChatChooser(client, lambda clip: [input_audio_part(clip.path, ref.audio_format)], "audio")

@@ -85,19 +85,41 @@ def test_an_import_with_no_item_fails_its_run_saying_why(tmp_path):
     )
 
 
+SHORTCUTS = ["calmer-chooser-baseline", "livelier-chooser-baseline"]
+
+
+def shortcut_targets() -> list[dict]:
+    """The two shortcut rules as slate targets (always the calmer / the livelier clip)."""
+    return [
+        {
+            "id": f"{rule}-chooser-baseline",
+            "provider": "embedded",
+            "model": f"{rule}-chooser",
+            "family": "eyt-baseline-speech",
+            "benchmarks": ["speech_eq"],
+        }
+        for rule in ("calmer", "livelier")
+    ]
+
+
 @pytest.mark.slow
 def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(tmp_path):
+    import yaml
+
     write_authors_release(tmp_path / "release", SLUG, 5)
     data = tmp_path / "data"
     data.mkdir()
     slate = write_slate(tmp_path, speech={"source": "released", "released_path": str(tmp_path / "release")})
+    settings = yaml.safe_load(slate.read_text())
+    settings["targets"] += shortcut_targets()
+    slate.write_text(yaml.safe_dump(settings, sort_keys=False))
     instance = DagsterInstance.ephemeral()
     resources = resources_for(slate, data)
     assert materialize(
         ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=SLUG, resources=resources, instance=instance
     ).success
-    instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, BASELINES)
-    for target in BASELINES:
+    instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, [*BASELINES, *SHORTCUTS])
+    for target in [*BASELINES, *SHORTCUTS]:
         assert materialize(
             ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target, resources=resources, instance=instance
         ).success
@@ -107,7 +129,9 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
             "SELECT subscale, source, scenarios, items, pairs_discarded, pairs_below_threshold, discarded, "
             "mean_total_passed FROM speech.speech_build_report"
         ).fetchall()
-        pairs = con.execute("SELECT count(*), count(*) FILTER (WHERE NOT passed) FROM speech.contrast_scores").fetchone()
+        pairs = con.execute(
+            "SELECT count(*), count(*) FILTER (WHERE NOT passed) FROM speech.contrast_scores"
+        ).fetchone()
         items = con.execute("SELECT count(*), count(DISTINCT valence) FROM speech.eq_items").fetchone()
         sources = con.execute(
             "SELECT DISTINCT json_extract_string(generation_metadata_json, '$.valence_source') IS NOT NULL "
@@ -117,6 +141,11 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
             "SELECT target, count(*), count(*) FILTER (WHERE error IS NULL) FROM speech.slm_choices GROUP BY 1 "
             "ORDER BY 1"
         ).fetchall()
+        round1 = dict(
+            con.execute(
+                "SELECT target, avg(correct::INT) FROM speech.slm_choices WHERE round = 1 GROUP BY 1"
+            ).fetchall()
+        )
     assert items == (5, 2) and sources == [(True,)]
     # the build summary shows the imported subscale: its source, its items, and the published pairs the filter
     # would have rejected (scored, never dropped)
@@ -130,5 +159,9 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
         0,
     )
     assert pairs[0] == 10 and below == pairs[1] and (mean is not None or below == 10)
-    assert [c[0] for c in choices] == sorted(BASELINES)
+    assert [c[0] for c in choices] == sorted([*BASELINES, *SHORTCUTS])
     assert all(n > 0 and ok == n for _, n, ok in choices)
+    # in 4 of these 5 items the resonant reply is the calmer voice: "always calmer" is right 4 times in 5 without
+    # reading the scene, "always livelier" once; the two rules are mirror images of each other
+    assert round1["calmer-chooser-baseline"] == pytest.approx(0.8)
+    assert round1["livelier-chooser-baseline"] == pytest.approx(0.2)

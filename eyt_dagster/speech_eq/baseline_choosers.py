@@ -9,7 +9,12 @@ in every report, never model evaluations; they ignore the persona condition's sy
   (pain is met gently, pressure with a steady voice). The gaps are counted in units of the contrast filter's
   one-point thresholds, so "clearly different" means the same here as in the dataset filter.
 
-Both fill the reply format the request asks for (eyt_dagster/speech_eq/protocol.py), like a model would: the
+- `calmer-chooser` / `livelier-chooser`: the same measures, always the calmer (livelier) of the two clips, whatever
+  the scene. They are shortcut baselines: how far one acoustic rule gets on the items at hand. One that beats chance
+  by a wide margin measures the dataset (how its clips were made), not a model's judgement of the scene; the SEQ
+  leaderboard flags it (seq_tables.SHORTCUT_MARGIN).
+
+All fill the reply format the request asks for (eyt_dagster/speech_eq/protocol.py), like a model would: the
 acoustic chooser's profile of each option is its measures, the random chooser says that it did not listen.
 """
 
@@ -70,33 +75,48 @@ def arousal_gap(a: AcousticFeatures, b: AcousticFeatures, units: ContrastThresho
     return gap
 
 
+# the acoustic rules by embedded model name: what each wants of the two voices
+ACOUSTIC_RULES = {"acoustic-chooser": "valence", "calmer-chooser": "calmer", "livelier-chooser": "livelier"}
+
+
 class AcousticChooser:
-    """The arousal-matching acoustic-feature baseline; `features` reads a clip (resources.audio_features)."""
+    """An acoustic-feature baseline; `features` reads a clip (resources.audio_features). `wants`: "valence" (the
+    arousal-matching rule: livelier in a Positive scene, calmer otherwise), "calmer" or "livelier" (always)."""
 
     def __init__(
-        self, model_id: str, features: Callable[[str], AcousticFeatures], units: ContrastThresholds | None = None
+        self,
+        model_id: str,
+        features: Callable[[str], AcousticFeatures],
+        units: ContrastThresholds | None = None,
+        wants: str = "valence",
     ) -> None:
+        if wants not in ("valence", "calmer", "livelier"):
+            raise ValueError(f"an acoustic chooser wants 'valence', 'calmer' or 'livelier', not {wants!r}")
         self.model_id = model_id
         self.features = features
         self.units = units or ContrastThresholds()
+        self.wants = wants
 
     def choose(self, request: ChoiceRequest) -> Reply[AnyChoiceReply]:
         first, second = (self.features(clip.path) for clip in request.current.options)
         gap = arousal_gap(first, second, self.units)
         valence = request.item.scenario.valence
-        lively = valence in LIVELY_VALENCES
+        lively = valence in LIVELY_VALENCES if self.wants == "valence" else self.wants == "livelier"
         option = 1 if (gap >= 0) == lively else 2
         wanted = "livelier" if lively else "calmer"
+        if self.wants == "valence":
+            demand = f"a {valence.lower()} scene: the {wanted} of the two voices (arousal-matching rule)"
+            why = f"a {valence.lower()} scene calls for the {wanted} voice"
+        else:
+            demand = f"always the {wanted} of the two voices (shortcut rule; the scene is not read)"
+            why = f"the rule always takes the {wanted} voice"
         reply = make_reply(
             request.reply_format,
             selected_option=option,
             acoustic_profile_1=acoustic_profile(first),
             acoustic_profile_2=acoustic_profile(second),
-            situational_demand=f"a {valence.lower()} scene: the {wanted} of the two voices (arousal-matching rule)",
-            reasoning=(
-                f"option 1 is {'livelier' if gap >= 0 else 'calmer'} by {abs(gap):.1f} threshold units; a "
-                f"{valence.lower()} scene calls for the {wanted} voice"
-            ),
+            situational_demand=demand,
+            reasoning=f"option 1 is {'livelier' if gap >= 0 else 'calmer'} by {abs(gap):.1f} threshold units; {why}",
         )
         return Reply(value=reply, raw=reply.model_dump_json(), stats=CallStats())
 
