@@ -11,7 +11,7 @@ from dagster import DagsterInstance, materialize
 
 from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
 from eyt_dagster.definitions import ASSETS
-from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS, SPEECH_REPORT_ASSETS
+from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS, SPEECH_REPORT_ASSETS
 from eyt_dagster.speech_eq.import_verdict import import_verdict
 from eyt_dagster.speech_eq.valence_rules import infer_valence
 from resources.speech_release import import_released
@@ -124,6 +124,9 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
             ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target, resources=resources, instance=instance
         ).success
     assert materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources, instance=instance).success
+    seq = materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)
+    assert seq.success
+    [board_meta] = [m.metadata for m in seq.asset_materializations_for_node("speech__seq_leaderboard")]
     with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
         summary = con.execute(
             "SELECT subscale, source, scenarios, items, pairs_discarded, pairs_below_threshold, discarded, "
@@ -165,3 +168,13 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
     # reading the scene, "always livelier" once; the two rules are mirror images of each other
     assert round1["calmer-chooser-baseline"] == pytest.approx(0.8)
     assert round1["livelier-chooser-baseline"] == pytest.approx(0.2)
+    # the SEQ leaderboard calls the shortcut out: "always calmer" beats chance by 0.3 without judging the scene
+    shortcuts = board_meta["shortcuts"].value
+    assert "calmer-chooser-baseline (default): Acc1 0.80 against chance 0.50" in shortcuts
+    assert "livelier-chooser-baseline" not in shortcuts and "random-chooser-baseline" not in shortcuts
+    from eyt_dagster.reporting.speech_sections import speech_sections
+
+    with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+        board = con.execute("SELECT * FROM speech.seq_leaderboard").df()
+    [leaderboard_section] = speech_sections({"speech.seq_leaderboard": board})[:1]
+    assert "Shortcut (a rule, not a model, beats chance by a wide margin)" in leaderboard_section.note

@@ -45,6 +45,7 @@ def seq_leaderboard(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.Da
         df,
         conditioning=MetadataValue.md(seq_tables.conditioning_markdown(conditioning)),
         cohort=seq_tables.seq_cohort_note(df),
+        shortcuts="\n".join(seq_tables.shortcut_notes(df)) or "none: no acoustic rule beats chance by a wide margin",
         reply_format=", ".join(sorted(set(df["reply_format"].dropna().astype(str)))) or "none",
     )
 

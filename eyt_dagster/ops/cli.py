@@ -191,21 +191,23 @@ def _print_speech_summary() -> None:
                 "SELECT condition, target, is_baseline, n_items, round(acc1, 3) AS acc1, round(acc2, 3) AS acc2, "
                 "round(acc_traj, 3) AS acc_traj, round(seq, 1) AS seq, in_seq_cohort AS in_cohort, "
                 "round(parse_failure_rate, 3) AS parse_fail, round(mean_latency_s, 4) AS latency_s, seq_cohort, "
-                "seq_cohort_kind FROM speech.seq_leaderboard ORDER BY condition, seq DESC"
+                "seq_cohort_kind, model FROM speech.seq_leaderboard ORDER BY condition, seq DESC"
             ).df()
     except duckdb.CatalogException:
         return
     from eyt_dagster.core.baseline_text import REFERENCE_POINT
-    from eyt_dagster.speech_eq.seq_tables import seq_cohort_note
+    from eyt_dagster.speech_eq.seq_tables import seq_cohort_note, shortcut_notes
 
     if board.empty:
         print("\nSpeechEQ forced choice: no rows yet (no item was built, or no speech target was evaluated)")
         return
     print("\nSpeechEQ forced choice (chance = 0.5 / 0.5 / 0.25). SEQ is relative to each condition's cohort:")
     print(seq_cohort_note(board))
-    print(board.drop(columns=["seq_cohort", "seq_cohort_kind"]).to_string(index=False, na_rep="-"))
+    print(board.drop(columns=["seq_cohort", "seq_cohort_kind", "model"]).to_string(index=False, na_rep="-"))
     if board["is_baseline"].any():
         print(f"\nis_baseline = True marks an embedded baseline chooser (or chance): {REFERENCE_POINT}.")
+    for note in shortcut_notes(board):
+        print(f"shortcut: {note}")
 
 
 def cmd_speech_export(args: argparse.Namespace) -> int:

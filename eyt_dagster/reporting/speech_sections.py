@@ -17,7 +17,7 @@ from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import POOLED
 from eyt_dagster.reporting.plots import distribution_png
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
-from eyt_dagster.speech_eq.seq_tables import COHORT_KINDS, conditioning_table, seq_cohort_note
+from eyt_dagster.speech_eq.seq_tables import COHORT_KINDS, conditioning_table, seq_cohort_note, shortcut_notes
 
 # Section titles in report order (the browser test checks each one is on the page).
 CARDS_TITLE = "Model cards"
@@ -131,6 +131,8 @@ def speech_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
     sections = []
 
     cohort = seq_cohort_note(board) if len(board) else ""
+    if shortcuts := shortcut_notes(board):
+        cohort += "\nShortcut (a rule, not a model, beats chance by a wide margin):\n" + "\n".join(shortcuts)
     kinds = "; ".join(f"{k}: {v}" for k, v in COHORT_KINDS.items())
     sections.append(
         Section(

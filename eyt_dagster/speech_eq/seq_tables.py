@@ -309,6 +309,35 @@ def seq_cohort_note(leaderboard: pd.DataFrame) -> str:
     )
 
 
+# A baseline that does not read a model's judgement of the scene (an acoustic rule) and beats chance's Acc1 by at
+# least this much measures the items, not a model: the leaderboard's readers are told so (shortcut_notes).
+SHORTCUT_MARGIN = 0.15
+
+
+def shortcut_notes(leaderboard: pd.DataFrame) -> list[str]:
+    """One line per embedded baseline row (chance and the random coin aside) whose Acc1 is at least SHORTCUT_MARGIN
+    above chance: a simple rule that gets that far shows a regularity of how the items were made (for example the
+    resonant reply being the calmer voice in most pairs), which a model can exploit without judging the scene."""
+    if leaderboard.empty or "acc1" not in leaderboard.columns:
+        return []
+    rows = leaderboard[
+        leaderboard["is_baseline"].astype(bool)
+        & (leaderboard["target"] != CHANCE_TARGET)
+        & ~leaderboard["model"].astype(str).str.startswith("random")
+    ]
+    notes = []
+    chance = seq.CHANCE["acc1"]
+    for row in rows.itertuples(index=False):
+        acc1 = float(row.acc1) if not pd.isna(row.acc1) else float("nan")
+        if acc1 - chance >= SHORTCUT_MARGIN:
+            notes.append(
+                f"{row.target} ({row.condition}): Acc1 {acc1:.2f} against chance {seq.CHANCE['acc1']:.2f} with a rule "
+                f"that does not judge the scene: it measures how these items were made, not a model; a model's lead "
+                f"over chance on them is partly this shortcut"
+            )
+    return notes
+
+
 def _chance_row(condition: str, cohort: list[float], cohort_text: str, kind: str) -> dict[str, object]:
     chance = seq.CHANCE
     return {
