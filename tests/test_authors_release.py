@@ -178,3 +178,10 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
         board = con.execute("SELECT * FROM speech.seq_leaderboard").df()
     [leaderboard_section] = speech_sections({"speech.seq_leaderboard": board})[:1]
     assert "Shortcut (a rule, not a model, beats chance by a wide margin)" in leaderboard_section.note
+    # the explorer's build page shows where the items came from
+    from asgi_get import get
+
+    from eyt_dagster.explorer.app import create_app
+
+    page = get(create_app(data), "/speech/build")
+    assert page.status == 200 and f"imported from {tmp_path / 'release'}" in page.text
