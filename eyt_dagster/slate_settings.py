@@ -172,6 +172,9 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "voice.tts": lambda s: role_settings(s.voice.tts),
     "voice.dialogues_per_pool": lambda s: s.voice.dialogues_per_pool,
     "speech.contrast": lambda s: s.speech.contrast.model_dump(),
+    "speech.contrast_by_engine": lambda s: (
+        {k: v.model_dump() for k, v in s.speech.contrast_by_engine.items()} if s.speech.contrast_by_engine else None
+    ),
     "speech.source": lambda s: {"source": s.speech.source, "released_path": s.speech.released_path},
     "speech.evaluation": lambda s: s.speech.evaluation.model_dump(exclude={"human_ranking", "seq_cohort"}),
     "speech.evaluation.seq_cohort": lambda s: s.speech.evaluation.seq_cohort,
@@ -263,9 +266,27 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
         "speech.language",
     ),
     "speech/tone_selection": ("seed", "speech.generator", "speech.tone_judge", "speech.language"),
-    "speech/tts_clips": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
-    "speech/contrast_scores": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
-    "speech/eq_items": ("speech.tts", "speech.contrast", "speech.source", "speech.language"),
+    "speech/tts_clips": (
+        "speech.tts",
+        "speech.contrast",
+        "speech.contrast_by_engine",
+        "speech.source",
+        "speech.language",
+    ),
+    "speech/contrast_scores": (
+        "speech.tts",
+        "speech.contrast",
+        "speech.contrast_by_engine",
+        "speech.source",
+        "speech.language",
+    ),
+    "speech/eq_items": (
+        "speech.tts",
+        "speech.contrast",
+        "speech.contrast_by_engine",
+        "speech.source",
+        "speech.language",
+    ),
     "speech/slm_choices": ("seed", "speech.evaluation", "speech.contrast", "speech.language"),
     "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort", *_FLAGGED),
     "speech/seq_breakdown": ("seed", "bootstrap_resamples", *_FLAGGED),
@@ -303,7 +324,13 @@ NOT_READ = frozenset(
 # Optional settings added after results existed: left out of an asset's settings while unset, so their arrival leaves
 # the code version (and every result) of a slate that does not set them as it was.
 OPTIONAL = frozenset(
-    {"simulator_audit_model", "multilingual_embedding_model", "judge_prompt_language", "speech.language"}
+    {
+        "simulator_audit_model",
+        "multilingual_embedding_model",
+        "judge_prompt_language",
+        "speech.language",
+        "speech.contrast_by_engine",
+    }
 )
 
 

@@ -185,3 +185,34 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
 
     page = get(create_app(data), "/speech/build")
     assert page.status == 200 and f"imported from {tmp_path / 'release'}" in page.text
+
+
+def test_contrast_thresholds_per_engine_score_the_published_pairs(tmp_path):
+    """speech.contrast_by_engine.imported scores the published pairs with thresholds of their own: every item is
+    still imported (published pairs are never dropped); only how many reach the pass score changes."""
+    from eyt_dagster.slate import load_slate
+    from eyt_dagster.speech_eq.audio_tables import imported_subscale
+    from eyt_dagster.speech_eq.contrast import ContrastThresholds
+    from resources.audio_features import clip_features
+
+    write_authors_release(tmp_path / "release", SLUG, 3)
+    report = import_released(tmp_path / "release")
+    unreachable = ContrastThresholds(pass_score=8, mfcc_l2=1e6, rms_db=1e3)
+    slate = write_slate(
+        tmp_path,
+        speech={
+            "source": "released",
+            "released_path": str(tmp_path / "release"),
+            "contrast_by_engine": {"imported": unreachable.model_dump()},
+        },
+    )
+    settings = load_slate(slate).speech
+    assert (
+        settings.thresholds_for("imported") == unreachable and settings.thresholds_for("espeak-ng") == settings.contrast
+    )
+    by_default = imported_subscale(report.items, [], SLUG, features=clip_features, thresholds=settings.contrast)
+    strict = imported_subscale(
+        report.items, [], SLUG, features=clip_features, thresholds=settings.thresholds_for("imported")
+    )
+    assert len(by_default.items) == len(strict.items) == 3
+    assert sum(c["passed"] for c in by_default.contrasts) > 0 and sum(c["passed"] for c in strict.contrasts) == 0

@@ -23,6 +23,7 @@ from resources.speech_roles import SpeechRoles
 from resources.tts import store_clip
 
 LOGIC_VERSION = "1"
+IMPORTED_ENGINE = "imported"  # the engine name of released clips, in tts_clips and in speech.contrast_by_engine
 
 
 def _out(description: str) -> AssetOut:
@@ -60,9 +61,11 @@ def speech_audio(
     thresholds, data_dir = settings.contrast, eyt.data_dir
     if settings.source == "released":
         root = Path(str(settings.released_path))
-        yield from _import_subscale(context, root, slug, thresholds, settings.max_skipped_fraction)
+        imported = settings.thresholds_for(IMPORTED_ENGINE)
+        yield from _import_subscale(context, root, slug, imported, settings.max_skipped_fraction)
         return
     tts = SpeechRoles(eyt).tts()
+    thresholds = settings.thresholds_for(getattr(tts, "name", "tts"))
     rows = AudioRows()
     progress = step_progress(
         context,

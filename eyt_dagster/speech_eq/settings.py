@@ -129,6 +129,12 @@ class SpeechSettings(BaseModel):
     max_tone_attempts: int = Field(default=3, ge=1, description="Attempts per tone instruction before giving up.")
     tts: ModelRef | None = Field(default=None, description="OpenAI-compatible speech endpoint; None = espeak-ng.")
     contrast: ContrastThresholds = Field(default_factory=ContrastThresholds)
+    contrast_by_engine: dict[str, ContrastThresholds] | None = Field(
+        default=None,
+        description="Contrast thresholds for the clips of one TTS engine, by its name ('espeak-ng', a remote TTS "
+        "model's id, or 'imported' for released items), in place of `contrast`: the defaults were calibrated on "
+        "espeak-ng's clips, and another engine's voices may differ less (or more) between two tones.",
+    )
     source: Literal["generated", "released"] = Field(
         default="generated", description="'released' imports items from `released_path` instead of building them."
     )
@@ -141,6 +147,10 @@ class SpeechSettings(BaseModel):
         "missing, a clip absent) before its import fails; an import with no item always fails.",
     )
     evaluation: SpeechEvaluation = Field(default_factory=lambda: SpeechEvaluation())
+
+    def thresholds_for(self, engine: str) -> ContrastThresholds:
+        """The contrast thresholds for the clips of one TTS engine (`contrast_by_engine`, else `contrast`)."""
+        return (self.contrast_by_engine or {}).get(engine, self.contrast)
 
     @model_validator(mode="after")
     def _released_needs_path(self) -> SpeechSettings:
