@@ -180,6 +180,15 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
     meta = result.asset_materializations_for_node("speech_audio")
     skipped = [m.metadata["skipped_folders"].value for m in meta if "skipped_folders" in m.metadata]
     assert skipped == [1]
+    # a partial import is a notice, a line of the run's summary (eyt_dagster/ops/launch.py), with the reason counted
+    from eyt_dagster.ops.launch import notices
+
+    [(asset, text)] = notices(result.all_events)
+    folders = len(built) + 1
+    assert asset == "speech/eq_items" and text.startswith(
+        f"{slug}: {len(built)} of {folders} item folder(s) imported; 1 of {folders} skipped: metadata.json does not "
+        "parse ("  # the parser's own message follows
+    )
 
 
 def test_the_build_summary_of_nothing_built_has_its_columns_and_no_row():

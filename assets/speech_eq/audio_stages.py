@@ -141,7 +141,13 @@ def _import_subscale(
 
     yield Output(**_with_meta(table(rows.clips), "tts_clips"))
     yield Output(**_with_meta(table(rows.contrasts), "contrast_scores"))
-    imported = {"imported_from": str(root), "skipped_folders": len(rows.skipped_folders), "import": verdict.text}
+    imported = {
+        "imported_from": str(root),
+        "skipped_folders": len(rows.skipped_folders),
+        "import": verdict.text,
+        # a partial import is a line of `eyt run`'s summary (eyt_dagster/ops/launch.py reads "notice")
+        **({"notice": verdict.text} if verdict.skipped else {}),
+    }
     yield Output(**_with_meta(table(rows.items), "eq_items", **imported))
 
 

@@ -79,6 +79,7 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
             if asset not in warned  # its no_error_rows warning below says it, with the first error
         ]
         lines += [f"         warning {line}" for line in warnings]
+        lines += [f"         notice {asset}: {text}" for asset, text in notices(result.all_events)]
         if len(lines) > 1:
             log = run_log(instance, result.run_id)
             if log is not None:
@@ -102,6 +103,22 @@ def error_rows(events) -> list[tuple[str, int, str]]:
         found.append(
             (materialization.asset_key.to_user_string(), int(count.value), str(failures.value) if failures else "")
         )
+    return found
+
+
+# Materialisation metadata an asset sets to have a line of the run's summary (a partial import, say).
+NOTICE = "notice"
+
+
+def notices(events) -> list[tuple[str, str]]:
+    """(asset partition, text) of each materialisation of the run whose metadata holds a NOTICE."""
+    found = []
+    for event in events:
+        if event.is_step_materialization:
+            materialization = event.step_materialization_data.materialization
+            text = (materialization.metadata or {}).get(NOTICE)
+            if text is not None and text.value:
+                found.append((materialization.asset_key.to_user_string(), str(text.value)))
     return found
 
 
