@@ -3,7 +3,8 @@
 -- (paper §2.5): headline rows are the seeded option order under sequential inference; an item whose trajectory
 -- holds a failed call is left out; SEQ = clip(100 + 15 z, 40, 160) with z = (acc_traj - median) / (1.4826 MAD)
 -- over the condition's cohort (MAD = 0 gives 100). The cohort is the evaluated models (not baselines, speech_input
--- 'audio' or 'cascaded-*'); without one, the embedded baselines. Every other target is placed on the cohort's
+-- 'audio' or 'cascaded-*'); without one, the embedded baselines but the shortcut rules (calmer-chooser and
+-- livelier-chooser never read the scene). Every other target is placed on the cohort's
 -- scale without joining it. A slate that names its cohort (speech.evaluation.seq_cohort) is not visible here:
 -- then compare with the table's own in_seq_cohort. Chance rows and the bootstrap intervals live in the asset
 -- only. See docs/speecheq-evaluation.md.
@@ -21,14 +22,15 @@ WITH headline AS (
            avg((r1 AND r2)::INT) AS acc_traj
     FROM items WHERE clean GROUP BY ALL
 ), kinds AS (
-    SELECT target, condition, bool_or(is_baseline) AS is_baseline,
+    SELECT target, condition,
+           bool_or(is_baseline AND model NOT IN ('calmer-chooser', 'livelier-chooser')) AS is_cohort_baseline,
            bool_or(NOT is_baseline AND (speech_input = 'audio' OR speech_input LIKE 'cascaded%')) AS is_model
     FROM headline GROUP BY ALL
 ), scored AS (
     SELECT a.*,
-           CASE WHEN bool_or(k.is_model) OVER w THEN k.is_model ELSE k.is_baseline END AS in_seq_cohort,
+           CASE WHEN bool_or(k.is_model) OVER w THEN k.is_model ELSE k.is_cohort_baseline END AS in_seq_cohort,
            CASE WHEN bool_or(k.is_model) OVER w THEN 'models'
-                WHEN bool_or(k.is_baseline) OVER w THEN 'baselines_only' ELSE 'none' END AS seq_cohort_kind
+                WHEN bool_or(k.is_cohort_baseline) OVER w THEN 'baselines_only' ELSE 'none' END AS seq_cohort_kind
     FROM accuracy a JOIN kinds k USING (target, condition)
     WINDOW w AS (PARTITION BY a.condition)
 ), cohort AS (

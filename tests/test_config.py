@@ -73,7 +73,12 @@ def test_missing_and_malformed_files(tmp_path):
 def test_targets_say_which_benchmarks_they_run():
     slate = load_slate()
     assert [t.id for t in slate.eyt_targets] == ["reflective-baseline", "reflective-baseline-think", "terse-baseline"]
-    assert [t.id for t in slate.speech_targets] == ["random-chooser-baseline", "acoustic-chooser-baseline"]
+    assert [t.id for t in slate.speech_targets] == [
+        "random-chooser-baseline",
+        "acoustic-chooser-baseline",
+        "calmer-chooser-baseline",
+        "livelier-chooser-baseline",
+    ]
 
 
 @pytest.mark.parametrize(

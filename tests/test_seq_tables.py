@@ -457,15 +457,22 @@ def test_seq_cohort_is_the_evaluated_models_only():
     assert sorted(board.index[board["in_seq_cohort"]]) == sorted(MODELS)
 
 
+# a shortcut rule (always the calmer clip) right on every item: placed on the scale, never a member of the cohort
+SHORTCUT = {"is_baseline": True, "speech_input": "embedded", "model": "calmer-chooser"}
+
+
 def test_seq_cohort_falls_back_to_the_baselines_and_says_so():
     rows = [
         *cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
         *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
         *cohort_rows("oracle", 5, speech_input="oracle_text"),
+        *cohort_rows("calmer-chooser-baseline", 5, **SHORTCUT),
     ]
     board = seq_leaderboard(frame(rows), resamples=20, seed=0).set_index("target")
     assert set(board["seq_cohort_kind"]) == {"baselines_only"}
     assert set(board["seq_cohort"]) == {"acoustic-chooser-baseline,random-chooser-baseline"}
+    assert not board.loc["calmer-chooser-baseline", "in_seq_cohort"]
+    assert board.loc["calmer-chooser-baseline", "seq"] == pytest.approx(100 + 3 * SCALE)
     # 0.2 and 0.6: median 0.4, MAD 0.2
     assert board.loc["acoustic-chooser-baseline", "seq"] == pytest.approx(100 + SCALE)
     assert board.loc["oracle", "seq"] == pytest.approx(100 + 3 * SCALE) and not board.loc["oracle", "in_seq_cohort"]
@@ -519,6 +526,7 @@ def test_sql_twin_falls_back_to_the_baselines():
         *cohort_rows("random-chooser-baseline", 1, is_baseline=True, speech_input="embedded"),
         *cohort_rows("acoustic-chooser-baseline", 3, is_baseline=True, speech_input="embedded"),
         *cohort_rows("oracle", 5, speech_input="oracle_text"),
+        *cohort_rows("calmer-chooser-baseline", 5, **SHORTCUT),
     ]
     with duckdb.connect() as con:
         con.execute("CREATE SCHEMA speech")
@@ -528,6 +536,8 @@ def test_sql_twin_falls_back_to_the_baselines():
         sql = con.execute("SELECT * FROM seq_leaderboard_sql").df().set_index("target")
     assert sql.loc["oracle", "seq"] == pytest.approx(100 + 3 * SCALE)
     assert set(sql["seq_cohort_kind"]) == {"baselines_only"}
+    assert not sql.loc["calmer-chooser-baseline", "in_seq_cohort"]
+    assert sql.loc["calmer-chooser-baseline", "seq"] == pytest.approx(100 + 3 * SCALE)
 
 
 def test_a_named_cohort_must_name_speech_targets(tmp_path):

@@ -284,7 +284,9 @@ def choose_cohort(cells: Sequence[dict[str, object]], named: Sequence[str] | Non
         return sorted(str(c["target"]) for c in eligible if c["target"] in set(named)), "named"
     kinds: tuple[tuple[str, Callable[[dict[str, object]], bool]], ...] = (
         ("models", lambda c: is_model_kind(str(c["speech_input"]), bool(c["is_baseline"]))),
-        ("baselines_only", lambda c: bool(c["is_baseline"])),
+        # the choosers that stand in for a model (the coin, the valence-matched rule); the shortcut rules are
+        # reference points placed on the scale, never its members
+        ("baselines_only", lambda c: bool(c["is_baseline"]) and str(c.get("model", "")) not in SHORTCUT_MODELS),
     )
     for kind, keep in kinds:
         members = sorted(str(c["target"]) for c in eligible if keep(c))
@@ -309,6 +311,8 @@ def seq_cohort_note(leaderboard: pd.DataFrame) -> str:
     )
 
 
+# The embedded rules that never read the scene: never members of a baselines-only SEQ cohort.
+SHORTCUT_MODELS = frozenset({"calmer-chooser", "livelier-chooser"})
 # A baseline that does not read a model's judgement of the scene (an acoustic rule) and beats chance's Acc1 by at
 # least this much measures the items, not a model: the leaderboard's readers are told so (shortcut_notes).
 SHORTCUT_MARGIN = 0.15
