@@ -287,6 +287,13 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
         "speech.source",
         "speech.language",
     ),
+    "speech/import_skips": (
+        "speech.tts",
+        "speech.contrast",
+        "speech.contrast_by_engine",
+        "speech.source",
+        "speech.language",
+    ),
     "speech/slm_choices": ("seed", "speech.evaluation", "speech.contrast", "speech.language"),
     "speech/seq_leaderboard": ("seed", "bootstrap_resamples", "speech.evaluation.seq_cohort", *_FLAGGED),
     "speech/seq_breakdown": ("seed", "bootstrap_resamples", *_FLAGGED),

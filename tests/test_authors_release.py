@@ -88,31 +88,13 @@ def test_an_import_with_no_item_fails_its_run_saying_why(tmp_path):
 SHORTCUTS = ["calmer-chooser-baseline", "livelier-chooser-baseline"]
 
 
-def shortcut_targets() -> list[dict]:
-    """The two shortcut rules as slate targets (always the calmer / the livelier clip)."""
-    return [
-        {
-            "id": f"{rule}-chooser-baseline",
-            "provider": "embedded",
-            "model": f"{rule}-chooser",
-            "family": "eyt-baseline-speech",
-            "benchmarks": ["speech_eq"],
-        }
-        for rule in ("calmer", "livelier")
-    ]
-
-
 @pytest.mark.slow
 def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(tmp_path):
-    import yaml
-
     write_authors_release(tmp_path / "release", SLUG, 5)
     data = tmp_path / "data"
     data.mkdir()
     slate = write_slate(tmp_path, speech={"source": "released", "released_path": str(tmp_path / "release")})
-    settings = yaml.safe_load(slate.read_text())
-    settings["targets"] += shortcut_targets()
-    slate.write_text(yaml.safe_dump(settings, sort_keys=False))
+    # the default slate's SpeechEQ baselines: the coin, the valence-matched rule and the two shortcut rules
     instance = DagsterInstance.ephemeral()
     resources = resources_for(slate, data)
     assert materialize(

@@ -98,3 +98,18 @@ def test_the_paper_tables_and_report_sections_of_an_empty_speecheq(text_only):
         }
     )
     assert sections
+
+
+def test_the_build_summary_counts_the_folders_an_import_skipped():
+    skips = pd.DataFrame(
+        {"subscale": ["interpersonal_empathy"] * 2, "folder": ["a", "b"], "reason": ["scenario.title missing"] * 2}
+    )
+    summary = build_summary(
+        empty(sc.SCENARIOS_COLUMNS, "speech.scenarios"),
+        empty(sc.TONE_INSTRUCTIONS_COLUMNS, "speech.tone_instructions"),
+        empty(sc.CONTRAST_SCORES_COLUMNS, "speech.contrast_scores"),
+        empty(sc.EQ_ITEMS_COLUMNS, "speech.eq_items"),
+        skips,
+    )
+    [row] = summary.to_dict("records")
+    assert (row["subscale"], row["items"], row["skipped_folders"]) == ("interpersonal_empathy", 0, 2)

@@ -172,6 +172,9 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
         assert sorted(items["dataset_id"]) == sorted(built["dataset_id"])  # the broken copy was skipped
         assert imported.execute("SELECT count(*) FROM speech.scenarios").fetchone() == (0,)
         assert imported.execute("SELECT DISTINCT engine FROM speech.tts_clips").fetchall() == [("imported",)]
+        # the skipped folder is a row of speech.import_skips, with its reason (the build summary counts them)
+        [(folder, reason)] = imported.execute("SELECT folder, reason FROM speech.import_skips").fetchall()
+        assert folder.endswith("broken-copy") and reason.startswith("metadata.json does not parse")
         # the published pairs are scored with the same filter: our own items pass it again
         assert imported.execute("SELECT count(*), bool_and(passed) FROM speech.contrast_scores").fetchone() == (
             2 * len(built),

@@ -14,7 +14,7 @@ from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.core import explorer_links
 from eyt_dagster.speech_eq.audio_tables import AudioRows, imported_subscale, synthesise_subscale
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
-from eyt_dagster.speech_eq.import_verdict import import_verdict
+from eyt_dagster.speech_eq.import_verdict import import_verdict, reason_of
 from resources.audio_features import clip_features
 from resources.data_paths import relative_path_columns
 from resources.model_access import ModelAccess
@@ -41,6 +41,7 @@ def _out(description: str) -> AssetOut:
         "tts_clips": _out("Every synthesised clip, attempts included: turn, role, voice, instruction, strength, path."),
         "contrast_scores": _out("Every scored test-turn pair: the six feature gaps, points and total (0-8)."),
         "eq_items": _out("One row per item whose test turns both reached the pass score: its clips, texts, tones."),
+        "import_skips": _out("The released item folders an import skipped, with the reason (none when generated)."),
     },
     ins={
         name: AssetIn(key=["speech", name])
@@ -117,6 +118,7 @@ def speech_audio(
             **explorer_link(explorer_links.speech_path(subscale=slug)),
         )
     )
+    yield Output(**_with_meta(_skips([], slug, now), "import_skips"))
 
 
 def _import_subscale(
@@ -149,6 +151,13 @@ def _import_subscale(
         **({"notice": verdict.text} if verdict.skipped else {}),
     }
     yield Output(**_with_meta(table(rows.items), "eq_items", **imported))
+    yield Output(**_with_meta(_skips(rows.skipped_folders, slug, now), "import_skips", **{"import": verdict.text}))
+
+
+def _skips(skipped: list[tuple[str, str]], slug: str, now) -> pd.DataFrame:
+    """speech.import_skips rows: each skipped folder and why (the reason without the folder's name)."""
+    rows = [{"folder": folder, "reason": reason_of(folder, why)} for folder, why in skipped]
+    return pd.DataFrame(rows, columns=["folder", "reason"]).assign(subscale=slug, created_at=now)
 
 
 def _with_meta(df: pd.DataFrame, name: str, **metadata) -> dict:

@@ -8,7 +8,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.reporting.plots import distribution_png, png_markdown
 from eyt_dagster.speech_eq.build_summary import build_summary
 
-LOGIC_VERSION = "2"  # 2: imported subscales, source, pairs_below_threshold
+LOGIC_VERSION = "2"  # 2: imported subscales, source, pairs_below_threshold, skipped_folders
 GAP_UNITS = {
     "pitch": "semitones",
     "rate": "relative ZCR",
@@ -25,15 +25,19 @@ GAP_UNITS = {
     code_version=LOGIC_VERSION,
     ins={
         name: AssetIn(key=["speech", name])
-        for name in ("scenarios", "tone_instructions", "contrast_scores", "eq_items")
+        for name in ("scenarios", "tone_instructions", "contrast_scores", "eq_items", "import_skips")
     },
 )
 def speech_build_report(
-    scenarios: pd.DataFrame, tone_instructions: pd.DataFrame, contrast_scores: pd.DataFrame, eq_items: pd.DataFrame
+    scenarios: pd.DataFrame,
+    tone_instructions: pd.DataFrame,
+    contrast_scores: pd.DataFrame,
+    eq_items: pd.DataFrame,
+    import_skips: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per subscale: scenarios, items built, tone instructions rejected as bland, pairs regenerated and
     discarded, and the mean contrast total and feature gaps of the accepted pairs."""
-    df = build_summary(scenarios, tone_instructions, contrast_scores, eq_items)
+    df = build_summary(scenarios, tone_instructions, contrast_scores, eq_items, import_skips)
     df["created_at"] = now_utc()
     panels = [("total", "Contrast score (0-8), every attempt")] + [
         (f"gap_{name}", f"{name} gap ({unit})") for name, unit in GAP_UNITS.items()

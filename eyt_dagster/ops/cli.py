@@ -170,7 +170,8 @@ def _print_speech_summary() -> None:
         with connect(catalog=catalog()) as con:
             summary = con.execute(
                 "SELECT subscale, scenarios, items, tones_rejected_bland, pairs_regenerated, pairs_discarded, "
-                "pairs_below_threshold AS published_below_threshold, round(mean_total_passed, 2) AS mean_contrast, "
+                "pairs_below_threshold AS published_below_threshold, skipped_folders, "
+                "round(mean_total_passed, 2) AS mean_contrast, "
                 "source FROM speech.speech_build_report ORDER BY subscale"
             ).df()
             generators = ", ".join(

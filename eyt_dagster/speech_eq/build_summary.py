@@ -12,16 +12,21 @@ GAP_COLUMNS = ("gap_pitch", "gap_rate", "gap_centroid", "gap_rms", "gap_mfcc", "
 
 
 def build_summary(
-    scenarios: pd.DataFrame, tones: pd.DataFrame, contrasts: pd.DataFrame, items: pd.DataFrame
+    scenarios: pd.DataFrame,
+    tones: pd.DataFrame,
+    contrasts: pd.DataFrame,
+    items: pd.DataFrame,
+    skips: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per subscale, built or imported: where its items came from (`source`: generated, or imported and the
     folder), scenarios, items, bland rejections, regenerated and discarded pairs, the published pairs below the
     contrast filter's threshold (imported items are scored, never dropped), and the mean total and feature gaps of
-    the pairs that passed."""
+    the pairs that passed; with `skips` (speech.import_skips), the item folders an import skipped."""
     built = set(scenarios["subscale"]) if len(scenarios) else set()
+    skipped = skips.groupby("subscale").size() if skips is not None and len(skips) else pd.Series(dtype="int64")
     imported_items = _imported(items)
     rows = []
-    for slug in sorted(built | set(imported_items["subscale"])):
+    for slug in sorted(built | set(imported_items["subscale"]) | set(skipped.index)):
         group = scenarios[scenarios["subscale"] == slug] if len(scenarios) else scenarios
         ids = set(group["scenario_id"]) if len(group) else set()
         mine = imported_items[imported_items["subscale"] == slug]
@@ -48,6 +53,7 @@ def build_summary(
             else 0,
             "pairs_discarded": int((~last["passed"].astype(bool)).sum()) - _count_failed(published) if len(last) else 0,
             "pairs_below_threshold": _count_failed(published),
+            "skipped_folders": int(skipped.get(slug, 0)),
             "mean_total_passed": float(passed["total"].mean()) if len(passed) else float("nan"),
         }
         row.update(

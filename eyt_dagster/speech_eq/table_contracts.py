@@ -211,6 +211,7 @@ SPEECH_BUILD_REPORT_COLUMNS = _typed(
         "pairs_regenerated",
         "pairs_discarded",
         "pairs_below_threshold",
+        "skipped_folders",
         "mean_total_passed",
         *(f"mean_gap_{f}" for f in FEATURES),
         "discarded",
@@ -224,6 +225,7 @@ SPEECH_BUILD_REPORT_COLUMNS = _typed(
             "pairs_regenerated",
             "pairs_discarded",
             "pairs_below_threshold",
+            "skipped_folders",
             "discarded",
         ),
     ),
@@ -266,6 +268,9 @@ SEQ_HUMAN_ALIGNMENT_COLUMNS = _typed(
     CORRELATION_COLUMNS, n_targets="Int64", rho="float64", p_value="float64", n_scope_items="Int64"
 )
 
+# The item folders an import of released items skipped, with why (one row each; none for a generated build).
+IMPORT_SKIPS_COLUMNS = _typed(["subscale", "folder", "reason"])
+
 # Every table of the `speech` schema: the warehouse IO manager types these from here.
 SPEECH_TABLES: dict[str, dict[str, str]] = {
     "speech.scenarios": SCENARIOS_COLUMNS,
@@ -275,6 +280,7 @@ SPEECH_TABLES: dict[str, dict[str, str]] = {
     "speech.tts_clips": TTS_CLIPS_COLUMNS,
     "speech.contrast_scores": CONTRAST_SCORES_COLUMNS,
     "speech.eq_items": EQ_ITEMS_COLUMNS,
+    "speech.import_skips": IMPORT_SKIPS_COLUMNS,
     "speech.slm_choices": SLM_CHOICE_COLUMNS,
     "speech.seq_leaderboard": SEQ_LEADERBOARD_COLUMNS,
     "speech.seq_breakdown": SEQ_BREAKDOWN_COLUMNS,
