@@ -335,9 +335,9 @@ def shortcut_notes(leaderboard: pd.DataFrame) -> list[str]:
         acc1 = float(row.acc1) if not pd.isna(row.acc1) else float("nan")
         if acc1 - chance >= SHORTCUT_MARGIN:
             notes.append(
-                f"{row.target} ({row.condition}): Acc1 {acc1:.2f} against chance {seq.CHANCE['acc1']:.2f} with a rule "
-                f"that does not judge the scene: it measures how these items were made, not a model; a model's lead "
-                f"over chance on them is partly this shortcut"
+                f"{row.target} ({row.condition}): Acc1 {acc1:.2f} against chance {chance:.2f} with an acoustic rule, "
+                f"no model: it measures how these items were made; a model's lead over chance on them is partly "
+                f"this shortcut"
             )
     return notes
 
