@@ -99,6 +99,8 @@ class Latest:
         self.attempts_per_day = attempts_per_day
         self._by_asset: dict[tuple[AssetKey, bool], dict[str | None, Record]] = {}
         self._runs: dict[str, str] = {}
+        # (key, partition) -> its failure: one evaluation asks several conditions about the same partition
+        self._failures: dict[tuple[AssetKey, str | None], Failure | None] = {}
 
     def get(self, key: AssetKey, partition: str | None, observed: bool = False) -> Record | None:
         """The latest materialisation (`observed`: observation) of (key, partition); None if there is none."""
@@ -137,7 +139,12 @@ class Latest:
 
     def failure(self, key: AssetKey, partition: str | None, check_keys: Iterable = ()) -> Failure | None:
         """Why the latest attempt at (key, partition) left work unfinished, or None (it finished, it never ran, or
-        a run of it is still going)."""
+        a run of it is still going). Read once per partition, like the records."""
+        if (key, partition) not in self._failures:
+            self._failures[(key, partition)] = self._failure(key, partition, check_keys)
+        return self._failures[(key, partition)]
+
+    def _failure(self, key: AssetKey, partition: str | None, check_keys: Iterable) -> Failure | None:
         mine = self.get(key, partition)
         planned = self.instance.get_latest_planned_materialization_info(key, partition)
         reason = ""

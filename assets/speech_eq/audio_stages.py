@@ -59,7 +59,7 @@ def speech_audio(
 ):
     """Synthesise, score and filter the items of one subscale."""
     slug, settings = context.partition_key, eyt.slate.speech
-    thresholds, data_dir = settings.contrast, eyt.data_dir
+    data_dir = eyt.data_dir
     if settings.source == "released":
         root = Path(str(settings.released_path))
         imported = settings.thresholds_for(IMPORTED_ENGINE)

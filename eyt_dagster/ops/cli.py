@@ -407,6 +407,7 @@ def _call_backend() -> CacheBackend:
     """Where the Dagster instance keeps the call cache (resources/cache_backend.py), for the explorer's call pages.
     The instance is opened only when its settings name Postgres: opening a SQLite instance writes to it, and the
     explorer must work on a read-only data directory."""
+    import yaml
     from dagster import DagsterInstance
 
     from resources.cache_backend import cache_backend
@@ -414,7 +415,9 @@ def _call_backend() -> CacheBackend:
 
     home = Path(os.environ.get("DAGSTER_HOME") or data_dir() / "dagster_home")
     settings = home / "dagster.yaml"
-    if not (settings.exists() and "postgres" in settings.read_text()):
+    config = (yaml.safe_load(settings.read_text()) or {}) if settings.exists() else {}
+    storage = {key: config.get(key) for key in ("storage", "run_storage")}  # comments are not read
+    if "postgres" not in str(storage):
         return cache_backend(None)
     ensure_dagster_home()
     with DagsterInstance.get() as instance:

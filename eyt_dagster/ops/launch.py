@@ -87,23 +87,24 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
     return ok, "\n".join(lines)
 
 
+def _materialized(events) -> list[tuple[str, dict]]:
+    """(asset partition, metadata) of each materialisation among a run's events."""
+    found = []
+    for event in events:
+        if event.is_step_materialization:
+            materialization = event.step_materialization_data.materialization
+            found.append((materialization.asset_key.to_user_string(), dict(materialization.metadata or {})))
+    return found
+
+
 def error_rows(events) -> list[tuple[str, int, str]]:
     """(asset partition, error rows, failures line) of each materialisation of the run whose table holds error rows
     (its `error_rows` / `failures` metadata, assets/_output.py)."""
-    found = []
-    for event in events:
-        if not event.is_step_materialization:
-            continue
-        materialization = event.step_materialization_data.materialization
-        metadata = materialization.metadata or {}
-        count = metadata.get("error_rows")
-        if count is None or not count.value:
-            continue
-        failures = metadata.get("failures")
-        found.append(
-            (materialization.asset_key.to_user_string(), int(count.value), str(failures.value) if failures else "")
-        )
-    return found
+    return [
+        (asset, int(meta["error_rows"].value), str(meta["failures"].value) if "failures" in meta else "")
+        for asset, meta in _materialized(events)
+        if "error_rows" in meta and meta["error_rows"].value
+    ]
 
 
 # Materialisation metadata an asset sets to have a line of the run's summary (a partial import, say).
@@ -112,14 +113,11 @@ NOTICE = "notice"
 
 def notices(events) -> list[tuple[str, str]]:
     """(asset partition, text) of each materialisation of the run whose metadata holds a NOTICE."""
-    found = []
-    for event in events:
-        if event.is_step_materialization:
-            materialization = event.step_materialization_data.materialization
-            text = (materialization.metadata or {}).get(NOTICE)
-            if text is not None and text.value:
-                found.append((materialization.asset_key.to_user_string(), str(text.value)))
-    return found
+    return [
+        (asset, str(meta[NOTICE].value))
+        for asset, meta in _materialized(events)
+        if NOTICE in meta and meta[NOTICE].value
+    ]
 
 
 def run_log(instance, run_id: str) -> Path | None:

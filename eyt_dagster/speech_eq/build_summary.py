@@ -28,9 +28,9 @@ def build_summary(
     rows = []
     for slug in sorted(built | set(imported_items["subscale"]) | set(skipped.index)):
         group = scenarios[scenarios["subscale"] == slug] if len(scenarios) else scenarios
-        ids = set(group["scenario_id"]) if len(group) else set()
+        generated = set(group["scenario_id"]) if len(group) else set()
         mine = imported_items[imported_items["subscale"] == slug]
-        ids |= set(mine["dataset_id"])
+        ids = generated | set(mine["dataset_id"])
         pairs = contrasts[contrasts["scenario_id"].isin(ids)] if len(contrasts) else contrasts
         last = pairs.sort_values("attempt").groupby(["scenario_id", "turn"]).tail(1) if len(pairs) else pairs
         passed = last[last["passed"].astype(bool)] if len(last) else last
@@ -43,7 +43,7 @@ def build_summary(
         row = {
             "subscale": slug,
             "source": source,
-            "scenarios": len(group["scenario_id"].unique()) if len(group) else 0,
+            "scenarios": len(generated),
             "items": int(items["dataset_id"].isin(ids).sum()) if len(items) else 0,
             "tones_rejected_bland": int(rejected["rejection_reason"].astype(str).str.startswith("bland").sum())
             if len(rejected)
@@ -55,15 +55,16 @@ def build_summary(
             "pairs_below_threshold": _count_failed(published),
             "skipped_folders": int(skipped.get(slug, 0)),
             "mean_total_passed": float(passed["total"].mean()) if len(passed) else float("nan"),
+            # generated scenarios that did not become an item (an imported item is its own scenario)
+            "discarded": len(generated) - int(items["dataset_id"].isin(generated).sum())
+            if len(items)
+            else len(generated),
         }
         row.update(
             {f"mean_{c}": float(passed[c].mean()) if len(passed) and c in passed else float("nan") for c in GAP_COLUMNS}
         )
         rows.append(row)
-    columns = [c for c in SPEECH_BUILD_REPORT_COLUMNS if c != "discarded"]
-    out = pd.DataFrame(rows, columns=columns)  # no subscale built yet: the same columns, no row
-    # scenarios that did not become an item (generated ones only: an imported item is its own scenario)
-    out["discarded"] = (out["scenarios"] - (out["items"] - _imported_count(out, imported_items))).clip(lower=0)
+    out = pd.DataFrame(rows, columns=list(SPEECH_BUILD_REPORT_COLUMNS))  # nothing built yet: the columns, no row
     out["discarded"] = out["discarded"].astype("int64")
     return out
 
@@ -73,11 +74,6 @@ def _imported(items: pd.DataFrame) -> pd.DataFrame:
     if not len(items) or "source" not in items.columns:
         return pd.DataFrame(columns=["subscale", "dataset_id", "source"])
     return items[items["source"].astype(str) != "generated"][["subscale", "dataset_id", "source"]]
-
-
-def _imported_count(out: pd.DataFrame, imported: pd.DataFrame) -> pd.Series:
-    counts = imported.groupby("subscale").size() if len(imported) else pd.Series(dtype="int64")
-    return out["subscale"].map(counts).fillna(0).astype("int64")
 
 
 def _count_failed(pairs: pd.DataFrame) -> int:
