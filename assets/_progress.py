@@ -1,4 +1,4 @@
-"""A step's progress: the recorder (resources/run_progress.py) wired to the asset's run, step and log. The step's
+"""A step's progress: the recorder (resources/models/run_progress.py) wired to the asset's run, step and log. The step's
 loop calls it as `on_done(done, total)`; the run log gets one line every `every` items and at least every 30 s
 (EYT_PROGRESS_LOG_S), and `<data dir>/progress/` a heartbeat that `eyt run`, `eyt refresh` and `eyt view` read
 (docs/operations.md, "Watching a run")."""
@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dagster import AssetExecutionContext
 from dagster._core.errors import DagsterInvalidPropertyError
 
-from resources.model_access import ModelAccess
-from resources.progress_files import LAUNCH_TAG
-from resources.run_progress import StepProgress
+from resources.models.model_access import ModelAccess
+from resources.models.run_progress import StepProgress
+from resources.runs.progress_files import LAUNCH_TAG
 
 PROGRESS_EVERY = 10  # items between two progress lines in the run log
 

@@ -30,14 +30,14 @@ sys.path.insert(0, str(ROOT))
 
 from eyt_dagster.core.model_ref import ModelRef  # noqa: E402
 from eyt_dagster.ops.bench_server import LatencyServer  # noqa: E402
-from resources.cache_backend import CacheBackend, open_call_cache, open_embedding_cache  # noqa: E402
-from resources.chat_client import OpenAIChatClient  # noqa: E402
+from resources.models.cache_backend import CacheBackend, open_call_cache, open_embedding_cache  # noqa: E402
+from resources.models.chat_client import OpenAIChatClient  # noqa: E402
 
 ROUNDS = 5
 WRITER = """
     import sys, time
     from pathlib import Path
-    from resources.cache_backend import CacheBackend, open_call_cache
+    from resources.models.cache_backend import CacheBackend, open_call_cache
     kind, data_dir, url, worker, n, go = sys.argv[1:7]
     cache = open_call_cache(data_dir, CacheBackend(kind, url or None))
     cache.get("warm-up")

@@ -113,7 +113,7 @@ def step_figures(dagster_home: Path) -> list[dict]:
 
 
 def rows_digest(data_dir: Path, target: str, csv_path: Path) -> str:
-    from resources.warehouse import read_partition
+    from resources.storage.warehouse import read_partition
 
     rows = read_partition("speech.slm_choices", {"target": target}, path=data_dir / "eyt.duckdb")
     rows = rows.drop(columns=[c for c in VOLATILE if c in rows.columns])

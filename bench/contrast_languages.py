@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from eyt_dagster.speech_eq import templates  # noqa: E402
 from eyt_dagster.speech_eq.contrast import FEATURES, ContrastThresholds, contrast_score  # noqa: E402
 from eyt_dagster.speech_eq.prosody import LIMITS, Prosody, prosody_for, voice_for  # noqa: E402
-from resources.audio_features import clip_features  # noqa: E402
-from resources.tts import EspeakTTS, pcm_to_wav  # noqa: E402
+from resources.audio.audio_features import clip_features  # noqa: E402
+from resources.audio.tts import EspeakTTS, pcm_to_wav  # noqa: E402
 
 SENTENCES = {
     "en": (

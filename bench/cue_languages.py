@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from eyt_dagster.speech_eq.cues import emo_des, pitch_offset_semitones  # noqa: E402
 from eyt_dagster.speech_eq.prosody import voice_for  # noqa: E402
-from resources.tts import EspeakTTS  # noqa: E402
-from resources.voice_measures import voice_measures  # noqa: E402
+from resources.audio.tts import EspeakTTS  # noqa: E402
+from resources.audio.voice_measures import voice_measures  # noqa: E402
 
 SENTENCES = {
     "en": [

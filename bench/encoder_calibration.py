@@ -20,9 +20,9 @@ sys.path.insert(0, str(ROOT))
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, MINILM, USE_MULTILINGUAL  # noqa: E402
 from eyt_dagster.eyt_bench.sampling import deduplicate  # noqa: E402
 from eyt_dagster.eyt_bench.settings import PoolSource  # noqa: E402
-from resources.calibration_pairs import PAIR_KINDS, read_pairs  # noqa: E402
-from resources.embeddings import embed  # noqa: E402
-from resources.persona_sources import load_pool_records  # noqa: E402
+from resources.datasets.calibration_pairs import PAIR_KINDS, read_pairs  # noqa: E402
+from resources.datasets.persona_sources import load_pool_records  # noqa: E402
+from resources.text.embeddings import embed  # noqa: E402
 
 
 def cosines(encoder: str, left: list[str], right: list[str]) -> np.ndarray:

@@ -42,8 +42,8 @@ sys.path.insert(0, str(ROOT))
 
 from eyt_dagster.eyt_bench.taxonomy import POOLS, SUBSCORE_COLUMNS  # noqa: E402
 from eyt_dagster.table_registry import catalog  # noqa: E402
-from resources.call_cache import CallCache  # noqa: E402
-from resources.warehouse import store_frame  # noqa: E402
+from resources.models.call_cache import CallCache  # noqa: E402
+from resources.storage.warehouse import store_frame  # noqa: E402
 
 BUDGET_MS = 300.0
 DIALOGUES = 65

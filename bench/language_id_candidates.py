@@ -2,7 +2,7 @@
 eyt_dagster/fixtures/language_id/replies.tsv (short and long English and Chinese replies, mixed ones, other
 languages, and texts with too little language: code, numbers, emoji, "OK"). Not a test; docs/languages.md quotes it.
 
-Every library sees the same text: resources/language_id.py's `language_text` (code and URLs removed, None when too
+Every library sees the same text: resources/text/language_id.py's `language_text` (code and URLs removed, None when too
 little language is left), and the same candidate languages. The candidates that are not dependencies are measured
 when installed (`pip install lingua-language-detector langdetect`) and skipped otherwise.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from resources.language_id import CANDIDATES, language_text  # noqa: E402
+from resources.text.language_id import CANDIDATES, language_text  # noqa: E402
 
 SET = ROOT / "eyt_dagster" / "fixtures" / "language_id" / "replies.tsv"
 Detector = Callable[[str], "str | None"]

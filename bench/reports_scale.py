@@ -104,7 +104,7 @@ def write_cells(data: Path, targets: list[str], seed: int, with_seeds: bool) -> 
     from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
     from eyt_dagster.eyt_bench.simulator_audit import audit
     from eyt_dagster.table_registry import catalog
-    from resources.warehouse import store_frame
+    from resources.storage.warehouse import store_frame
 
     rng = np.random.default_rng(seed)
     turns, similarity, verdicts, finals, _ = dialogue_frames(targets, POOLS, DIALOGUES, TURNS, JUDGES, rng)
@@ -213,7 +213,7 @@ def in_child(what: str, folder: Path) -> dict:
 
 def read_floor(data: Path) -> float:
     """Seconds to read each table the job reads once (every partition, all columns), as the IO manager reads."""
-    from resources.warehouse_files import data_files, read_files, table_dir, warehouse_root
+    from resources.storage.warehouse_files import data_files, read_files, table_dir, warehouse_root
 
     started = time.perf_counter()
     for table in INPUT_TABLES:

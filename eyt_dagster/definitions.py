@@ -58,8 +58,8 @@ from eyt_dagster.automation import automation_sensor, outside_slate, slate_keys,
 from eyt_dagster.jobs import JOBS
 from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedModelAccess, track_settings
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
-from resources.warehouse import WarehouseIOManager, data_dir, warehouse_path
-from resources.warehouse_catalog import Catalog
+from resources.storage.warehouse import WarehouseIOManager, data_dir, warehouse_path
+from resources.storage.warehouse_catalog import Catalog
 
 # The asset functions as written, per package; `assets_for(slate)` adds the slate's settings to them.
 EYT_BENCH_ASSETS = [
@@ -140,7 +140,7 @@ class Warehouse(WarehouseIOManager):
 
 
 def warehouse_catalog() -> Catalog:
-    """This code location's tables, as the warehouse needs them (resources/warehouse_catalog.py)."""
+    """This code location's tables, as the warehouse needs them (resources/storage/warehouse_catalog.py)."""
     return table_registry.catalog(lambda: table_registry.partition_columns(defs.resolve_asset_graph().asset_nodes))
 
 

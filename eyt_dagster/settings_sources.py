@@ -43,7 +43,7 @@ from eyt_dagster import slate_settings as ss
 from eyt_dagster.core.storage_types import SETTINGS_KEY
 from eyt_dagster.slate import Slate
 from eyt_dagster.staleness import CODE_VERSION_TAG, DATA_VERSION_TAG
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 CODE_VERSION_MARK = "+settings."
 
@@ -124,7 +124,7 @@ def _observable(source: PartitionSettings):
         partitions_def=source.partitions_def,
         description=source.description,
         group_name=source.reader.path[0],
-        required_resource_keys={"eyt"},  # the model-access resource (resources/model_access.py): its slate
+        required_resource_keys={"eyt"},  # the model-access resource (resources/models/model_access.py): its slate
     )
     def observe(context) -> DataVersionsByPartition:
         current = source.of_slate(context.resources.eyt.slate)

@@ -1,5 +1,5 @@
 """The column contract of every warehouse table, gathered from each benchmark and the reports: table name
-("schema.table") -> column dtypes. The code location hands them to the warehouse (resources/warehouse_catalog.py),
+("schema.table") -> column dtypes. The code location hands them to the warehouse (resources/storage/warehouse_catalog.py),
 which creates and casts each table from its contract (types mapped in eyt_dagster/core/storage_types.py); a table
 not listed here (none in the code location; a test checks that) would be typed from the frame, with an
 all-missing column stored as text."""
@@ -16,7 +16,7 @@ from eyt_dagster.eyt_voice.table_contracts import VOICE_TABLES
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS
 from eyt_dagster.reporting.paper_tables import EXPORT_INDEX_COLUMNS
 from eyt_dagster.speech_eq.table_contracts import SPEECH_TABLES
-from resources.warehouse_catalog import Catalog, Layouts
+from resources.storage.warehouse_catalog import Catalog, Layouts
 
 TABLE_COLUMNS: dict[str, Columns] = {
     **DIALOGUE_TABLES,

@@ -15,8 +15,8 @@ from explorer_speech_data import build_speech
 
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 from eyt_dagster.table_registry import catalog
-from resources.call_cache import CallCache
-from resources.warehouse import store_frame
+from resources.models.call_cache import CallCache
+from resources.storage.warehouse import store_frame
 
 POOL = "nemotron_usa"
 TARGET = "chat-target"

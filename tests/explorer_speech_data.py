@@ -16,7 +16,7 @@ from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.item_types import item_id
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, TURN_SPEAKER, VALENCES
 from eyt_dagster.table_registry import catalog
-from resources.warehouse import store_frame
+from resources.storage.warehouse import store_frame
 
 N_ITEMS = 60
 SUBSCALE_ORDER = list(SUBSCALES)

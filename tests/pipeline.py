@@ -21,7 +21,7 @@ from eyt_dagster.jobs import (
 )
 from eyt_dagster.settings_sources import TrackedModelAccess
 from eyt_dagster.slate import load_slate
-from resources.warehouse import WAREHOUSE_FILE
+from resources.storage.warehouse import WAREHOUSE_FILE
 
 
 def resources_for(slate_path: Path, data_dir: Path) -> dict:

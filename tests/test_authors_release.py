@@ -14,7 +14,7 @@ from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS, SPEECH_REPORT_ASSETS
 from eyt_dagster.speech_eq.import_verdict import import_verdict
 from eyt_dagster.speech_eq.valence_rules import infer_valence
-from resources.speech_release import import_released
+from resources.datasets.speech_release import import_released
 
 from authors_shape import BATCH, write_authors_release
 from conftest import write_slate
@@ -175,7 +175,7 @@ def test_contrast_thresholds_per_engine_score_the_published_pairs(tmp_path):
     from eyt_dagster.slate import load_slate
     from eyt_dagster.speech_eq.audio_tables import imported_subscale
     from eyt_dagster.speech_eq.contrast import ContrastThresholds
-    from resources.audio_features import clip_features
+    from resources.audio.audio_features import clip_features
 
     write_authors_release(tmp_path / "release", SLUG, 3)
     report = import_released(tmp_path / "release")

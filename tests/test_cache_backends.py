@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from eyt_dagster.core.model_ref import ModelRef
-from resources.cache_backend import (
+from resources.models.cache_backend import (
     BACKEND_ENV,
     CALL_CACHE_FILE,
     CacheBackend,
@@ -30,10 +30,10 @@ from resources.cache_backend import (
     open_call_cache,
     open_embedding_cache,
 )
-from resources.call_cache import CallCache
-from resources.chat_client import OpenAIChatClient
-from resources.chat_transport import ModelCallError
-from resources.postgres_db import PostgresCacheError, PostgresDatabase
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import OpenAIChatClient
+from resources.models.chat_transport import ModelCallError
+from resources.storage.postgres_db import PostgresCacheError, PostgresDatabase
 
 from openai_stub_server import chat_completion, error_response, serve
 
@@ -114,7 +114,7 @@ WRITER = """
     import json, os, sys, threading, time
     from pathlib import Path
     import numpy as np
-    from resources.cache_backend import CacheBackend, open_call_cache, open_embedding_cache
+    from resources.models.cache_backend import CacheBackend, open_call_cache, open_embedding_cache
 
     kind, data_dir, url, worker, go, n = sys.argv[1:7]
     worker, n, go = int(worker), int(n), Path(go)
@@ -181,8 +181,8 @@ CALLER = """
     import json, sys, threading, time
     from pathlib import Path
     from eyt_dagster.core.model_ref import ModelRef
-    from resources.cache_backend import CacheBackend, open_call_cache
-    from resources.chat_client import OpenAIChatClient
+    from resources.models.cache_backend import CacheBackend, open_call_cache
+    from resources.models.chat_client import OpenAIChatClient
 
     kind, data_dir, url, worker, go, base_url = sys.argv[1:7]
     go = Path(go)
@@ -271,7 +271,7 @@ def test_the_explorer_reads_the_calls_from_either_backend(backend: CacheBackend,
     from eyt_dagster.core.explorer_links import call_path
     from eyt_dagster.explorer.app import create_app
     from eyt_dagster.explorer.calls import call
-    from resources.call_reads import open_call_reads
+    from resources.models.call_reads import open_call_reads
 
     with serve(lambda body: "the reply <i>in italics</i>") as server:
         ref = ModelRef(
@@ -339,7 +339,7 @@ def test_an_unusable_reply_is_kept_apart_and_shown_on_the_call_page(backend: Cac
 
 
 def test_a_call_cache_no_run_has_written_reads_as_empty_and_says_so(pg_server, tmp_path: Path) -> None:
-    from resources.call_reads import open_call_reads
+    from resources.models.call_reads import open_call_reads
 
     with open_call_reads(tmp_path, CacheBackend("sqlite")) as reads:
         assert reads.missing == "no call cache in this data directory" and reads.ledger("k") == []

@@ -26,8 +26,8 @@ from eyt_dagster.speech_eq.cues import (
     emo_num,
     vad_word,
 )
-from resources import audio_parts
-from resources.asr import (
+from resources.audio import audio_parts
+from resources.audio.asr import (
     DECODING,
     LOAD_SETTINGS,
     ASRError,
@@ -36,14 +36,14 @@ from resources.asr import (
     make_asr,
     transcripts,
 )
-from resources.audio_features import AudioFeatureError
-from resources.audio_parts import AudioPartError, input_audio_part, sniff_format
-from resources.clip_analysis import ClipAnalyses, ClipAnalysisStore, ClipUnusableError
-from resources.cue_source import make_cue_source
-from resources.emotion_model import AudioEmotionClassifier, EmotionModelError
-from resources.emotion_regression import DimensionalEmotionModel
-from resources.tts import EspeakTTS
-from resources.voice_measures import voice_measures
+from resources.audio.audio_features import AudioFeatureError
+from resources.audio.audio_parts import AudioPartError, input_audio_part, sniff_format
+from resources.audio.clip_analysis import ClipAnalyses, ClipAnalysisStore, ClipUnusableError
+from resources.audio.cue_source import make_cue_source
+from resources.audio.emotion_model import AudioEmotionClassifier, EmotionModelError
+from resources.audio.emotion_regression import DimensionalEmotionModel
+from resources.audio.tts import EspeakTTS
+from resources.audio.voice_measures import voice_measures
 
 from tiny_emotion_models import VAD_LABELS, save_tiny_regression
 
@@ -429,7 +429,7 @@ def _raw_outputs(folder: Path, clip: Path) -> list[float]:
     import librosa
     import torch
 
-    from resources.numba_cache import prepare
+    from resources.audio.numba_cache import prepare
 
     prepare()
     from transformers import Wav2Vec2FeatureExtractor, Wav2Vec2ForSequenceClassification
@@ -464,7 +464,7 @@ def test_the_paper_checkpoint_head_layout(regression_models: dict[str, Path], cl
     import librosa
     import torch
 
-    from resources.numba_cache import prepare
+    from resources.audio.numba_cache import prepare
 
     prepare()
     from safetensors.torch import load_file

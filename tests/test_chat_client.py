@@ -16,15 +16,15 @@ import pytest
 from eyt_dagster.core.errors import RequestRefusedError
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.types import FinalVerdict
-from resources.call_cache import CallCache
-from resources.chat_client import (
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import (
     REASK_MAX_EXTRA_CHARS,
     OpenAIChatClient,
     ReplyCutError,
     ReplyParseError,
     extract_json_object,
 )
-from resources.chat_transport import SERVER_MESSAGE_MAX_CHARS, MissingApiKeyError, ModelCallError, request_body
+from resources.models.chat_transport import SERVER_MESSAGE_MAX_CHARS, MissingApiKeyError, ModelCallError, request_body
 
 from openai_stub_server import (
     ScriptedReplies,
@@ -662,7 +662,7 @@ def test_stub_server_404s_other_paths() -> None:
 
 def test_the_schema_sent_is_pydantics_and_a_fresh_copy_each_time() -> None:
     from eyt_dagster.eyt_bench.types import turn_scores_model
-    from resources.chat_client import json_schema_of
+    from resources.models.chat_client import json_schema_of
 
     schema = turn_scores_model((0.0, 0.5, 1.0))
     first = json_schema_of(schema)

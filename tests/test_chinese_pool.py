@@ -17,7 +17,7 @@ from eyt_dagster.eyt_bench.types import Exchange
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.slate import load_slate
 from eyt_dagster.slate_settings import asset_settings, pool_settings
-from resources.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
+from resources.datasets.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
 
 from conftest import write_slate
 from openai_stub_server import serve
@@ -191,8 +191,8 @@ def test_the_chinese_run_reissues_no_finished_call(chinese_run):
 
 
 def test_judge_prompt_language_zh_sends_the_chinese_rubric(tmp_path, monkeypatch):
-    from resources.eyt_roles import EytRoles
-    from resources.model_access import ModelAccess
+    from resources.models.model_access import ModelAccess
+    from resources.roles.eyt_roles import EytRoles
 
     monkeypatch.setenv("EYT_TEST_KEY", KEY)
     path = write_slate(

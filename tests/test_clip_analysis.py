@@ -1,4 +1,4 @@
-"""The clip analysis store (resources/clip_analysis.py): each clip's target-independent analysis computed once,
+"""The clip analysis store (resources/audio/clip_analysis.py): each clip's target-independent analysis computed once,
 keyed by the clip's bytes and what decides the result, shared by threads, stores (reruns) and processes; a clip
 that cannot be read fails alone and is never stored."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from resources.audio_features import AudioFeatureError
-from resources.clip_analysis import (
+from resources.audio.audio_features import AudioFeatureError
+from resources.audio.clip_analysis import (
     CLIP_ANALYSIS_DIR,
     ClipAnalysis,
     ClipAnalysisStore,
@@ -150,7 +150,7 @@ def test_threads_asking_for_one_clip_compute_it_once(tmp_path: Path) -> None:
 PROCESS_CODE = """
 import sys, time
 from pathlib import Path
-from resources.clip_analysis import ClipAnalysis, ClipAnalysisStore
+from resources.audio.clip_analysis import ClipAnalysis, ClipAnalysisStore
 
 log = Path(sys.argv[2])
 def compute(path):
@@ -211,7 +211,7 @@ def test_a_model_folder_is_identified_by_its_files_not_its_path(
     (copy / "config.json").write_text('{"a": 1}')
     assert folder_identity(copy) == identity
     # a large file (weights) is identified by its size and modification time, not read whole
-    monkeypatch.setattr("resources.clip_analysis.SMALL_FILE_BYTES", 16)
+    monkeypatch.setattr("resources.audio.clip_analysis.SMALL_FILE_BYTES", 16)
     stat = (model / "weights.bin").stat()
     os.utime(copy / "weights.bin", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
     assert folder_identity(copy) != folder_identity(model)

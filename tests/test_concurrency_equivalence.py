@@ -4,8 +4,8 @@ of 8 per endpoint gives the same rows (timing columns aside), and a rerun is ser
 import duckdb
 import pandas as pd
 
-from resources.endpoint_gates import gate_for
-from resources.speech_roles import SpeechRoles
+from resources.models.endpoint_gates import gate_for
+from resources.roles.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import SchemaDrawnReplies, serve
@@ -88,7 +88,7 @@ def evaluate_speech(tmp_path, name, budget, items):
     first pass and of a rerun (fresh chooser, same call cache), and the most requests in flight at once."""
     from eyt_dagster.speech_eq.choice import system_prompt
     from eyt_dagster.speech_eq.evaluation import evaluate_items
-    from resources.model_access import ModelAccess
+    from resources.models.model_access import ModelAccess
 
     folder = tmp_path / name
     folder.mkdir()

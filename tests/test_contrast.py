@@ -15,7 +15,7 @@ import soundfile as sf
 from pydantic import ValidationError
 
 from eyt_dagster.speech_eq.contrast import FEATURES, AcousticFeatures, ContrastThresholds, contrast_score, feature_gaps
-from resources.audio_features import ANALYSIS_SR, AudioFeatureError, clip_features
+from resources.audio.audio_features import ANALYSIS_SR, AudioFeatureError, clip_features
 
 SR = 16000
 LEVEL_TO_C0 = math.sqrt(128)  # c0 of librosa's ortho DCT over 128 mel bands moves by sqrt(128) per dB

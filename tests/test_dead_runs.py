@@ -16,7 +16,7 @@ import yaml
 
 from eyt_dagster.ops.dead_runs import EytRunLauncher, mark_dead_runs, mark_process_runs, why_dead
 from eyt_dagster.slate import default_slate_path
-from resources.processes import HOST_TAG, PID_TAG, START_TAG, process_alive, process_tags
+from resources.runs.processes import HOST_TAG, PID_TAG, START_TAG, process_alive, process_tags
 
 from conftest import write_slate
 from openai_stub_server import serve

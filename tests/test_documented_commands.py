@@ -303,11 +303,11 @@ def _files(folder: Path, pattern: str = "*") -> dict[str, tuple[int, int]]:
 def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
     """Also what a user of one install does: the quickstart's `make run`, then `eyt run` again, each a full run with
     SpeechEQ's builds side by side in two workers. After the first, librosa's compiled kernels are all in the
-    project's cache folder (resources/numba_cache.py): no later command compiles anything into it, and none writes
+    project's cache folder (resources/audio/numba_cache.py): no later command compiles anything into it, and none writes
     librosa's own cache in site-packages (two processes compiling there at once corrupted it)."""
     import librosa
 
-    from resources import numba_cache
+    from resources.audio import numba_cache
 
     slate = write_slate(tmp_path, dialogues_per_pool=2, pool_size=12, cross_judge_dialogues=2)
     checkout = fresh_checkout(tmp_path / "clone", slate.read_text())

@@ -15,9 +15,9 @@ from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.intent_texts import table_intent_texts, turn_intent_texts
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, turn_rows
 from eyt_dagster.eyt_bench.types import ChatSeed, SimulatorTurn, UserLabels
-from resources.embedding_cache import EmbeddingCache
-from resources.embedding_queue import EmbeddingQueue, embed_queued, encode_alone, hand_over
-from resources.embeddings import OFFLINE_PACKAGE_MODEL, embed
+from resources.text.embedding_cache import EmbeddingCache
+from resources.text.embedding_queue import EmbeddingQueue, embed_queued, encode_alone, hand_over
+from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, embed
 
 MODEL = OFFLINE_PACKAGE_MODEL
 
@@ -155,7 +155,7 @@ def test_a_model_that_cannot_load_fails_every_text_at_once_until_forgotten():
 
 def test_persona_encodes_while_the_queue_works_give_the_same_vectors():
     """A worker process can run persona_pool (torch, batches, main thread) while its queue still encodes texts
-    handed over by an earlier step: both use the model's tokenizer, one at a time (resources/embeddings.py)."""
+    handed over by an earlier step: both use the model's tokenizer, one at a time (resources/text/embeddings.py)."""
     texts = [f"a persona text number {i}, with a few more words to tokenize" for i in range(24)]
     alone = embed(texts)
     queue = EmbeddingQueue()

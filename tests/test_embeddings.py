@@ -16,9 +16,9 @@ from eyt_dagster.eyt_bench.sampling import deduplicate
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.ops.launch import worker_torch_threads
 from eyt_dagster.slate import default_slate_path
-from resources.embedding_cache import EmbeddingCache, cache_enabled
-from resources.embeddings import OFFLINE_PACKAGE_MODEL, distinct_texts, embed, embed_with_stats
-from resources.persona_sources import load_pool_records
+from resources.datasets.persona_sources import load_pool_records
+from resources.text.embedding_cache import EmbeddingCache, cache_enabled
+from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, distinct_texts, embed, embed_with_stats
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -95,7 +95,7 @@ def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys, numpy as np
-        from resources.embedding_cache import EmbeddingCache
+        from resources.text.embedding_cache import EmbeddingCache
         cache = EmbeddingCache(sys.argv[1])
         start = int(sys.argv[2])
         for i in range(start, start + 300, 3):
@@ -117,7 +117,7 @@ def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
 
 
 def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from resources.model_access import ModelAccess
+    from resources.models.model_access import ModelAccess
 
     monkeypatch.delenv("EYT_EMBEDDING_CACHE", raising=False)  # off by default: fresh runs stay bit-identical
     assert not cache_enabled()
@@ -143,7 +143,7 @@ def test_persona_dedup_is_the_same_with_and_without_cache(pool: str, tmp_path: P
     records = load_pool_records(pool, PoolSource())[0]
     texts = [r.persona_text for r in records]
     # the encoder as it was called before: every text in one encode, no dedup, no cache
-    from resources.embeddings import load_sentence_encoder
+    from resources.text.embeddings import load_sentence_encoder
 
     plain = load_sentence_encoder(OFFLINE_PACKAGE_MODEL).encode(
         texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
@@ -163,7 +163,7 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
     from dagster import MultiPartitionKey, build_asset_context
 
     from assets.eyt_bench.intent_similarity import intent_similarity
-    from resources.model_access import ModelAccess
+    from resources.models.model_access import ModelAccess
 
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", cache)
     turns = pd.DataFrame(

@@ -13,7 +13,7 @@ import pytest
 from eyt_dagster.ops.report_commands import report_html, write_paper_tables
 from eyt_dagster.reporting.model_cards import build_model_cards
 from eyt_dagster.slate import load_slate
-from resources.report_reads import card_inputs
+from resources.storage.report_reads import card_inputs
 
 # the numbers of a long table's row (metric, value, interval, difference): emptied with the metric
 LONG_VALUES = ("value", "ci_low", "ci_high", "diff", "estimate", "p_value", "p_adjusted")

@@ -48,7 +48,7 @@ def text_only(warehouse):
     """The session warehouse's EYT-Bench tables, with every SpeechEQ table empty."""
     from pathlib import Path
 
-    from resources.report_reads import card_inputs
+    from resources.storage.report_reads import card_inputs
 
     con, _ = warehouse
     path = Path(

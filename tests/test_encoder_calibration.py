@@ -29,9 +29,9 @@ from eyt_dagster.eyt_bench.encoder_calibration import (
 )
 from eyt_dagster.eyt_bench.sampling import deduplicate
 from eyt_dagster.eyt_bench.settings import PoolSource
-from resources.calibration_pairs import PAIR_KINDS, read_pairs
-from resources.embeddings import embed
-from resources.persona_sources import load_pool_records
+from resources.datasets.calibration_pairs import PAIR_KINDS, read_pairs
+from resources.datasets.persona_sources import load_pool_records
+from resources.text.embeddings import embed
 
 ENTRIES = [(encoder, language) for encoder, entry in CALIBRATIONS.items() for language in entry.languages]
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from eyt_dagster.core.model_ref import ModelRef
-from resources.call_cache import CallCache
-from resources.chat_client import OpenAIChatClient
-from resources.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import OpenAIChatClient
+from resources.models.endpoint_gates import EndpointGate, gate_for, retry_after_seconds
 
 from openai_stub_server import rate_limited, serve
 

@@ -1,4 +1,4 @@
-"""An endpoint's budget and 429 pause hold across processes on one machine (resources/endpoint_slots.py): real
+"""An endpoint's budget and 429 pause hold across processes on one machine (resources/models/endpoint_slots.py): real
 processes with the real openai client against the localhost test server."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from resources.endpoint_gates import EndpointGate
-from resources.endpoint_slots import SLOTS_ENV, MachineSlots, endpoint_key, slots_dir
+from resources.models.endpoint_gates import EndpointGate
+from resources.models.endpoint_slots import SLOTS_ENV, MachineSlots, endpoint_key, slots_dir
 
 from openai_stub_server import rate_limited, serve
 
@@ -24,8 +24,8 @@ SPAWN = multiprocessing.get_context("spawn")
 
 def _client(base_url: str, cache_dir: str, budget: int, name: str):
     from eyt_dagster.core.model_ref import ModelRef
-    from resources.call_cache import CallCache
-    from resources.chat_client import OpenAIChatClient
+    from resources.models.call_cache import CallCache
+    from resources.models.chat_client import OpenAIChatClient
 
     ref = ModelRef(
         id="shared",

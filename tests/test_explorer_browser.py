@@ -16,7 +16,7 @@ import pytest
 from explorer_data import BASELINE, POOL, TARGET, build, seed_id
 from explorer_speech_data import ITEM
 
-from resources.run_progress import StepProgress
+from resources.models.run_progress import StepProgress
 
 from ui_browser import Chromium, chromium_path, stop_group
 

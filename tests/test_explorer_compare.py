@@ -152,7 +152,7 @@ def test_the_targets_of_a_seed_follow_a_partition_rewritten_by_a_run(tmp_path):
     import pandas as pd
 
     from eyt_dagster.explorer.reads import Warehouse
-    from resources.warehouse import store_frame
+    from resources.storage.warehouse import store_frame
 
     def write(seeds: list[str]) -> None:
         rows = pd.DataFrame({"target": "t1", "pool": POOL, "seed_id": seeds, "turn": 1})

@@ -19,7 +19,7 @@ from eyt_dagster.explorer.app import dialogue_url
 from eyt_dagster.explorer.queries import PAGE_SIZE
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC, SUBSCORE_COLUMNS
 from eyt_dagster.table_registry import catalog
-from resources.warehouse import store_frame
+from resources.storage.warehouse import store_frame
 
 POOL, OTHER_POOL = "nemotron_usa", "personamem_v2"
 ENSEMBLE, SOLO = "ensemble-target", "solo-target"

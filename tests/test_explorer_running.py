@@ -10,9 +10,9 @@ import time
 from asgi_get import get
 
 from eyt_dagster.explorer.app import create_app
-from resources.processes import process_start
-from resources.progress_files import write_heartbeat
-from resources.run_progress import StepProgress
+from resources.models.run_progress import StepProgress
+from resources.runs.processes import process_start
+from resources.runs.progress_files import write_heartbeat
 
 HOSTILE = "<script>alert('x')</script>"
 

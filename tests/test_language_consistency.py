@@ -1,4 +1,4 @@
-"""Language identification (resources/language_id.py) on the hand-built reply set, and language consistency
+"""Language identification (resources/text/language_id.py) on the hand-built reply set, and language consistency
 (eyt_dagster/eyt_bench/language_consistency.py) on hand-built mixed-language dialogues with hand-computed shares
 (docs/eyt-metrics.md#language-consistency)."""
 
@@ -21,7 +21,7 @@ from eyt_dagster.eyt_bench.language_consistency import (
     language_shares,
 )
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS
-from resources.language_id import CANDIDATES, detect, language_text
+from resources.text.language_id import CANDIDATES, detect, language_text
 
 REPLIES = Path(__file__).resolve().parents[1] / "eyt_dagster" / "fixtures" / "language_id" / "replies.tsv"
 

@@ -98,7 +98,7 @@ def test_drift_is_mean_of_one_minus_cosine():
 
 
 def test_drift_on_a_known_pair_with_the_real_encoder():
-    from resources.embeddings import embed
+    from resources.text.embeddings import embed
 
     same = "I want to find a cheaper flight to Denver."
     vectors = embed([same, same, "Tell me a joke about penguins."])

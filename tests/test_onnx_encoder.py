@@ -1,13 +1,13 @@
 """Single texts through ONNX Runtime: the same vectors as sentence-transformers up to float rounding, the same
-bits every time, and torch for a model the export does not cover (resources/onnx_encoder.py)."""
+bits every time, and torch for a model the export does not cover (resources/text/onnx_encoder.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from resources.embeddings import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
-from resources.onnx_encoder import OnnxTextEncoder, TorchTextEncoder, exportable, text_encoder
+from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
+from resources.text.onnx_encoder import OnnxTextEncoder, TorchTextEncoder, exportable, text_encoder
 
 TEXTS = [
     "wants a plan for night shifts",

@@ -25,8 +25,8 @@ from eyt_dagster.eyt_bench.personas import (
 from eyt_dagster.eyt_bench.sampling import allocate, deduplicate, occupation_age_stratum, sample, stratified_sample
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.eyt_bench.types import PersonaRecord
-from resources import persona_sources
-from resources.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
+from resources.datasets import persona_sources
+from resources.datasets.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
 
 NEMOTRON_FILE = fixture_path("nemotron_usa") / "data" / "train-00000-of-00001.parquet"
 PERSONAMEM_FILE = fixture_path("personamem_v2") / "benchmark" / "text" / "benchmark.csv"
@@ -208,7 +208,7 @@ def fixture_records() -> dict[str, list[PersonaRecord]]:
 def test_dedup_real_fixture_with_minilm(fixture_records: dict[str, list[PersonaRecord]]) -> None:
     from huggingface_hub import constants
 
-    from resources.embeddings import embed
+    from resources.text.embeddings import embed
 
     offline_before = constants.HF_HUB_OFFLINE
     nemotron = fixture_records["nemotron_usa"]

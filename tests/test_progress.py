@@ -13,10 +13,10 @@ import time
 import pytest
 
 from eyt_dagster.core.progress import StepFigures, done_text, duration_text, eta_seconds, progress_line
-from resources.call_cache import CallCache
-from resources.endpoint_gates import gate_for
-from resources.progress_files import DEAD, RUNNING, STALLED, read_heartbeats, write_heartbeat
-from resources.run_progress import StepProgress
+from resources.models.call_cache import CallCache
+from resources.models.endpoint_gates import gate_for
+from resources.models.run_progress import StepProgress
+from resources.runs.progress_files import DEAD, RUNNING, STALLED, read_heartbeats, write_heartbeat
 
 from conftest import write_slate
 from openai_stub_server import StubResponse, serve
@@ -127,7 +127,7 @@ def test_a_reader_tells_running_stalled_and_dead_heartbeats_apart(tmp_path):
         "failures": {},
         "endpoints": [],
     }
-    from resources.processes import process_start
+    from resources.runs.processes import process_start
 
     me = {"host": os.uname().nodename, "pid": os.getpid(), "process_start": process_start(os.getpid())}
     base = {"step": "s", "job": "j", "partition": None, "launch": None, "started_at": now - 5, "figures": figures}

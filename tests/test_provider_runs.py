@@ -14,10 +14,10 @@ from asgi_get import get
 
 from eyt_dagster.explorer.app import create_app
 from eyt_dagster.speech_eq.vocabulary import VALENCES
-from resources.cache_backend import CALL_CACHE_FILE
-from resources.call_cache import CallCache
-from resources.model_access import ModelAccess
-from resources.speech_roles import SpeechRoles
+from resources.models.cache_backend import CALL_CACHE_FILE
+from resources.models.call_cache import CallCache
+from resources.models.model_access import ModelAccess
+from resources.roles.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import serve

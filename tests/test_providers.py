@@ -28,9 +28,9 @@ from eyt_dagster.core.provider_profiles import (
 )
 from eyt_dagster.core.reasoning import reasoning_tokens, split_inline, split_reply
 from eyt_dagster.eyt_bench.types import FinalVerdict
-from resources.call_cache import CallCache
-from resources.chat_client import OpenAIChatClient
-from resources.chat_transport import IncompatibleEndpointError, RefusedRequestError
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import OpenAIChatClient
+from resources.models.chat_transport import IncompatibleEndpointError, RefusedRequestError
 
 from openai_stub_server import ScriptedReplies, StubResponse, chat_completion, error_response, serve
 from provider_behaviours import BEHAVIOURS, HIDDEN_REASONING_TOKENS, REASONING_MARK, behave_as, returns_reasoning
@@ -287,7 +287,7 @@ def test_a_reasoning_model_behind_an_unknown_url_teaches_its_rules_once(tmp_path
         # a fresh process: the lessons come from the cache file; the answered call from the cache
         script = (
             "import sys; sys.path.insert(0, 'tests'); from test_providers import client, MESSAGES;"
-            "from resources.call_cache import CallCache;"
+            "from resources.models.call_cache import CallCache;"
             f"c = client({server.base_url!r}, CallCache({str(path)!r}), temperature=0.7);"
             "print(c.complete_text(MESSAGES, purpose='respond').stats.cache_hits);"
             "print(c.complete_text(MESSAGES + [{'role': 'user', 'content': 'more'}], purpose='respond').stats.calls)"

@@ -40,8 +40,8 @@ from eyt_dagster.speech_eq.generators import (
 )
 from eyt_dagster.speech_eq.protocol import REPLY_SCHEMAS as CHOICE_SCHEMAS
 from eyt_dagster.speech_eq.vocabulary import FAILURE_ARCHETYPES, TURN_SPEAKER
-from resources.call_cache import CallCache
-from resources.chat_client import OpenAIChatClient, parse_reply, response_format_for
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import OpenAIChatClient, parse_reply, response_format_for
 
 from json_schema_draw import break_instance, draw, is_valid, longest
 from openai_stub_server import SchemaDrawnReplies, serve

@@ -16,7 +16,7 @@ from eyt_dagster.core import result_cache, stats
 from eyt_dagster.eyt_bench import analysis, calibration
 from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
-from resources.report_cache import REPORT_CACHE_FILE, ReportCache, open_report_cache
+from resources.storage.report_cache import REPORT_CACHE_FILE, ReportCache, open_report_cache
 
 RESAMPLES, SEED = 200, 7
 
@@ -216,9 +216,9 @@ def test_content_key_parts_do_not_run_into_each_other():
 
 
 def test_a_shared_read_is_a_copy_and_a_rewritten_partition_is_read_again(tmp_path):
-    from resources import shared_reads
-    from resources.warehouse import store_frame
-    from resources.warehouse_files import SCHEMA_FILE, data_files, read_files, table_dir, warehouse_root
+    from resources.storage import shared_reads
+    from resources.storage.warehouse import store_frame
+    from resources.storage.warehouse_files import SCHEMA_FILE, data_files, read_files, table_dir, warehouse_root
 
     shared_reads.forget()
     frame = pd.DataFrame({"target": ["a", "a", "b"], "pool": "p", "value": [1.0, 2.0, 3.0]})

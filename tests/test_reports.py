@@ -356,8 +356,8 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
     from eyt_dagster.eyt_bench.leaderboard import HEADLINE
     from eyt_dagster.slate import default_slate_path
     from eyt_dagster.table_registry import TABLE_COLUMNS
-    from resources.model_access import ModelAccess
-    from resources.warehouse_files import arrow_table
+    from resources.models.model_access import ModelAccess
+    from resources.storage.warehouse_files import arrow_table
 
     monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("EYT_SLATE", raising=False)

@@ -21,7 +21,7 @@ from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC
 from eyt_dagster.slate import default_slate_path
 from eyt_dagster.table_registry import catalog
-from resources.warehouse import WAREHOUSE_FILE, store_frame
+from resources.storage.warehouse import WAREHOUSE_FILE, store_frame
 
 from conftest import write_slate
 from pipeline import resources_for

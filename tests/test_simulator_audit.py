@@ -11,7 +11,7 @@ import pytest
 
 from eyt_dagster.eyt_bench import simulator_audit as sa
 from eyt_dagster.eyt_bench.taxonomy import LATENT_STATEMENTS_BY_LANGUAGE
-from resources.embedding_queue import encode_alone
+from resources.text.embedding_queue import encode_alone
 
 from audit_twin import TWIN, assert_twin_equals, memory_warehouse
 

@@ -9,7 +9,7 @@ from dagster import DagsterInstance, materialize
 
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SPEECH_BUILD_ASSETS, SPEECH_REPORT_ASSETS
-from resources.data_paths import resolve_path_columns
+from resources.storage.data_paths import resolve_path_columns
 
 from conftest import write_slate
 from pipeline import resources_for
@@ -100,7 +100,7 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     import sys
 
     from eyt_dagster.speech_eq.build_summary import build_summary
-    from resources.speech_release import import_released
+    from resources.datasets.speech_release import import_released
 
     con = speech_warehouse
     tables = {
@@ -140,7 +140,7 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
     import shutil
 
     from eyt_dagster.speech_eq.release_format import item_from_rows
-    from resources.speech_release import write_released
+    from resources.datasets.speech_release import write_released
 
     con = speech_warehouse
     slug = "interpersonal_empathy"

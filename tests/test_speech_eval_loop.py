@@ -15,7 +15,7 @@ from eyt_dagster.speech_eq.choice import choice_messages, choice_round, system_p
 from eyt_dagster.speech_eq.conditions import CONDITIONS
 from eyt_dagster.speech_eq.evaluation import evaluate_item, evaluate_items
 from eyt_dagster.speech_eq.protocol import ChoiceReply, option_order
-from resources.audio_features import clip_features
+from resources.audio.audio_features import clip_features
 
 from speech_items import make_item
 

@@ -27,10 +27,10 @@ from eyt_dagster.speech_eq.generators import (
 )
 from eyt_dagster.speech_eq.prompts import SPEECH_PROMPT_KEYS, speech_prompts_path
 from eyt_dagster.speech_eq.vocabulary import VALENCES
-from resources.call_cache import CallCache
-from resources.chat_client import OpenAIChatClient
-from resources.model_access import ModelAccess
-from resources.speech_roles import SpeechRoles
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import OpenAIChatClient
+from resources.models.model_access import ModelAccess
+from resources.roles.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import serve
@@ -359,7 +359,7 @@ def test_text_stages_on_a_remote_generator(remote_text_stages):
 def test_tone_slots_of_one_scenario_are_asked_side_by_side(tmp_path):
     """One scenario has ten tone slots, independent of each other: with a budget of 4 they are asked four at a
     time (the other stages have at most two requests of one scenario to send at once)."""
-    from resources.endpoint_gates import gate_for
+    from resources.models.endpoint_gates import gate_for
 
     play = SpeechPlay()
     with serve(play, delay_s=0.05) as server:

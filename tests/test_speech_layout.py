@@ -24,7 +24,7 @@ from eyt_dagster.speech_eq.release_format import (
     metadata_to_item,
 )
 from eyt_dagster.speech_eq.vocabulary import eq_scale
-from resources.speech_release import import_released, write_released
+from resources.datasets.speech_release import import_released, write_released
 
 SLOTS = [
     ("01", 1, None),

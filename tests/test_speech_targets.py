@@ -10,10 +10,10 @@ import pytest
 
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
-from resources.clip_analysis import ClipAnalysisStore
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
-from resources.speech_roles import SpeechRoles
+from resources.audio.clip_analysis import ClipAnalysisStore
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
+from resources.roles.speech_roles import SpeechRoles
 
 from conftest import write_slate
 from openai_stub_server import chat_completion, error_response, serve
@@ -132,7 +132,7 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
     from assets.speech_eq.slm_choices import slm_choices
     from eyt_dagster.speech_eq.cues import cues_from_dimensions
     from eyt_dagster.speech_eq.release_format import item_rows
-    from resources.emotion_regression import DimensionalEmotionModel
+    from resources.audio.emotion_regression import DimensionalEmotionModel
 
     from tiny_emotion_models import save_tiny_regression
 
@@ -223,7 +223,7 @@ def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp
 
     from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
     from eyt_dagster.speech_eq.cues import emo_des, emo_num
-    from resources.voice_measures import VOICE_MEASURES, voice_measures
+    from resources.audio.voice_measures import VOICE_MEASURES, voice_measures
 
     item = make_item(tmp_path / "clips")
     requests = []
@@ -285,7 +285,7 @@ def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
     from dagster import DagsterInstance
 
     from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
-    from resources.voice_measures import VOICE_MEASURES
+    from resources.audio.voice_measures import VOICE_MEASURES
 
     good, bad = make_item(tmp_path / "clips"), make_item(tmp_path / "clips", dataset_id="item-2")
     broken = next(c for c in bad.clips if c.file_number == "02")

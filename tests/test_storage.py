@@ -19,10 +19,17 @@ import pytest
 from dagster import DagsterInstance, StaticPartitionsDefinition, asset, materialize
 
 from eyt_dagster.definitions import Warehouse
-from resources.data_paths import relative_path_columns, resolve_path_columns
-from resources.tts import store_clip
-from resources.warehouse import connect, store_frame
-from resources.warehouse_files import decode_value, encode_value, partition_file, table_dir, warehouse_root, write_file
+from resources.audio.tts import store_clip
+from resources.storage.data_paths import relative_path_columns, resolve_path_columns
+from resources.storage.warehouse import connect, store_frame
+from resources.storage.warehouse_files import (
+    decode_value,
+    encode_value,
+    partition_file,
+    table_dir,
+    warehouse_root,
+    write_file,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOTS = StaticPartitionsDefinition([f"p{i}" for i in range(8)])
@@ -129,7 +136,7 @@ KILLED_WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
     import pyarrow as pa
-    from resources.warehouse_files import write_file
+    from resources.storage.warehouse_files import write_file
     path, n = Path(sys.argv[1]), int(sys.argv[2])
     write_file(pa.table({"slot": ["p0"] * n, "version": [9] * n, "i": list(range(n))}), path)
 """)
@@ -166,7 +173,7 @@ def test_a_write_killed_midway_leaves_the_previous_partition_readable(tmp_path):
     # a crash between the temp write and the rename (simulated): the old file stays, the temp file goes
     import pyarrow as pa
 
-    import resources.warehouse_files as files
+    import resources.storage.warehouse_files as files
 
     def crash(tmp: Path, path: Path) -> None:
         raise KeyboardInterrupt("killed between the temp write and the rename")

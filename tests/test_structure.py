@@ -157,14 +157,85 @@ def test_the_rules_catch_a_circle_an_upward_import_and_a_benchmark_importing_the
         "eyt_dagster.core.stats": {"eyt_dagster.eyt_bench.metrics"},  # core knowing a benchmark
         "eyt_dagster.eyt_bench.metrics": {"eyt_dagster.core.stats"},
         "eyt_dagster.speech_eq.seq": {"eyt_dagster.eyt_bench.metrics"},  # one benchmark importing the other
-        "resources.warehouse": {"eyt_dagster.table_registry", "eyt_dagster.core.storage_types"},
+        "resources.storage.warehouse": {"eyt_dagster.table_registry", "eyt_dagster.core.storage_types"},
     }
     assert upward(made_up) == [
         "eyt_dagster.core.stats (layer 8, core) imports eyt_dagster.eyt_bench.metrics (layer 7, eyt_bench)",
         "eyt_dagster.speech_eq.seq (layer 7, speech_eq) imports eyt_dagster.eyt_bench.metrics (layer 7, eyt_bench)",
-        "resources.warehouse (layer 5, resources) imports eyt_dagster.table_registry (layer 4, table_registry)",
+        "resources.storage.warehouse (layer 5, resources) imports eyt_dagster.table_registry (layer 4, table_registry)",
     ]
     assert circles(made_up) == [["eyt_dagster.core.stats", "eyt_dagster.eyt_bench.metrics"]]
+
+
+# The groups of resources/, from the top down: a group imports only groups below it (docs/architecture.md).
+RESOURCE_GROUPS = {"roles": 5, "models": 4, "text": 3, "audio": 3, "datasets": 3, "runs": 2, "storage": 1}
+
+
+def resource_group(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "resources" and len(parts) > 2 else None
+
+
+def group_faces() -> dict[str, set[str]]:
+    """Each resource group's face: the modules its `__init__.__all__` names."""
+    faces = {}
+    for group in RESOURCE_GROUPS:
+        tree = ast.parse((ROOT / "resources" / group / "__init__.py").read_text())
+        names = next(
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+        )
+        faces[group] = {f"resources.{group}.{ast.literal_eval(e)}" for e in names.elts}  # type: ignore[attr-defined]
+    return faces
+
+
+def group_breaches(edges: dict[str, set[str]], faces: dict[str, set[str]]) -> list[str]:
+    """Imports between resource groups that run upwards or sideways, and imports from outside a group of a module
+    its face does not name."""
+    wrong = []
+    for module, targets in edges.items():
+        mine = resource_group(module)
+        for target in targets:
+            theirs = resource_group(target)
+            if theirs is None or theirs == mine:
+                continue
+            if target not in faces[theirs]:
+                wrong.append(f"{module} imports {target}, which resources/{theirs}/__init__.py does not offer")
+            if mine is not None and RESOURCE_GROUPS[theirs] >= RESOURCE_GROUPS[mine]:
+                wrong.append(f"{module} ({mine}) imports {target} ({theirs}), a group not below it")
+    return sorted(wrong)
+
+
+def test_every_resource_lives_in_a_group_and_every_group_offers_real_modules():
+    loose = [
+        m
+        for m in modules()
+        if m.startswith("resources.") and resource_group(m) is None and m[10:] not in RESOURCE_GROUPS
+    ]
+    assert not loose, f"modules outside a group of resources/: {loose}"
+    known = modules()
+    for group, face in group_faces().items():
+        assert face <= set(known), (
+            f"resources/{group}/__init__.py offers modules that do not exist: {face - set(known)}"
+        )
+
+
+def test_resource_groups_import_downwards_and_through_their_faces():
+    assert not group_breaches(graph(), group_faces()), "\n".join(group_breaches(graph(), group_faces()))
+
+
+def test_the_group_rules_catch_an_upward_group_and_a_private_module():
+    faces = {"storage": {"resources.storage.warehouse"}, "models": {"resources.models.chat_client"}}
+    made_up = {
+        "resources.storage.warehouse": {"resources.models.chat_client"},  # storage reaching up to model calls
+        "assets.x": {"resources.storage.sqlite_private"},  # past the group's face
+        "resources.models.chat_client": {"resources.storage.warehouse", "resources.models.call_cache"},  # fine
+    }
+    assert group_breaches(made_up, faces) == [
+        "assets.x imports resources.storage.sqlite_private, which resources/storage/__init__.py does not offer",
+        "resources.storage.warehouse (storage) imports resources.models.chat_client (models), a group not below it",
+    ]
 
 
 def test_the_domain_packages_import_no_dagster():

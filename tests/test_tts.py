@@ -23,7 +23,7 @@ import soundfile as sf
 
 from eyt_dagster.speech_eq.prosody import LEXICON, LIMITS, NEUTRAL, VOICES, prosody_for, voice_for
 from eyt_dagster.speech_eq.vocabulary import BLAND_WORDS
-from resources.tts import EspeakTTS, OpenAISpeechTTS, TTSError, pcm_to_wav, repair_wav_header, store_clip
+from resources.audio.tts import EspeakTTS, OpenAISpeechTTS, TTSError, pcm_to_wav, repair_wav_header, store_clip
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,7 +87,7 @@ def test_voices_exist_in_the_shipped_espeak_data() -> None:
 def _features(wav: bytes, tmp_path: Path) -> tuple[float, float]:
     """(mean pitch Hz over voiced frames, duration s) with the project's features, else librosa directly."""
     try:
-        from resources.audio_features import clip_features
+        from resources.audio.audio_features import clip_features
     except ImportError:
         import librosa
 
@@ -161,7 +161,7 @@ def test_a_clip_depends_only_on_its_text_voice_and_prosody(espeak: EspeakTTS) ->
     # a voice with breath noise (f3), in another process started later: the noise is seeded from the clip's inputs
     here = hashlib.sha256(espeak.synthesize(SENTENCE, "loud, clipped", "en-us+f3")[0]).hexdigest()
     code = (
-        "import hashlib; from resources.tts import EspeakTTS; "
+        "import hashlib; from resources.audio.tts import EspeakTTS; "
         f"print(hashlib.sha256(EspeakTTS().synthesize({SENTENCE!r}, 'loud, clipped', 'en-us+f3')[0]).hexdigest())"
     )
     time.sleep(1.1)  # another second on the clock, in case anything still read it

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from resources.embedding_cache import EmbeddingCache
-from resources.embedding_queue import EmbeddingQueue, embed_queued, encode_alone
-from resources.embeddings import embed, embed_with_stats
-from resources.onnx_encoder import text_encoder
-from resources.use_encoder import USE_MODEL
+from resources.text.embedding_cache import EmbeddingCache
+from resources.text.embedding_queue import EmbeddingQueue, embed_queued, encode_alone
+from resources.text.embeddings import embed, embed_with_stats
+from resources.text.onnx_encoder import text_encoder
+from resources.text.use_encoder import USE_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = [
@@ -76,7 +76,7 @@ def test_concurrent_callers_get_the_same_bits() -> None:
 def test_loads_offline_without_torch() -> None:
     """A fresh process with the hub offline encodes Chinese and never imports torch or sentence-transformers."""
     code = (
-        "import sys; from resources.embeddings import embed; "
+        "import sys; from resources.text.embeddings import embed; "
         f"v = embed(['你好，世界'], {USE_MODEL!r}); "
         "assert v.shape == (1, 512); "
         "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules, 'torch loaded'; "

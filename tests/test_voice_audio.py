@@ -32,8 +32,8 @@ from eyt_dagster.eyt_voice.sampling import seed_voices, voice_seeds
 from eyt_dagster.eyt_voice.voicing import voice_instruction
 from eyt_dagster.jobs import POOL_ASSETS, VOICE_ASSETS, VOICE_REPORT_ASSETS
 from eyt_dagster.slate import load_slate
-from resources.chat_client import json_schema_of
-from resources.tts import OpenAISpeechTTS, pcm_to_wav
+from resources.audio.tts import OpenAISpeechTTS, pcm_to_wav
+from resources.models.chat_client import json_schema_of
 
 from conftest import write_slate
 from json_schema_draw import draw

@@ -31,11 +31,11 @@ from eyt_dagster.eyt_bench.prompts import render
 from eyt_dagster.jobs import POOL_ASSETS, VOICE_ASSETS
 from eyt_dagster.slate import TargetRef
 from eyt_dagster.slate_settings import speech_target_settings, voice_target_settings
-from resources.cache_backend import CALL_CACHE_FILE
-from resources.call_cache import CallCache
-from resources.chat_client import OpenAIChatClient
-from resources.spoken_replies import SpokenReplyError
-from resources.tts import pcm_to_wav
+from resources.audio.tts import pcm_to_wav
+from resources.models.cache_backend import CALL_CACHE_FILE
+from resources.models.call_cache import CallCache
+from resources.models.chat_client import OpenAIChatClient
+from resources.models.spoken_replies import SpokenReplyError
 
 from conftest import write_slate
 from json_schema_draw import draw

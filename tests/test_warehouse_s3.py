@@ -14,8 +14,8 @@ from dagster import DagsterInstance, MultiPartitionKey, asset
 from test_warehouse import CELLS, cells, run, summary
 
 from eyt_dagster.definitions import Warehouse
-from resources.warehouse import connect, read_partition
-from resources.warehouse_files import WAREHOUSE_URL_ENV, is_remote, warehouse_root
+from resources.storage.warehouse import connect, read_partition
+from resources.storage.warehouse_files import WAREHOUSE_URL_ENV, is_remote, warehouse_root
 
 
 def cells_with(rows: int):
@@ -120,7 +120,7 @@ def test_a_reader_without_the_filesystem_is_told_what_it_needs(tmp_path, s3) -> 
 
 def test_removing_a_target_deletes_its_objects(tmp_path, s3) -> None:
     from eyt_dagster.ops.target_removal import delete_target_rows
-    from resources.warehouse import store_frame
+    from resources.storage.warehouse import store_frame
 
     frame = pd.DataFrame({"target": ["a", "a", "b"], "v": [1, 2, 3]})
     store_frame(tmp_path, "s.scores", frame, partition_by=["target"])

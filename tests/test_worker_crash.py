@@ -27,8 +27,8 @@ import yaml
 
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.slate import default_slate_path
-from resources.persona_sources import load_pool_records
-from resources.processes import PID_TAG, process_alive
+from resources.datasets.persona_sources import load_pool_records
+from resources.runs.processes import PID_TAG, process_alive
 
 from conftest import write_slate
 from openai_stub_server import serve

@@ -1,5 +1,5 @@
 """Very small, randomly initialised wav2vec2 speech-emotion models saved to a folder (no download): regression
-heads in the two layouts resources/emotion_regression.py loads, for tests of the dimensional cue path."""
+heads in the two layouts resources/audio/emotion_regression.py loads, for tests of the dimensional cue path."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def save_tiny_regression(
     import torch
     from transformers import Wav2Vec2ForSequenceClassification
 
-    from resources.emotion_regression import speech_classification_class
+    from resources.audio.emotion_regression import speech_classification_class
 
     model_class = speech_classification_class() if layout == "speech" else Wav2Vec2ForSequenceClassification
     torch.manual_seed(seed)

@@ -8,8 +8,8 @@ from assets.eyt_bench.partitions import pool_partitions
 from eyt_dagster.eyt_bench.chat_seeds import write_chat_seeds
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import ChatSeedsFrame, conform_table
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
 PROMPT_HASH = prompt_hash("seed_generation")  # English; a pool in another language records its own

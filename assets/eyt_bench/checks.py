@@ -8,7 +8,7 @@ from assets._checks import ERROR_ROWS, check_result
 from assets.eyt_bench.partitions import pool_partitions, target_pool_partitions
 from eyt_dagster.core.table_checks import no_error_rows
 from eyt_dagster.eyt_bench import table_checks as contracts
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 
 @asset_check(

@@ -9,7 +9,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues, score_dialogues
 from eyt_dagster.eyt_bench.judging import failed_verdicts_message
 from eyt_dagster.eyt_bench.table_contracts import DialogueScoresFrame, conform_table
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 

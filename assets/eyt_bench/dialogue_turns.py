@@ -13,8 +13,8 @@ from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
 from eyt_dagster.eyt_bench.types import ChatSeed
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = (
     "3"  # 3: a thinking target's reasoning apart from response_text; reasoning tokens, cut replies, adaptations

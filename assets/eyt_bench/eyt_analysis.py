@@ -21,7 +21,7 @@ from eyt_dagster.reporting.plots import (
     turn_curves_png,
 )
 from eyt_dagster.reporting.report_sections import interval_cells
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 LOGIC_VERSION = "3"  # 3: pairwise_comparisons gained se, p-values (Holm-adjusted) and mde_80
 INTERVAL_PREVIEW = (

@@ -8,7 +8,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.core.baseline_flags import baseline_note
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 LOGIC_VERSION = (
     "5"  # 3: simulator_flag_rate; 4: language and the language-consistency shares; 5: cut_replies, adaptations

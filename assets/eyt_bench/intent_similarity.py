@@ -8,8 +8,8 @@ from assets._output import now_utc, table_of, table_output
 from assets.eyt_bench.partitions import by_pool, target_pool_partitions
 from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
-from resources.model_access import ModelAccess
-from resources.onnx_encoder import text_encoder
+from resources.models.model_access import ModelAccess
+from resources.text.onnx_encoder import text_encoder
 
 LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (each text encoded alone: vectors differ from 2 in the last bits)
 
@@ -34,7 +34,7 @@ def intent_similarity(
 ) -> Output[pd.DataFrame]:
     """Per turn: cos(gold, predicted intent description) and cos(predicted, the ChatSEED's final intent)."""
     model = eyt.slate.pool_embedding_model(context.partition_key.keys_by_dimension["pool"])
-    # each text encoded alone, most of them while dialogue_turns ran (resources/embedding_queue.py)
+    # each text encoded alone, most of them while dialogue_turns ran (resources/text/embedding_queue.py)
     embeddings = eyt.early_embeddings(model)
     df, stats = intent_similarities(dialogue_turns, chat_seeds, embeddings.embed)
     # the queue keeps the utterances for simulator_audit, which runs next and then drops what is left

@@ -20,8 +20,8 @@ from eyt_dagster.eyt_bench.judging import (
     judge_stats,
     run_judges,
 )
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
 _REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports")

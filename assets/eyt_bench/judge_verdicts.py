@@ -18,8 +18,8 @@ from eyt_dagster.eyt_bench.judging import (
     verdict_prompt_hash,
 )
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
 _INS = {

@@ -1,6 +1,6 @@
 """language_consistency: per finished dialogue of a cell, the share of the target's replies and of the simulator's
 turns written in the pool's language (eyt_dagster/eyt_bench/language_consistency.py; the detector is py3langid,
-resources/language_id.py). The leaderboard shows each cell's mean beside its other metrics."""
+resources/text/language_id.py). The leaderboard shows each cell's mean beside its other metrics."""
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
@@ -9,8 +9,8 @@ from assets._output import now_utc, table_of, table_output
 from assets.eyt_bench.partitions import target_pool_partitions
 from eyt_dagster.eyt_bench.language_consistency import cell_language_consistency, dialogue_language_consistency
 from eyt_dagster.eyt_bench.table_contracts import LanguageConsistencyFrame, conform_table
-from resources.language_id import detect
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.text.language_id import detect
 
 LOGIC_VERSION = "1"
 

@@ -8,7 +8,7 @@ from dagster import AssetIn, MetadataValue, Output, asset
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench import noise_floor as nf
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 LOGIC_VERSION = "1"
 _REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)

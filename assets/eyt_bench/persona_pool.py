@@ -8,9 +8,9 @@ from assets._output import now_utc, table_of, table_output
 from assets.eyt_bench.partitions import pool_partitions
 from eyt_dagster.eyt_bench.persona_pool import sample_pool
 from eyt_dagster.eyt_bench.table_contracts import PersonaPoolFrame, conform_table
-from resources.embeddings import embed_with_stats
-from resources.model_access import ModelAccess
-from resources.persona_sources import load_pool_records
+from resources.datasets.persona_sources import load_pool_records
+from resources.models.model_access import ModelAccess
+from resources.text.embeddings import embed_with_stats
 
 LOGIC_VERSION = "1"
 

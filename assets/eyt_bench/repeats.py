@@ -23,8 +23,8 @@ from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, samples, score_samples
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.table_rows import stat_column_names
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
 DIALOGUE_PROMPT_KEYS = ("simulator", "perception", "target")

@@ -13,8 +13,8 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
 from eyt_dagster.eyt_bench.simulator_audit import FLAGS, MODEL_FLAGS, audit, dialogue_flags, model_stats
 from eyt_dagster.eyt_bench.table_contracts import SimulatorAuditFrame, conform_table
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "2"  # 2: Chinese utterances are tokenised by character and compared with Chinese statements
 

@@ -24,8 +24,8 @@ from eyt_dagster.eyt_voice.voiced_loop import run_voiced_dialogues
 from eyt_dagster.eyt_voice.voicing import EMOTION_VOICE
 from eyt_dagster.slate import Slate
 from eyt_dagster.slate_settings import fingerprint
-from resources.model_access import ModelAccess
-from resources.voice_roles import VoiceRoles
+from resources.models.model_access import ModelAccess
+from resources.roles.voice_roles import VoiceRoles
 
 LOGIC_VERSION = "1"
 PROMPT_KEYS = ("simulator", "perception", "target")

@@ -10,7 +10,7 @@ from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_voice import gap
 from eyt_dagster.eyt_voice import prosody_probe as prosody
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 LOGIC_VERSION = "2"  # 2: asr_errors splits each label's accuracy between clean and misheard turns
 _REPORT: dict[str, Any] = dict(key_prefix=["voice"], group_name="voice_reports", code_version=LOGIC_VERSION)

@@ -22,8 +22,8 @@ from eyt_dagster.eyt_bench.judging import (
     verdict_prompt_hash,
 )
 from eyt_dagster.eyt_voice.table_contracts import MODES, conform_voice
-from resources.eyt_roles import EytRoles
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
 _TURNS = {"voiced_turns": AssetIn(key=["voice", "voiced_turns"]), "text_turns": AssetIn(key=["voice", "text_turns"])}

@@ -14,8 +14,8 @@ from eyt_dagster.core.storage_types import conform
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS, build_model_cards
 from eyt_dagster.reporting.plots import png_markdown
-from resources.model_access import ModelAccess
-from resources.report_reads import CARD_READS, card_inputs
+from resources.models.model_access import ModelAccess
+from resources.storage.report_reads import CARD_READS, card_inputs
 
 # 2: the spoken EYT-Bench's half (voice_* columns, has_eyt_voice); 3: the Chinese pool's columns (eyt_cped_*), each
 # pool's language and its share of replies in that language

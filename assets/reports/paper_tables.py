@@ -9,8 +9,8 @@ from dagster import AssetIn, MetadataValue, Output, asset
 from assets._output import table_output
 from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting import table_formats as tf
-from resources.model_access import ModelAccess
-from resources.report_reads import code_version, read_tables
+from resources.models.model_access import ModelAccess
+from resources.storage.report_reads import code_version, read_tables
 
 LOGIC_VERSION = "1"
 EXPORT_DIR = "exports"

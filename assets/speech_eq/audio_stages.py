@@ -15,12 +15,12 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.speech_eq.audio_tables import AudioRows, imported_subscale, synthesise_subscale
 from eyt_dagster.speech_eq.contrast import ContrastThresholds
 from eyt_dagster.speech_eq.import_verdict import import_verdict, reason_of
-from resources.audio_features import clip_features
-from resources.data_paths import relative_path_columns
-from resources.model_access import ModelAccess
-from resources.speech_release import import_released
-from resources.speech_roles import SpeechRoles
-from resources.tts import store_clip
+from resources.audio.audio_features import clip_features
+from resources.audio.tts import store_clip
+from resources.datasets.speech_release import import_released
+from resources.models.model_access import ModelAccess
+from resources.roles.speech_roles import SpeechRoles
+from resources.storage.data_paths import relative_path_columns
 
 LOGIC_VERSION = "1"
 IMPORTED_ENGINE = "imported"  # the engine name of released clips, in tts_clips and in speech.contrast_by_engine

@@ -8,8 +8,8 @@ from assets._checks import ERROR_ROWS, check_result
 from assets.speech_eq.partitions import speech_target_partitions, subscale_partitions
 from eyt_dagster.core.table_checks import no_error_rows
 from eyt_dagster.speech_eq import table_checks as contracts
-from resources.data_paths import resolve_path_columns
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
+from resources.storage.data_paths import resolve_path_columns
 
 
 @asset_check(

@@ -14,7 +14,7 @@ from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accu
 from eyt_dagster.speech_eq import seq_tables
 from eyt_dagster.speech_eq.human_ranking import read_human_ranking
 from eyt_dagster.speech_eq.rank_correlation import CORRELATION_COLUMNS, human_alignment
-from resources.model_access import ModelAccess
+from resources.models.model_access import ModelAccess
 
 LOGIC_VERSION = "2"
 BASELINE_NOTE = (

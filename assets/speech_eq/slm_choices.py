@@ -13,9 +13,9 @@ from eyt_dagster.core.prompts import prompt_hash
 from eyt_dagster.speech_eq.choice_table import choice_table
 from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
 from eyt_dagster.speech_eq.table_contracts import SlmChoicesFrame
-from resources.data_paths import resolve_path_columns
-from resources.model_access import ModelAccess
-from resources.speech_roles import SpeechRoles
+from resources.models.model_access import ModelAccess
+from resources.roles.speech_roles import SpeechRoles
+from resources.storage.data_paths import resolve_path_columns
 
 LOGIC_VERSION = "4"  # 2: the cue_source column; 3: reply formats (paper / short), reply_format and profile columns; 4: reasoning_tokens, adaptations
 

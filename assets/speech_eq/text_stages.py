@@ -34,8 +34,8 @@ from eyt_dagster.speech_eq.text_tables import (
     tone_instruction_table,
     tone_selection_table,
 )
-from resources.model_access import ModelAccess
-from resources.speech_roles import SpeechRoles
+from resources.models.model_access import ModelAccess
+from resources.roles.speech_roles import SpeechRoles
 
 LOGIC_VERSION = "2"
 PROMPTS = {

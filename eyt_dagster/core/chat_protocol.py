@@ -1,4 +1,4 @@
-"""The chat client every model-backed role of either benchmark talks through (resources/chat_client.py
+"""The chat client every model-backed role of either benchmark talks through (resources/models/chat_client.py
 implements it for OpenAI-compatible endpoints)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ Messages = list[dict[str, str]]
 
 
 class ChatClient(Protocol):
-    """A chat-completion endpoint for one configured model (resources.chat_client implements it)."""
+    """A chat-completion endpoint for one configured model (resources.models.chat_client implements it)."""
 
     model_id: str
 

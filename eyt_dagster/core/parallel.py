@@ -1,7 +1,7 @@
 """Independent items through a thread pool, results in the items' order (model calls are I/O-bound).
 
 The pool only decides how many items are started at once; how many requests reach one endpoint at once is
-the endpoint's budget (resources/endpoint_gates.py), so a pool may be larger than any one budget.
+the endpoint's budget (resources/models/endpoint_gates.py), so a pool may be larger than any one budget.
 """
 
 from __future__ import annotations

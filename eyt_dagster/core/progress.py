@@ -1,6 +1,6 @@
 """The figures of one running step as plain data, and the one line they are written as (the run log, the terminal's
 plain lines and its live rows). No benchmark and no I/O here: a step names its own unit of work ("dialogues",
-"items", ...), and the recorder that fills the figures is resources/run_progress.py (docs/operations.md, "Watching
+"items", ...), and the recorder that fills the figures is resources/models/run_progress.py (docs/operations.md, "Watching
 a run")."""
 
 from __future__ import annotations

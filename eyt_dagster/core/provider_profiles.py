@@ -1,6 +1,6 @@
 """What each kind of OpenAI-compatible server takes, ignores and refuses, as data: the provider profiles a slate's
 model names with `profile:`, and the adaptations of a request that a profile (or a refusal the server sent) calls
-for. Pure: no network, no storage. resources/chat_transport.py applies them to the wire body; the table of
+for. Pure: no network, no storage. resources/models/chat_transport.py applies them to the wire body; the table of
 providers, with the public page each row comes from, is in docs/remote-models.md.
 
 An adaptation changes how one request parameter travels: `rename` it (max_tokens -> max_completion_tokens), `drop` it

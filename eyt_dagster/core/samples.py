@@ -1,6 +1,6 @@
 """Repeated samples of one model call (the noise floor: docs/eyt-metrics.md#the-noise-floor). Sample 0 is the
 call as it was made before repeats existed; sample r sends the seed `sample_seed(slate seed, r)` where the API takes
-one, and its calls have their own cache keys (resources/call_cache.py)."""
+one, and its calls have their own cache keys (resources/models/call_cache.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A chat reply in audio: what a chat model said (its transcript) and the clip it said it in, and the chat client
-protocol of a model that can answer so (resources/chat_client.py implements it for OpenAI-compatible endpoints:
+protocol of a model that can answer so (resources/models/chat_client.py implements it for OpenAI-compatible endpoints:
 a request with `modalities: ["text", "audio"]` whose reply carries `message.audio`)."""
 
 from __future__ import annotations

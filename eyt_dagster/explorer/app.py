@@ -26,7 +26,7 @@ from eyt_dagster.explorer.running import running_steps
 from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
-from resources.cache_backend import CacheBackend
+from resources.models.cache_backend import CacheBackend
 
 HERE = Path(__file__).parent
 CJK_FONT_FILE = "eyt-sans-sc.otf"  # the shipped Chinese font, beside the stylesheet (explorer.css names it)
@@ -86,7 +86,7 @@ def create_app(
     data_dir: Path, warehouse: Warehouse | None = None, call_backend: CacheBackend | None = None
 ) -> Starlette:
     """The explorer over `data_dir`; `warehouse` reads it instead of a plain Warehouse (the static export's
-    reader of a selection). `call_backend` is where the call cache is (resources/cache_backend.py: the Dagster
+    reader of a selection). `call_backend` is where the call cache is (resources/models/cache_backend.py: the Dagster
     instance's Postgres database, or by default the SQLite file under `data_dir`)."""
     wh = warehouse or Warehouse(data_dir, call_backend)
     env = environment()

@@ -8,7 +8,7 @@ from typing import Any
 
 from eyt_dagster.explorer.calls import CallFinder, CallRef, json_has, purposes, raw_is, reply_is
 from eyt_dagster.explorer.queries import Dialogue
-from resources.call_reads import CallReads
+from resources.models.call_reads import CallReads
 
 
 def dialogue_calls(reads: CallReads, d: Dialogue) -> dict[str, Any]:

@@ -6,7 +6,7 @@ cache key, and the cache holds each key's raw reply. So a row's call is the ledg
 and purpose whose reply is the row's own text: the raw reply itself (chat_seeds, judge_verdicts,
 final_intent_verdicts), the reply with a leading <think> block removed (a response), or a JSON reply whose fields
 are the row's (a simulator turn, a perception). A match is exact or not made; when several calls match, all of
-them are listed. The cache keeps the request behind each key it sent (`requests`, resources/call_cache.py), so a
+them are listed. The cache keeps the request behind each key it sent (`requests`, resources/models/call_cache.py), so a
 call's page shows the exact messages and settings, and whether they hash to the key."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from resources.call_cache import CallCache, decode_request
-from resources.call_reads import CallReads
-from resources.chat_client import extract_json_object, strip_thinking
+from resources.models.call_cache import CallCache, decode_request
+from resources.models.call_reads import CallReads
+from resources.models.chat_client import extract_json_object, strip_thinking
 
 KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 

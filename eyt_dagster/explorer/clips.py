@@ -1,6 +1,6 @@
 """Which audio files the explorer may serve: only a clip path that speech.eq_items, speech.tts_clips or the spoken
 EYT-Bench's voice.voiced_turns (a user turn's clip, or a reply's in audio) / voice.prosody_probe stores, and
-only when that path, resolved against the data directory (resources/data_paths.py) with every symlink followed,
+only when that path, resolved against the data directory (resources/storage/data_paths.py) with every symlink followed,
 is a .wav or .mp3 file inside the data directory. Anything else is refused, so a URL can never reach a file a table
 does not name, nor leave the data directory (`..`, an absolute path, a link pointing out)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eyt_dagster.explorer.reads import Warehouse
-from resources.data_paths import is_path_column, resolve_data_path
+from resources.storage.data_paths import is_path_column, resolve_data_path
 
 MEDIA_TYPES = {".wav": "audio/wav", ".mp3": "audio/mpeg"}
 CLIP_TABLES = ("speech.eq_items", "speech.tts_clips", "voice.voiced_turns", "voice.prosody_probe")

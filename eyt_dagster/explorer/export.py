@@ -35,7 +35,7 @@ from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, 
 from eyt_dagster.explorer.judges import LARGEST
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.reporting.cjk_font import has_cjk, shipped_font
-from resources.cache_backend import CacheBackend
+from resources.models.cache_backend import CacheBackend
 
 MARKER = "export.json"  # written into every export; --force replaces only a folder that holds one
 SPEECH_LIST: Key = ("speech", "", "", "", "", "", "", 1)

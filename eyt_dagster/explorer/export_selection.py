@@ -16,7 +16,7 @@ import pandas as pd
 from eyt_dagster.explorer import queries
 from eyt_dagster.explorer.reads import Partitions, Warehouse
 from eyt_dagster.table_registry import catalog
-from resources.cache_backend import CacheBackend
+from resources.models.cache_backend import CacheBackend
 
 
 class SelectionError(ValueError):

@@ -2,11 +2,11 @@
 
 Each query gets a fresh connection (to the explorer's one in-memory DuckDB database) with one temporary view per
 table it names, over that table's Parquet files as they are at that moment (eyt.duckdb is never opened, so no lock is taken or awaited: docs/storage.md).
-The call cache is read read-only where the Dagster instance keeps it (resources/call_reads.py): its SQLite file with
+The call cache is read read-only where the Dagster instance keeps it (resources/models/call_reads.py): its SQLite file with
 `mode=ro`, so a run writing to it is never held up, or the instance's Postgres database in read-only transactions.
 
 A page about one target (or one pool) names it as a partition filter: the views then read only the files of the
-matching partition folders (`<column>=<value>/`, resources/warehouse_files.py), not every target's. Nothing is
+matching partition folders (`<column>=<value>/`, resources/storage/warehouse_files.py), not every target's. Nothing is
 cached between pages but the distinct values of a file version (Warehouse.distinct), so a partition a run writes
 is seen by the next page."""
 
@@ -21,9 +21,17 @@ import duckdb
 import pandas as pd
 
 from eyt_dagster.table_registry import catalog
-from resources.cache_backend import CacheBackend
-from resources.call_reads import CallReads, open_call_reads
-from resources.warehouse_files import SCHEMA_FILE, as_path, data_files, decode_value, reader, table_dir, warehouse_root
+from resources.models.cache_backend import CacheBackend
+from resources.models.call_reads import CallReads, open_call_reads
+from resources.storage.warehouse_files import (
+    SCHEMA_FILE,
+    as_path,
+    data_files,
+    decode_value,
+    reader,
+    table_dir,
+    warehouse_root,
+)
 
 # A partition filter: column -> the value, or the values, whose partition folders are read.
 Partitions = Mapping[str, str | Iterable[str]]
@@ -154,7 +162,7 @@ class Warehouse:
 
     @contextmanager
     def calls(self) -> Iterator[CallReads]:
-        """The call cache and ledger, read-only (resources/call_reads.py); one that is not there reads as empty and
+        """The call cache and ledger, read-only (resources/models/call_reads.py); one that is not there reads as empty and
         says why (a warehouse of embedded baselines makes no model call)."""
         with open_call_reads(self.data_dir, self.call_backend) as reads:
             yield reads

@@ -1,5 +1,5 @@
 """What is running now, for the `/running` page: the heartbeats of running steps under the data directory
-(resources/progress_files.py), as rows of plain text and numbers. A step whose process died or that stopped
+(resources/runs/progress_files.py), as rows of plain text and numbers. A step whose process died or that stopped
 writing its heartbeat is listed apart, as ended, for a while, never as running; reading never waits on a run."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eyt_dagster.core.progress import count_text, duration_text, endpoints_text, failures_text
-from resources.progress_files import DEAD, STALLED, Heartbeat, read_heartbeats
+from resources.runs.progress_files import DEAD, STALLED, Heartbeat, read_heartbeats
 
 WHY_ENDED = {DEAD: "its process is gone", STALLED: "no update for a while (the process may hang or be busy)"}
 

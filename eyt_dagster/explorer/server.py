@@ -9,7 +9,7 @@ from pathlib import Path
 from types import FrameType
 
 from eyt_dagster.core import explorer_links
-from resources.cache_backend import CacheBackend
+from resources.models.cache_backend import CacheBackend
 
 
 class _Stopped(Exception):

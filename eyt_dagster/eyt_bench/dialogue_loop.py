@@ -140,7 +140,7 @@ def run_dialogues(
     on_turn: TurnHook | None = None,
 ) -> list[DialogueResult]:
     """Run many dialogues, up to `max_workers` at once; each dialogue's turns stay in order (how many
-    requests reach each model at once is its endpoint's budget, resources/endpoint_gates.py).
+    requests reach each model at once is its endpoint's budget, resources/models/endpoint_gates.py).
     Results come back in the order of `seeds`. `on_done(done, total)` reports progress; `on_turn` see
     `run_dialogue`."""
     return ordered_map(lambda seed: run_dialogue(seed, simulator, target, t_max, on_turn), seeds, max_workers, on_done)

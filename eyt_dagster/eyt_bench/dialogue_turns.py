@@ -45,7 +45,7 @@ class DialogueCell:
 
 def dialogue_workers(target: ModelRef, simulator: ModelRef) -> int:
     """Dialogues under way at once: enough to fill the target's and the simulator's budgets together (a dialogue
-    waits on one of them at a time); each endpoint's gate caps what reaches it (resources/endpoint_gates.py)."""
+    waits on one of them at a time); each endpoint's gate caps what reaches it (resources/models/endpoint_gates.py)."""
     return target.max_concurrency + (0 if simulator.is_baseline else simulator.max_concurrency)
 
 

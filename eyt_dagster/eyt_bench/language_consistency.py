@@ -1,6 +1,6 @@
 """Language consistency of a cell's dialogues: the share of the target's replies, and of the simulator's turns, that
 are in the pool's language, per dialogue and per cell (docs/eyt-metrics.md#language-consistency). Pure logic: the
-language detector is handed in (resources/language_id.py `detect`).
+language detector is handed in (resources/text/language_id.py `detect`).
 
 Definitions:
 - A text is in the pool's language when the detector's top language for the whole text is it. A mixed reply

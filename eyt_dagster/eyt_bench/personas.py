@@ -2,7 +2,7 @@
 near-duplicate removal and seeded (stratified) sampling.
 
 Pure logic: functions take DataFrames and embedding matrices. Reading files or the hub is
-`resources/persona_sources.py`; the sentence encoder is `resources/embeddings.py`.
+`resources/datasets/persona_sources.py`; the sentence encoder is `resources/text/embeddings.py`.
 
 Project decisions recorded here (the paper gives none of them):
 - `OCCUPATION_GROUPS`: Nemotron's snake_case `occupation` code -> one of ten groups, by keyword rules.

@@ -4,7 +4,7 @@ CPED (github.com/scutcyr/CPED, Apache-2.0; its lines are subtitles of Chinese TV
 eyt_dagster/fixtures/README.md) is published as `data/CPED/{train,valid,test}_split.csv`, one row per utterance,
 each carrying its speaker's gender, age group and Big Five levels. A persona is one speaker of one series: the
 speaker's annotated traits, the scenes they appear in and a few of their own lines, written as a Chinese
-paragraph. Pure logic: reading the files is resources/persona_sources.py.
+paragraph. Pure logic: reading the files is resources/datasets/persona_sources.py.
 
 Project decisions recorded here (the corpus is a dialogue corpus, not a persona set):
 - one record per (TV_ID, Speaker); the catch-all speaker 其他 ("others") and speakers with fewer than

@@ -16,7 +16,7 @@ PACKAGED_ASR = "packaged:whisper-tiny.en"  # the Whisper tiny.en weights the mee
 def english_only_asr(asr_model_path: str | None) -> bool:
     """Whether a cascade's recogniser is known, before it loads, to write English only: the packaged tiny.en, or a
     folder named as Whisper's English-only models are (`*.en`). Reference transcripts (no folder) are in any
-    language. A folder named otherwise that turns out English-only is refused when it loads (resources/asr.py)."""
+    language. A folder named otherwise that turns out English-only is refused when it loads (resources/audio/asr.py)."""
     if not asr_model_path:
         return False
     return asr_model_path == PACKAGED_ASR or Path(asr_model_path.rstrip("/")).name.endswith(".en")

@@ -46,7 +46,7 @@ class VoiceChoice:
     """The voice a ChatSEED's user speaks with: gender and age slot, and where they came from."""
 
     gender: Gender
-    slot: int  # index into the gender's voices (the TTS maps it: resources/voice_clips.py)
+    slot: int  # index into the gender's voices (the TTS maps it: resources/audio/voice_clips.py)
     source: Literal["persona", "seeded"]
 
 

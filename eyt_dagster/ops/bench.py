@@ -10,7 +10,7 @@ Where the numbers come from:
 * wall time of a stage: Dagster's STEP_START to STEP_SUCCESS/STEP_FAILURE event timestamps of its step,
   summed over the runs (partitions) of `eyt run`; the in-process executor runs one step at a time, so
   the sum is the time the stage held the run. The whole: the wall time of the `eyt run` process.
-* calls: the call ledger's rows that went to the network (resources/call_cache.py), by run and purpose.
+* calls: the call ledger's rows that went to the network (resources/models/call_cache.py), by run and purpose.
 * ideal of a stage in one partition: latency x max(the most waves any one endpoint needs,
   ceil(calls to it / its max_concurrency), and the longest chain of dependent calls); summed over the
   partitions (they run one after another). A dialogue's chain is two calls per turn (perception and
@@ -206,11 +206,11 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
 
 def ledger_rows(data_dir: Path) -> list[dict]:
     """The network calls of the ledger (cache hits left out), wherever the runs' instance keeps it (the SQLite file
-    under data_dir, or the instance's Postgres database: resources/cache_backend.py)."""
+    under data_dir, or the instance's Postgres database: resources/models/cache_backend.py)."""
     from dagster import DagsterInstance
     from dagster._core.instance.ref import InstanceRef
 
-    from resources.cache_backend import cache_backend, open_call_cache
+    from resources.models.cache_backend import cache_backend, open_call_cache
 
     with DagsterInstance.from_ref(InstanceRef.from_dir(str(data_dir / "dagster_home"))) as instance:
         backend = cache_backend(instance)

@@ -45,7 +45,7 @@ from eyt_dagster.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 if TYPE_CHECKING:
-    from resources.cache_backend import CacheBackend
+    from resources.models.cache_backend import CacheBackend
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -112,7 +112,7 @@ def _print_leaderboard() -> None:
 
     from eyt_dagster.ops.terminal_board import leaderboard_text
     from eyt_dagster.table_registry import catalog
-    from resources.warehouse import connect
+    from resources.storage.warehouse import connect
 
     try:
         with connect(catalog=catalog()) as con:
@@ -130,7 +130,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from eyt_dagster.reporting.html_report import write_report
     from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
     from eyt_dagster.table_registry import catalog
-    from resources.warehouse import prepare, warehouse_path
+    from resources.storage.warehouse import prepare, warehouse_path
 
     slate_path = slate_path_from_env()
     slate = load_slate(slate_path)  # a broken slate fails here with the field named
@@ -149,7 +149,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_tables(args: argparse.Namespace) -> int:
     from eyt_dagster.ops.report_commands import write_paper_tables
-    from resources.warehouse import warehouse_path
+    from resources.storage.warehouse import warehouse_path
 
     slate = load_slate(slate_path_from_env())
     if not warehouse_path().exists():
@@ -164,7 +164,7 @@ def _print_speech_summary() -> None:
     import duckdb
 
     from eyt_dagster.table_registry import catalog
-    from resources.warehouse import connect
+    from resources.storage.warehouse import connect
 
     try:
         with connect(catalog=catalog()) as con:
@@ -216,9 +216,9 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
 
     from eyt_dagster.speech_eq.release_format import item_from_rows
     from eyt_dagster.table_registry import catalog
-    from resources.data_paths import resolve_path_columns
-    from resources.speech_release import write_released
-    from resources.warehouse import connect, data_dir
+    from resources.datasets.speech_release import write_released
+    from resources.storage.data_paths import resolve_path_columns
+    from resources.storage.warehouse import connect, data_dir
 
     try:
         with connect(catalog=catalog()) as con:
@@ -352,7 +352,7 @@ def cmd_migrate(_: argparse.Namespace) -> int:
     import logging
 
     from eyt_dagster.definitions import warehouse_catalog
-    from resources.warehouse import prepare, warehouse_path
+    from resources.storage.warehouse import prepare, warehouse_path
 
     logging.basicConfig(level=logging.INFO, format="  %(message)s")
     if prepare(warehouse_path(), warehouse_catalog(), logging.getLogger("eyt")):
@@ -404,14 +404,14 @@ def cmd_dev(args: argparse.Namespace) -> int:
 
 
 def _call_backend() -> CacheBackend:
-    """Where the Dagster instance keeps the call cache (resources/cache_backend.py), for the explorer's call pages.
+    """Where the Dagster instance keeps the call cache (resources/models/cache_backend.py), for the explorer's call pages.
     The instance is opened only when its settings name Postgres: opening a SQLite instance writes to it, and the
     explorer must work on a read-only data directory."""
     import yaml
     from dagster import DagsterInstance
 
-    from resources.cache_backend import cache_backend
-    from resources.warehouse import data_dir
+    from resources.models.cache_backend import cache_backend
+    from resources.storage.warehouse import data_dir
 
     home = Path(os.environ.get("DAGSTER_HOME") or data_dir() / "dagster_home")
     settings = home / "dagster.yaml"
@@ -426,8 +426,8 @@ def _call_backend() -> CacheBackend:
 
 def cmd_view(args: argparse.Namespace) -> int:
     from eyt_dagster.explorer.server import serve
-    from resources.cache_backend import CacheBackendError
-    from resources.warehouse import data_dir
+    from resources.models.cache_backend import CacheBackendError
+    from resources.storage.warehouse import data_dir
 
     try:
         backend = _call_backend()
@@ -663,8 +663,8 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "progress_every", None) is not None:  # read by the display (eyt_dagster/ops/progress_display.py)
         os.environ[PROGRESS_EVERY_ENV] = f"{args.progress_every:g}"
     from eyt_dagster.ops.environment import EnvironmentFault, check_dagster_home, check_writable, environment_fault
-    from resources.warehouse import data_dir
-    from resources.warehouse_views import COMMAND_PID_ENV
+    from resources.storage.warehouse import data_dir
+    from resources.storage.warehouse_views import COMMAND_PID_ENV
 
     os.environ[COMMAND_PID_ENV] = str(os.getpid())  # its workers' view updates do not warn about each other
 

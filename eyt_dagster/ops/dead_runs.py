@@ -22,7 +22,7 @@ from dagster import DagsterRunStatus, DefaultRunLauncher, RunsFilter
 # Worker health types for a run launcher's check (Dagster exports the launcher classes, not these two).
 from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
 
-from resources.processes import HOST_TAG, PID_TAG, START_TAG, process_alive
+from resources.runs.processes import HOST_TAG, PID_TAG, START_TAG, process_alive
 
 JUDGED_STATUSES = (DagsterRunStatus.STARTED, DagsterRunStatus.STARTING)
 # What a run of a process known to be dead can be in: every status before the run's end.

@@ -20,7 +20,7 @@ from pathlib import Path
 from eyt_dagster.ops.instance import PROJECT_ROOT
 from eyt_dagster.ops.progress_display import RunWatch, display
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
-from resources.progress_files import LAUNCH_TAG
+from resources.runs.progress_files import LAUNCH_TAG
 
 # Partition runs at once: two cores by default; a worker process costs an import of the code location (~5 s) and
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
@@ -42,7 +42,7 @@ def job_by_name(name: str):
 def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> tuple[bool, str]:
     from dagster import build_reconstructable_job, execute_job
 
-    from resources.processes import process_tags
+    from resources.runs.processes import process_tags
 
     started = time.monotonic()
     job = build_reconstructable_job(
@@ -203,7 +203,7 @@ def worker_torch_threads(parallel: int, cores: int | None) -> int:
 
 def _worker_start(torch_threads: int, instance_ref=None) -> None:
     """In a new worker process: cap torch's threads (unless EYT_TORCH_THREADS is set already, see
-    resources/embeddings.py), then import the code location once, so each run only pays for itself. Runs go to
+    resources/text/embeddings.py), then import the code location once, so each run only pays for itself. Runs go to
     the instance of `instance_ref` (the launcher's), else to DAGSTER_HOME's."""
     import atexit
 

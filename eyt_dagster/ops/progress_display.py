@@ -1,6 +1,6 @@
 """The running runs of `eyt run` and `eyt refresh` in the terminal: on a terminal a live table (rich), one row per
 running run; otherwise (cron, CI, a pipe) a plain line per running run every N seconds, never a control character.
-The figures come from the heartbeats the runs' steps write (resources/progress_files.py), found by the launch tag
+The figures come from the heartbeats the runs' steps write (resources/runs/progress_files.py), found by the launch tag
 the launcher gives each run (`<token>:<index>`); reading them never waits on a run, and a run without a heartbeat
 (a step that counts nothing, or one that has not started) shows as running for so long. The lines a run prints
 when it ends stay as they were (eyt_dagster/ops/launch.py). See docs/operations.md, "Watching a run"."""
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from eyt_dagster.core.progress import done_text, duration_text, figures_text
-from resources.progress_files import RUNNING, Heartbeat, read_heartbeats
+from resources.runs.progress_files import RUNNING, Heartbeat, read_heartbeats
 
 PROGRESS_EVERY_ENV = "EYT_PROGRESS_EVERY"
 DEFAULT_EVERY_S = 30.0  # a plain progress line per running run this often (0: none)

@@ -13,7 +13,7 @@ from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting import table_formats as tf
 from eyt_dagster.reporting.model_cards import build_model_cards
 from eyt_dagster.slate import Slate
-from resources.report_reads import card_inputs, code_version, read_table, read_tables
+from resources.storage.report_reads import card_inputs, code_version, read_table, read_tables
 
 SPEECH_TABLES = (
     "speech.seq_leaderboard",

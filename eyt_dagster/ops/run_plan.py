@@ -3,7 +3,7 @@
 Pure scheduling over plain data: `run_all` takes the runs (each naming the earlier runs whose output it reads)
 and a `launch` callable, and starts every run whose inputs are done as soon as a slot is free, at most
 `parallel` at once. The cells of one target (one per pool) may run side by side: every call to an endpoint takes one
-of its `max_concurrency` slots shared by the machine's processes (resources/endpoint_slots.py), so the endpoint
+of its `max_concurrency` slots shared by the machine's processes (resources/models/endpoint_slots.py), so the endpoint
 gets at most its budget however many runs call it. A partitioned run whose input run failed is skipped; a report still runs over the partitions that
 exist. The launcher (a worker process per slot) is in eyt_dagster/ops/launch.py; see docs/operations.md.
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 def tables_with_target(target: str) -> list[tuple[str, str, int]]:
     """(schema, table, rows of the target) for every warehouse table with a `target` column."""
     from eyt_dagster.table_registry import catalog
-    from resources.warehouse import connect, warehouse_path
+    from resources.storage.warehouse import connect, warehouse_path
 
     if not warehouse_path().exists():
         return []
@@ -32,8 +32,8 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     """Delete the target's rows from one table's Parquet files: a file holding nothing else (the target's
     partitions) is removed with its `target=` folder, any other file holding its rows (a report, say) is
     rewritten without them (an atomic replace). Returns the number of rows deleted."""
-    from resources.warehouse import data_dir
-    from resources.warehouse_files import (
+    from resources.storage.warehouse import data_dir
+    from resources.storage.warehouse_files import (
         data_files,
         encode_value,
         is_remote,

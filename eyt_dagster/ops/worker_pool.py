@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from resources.processes import process_start
+from resources.runs.processes import process_start
 
 # Signals that mean the process crashed in native code (a segmentation fault in a compiled extension, an abort).
 CRASH_SIGNALS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"}

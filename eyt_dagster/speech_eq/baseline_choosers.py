@@ -80,7 +80,7 @@ ACOUSTIC_RULES = {"acoustic-chooser": "valence", "calmer-chooser": "calmer", "li
 
 
 class AcousticChooser:
-    """An acoustic-feature baseline; `features` reads a clip (resources.audio_features). `wants`: "valence" (the
+    """An acoustic-feature baseline; `features` reads a clip (resources.audio.audio_features). `wants`: "valence" (the
     arousal-matching rule: livelier in a Positive scene, calmer otherwise), "calmer" or "livelier" (always)."""
 
     def __init__(

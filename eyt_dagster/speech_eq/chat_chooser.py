@@ -21,8 +21,8 @@ ClipAnalysisCounts = Callable[[], Mapping[str, Mapping[str, int]]]
 
 class ChatChooser:
     """A chat model answering SpeechEQ rounds; `render_clip` decides what it hears or reads. `cue_source` names
-    what fed a cascade's emotion cues (resources/cue_source.py), and `clip_analyses` tells, per clip analysis,
-    how many clips it computed and reused (resources/clip_analysis.py); both None for the other kinds."""
+    what fed a cascade's emotion cues (resources/audio/cue_source.py), and `clip_analyses` tells, per clip analysis,
+    how many clips it computed and reused (resources/audio/clip_analysis.py); both None for the other kinds."""
 
     def __init__(
         self,

@@ -38,7 +38,7 @@ def target_kind(ref: SpeechTarget) -> str:
 
 
 def clip_analysis_counts(chooser: object) -> dict[str, object]:
-    """A cascade's per-clip analyses (transcripts, voice measures, emotion outputs; resources/clip_analysis.py):
+    """A cascade's per-clip analyses (transcripts, voice measures, emotion outputs; resources/audio/clip_analysis.py):
     how many clips this step computed and how many it reused from the store, in all and per analysis."""
     counts = getattr(chooser, "clip_analyses", None)
     if counts is None:

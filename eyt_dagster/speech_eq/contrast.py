@@ -3,7 +3,7 @@
 Six features per clip give a composite score out of 8: pitch and speaking rate (ZCR) up to 2 points each,
 spectral centroid, RMS energy, mean MFCC and duration up to 1 each. A pair scoring under `pass_score` is
 regenerated up to `max_regenerations` times, then discarded. The paper keeps its thresholds private; the
-defaults below are the project's (docs/method.md). Features are computed by `resources.audio_features`; this
+defaults below are the project's (docs/method.md). Features are computed by `resources.audio.audio_features`; this
 module is pure arithmetic on them.
 
 Relative gaps use |a - b| / max(a, b): symmetric in the two clips, bounded in [0, 1], and never divides

@@ -3,7 +3,7 @@
 A cascade hears nothing: it gets the ASR transcript plus a short cue line per clip, either as numbers
 (`emo_num`) or as words (`emo_des`). The paper takes its cues from a speech-emotion model; where none is
 configured the project describes the voice from acoustic measurements instead (`VoiceMeasures`, computed
-by resources/voice_measures.py). A dimensional regression model's arousal / dominance / valence values (the
+by resources/audio/voice_measures.py). A dimensional regression model's arousal / dominance / valence values (the
 paper's kind of model) are rendered by `cues_from_dimensions`, a classifier's label scores by
 `cues_from_labels`. This module is pure: it only formats numbers that were measured elsewhere. What each cue
 source gives and why the bands sit where they do: docs/speecheq-cascade.md.

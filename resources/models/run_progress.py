@@ -1,0 +1,166 @@
+"""The progress recorder of one step: fed `on_done(done, total)` by the step's loop, it adds the step's calls (from
+the process's ledger counters, resources/models/call_counters.py) and its endpoints' load (resources/models/endpoint_gates.py),
+keeps a heartbeat file of them up to date (resources/runs/progress_files.py) and hands one line to the run log every
+`every_items` items and at least every `log_every_s` seconds. No benchmark and no Dagster here: the asset passes
+its unit, its log function and its run's names (assets/_progress.py).
+
+A background thread rewrites the heartbeat about once a second (and logs a line when a long item keeps the count
+still), so the step's own thread only counts; writing never fails the step (an unwritable data directory only
+loses the heartbeat)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from eyt_dagster.core.progress import EndpointLoad, StepFigures, duration_text, figures_text
+from resources.models.call_counters import CallTotals, call_totals
+from resources.models.endpoint_gates import GateState, gate_states
+from resources.runs.processes import process_start
+from resources.runs.progress_files import endpoint_name, heartbeat_record, progress_dir, write_heartbeat
+
+HEARTBEAT_EVERY_S = 1.0  # the background thread's rewrite of the heartbeat
+MIN_WRITE_GAP_S = 0.25  # an item done rewrites it too, at most this often (the last item always)
+LOG_EVERY_S = 30.0  # a run-log line at least this often while the step runs (EYT_PROGRESS_LOG_S overrides)
+
+
+def log_every_s() -> float:
+    try:
+        return max(1.0, float(os.environ.get("EYT_PROGRESS_LOG_S") or LOG_EVERY_S))
+    except ValueError:
+        return LOG_EVERY_S
+
+
+class StepProgress:
+    """Use as a context manager around the step's loop and pass it as the loop's `on_done`."""
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        *,
+        run_id: str,
+        step: str,
+        job: str,
+        unit: str,
+        message: Callable[[int, int], str],
+        log: Callable[[str], None] | None = None,
+        partition: str | None = None,
+        launch: str | None = None,
+        every_items: int = 10,
+        log_every: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.path = progress_dir(data_dir) / f"{run_id}.{step}.json"
+        self.run_id, self.step, self.job, self.partition, self.launch = run_id, step, job, partition, launch
+        self.unit, self.message, self.log = unit, message, log
+        self.every_items = max(1, every_items)
+        self.log_every_s = log_every_s() if log_every is None else log_every
+        self.clock = clock
+        self.done, self.total = 0, 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._calls0 = CallTotals()
+        self._gates0: dict[tuple[str, str], GateState] = {}
+        self._started = self._last_log = self._last_write = 0.0
+        self._started_at = 0.0
+        self._process_start: str | None = None
+
+    # -- lifetime ------------------------------------------------------------------------------------------
+
+    def __enter__(self) -> StepProgress:
+        self._calls0 = call_totals()
+        self._gates0 = {(g.base_url, g.model): g for g in gate_states()}
+        self._started = self._last_log = self.clock()
+        self._started_at = time.time()
+        self._process_start = process_start(os.getpid())
+        self._write()
+        self._thread = threading.Thread(target=self._tick, name="eyt-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+    # -- what the step's loop calls ------------------------------------------------------------------------
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        now = self.clock()
+        if done == total or now - self._last_write >= MIN_WRITE_GAP_S:
+            self._write()
+        if done % self.every_items == 0 or done == total or now - self._last_log >= self.log_every_s:
+            self._log(now)
+
+    # -- figures -------------------------------------------------------------------------------------------
+
+    def figures(self) -> StepFigures:
+        """The step's figures now: its items, its calls since it started, its endpoints."""
+        calls = call_totals().since(self._calls0)
+        loads, limited = [], 0
+        for gate in gate_states():
+            before = self._gates0.get((gate.base_url, gate.model))
+            sent0, limited0 = (before.sent, before.rate_limited) if before is not None else (0, 0)
+            if gate.sent > sent0 or gate.in_flight > 0:
+                loads.append(EndpointLoad(endpoint_name(gate.model, gate.base_url), gate.in_flight, gate.budget))
+            limited += gate.rate_limited - limited0
+        return StepFigures(
+            unit=self.unit,
+            done=self.done,
+            total=self.total,
+            elapsed_s=self.clock() - self._started,
+            calls=calls.calls,
+            cache_hits=calls.cache_hits,
+            tokens=calls.tokens,
+            cost_usd=calls.cost_usd,
+            retries=calls.retries,
+            rate_limited=limited,
+            failures=calls.failures,
+            endpoints=tuple(sorted(loads, key=lambda e: e.name)),
+        )
+
+    def log_line(self) -> str:
+        """The run log's line: the step's own message, the time left and the call figures."""
+        figures = self.figures()
+        return f"{self.message(self.done, self.total)}, ETA {duration_text(figures.eta_s)}; {figures_text(figures)}"
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    def _log(self, now: float) -> None:
+        self._last_log = now
+        if self.log is not None:
+            self.log(self.log_line())
+
+    def _write(self) -> None:
+        with self._lock:
+            self._last_write = self.clock()
+            try:
+                record = heartbeat_record(
+                    run_id=self.run_id,
+                    step=self.step,
+                    job=self.job,
+                    partition=self.partition,
+                    launch=self.launch,
+                    process_start=self._process_start,
+                    started_at=self._started_at,
+                    figures=self.figures(),
+                )
+                write_heartbeat(self.path, record)
+            except OSError:
+                pass  # progress is for watching; it never fails the step
+
+    def _tick(self) -> None:
+        while not self._stop.wait(HEARTBEAT_EVERY_S):
+            self._write()
+            now = self.clock()
+            if self.total and self.done < self.total and now - self._last_log >= self.log_every_s:
+                self._log(now)
