@@ -667,9 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[env_settings.PROGRESS_EVERY.name] = f"{args.progress_every:g}"
     from eyt_dagster.ops.environment import EnvironmentFault, check_dagster_home, check_writable, environment_fault
 
-    os.environ[env_settings.COMMAND_PID.name] = str(
-        os.getpid()
-    )  # its workers' view updates do not warn about each other
+    # its workers' view updates do not warn about each other
+    os.environ[env_settings.COMMAND_PID.name] = str(os.getpid())
 
     try:
         check_dagster_home(data_dir())
