@@ -227,3 +227,12 @@ def test_no_module_reads_an_eyt_variable_past_the_settings_module():
                 if DIRECT_READ.search(line):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "read these through eyt_dagster/core/env_settings.py:\n" + "\n".join(found)
+
+
+def test_eyt_takes_progress_every_on_the_settings_terms(capsys):
+    from eyt_dagster.ops.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "--progress-every", "-1"])
+    assert stopped.value.code == 2
+    assert "expected a number of seconds, 0 or more, got '-1'" in capsys.readouterr().err
