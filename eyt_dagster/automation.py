@@ -12,7 +12,6 @@ sensor is evaluated in the code location's process (`use_user_code_server`).
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 
@@ -32,13 +31,14 @@ from dagster import (
 )
 
 from eyt_dagster import staleness
+from eyt_dagster.core import env_settings
 from eyt_dagster.eyt_bench.taxonomy import POOLS
 from eyt_dagster.partitions import TARGET_PARTITION_SETS
 
 SENSOR_NAME = "eyt_automation"
 # "on": the sensor starts running when `dagster dev` loads the location (`eyt dev --automation` sets it); otherwise
 # it starts stopped and is switched on in the UI (Automation), since every run it launches calls the models.
-AUTOMATION_ENV = "EYT_AUTOMATION"
+AUTOMATION_ENV = env_settings.AUTOMATION.name
 
 
 def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
@@ -260,7 +260,7 @@ def automation_sensor(running: bool | None = None) -> AutomationConditionSensorD
     """The sensor through which the daemon evaluates the conditions (in the code location's process, since they
     are Python conditions). `running` None: from EYT_AUTOMATION."""
     if running is None:
-        running = os.environ.get(AUTOMATION_ENV, "").lower() in ("1", "on", "true", "yes")
+        running = env_settings.AUTOMATION.get()
     with warnings.catch_warnings():  # use_user_code_server is a beta parameter: said once in docs/refresh.md
         warnings.simplefilter("ignore", BetaWarning)
         return AutomationConditionSensorDefinition(

@@ -55,10 +55,11 @@ from assets.speech_eq.speech_build_report import speech_build_report
 from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions, tone_selection
 from eyt_dagster import table_registry
 from eyt_dagster.automation import automation_sensor, outside_slate, slate_keys, with_automation
+from eyt_dagster.core.env_settings import data_dir
 from eyt_dagster.jobs import JOBS
 from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedModelAccess, track_settings
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
-from resources.storage.warehouse import WarehouseIOManager, data_dir, warehouse_path
+from resources.storage.warehouse import WarehouseIOManager, warehouse_path
 from resources.storage.warehouse_catalog import Catalog
 
 # The asset functions as written, per package; `assets_for(slate)` adds the slate's settings to them.

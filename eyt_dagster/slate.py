@@ -8,15 +8,15 @@ named. API keys are never in the slate: a model names the environment variable t
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from importlib import resources as importlib_resources
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from eyt_dagster.core import env_settings
+from eyt_dagster.core.env_settings import default_slate_path as default_slate_path
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, Language
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, EncoderCalibration, calibration, uncalibrated
@@ -323,12 +323,9 @@ class Slate(BaseModel):
         return self.target(target_id).runs("eyt_bench") and any(j.family == family for j in self.judges)
 
 
-def default_slate_path() -> Path:
-    return Path(str(importlib_resources.files("eyt_dagster") / "slates" / "default.yaml"))
-
-
 def slate_path_from_env() -> Path:
-    return Path(os.environ.get("EYT_SLATE") or default_slate_path())
+    """The slate file: EYT_SLATE, else the packaged default slate (eyt_dagster/core/env_settings.py)."""
+    return env_settings.slate_path()
 
 
 def load_slate(path: str | Path | None = None) -> Slate:

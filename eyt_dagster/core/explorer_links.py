@@ -10,21 +10,19 @@ answers there at the time they are followed.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-VIEW_URL_ENV = "EYT_VIEW_URL"
-DEFAULT_VIEW_URL = "http://127.0.0.1:8765"
+from eyt_dagster.core import env_settings
+
+VIEW_URL_ENV = env_settings.VIEW_URL.name
+DEFAULT_VIEW_URL = env_settings.DEFAULT_VIEW_URL
 
 
 def view_url() -> str:
-    """The explorer's address without a trailing slash (EYT_VIEW_URL, else DEFAULT_VIEW_URL)."""
-    url = (os.environ.get(VIEW_URL_ENV) or DEFAULT_VIEW_URL).rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{VIEW_URL_ENV}={url!r} is not an http(s) address; set it like {DEFAULT_VIEW_URL}")
-    return url
+    """The explorer's address without a trailing slash (EYT_VIEW_URL, else DEFAULT_VIEW_URL); SettingError (a
+    ValueError) when it is not an http(s) address."""
+    return env_settings.view_url()
 
 
 def view_port() -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import lru_cache
 from importlib import resources as importlib_resources
 from pathlib import Path
@@ -18,12 +17,16 @@ from typing import Any
 
 import yaml
 
+from eyt_dagster.core.env_settings import FileFamily
 
-def prompt_file(env_var: str, packaged: str) -> Path:
-    """The prompt file named by the environment variable `env_var`, else the packaged file `packaged`."""
-    override = os.environ.get(env_var)
-    if override:
-        return Path(override)
+
+def prompt_file(family: FileFamily, language: str) -> Path:
+    """The prompt file of `language` the family's environment variable names (EYT_PROMPTS, EYT_PROMPTS_ZH, ...),
+    else the family's packaged file of that language."""
+    override = family.get(language)
+    if override is not None:
+        return override
+    packaged = family.packaged.format(language=language)
     return Path(str(importlib_resources.files("eyt_dagster") / "prompts" / packaged))
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from eyt_dagster.core import prompts
+from eyt_dagster.core.env_settings import PROMPTS
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, LANGUAGES
 from eyt_dagster.eyt_bench.label_names import glossed
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS
@@ -39,8 +40,7 @@ def prompts_path(language: str = DEFAULT_LANGUAGE) -> Path:
     """The prompt file of `language`: `EYT_PROMPTS` (English) or `EYT_PROMPTS_<LANG>` names one, else the
     packaged `default_<language>.yaml`."""
     _check_language(language)
-    variable = "EYT_PROMPTS" if language == DEFAULT_LANGUAGE else f"EYT_PROMPTS_{language.upper()}"
-    return prompts.prompt_file(variable, f"default_{language}.yaml")
+    return prompts.prompt_file(PROMPTS, language)
 
 
 def load_prompts(language: str = DEFAULT_LANGUAGE) -> dict[str, dict[str, Any]]:

@@ -9,9 +9,9 @@ mutation is executed against it. See docs/refresh.md.
 
 from __future__ import annotations
 
-import os
 import sys
 
+from eyt_dagster.core.env_settings import dagster_home
 from eyt_dagster.ops.instance import PROJECT_ROOT
 
 _BACKFILL_MUTATION = """mutation EytBackfill($params: LaunchBackfillParams!) {
@@ -84,6 +84,6 @@ def submit_backfill(instance, findings) -> int:
     print(
         f"submitted backfill {result['backfillId']} ({len(findings)} asset partition(s)); the Dagster daemon "
         f"launches its runs: keep `eyt dev` (dagster dev) or `dagster-daemon run -w workspace.yaml` running "
-        f"with DAGSTER_HOME={os.environ['DAGSTER_HOME']}"
+        f"with DAGSTER_HOME={dagster_home()}"
     )
     return 0

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import yaml
 
+from eyt_dagster.core import env_settings
 from eyt_dagster.eyt_bench.taxonomy import POOLS
 from eyt_dagster.ops.bench_server import LatencyServer
 from eyt_dagster.slate import default_slate_path
@@ -291,9 +292,9 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
         slate_path.write_text(yaml.safe_dump(slate, sort_keys=False))
         env = {
             **os.environ,
-            "EYT_DATA_DIR": str(data_dir),
-            "DAGSTER_HOME": str(data_dir / "dagster_home"),
-            "EYT_SLATE": str(slate_path),
+            env_settings.DATA_DIR.name: str(data_dir),
+            env_settings.DAGSTER_HOME.name: str(data_dir / "dagster_home"),
+            env_settings.SLATE.name: str(slate_path),
         }
         speech = [f"--subscale={slug}" for slug in settings.speech_subscales] or ["--no-speech"]
         command = [

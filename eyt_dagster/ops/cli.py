@@ -34,6 +34,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eyt_dagster.core import env_settings
+from eyt_dagster.core.env_settings import SettingError, dagster_home, data_dir
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
@@ -85,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         voice_pools={t: slate.voice_pools_of(t) for t in voice_targets},
     )
     ok = execute_runs(instance, runs, args.parallel)
-    print(f"warehouse: {os.environ.get('EYT_DATA_DIR', 'data')}/eyt.duckdb")
+    print(f"warehouse: {env_settings.DATA_DIR.get()}/eyt.duckdb")
     # also after a failed run: the reports run over the partitions that exist, and show the cells that failed
     if not args.no_reports:
         _print_leaderboard()
@@ -218,7 +220,7 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     from eyt_dagster.table_registry import catalog
     from resources.datasets.speech_release import write_released
     from resources.storage.data_paths import resolve_path_columns
-    from resources.storage.warehouse import connect, data_dir
+    from resources.storage.warehouse import connect
 
     try:
         with connect(catalog=catalog()) as con:
@@ -378,24 +380,20 @@ def cmd_register(_: argparse.Namespace) -> int:
 def cmd_env(_: argparse.Namespace) -> int:
     home = ensure_dagster_home()
     print(f"export DAGSTER_HOME={home}")
-    print(f"export EYT_SLATE={slate_path_from_env()}")
+    print(f"export {env_settings.SLATE.name}={slate_path_from_env()}")
     return 0
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
-    from eyt_dagster.automation import AUTOMATION_ENV
-
     ensure_dagster_home()
     # Dagster's entry point from this interpreter's environment: a bare `dagster` is on PATH only in an activated
     # virtualenv, and `.venv/bin/eyt dev` (or `make dev`) must work without one. `dagster dev` starts the webserver
     # and the daemon with its own interpreter too. This process becomes `dagster dev` (exec), so Ctrl-C, SIGTERM and
     # the exit status are the server's own.
     command = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
-    env = {**os.environ, AUTOMATION_ENV: "on"} if args.automation else dict(os.environ)
-    env["EYT_DATA_DIR"] = str(Path(os.environ.get("EYT_DATA_DIR") or "data").resolve())  # as seen from here
-    print(
-        f"eyt dev: the Dagster UI on http://127.0.0.1:{args.port} (instance {os.environ['DAGSTER_HOME']})", flush=True
-    )
+    env = {**os.environ, env_settings.AUTOMATION.name: "on"} if args.automation else dict(os.environ)
+    env[env_settings.DATA_DIR.name] = str(data_dir())  # as seen from here
+    print(f"eyt dev: the Dagster UI on http://127.0.0.1:{args.port} (instance {dagster_home()})", flush=True)
     os.chdir(PROJECT_ROOT)
     # `dagster dev` stops its webserver and daemon with SIGINT; a shell that starts a command in the background has
     # it ignored, which the server and its children would inherit and then outlive a SIGTERM. Restore the default.
@@ -411,9 +409,8 @@ def _call_backend() -> CacheBackend:
     from dagster import DagsterInstance
 
     from resources.models.cache_backend import cache_backend
-    from resources.storage.warehouse import data_dir
 
-    home = Path(os.environ.get("DAGSTER_HOME") or data_dir() / "dagster_home")
+    home = dagster_home()
     settings = home / "dagster.yaml"
     config = (yaml.safe_load(settings.read_text()) or {}) if settings.exists() else {}
     storage = {key: config.get(key) for key in ("storage", "run_storage")}  # comments are not read
@@ -427,7 +424,6 @@ def _call_backend() -> CacheBackend:
 def cmd_view(args: argparse.Namespace) -> int:
     from eyt_dagster.explorer.server import serve
     from resources.models.cache_backend import CacheBackendError
-    from resources.storage.warehouse import data_dir
 
     try:
         backend = _call_backend()
@@ -490,10 +486,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_seconds(text: str) -> float:
+    try:
+        return env_settings.PROGRESS_EVERY.parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {env_settings.PROGRESS_EVERY.accepts}, got {text!r}") from None
+
+
 def _progress_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--progress-every",
-        type=float,
+        type=_progress_seconds,
         metavar="SECONDS",
         help=f"without a terminal (cron, CI, a pipe): a progress line per running run every SECONDS (default "
         f"${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: none); on a terminal a live table instead "
@@ -661,12 +664,11 @@ def main(argv: list[str] | None = None) -> int:
     view.set_defaults(func=cmd_view)
     args = parser.parse_args(argv)
     if getattr(args, "progress_every", None) is not None:  # read by the display (eyt_dagster/ops/progress_display.py)
-        os.environ[PROGRESS_EVERY_ENV] = f"{args.progress_every:g}"
+        os.environ[env_settings.PROGRESS_EVERY.name] = f"{args.progress_every:g}"
     from eyt_dagster.ops.environment import EnvironmentFault, check_dagster_home, check_writable, environment_fault
-    from resources.storage.warehouse import data_dir
-    from resources.storage.warehouse_views import COMMAND_PID_ENV
 
-    os.environ[COMMAND_PID_ENV] = str(os.getpid())  # its workers' view updates do not warn about each other
+    # its workers' view updates do not warn about each other
+    os.environ[env_settings.COMMAND_PID.name] = str(os.getpid())
 
     try:
         check_dagster_home(data_dir())
@@ -676,7 +678,7 @@ def main(argv: list[str] | None = None) -> int:
     except EnvironmentFault as exc:
         print(f"eyt: {exc}", file=sys.stderr)
         return 2
-    except SlateError as exc:
+    except (SlateError, SettingError) as exc:  # SettingError: an environment variable with a value it does not take
         print(f"eyt: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C: the runs' own lines say what was interrupted

@@ -7,11 +7,12 @@ an OSError of the same kinds raised later is turned into the same line by `eyt`'
 from __future__ import annotations
 
 import errno
-import os
 import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
+
+from eyt_dagster.core.env_settings import DAGSTER_HOME
 
 # Below this much free space on the data directory's disk a run is refused before it starts: a run writes call-cache
 # rows, Parquet files and Dagster's event log, and a disk that fills up in the middle of a step fails it.
@@ -45,7 +46,7 @@ def check_dagster_home(data: Path) -> None:
     """Raise EnvironmentFault when DAGSTER_HOME is set to a folder that does not exist, other than the data
     directory's own `dagster_home` (which `eyt` makes, as it does when DAGSTER_HOME is unset): a missing folder
     elsewhere is a typo or a volume not mounted, and an instance made there would be a new, empty one."""
-    home = os.environ.get("DAGSTER_HOME")
+    home = DAGSTER_HOME.raw()
     if home and not Path(home).is_dir() and Path(home).resolve() != (data / "dagster_home").resolve():
         raise EnvironmentFault(
             f"DAGSTER_HOME={home} does not exist: create it (mkdir -p {home}) or unset DAGSTER_HOME, and `eyt` keeps "

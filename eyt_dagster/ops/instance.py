@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from eyt_dagster.core.env_settings import DAGSTER_HOME, dagster_home
 from eyt_dagster.partitions import TARGET_PARTITION_SETS
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
 
@@ -18,13 +19,12 @@ INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
 
 def ensure_dagster_home() -> Path:
     """Create DAGSTER_HOME (default $EYT_DATA_DIR/dagster_home) with dagster.yaml linked in; export it."""
-    home = Path(os.environ.get("DAGSTER_HOME") or Path(os.environ.get("EYT_DATA_DIR") or "data") / "dagster_home")
-    home = home.resolve()
+    home = dagster_home().resolve()
     home.mkdir(parents=True, exist_ok=True)
     link = home / "dagster.yaml"
     if not link.exists() and INSTANCE_YAML.exists():
         link.symlink_to(INSTANCE_YAML)
-    os.environ["DAGSTER_HOME"] = str(home)
+    os.environ[DAGSTER_HOME.name] = str(home)
     return home
 
 

@@ -17,6 +17,7 @@ import time
 from concurrent.futures import Future
 from pathlib import Path
 
+from eyt_dagster.core.env_settings import TORCH_THREADS, data_dir
 from eyt_dagster.ops.instance import PROJECT_ROOT
 from eyt_dagster.ops.progress_display import RunWatch, display
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
@@ -135,7 +136,7 @@ def run_log(instance, run_id: str) -> Path | None:
             lines.append(error.to_string())
     if not lines:
         return None
-    path = Path(os.environ.get("EYT_DATA_DIR") or "data").resolve() / RUN_LOGS / f"{run_id}.log"
+    path = data_dir() / RUN_LOGS / f"{run_id}.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -210,7 +211,7 @@ def _worker_start(torch_threads: int, instance_ref=None) -> None:
     global _WORKER_INSTANCE_REF
     atexit.register(_exit_without_teardown)  # registered first, so it runs after the handlers added later
     _WORKER_INSTANCE_REF = instance_ref
-    os.environ.setdefault("EYT_TORCH_THREADS", str(torch_threads))
+    os.environ.setdefault(TORCH_THREADS.name, str(torch_threads))
     import eyt_dagster.definitions  # noqa: F401
 
 
@@ -338,7 +339,7 @@ def start_failure(exc: WorkerStartFailed) -> str:
     if "KeyboardInterrupt" in text:
         return "interrupted (Ctrl-C) while its worker process started"
     last = next((line for line in reversed(text.strip().splitlines()) if line.strip()), "unknown error")
-    path = Path(os.environ.get("EYT_DATA_DIR") or "data").resolve() / RUN_LOGS / "worker-start.log"
+    path = data_dir() / RUN_LOGS / "worker-start.log"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
@@ -353,7 +354,7 @@ def execute_runs(instance, runs, parallel: int) -> bool:
     from eyt_dagster.ops.run_plan import OK, run_all, summary
 
     started = time.monotonic()
-    watch = RunWatch(Path(os.environ.get("EYT_DATA_DIR") or "data").resolve())  # where the runs write
+    watch = RunWatch(data_dir())  # where the runs write
     started_runs: list[Future] = []
 
     def start(index: int, run) -> Future:

@@ -16,21 +16,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from eyt_dagster.core import env_settings
 from eyt_dagster.core.progress import done_text, duration_text, figures_text
 from resources.runs.progress_files import RUNNING, Heartbeat, read_heartbeats
 
-PROGRESS_EVERY_ENV = "EYT_PROGRESS_EVERY"
-DEFAULT_EVERY_S = 30.0  # a plain progress line per running run this often (0: none)
+PROGRESS_EVERY_ENV = env_settings.PROGRESS_EVERY.name
+DEFAULT_EVERY_S = env_settings.DEFAULT_PROGRESS_EVERY_S  # a plain progress line per running run this often (0: none)
 LIVE_REFRESH_S = 1.0  # the live table reads the heartbeats this often
 
 
 def progress_every_s() -> float:
     """Seconds between two plain progress lines, from EYT_PROGRESS_EVERY (default 30; 0 turns them off)."""
-    value = os.environ.get(PROGRESS_EVERY_ENV, "").strip()
-    try:
-        return max(0.0, float(value)) if value else DEFAULT_EVERY_S
-    except ValueError:
-        return DEFAULT_EVERY_S
+    return env_settings.PROGRESS_EVERY.get()
 
 
 def printable(text: str) -> str:

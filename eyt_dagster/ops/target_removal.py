@@ -32,7 +32,7 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     """Delete the target's rows from one table's Parquet files: a file holding nothing else (the target's
     partitions) is removed with its `target=` folder, any other file holding its rows (a report, say) is
     rewritten without them (an atomic replace). Returns the number of rows deleted."""
-    from resources.storage.warehouse import data_dir
+    from eyt_dagster.core.env_settings import data_dir
     from resources.storage.warehouse_files import (
         data_files,
         encode_value,

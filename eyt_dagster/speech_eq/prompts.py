@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from eyt_dagster.core.env_settings import SPEECH_EVAL_PROMPTS, SPEECH_PROMPTS, FileFamily
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, LANGUAGES
 from eyt_dagster.core.prompts import prompt_file, prompt_hash
 
@@ -22,25 +23,23 @@ SPEECH_PROMPT_KEYS = (
 SPEECH_EVAL_PROMPT_KEYS = ("choice_round1", "choice_round2", "conditions")
 
 
-def _language_file(variable: str, stem: str, language: str) -> Path:
+def _language_file(family: FileFamily, language: str) -> Path:
     if language not in LANGUAGES:
         raise ValueError(f"no SpeechEQ prompts for language '{language}'; the languages are {list(LANGUAGES)}")
-    if language != DEFAULT_LANGUAGE:
-        variable = f"{variable}_{language.upper()}"
-    return prompt_file(variable, f"{stem}_{language}.yaml")
+    return prompt_file(family, language)
 
 
 def speech_prompts_path(language: str = DEFAULT_LANGUAGE) -> Path:
     """The SpeechEQ generator's prompt file of `language`: `EYT_SPEECH_PROMPTS` (English) or
     `EYT_SPEECH_PROMPTS_<LANG>` names one, else the packaged `speech_<language>.yaml`."""
-    return _language_file("EYT_SPEECH_PROMPTS", "speech", language)
+    return _language_file(SPEECH_PROMPTS, language)
 
 
 def speech_eval_prompts_path(language: str = DEFAULT_LANGUAGE) -> Path:
     """The SpeechEQ evaluation prompt file of `language` (forced-choice rounds and persona conditions):
     `EYT_SPEECH_EVAL_PROMPTS` (English) or `EYT_SPEECH_EVAL_PROMPTS_<LANG>` names one, else the packaged
     `speech_eval_<language>.yaml`."""
-    return _language_file("EYT_SPEECH_EVAL_PROMPTS", "speech_eval", language)
+    return _language_file(SPEECH_EVAL_PROMPTS, language)
 
 
 def language_prompt_hash(language: str) -> str:

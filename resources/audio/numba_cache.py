@@ -44,11 +44,13 @@ from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
+from eyt_dagster.core import env_settings
+
 __all__ = ["NumbaCacheError", "cache_folder", "prepare"]
 
-ROOT_ENV = "EYT_NUMBA_CACHE_DIR"
+ROOT_ENV = env_settings.NUMBA_CACHE_DIR.name
 # Set in the subprocess that fills a folder: prepare() is then a no-op (its NUMBA_CACHE_DIR is the temporary folder).
-FILLING_ENV = "EYT_NUMBA_CACHE_FILLING"
+FILLING_ENV = env_settings.NUMBA_CACHE_FILLING.name
 # Bump when resources/audio/numba_warm.py runs new librosa paths, so every install fills a new folder with them.
 WARM_VERSION = 1
 FILL_TIMEOUT_S = 900.0
@@ -97,11 +99,8 @@ def key_parts() -> dict[str, str]:
 
 
 def cache_root() -> Path:
-    explicit = os.environ.get(ROOT_ENV)
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "eyt_dagster" / "numba"
+    """EYT_NUMBA_CACHE_DIR, else $XDG_CACHE_HOME/eyt_dagster/numba (eyt_dagster/core/env_settings.py)."""
+    return env_settings.NUMBA_CACHE_DIR.get()
 
 
 def cache_folder() -> Path:
@@ -160,7 +159,7 @@ def prepare() -> Path:
     global _prepared
     if _prepared is not None:
         return _prepared
-    if os.environ.get(FILLING_ENV):
+    if env_settings.NUMBA_CACHE_FILLING.get():
         return Path(os.environ["NUMBA_CACHE_DIR"])
     with _prepare_lock:
         if _prepared is None:

@@ -10,16 +10,16 @@ comes from the instance (which read it from the DAGSTER_PG_* variables or its po
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from eyt_dagster.core import env_settings
 from resources.models.call_cache import CallCache
 from resources.text.embedding_cache import EMBEDDING_CACHE_FILE, EmbeddingCache
 
-BACKEND_ENV = "EYT_CACHE_BACKEND"
-BACKEND_CHOICES = ("auto", "sqlite", "postgres")
+BACKEND_ENV = env_settings.CACHE_BACKEND.name
+BACKEND_CHOICES = env_settings.CACHE_BACKENDS
 CALL_CACHE_FILE = "cache/model_calls.sqlite"
 
 
@@ -60,12 +60,12 @@ def instance_postgres_url(instance: Any) -> str | None:
 def cache_backend(instance: Any = None) -> CacheBackend:
     """The backend for runs of `instance` (None: no instance, e.g. a resource built outside a run) under the
     EYT_CACHE_BACKEND setting."""
-    choice = (os.environ.get(BACKEND_ENV) or "auto").strip().lower()
-    if choice not in BACKEND_CHOICES:
+    try:
+        choice = env_settings.CACHE_BACKEND.get()
+    except env_settings.SettingError as exc:
         raise CacheBackendError(
-            f"{BACKEND_ENV}={os.environ.get(BACKEND_ENV)!r} is not one of {', '.join(BACKEND_CHOICES)}; unset it to "
-            f"keep the call cache where the Dagster instance keeps its runs (docs/storage.md)"
-        )
+            f"{exc}; unset it to keep the call cache where the Dagster instance keeps its runs (docs/storage.md)"
+        ) from None
     if choice == "sqlite":
         return CacheBackend("sqlite")
     url = instance_postgres_url(instance)
@@ -75,9 +75,9 @@ def cache_backend(instance: Any = None) -> CacheBackend:
         where = "no Dagster instance" if instance is None else "a Dagster instance whose run storage is not Postgres"
         raise CacheBackendError(
             f"{BACKEND_ENV}=postgres, but this process runs with {where} (DAGSTER_HOME="
-            f"{os.environ.get('DAGSTER_HOME', 'unset')}): the call cache uses the instance's Postgres database. Give "
-            f"the instance `storage: postgres` in DAGSTER_HOME/dagster.yaml (as deploy/dagster.yaml does), or unset "
-            f"{BACKEND_ENV} on a single machine"
+            f"{env_settings.DAGSTER_HOME.raw() or 'unset'}): the call cache uses the instance's Postgres database. "
+            f"Give the instance `storage: postgres` in DAGSTER_HOME/dagster.yaml (as deploy/dagster.yaml does), or "
+            f"unset {BACKEND_ENV} on a single machine"
         )
     return CacheBackend("sqlite")
 

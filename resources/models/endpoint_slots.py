@@ -26,7 +26,6 @@ import fcntl
 import hashlib
 import os
 import random
-import tempfile
 import threading
 import time
 import weakref
@@ -34,19 +33,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SLOTS_ENV = "EYT_ENDPOINT_SLOTS"
+from eyt_dagster.core import env_settings
+
+SLOTS_ENV = env_settings.ENDPOINT_SLOTS.name
 OFF = "off"
 
 
 def slots_dir() -> Path | None:
     """The machine's slots folder (None: the machine-wide budget is turned off)."""
-    value = os.environ.get(SLOTS_ENV, "").strip()
-    if value.lower() == OFF:
-        return None
-    if value:
-        return Path(value)
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"eyt-endpoint-slots-{uid}"
+    return env_settings.ENDPOINT_SLOTS.get()
 
 
 def endpoint_key(base_url: str, model: str) -> str:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from eyt_dagster.core import env_settings
 from eyt_dagster.core.progress import EndpointLoad, StepFigures, duration_text, figures_text
 from resources.models.call_counters import CallTotals, call_totals
 from resources.models.endpoint_gates import GateState, gate_states
@@ -24,14 +25,11 @@ from resources.runs.progress_files import endpoint_name, heartbeat_record, progr
 
 HEARTBEAT_EVERY_S = 1.0  # the background thread's rewrite of the heartbeat
 MIN_WRITE_GAP_S = 0.25  # an item done rewrites it too, at most this often (the last item always)
-LOG_EVERY_S = 30.0  # a run-log line at least this often while the step runs (EYT_PROGRESS_LOG_S overrides)
+LOG_EVERY_S = env_settings.DEFAULT_PROGRESS_LOG_S  # a run-log line at least this often (EYT_PROGRESS_LOG_S overrides)
 
 
 def log_every_s() -> float:
-    try:
-        return max(1.0, float(os.environ.get("EYT_PROGRESS_LOG_S") or LOG_EVERY_S))
-    except ValueError:
-        return LOG_EVERY_S
+    return env_settings.PROGRESS_LOG_S.get()
 
 
 class StepProgress:

@@ -11,16 +11,16 @@ it; `EYT_REPORT_CACHE=off` computes everything afresh (nothing read, nothing sto
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from eyt_dagster.core import env_settings
 from eyt_dagster.core.result_cache import CacheCounters, MemoryStore, ResultStore
 from resources.storage.sqlite_files import SharedDatabase
 from resources.storage.warehouse_files import is_remote
 
 REPORT_CACHE_FILE = "cache/report_results.sqlite"
-CACHE_SWITCH = "EYT_REPORT_CACHE"
+CACHE_SWITCH = env_settings.REPORT_CACHE.name
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -34,7 +34,7 @@ _LOOKUP_CHUNK = 500  # keys per SELECT (older SQLite builds allow 999 parameters
 
 
 def cache_enabled() -> bool:
-    return os.environ.get(CACHE_SWITCH, "on").strip().lower() not in {"off", "0", "false", "no"}
+    return env_settings.REPORT_CACHE.get()
 
 
 class ReportCache:

@@ -9,7 +9,6 @@ resources/storage/warehouse_views.py), the call cache and the Dagster instance. 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from dagster import (
     partition_loading_context,
 )
 
+from eyt_dagster.core.env_settings import data_dir
 from eyt_dagster.core.storage_types import SETTINGS_KEY
 from resources.storage.shared_reads import shared_read
 from resources.storage.warehouse_catalog import NO_CONTRACTS, Catalog
@@ -52,10 +52,6 @@ from resources.storage.warehouse_files import (
 from resources.storage.warehouse_views import WAREHOUSE_FILE, ensure_views, stored_tables
 
 _log = logging.getLogger(__name__)
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("EYT_DATA_DIR") or "data").resolve()
 
 
 def warehouse_path() -> Path:

@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from eyt_dagster.core import env_settings
 from eyt_dagster.core.storage_types import Columns, arrow_schema, conform
 
 WAREHOUSE_FOLDER = "warehouse"
@@ -37,7 +38,7 @@ PARTITION_FILE = "part.parquet"
 TABLE_FILE = "data.parquet"
 SCHEMA_FILE = "_schema.parquet"
 NULL_TYPE = '"NULL"'  # DuckDB's type for a column inferred from nothing but missing values
-WAREHOUSE_URL_ENV = "EYT_WAREHOUSE_URL"  # an object store root for the Parquet files (docs/storage.md)
+WAREHOUSE_URL_ENV = env_settings.WAREHOUSE_URL.name  # an object store root for the Parquet files (docs/storage.md)
 
 
 def as_path(path):
@@ -66,7 +67,7 @@ def is_remote(path) -> bool:
 
 def warehouse_root(data_dir: Path):
     """`<data dir>/warehouse`, or the object store root EYT_WAREHOUSE_URL names."""
-    url = os.environ.get(WAREHOUSE_URL_ENV, "").strip()
+    url = env_settings.WAREHOUSE_URL.get()
     if url:
         return as_path(url.rstrip("/"))
     return Path(data_dir) / WAREHOUSE_FOLDER

@@ -15,13 +15,13 @@ secret (docs/storage.md).
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import duckdb
 
+from eyt_dagster.core import env_settings
 from eyt_dagster.core.storage_types import duckdb_columns
 from resources.storage.warehouse_catalog import NO_CONTRACTS, Catalog
 from resources.storage.warehouse_files import (
@@ -203,20 +203,20 @@ def migrate_tables(con: duckdb.DuckDBPyConnection, root: Path, catalog: Catalog,
 
 
 # Set by `eyt` for the processes it starts (its workers inherit it): the pid of the command itself.
-COMMAND_PID_ENV = "EYT_COMMAND_PID"
+COMMAND_PID_ENV = env_settings.COMMAND_PID.name
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
 
 
 def _held_by_this_command(message: str) -> bool:
     """Whether the process DuckDB names as holding the lock ("... (PID n)") is this process's own `eyt` command or
     one of its workers: the command's pid is among n's ancestors (read from /proc; False where there is none)."""
-    command = os.environ.get(COMMAND_PID_ENV)
+    command = env_settings.COMMAND_PID.get()
     found = _LOCK_PID.search(message)
-    if not command or not found:
+    if command is None or not found:
         return False
     pid = int(found.group(1))
     for _ in range(8):  # the worker, its pool, the command: a few levels at most
-        if str(pid) == command:
+        if pid == command:
             return True
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()

@@ -13,13 +13,13 @@ encoder returned them (see docs/throughput.md for what reusing a vector does to 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from eyt_dagster.core import env_settings
 from resources.storage.sqlite_files import SharedDatabase
 
 EMBEDDING_CACHE_FILE = "cache/embeddings.sqlite"
@@ -27,7 +27,7 @@ EMBEDDING_CACHE_FILE = "cache/embeddings.sqlite"
 # Off by default: a reused vector can differ from a fresh encoding in the last bits (its batch differs), and
 # which worker stores a shared text first depends on scheduling, so two fresh runs would not be bit-identical.
 # Set to "on" (or "1", "true", "yes") to trade that for speed (docs/throughput.md#cpu-work-embeddings).
-CACHE_SWITCH = "EYT_EMBEDDING_CACHE"
+CACHE_SWITCH = env_settings.EMBEDDING_CACHE.name
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -48,7 +48,7 @@ def text_key(text: str) -> str:
 
 
 def cache_enabled() -> bool:
-    return os.environ.get(CACHE_SWITCH, "off").strip().lower() in {"on", "1", "true", "yes"}
+    return env_settings.EMBEDDING_CACHE.get()
 
 
 class EmbeddingStore(Protocol):

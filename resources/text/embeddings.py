@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from eyt_dagster.core import env_settings
 from resources.text.embedding_cache import EmbeddingCache
 from resources.text.encoding_lock import ENCODING
 from resources.text.use_encoder import USE_DIMENSION, USE_MODEL, load_use_encoder
@@ -56,19 +57,17 @@ def _hub_offline() -> Iterator[None]:
 # The number of threads torch may use for one encode in this process; `eyt run --parallel N` sets it in each
 # worker process to the cores divided among the N workers (eyt_dagster/ops/launch.py), so that N workers
 # encoding at once do not run more threads than there are cores. Unset: torch's default (one per core).
-TORCH_THREADS_VARIABLE = "EYT_TORCH_THREADS"
+TORCH_THREADS_VARIABLE = env_settings.TORCH_THREADS.name
 
 
 def set_torch_threads() -> None:
     """Apply EYT_TORCH_THREADS, when set, to torch's intra-op thread count (the vectors do not depend on it)."""
-    value = os.environ.get(TORCH_THREADS_VARIABLE, "").strip()
-    if not value:
+    threads = env_settings.TORCH_THREADS.get()
+    if threads is None:
         return
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{TORCH_THREADS_VARIABLE}={value!r}: give a whole number of threads, 1 or more")
     import torch
 
-    torch.set_num_threads(int(value))
+    torch.set_num_threads(threads)
 
 
 _LOADING = threading.Lock()
