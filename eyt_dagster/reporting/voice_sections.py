@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from eyt_dagster.core.storage_types import column_names
+from eyt_dagster.eyt_voice.table_contracts import VOICE_GAP_COLUMNS
 from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.plots import interval_png
 
 GAP_FIGURE_METRICS = ("emotion_acc", "empathy")
+# the gap table's columns (its contract) the section shows: all but excludes_zero (the interval says it) and what the
+# asset adds (the baseline flag is shown when the table has it)
+GAP_SHOWN = column_names(
+    VOICE_GAP_COLUMNS, without=("excludes_zero", "is_baseline", "self_preference_risk", "created_at")
+)
 
 
 def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
@@ -24,21 +31,7 @@ def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
             "pool and metric: the text and voice means on the ChatSEEDs played both ways, delta = voice minus text "
             "with its 95% paired bootstrap interval, and voice / text. For drift, lower is better, so a positive "
             "delta is a loss there.",
-            table=gap[
-                [
-                    "target",
-                    "pool",
-                    "metric",
-                    "n_paired",
-                    "text",
-                    "voice",
-                    "delta",
-                    "ci_low",
-                    "ci_high",
-                    "preserve_ratio",
-                ]
-                + [c for c in ("is_baseline",) if c in gap.columns]
-            ],
+            table=gap[GAP_SHOWN + [c for c in ("is_baseline",) if c in gap.columns]],
             images=[(f"{m}: voice minus text, 95% interval", interval_png(shown, m)) for m in GAP_FIGURE_METRICS],
         )
     ]
