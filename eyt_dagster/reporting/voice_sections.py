@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.core.storage_types import column_names
-from eyt_dagster.eyt_voice.table_contracts import VOICE_GAP_COLUMNS
+from eyt_dagster.eyt_voice.table_contracts import PROSODY_EFFECT_COLUMNS, VOICE_GAP_COLUMNS
 from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.plots import interval_png
 
@@ -15,6 +15,10 @@ GAP_FIGURE_METRICS = ("emotion_acc", "empathy")
 # asset adds (the baseline flag is shown when the table has it)
 GAP_SHOWN = column_names(
     VOICE_GAP_COLUMNS, without=("excludes_zero", "is_baseline", "self_preference_risk", "created_at")
+)
+# the prosody effect's columns the section shows: all but excludes_zero and what the asset adds
+PROSODY_SHOWN = column_names(
+    PROSODY_EFFECT_COLUMNS, without=("excludes_zero", "is_baseline", "self_preference_risk", "created_at")
 )
 
 
@@ -66,7 +70,7 @@ def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
                 description="Every non-neutral user turn was perceived again with the same words in the plain voice. "
                 "Emotion accuracy with the turn's tone and in the plain voice, on the same turns, and their difference "
                 "with a 95% bootstrap interval. A target that reads the emotion only from the words scores the same.",
-                table=prosody[["target", "pool", "n_turns", "acc_toned", "acc_plain", "delta", "ci_low", "ci_high"]],
+                table=prosody[PROSODY_SHOWN],
             )
         )
     return sections
