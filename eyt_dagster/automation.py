@@ -13,10 +13,14 @@ sensor is evaluated in the code location's process (`use_user_code_server`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, cast
 
 from dagster import (
+    AssetKey,
+    AssetsDefinition,
     AssetSelection,
+    AssetSpec,
     AutomationCondition,
     AutomationConditionSensorDefinition,
     AutomationContext,
@@ -25,6 +29,7 @@ from dagster import (
     DefaultSensorStatus,
     DynamicPartitionsDefinition,
     MultiPartitionsDefinition,
+    PartitionsDefinition,
     StaticPartitionsDefinition,
     map_asset_specs,
     partition_loading_context,
@@ -34,6 +39,7 @@ from eyt_dagster import staleness
 from eyt_dagster.core import env_settings
 from eyt_dagster.eyt_bench.taxonomy import POOLS
 from eyt_dagster.partitions import TARGET_PARTITION_SETS
+from eyt_dagster.slate import Slate
 
 SENSOR_NAME = "eyt_automation"
 # "on": the sensor starts running when `dagster dev` loads the location (`eyt dev --automation` sets it); otherwise
@@ -41,11 +47,11 @@ SENSOR_NAME = "eyt_automation"
 AUTOMATION_ENV = env_settings.AUTOMATION.name
 
 
-def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
+def slate_dimensions(pdef: PartitionsDefinition, key: str) -> list[tuple[str, str]]:
     """The (dimension, value) pairs of a partition key that a slate chooses: the dynamic target sets
     ("targets", "speech_targets") and "pool"."""
 
-    def kind(name: str, dim) -> str | None:
+    def kind(name: str, dim: PartitionsDefinition) -> str | None:
         if isinstance(dim, DynamicPartitionsDefinition) and dim.name in TARGET_PARTITION_SETS.values():
             return dim.name
         is_pool = name == "pool" or set(dim.get_partition_keys()) == set(POOLS)
@@ -61,7 +67,7 @@ def slate_dimensions(pdef, key: str) -> list[tuple[str, str]]:
     return [(k, v) for k, v in found if k]
 
 
-def target_sets(pdef) -> set[str]:
+def target_sets(pdef: PartitionsDefinition | None) -> set[str]:
     """The slate's target sets ("targets", "speech_targets") a partitions definition is keyed by."""
 
     if pdef is None:
@@ -71,7 +77,9 @@ def target_sets(pdef) -> set[str]:
     return {name for name in names if name is not None and name in TARGET_PARTITION_SETS.values()}
 
 
-def nothing_to_read(parent_pdefs: Sequence, keys: Mapping[str, Collection[str]]) -> list[str]:
+def nothing_to_read(
+    parent_pdefs: Sequence[PartitionsDefinition | None], keys: Mapping[str, Collection[str]]
+) -> list[str]:
     """For an unpartitioned asset (a report) whose partitioned parents are keyed only by target sets the slate
     leaves empty (the SEQ reports of a slate with no SpeechEQ target, say), those sets: such a report has nothing
     to read, so it is outside the slate like a dropped target's partitions. Empty when it is in the slate, also
@@ -84,7 +92,7 @@ def nothing_to_read(parent_pdefs: Sequence, keys: Mapping[str, Collection[str]])
 UNHEARD = "unheard_voice_cells"  # the slate_keys entry of the voice cells the slate cannot play
 
 
-def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:
+def outside_slate(pdef: PartitionsDefinition, key: str, keys: Mapping[str, Collection[str]]) -> list[str]:
     """'pool X' / 'target Y' for each value of the partition key the slate does not have, and a voice cell whose
     target cannot hear its pool's language (empty: in the slate)."""
     dimensions = slate_dimensions(pdef, key)
@@ -96,7 +104,7 @@ def outside_slate(pdef, key: str, keys: Mapping[str, Collection[str]]) -> list[s
     return outside
 
 
-def slate_keys(slate) -> dict[str, set[str]]:
+def slate_keys(slate: Slate) -> dict[str, set[str]]:
     """ "pool" -> the slate's pools, each dynamic target set -> the ids the slate lists for its benchmark, and
     UNHEARD -> the "target|pool" voice cells the slate cannot play (a cascade whose recogniser writes English only,
     on a pool in another language: Slate.voice_pools_of)."""
@@ -108,7 +116,9 @@ def slate_keys(slate) -> dict[str, set[str]]:
     }
 
 
-def _partitions_where(context: AutomationContext, keep) -> AutomationResult:
+def _partitions_where(
+    context: AutomationContext[AssetKey], keep: Callable[[str | None], bool]
+) -> AutomationResult[AssetKey]:
     """The candidate partitions for which keep(partition key or None) holds."""
     subset = context.candidate_subset
     if context.partitions_def is None:
@@ -117,7 +127,7 @@ def _partitions_where(context: AutomationContext, keep) -> AutomationResult:
     return AutomationResult(context, subset.compute_intersection_with_partition_keys(kept))
 
 
-class InSlate(AutomationCondition):
+class InSlate(AutomationCondition[AssetKey]):
     """True for the partitions whose pool and target are in the slate (a target dropped from the slate keeps its
     history and is left alone); for an unpartitioned asset, unless it reads only targets the slate has none of."""
 
@@ -132,19 +142,23 @@ class InSlate(AutomationCondition):
     def description(self) -> str:
         return "The partition's pool and target are in the slate"
 
-    def evaluate(self, context: AutomationContext) -> AutomationResult:
+    def evaluate(self, context: AutomationContext[AssetKey]) -> AutomationResult[AssetKey]:
         pdef = context.partitions_def
         if pdef is None:
             graph = context.asset_graph
             parents = [graph.get(parent).partitions_def for parent in graph.get(context.key).parent_keys]
             return _partitions_where(context, lambda _: not nothing_to_read(parents, self.keys))
-        return _partitions_where(context, lambda p: not outside_slate(pdef, p, self.keys))
+        # a partitioned asset's candidates are partition keys, never None
+        return _partitions_where(context, lambda p: not outside_slate(pdef, cast(str, p), self.keys))
 
 
-_LATEST: list = [None, None]  # (evaluation, staleness.Latest): the records read once per evaluation, for all assets
+_LATEST: list[Any] = [
+    None,
+    None,
+]  # (evaluation, staleness.Latest): the records read once per evaluation, for all assets
 
 
-def _latest_for(context: AutomationContext, attempts_per_day: int | None) -> staleness.Latest:
+def _latest_for(context: AutomationContext[AssetKey], attempts_per_day: int | None) -> staleness.Latest:
     instance = context.asset_graph_view.instance
     evaluation = (context.evaluation_time, id(instance), attempts_per_day)
     if _LATEST[0] != evaluation:
@@ -152,7 +166,7 @@ def _latest_for(context: AutomationContext, attempts_per_day: int | None) -> sta
     return _LATEST[1]
 
 
-class OutOfDate(AutomationCondition):
+class OutOfDate(AutomationCondition[AssetKey]):
     """True for the partitions that are missing, or whose code version or inputs changed since their latest
     materialisation, or whose latest attempt failed while the slate's attempts_per_day allows another run
     (eyt_dagster/staleness.py). Never for a source asset (the slate's settings): it is observed, not computed."""
@@ -168,7 +182,7 @@ class OutOfDate(AutomationCondition):
     def description(self) -> str:
         return "Missing, or a new code version or new input data since the latest materialization"
 
-    def evaluate(self, context: AutomationContext) -> AutomationResult:
+    def evaluate(self, context: AutomationContext[AssetKey]) -> AutomationResult[AssetKey]:
         if not context.asset_graph.get(context.key).is_materializable:  # a settings source: an input, never run
             return AutomationResult(context, context.get_empty_subset())
         latest = _latest_for(context, self.attempts_per_day)
@@ -182,7 +196,7 @@ class OutOfDate(AutomationCondition):
             )
 
 
-class RetryDue(AutomationCondition):
+class RetryDue(AutomationCondition[AssetKey]):
     """True for the partitions whose latest attempt failed (staleness.FAILED) and whose latest run started at least
     a day / attempts_per_day ago: the daemon spreads its retries of a partition that keeps failing over the day
     instead of spending them on consecutive ticks. (`eyt refresh` runs a failed partition at once.)"""
@@ -198,7 +212,7 @@ class RetryDue(AutomationCondition):
     def description(self) -> str:
         return f"The latest attempt failed, and its run started at least 24 h / {self.attempts_per_day} ago"
 
-    def evaluate(self, context: AutomationContext) -> AutomationResult:
+    def evaluate(self, context: AutomationContext[AssetKey]) -> AutomationResult[AssetKey]:
         if not context.asset_graph.get(context.key).is_materializable:
             return AutomationResult(context, context.get_empty_subset())
         latest = _latest_for(context, self.attempts_per_day)
@@ -216,7 +230,7 @@ class RetryDue(AutomationCondition):
             return _partitions_where(context, due)
 
 
-def condition(keys: Mapping[str, Collection[str]], attempts_per_day: int = 4) -> AutomationCondition:
+def condition(keys: Mapping[str, Collection[str]], attempts_per_day: int = 4) -> AutomationCondition[AssetKey]:
     """The automation condition of every asset, for a slate's pools and targets (`keys`, from slate_keys) and its
     attempts_per_day."""
     out_of_date = OutOfDate(attempts_per_day)
@@ -247,10 +261,12 @@ def condition(keys: Mapping[str, Collection[str]], attempts_per_day: int = 4) ->
     ).with_label("eyt_refresh")
 
 
-def with_automation(assets: Sequence, keys: Mapping[str, Collection[str]], attempts_per_day: int = 4) -> list:
+def with_automation(
+    assets: Sequence[AssetsDefinition], keys: Mapping[str, Collection[str]], attempts_per_day: int = 4
+) -> list[AssetsDefinition]:
     """The assets with the project's automation condition on every materialisable asset."""
 
-    def add(spec):
+    def add(spec: AssetSpec) -> AssetSpec:
         return spec.replace_attributes(automation_condition=condition(keys, attempts_per_day))
 
     return list(map_asset_specs(add, assets))

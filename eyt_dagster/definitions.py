@@ -9,7 +9,10 @@ and per-pool settings are observable source assets (eyt_dagster/settings_sources
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+from collections.abc import Callable
+from typing import Any
+
+from dagster import AssetsDefinition, Definitions, SourceAsset, in_process_executor
 
 from assets.eyt_bench import checks as eyt_checks
 from assets.eyt_bench.chat_seeds import chat_seeds
@@ -131,7 +134,7 @@ class Warehouse(WarehouseIOManager):
     def catalog(self) -> Catalog:
         return warehouse_catalog()
 
-    def partitions_kept(self):
+    def partitions_kept(self) -> Callable[[Any, Any], bool] | None:
         """A report reads the partitions of the slate's targets and pools only: a target or pool dropped from the
         slate keeps its partitions (until `eyt remove-target`) but leaves the leaderboards and summaries."""
         if not self.slate_path:
@@ -145,7 +148,7 @@ def warehouse_catalog() -> Catalog:
     return table_registry.catalog(lambda: table_registry.partition_columns(defs.resolve_asset_graph().asset_nodes))
 
 
-def assets_for(slate: Slate) -> list:
+def assets_for(slate: Slate) -> list[AssetsDefinition | SourceAsset]:
     """Every asset, with the slate's settings as tracked inputs and the automation condition that keeps the slate's
     partitions up to date (docs/refresh.md), and the settings source assets."""
     return [

@@ -18,20 +18,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from dagster import (
     AssetDep,
     AssetKey,
     AssetObservation,
     AssetRecordsFilter,
+    AssetsDefinition,
     AssetSpec,
+    DagsterInstance,
     DataVersionsByPartition,
+    EventLogRecord,
     InitResourceContext,
     MetadataValue,
     MultiToSingleDimensionPartitionMapping,
+    OpExecutionContext,
     PartitionMapping,
     PartitionsDefinition,
+    SourceAsset,
     map_asset_specs,
     observable_source_asset,
 )
@@ -118,7 +123,7 @@ def observation(source: PartitionSettings, partition: str, settings: dict[str, A
     )
 
 
-def _observable(source: PartitionSettings):
+def _observable(source: PartitionSettings) -> SourceAsset:
     @observable_source_asset(
         key=source.key,
         partitions_def=source.partitions_def,
@@ -126,7 +131,7 @@ def _observable(source: PartitionSettings):
         group_name=source.reader.path[0],
         required_resource_keys={"eyt"},  # the model-access resource (resources/models/model_access.py): its slate
     )
-    def observe(context) -> DataVersionsByPartition:
+    def observe(context: OpExecutionContext) -> DataVersionsByPartition:
         current = source.of_slate(context.resources.eyt.slate)
         wanted = [str(context.partition_key)] if context.has_partition_key else sorted(current)
         for partition in wanted:
@@ -140,7 +145,7 @@ def _observable(source: PartitionSettings):
 SETTINGS_ASSETS = [_observable(source) for source in SOURCES]
 
 
-def track_settings(assets: Sequence, slate: Slate) -> list:
+def track_settings(assets: Sequence[AssetsDefinition], slate: Slate) -> list[AssetsDefinition]:
     """The assets with the slate as a tracked input: code version and `eyt/settings` metadata from the
     slate-wide settings each reads, and a dependency on the per-partition settings source it reads."""
 
@@ -159,11 +164,11 @@ def track_settings(assets: Sequence, slate: Slate) -> list:
     return list(map_asset_specs(track, assets))
 
 
-def _latest(records: Iterable) -> Any:
+def _latest(records: Iterable[EventLogRecord]) -> EventLogRecord | None:
     return next(iter(records), None)
 
 
-def record_settings(instance, slate: Slate) -> list[str]:
+def record_settings(instance: DagsterInstance, slate: Slate) -> list[str]:
     """Record, as runless observations, the settings of every partition the slate has whose hash differs from
     the last one recorded (or that has none); return 'kind name' of each partition recorded."""
     recorded = []
@@ -174,7 +179,7 @@ def record_settings(instance, slate: Slate) -> list[str]:
                     AssetRecordsFilter(asset_key=source.key, asset_partitions=[partition]), limit=1
                 ).records
             )
-            version = last.event_log_entry.tags.get(DATA_VERSION_TAG) if last else None
+            version = (last.event_log_entry.tags or {}).get(DATA_VERSION_TAG) if last else None
             if version != ss.fingerprint(settings):
                 instance.report_runless_asset_event(observation(source, partition, settings))
                 recorded.append(f"{source.kind} {partition}")
@@ -192,10 +197,10 @@ class TrackedModelAccess(ModelAccess):
             record_settings(context.instance, self.slate)
 
 
-def _settings_of(record) -> dict | None:
+def _settings_of(record: EventLogRecord | None) -> dict[str, Any] | None:
     event = record.asset_materialization or record.asset_observation if record else None
     value = event.metadata.get(SETTINGS_KEY) if event else None
-    return value.value if value is not None else None
+    return cast(dict[str, Any], value.value) if value is not None else None  # a MetadataValue.json of a dict
 
 
 class SettingsHistory:
@@ -204,10 +209,10 @@ class SettingsHistory:
     a settings source, the target's or pool's fields that changed since the observation the materialisation read.
     `code_versions` maps an asset to its current code version."""
 
-    def __init__(self, instance, slate: Slate, code_versions: dict[str, str | None]) -> None:
+    def __init__(self, instance: DagsterInstance, slate: Slate, code_versions: dict[str, str | None]) -> None:
         self.instance, self.slate, self.code_versions = instance, slate, code_versions
 
-    def _materialization(self, asset: str, partition: str | None):
+    def _materialization(self, asset: str, partition: str | None) -> EventLogRecord | None:
         return _latest(
             self.instance.fetch_materializations(
                 AssetRecordsFilter(
@@ -217,7 +222,7 @@ class SettingsHistory:
             ).records
         )
 
-    def explain(self, asset: str, partition: str | None, cause: dict) -> str | None:
+    def explain(self, asset: str, partition: str | None, cause: dict[str, Any]) -> str | None:
         """A reason naming the changed settings, or None to keep Dagster's."""
         subject = AssetKey(cause["key"]["path"])
         own = subject.to_user_string() == asset and cause.get("partitionKey") == partition
@@ -232,6 +237,7 @@ class SettingsHistory:
         old = _settings_of(record)
         if old is None:  # materialised before settings were tracked
             return None
+        assert record is not None and record.asset_materialization is not None  # `old` was read from it
         text = ss.change_text(old, ss.asset_settings(asset, self.slate))
         old_code = (record.asset_materialization.tags or {}).get(CODE_VERSION_TAG, "")
         new_code = self.code_versions.get(asset) or ""

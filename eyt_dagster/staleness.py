@@ -25,8 +25,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
-from dagster import AssetKey, AssetRecordsFilter
+from dagster import AssetCheckKey, AssetKey, AssetRecordsFilter, DagsterInstance, EventLogRecord
+from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetGraph
+
+# an asset graph of any node type: the code location's (Definitions.resolve_asset_graph()) or an automation context's
+AssetGraph = BaseAssetGraph[Any]
 
 # Event tags Dagster writes on every materialisation and observation. They are part of the stored event format
 # (every instance's history holds them), but Dagster exports no constant for them at the top level.
@@ -77,10 +82,10 @@ class State:
     """FRESH, STALE or MISSING, with the causes of STALE as dicts shaped like Dagster's stale causes."""
 
     status: str
-    causes: tuple[dict, ...] = ()
+    causes: tuple[dict[str, Any], ...] = ()
 
 
-def cause(subject: AssetKey, partition: str | None, category: str, reason: str) -> dict:
+def cause(subject: AssetKey, partition: str | None, category: str, reason: str) -> dict[str, Any]:
     return {
         "key": {"path": list(subject.path)},
         "partitionKey": partition,
@@ -93,7 +98,7 @@ def cause(subject: AssetKey, partition: str | None, category: str, reason: str) 
 class Latest:
     """The latest record of each asset partition, read from the instance once per asset and kept."""
 
-    def __init__(self, instance, attempts_per_day: int | None = None) -> None:
+    def __init__(self, instance: DagsterInstance, attempts_per_day: int | None = None) -> None:
         self.instance = instance
         # None: failed partitions count as up to date (the state as it was before failures were retried)
         self.attempts_per_day = attempts_per_day
@@ -137,14 +142,14 @@ class Latest:
                 return found
             cursor = result.cursor
 
-    def failure(self, key: AssetKey, partition: str | None, check_keys: Iterable = ()) -> Failure | None:
+    def failure(self, key: AssetKey, partition: str | None, check_keys: Iterable[AssetCheckKey] = ()) -> Failure | None:
         """Why the latest attempt at (key, partition) left work unfinished, or None (it finished, it never ran, or
         a run of it is still going). Read once per partition, like the records."""
         if (key, partition) not in self._failures:
             self._failures[(key, partition)] = self._failure(key, partition, check_keys)
         return self._failures[(key, partition)]
 
-    def _failure(self, key: AssetKey, partition: str | None, check_keys: Iterable) -> Failure | None:
+    def _failure(self, key: AssetKey, partition: str | None, check_keys: Iterable[AssetCheckKey]) -> Failure | None:
         mine = self.get(key, partition)
         planned = self.instance.get_latest_planned_materialization_info(key, partition)
         reason = ""
@@ -170,7 +175,9 @@ class Latest:
             self._runs[run_id] = run.status.value if run is not None else "FAILURE"  # a deleted run finished nothing
         return self._runs[run_id]
 
-    def _failed_check(self, key: AssetKey, partition: str | None, mine: Record, check_keys: Iterable) -> str:
+    def _failed_check(
+        self, key: AssetKey, partition: str | None, mine: Record, check_keys: Iterable[AssetCheckKey]
+    ) -> str:
         """'check NAME failed: description' for an ERROR check that failed on the latest materialisation, or ''."""
         from dagster import AssetCheckSeverity
         from dagster._core.event_api import PartitionKeyFilter
@@ -208,12 +215,12 @@ class Latest:
         return len(records), max((r.timestamp for r in records), default=0.0)
 
 
-def _tags(record, observed: bool) -> dict[str, str]:
+def _tags(record: EventLogRecord, observed: bool) -> dict[str, str]:
     event = record.asset_observation if observed else record.asset_materialization
     return dict(event.tags or {}) if event else {}
 
 
-def _record(record, observed: bool) -> Record:
+def _record(record: EventLogRecord, observed: bool) -> Record:
     event = record.asset_observation if observed else record.asset_materialization
     metadata = dict(event.metadata or {}) if event is not None and not observed else {}
     errors = metadata.get("error_rows")
@@ -224,26 +231,26 @@ def _record(record, observed: bool) -> Record:
         _tags(record, observed),
         record.run_id,
         record.timestamp,
-        int(errors.value) if errors is not None and errors.value else 0,
+        int(cast(int, errors.value)) if errors is not None and errors.value else 0,  # an int (assets/_output.py)
         str(failures.value) if failures is not None else "",
         f"{finished.value} of {dialogues.value} dialogues finished" if dialogues and finished else "",
     )
 
 
-def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
+def state(graph: AssetGraph, latest: Latest, key: AssetKey, partition: str | None) -> State:
     """The state of one asset partition of a materialisable asset in `graph` (Definitions.resolve_asset_graph(),
     or an automation context's asset graph). Partitioned graph calls need a partition loading context with the
     instance as dynamic partitions store (Dagster's evaluation sets one)."""
     mine = latest.get(key, partition)
     if mine is None or mine.tags.get(REMOVED_TAG):  # never materialised, or its rows deleted since
         return _gave_up_on(graph, latest, key, partition) or State(MISSING)
-    causes = []
+    causes: list[dict[str, Any]] = []
     node = graph.get(key)
     if node.code_version is not None and mine.tags.get(CODE_VERSION_TAG) not in (None, node.code_version):
         causes.append(cause(key, partition, "CODE", "has a new code version"))
     parents: dict[AssetKey, list[str | None]] = {}
-    for parent in graph.get_parents_partitions(key, partition).parent_partitions:
-        parents.setdefault(parent.asset_key, []).append(parent.partition_key)
+    for parent_partition in graph.get_parents_partitions(key, partition).parent_partitions:
+        parents.setdefault(parent_partition.asset_key, []).append(parent_partition.partition_key)
     for parent, partitions in sorted(parents.items(), key=lambda item: item[0].to_user_string()):
         if not graph.has(parent):
             continue
@@ -263,7 +270,7 @@ def state(graph, latest: Latest, key: AssetKey, partition: str | None) -> State:
     return State(FAILED, (cause(key, partition, "FAILED", f"failed: {failure.reason}"),))
 
 
-def _gave_up_on(graph, latest: Latest, key: AssetKey, partition: str | None) -> State | None:
+def _gave_up_on(graph: AssetGraph, latest: Latest, key: AssetKey, partition: str | None) -> State | None:
     """GAVE_UP for a missing partition whose runs kept failing (attempts_per_day runs in 24 hours), else None."""
     if latest.attempts_per_day is None:
         return None
@@ -279,7 +286,7 @@ def _gave_up_on(graph, latest: Latest, key: AssetKey, partition: str | None) -> 
 
 def _input_causes(
     latest: Latest, mine: Record, parent: AssetKey, partitions: list[str | None], observed: bool
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """A cause when a partition of `parent` that `mine` reads was recorded again after `mine` with another data
     version than it had before `mine` (the version `mine` read)."""
     changed = [p for p in partitions if latest.changed_since(parent, p, observed, mine.storage_id)]
@@ -288,6 +295,8 @@ def _input_causes(
     return [cause(parent, changed[0] if len(partitions) == 1 else None, "DATA", "has a new data version")]
 
 
-def states(graph, latest: Latest, keys: Iterable[tuple[AssetKey, str | None]]) -> dict:
+def states(
+    graph: AssetGraph, latest: Latest, keys: Iterable[tuple[AssetKey, str | None]]
+) -> dict[tuple[AssetKey, str | None], State]:
     """(key, partition) -> State for each asset partition given."""
     return {(key, partition): state(graph, latest, key, partition) for key, partition in keys}

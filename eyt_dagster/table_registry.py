@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dagster import MultiPartitionsDefinition
+from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetNode
 
 from eyt_dagster.core.storage_types import Columns
 from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
@@ -33,7 +34,7 @@ def catalog(layouts: Layouts | None = None) -> Catalog:
     return Catalog(TABLE_COLUMNS, layouts)
 
 
-def partition_columns(asset_nodes: Iterable) -> dict[str, list[str]]:
+def partition_columns(asset_nodes: Iterable[BaseAssetNode]) -> dict[str, list[str]]:
     """ "schema.table" -> the columns its partition dimensions are stored in (by dimension name), for every
     partitioned asset among `asset_nodes` (the code location's asset graph): how an older warehouse's tables
     are split into partition files."""

@@ -8,7 +8,7 @@ DuckDB's type NULL, and a later write with text in it would fail. See docs/stora
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 import pyarrow as pa
@@ -34,6 +34,17 @@ TYPES: dict[str, tuple[str, pa.DataType]] = {
 
 class ContractError(ValueError):
     """A frame does not fit its table contract."""
+
+
+def column_names(columns: Columns, *, without: Iterable[str] = ()) -> list[str]:
+    """A contract's column names in table order, leaving out `without`: the columns of the frame a domain function
+    builds, read from the table's contract (the one place they are written) rather than listed again. Each name
+    left out must be one of the contract's (the columns an asset adds afterwards: the baseline flags, created_at)."""
+    left_out = set(without)
+    unknown = sorted(left_out.difference(columns))
+    if unknown:
+        raise ContractError(f"column(s) {unknown} are not in the contract")
+    return [name for name in columns if name not in left_out]
 
 
 def duckdb_columns(columns: Columns) -> dict[str, str]:

@@ -8,6 +8,8 @@ import asyncio
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from starlette.types import ASGIApp, Message
+
 
 @dataclass
 class Answer:
@@ -20,7 +22,7 @@ class Answer:
         return self.body.decode(errors="replace")
 
 
-async def request(application, url: str, host: str = "localhost") -> Answer:
+async def request(application: ASGIApp, url: str, host: str = "localhost") -> Answer:
     """GET `url` (a path with its query) from the app; the whole response once it has been sent."""
     parts = urlsplit(url)
     scope = {
@@ -37,10 +39,10 @@ async def request(application, url: str, host: str = "localhost") -> Answer:
         "client": ("127.0.0.1", 0),
         "server": (host, 80),
     }
-    sent: list[dict] = []
+    sent: list[Message] = []
     asked = False
 
-    async def receive() -> dict:
+    async def receive() -> Message:
         """The (empty) request body first; then, as a server does, wait for the client to go away (a streamed
         response cancels this wait when it is done)."""
         nonlocal asked
@@ -49,7 +51,7 @@ async def request(application, url: str, host: str = "localhost") -> Answer:
         asked = True
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     await application(scope, receive, send)

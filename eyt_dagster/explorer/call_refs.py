@@ -16,7 +16,7 @@ def dialogue_calls(reads: CallReads, d: Dialogue) -> dict[str, Any]:
     "finals": {judge: CallRef}}"""
     finder = CallFinder(reads)
     p = purposes(d.seed_id)
-    asks: list[tuple[tuple, str, str | None, str, Any]] = []  # (where, what, model id, purpose, comparison)
+    asks: list[tuple[tuple[Any, ...], str, str | None, str, Any]] = []  # (where, what, model id, purpose, comparison)
     if d.seed is not None:
         asks.append(
             (

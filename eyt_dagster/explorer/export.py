@@ -25,6 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from markupsafe import escape as jinja_escape
+from starlette.types import ASGIApp
 
 from eyt_dagster.explorer import app as explorer_app
 from eyt_dagster.explorer import export_html, export_links, pairs
@@ -237,7 +238,7 @@ class _Crawl:
                     self.clips.add(linked[1])
 
 
-async def _get(application, url: str) -> tuple[int, str]:
+async def _get(application: ASGIApp, url: str) -> tuple[int, str]:
     """One GET request to the ASGI app in process: (status, body)."""
     answer = await request(application, url, host="export")
     return answer.status, answer.body.decode()

@@ -10,13 +10,15 @@ import hashlib
 import posixpath
 import re
 import unicodedata
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from eyt_dagster.explorer import app, pairs, queries, speech
 from eyt_dagster.explorer.judges import LARGEST
 
-# A page key: its kind, then the values that tell it from other pages of the kind.
-Key = tuple
+# A page key: its kind, then the values that tell it from other pages of the kind (text, a page number, a tuple
+# of targets).
+Key = tuple[Any, ...]
 INDEX: Key = ("index",)
 STYLESHEET: Key = ("stylesheet",)
 STYLESHEET_FILE = "explorer.css"

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -90,7 +91,7 @@ class SelectedWarehouse(Warehouse):
         super().__init__(data_dir, call_backend)
         self.selection = selection
         self.limits = selection.limits
-        self._answers: dict[tuple, pd.DataFrame] = {}
+        self._answers: dict[tuple[Any, ...], pd.DataFrame] = {}
 
     def files(self, table: str, partitions: Partitions | None = None) -> list[str]:
         wanted: dict[str, set[str]] = {c: {v} if isinstance(v, str) else set(v) for c, v in (partitions or {}).items()}
@@ -104,7 +105,9 @@ class SelectedWarehouse(Warehouse):
             return found
         return found & self.limits[column]
 
-    def distinct(self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None) -> set[tuple]:
+    def distinct(
+        self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None
+    ) -> set[tuple[Any, ...]]:
         found = super().distinct(table, columns, partitions)  # of the selected partitions' files (files() above)
         checks = [(i, self.limits[c]) for i, c in enumerate(columns) if c in self.limits]
         return {row for row in found if all(str(row[i]) in allowed for i, allowed in checks)}
@@ -133,7 +136,7 @@ class SelectedWarehouse(Warehouse):
         return {row[0] for row in con.execute(f"DESCRIBE {table.split('.')[-1]}").fetchall()}
 
     def query(
-        self, tables: Iterable[str], sql: str, params: list | None = None, partitions: Partitions | None = None
+        self, tables: Iterable[str], sql: str, params: list[Any] | None = None, partitions: Partitions | None = None
     ) -> pd.DataFrame:
         """As Warehouse.query, each distinct question asked once per export (the leaderboard's baseline flags are
         asked by every page): the export shows the warehouse as it was when it began."""

@@ -105,11 +105,11 @@ def _rows(shown: pd.DataFrame, verdicts: pd.DataFrame, annotations: pd.DataFrame
     sums = pd.concat([ok[["seed_id", "turn", "judge"]], dimension_sums(ok)[list(DIMENSIONS)]], axis=1)
     by_judge = {(r["seed_id"], int(r["turn"]), r["judge"]): r for r in sums.to_dict("records")}
     combined = {(r["seed_id"], int(r["turn"])): r for r in turn_dimension_scores(wanted, combine).to_dict("records")}
-    human: dict[tuple, dict] = {}
+    human: dict[tuple[str, int], dict[str, Any]] = {}
     if not annotations.empty:
         means = human_means(annotations).reset_index()
         human = {(r["seed_id"], int(r["turn"])): plain(r) for r in means.to_dict("records")}
-    per_turn: dict[tuple, list[dict[str, Any]]] = {}
+    per_turn: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for v in map(plain, wanted.to_dict("records")):
         cell = (v["seed_id"], int(v["turn"]))
         judged = by_judge.get((*cell, v["judge"])) if v["error"] is None else None

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -37,7 +38,7 @@ from resources.storage.warehouse_files import (
 Partitions = Mapping[str, str | Iterable[str]]
 
 # Warehouse.distinct's values per file version: (path, size, mtime, inode, columns) -> the distinct rows
-_DISTINCT: dict[tuple, frozenset[tuple]] = {}
+_DISTINCT: dict[tuple[Any, ...], frozenset[tuple[Any, ...]]] = {}
 _DISTINCT_MAX = 20_000
 
 
@@ -76,7 +77,7 @@ class Warehouse:
         found: set[str] = set()
         if partitions:
             wanted = {c: {v} if isinstance(v, str) else set(v) for c, v in partitions.items()}
-            paths: Iterable = _walk(folder, wanted)
+            paths: Iterable[Path] = _walk(folder, wanted)
         else:
             paths = data_files(folder)
         for path in paths:
@@ -111,17 +112,19 @@ class Warehouse:
             con.close()
 
     def query(
-        self, tables: Iterable[str], sql: str, params: list | None = None, partitions: Partitions | None = None
+        self, tables: Iterable[str], sql: str, params: list[Any] | None = None, partitions: Partitions | None = None
     ) -> pd.DataFrame:
         with self.sql(tables, partitions) as con:
             return con.execute(sql, params or []).df()
 
-    def distinct(self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None) -> set[tuple]:
+    def distinct(
+        self, table: str, columns: tuple[str, ...], partitions: Partitions | None = None
+    ) -> set[tuple[Any, ...]]:
         """The distinct values of `columns` in the table's files (of `partitions`' folders). Each file's values are
         kept in memory under its path, size, modification time and inode: a file is written once and replaced by a
         rename, so a changed partition is a new key and is read again, and an unchanged one is not read twice."""
-        found: set[tuple] = set()
-        unread: dict[str, tuple] = {}
+        found: set[tuple[Any, ...]] = set()
+        unread: dict[str, tuple[Any, ...]] = {}
         for name in self.files(table, partitions):
             path = as_path(name)
             if path.name == SCHEMA_FILE:
@@ -140,7 +143,7 @@ class Warehouse:
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in unread)
             shown = ", ".join(columns)
             sql = f"SELECT DISTINCT filename, {shown} FROM read_parquet([{listed}], filename = true, union_by_name = true)"
-            per_file: dict[str, set[tuple]] = {name: set() for name in unread}
+            per_file: dict[str, set[tuple[Any, ...]]] = {name: set() for name in unread}
             con = self._connection()
             try:
                 for row in con.execute(sql).fetchall():
@@ -168,7 +171,7 @@ class Warehouse:
             yield reads
 
 
-def _walk(folder, wanted: dict[str, set[str]]) -> Iterator:
+def _walk(folder: Path, wanted: dict[str, set[str]]) -> Iterator[Path]:
     """The data files under `folder` (no schema file, no temporary file), skipping every partition folder
     `<column>=<value>` whose column is in `wanted` with another value."""
     try:

@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import HEADLINE
+from eyt_dagster.eyt_bench.table_contracts import PAIRWISE_COMPARISONS_COLUMNS, THINKING_ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100, EMOTIONS
 
 CELL = ["target", "pool"]
@@ -263,23 +265,10 @@ def _pair_figures(
     return np.stack(figures)
 
 
-PAIRWISE_COLUMNS = (
-    "pool",
-    "metric",
-    "target_a",
-    "target_b",
-    "n_paired",
-    "mean_a",
-    "mean_b",
-    "diff",
-    "ci_low",
-    "ci_high",
-    "excludes_zero",
-    "se",
-    "p_value",
-    "p_adjusted",
-    "significant_adjusted",
-    "mde_80",
+# the table's columns as its contract (table_contracts.py) orders them, without what the asset adds
+# (the baseline flags, created_at)
+PAIRWISE_COLUMNS = tuple(
+    column_names(PAIRWISE_COMPARISONS_COLUMNS, without=("is_baseline_pair", "self_preference_risk", "created_at"))
 )
 
 
@@ -451,16 +440,6 @@ def thinking_ablation(board: pd.DataFrame, pairs: list[tuple[str, str, str]], hi
                     }
                 )
     return pd.DataFrame(
-        rows,
-        columns=[
-            "pair",
-            "think_target",
-            "non_think_target",
-            "pool",
-            "metric",
-            "think",
-            "non_think",
-            "delta",
-            "highlighted",
-        ],
+        rows,  # the contract's columns but the ones the asset adds (the baseline flags, created_at)
+        columns=column_names(THINKING_ABLATION_COLUMNS, without=("is_baseline", "self_preference_risk", "created_at")),
     )

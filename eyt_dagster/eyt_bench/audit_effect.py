@@ -11,23 +11,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
 from eyt_dagster.eyt_bench.rank_intervals import LOWER_IS_BETTER
 from eyt_dagster.eyt_bench.simulator_audit import dialogue_flags
+from eyt_dagster.eyt_bench.table_contracts import SIMULATOR_AUDIT_EFFECT_COLUMNS
 
 KEYS = ["target", "pool", "seed_id"]
-EFFECT_COLUMNS = (
-    "pool",
-    "metric",
-    "target",
-    "n_dialogues",
-    "n_flagged",
-    "flag_rate",
-    "value_all",
-    "value_unflagged",
-    "rank_all",
-    "rank_unflagged",
-    "rank_changed",
+# the table's columns as its contract (table_contracts.py) orders them, without what the asset adds
+# (the baseline flags, created_at)
+EFFECT_COLUMNS = tuple(
+    column_names(SIMULATOR_AUDIT_EFFECT_COLUMNS, without=("is_baseline", "self_preference_risk", "created_at"))
 )
 
 

@@ -27,10 +27,13 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
+from eyt_dagster.core.storage_types import column_names
+from eyt_dagster.eyt_bench.table_contracts import HUMAN_ALIGNMENT_COLUMNS, HUMAN_ANNOTATIONS_COLUMNS
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100
 
 KEYS = ["target", "pool", "seed_id", "turn"]
-ANNOTATION_COLUMNS = ["annotator", *KEYS, "dimension", "score"]
+# the CSV's columns: the human_annotations table's, without what the asset adds (assets/eyt_bench/judge_calibration.py)
+ANNOTATION_COLUMNS = column_names(HUMAN_ANNOTATIONS_COLUMNS, without=("source_file", "created_at"))
 DIMENSIONS: tuple[str, ...] = tuple(DIMENSION_NAMES.values())
 SCORE_MIN, SCORE_MAX = 0.0, 5.0
 GRID: tuple[float, ...] = tuple(i / 2 for i in range(11))  # 0, 0.5, ..., 5: kappa and alpha categories
@@ -197,22 +200,9 @@ def alignment_table(
     return table
 
 
-ALIGNMENT_COLUMNS = (  # after "dimension", in _dimension_row's order
-    "n_cells",
-    "n_annotations",
-    "n_missing",
-    "pearson_r",
-    "spearman_rho",
-    "bias_0_100",
-    "qwk_judge_human",
-    "qwk_human_human",
-    "krippendorff_alpha_ordinal",
-    "within_1",
-    "same_bucket",
-    "lenience_early",
-    "lenience_late",
-    "lenience_late_minus_early",
-)
+# after "dimension", in _dimension_row's order: the human_alignment table's figures (its contract, without what the
+# asset adds)
+ALIGNMENT_COLUMNS = tuple(column_names(HUMAN_ALIGNMENT_COLUMNS, without=("dimension", "judges", "created_at")))
 
 
 def _alignment_rows(ann: pd.DataFrame, judge: pd.DataFrame) -> pd.DataFrame:

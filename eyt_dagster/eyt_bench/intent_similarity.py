@@ -11,10 +11,14 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.bounds import cosine
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.intent_texts import table_intent_texts
+from eyt_dagster.eyt_bench.table_contracts import INTENT_SIMILARITY_COLUMNS
 
-COLUMNS = ["target", "pool", "seed_id", "turn", "cos_gold_pred", "cos_pred_final"]
+# the table's columns as its contract (table_contracts.py) orders them, without what the asset adds
+# (the embedding model, created_at)
+COLUMNS = column_names(INTENT_SIMILARITY_COLUMNS, without=("embedding_model", "created_at"))
 # texts -> (text -> its normalised vector, what the embedding cost: stats for the run log)
 Embed = Callable[[list[str]], tuple[dict[str, np.ndarray], Any]]
 

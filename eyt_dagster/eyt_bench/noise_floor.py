@@ -24,28 +24,17 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import result_cache
+from eyt_dagster.core.storage_types import column_names
+from eyt_dagster.eyt_bench import table_contracts
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
 
 CELL = ["target", "pool"]
 SAMPLE = ["seed_id", "repeat", "judge_repeat"]
-COLUMNS = [
-    "target",
-    "pool",
-    "metric",
-    "repeats",
-    "judge_repeats",
-    "n_seeds",
-    "mean",
-    "sd_between",
-    "sd_within",
-    "sd_judge",
-    "share_between",
-    "share_within",
-    "share_judge",
-    "spread",
-    "rerun_sd",
-]
-PASS_K_COLUMNS = ["target", "pool", "k", "repeats", "n_seeds", "pass_k"]
+# The tables' columns as their contracts (table_contracts.py) order them, without what the asset adds (the baseline
+# flags and created_at: assets/eyt_bench/noise_floor.py).
+_ADDED = ("is_baseline", "self_preference_risk", "created_at")
+COLUMNS = column_names(table_contracts.NOISE_FLOOR_COLUMNS, without=_ADDED)
+PASS_K_COLUMNS = column_names(table_contracts.PASS_K_COLUMNS, without=_ADDED)
 # What a cell's stored noise-floor figures and pass^k values are computed by (core.result_cache): a change to how
 # either is computed must change its kind.
 NOISE_KIND = "noise_floor.cell.v1"

@@ -19,22 +19,17 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+from eyt_dagster.eyt_bench.table_contracts import RANK_INTERVALS_COLUMNS
 
 # Metrics where a lower value is better (every other metric: higher is better).
 LOWER_IS_BETTER = frozenset({"drift"})
 
-RANK_COLUMNS = (
-    "pool",
-    "metric",
-    "target",
-    "n_dialogues",
-    "n_targets",
-    "value",
-    "rank",
-    "rank_low",
-    "rank_high",
-    "resamples",
+# the table's columns as its contract (table_contracts.py) orders them, without what the asset adds
+# (the baseline flags, created_at)
+RANK_COLUMNS = tuple(
+    column_names(RANK_INTERVALS_COLUMNS, without=("is_baseline", "self_preference_risk", "created_at"))
 )
 
 

@@ -45,9 +45,11 @@ from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, IDEOGRAPHS
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_loop import ACHIEVED_TO_STOP
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.role_protocols import SimulatorAuditor
+from eyt_dagster.eyt_bench.table_contracts import SIMULATOR_AUDIT_COLUMNS
 from eyt_dagster.eyt_bench.table_rows import stat_column_names, stats_columns
 from eyt_dagster.eyt_bench.taxonomy import LATENT_STATEMENTS_BY_LANGUAGE
 from eyt_dagster.eyt_bench.types import AuditedTurn
@@ -103,21 +105,9 @@ TURN_FLAGS = ("latent_leak", "role_flip", "repetition", "empty_turn")
 MODEL_FLAGS = ("model_leak", "model_role_flip")  # the model check's, null without a model
 FLAGS = (*TURN_FLAGS, "early_end", *MODEL_FLAGS)
 MODEL_COLUMNS = [*MODEL_FLAGS, "model_reason", "model_error", "audit_model", *stat_column_names("audit_")]
-COLUMNS = [
-    "target",
-    "pool",
-    "seed_id",
-    "turn",
-    "simulator",
-    "language",
-    "leak_cosine",
-    "leak_overlap",
-    *TURN_FLAGS,
-    "early_end",
-    *MODEL_COLUMNS,
-    "simulator_flags",
-    "flagged",
-]
+# the table's columns as its contract (table_contracts.py) orders them, without what the asset adds
+# (the audit prompt's hash, the embedding model, created_at)
+COLUMNS = column_names(SIMULATOR_AUDIT_COLUMNS, without=("audit_prompt_hash", "embedding_model", "created_at"))
 # texts -> (text -> its normalised vector, what the embedding cost)
 Embed = Callable[[list[str]], tuple[dict[str, np.ndarray], Any]]
 _WORD = re.compile(rf"[{IDEOGRAPHS}]|[a-z0-9']+")

@@ -20,7 +20,6 @@ from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS
 from eyt_dagster.eyt_bench.dialogue_loop import DIALOGUE_ROLES
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
 from eyt_dagster.eyt_bench.encoder_calibration import DRIFT_MAX
-from eyt_dagster.eyt_bench.human_alignment import ANNOTATION_COLUMNS
 from eyt_dagster.eyt_bench.table_rows import (
     FINAL_COLUMNS,
     PERSONA_COLUMNS,
@@ -338,7 +337,8 @@ CROSS_JUDGE_ABLATION_COLUMNS: Columns = {
     **_CREATED,
 }
 HUMAN_ANNOTATIONS_COLUMNS: Columns = {
-    **_text(ANNOTATION_COLUMNS, turn="int64", score="float64"),
+    # the annotation CSV's columns (format: eyt_bench/human_alignment.py), then the file each row came from
+    **_text(["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"], turn="int64", score="float64"),
     "source_file": "string",
     **_CREATED,
 }

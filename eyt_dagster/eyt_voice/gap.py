@@ -14,22 +14,15 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.stats import paired_bootstrap_diff
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_voice.table_contracts import ASR_ERRORS_COLUMNS, VOICE_GAP_COLUMNS
 
-COLUMNS = [
-    "target",
-    "pool",
-    "metric",
-    "n_paired",
-    "text",
-    "voice",
-    "delta",
-    "ci_low",
-    "ci_high",
-    "excludes_zero",
-    "preserve_ratio",
-]
+# The tables' columns as their contracts (table_contracts.py) order them, without what the asset adds (the baseline
+# flags and created_at: assets/eyt_voice/reports.py).
+_ADDED = ("is_baseline", "self_preference_risk", "created_at")
+COLUMNS = column_names(VOICE_GAP_COLUMNS, without=_ADDED)
 
 
 def voice_gap(scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
@@ -66,19 +59,7 @@ def voice_gap(scores: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFram
 
 
 LABELS = ("explicit_intent", "latent_intent", "emotion")
-ASR_COLUMNS = [
-    "target",
-    "pool",
-    "turns",
-    "ref_words",
-    "word_errors",
-    "error_unit",
-    "wer",
-    "cer",
-    "turns_clean",
-    "turns_misheard",
-    *(f"{label}_acc_{part}" for label in LABELS for part in ("clean", "misheard")),
-]
+ASR_COLUMNS = column_names(ASR_ERRORS_COLUMNS, without=_ADDED)
 
 
 def _unit(cell: pd.DataFrame) -> str:

@@ -20,26 +20,18 @@ from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error, failure_kin
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.core.stats import paired_bootstrap_diff
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
-from eyt_dagster.eyt_bench.table_rows import stats_columns
+from eyt_dagster.eyt_bench.table_rows import stat_column_names, stats_columns
+from eyt_dagster.eyt_voice.table_contracts import PROSODY_EFFECT_COLUMNS, PROSODY_PROBE_COLUMNS
 from eyt_dagster.eyt_voice.voiced_loop import Listener, UserClip, VoicedExchange, Voicer
 from eyt_dagster.eyt_voice.voicing import VoiceChoice, voice_instruction
 
 PLAIN = "neutral"
-COLUMNS = [
-    "target",
-    "pool",
-    "seed_id",
-    "turn",
-    "gold_emotion",
-    "pred_emotion_toned",
-    "pred_emotion_plain",
-    "plain_clip_path",
-    "plain_clip_sha256",
-    "error",
-    "error_kind",
-]
-EFFECT_COLUMNS = ["target", "pool", "n_turns", "acc_toned", "acc_plain", "delta", "ci_low", "ci_high", "excludes_zero"]
+# The tables' columns as their contracts (table_contracts.py) order them, without what is added afterwards: the
+# probe's call figures (appended by `probe`), created_at and the effect's baseline flags (assets/eyt_voice/).
+COLUMNS = column_names(PROSODY_PROBE_COLUMNS, without=(*stat_column_names("target_"), "created_at"))
+EFFECT_COLUMNS = column_names(PROSODY_EFFECT_COLUMNS, without=("is_baseline", "self_preference_risk", "created_at"))
 
 
 def _clip(row: dict[str, Any], choice: VoiceChoice, resolve: Callable[[str], str]) -> UserClip:

@@ -10,9 +10,17 @@ mutation is executed against it. See docs/refresh.md.
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from eyt_dagster.core.env_settings import dagster_home
 from eyt_dagster.ops.instance import PROJECT_ROOT
+
+if TYPE_CHECKING:  # dagster is imported where it is used
+    from dagster import DagsterInstance
+    from dagster._core.workspace.context import WorkspaceProcessContext
+
+    from eyt_dagster.ops.refresh_plan import AssetPartition
 
 _BACKFILL_MUTATION = """mutation EytBackfill($params: LaunchBackfillParams!) {
   launchPartitionBackfill(backfillParams: $params) {
@@ -31,7 +39,7 @@ def _location() -> tuple[str, str]:
     return entry["module_name"], entry.get("location_name") or entry["module_name"]
 
 
-def _workspace(instance):
+def _workspace(instance: DagsterInstance) -> WorkspaceProcessContext:
     """A workspace holding the code location loaded in this process (no webserver, no code server)."""
     # no public API builds a workspace (what the GraphQL schema runs against) without a webserver
     from dagster._core.remote_origin import InProcessCodeLocationOrigin
@@ -45,7 +53,7 @@ def _workspace(instance):
     return WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin))
 
 
-def submit_backfill(instance, findings) -> int:
+def submit_backfill(instance: DagsterInstance, findings: Collection[AssetPartition]) -> int:
     """Submit the asset partitions as one asset backfill; 0 when Dagster accepted it, 1 otherwise."""
     import asyncio
 

@@ -33,6 +33,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -104,7 +105,7 @@ class Measurement:
         return sum(s.ideal_s for s in self.stages.values())
 
 
-def _model(model_id: str, family: str, base_url: str, concurrency: int) -> dict:
+def _model(model_id: str, family: str, base_url: str, concurrency: int) -> dict[str, Any]:
     return {
         "id": model_id,
         "provider": "openai",
@@ -117,7 +118,7 @@ def _model(model_id: str, family: str, base_url: str, concurrency: int) -> dict:
     }
 
 
-def bench_slate(settings: BenchSettings, base_url: str) -> dict:
+def bench_slate(settings: BenchSettings, base_url: str) -> dict[str, Any]:
     """The default slate with every EYT-Bench role on the bench server (no SpeechEQ target, no ablation judge)."""
     slate = yaml.safe_load(default_slate_path().read_text())
     c = settings.max_concurrency
@@ -205,7 +206,7 @@ def most_at_once(spans: list[tuple[float, float]]) -> int:
     return most
 
 
-def ledger_rows(data_dir: Path) -> list[dict]:
+def ledger_rows(data_dir: Path) -> list[dict[str, Any]]:
     """The network calls of the ledger (cache hits left out), wherever the runs' instance keeps it (the SQLite file
     under data_dir, or the instance's Postgres database: resources/models/cache_backend.py)."""
     from dagster import DagsterInstance
@@ -239,9 +240,9 @@ def chain_length(stage: str, purposes: list[str]) -> int:
     return 2 * max((len(t) for t in turns.values()), default=0)
 
 
-def _by_run_stage(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
+def _by_run_stage(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """The ledger rows of the benchmarked stages, by (run id, stage)."""
-    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         stage = PURPOSE_STAGE.get(row["purpose"].split(":", 1)[0])
         if stage is not None:
@@ -249,14 +250,14 @@ def _by_run_stage(rows: list[dict]) -> dict[tuple[str, str], list[dict]]:
     return grouped
 
 
-def _waves(rows: list[dict], budgets: dict[str, int]) -> int:
+def _waves(rows: list[dict[str, Any]], budgets: dict[str, int]) -> int:
     """The most waves any endpoint needs for these calls: ceil(its calls / its budget)."""
     by_model = Counter(r["model_id"] for r in rows)
     return max((math.ceil(n / budgets[m]) for m, n in by_model.items()), default=0)
 
 
 def stage_ideals(
-    rows: list[dict], budgets: dict[str, int], latency_s: float
+    rows: list[dict[str, Any]], budgets: dict[str, int], latency_s: float
 ) -> dict[tuple[str, str], tuple[int, float]]:
     """(run id, stage) -> (network calls, latency-bound ideal in seconds)."""
     out = {}
@@ -266,7 +267,7 @@ def stage_ideals(
     return out
 
 
-def overlapped_ideal(rows: list[dict], budgets: dict[str, int], latency_s: float) -> float:
+def overlapped_ideal(rows: list[dict[str, Any]], budgets: dict[str, int], latency_s: float) -> float:
     """The latency-bound ideal of a whole run whose partition runs overlap: no schedule beats the endpoint with the
     most waves over the whole run (its calls / its budget, whichever runs made them), nor the longest chain of
     calls inside one run (its stages follow one another: the sum of their chains)."""

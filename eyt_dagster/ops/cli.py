@@ -31,22 +31,26 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eyt_dagster.automation import slate_keys
 from eyt_dagster.core import env_settings
 from eyt_dagster.core.env_settings import SettingError, dagster_home, data_dir
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
 from eyt_dagster.ops.progress_display import DEFAULT_EVERY_S, PROGRESS_EVERY_ENV
-from eyt_dagster.ops.refresh import asset_parents, refresh, slate_keys
+from eyt_dagster.ops.refresh import asset_parents, refresh
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.target_removal import delete_target_rows, mark_removed, tables_with_target, target_partitions
 from eyt_dagster.slate import SlateError, load_slate, slate_path_from_env
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 if TYPE_CHECKING:
+    from dagster import DagsterInstance
+
     from resources.models.cache_backend import CacheBackend
 
 
@@ -103,7 +107,7 @@ def _parallel(text: str) -> int:
     return value
 
 
-def report_dead_runs(instance) -> None:
+def report_dead_runs(instance: DagsterInstance) -> None:
     """Mark the runs whose process on this host is gone as failed (eyt_dagster/ops/dead_runs.py) and say so."""
     for line in mark_dead_runs(instance):
         print(f"marked failed: {line}")
@@ -234,7 +238,7 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scope(args: argparse.Namespace):
+def _scope(args: argparse.Namespace) -> Callable[[str], bool]:
     """Which assets `eyt refresh` considers: everything, or EYT-Bench only (--no-speech: neither SpeechEQ nor the
     spoken EYT-Bench)."""
     return (lambda asset: not asset.startswith(("speech/", "voice/"))) if args.no_speech else (lambda asset: True)

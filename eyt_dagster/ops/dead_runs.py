@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import socket
 
-from dagster import DagsterRunStatus, DefaultRunLauncher, RunsFilter
+from dagster import DagsterInstance, DagsterRun, DagsterRunStatus, DefaultRunLauncher, RunsFilter
 
 # Worker health types for a run launcher's check (Dagster exports the launcher classes, not these two).
 from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
@@ -46,11 +46,11 @@ def why_dead(tags: dict[str, str], host: str | None = None) -> str | None:
     return f"its process (pid {pid} on {host}) no longer exists: it was killed or the machine went down. {RESUME}"
 
 
-def _report_failed(instance, run, why: str) -> None:
+def _report_failed(instance: DagsterInstance, run: DagsterRun, why: str) -> None:
     instance.report_run_failed(run, message=f"Run {run.run_id} ({run.job_name}) marked failed by eyt: {why}")
 
 
-def mark_dead_runs(instance) -> list[str]:
+def mark_dead_runs(instance: DagsterInstance) -> list[str]:
     """Report every STARTED / STARTING run whose process on this host is gone as failed; return one line per run."""
     marked = []
     for record in instance.get_run_records(RunsFilter(statuses=list(JUDGED_STATUSES))):
@@ -62,7 +62,7 @@ def mark_dead_runs(instance) -> list[str]:
     return marked
 
 
-def mark_process_runs(instance, pid: int, start: str | None, cause: str) -> list:
+def mark_process_runs(instance: DagsterInstance, pid: int, start: str | None, cause: str) -> list[DagsterRun]:
     """Report failed every unfinished run that process `pid` of this host (started at `start`, when known) was
     executing, which the caller knows to be dead, with `cause` in the message (e.g. "worker process died: SIGSEGV
     ... while executing speech_eval [x]"); return those runs."""
@@ -88,6 +88,6 @@ class EytRunLauncher(DefaultRunLauncher):
     def supports_check_run_worker_health(self) -> bool:
         return True
 
-    def check_run_worker_health(self, run) -> CheckRunHealthResult:
+    def check_run_worker_health(self, run: DagsterRun) -> CheckRunHealthResult:
         why = why_dead(dict(run.tags))
         return CheckRunHealthResult(WorkerStatus.FAILED, why) if why else CheckRunHealthResult(WorkerStatus.RUNNING)

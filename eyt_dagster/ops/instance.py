@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eyt_dagster.core.env_settings import DAGSTER_HOME, dagster_home
 from eyt_dagster.partitions import TARGET_PARTITION_SETS
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
@@ -28,7 +32,7 @@ def ensure_dagster_home() -> Path:
     return home
 
 
-def register_targets(instance, slate: Slate | None = None) -> list[str]:
+def register_targets(instance: DagsterInstance, slate: Slate | None = None) -> list[str]:
     """Add every slate target as a key of its benchmarks' dynamic target partitions (`targets` for EYT-Bench,
     `speech_targets` for SpeechEQ); return the new keys as 'set:id'."""
     slate = slate or load_slate(slate_path_from_env())

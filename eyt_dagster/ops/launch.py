@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from eyt_dagster.core.env_settings import TORCH_THREADS, data_dir
 from eyt_dagster.ops.instance import PROJECT_ROOT
 from eyt_dagster.ops.progress_display import RunWatch, display
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
 from resources.runs.progress_files import LAUNCH_TAG
+
+if TYPE_CHECKING:  # dagster is imported where it is used: `eyt`'s commands that run nothing start without it
+    from dagster import AssetCheckEvaluation, AssetKey, DagsterEvent, DagsterInstance, JobDefinition, MetadataValue
+    from dagster._core.instance.ref import InstanceRef
+
+    from eyt_dagster.ops.run_plan import Run
 
 # Partition runs at once: two cores by default; a worker process costs an import of the code location (~5 s) and
 # its memory, and the runs' model calls are bounded per endpoint anyway (docs/operations.md).
@@ -34,13 +42,19 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 RUN_LOGS = "logs"  # under the data directory: one file per run that warned or failed, <run id>.log
 
 
-def job_by_name(name: str):
+def job_by_name(name: str) -> JobDefinition:
     from eyt_dagster.definitions import defs
 
     return defs.resolve_job_def(name)
 
 
-def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_selection=None) -> tuple[bool, str]:
+def _execute(
+    instance: DagsterInstance,
+    job_name: str,
+    tags: dict[str, str],
+    label: str,
+    asset_selection: list[AssetKey] | None = None,
+) -> tuple[bool, str]:
     from dagster import build_reconstructable_job, execute_job
 
     from resources.runs.processes import process_tags
@@ -88,7 +102,7 @@ def _execute(instance, job_name: str, tags: dict[str, str], label: str, asset_se
     return ok, "\n".join(lines)
 
 
-def _materialized(events) -> list[tuple[str, dict]]:
+def _materialized(events: Sequence[DagsterEvent]) -> list[tuple[str, dict[str, MetadataValue]]]:
     """(asset partition, metadata) of each materialisation among a run's events."""
     found = []
     for event in events:
@@ -98,11 +112,11 @@ def _materialized(events) -> list[tuple[str, dict]]:
     return found
 
 
-def error_rows(events) -> list[tuple[str, int, str]]:
+def error_rows(events: Sequence[DagsterEvent]) -> list[tuple[str, int, str]]:
     """(asset partition, error rows, failures line) of each materialisation of the run whose table holds error rows
     (its `error_rows` / `failures` metadata, assets/_output.py)."""
     return [
-        (asset, int(meta["error_rows"].value), str(meta["failures"].value) if "failures" in meta else "")
+        (asset, int(cast(int, meta["error_rows"].value)), str(meta["failures"].value) if "failures" in meta else "")
         for asset, meta in _materialized(events)
         if "error_rows" in meta and meta["error_rows"].value
     ]
@@ -112,7 +126,7 @@ def error_rows(events) -> list[tuple[str, int, str]]:
 NOTICE = "notice"
 
 
-def notices(events) -> list[tuple[str, str]]:
+def notices(events: Sequence[DagsterEvent]) -> list[tuple[str, str]]:
     """(asset partition, text) of each materialisation of the run whose metadata holds a NOTICE."""
     return [
         (asset, str(meta[NOTICE].value))
@@ -121,12 +135,12 @@ def notices(events) -> list[tuple[str, str]]:
     ]
 
 
-def run_log(instance, run_id: str) -> Path | None:
+def run_log(instance: DagsterInstance, run_id: str) -> Path | None:
     """Write the run's warnings and errors, with the tracebacks of failed steps, to <data dir>/logs/<run id>.log; its
     path, or None when it cannot be written (the run's line then goes without it)."""
     lines = []
     for entry in instance.all_logs(run_id):
-        if entry.level < 30:  # logging.WARNING
+        if cast(int, entry.level) < 30:  # logging.WARNING (Dagster types a level as str | int; stored ones are ints)
             continue
         when = time.strftime("%H:%M:%S", time.localtime(entry.timestamp))
         lines.append(f"{when} {entry.step_key or '-'}: {entry.user_message or entry.message}")
@@ -150,7 +164,7 @@ def run_log(instance, run_id: str) -> Path | None:
 SELF_EXPLAINING_ERRORS = frozenset({"IncompatibleEndpointError", "MissingApiKeyError", "Failure"})
 
 
-def failure_reason(event) -> str:
+def failure_reason(event: DagsterEvent) -> str:
     """Why a step failed, for the run's summary line: the first line of the exception that failed it (the innermost
     cause of Dagster's wrapper), or the event's own message when it carries none."""
     error = getattr(getattr(event, "step_failure_data", None), "error", None)
@@ -167,7 +181,7 @@ def failure_reason(event) -> str:
     return first
 
 
-def failed_error_checks(evaluations) -> list[str]:
+def failed_error_checks(evaluations: Sequence[AssetCheckEvaluation]) -> list[str]:
     """'asset check_name: description' of every ERROR-severity asset check that failed (the run's label names the
     partition). Such a run counts as failed for `eyt run` and `eyt refresh` (their exit status), although Dagster
     records the run itself as a success (a check blocks nothing; the UI shows it failed next to its asset). WARN
@@ -181,7 +195,7 @@ def failed_error_checks(evaluations) -> list[str]:
     ]
 
 
-def failed_warn_checks(evaluations) -> list[str]:
+def failed_warn_checks(evaluations: Sequence[AssetCheckEvaluation]) -> list[str]:
     """'asset check_name: description' of every WARN-severity asset check that failed: printed under the run's line,
     without failing it (error rows a rerun retries, replies cut at max_tokens)."""
     from dagster import AssetCheckSeverity
@@ -193,8 +207,8 @@ def failed_warn_checks(evaluations) -> list[str]:
     ]
 
 
-_WORKER_INSTANCE = None
-_WORKER_INSTANCE_REF = None
+_WORKER_INSTANCE: DagsterInstance | None = None
+_WORKER_INSTANCE_REF: InstanceRef | None = None
 
 
 def worker_torch_threads(parallel: int, cores: int | None) -> int:
@@ -202,7 +216,7 @@ def worker_torch_threads(parallel: int, cores: int | None) -> int:
     return max(1, (cores or 1) // max(1, parallel))
 
 
-def _worker_start(torch_threads: int, instance_ref=None) -> None:
+def _worker_start(torch_threads: int, instance_ref: InstanceRef | None = None) -> None:
     """In a new worker process: cap torch's threads (unless EYT_TORCH_THREADS is set already, see
     resources/text/embeddings.py), then import the code location once, so each run only pays for itself. Runs go to
     the instance of `instance_ref` (the launcher's), else to DAGSTER_HOME's."""
@@ -241,7 +255,7 @@ def _worker_execute(job_name: str, tags: dict[str, str], label: str, assets: tup
         return False, f"  FAILED {label:<48} could not start: {type(exc).__name__}: {exc}"
 
 
-def _instance_ref(instance):
+def _instance_ref(instance: DagsterInstance) -> InstanceRef:
     """The reference a worker process opens the instance from; an instance without one (ephemeral) cannot be
     shared with workers."""
     from dagster._core.errors import DagsterInvariantViolationError
@@ -262,7 +276,7 @@ class Launcher:
     is marked failed in the instance with the cause named, and the next run gets a new worker; the other workers'
     runs go on untouched."""
 
-    def __init__(self, instance, parallel: int, watch: RunWatch | None = None) -> None:
+    def __init__(self, instance: DagsterInstance, parallel: int, watch: RunWatch | None = None) -> None:
         self.instance = instance
         self.parallel = parallel
         self.watch = watch  # told when each run starts and ends; its tag finds the run's progress heartbeats
@@ -274,11 +288,11 @@ class Launcher:
         self._pool = WorkerPool(self.parallel, _worker_start, (threads, _instance_ref(self.instance)))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
             self._pool.__exit__(*exc)
 
-    def interrupt(self, pending: list[Future], timeout_s: float = 60.0) -> None:
+    def interrupt(self, pending: list[Future[bool]], timeout_s: float = 60.0) -> None:
         """Ctrl-C: hand the interrupt to the workers with a run, so Dagster ends each run as interrupted (failed, its
         finished work kept), and wait for their lines."""
         from concurrent.futures import wait
@@ -286,13 +300,13 @@ class Launcher:
         if self._pool is not None and self._pool.interrupt():
             wait(pending, timeout=timeout_s)
 
-    def start(self, index: int, run) -> Future:
+    def start(self, index: int, run: Run) -> Future[bool]:
         if self._pool is None:
             raise RuntimeError("Launcher.start outside `with Launcher(...)`")
-        outer: Future = Future()
+        outer: Future[bool] = Future()
         started = time.monotonic()
 
-        def finished(inner: Future) -> None:
+        def finished(inner: Future[tuple[bool, str]]) -> None:
             try:
                 ok, text = inner.result()
             except WorkerDied as died:
@@ -311,6 +325,7 @@ class Launcher:
         tags = run.tags if self.watch is None else {**run.tags, LAUNCH_TAG: self.watch.tag(index)}
         if self.watch is not None:
             self.watch.started(index, run.label)
+        inner: Future[tuple[bool, str]]
         try:
             inner = self._pool.submit(_worker_execute, run.job, tags, run.label, tuple(run.assets))
         except RuntimeError as exc:  # no worker could be started for it
@@ -319,7 +334,7 @@ class Launcher:
         inner.add_done_callback(finished)
         return outer
 
-    def _worker_died(self, run, died: WorkerDied, seconds: float) -> str:
+    def _worker_died(self, run: Run, died: WorkerDied, seconds: float) -> str:
         """Mark the run of a worker that died failed in the instance, naming the cause; the line to print."""
         from eyt_dagster.ops.dead_runs import mark_process_runs
 
@@ -348,16 +363,16 @@ def start_failure(exc: WorkerStartFailed) -> str:
     return f"the worker process could not start: {last} (traceback: {path})"
 
 
-def execute_runs(instance, runs, parallel: int) -> bool:
+def execute_runs(instance: DagsterInstance, runs: Sequence[Run], parallel: int) -> bool:
     """Execute the runs, `parallel` at once in worker processes, in dependency order, and print the summary of what
     succeeded, failed and was skipped; True when every run succeeded (a skipped run counts as failed)."""
     from eyt_dagster.ops.run_plan import OK, run_all, summary
 
     started = time.monotonic()
     watch = RunWatch(data_dir())  # where the runs write
-    started_runs: list[Future] = []
+    started_runs: list[Future[bool]] = []
 
-    def start(index: int, run) -> Future:
+    def start(index: int, run: Run) -> Future[bool]:
         started_runs.append(launcher.start(index, run))
         return started_runs[-1]
 
@@ -376,7 +391,7 @@ def execute_runs(instance, runs, parallel: int) -> bool:
     return all(state == OK for state in outcome.values())
 
 
-def ensure_pools(instance) -> None:
+def ensure_pools(instance: DagsterInstance) -> None:
     """Give the location's pools their instance default limit before any run starts. Dagster creates a pool's limit
     when a step first claims a slot; on Postgres two runs doing that at the same moment both insert it and one run
     fails on the unique key (seen with bench/postgres_instance.py)."""

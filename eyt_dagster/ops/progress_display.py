@@ -14,11 +14,15 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from eyt_dagster.core import env_settings
 from eyt_dagster.core.progress import done_text, duration_text, figures_text
 from resources.runs.progress_files import RUNNING, Heartbeat, read_heartbeats
+
+if TYPE_CHECKING:  # rich is imported where the live table is drawn
+    from rich.table import Table
+    from rich.text import Text
 
 PROGRESS_EVERY_ENV = env_settings.PROGRESS_EVERY.name
 DEFAULT_EVERY_S = env_settings.DEFAULT_PROGRESS_EVERY_S  # a plain progress line per running run this often (0: none)
@@ -135,7 +139,7 @@ class _LiveTable:
     def __exit__(self, *exc: object) -> None:
         self.live.__exit__(None, None, None)
 
-    def _table(self):
+    def _table(self) -> Table | Text:
         from rich.table import Table
         from rich.text import Text
 
@@ -156,7 +160,9 @@ class _LiveTable:
         return table
 
 
-def display(watch: RunWatch, *, tty: bool | None = None, every_s: float | None = None, out: TextIO | None = None):
+def display(
+    watch: RunWatch, *, tty: bool | None = None, every_s: float | None = None, out: TextIO | None = None
+) -> _LiveTable | _PlainLines:
     """The display for this command: the live table on a terminal, else plain lines every `every_s` seconds."""
     out = sys.stdout if out is None else out
     tty = out.isatty() if tty is None else tty

@@ -7,15 +7,23 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from eyt_dagster.automation import nothing_to_read, outside_slate, slate_keys  # noqa: F401 - slate_keys: part of this module's API
+from eyt_dagster.automation import nothing_to_read, outside_slate
+from eyt_dagster.automation import slate_keys as slate_keys  # part of this module's API
 from eyt_dagster.ops.launch import execute_runs
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance, Definitions, PartitionsDefinition
+
+    from eyt_dagster.ops.refresh_plan import AssetPartition, Finding, PlannedRun
+    from eyt_dagster.slate import Slate
 
 REQUESTED = "requested by its automation condition"
 
 
-def _cause_text(cause: dict, asset: str, partition: str | None) -> str:
+def _cause_text(cause: dict[str, Any], asset: str, partition: str | None) -> str:
     """A stale cause as text, naming the upstream asset partition when the cause is not the asset's own."""
     subject = "/".join(cause["key"]["path"])
     if (subject, cause.get("partitionKey")) == (asset, partition):
@@ -41,8 +49,22 @@ class AssetState:
     slate's settings) are inputs, not results: they are not listed. With `slate`, causes that come from changed
     slate settings name them (eyt_dagster/settings_sources.py)."""
 
-    def __init__(self, defs, instance, include, keys: dict[str, set[str]], slate=None) -> None:
-        from dagster import AssetKey, AssetSelection, evaluate_automation_conditions, partition_loading_context
+    def __init__(
+        self,
+        defs: Definitions,
+        instance: DagsterInstance,
+        include: Callable[[str], bool],
+        keys: dict[str, set[str]],
+        slate: Slate | None = None,
+    ) -> None:
+        from dagster import (
+            AssetKey,
+            AssetsDefinition,
+            AssetSelection,
+            evaluate_automation_conditions,
+            partition_loading_context,
+        )
+        from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
         from eyt_dagster import staleness
         from eyt_dagster.ops import refresh_plan as ops
@@ -52,12 +74,12 @@ class AssetState:
         nodes = [n for n in graph.asset_nodes if n.is_materializable and include(n.key.to_user_string())]
         history = slate and SettingsHistory(instance, slate, {n.key.to_user_string(): n.code_version for n in nodes})
 
-        def why(cause: dict, asset: str, partition: str | None) -> str:
+        def why(cause: dict[str, Any], asset: str, partition: str | None) -> str:
             return (history and history.explain(asset, partition, cause)) or _cause_text(cause, asset, partition)
 
-        self.statuses: dict = {}
-        self.causes: dict = {}
-        self.parents = {}
+        self.statuses: dict[AssetPartition, str] = {}
+        self.causes: dict[AssetPartition, list[str]] = {}
+        self.parents: dict[str, list[str]] = {}
         self.left_alone: set[str] = set()
         latest = staleness.Latest(instance, slate.attempts_per_day if slate is not None else None)
         with partition_loading_context(dynamic_partitions_store=instance):
@@ -70,7 +92,11 @@ class AssetState:
                     self.left_alone.add(f"{asset} (no {' or '.join(empty)} in the slate)")
                     continue
                 for partition in partitions:
-                    outside = partition is not None and outside_slate(node.partitions_def, partition, keys)
+                    outside = (
+                        partition is not None
+                        and node.partitions_def is not None  # always, when a partition is
+                        and outside_slate(node.partitions_def, partition, keys)
+                    )
                     if outside:
                         # named only when it holds results: a pool no slate ever played is nothing to leave alone
                         if latest.get(node.key, partition) is not None:
@@ -88,18 +114,21 @@ class AssetState:
             }
             self._children = {}
             for asset, partition in self.statuses:
-                found = graph.get_children_partitions(AssetKey.from_user_string(asset), partition)
-                self._children[(asset, partition)] = [(c.asset_key.to_user_string(), c.partition_key) for c in found]
+                children = graph.get_children_partitions(AssetKey.from_user_string(asset), partition)
+                self._children[(asset, partition)] = [(c.asset_key.to_user_string(), c.partition_key) for c in children]
         in_scope = {n.key for n in nodes}
         self.together = {
             a.to_user_string(): [b.to_user_string() for b in assets.keys if b != a]
             for assets in defs.assets or ()
-            if len(getattr(assets, "keys", ())) > 1 and not assets.can_subset
+            if isinstance(assets, AssetsDefinition)  # specs and source assets have one key
+            and len(assets.keys) > 1
+            and not assets.can_subset
             for a in assets.keys
             if a in in_scope
         }
         job_assets = {}
         for job in defs.jobs or ():
+            assert isinstance(job, UnresolvedAssetJobDefinition)  # the location's jobs are asset jobs (jobs.py)
             selected = sorted(k.to_user_string() for k in job.selection.resolve(graph) if k in in_scope)
             if selected:
                 job_assets[job.name] = selected
@@ -109,10 +138,10 @@ class AssetState:
             self.job_of[a]: graph.get(AssetKey.from_user_string(a)).partitions_def for a in self.job_of
         }
 
-    def children(self, key):
+    def children(self, key: AssetPartition) -> Sequence[AssetPartition]:
         return self._children.get(key, ())
 
-    def held_back(self, findings: dict) -> list:
+    def held_back(self, findings: Mapping[AssetPartition, Finding]) -> list[AssetPartition]:
         """Asset partitions that are not fresh but that no condition requests and that lie below no requested one:
         a run of theirs or of a parent is in progress, or a parent is missing and not requested."""
         return sorted(
@@ -128,7 +157,7 @@ class AssetState:
             if status == "GAVE_UP"
         ]
 
-    def findings(self, extra: dict | None = None) -> dict:
+    def findings(self, extra: Mapping[AssetPartition, Finding] | None = None) -> dict[AssetPartition, Finding]:
         """What the automation conditions request (with the state and causes of each), `extra`, and every asset
         partition downstream of those, in any job. A partition that is out of date itself is listed with its own
         state and causes."""
@@ -161,7 +190,7 @@ class AssetState:
         }
 
 
-def _definitions():
+def _definitions() -> Definitions:
     """The code location's definitions, imported in this process: `eyt refresh` is a fresh process, so a prompt
     or slate edited since the last run shows up as a new code version."""
     from eyt_dagster.definitions import defs
@@ -170,17 +199,17 @@ def _definitions():
 
 
 def refresh(
-    instance,
-    include,
-    keys,
+    instance: DagsterInstance,
+    include: Callable[[str], bool],
+    keys: dict[str, set[str]],
     *,
     dry_run: bool = False,
     backfill: bool = False,
     forced: Collection[str] | None = frozenset(),
     reason: str = "",
     only_forced: bool = False,
-    slate=None,
-    defs=None,
+    slate: Slate | None = None,
+    defs: Definitions | None = None,
     parallel: int = 1,
 ) -> int:
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
@@ -241,7 +270,12 @@ def refresh(
     return _execute_plan(instance, runs, state.partitions_def, parallel)
 
 
-def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
+def _execute_plan(
+    instance: DagsterInstance,
+    runs: Sequence[PlannedRun],
+    partitions_def: Mapping[str, PartitionsDefinition | None],
+    parallel: int = 1,
+) -> int:
     from dagster import partition_loading_context
 
     from eyt_dagster.ops.run_plan import Run
@@ -250,8 +284,10 @@ def _execute_plan(instance, runs, partitions_def, parallel: int = 1) -> int:
     for run in runs:
         tags = {"eyt/command": "refresh"}
         if run.partition is not None:
+            pdef = partitions_def[run.job]
+            assert pdef is not None  # a partitioned run's job is partitioned
             with partition_loading_context(dynamic_partitions_store=instance):
-                tags.update(partitions_def[run.job].get_tags_for_partition_key(run.partition))
+                tags.update(pdef.get_tags_for_partition_key(run.partition))
         planned.append(
             Run(
                 run.job,

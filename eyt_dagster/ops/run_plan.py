@@ -41,7 +41,7 @@ def check_order(runs: Sequence[Run]) -> None:
 
 def run_all(
     runs: Sequence[Run],
-    start: Callable[[int, Run], Future],
+    start: Callable[[int, Run], Future[bool]],
     parallel: int,
     on_skip: Callable[[int, Run], None] = lambda i, run: None,
 ) -> dict[int, str]:
@@ -52,7 +52,7 @@ def run_all(
         raise ValueError(f"parallel must be at least 1, got {parallel}")
     check_order(runs)
     outcome: dict[int, str] = {}
-    running: dict[Future, int] = {}
+    running: dict[Future[bool], int] = {}
     waiting = list(range(len(runs)))
     while waiting or running:
         changed = True

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # dagster is imported where it is used
+    from dagster import AssetKey, DagsterInstance, PartitionsDefinition
 
 
 def tables_with_target(target: str) -> list[tuple[str, str, int]]:
@@ -22,7 +26,7 @@ def tables_with_target(target: str) -> list[tuple[str, str, int]]:
             (
                 schema,
                 table,
-                con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE target = ?', [target]).fetchone()[0],
+                con.execute(f'SELECT count(*) FROM "{schema}"."{table}" WHERE target = ?', [target]).fetchall()[0][0],
             )
             for schema, table in tables
         ]
@@ -75,7 +79,7 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
     return deleted
 
 
-def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:
+def _targets_in(pdef: PartitionsDefinition, key: str, sets: list[str]) -> list[str]:
     """The target ids a partition key names in the given dynamic partition sets (alone or as one dimension)."""
     from dagster import DynamicPartitionsDefinition, MultiPartitionsDefinition
 
@@ -91,14 +95,14 @@ def _targets_in(pdef, key: str, sets: list[str]) -> list[str]:
     return []
 
 
-def target_partitions(instance, sets: list[str], target: str) -> dict:
+def target_partitions(instance: DagsterInstance, sets: list[str], target: str) -> dict[AssetKey, list[str]]:
     """{asset key: [partition keys]} of the materialised partitions that belong to `target` in the given
     dynamic partition sets (alone or as one dimension of a multi-partition)."""
     from dagster import DynamicPartitionsDefinition, MultiPartitionsDefinition
 
     from eyt_dagster.definitions import defs
 
-    found = {}
+    found: dict[AssetKey, list[str]] = {}
     for node in defs.resolve_asset_graph().asset_nodes:
         if not isinstance(node.partitions_def, (DynamicPartitionsDefinition, MultiPartitionsDefinition)):
             continue
@@ -112,7 +116,7 @@ def target_partitions(instance, sets: list[str], target: str) -> dict:
     return found
 
 
-def mark_removed(instance, materialised: dict, target: str) -> int:
+def mark_removed(instance: DagsterInstance, materialised: dict[AssetKey, list[str]], target: str) -> int:
     """Record, for each asset partition whose history the instance cannot wipe, a materialisation that says its rows
     were deleted (tag REMOVED_TAG), so the project's staleness reads it as missing (eyt_dagster/staleness.py): a
     target still in the slate, or added again later, is planned and computed afresh. Returns how many."""

@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import SpawnContext
 from typing import Any
 
 from resources.runs.processes import process_start
@@ -61,7 +62,7 @@ class WorkerStartFailed(RuntimeError):
     """The worker's initializer raised, so it cannot run tasks; the message holds its traceback."""
 
 
-def _serve(conn: Connection, initializer: Callable[..., None] | None, initargs: tuple) -> None:
+def _serve(conn: Connection, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     """A worker's life: initialise once, then answer tasks until told to stop or the pipe closes. The worker leaves
     the terminal's process group first, so a Ctrl-C reaches only the pool's process, which hands it on to the
     workers with a task (WorkerPool.interrupt): the helper processes a task starts are never signalled by the
@@ -100,12 +101,15 @@ def _serve(conn: Connection, initializer: Callable[..., None] | None, initargs: 
 
 
 class _Worker:
-    def __init__(self, context, initializer, initargs) -> None:
+    def __init__(
+        self, context: SpawnContext, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]
+    ) -> None:
         self.conn, child = context.Pipe()
         # not daemonic: a run may start processes of its own through multiprocessing (daemons may not)
         self.process = context.Process(target=_serve, args=(child, initializer, initargs))
         self.process.start()
         child.close()
+        assert self.process.pid is not None  # set by start()
         self.pid: int = self.process.pid
         self.start_time = process_start(self.pid)  # readable until the process is reaped, even if already dead
         self.busy = False
@@ -116,7 +120,9 @@ class WorkerPool:
     time. `submit` hands a task to an idle worker (spawning one when fewer than `size` live) and returns a Future
     of its result; the caller keeps at most `size` tasks in flight. Use it as a context manager."""
 
-    def __init__(self, size: int, initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> None:
+    def __init__(
+        self, size: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+    ) -> None:
         if size < 1:
             raise ValueError(f"a worker pool needs at least one worker, got {size}")
         self.size = size
@@ -129,7 +135,7 @@ class WorkerPool:
     def __enter__(self) -> WorkerPool:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close(wait_for_tasks=exc[0] is None)
 
     @property
@@ -137,9 +143,9 @@ class WorkerPool:
         with self._lock:
             return [w.pid for w in self._workers]
 
-    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run `function(*args)` in an idle worker; the Future raises WorkerDied if that worker dies meanwhile."""
-        future: Future = Future()
+        future: Future[Any] = Future()
         for _ in range(2):  # an idle worker may have died since its last task: then once more with a fresh one
             worker = self._idle_worker()
             try:
@@ -175,7 +181,7 @@ class WorkerPool:
                 self._workers.remove(worker)
         worker.conn.close()
 
-    def _await(self, worker: _Worker, future: Future) -> None:
+    def _await(self, worker: _Worker, future: Future[Any]) -> None:
         """Wait for the worker's answer or its end, whichever comes first, and settle the Future."""
         try:
             ready = wait([worker.conn, worker.process.sentinel])

@@ -9,6 +9,7 @@ mapped the same way. A benchmark the model did not run is written across its hal
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -16,7 +17,9 @@ from eyt_dagster.reporting.model_cards import POOLED
 from eyt_dagster.reporting.plots import BASELINE_SUFFIX, DPI, _placeholder, _to_png
 
 # (card column, label, to 0-1)
-EYT_AXES = (
+# (column, label, the value scaled to 0-1)
+Axis = tuple[str, str, Callable[[float], float]]
+EYT_AXES: tuple[Axis, ...] = (
     ("explicit_acc", "explicit acc", lambda v: v),
     ("latent_acc", "latent acc", lambda v: v),
     ("emotion_acc", "emotion acc", lambda v: v),
@@ -29,7 +32,7 @@ EYT_AXES = (
     ("anthropomorphic", "Anthropomorphic", lambda v: v / 100),
 )
 SHORT = {"EYT-Bench": "EYT", "SpeechEQ": "Speech"}
-SPEECH_AXES = (
+SPEECH_AXES: tuple[Axis, ...] = (
     ("acc1", "Acc1", lambda v: v),
     ("acc2", "Acc2", lambda v: v),
     ("acc_traj", "Acc_traj", lambda v: v),

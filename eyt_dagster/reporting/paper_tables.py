@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -292,7 +293,7 @@ def _seq_rows(t: dict[str, pd.DataFrame], oracle: bool) -> pd.DataFrame:
     return rows[is_oracle] if oracle else rows[~is_oracle]
 
 
-def _acc(rec: dict, metric: str) -> str:
+def _acc(rec: dict[str, Any], metric: str) -> str:
     return interval(rec[metric], rec[f"{metric}_low"], rec[f"{metric}_high"], 3)
 
 

@@ -3,6 +3,7 @@ the helpers and style of eyt_dagster.reporting.plots. Empty input gives a small 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,6 +14,7 @@ from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq import CHANCE
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: loading the code location stays light
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -68,7 +70,7 @@ def _grouped_bars(rows: pd.DataFrame, value: str) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def _legend(fig: Figure, ax: Axes, handles: list | None = None, title: str | None = None) -> None:
+def _legend(fig: Figure, ax: Axes, handles: Sequence[Artist] | None = None, title: str | None = None) -> None:
     """A legend below the axes, up to three entries a row."""
     if handles is None:
         handles, _ = ax.get_legend_handles_labels()

@@ -5,10 +5,21 @@ from __future__ import annotations
 
 import pandas as pd
 
+from eyt_dagster.core.storage_types import column_names
+from eyt_dagster.eyt_voice.table_contracts import PROSODY_EFFECT_COLUMNS, VOICE_GAP_COLUMNS
 from eyt_dagster.reporting.html_report import Section
 from eyt_dagster.reporting.plots import interval_png
 
 GAP_FIGURE_METRICS = ("emotion_acc", "empathy")
+# the gap table's columns (its contract) the section shows: all but excludes_zero (the interval says it) and what the
+# asset adds (the baseline flag is shown when the table has it)
+GAP_SHOWN = column_names(
+    VOICE_GAP_COLUMNS, without=("excludes_zero", "is_baseline", "self_preference_risk", "created_at")
+)
+# the prosody effect's columns the section shows: all but excludes_zero and what the asset adds
+PROSODY_SHOWN = column_names(
+    PROSODY_EFFECT_COLUMNS, without=("excludes_zero", "is_baseline", "self_preference_risk", "created_at")
+)
 
 
 def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
@@ -24,21 +35,7 @@ def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
             "pool and metric: the text and voice means on the ChatSEEDs played both ways, delta = voice minus text "
             "with its 95% paired bootstrap interval, and voice / text. For drift, lower is better, so a positive "
             "delta is a loss there.",
-            table=gap[
-                [
-                    "target",
-                    "pool",
-                    "metric",
-                    "n_paired",
-                    "text",
-                    "voice",
-                    "delta",
-                    "ci_low",
-                    "ci_high",
-                    "preserve_ratio",
-                ]
-                + [c for c in ("is_baseline",) if c in gap.columns]
-            ],
+            table=gap[GAP_SHOWN + [c for c in ("is_baseline",) if c in gap.columns]],
             images=[(f"{m}: voice minus text, 95% interval", interval_png(shown, m)) for m in GAP_FIGURE_METRICS],
         )
     ]
@@ -73,7 +70,7 @@ def voice_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
                 description="Every non-neutral user turn was perceived again with the same words in the plain voice. "
                 "Emotion accuracy with the turn's tone and in the plain voice, on the same turns, and their difference "
                 "with a 95% bootstrap interval. A target that reads the emotion only from the words scores the same.",
-                table=prosody[["target", "pool", "n_turns", "acc_toned", "acc_plain", "delta", "ci_low", "ci_high"]],
+                table=prosody[PROSODY_SHOWN],
             )
         )
     return sections

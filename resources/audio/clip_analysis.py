@@ -284,7 +284,7 @@ class ClipAnalyses:
         return self._tally.counts()
 
 
-def _trim(memo: OrderedDict) -> None:
+def _trim(memo: OrderedDict[Any, Any]) -> None:
     while len(memo) > MEMO_SIZE:
         memo.popitem(last=False)
 

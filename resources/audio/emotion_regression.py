@@ -76,12 +76,13 @@ def speech_classification_class() -> Any:  # a transformers model class, defined
         def forward(self, pooled: Any) -> Any:
             return self.out_proj(self.dense(pooled).tanh())
 
-    class Wav2Vec2ForSpeechClassification(Wav2Vec2PreTrainedModel):
+    # transformers types neither PreTrainedModel.__init_subclass__ nor post_init
+    class Wav2Vec2ForSpeechClassification(Wav2Vec2PreTrainedModel):  # type: ignore[no-untyped-call]
         def __init__(self, config: Any) -> None:
             super().__init__(config)
             self.wav2vec2 = Wav2Vec2Model(config)
             self.classifier = DenseTanhHead(config)
-            self.post_init()
+            self.post_init()  # type: ignore[no-untyped-call]
 
         def forward(self, input_values: Any, attention_mask: Any = None) -> SequenceClassifierOutput:
             hidden = self.wav2vec2(input_values, attention_mask=attention_mask).last_hidden_state

@@ -40,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -111,7 +112,7 @@ def cache_folder() -> Path:
 
 
 @contextmanager
-def _exclusive(lock_path: Path):
+def _exclusive(lock_path: Path) -> Iterator[None]:
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -172,6 +173,6 @@ def prepare() -> Path:
             if "numba" in sys.modules:  # imported by something else first: make it read the folder too
                 from numba.core import config
 
-                config.reload_config()
+                config.reload_config()  # type: ignore[no-untyped-call]  # numba ships no types
             _prepared = folder
     return _prepared

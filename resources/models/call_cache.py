@@ -261,7 +261,7 @@ def _add_columns(conn: sqlite3.Connection) -> None:
                     raise
 
 
-_FLIGHTS: dict[str, list] = {}  # cache key -> [lock, holders]
+_FLIGHTS: dict[str, list[Any]] = {}  # cache key -> [lock, holders]
 _FLIGHTS_LOCK = threading.Lock()
 
 
@@ -303,6 +303,9 @@ LEDGER_COLUMNS = (
 )
 
 
+Row = tuple[Any, ...]  # one row of a store's table, its values as the database hands them back
+
+
 class CallStore(Protocol):
     """Where CallCache keeps its rows: SqliteCallStore (below) or PostgresCallStore (resources/models/postgres_stores.py).
     A reply row holds REPLY_COLUMNS; a json_modes row is (model, base_url, mode, updated_at); an adaptations row
@@ -310,21 +313,21 @@ class CallStore(Protocol):
 
     where: str
 
-    def get_reply(self, key: str) -> tuple | None: ...
-    def put_reply(self, row: tuple) -> None: ...  # the first row stored under a key is kept
+    def get_reply(self, key: str) -> Row | None: ...
+    def put_reply(self, row: Row) -> None: ...  # the first row stored under a key is kept
     def count_replies(self) -> int: ...
     # move the key's reply to rejected_replies as its next attempt (row: failure, error, rejected_at); False when the
     # key had no reply (another process rejected it first)
-    def reject_reply(self, key: str, row: tuple) -> bool: ...
-    def rejected_replies(self, key: str) -> list[tuple]: ...  # (attempt, *REPLY_READ, failure, error, rejected_at)
-    def put_request(self, row: tuple) -> None: ...  # (key, zlib bytes, created_at); the first row is kept
+    def reject_reply(self, key: str, row: Row) -> bool: ...
+    def rejected_replies(self, key: str) -> list[Row]: ...  # (attempt, *REPLY_READ, failure, error, rejected_at)
+    def put_request(self, row: Row) -> None: ...  # (key, zlib bytes, created_at); the first row is kept
     def get_request(self, key: str) -> bytes | None: ...
     def get_json_mode(self, model: str, base_url: str) -> str | None: ...
-    def set_json_mode(self, row: tuple) -> None: ...  # replaces the endpoint's row
-    def get_adaptations(self, model: str, base_url: str) -> list[tuple]: ...  # (param, action, value, source)
-    def set_adaptation(self, row: tuple) -> None: ...  # replaces the endpoint's row for the parameter
-    def append_ledger(self, columns: Sequence[str], row: tuple) -> None: ...
-    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[tuple]]: ...  # names, rows in call order
+    def set_json_mode(self, row: Row) -> None: ...  # replaces the endpoint's row
+    def get_adaptations(self, model: str, base_url: str) -> list[Row]: ...  # (param, action, value, source)
+    def set_adaptation(self, row: Row) -> None: ...  # replaces the endpoint's row for the parameter
+    def append_ledger(self, columns: Sequence[str], row: Row) -> None: ...
+    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]: ...  # names, rows in call order
     def flight(self, key: str) -> AbstractContextManager[None]: ...  # across processes, where the store can
     def close(self) -> None: ...
 
@@ -340,11 +343,11 @@ class SqliteCallStore:
     def _db(self) -> AbstractContextManager[sqlite3.Connection]:
         return self._shared.use()
 
-    def get_reply(self, key: str) -> tuple | None:
+    def get_reply(self, key: str) -> Row | None:
         with self._db() as db:
             return db.execute(f"SELECT {REPLY_READ} FROM replies WHERE key = ?", (key,)).fetchone()
 
-    def put_reply(self, row: tuple) -> None:
+    def put_reply(self, row: Row) -> None:
         with self._db() as db:
             db.execute(
                 f"INSERT OR IGNORE INTO replies ({', '.join(REPLY_COLUMNS)}) VALUES ({', '.join('?' * len(row))})", row
@@ -354,7 +357,7 @@ class SqliteCallStore:
         with self._db() as db:
             return int(db.execute("SELECT count(*) FROM replies").fetchone()[0])
 
-    def reject_reply(self, key: str, row: tuple) -> bool:
+    def reject_reply(self, key: str, row: Row) -> bool:
         with self._db() as db:
             db.execute("BEGIN IMMEDIATE")  # one transaction: the reply is in exactly one of the two tables
             try:
@@ -366,11 +369,11 @@ class SqliteCallStore:
             db.execute("COMMIT")
         return moved > 0
 
-    def rejected_replies(self, key: str) -> list[tuple]:
+    def rejected_replies(self, key: str) -> list[Row]:
         with self._db() as db:
             return db.execute(REJECTED_READ.format(p=""), (key,)).fetchall()
 
-    def put_request(self, row: tuple) -> None:
+    def put_request(self, row: Row) -> None:
         with self._db() as db:
             db.execute("INSERT OR IGNORE INTO requests VALUES (?, ?, ?)", row)
 
@@ -386,26 +389,26 @@ class SqliteCallStore:
             ).fetchone()
         return row[0] if row else None
 
-    def set_json_mode(self, row: tuple) -> None:
+    def set_json_mode(self, row: Row) -> None:
         with self._db() as db:
             db.execute("INSERT OR REPLACE INTO json_modes VALUES (?, ?, ?, ?)", row)
 
-    def get_adaptations(self, model: str, base_url: str) -> list[tuple]:
+    def get_adaptations(self, model: str, base_url: str) -> list[Row]:
         with self._db() as db:
             return db.execute(
                 "SELECT param, action, value, source FROM adaptations WHERE model = ? AND base_url = ? ORDER BY param",
                 (model, base_url),
             ).fetchall()
 
-    def set_adaptation(self, row: tuple) -> None:
+    def set_adaptation(self, row: Row) -> None:
         with self._db() as db:
             db.execute("INSERT OR REPLACE INTO adaptations VALUES (?, ?, ?, ?, ?, ?, ?)", row)
 
-    def append_ledger(self, columns: Sequence[str], row: tuple) -> None:
+    def append_ledger(self, columns: Sequence[str], row: Row) -> None:
         with self._db() as db:
             db.execute(f"INSERT INTO ledger ({', '.join(columns)}) VALUES ({', '.join('?' * len(row))})", row)
 
-    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[tuple]]:
+    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]:
         query = "SELECT * FROM ledger" + (" WHERE run_id = ?" if run_id is not None else "") + " ORDER BY id"
         with self._db() as db:
             cursor = db.execute(query, (run_id,) if run_id is not None else ())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -116,7 +116,7 @@ class EndpointGate:
             self.paused_until = max(self.paused_until, time.monotonic() + min(left, MAX_PAUSE_S))
 
 
-def retry_after_seconds(headers) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     """The wait a response asks for: retry-after-ms, else Retry-After in seconds or as an HTTP date."""
     value = headers.get("retry-after-ms")
     if value is not None:

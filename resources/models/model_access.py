@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from eyt_dagster.slate import Slate
 
 
-class ModelAccess(ConfigurableResource):
+class ModelAccess(ConfigurableResource["ModelAccess"]):
     """Everything a run needs to know about the slate and how to reach its models.
 
     `slate_path` is read when a run starts, so editing the slate needs no code reload for settings;

@@ -24,6 +24,7 @@ from resources.models.call_cache import (
     REJECTED_TABLE,
     REPLY_COLUMNS,
     REPLY_READ,
+    Row,
 )
 from resources.storage.postgres_db import PostgresDatabase, advisory_key
 
@@ -116,14 +117,14 @@ class PostgresCallStore:
         self._db = cache_database(url)
         self.where = f"Postgres {self._db.where}, schema {SCHEMA_NAME}"
 
-    def get_reply(self, key: str) -> tuple | None:
-        def work(cur: Any) -> tuple | None:
+    def get_reply(self, key: str) -> Row | None:
+        def work(cur: Any) -> Row | None:
             cur.execute(f"SELECT {REPLY_READ} FROM {SCHEMA_NAME}.replies WHERE key = %s", (key,))
             return cur.fetchone()
 
         return self._db.run(work)
 
-    def put_reply(self, row: tuple) -> None:
+    def put_reply(self, row: Row) -> None:
         self._db.run(
             lambda cur: cur.execute(
                 f"INSERT INTO {SCHEMA_NAME}.replies ({', '.join(REPLY_COLUMNS)}) VALUES ({', '.join(['%s'] * len(row))})"
@@ -139,7 +140,7 @@ class PostgresCallStore:
 
         return self._db.run(work)
 
-    def reject_reply(self, key: str, row: tuple) -> bool:
+    def reject_reply(self, key: str, row: Row) -> bool:
         # one statement: the reply leaves `replies` and becomes the key's next attempt atomically
         columns = ", ".join(REPLY_COLUMNS[1:])
         sql = (
@@ -155,14 +156,14 @@ class PostgresCallStore:
 
         return self._db.run(work)
 
-    def rejected_replies(self, key: str) -> list[tuple]:
-        def work(cur: Any) -> list[tuple]:
+    def rejected_replies(self, key: str) -> list[Row]:
+        def work(cur: Any) -> list[Row]:
             cur.execute(REJECTED_READ.format(p=f"{SCHEMA_NAME}.").replace("?", "%s"), (key,))
             return cur.fetchall()
 
         return self._db.run(work)
 
-    def put_request(self, row: tuple) -> None:
+    def put_request(self, row: Row) -> None:
         self._db.run(
             lambda cur: cur.execute(
                 f"INSERT INTO {SCHEMA_NAME}.requests VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", row
@@ -187,7 +188,7 @@ class PostgresCallStore:
 
         return self._db.run(work)
 
-    def set_json_mode(self, row: tuple) -> None:
+    def set_json_mode(self, row: Row) -> None:
         self._db.run(
             lambda cur: cur.execute(
                 f"INSERT INTO {SCHEMA_NAME}.json_modes VALUES (%s, %s, %s, %s) ON CONFLICT (model, base_url)"
@@ -196,8 +197,8 @@ class PostgresCallStore:
             )
         )
 
-    def get_adaptations(self, model: str, base_url: str) -> list[tuple]:
-        def work(cur: Any) -> list[tuple]:
+    def get_adaptations(self, model: str, base_url: str) -> list[Row]:
+        def work(cur: Any) -> list[Row]:
             cur.execute(
                 f"SELECT param, action, value, source FROM {SCHEMA_NAME}.adaptations"
                 " WHERE model = %s AND base_url = %s ORDER BY param",
@@ -207,7 +208,7 @@ class PostgresCallStore:
 
         return self._db.run(work)
 
-    def set_adaptation(self, row: tuple) -> None:
+    def set_adaptation(self, row: Row) -> None:
         self._db.run(
             lambda cur: cur.execute(
                 f"INSERT INTO {SCHEMA_NAME}.adaptations VALUES (%s, %s, %s, %s, %s, %s, %s)"
@@ -217,14 +218,14 @@ class PostgresCallStore:
             )
         )
 
-    def append_ledger(self, columns: Sequence[str], row: tuple) -> None:
+    def append_ledger(self, columns: Sequence[str], row: Row) -> None:
         marks = ", ".join(["%s"] * len(row))
         self._db.run(
             lambda cur: cur.execute(f"INSERT INTO {SCHEMA_NAME}.ledger ({', '.join(columns)}) VALUES ({marks})", row)
         )
 
-    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[tuple]]:
-        def work(cur: Any) -> tuple[list[str], list[tuple]]:
+    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]:
+        def work(cur: Any) -> tuple[list[str], list[Row]]:
             where = " WHERE run_id = %s" if run_id is not None else ""
             cur.execute(f"SELECT * FROM {SCHEMA_NAME}.ledger{where} ORDER BY id", (run_id,) if where else ())
             return [d[0] for d in cur.description], cur.fetchall()

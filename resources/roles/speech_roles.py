@@ -21,6 +21,7 @@ from resources.audio.audio_parts import input_audio_part
 from resources.audio.clip_analysis import ClipAnalysisStore
 from resources.audio.cue_source import make_cue_source
 from resources.audio.tts import EspeakTTS, OpenAISpeechTTS
+from resources.models.chat_client import OpenAIChatClient
 from resources.models.model_access import ModelAccess
 
 
@@ -41,7 +42,7 @@ class SpeechRoles:
         if ref is None:
             return TemplateGenerator(self.slate.seed, speech.language)
 
-        def client(role: Literal["validator", "tone_judge"], ledger_role: str):
+        def client(role: Literal["validator", "tone_judge"], ledger_role: str) -> OpenAIChatClient | None:
             other = speech.text_model(role)
             return self._client(other, ledger_role, run_id) if other is not None else None
 
@@ -81,7 +82,7 @@ class SpeechRoles:
             client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin, clip_analyses=analyses.counts
         )
 
-    def tts(self):
+    def tts(self) -> OpenAISpeechTTS | EspeakTTS:
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""
         ref = self.slate.speech.tts
         return OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()

@@ -15,7 +15,7 @@ def is_path_column(name: str) -> bool:
     return name == "path" or name.endswith("_path")
 
 
-def relative_to_data(path: str | os.PathLike | None, data_dir: str | os.PathLike) -> str | None:
+def relative_to_data(path: str | os.PathLike[str] | None, data_dir: str | os.PathLike[str]) -> str | None:
     """`path` relative to the data directory (POSIX separators) when it lies inside it, else unchanged."""
     if path is None or (isinstance(path, float) and pd.isna(path)):
         return None
@@ -25,19 +25,19 @@ def relative_to_data(path: str | os.PathLike | None, data_dir: str | os.PathLike
         return str(path)
 
 
-def resolve_data_path(path: str | os.PathLike, data_dir: str | os.PathLike) -> str:
+def resolve_data_path(path: str | os.PathLike[str], data_dir: str | os.PathLike[str]) -> str:
     """A stored path as an absolute one: a relative path is joined onto the (current) data directory."""
     return str(path) if Path(path).is_absolute() else str(Path(data_dir) / path)
 
 
-def relative_path_columns(frame: pd.DataFrame, data_dir: str | os.PathLike) -> pd.DataFrame:
+def relative_path_columns(frame: pd.DataFrame, data_dir: str | os.PathLike[str]) -> pd.DataFrame:
     out = frame.copy()
     for name in [c for c in out.columns if is_path_column(c)]:
         out[name] = [relative_to_data(p, data_dir) for p in out[name]]
     return out
 
 
-def resolve_path_columns(frame: pd.DataFrame, data_dir: str | os.PathLike) -> pd.DataFrame:
+def resolve_path_columns(frame: pd.DataFrame, data_dir: str | os.PathLike[str]) -> pd.DataFrame:
     out = frame.copy()
     for name in [c for c in out.columns if is_path_column(c)]:
         out[name] = [None if p is None or pd.isna(p) else resolve_data_path(p, data_dir) for p in out[name]]

@@ -21,12 +21,14 @@ from resources.storage.warehouse_files import is_remote
 
 MAX_KEPT = 8  # the report job reads six tables of many partitions
 
-_kept: OrderedDict[tuple, pd.DataFrame] = OrderedDict()
+# each file: (path, size, inode, mtime in ns), or (path, None) when it is missing
+Signature = tuple[tuple[str | int | None, ...], ...]
+_kept: OrderedDict[tuple[str, Signature], pd.DataFrame] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _signature(paths: Sequence[Path]) -> tuple:
-    out: list[tuple] = []
+def _signature(paths: Sequence[Path]) -> Signature:
+    out: list[tuple[str | int | None, ...]] = []
     for path in paths:
         try:
             st = os.stat(path)

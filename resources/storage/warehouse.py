@@ -9,15 +9,16 @@ resources/storage/warehouse_views.py), the call cache and the Dagster instance. 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pandas as pd
 from dagster import (
     ConfigurableIOManagerFactory,
+    InitResourceContext,
     InputContext,
     IOManager,
     MetadataValue,
@@ -50,6 +51,9 @@ from resources.storage.warehouse_files import (
     write_file,
 )
 from resources.storage.warehouse_views import WAREHOUSE_FILE, ensure_views, stored_tables
+
+if TYPE_CHECKING:  # universal_pathlib is imported where a path is made
+    from upath import UPath
 
 _log = logging.getLogger(__name__)
 
@@ -139,14 +143,14 @@ class ParquetWarehouse(UPathIOManager):
         root = warehouse_root(self.directory)
         super().__init__(base_path=root if isinstance(root, UPath) else UPath(str(root)))
 
-    def get_asset_relative_path(self, context: InputContext | OutputContext):
+    def get_asset_relative_path(self, context: InputContext | OutputContext) -> UPath:
         from upath import UPath
 
         if context.has_asset_partitions:
             return UPath(*context.asset_key.path)
         return UPath(*context.asset_key.path, Path(TABLE_FILE).stem)
 
-    def get_path_for_partition(self, context: InputContext | OutputContext, path, partition: str):
+    def get_path_for_partition(self, context: InputContext | OutputContext, path: UPath, partition: str) -> UPath:
         if isinstance(context, OutputContext):
             key = context.asset_partition_key
         else:
@@ -156,7 +160,7 @@ class ParquetWarehouse(UPathIOManager):
             key = keys[0]
         return path / str(partition_folder(_partition_columns(context, key))) / Path(PARTITION_FILE).stem
 
-    def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path) -> None:
+    def dump_to_path(self, context: OutputContext, obj: pd.DataFrame, path: UPath) -> None:
         table = _table(context)
         data = arrow_table(obj, table, self.catalog.declared(table))
         write_file(data, as_path(path))
@@ -178,7 +182,7 @@ class ParquetWarehouse(UPathIOManager):
         )
         prepare(self.database, self.catalog, context.log, table)
 
-    def _folder(self, context: InputContext):
+    def _folder(self, context: InputContext) -> Path:
         return table_dir(warehouse_root(self.directory), _table(context))
 
     def _missing(self, context: InputContext) -> MissingTableError:
@@ -188,12 +192,12 @@ class ParquetWarehouse(UPathIOManager):
             f"{table.replace('.', '/')} (at least one partition) before the assets that read it"
         )
 
-    def load_from_path(self, context: InputContext, path) -> pd.DataFrame:
+    def load_from_path(self, context: InputContext, path: UPath) -> pd.DataFrame:
         folder = self._folder(context)
-        path = as_path(path)
-        if not path.exists() and not (folder / SCHEMA_FILE).exists():
+        file = as_path(path)
+        if not file.exists() and not (folder / SCHEMA_FILE).exists():
             raise self._missing(context)
-        return read_files([path], folder)
+        return read_files([file], folder)
 
     def load_partitions(self, context: InputContext) -> pd.DataFrame:
         """The requested partitions' files (the ones written so far) in one frame: one partition, the
@@ -218,7 +222,7 @@ def _formatted(key: Any) -> str:
     return str(key)
 
 
-class WarehouseIOManager(ConfigurableIOManagerFactory):
+class WarehouseIOManager(ConfigurableIOManagerFactory[IOManager]):
     """The warehouse IO manager. `database` is the path of eyt.duckdb; its folder is the data directory."""
 
     database: str
@@ -233,7 +237,7 @@ class WarehouseIOManager(ConfigurableIOManagerFactory):
         location's subclass keeps the slate's targets and pools."""
         return None
 
-    def create_io_manager(self, context) -> IOManager:
+    def create_io_manager(self, context: InitResourceContext) -> IOManager:
         database = Path(self.database).resolve()
         catalog = self.catalog()
         prepare(database, catalog, getattr(context, "log", None) or _log)
@@ -258,7 +262,9 @@ def store_frame(
 
 
 @contextmanager
-def connect(path: Path | None = None, *, read_only: bool = True, catalog: Catalog = NO_CONTRACTS):
+def connect(
+    path: Path | None = None, *, read_only: bool = True, catalog: Catalog = NO_CONTRACTS
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """A short-lived connection to eyt.duckdb (views over the Parquet files); close it promptly, since an open
     one keeps the views from being updated. The views are checked (and re-pointed after a move) first."""
     path = Path(path or warehouse_path())

@@ -22,7 +22,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, unquote
 
 import duckdb
@@ -33,6 +33,9 @@ import pyarrow.parquet as pq
 from eyt_dagster.core import env_settings
 from eyt_dagster.core.storage_types import Columns, arrow_schema, conform
 
+if TYPE_CHECKING:  # universal_pathlib is imported where an object store is read
+    from upath import UPath
+
 WAREHOUSE_FOLDER = "warehouse"
 PARTITION_FILE = "part.parquet"
 TABLE_FILE = "data.parquet"
@@ -41,23 +44,25 @@ NULL_TYPE = '"NULL"'  # DuckDB's type for a column inferred from nothing but mis
 WAREHOUSE_URL_ENV = env_settings.WAREHOUSE_URL.name  # an object store root for the Parquet files (docs/storage.md)
 
 
-def as_path(path):
-    """A local Path, or a UPath for a URL (s3://...) or a path that already is one."""
+def as_path(path: str | os.PathLike[str] | UPath) -> Path:
+    """A local Path, or a UPath for a URL (s3://...) or a path that already is one. Typed as Path, as every path of
+    the warehouse is: a UPath has the methods of Path the warehouse calls, but universal_pathlib does not derive it
+    from pathlib.Path."""
     if is_remote(path):
         from upath import UPath
 
         if isinstance(path, UPath):
-            return path
+            return cast(Path, path)
         text = str(path)
         # s3fs keeps directory listings for ever by default: another process's new partition would stay unseen
         fresh: dict[str, Any] = (
             {"use_listings_cache": False} if text.split("://", 1)[0] in ("s3", "s3a", "gs", "gcs") else {}
         )
-        return UPath(text, **fresh)
-    return Path(path)
+        return cast(Path, UPath(text, **fresh))
+    return Path(cast("str | os.PathLike[str]", path))  # text, a Path, or a local UPath (a pathlib.Path)
 
 
-def is_remote(path) -> bool:
+def is_remote(path: str | os.PathLike[str] | UPath) -> bool:
     """Whether a path lives on an object store rather than the local file system."""
     protocol = getattr(path, "protocol", None)
     if protocol is not None:
@@ -65,7 +70,7 @@ def is_remote(path) -> bool:
     return "://" in str(path) and not str(path).startswith("file://")
 
 
-def warehouse_root(data_dir: Path):
+def warehouse_root(data_dir: Path) -> Path:
     """`<data dir>/warehouse`, or the object store root EYT_WAREHOUSE_URL names."""
     url = env_settings.WAREHOUSE_URL.get()
     if url:
@@ -73,7 +78,7 @@ def warehouse_root(data_dir: Path):
     return Path(data_dir) / WAREHOUSE_FOLDER
 
 
-def table_dir(root: Path, table: str):
+def table_dir(root: Path, table: str) -> Path:
     """The folder of `schema.table`."""
     schema, name = table.split(".", 1)
     return as_path(root) / schema / name
@@ -173,7 +178,7 @@ def write_schema_file(root: Path, table: str, declared: Columns) -> Path:
     return write_file(schema.empty_table(), path)
 
 
-def reader(path=None) -> duckdb.DuckDBPyConnection:
+def reader(path: Path | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection that can read `path`'s files: for an object store, with its fsspec
     filesystem registered (so no DuckDB extension is needed)."""
     con = duckdb.connect()
@@ -181,10 +186,10 @@ def reader(path=None) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def register_filesystem(con: duckdb.DuckDBPyConnection, path) -> None:
+def register_filesystem(con: duckdb.DuckDBPyConnection, path: Path | None) -> None:
     """Let `con` read and glob `path`'s object store through fsspec (nothing to do for a local path)."""
     if path is not None and is_remote(path):
-        con.register_filesystem(as_path(path).fs)
+        con.register_filesystem(cast("UPath", as_path(path)).fs)  # a remote path is a UPath
 
 
 def read_files(files: Iterable[Path], folder: Path) -> pd.DataFrame:

@@ -41,7 +41,7 @@ class EmbeddingQueue:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pending: dict[tuple[str, str], Future] = {}
+        self._pending: dict[tuple[str, str], Future[np.ndarray]] = {}
         self._broken: dict[str, BaseException] = {}
         self._pool: ThreadPoolExecutor | None = None
         self._pid = os.getpid()
@@ -55,7 +55,7 @@ class EmbeddingQueue:
             )
         return self._pool
 
-    def submit(self, model_name: str, text: str) -> Future:
+    def submit(self, model_name: str, text: str) -> Future[np.ndarray]:
         """The future vector of `text` (started now, or already under way)."""
         key = (model_name, text)
         with self._lock:
