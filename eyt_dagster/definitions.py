@@ -56,8 +56,9 @@ from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions
 from eyt_dagster import table_registry
 from eyt_dagster.automation import automation_sensor, outside_slate, slate_keys, with_automation
 from eyt_dagster.jobs import JOBS
-from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedModelAccess, track_settings
+from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedSlate, track_settings
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
+from resources.models.model_access import EmbeddingAccess, ModelAccess, ReportAccess
 from resources.storage.warehouse import WarehouseIOManager, data_dir, warehouse_path
 from resources.storage.warehouse_catalog import Catalog
 
@@ -154,9 +155,15 @@ def assets_for(slate: Slate) -> list:
 
 
 def build_resources(slate_path: str | None = None) -> dict[str, object]:
+    """Each asset takes the resources it touches (resources/models/model_access.py): the slate, the models, the
+    embeddings, the reports' cache and files; the warehouse is the IO manager."""
+    path, data = str(slate_path or slate_path_from_env()), str(data_dir())
     return {
-        "eyt": TrackedModelAccess(slate_path=str(slate_path or slate_path_from_env()), data_dir=str(data_dir())),
-        "io_manager": Warehouse(database=str(warehouse_path()), slate_path=str(slate_path or slate_path_from_env())),
+        "slate": TrackedSlate(slate_path=path),
+        "models": ModelAccess(data_dir=data),
+        "embeddings": EmbeddingAccess(data_dir=data),
+        "reports": ReportAccess(data_dir=data),
+        "io_manager": Warehouse(database=str(warehouse_path()), slate_path=path),
     }
 
 

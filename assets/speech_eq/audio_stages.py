@@ -18,7 +18,7 @@ from eyt_dagster.speech_eq.import_verdict import import_verdict, reason_of
 from resources.audio.audio_features import clip_features
 from resources.audio.tts import store_clip
 from resources.datasets.speech_release import import_released
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.speech_roles import SpeechRoles
 from resources.storage.data_paths import relative_path_columns
 
@@ -51,26 +51,27 @@ def _out(description: str) -> AssetOut:
 )
 def speech_audio(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     scenarios: pd.DataFrame,
     dialogues: pd.DataFrame,
     tone_instructions: pd.DataFrame,
     tone_selection: pd.DataFrame,
 ):
     """Synthesise, score and filter the items of one subscale."""
-    slug, settings = context.partition_key, eyt.slate.speech
-    data_dir = eyt.data_dir
+    slug, settings = context.partition_key, slate.slate.speech
+    data_dir = models.data_dir
     if settings.source == "released":
         root = Path(str(settings.released_path))
         imported = settings.thresholds_for(IMPORTED_ENGINE)
         yield from _import_subscale(context, root, slug, imported, settings.max_skipped_fraction)
         return
-    tts = SpeechRoles(eyt).tts()
+    tts = SpeechRoles(slate.slate, models).tts()
     thresholds = settings.thresholds_for(getattr(tts, "name", "tts"))
     rows = AudioRows()
     progress = step_progress(
         context,
-        eyt,
+        models.data_dir,
         "scenarios",
         lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(rows.clips)} clips so far",
         every=5,
