@@ -61,14 +61,3 @@ def dialogue_errors(dialogue_turns: pd.DataFrame) -> AssetCheckResult:
 @asset_check(asset=["dialogue", "judge_verdicts"], partitions_def=target_pool_partitions, **ERROR_ROWS)
 def judge_errors(judge_verdicts: pd.DataFrame) -> AssetCheckResult:
     return check_result(no_error_rows(judge_verdicts, "seed_id"), AssetCheckSeverity.WARN)
-
-
-CHECKS = [
-    dialogues_within_t_max,
-    enough_finished_dialogues,
-    few_cut_replies,
-    subscores_in_scale,
-    chat_seed_errors,
-    dialogue_errors,
-    judge_errors,
-]

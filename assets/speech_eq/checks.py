@@ -25,6 +25,3 @@ def one_resonant_candidate_per_test_turn(models: ModelAccess, eq_items: pd.DataF
 @asset_check(asset=["speech", "slm_choices"], partitions_def=speech_target_partitions, **ERROR_ROWS)
 def choice_errors(slm_choices: pd.DataFrame) -> AssetCheckResult:
     return check_result(no_error_rows(slm_choices, "item_id"), AssetCheckSeverity.WARN)
-
-
-CHECKS = [one_resonant_candidate_per_test_turn, choice_errors]
