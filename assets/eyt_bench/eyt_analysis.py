@@ -5,6 +5,7 @@ from typing import Any
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import large_table_output, now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
 from eyt_dagster.eyt_bench import analysis, audit_effect
@@ -34,7 +35,7 @@ INTERVAL_PREVIEW = (
     "persona",
     "anthropomorphic",
 )
-_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: AssetArgs = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:
@@ -42,8 +43,8 @@ def _ins(*names: str) -> dict[str, AssetIn]:
 
 
 def _finish(
-    df: pd.DataFrame, slate: SlateAccess, *, flag: str | None = "target", by_values: bool = False, **metadata
-) -> Output:
+    df: pd.DataFrame, slate: SlateAccess, *, flag: str | None = "target", by_values: bool = False, **metadata: Any
+) -> Output[pd.DataFrame]:
     """The table with its baseline flags and creation time; `by_values`: its data version from values_version (a
     large table no asset reads, large_table_output) instead of content_version."""
     if flag and len(df):
@@ -84,7 +85,7 @@ def leaderboard_intervals(
 
 # .1: the ChatSEED columns in id order, so a pair's figures depend on the pool's ChatSEEDs, not on which targets
 # there are (the rows' order before); the pairwise and rank intervals of a pool change with it
-_SEEDS_IN_ID_ORDER = {**_REPORT, "code_version": f"{LOGIC_VERSION}.1"}
+_SEEDS_IN_ID_ORDER: AssetArgs = {**_REPORT, "code_version": f"{LOGIC_VERSION}.1"}
 
 
 @asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))

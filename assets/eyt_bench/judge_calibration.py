@@ -3,11 +3,11 @@ and alignment with human annotations."""
 
 from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
+from assets._asset_args import AssetPlace
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS, ablation_table, agreement_table, cross_judge_sample
@@ -16,6 +16,7 @@ from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotati
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
     TURN_PROMPT_HASH,
+    Dialogue,
     finished_dialogues,
     judge_stats,
     run_judges,
@@ -24,7 +25,7 @@ from resources.models.model_access import ModelAccess, ReportAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
-_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports")
+_REPORT: AssetPlace = dict(key_prefix=["dialogue"], group_name="reports")
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:
@@ -45,7 +46,9 @@ def judge_agreement(
     return table_output(df, judges=df["judges"].iloc[0] if len(df) else "")
 
 
-def _sampled_dialogues(slate: SlateAccess, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):
+def _sampled_dialogues(
+    slate: SlateAccess, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame
+) -> list[Dialogue]:
     sample = cross_judge_sample(scores, slate.slate.cross_judge_dialogues, slate.slate.seed)
     keep = sample.set_index(["target", "pool", "seed_id"]).index
     chosen = turns[turns.set_index(["target", "pool", "seed_id"]).index.isin(keep)]

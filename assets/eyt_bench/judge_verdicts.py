@@ -11,12 +11,14 @@ from eyt_dagster.core.provider_profiles import adaptations_warning
 from eyt_dagster.eyt_bench.judging import (
     FINAL_CODE_HASH,
     TURN_CODE_HASH,
+    Dialogue,
     failed_verdicts_message,
     finished_dialogues,
     judge_stats,
     run_judges,
     verdict_prompt_hash,
 )
+from eyt_dagster.eyt_bench.role_protocols import Judge
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
 from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
@@ -33,8 +35,8 @@ def _verdicts(
     context: AssetExecutionContext,
     slate: SlateAccess,
     models: ModelAccess,
-    judges: list,
-    dialogues: list,
+    judges: list[Judge],
+    dialogues: list[Dialogue],
     *,
     final: bool,
     prompt: str,

@@ -5,13 +5,14 @@ from typing import Any
 import pandas as pd
 from dagster import AssetIn, MetadataValue, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench import noise_floor as nf
 from resources.models.model_access import ReportAccess, SlateAccess
 
 LOGIC_VERSION = "1"
-_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: AssetArgs = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
 _INS = {name: AssetIn(key=["dialogue", name]) for name in ("dialogue_scores", "repeat_scores")}
 
 

@@ -5,6 +5,7 @@ from typing import Any
 import pandas as pd
 from dagster import AssetIn, MetadataValue, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_voice import gap
@@ -13,7 +14,7 @@ from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from resources.models.model_access import SlateAccess
 
 LOGIC_VERSION = "2"  # 2: asr_errors splits each label's accuracy between clean and misheard turns
-_REPORT: dict[str, Any] = dict(key_prefix=["voice"], group_name="voice_reports", code_version=LOGIC_VERSION)
+_REPORT: AssetArgs = dict(key_prefix=["voice"], group_name="voice_reports", code_version=LOGIC_VERSION)
 
 
 def _finish(df: pd.DataFrame, slate: SlateAccess, table: str, **metadata: Any) -> Output[pd.DataFrame]:

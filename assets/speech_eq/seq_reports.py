@@ -2,11 +2,11 @@
 leaderboard, per-subscale and per-composite accuracy, and the correlation with a human ranking."""
 
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.reporting.plots import png_markdown
@@ -21,7 +21,7 @@ BASELINE_NOTE = (
     f"is_baseline rows are embedded chooser baselines or chance: {REFERENCE_POINTS}. SEQ is relative to the "
     "cohort in seq_cohort (seq_cohort_kind says what it is; 'baselines_only' = no model evaluated)."
 )
-_REPORT: dict[str, Any] = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: AssetArgs = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
 _CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}
 
 

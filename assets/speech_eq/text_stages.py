@@ -19,11 +19,10 @@ for template rows):
   the accepted options, with its reasoning.
 """
 
-from typing import Any
-
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import now_utc, table_output
 from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.speech_eq.generators import speech_prompt_hash
@@ -48,8 +47,8 @@ PROMPT_HASH = {name: speech_prompt_hash(*keys) for name, keys in PROMPTS.items()
 MAX_ERRORS_SHOWN = 10
 
 
-def _speech(name: str) -> dict[str, Any]:
-    return dict(
+def _speech(name: str) -> AssetArgs:
+    return AssetArgs(
         key_prefix=["speech"],
         group_name="speech",
         partitions_def=subscale_partitions,

@@ -89,7 +89,7 @@ class SpeechRoles:
             client, render, f"cascaded-{ref.cascade.cues}", cue_source=cue.origin, clip_analyses=analyses.counts
         )
 
-    def tts(self):
+    def tts(self) -> OpenAISpeechTTS | EspeakTTS:
         """The speech synthesiser: an OpenAI-compatible endpoint when the slate names one, else espeak-ng."""
         ref = self.slate.speech.tts
         return OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()
