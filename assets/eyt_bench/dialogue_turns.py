@@ -43,7 +43,8 @@ def dialogue_turns(
     """Every ChatSEED of the pool played out between the simulator and the target, one row per turn."""
     keys = context.partition_key.keys_by_dimension
     target_id, pool = keys["target"], keys["pool"]
-    current, roles = slate.slate, EytRoles(slate.slate, models)
+    current = slate.slate
+    roles = EytRoles(current, models)
     simulator, target = roles.simulator(context.run_id, pool), roles.target(target_id, context.run_id, pool=pool)
     cell_prompt_hash = prompt_hash(*PROMPT_KEYS, language=current.pool_language(pool))
     # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity

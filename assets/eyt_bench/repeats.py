@@ -52,7 +52,8 @@ def repeat_dialogues(
 ) -> Output[pd.DataFrame]:
     """Every ChatSEED of the pool played again by repeats 1..k-1 of the target (repeat 0 is dialogue_turns)."""
     target_id, pool = _cell(context)
-    current, roles = slate.slate, EytRoles(slate.slate, models)
+    current = slate.slate
+    roles = EytRoles(current, models)
     repeats = range(1, current.repeats)
     ref = current.target(target_id)
     targets = {r: roles.target(target_id, context.run_id, repeat=r, pool=pool) for r in repeats}
@@ -127,7 +128,8 @@ def repeat_scores(
     """dialogue_scores of every sample past (repeat 0, judge repeat 0): each repeated dialogue judged by every
     judge repeat, and the cell's own dialogues by judge repeats 1..j-1."""
     target_id, pool = _cell(context)
-    current, roles = slate.slate, EytRoles(slate.slate, models)
+    current = slate.slate
+    roles = EytRoles(current, models)
     wanted = samples(current.repeats, current.judge_repeats)
     judges = {q: roles.judges(context.run_id, repeat=q, pool=pool) for q in sorted({q for _, q in wanted})}
     judge_language = roles.judge_language(pool)

@@ -110,7 +110,8 @@ def voiced_turns(
 ) -> Output[pd.DataFrame]:
     """Every sampled ChatSEED played with each user turn voiced in its gold emotion's tone, one row per turn."""
     target_id, _ = _cell(context)
-    current, roles = slate.slate, VoiceRoles(slate.slate, models)
+    current = slate.slate
+    roles = VoiceRoles(current, models)
     pool = _heard_pool(context, current)
     seeds = voice_seeds(chat_seeds, current.voice.dialogues_per_pool)
     voices = seed_voices(seeds, persona_pool, current.seed)
@@ -171,7 +172,8 @@ def text_turns(
     """The text control: the same ChatSEEDs and model, read as in EYT-Bench (its calls are EYT-Bench's own when
     the model is also an EYT-Bench target, so they come from the call cache)."""
     target_id, pool = _cell(context)
-    current, roles = slate.slate, VoiceRoles(slate.slate, models)
+    current = slate.slate
+    roles = VoiceRoles(current, models)
     _heard_pool(context, current)
     seeds = voice_seeds(chat_seeds, current.voice.dialogues_per_pool)
     sample = chat_seeds[chat_seeds["seed_id"].isin({s.seed_id for s in seeds})]
@@ -220,7 +222,8 @@ def prosody_probe(
 ) -> Output[pd.DataFrame]:
     """Every non-neutral voiced turn perceived again with the same words in the plain voice (docs/spoken-eyt.md)."""
     target_id, _ = _cell(context)
-    current, roles = slate.slate, VoiceRoles(slate.slate, models)
+    current = slate.slate
+    roles = VoiceRoles(current, models)
     pool = _heard_pool(context, current)
     voices = seed_voices(voice_seeds(chat_seeds, current.voice.dialogues_per_pool), persona_pool, current.seed)
     voicer = roles.voicer(pool)
