@@ -1,7 +1,7 @@
 """The resources the assets take, each for what an asset touches; none knows a benchmark:
 
-* `slate` (`SlateAccess`): the slate, read from its path when a run first asks for it; it tags every run with
-  the process that executes it (the dead-run check);
+* `slate` (`SlateAccess`): the slate, read from its path when a run first asks for it; it tags every run that
+  uses it with the process that executes it (the dead-run check);
 * `models` (`ModelAccess`): a chat client for any model, over the call cache and ledger; each benchmark's roles
   are built from the slate and it by resources/roles/ (eyt_roles.py, speech_roles.py, voice_roles.py);
 * `embeddings` (`EmbeddingAccess`): the embedding cache and the process's background encoders;
