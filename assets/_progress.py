@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dagster import AssetExecutionContext
 from dagster._core.errors import DagsterInvalidPropertyError
 
-from resources.models.model_access import ModelAccess
 from resources.models.run_progress import StepProgress
 from resources.runs.progress_files import LAUNCH_TAG
 
@@ -34,7 +33,7 @@ def _launch_tag(context: AssetExecutionContext) -> str | None:
 
 def step_progress(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    data_dir: str,
     unit: str,
     message: Callable[[int, int], str],
     every: int = PROGRESS_EVERY,
@@ -42,7 +41,7 @@ def step_progress(
     """The recorder of this step; use it as `with step_progress(...) as on_done:`. `unit` names what the step
     counts ("dialogues", "turns judged", ...); `message(done, total)` starts each run-log line."""
     return StepProgress(
-        eyt.data_dir,
+        data_dir,
         run_id=context.run_id,
         step=context.op_def.name,
         job=_job_name(context),

@@ -10,119 +10,48 @@ and per-pool settings are observable source assets (eyt_dagster/settings_sources
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
-from dagster import AssetsDefinition, Definitions, SourceAsset, in_process_executor
+from dagster import (
+    AssetsDefinition,
+    Definitions,
+    SourceAsset,
+    in_process_executor,
+    load_asset_checks_from_package_module,
+    load_assets_from_package_module,
+)
 
-from assets.eyt_bench import checks as eyt_checks
-from assets.eyt_bench.chat_seeds import chat_seeds
-from assets.eyt_bench.dialogue_scores import dialogue_scores
-from assets.eyt_bench.dialogue_turns import dialogue_turns
-from assets.eyt_bench.eyt_analysis import (
-    alpha_sensitivity,
-    leaderboard_intervals,
-    pairwise_comparisons,
-    persona_source_comparison,
-    rank_intervals,
-    simulator_audit_effect,
-    thinking_ablation,
-    trajectory,
-    turn_curves,
-)
-from assets.eyt_bench.eyt_leaderboard import leaderboard
-from assets.eyt_bench.intent_similarity import intent_similarity
-from assets.eyt_bench.judge_calibration import (
-    cross_judge_ablation,
-    cross_judge_final_verdicts,
-    cross_judge_verdicts,
-    human_alignment,
-    human_annotations,
-    judge_agreement,
-)
-from assets.eyt_bench.judge_verdicts import final_intent_verdicts, judge_verdicts
-from assets.eyt_bench.language_consistency import language_consistency
-from assets.eyt_bench.noise_floor import noise_floor, pass_k
-from assets.eyt_bench.persona_pool import persona_pool
-from assets.eyt_bench.repeats import repeat_dialogues, repeat_scores
-from assets.eyt_bench.simulator_audit import simulator_audit
-from assets.eyt_voice import dialogues as voice_dialogues
-from assets.eyt_voice import reports as voice_reports
-from assets.eyt_voice import scoring as voice_scoring
-from assets.reports.model_cards import model_cards
-from assets.reports.paper_tables import paper_tables
-from assets.speech_eq import checks as speech_checks
-from assets.speech_eq.audio_stages import speech_audio
-from assets.speech_eq.seq_reports import seq_breakdown, seq_human_alignment, seq_leaderboard
-from assets.speech_eq.slm_choices import slm_choices
-from assets.speech_eq.speech_build_report import speech_build_report
-from assets.speech_eq.text_stages import dialogues, scenarios, tone_instructions, tone_selection
+import assets.eyt_bench
+import assets.eyt_voice
+import assets.reports
+import assets.speech_eq
 from eyt_dagster import table_registry
 from eyt_dagster.automation import automation_sensor, outside_slate, slate_keys, with_automation
 from eyt_dagster.core.env_settings import data_dir
 from eyt_dagster.jobs import JOBS
-from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedModelAccess, track_settings
+from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedSlate, track_settings
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
+from resources.models.model_access import EmbeddingAccess, ModelAccess, ReportAccess
 from resources.storage.warehouse import WarehouseIOManager, warehouse_path
 from resources.storage.warehouse_catalog import Catalog
 
-# The asset functions as written, per package; `assets_for(slate)` adds the slate's settings to them.
-EYT_BENCH_ASSETS = [
-    persona_pool,
-    chat_seeds,
-    dialogue_turns,
-    judge_verdicts,
-    final_intent_verdicts,
-    intent_similarity,
-    simulator_audit,
-    language_consistency,
-    dialogue_scores,
-    repeat_dialogues,
-    repeat_scores,
-    leaderboard,
-    leaderboard_intervals,
-    pairwise_comparisons,
-    rank_intervals,
-    simulator_audit_effect,
-    noise_floor,
-    pass_k,
-    alpha_sensitivity,
-    turn_curves,
-    trajectory,
-    persona_source_comparison,
-    thinking_ablation,
-    judge_agreement,
-    cross_judge_verdicts,
-    cross_judge_final_verdicts,
-    cross_judge_ablation,
-    human_annotations,
-    human_alignment,
-]
-SPEECH_EQ_ASSETS = [
-    scenarios,
-    dialogues,
-    tone_instructions,
-    tone_selection,
-    speech_audio,
-    speech_build_report,
-    slm_choices,
-    seq_leaderboard,
-    seq_breakdown,
-    seq_human_alignment,
-]
-EYT_VOICE_ASSETS = [
-    voice_dialogues.voiced_turns,
-    voice_dialogues.text_turns,
-    voice_dialogues.prosody_probe,
-    voice_scoring.judge_verdicts,
-    voice_scoring.final_intent_verdicts,
-    voice_scoring.dialogue_scores,
-    voice_reports.voice_gap,
-    voice_reports.asr_errors,
-    voice_reports.prosody_effect,
-]
-REPORT_ASSETS = [model_cards, paper_tables]  # both benchmarks
-BASE_ASSETS = [*EYT_BENCH_ASSETS, *SPEECH_EQ_ASSETS, *EYT_VOICE_ASSETS, *REPORT_ASSETS]
-CHECKS = [*eyt_checks.CHECKS, *speech_checks.CHECKS]
+# Each benchmark's package of assets (assets/<package>/: one module per stage, its partitions and checks), and
+# the reports over both last; `assets_for(slate)` adds the slate's settings to the asset functions as written.
+PACKAGES = (assets.eyt_bench, assets.speech_eq, assets.eyt_voice, assets.reports)
+
+
+def package_assets(package: ModuleType) -> list[AssetsDefinition]:
+    """The asset definitions of one asset package, in Dagster's order (by module, then by name)."""
+    found = load_assets_from_package_module(package)
+    other = [a for a in found if not isinstance(a, AssetsDefinition)]
+    if other:
+        raise TypeError(f"{package.__name__} defines {other}: its stages must be @asset functions")
+    return [a for a in found if isinstance(a, AssetsDefinition)]
+
+
+BASE_ASSETS = [a for package in PACKAGES for a in package_assets(package)]
+CHECKS = [c for package in PACKAGES for c in load_asset_checks_from_package_module(package)]
 
 
 class Warehouse(WarehouseIOManager):
@@ -158,9 +87,15 @@ def assets_for(slate: Slate) -> list[AssetsDefinition | SourceAsset]:
 
 
 def build_resources(slate_path: str | None = None) -> dict[str, object]:
+    """Each asset takes the resources it touches (resources/models/model_access.py): the slate, the models, the
+    embeddings, the reports' cache and files; the warehouse is the IO manager."""
+    path, data = str(slate_path or slate_path_from_env()), str(data_dir())
     return {
-        "eyt": TrackedModelAccess(slate_path=str(slate_path or slate_path_from_env()), data_dir=str(data_dir())),
-        "io_manager": Warehouse(database=str(warehouse_path()), slate_path=str(slate_path or slate_path_from_env())),
+        "slate": TrackedSlate(slate_path=path),
+        "models": ModelAccess(data_dir=data),
+        "embeddings": EmbeddingAccess(data_dir=data),
+        "reports": ReportAccess(data_dir=data),
+        "io_manager": Warehouse(database=str(warehouse_path()), slate_path=path),
     }
 
 

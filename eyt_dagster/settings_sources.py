@@ -8,8 +8,8 @@ decisions are in docs/operations.md).
   partitioned by target or pool, whose per-partition data version is a hash of the partition's settings.
   `dialogue/target_settings` (by target) feeds each target x pool cell of `dialogue/dialogue_turns`,
   `dialogue/pool_settings` feeds `dialogue/persona_pool`, `speech/target_settings` feeds `speech/slm_choices`.
-  `record_settings` records an observation for every partition whose settings changed; the `eyt` resource
-  (`TrackedModelAccess`) calls it when any run starts (before a step reads its inputs' versions), `eyt refresh` before it reads the statuses,
+  `record_settings` records an observation for every partition whose settings changed; the `slate` resource
+  (`TrackedSlate`) calls it when any run starts (before a step reads its inputs' versions), `eyt refresh` before it reads the statuses,
   and the UI's "Observe" does the same. So Dagster's per-partition staleness, in the UI too, follows a target's
   settings.
 """
@@ -48,7 +48,7 @@ from eyt_dagster import slate_settings as ss
 from eyt_dagster.core.storage_types import SETTINGS_KEY
 from eyt_dagster.slate import Slate
 from eyt_dagster.staleness import CODE_VERSION_TAG, DATA_VERSION_TAG
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import SlateAccess
 
 CODE_VERSION_MARK = "+settings."
 
@@ -129,10 +129,10 @@ def _observable(source: PartitionSettings) -> SourceAsset:
         partitions_def=source.partitions_def,
         description=source.description,
         group_name=source.reader.path[0],
-        required_resource_keys={"eyt"},  # the model-access resource (resources/models/model_access.py): its slate
+        required_resource_keys={"slate"},  # the slate resource (resources/models/model_access.py)
     )
     def observe(context: OpExecutionContext) -> DataVersionsByPartition:
-        current = source.of_slate(context.resources.eyt.slate)
+        current = source.of_slate(context.resources.slate.slate)
         wanted = [str(context.partition_key)] if context.has_partition_key else sorted(current)
         for partition in wanted:
             if partition in current:  # a partition the slate no longer has is left as it was
@@ -186,8 +186,8 @@ def record_settings(instance: DagsterInstance, slate: Slate) -> list[str]:
     return recorded
 
 
-class TrackedModelAccess(ModelAccess):
-    """The model-access resource of the code location: when a run starts (before any step reads its inputs'
+class TrackedSlate(SlateAccess):
+    """The slate resource of the code location: when a run starts (before any step reads its inputs'
     versions) it also records the slate's per-target and per-pool settings that changed, so the partitions this
     run writes name the settings they were computed with (docs/operations.md)."""
 

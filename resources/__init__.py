@@ -3,8 +3,8 @@ names its face: the modules the rest of the project may import (tests may import
 way, from the top of this list to the bottom (tests/test_structure.py holds the rule):
 
 - `roles`: the role factories, one per benchmark: a slate's model built into a simulator, target, judge, chooser...
-- `models`: model calls: the model-access resource, the chat client and its transport, the call cache and ledger,
-  endpoint budgets, a step's progress from its calls.
+- `models`: model calls: the resources the assets take (slate, models, embeddings, reports), the chat client and
+  its transport, the call cache and ledger, endpoint budgets, a step's progress from its calls.
 - `text`, `audio`, `datasets`: sentence encoders and language identification; speech synthesis, recognition and
   clip analysis; the public corpora and releases a benchmark reads.
 - `runs`: this host's processes and the heartbeat files of running steps.

@@ -19,14 +19,18 @@ from eyt_dagster.jobs import (
     SPEECH_EVAL_ASSETS,
     SPEECH_REPORT_ASSETS,
 )
-from eyt_dagster.settings_sources import TrackedModelAccess
+from eyt_dagster.settings_sources import TrackedSlate
 from eyt_dagster.slate import load_slate
+from resources.models.model_access import EmbeddingAccess, ModelAccess, ReportAccess
 from resources.storage.warehouse import WAREHOUSE_FILE
 
 
 def resources_for(slate_path: Path, data_dir: Path) -> dict:
     return {
-        "eyt": TrackedModelAccess(slate_path=str(slate_path), data_dir=str(data_dir)),
+        "slate": TrackedSlate(slate_path=str(slate_path)),
+        "models": ModelAccess(data_dir=str(data_dir)),
+        "embeddings": EmbeddingAccess(data_dir=str(data_dir)),
+        "reports": ReportAccess(data_dir=str(data_dir)),
         "io_manager": Warehouse(database=str(data_dir / WAREHOUSE_FILE)),
     }
 

@@ -204,7 +204,7 @@ def test_judge_prompt_language_zh_sends_the_chinese_rubric(tmp_path, monkeypatch
         judges=[remote("judge-model", "fam-judge", "http://127.0.0.1:9/v1")],
         replacement_judge=None,
     )
-    roles = EytRoles(ModelAccess(slate_path=str(path), data_dir=str(tmp_path / "data")))
+    roles = EytRoles(load_slate(path), ModelAccess(data_dir=str(tmp_path / "data")))
     assert roles.judge_language("cped") == "zh" and roles.judge_language("nemotron_usa") == "en"
     assert [j.language for j in roles.judges(pool="cped")] == ["zh"]
     assert roles.simulator(pool="cped").language == "zh" and roles.simulator(pool="nemotron_usa").language == "en"

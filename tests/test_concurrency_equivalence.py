@@ -86,6 +86,7 @@ def test_sequential_and_concurrent_runs_write_the_same_rows(tmp_path):
 def evaluate_speech(tmp_path, name, budget, items):
     """SpeechEQ choices of one remote audio target on its own stub server: the rows, the network calls of the
     first pass and of a rerun (fresh chooser, same call cache), and the most requests in flight at once."""
+    from eyt_dagster.slate import load_slate
     from eyt_dagster.speech_eq.choice import system_prompt
     from eyt_dagster.speech_eq.evaluation import evaluate_items
     from resources.models.model_access import ModelAccess
@@ -103,10 +104,10 @@ def evaluate_speech(tmp_path, name, budget, items):
         conditions = {c: system_prompt(c) for c in ("default", "adaptive")}
 
         def once():
-            eyt = ModelAccess(slate_path=str(slate), data_dir=str(folder / "data"))
+            models = ModelAccess(data_dir=str(folder / "data"))
             return evaluate_items(
                 items,
-                SpeechRoles(eyt).speech_target("slm"),
+                SpeechRoles(load_slate(slate), models).speech_target("slm"),
                 conditions=conditions,
                 seed=11,
                 both_orders=True,

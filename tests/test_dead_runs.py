@@ -164,7 +164,7 @@ def _parent(pid: int) -> int:
 
 
 def test_every_run_that_uses_the_slate_records_its_process(tmp_path):
-    """Runs started outside `eyt` (the UI, cron, the daemon) get the tags from the `eyt` resource."""
+    """Runs started outside `eyt` (the UI, cron, the daemon) get the tags from the `slate` resource."""
     from dagster import AssetSelection, DagsterInstance, materialize
 
     from eyt_dagster.definitions import ASSETS

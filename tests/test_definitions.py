@@ -112,3 +112,83 @@ def test_every_job_resolves_to_assets_of_one_partitioning(defs):
         assert len(partitionings) == 1, f"job {job.name} mixes partitionings: {partitionings}"
         covered |= keys
     assert covered == set(_materialised(defs)), "an asset no job materialises"
+
+
+# Every asset and check the code location loads from assets/<package>/ (eyt_dagster/definitions.py: PACKAGES), as the
+# hand-written lists had them before the packages were loaded whole.
+ASSET_KEYS = {
+    "dialogue/alpha_sensitivity",
+    "dialogue/chat_seeds",
+    "dialogue/cross_judge_ablation",
+    "dialogue/cross_judge_final_verdicts",
+    "dialogue/cross_judge_verdicts",
+    "dialogue/dialogue_scores",
+    "dialogue/dialogue_turns",
+    "dialogue/final_intent_verdicts",
+    "dialogue/human_alignment",
+    "dialogue/human_annotations",
+    "dialogue/intent_similarity",
+    "dialogue/judge_agreement",
+    "dialogue/judge_verdicts",
+    "dialogue/language_consistency",
+    "dialogue/leaderboard",
+    "dialogue/leaderboard_intervals",
+    "dialogue/noise_floor",
+    "dialogue/pairwise_comparisons",
+    "dialogue/pass_k",
+    "dialogue/persona_pool",
+    "dialogue/persona_source_comparison",
+    "dialogue/pool_settings",
+    "dialogue/rank_intervals",
+    "dialogue/repeat_dialogues",
+    "dialogue/repeat_scores",
+    "dialogue/simulator_audit",
+    "dialogue/simulator_audit_effect",
+    "dialogue/target_settings",
+    "dialogue/thinking_ablation",
+    "dialogue/trajectory",
+    "dialogue/turn_curves",
+    "reports/model_cards",
+    "reports/paper_tables",
+    "speech/contrast_scores",
+    "speech/dialogues",
+    "speech/eq_items",
+    "speech/import_skips",
+    "speech/scenarios",
+    "speech/seq_breakdown",
+    "speech/seq_human_alignment",
+    "speech/seq_leaderboard",
+    "speech/slm_choices",
+    "speech/speech_build_report",
+    "speech/target_settings",
+    "speech/tone_instructions",
+    "speech/tone_selection",
+    "speech/tts_clips",
+    "voice/asr_errors",
+    "voice/dialogue_scores",
+    "voice/final_intent_verdicts",
+    "voice/judge_verdicts",
+    "voice/prosody_effect",
+    "voice/prosody_probe",
+    "voice/target_settings",
+    "voice/text_turns",
+    "voice/voice_gap",
+    "voice/voiced_turns",
+}
+CHECK_KEYS = {
+    ("dialogue/chat_seeds", "no_error_rows"),
+    ("dialogue/dialogue_turns", "dialogues_within_t_max"),
+    ("dialogue/dialogue_turns", "enough_finished_dialogues"),
+    ("dialogue/dialogue_turns", "few_cut_replies"),
+    ("dialogue/dialogue_turns", "no_error_rows"),
+    ("dialogue/judge_verdicts", "no_error_rows"),
+    ("dialogue/judge_verdicts", "subscores_in_scale"),
+    ("speech/eq_items", "one_resonant_candidate_per_test_turn"),
+    ("speech/slm_choices", "no_error_rows"),
+}
+
+
+def test_the_packages_load_the_recorded_assets_and_checks(defs):
+    graph = defs.resolve_asset_graph()
+    assert {key.to_user_string() for key in graph.get_all_asset_keys()} == ASSET_KEYS
+    assert {(check.asset_key.to_user_string(), check.name) for check in graph.asset_check_keys} == CHECK_KEYS

@@ -117,15 +117,18 @@ def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
 
 
 def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from resources.models.model_access import ModelAccess
+    from resources.models.model_access import EmbeddingAccess
 
     monkeypatch.delenv("EYT_EMBEDDING_CACHE", raising=False)  # off by default: fresh runs stay bit-identical
     assert not cache_enabled()
-    assert ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path)).embedding_cache is None
+    assert EmbeddingAccess(data_dir=str(tmp_path)).embedding_cache is None
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", "on")
     assert cache_enabled()
-    eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
-    assert eyt.embedding_cache is not None and eyt.embedding_cache.path == tmp_path / "cache" / "embeddings.sqlite"
+    embeddings = EmbeddingAccess(data_dir=str(tmp_path))
+    assert (
+        embeddings.embedding_cache is not None
+        and embeddings.embedding_cache.path == tmp_path / "cache" / "embeddings.sqlite"
+    )
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", "off")
     assert not cache_enabled()
 
@@ -163,7 +166,7 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
     from dagster import MultiPartitionKey, build_asset_context
 
     from assets.eyt_bench.intent_similarity import intent_similarity
-    from resources.models.model_access import ModelAccess
+    from resources.models.model_access import EmbeddingAccess, SlateAccess
 
     monkeypatch.setenv("EYT_EMBEDDING_CACHE", cache)
     turns = pd.DataFrame(
@@ -178,10 +181,10 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
         }
     )
     seeds = pd.DataFrame({"seed_id": ["s1", "s2"], "final_intent": ["a cheaper flight", "be heard"]})
-    eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
+    slate, embeddings = SlateAccess(slate_path=str(default_slate_path())), EmbeddingAccess(data_dir=str(tmp_path))
     cell = MultiPartitionKey({"target": "reflective-baseline", "pool": "nemotron_usa"})  # the pool picks the encoder
     context = build_asset_context(partition_key=cell)
-    out = intent_similarity(context=context, eyt=eyt, dialogue_turns=turns, chat_seeds=seeds)
+    out = intent_similarity(context=context, slate=slate, embeddings=embeddings, dialogue_turns=turns, chat_seeds=seeds)
     return out.value.drop(columns=["created_at"])
 
 

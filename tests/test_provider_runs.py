@@ -13,6 +13,7 @@ import pytest
 from asgi_get import get
 
 from eyt_dagster.explorer.app import create_app
+from eyt_dagster.slate import load_slate
 from eyt_dagster.speech_eq.vocabulary import VALENCES
 from resources.models.cache_backend import CALL_CACHE_FILE
 from resources.models.call_cache import CallCache
@@ -91,7 +92,7 @@ def test_a_run_against_each_provider_finishes_every_dialogue(
         data = tmp_path / "data"
         data.mkdir()
         materialize_all(slate, data)
-        generator = SpeechRoles(ModelAccess(slate_path=str(slate), data_dir=str(data))).speech_generator()
+        generator = SpeechRoles(load_slate(slate), ModelAccess(data_dir=str(data))).speech_generator()
         scenario = generator.scenario(SUBSCALE, VALENCES[1], 0)
         lines = generator.dialogue(scenario)
         verdict = generator.validate_dialogue(scenario, lines)

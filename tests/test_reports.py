@@ -356,7 +356,7 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
     from eyt_dagster.eyt_bench.leaderboard import HEADLINE
     from eyt_dagster.slate import default_slate_path
     from eyt_dagster.table_registry import TABLE_COLUMNS
-    from resources.models.model_access import ModelAccess
+    from resources.models.model_access import SlateAccess
     from resources.storage.warehouse_files import arrow_table
 
     monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path))
@@ -368,8 +368,8 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
             **{m: [0.75, 0.5] for m in HEADLINE},
         }
     )
-    eyt = ModelAccess(slate_path=str(default_slate_path()), data_dir=str(tmp_path))
-    out = thinking_ablation(context=build_asset_context(), eyt=eyt, leaderboard=board)
+    slate = SlateAccess(slate_path=str(default_slate_path()))
+    out = thinking_ablation(context=build_asset_context(), slate=slate, leaderboard=board)
     table = arrow_table(out.value, "dialogue.thinking_ablation", TABLE_COLUMNS["dialogue.thinking_ablation"])
     types = {f.name: str(f.type) for f in table.schema}
     assert (types["think"], types["delta"], types["highlighted"], types["is_baseline"]) == (

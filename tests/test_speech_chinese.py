@@ -268,7 +268,7 @@ def test_a_cascade_of_a_chinese_build_asks_its_recogniser_for_chinese(tmp_path):
         folder_for = tmp_path / language
         folder_for.mkdir()
         slate = write_slate(folder_for, speech={"language": language}, targets=[cascade])
-        roles = SpeechRoles(ModelAccess(slate_path=str(slate), data_dir=str(folder_for)))
+        roles = SpeechRoles(load_slate(slate), ModelAccess(data_dir=str(folder_for)))
         chooser = roles.speech_target("zh-cascade")
         utterance = type("U", (), {"path": str(clip), "text": templates_zh.NEUTRAL_TURN4[0], "gender": "female"})
         if refused:

@@ -256,9 +256,9 @@ def test_speech_generator_config(tmp_path):
     speech = load_slate(ok).speech
     assert speech.text_model("generator").id == "gen" and speech.text_model("validator").id == "check"
     assert speech.text_model("tone_judge") is None  # the embedded template rule
-    gen = SpeechRoles(ModelAccess(slate_path=str(ok), data_dir=str(tmp_path))).speech_generator()
+    gen = SpeechRoles(load_slate(ok), ModelAccess(data_dir=str(tmp_path))).speech_generator()
     assert isinstance(gen, LLMSpeechGenerator) and gen.validator_name == "check" and gen.judge_name.endswith("rule")
-    default = SpeechRoles(ModelAccess(slate_path=str(write_slate(tmp_path)), data_dir=str(tmp_path))).speech_generator()
+    default = SpeechRoles(load_slate(write_slate(tmp_path)), ModelAccess(data_dir=str(tmp_path))).speech_generator()
     assert isinstance(default, TemplateGenerator)
     for speech, message in (
         ({"generator": "missing"}, "speech.generator: 'missing' is neither"),

@@ -11,7 +11,7 @@ import pytest
 from eyt_dagster.speech_eq.choice import system_prompt
 from eyt_dagster.speech_eq.evaluation import evaluate_items
 from resources.audio.clip_analysis import ClipAnalysisStore
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 from resources.roles.speech_roles import SpeechRoles
 
@@ -68,13 +68,13 @@ def answered(tmp_path):
                 remote(server, "oracle", speech_input="oracle_text"),
             ],
         )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        slate_access, models = SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
         rows = {}
         for target in ("cascade-num", "cascade-des", "oracle"):
             before = len(requests)
             rows[target] = evaluate_items(
                 [item],
-                SpeechRoles(eyt).speech_target(target),
+                SpeechRoles(slate_access.slate, models).speech_target(target),
                 conditions={"default": system_prompt("default")},
                 seed=7,
                 both_orders=False,
@@ -114,11 +114,11 @@ def test_oracle_reads_the_tone_instructions_and_is_scored(answered):
 
 def test_a_speech_only_target_cannot_run_eyt_and_vice_versa(answered, tmp_path):
     slate = write_slate(tmp_path)
-    eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+    slate_access, models = SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
     with pytest.raises(ValueError, match="does not run speech_eq"):
-        SpeechRoles(eyt).speech_target("reflective-baseline")
+        SpeechRoles(slate_access.slate, models).speech_target("reflective-baseline")
     with pytest.raises(ValueError, match="does not run eyt_bench"):
-        EytRoles(eyt).target("random-chooser-baseline")
+        EytRoles(slate_access.slate, models).target("random-chooser-baseline")
 
 
 def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
@@ -162,13 +162,13 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
                 remote(server, "vad-des", speech_input="cascaded", cascade={**cascade, "cues": "emo_des"}),
             ],
         )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        slate_access, models = SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
         instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["vad-num", "vad-des"])
         frames = {}
         for target in ("vad-num", "vad-des"):
             before = len(requests)
             context = build_asset_context(partition_key=target, instance=instance)
-            out = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item)]))
+            out = slm_choices(context, slate=slate_access, models=models, eq_items=pd.DataFrame([item_rows(item)]))
             frames[target], frames[target + ":requests"] = out.value, requests[before:]
             frames[target + ":analysed"] = out.metadata["clip_analyses_computed"].value
     # the model's outputs do not depend on the target: the first computes each of the 8 clips, the second none
@@ -201,7 +201,7 @@ BASELINE_TARGET = {
 }
 
 
-def choices_step(eyt, instance, target, items):
+def choices_step(slate_access, models, instance, target, items):
     """The slm_choices asset of one target on these items, as a run materialises it: (rows, metadata)."""
     import pandas as pd
     from dagster import build_asset_context
@@ -210,7 +210,7 @@ def choices_step(eyt, instance, target, items):
     from eyt_dagster.speech_eq.release_format import item_rows
 
     context = build_asset_context(partition_key=target, instance=instance)
-    out = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item) for item in items]))
+    out = slm_choices(context, slate=slate_access, models=models, eq_items=pd.DataFrame([item_rows(i) for i in items]))
     return out.value, {k: getattr(v, "value", v) for k, v in out.metadata.items()}
 
 
@@ -245,15 +245,15 @@ def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp
         )
 
         def resource():
-            return ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+            return SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
 
-        eyt = resource()
+        slate_access, models = resource()
         steps = {}
         for target in ("casc-num", "casc-des"):
             before = len(requests)
-            steps[target] = (*choices_step(eyt, instance, target, [item]), requests[before:])
+            steps[target] = (*choices_step(slate_access, models, instance, target, [item]), requests[before:])
         before = len(requests)
-        rerun_rows, rerun_meta = choices_step(resource(), instance, "casc-num", [item])
+        rerun_rows, rerun_meta = choices_step(*resource(), instance, "casc-num", [item])
         assert len(requests) == before  # the same prompts: all answered from the call cache
     folder = VOICE_MEASURES.folder
     rows, meta, sent = steps["casc-num"]
@@ -296,15 +296,15 @@ def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
         slate = write_slate(
             tmp_path, targets=[BASELINE_TARGET, remote(server, "casc", speech_input="cascaded", max_concurrency=4)]
         )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
-        rows, meta = choices_step(eyt, instance, "casc", [good, bad])
+        slate_access, models = SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
+        rows, meta = choices_step(slate_access, models, instance, "casc", [good, bad])
     failed, answered = rows[rows["item_id"] == "item-2"], rows[rows["item_id"] == "item-1"]
     assert len(failed) > 0 and failed["error"].notna().all() and failed["correct"].isna().all()
     assert failed["error"].str.contains(f"voice measures: {broken.path}: cannot read audio", regex=False).all()
     assert set(failed["round"]) == {1}  # round 2 is not asked after a round 1 that never reached the model
     assert answered["error"].isna().all() and len(answered) == 8 and meta["error_rows"] == len(failed)
     bad_sha = hashlib.sha256(Path(broken.path).read_bytes()).hexdigest()
-    assert not ClipAnalysisStore(eyt.data_dir).result_path(VOICE_MEASURES, bad_sha).exists()
+    assert not ClipAnalysisStore(models.data_dir).result_path(VOICE_MEASURES, bad_sha).exists()
     # item-2's readable clips are item-1's tones, byte for byte: content-addressed, they are the same 8 clips
     assert (meta["clip_analyses_computed"], meta["clip_analyses_reused"]) == (8, 0)
 
@@ -345,10 +345,10 @@ def run_scripted(tmp_path, first_round1, reask):
                 remote(server, "oracle", speech_input="oracle_text", parse_retries=1, max_retries=0),
             ],
         )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        slate_access, models = SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
         rows = evaluate_items(
             [item],
-            SpeechRoles(eyt).speech_target("oracle"),
+            SpeechRoles(slate_access.slate, models).speech_target("oracle"),
             conditions={"default": system_prompt("default")},
             seed=7,
             both_orders=False,
@@ -447,10 +447,10 @@ def test_short_reply_format_is_a_setting(tmp_path):
                 remote(server, "oracle", speech_input="oracle_text"),
             ],
         )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+        slate_access, models = SlateAccess(slate_path=str(slate)), ModelAccess(data_dir=str(tmp_path / "data"))
         rows = evaluate_items(
             [item],
-            SpeechRoles(eyt).speech_target("oracle"),
+            SpeechRoles(slate_access.slate, models).speech_target("oracle"),
             conditions={"default": system_prompt("default")},
             seed=7,
             both_orders=False,

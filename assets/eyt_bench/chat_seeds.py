@@ -8,7 +8,7 @@ from assets.eyt_bench.partitions import pool_partitions
 from eyt_dagster.eyt_bench.chat_seeds import write_chat_seeds
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import ChatSeedsFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
@@ -24,21 +24,23 @@ PROMPT_HASH = prompt_hash("seed_generation")  # English; a pool in another langu
     metadata={"partition_expr": "pool"},
     code_version=f"{LOGIC_VERSION}-{code_version_hash('seed_generation')}",
 )
-def chat_seeds(context: AssetExecutionContext, eyt: ModelAccess, persona_pool: pd.DataFrame) -> Output[pd.DataFrame]:
+def chat_seeds(
+    context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess, persona_pool: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """ChatSEEDs for the first `dialogues_per_pool` personas. A rerun asks the simulator again: seeds whose
     request finished before come from the call cache unchanged, rows that failed are retried (as dialogue_turns
     resumes)."""
-    slate, pool = eyt.slate, context.partition_key
-    simulator = EytRoles(eyt).simulator(context.run_id, pool)
-    pool_prompt_hash = prompt_hash("seed_generation", language=slate.pool_language(pool))
+    current, pool = slate.slate, context.partition_key
+    simulator = EytRoles(slate.slate, models).simulator(context.run_id, pool)
+    pool_prompt_hash = prompt_hash("seed_generation", language=current.pool_language(pool))
     seeds = write_chat_seeds(
         persona_pool,
         simulator,
         pool=pool,
-        count=slate.dialogues_per_pool,
-        workers=slate.simulator.max_concurrency,
+        count=current.dialogues_per_pool,
+        workers=current.simulator.max_concurrency,
         prompt_hash=pool_prompt_hash,
-        slate_seed=slate.seed,
+        slate_seed=current.seed,
     )
     df = seeds.rows
     df["created_at"] = now_utc()

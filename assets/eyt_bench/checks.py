@@ -8,7 +8,7 @@ from assets._checks import ERROR_ROWS, check_result
 from assets.eyt_bench.partitions import pool_partitions, target_pool_partitions
 from eyt_dagster.core.table_checks import no_error_rows
 from eyt_dagster.eyt_bench import table_checks as contracts
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import SlateAccess
 
 
 @asset_check(
@@ -16,8 +16,8 @@ from resources.models.model_access import ModelAccess
     partitions_def=target_pool_partitions,
     description="No dialogue runs beyond T_max turns.",
 )
-def dialogues_within_t_max(eyt: ModelAccess, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
-    return check_result(contracts.dialogues_within_t_max(dialogue_turns, eyt.slate.t_max))
+def dialogues_within_t_max(slate: SlateAccess, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
+    return check_result(contracts.dialogues_within_t_max(dialogue_turns, slate.slate.t_max))
 
 
 @asset_check(
@@ -26,8 +26,8 @@ def dialogues_within_t_max(eyt: ModelAccess, dialogue_turns: pd.DataFrame) -> As
     description="At least one dialogue of the cell finished, and at most the slate's max_unfinished_fraction of "
     "them did not; names the unfinished ones' failures by role and kind.",
 )
-def enough_finished_dialogues(eyt: ModelAccess, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
-    return check_result(contracts.enough_finished_dialogues(dialogue_turns, eyt.slate.max_unfinished_fraction))
+def enough_finished_dialogues(slate: SlateAccess, dialogue_turns: pd.DataFrame) -> AssetCheckResult:
+    return check_result(contracts.enough_finished_dialogues(dialogue_turns, slate.slate.max_unfinished_fraction))
 
 
 @asset_check(
@@ -44,8 +44,8 @@ def few_cut_replies(dialogue_turns: pd.DataFrame) -> AssetCheckResult:
     partitions_def=target_pool_partitions,
     description="Every judge sub-score is a value of the slate's judge scale.",
 )
-def subscores_in_scale(eyt: ModelAccess, judge_verdicts: pd.DataFrame) -> AssetCheckResult:
-    return check_result(contracts.subscores_in_scale(judge_verdicts, eyt.slate.scale))
+def subscores_in_scale(slate: SlateAccess, judge_verdicts: pd.DataFrame) -> AssetCheckResult:
+    return check_result(contracts.subscores_in_scale(judge_verdicts, slate.slate.scale))
 
 
 @asset_check(asset=["dialogue", "chat_seeds"], partitions_def=pool_partitions, **ERROR_ROWS)
@@ -61,14 +61,3 @@ def dialogue_errors(dialogue_turns: pd.DataFrame) -> AssetCheckResult:
 @asset_check(asset=["dialogue", "judge_verdicts"], partitions_def=target_pool_partitions, **ERROR_ROWS)
 def judge_errors(judge_verdicts: pd.DataFrame) -> AssetCheckResult:
     return check_result(no_error_rows(judge_verdicts, "seed_id"), AssetCheckSeverity.WARN)
-
-
-CHECKS = [
-    dialogues_within_t_max,
-    enough_finished_dialogues,
-    few_cut_replies,
-    subscores_in_scale,
-    chat_seed_errors,
-    dialogue_errors,
-    judge_errors,
-]

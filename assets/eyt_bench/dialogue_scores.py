@@ -9,7 +9,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.dialogue_scoring import incomplete_dialogues, score_dialogues
 from eyt_dagster.eyt_bench.judging import failed_verdicts_message
 from eyt_dagster.eyt_bench.table_contracts import DialogueScoresFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import SlateAccess
 
 LOGIC_VERSION = "2"
 
@@ -28,7 +28,7 @@ LOGIC_VERSION = "2"
 )
 def dialogue_scores(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
     dialogue_turns: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
@@ -38,19 +38,19 @@ def dialogue_scores(
     and satisfaction (0-100), weighted (alpha from the slate) and summed dimension scores, early/late means, and
     how many turns were judged and how many judge calls failed. Judges combine as the slate's judge_combine
     says (mean or median; completion is a majority vote). Failed verdicts leave values missing."""
-    slate = eyt.slate
-    calibration = slate.pool_calibration(context.partition_key.keys_by_dimension["pool"])
+    current = slate.slate
+    calibration = current.pool_calibration(context.partition_key.keys_by_dimension["pool"])
     df = score_dialogues(
         dialogue_turns,
         judge_verdicts,
         final_intent_verdicts,
         intent_similarity,
-        slate.alpha,
-        slate.judge_combine,
+        current.alpha,
+        current.judge_combine,
         calibration,
     )
-    df["alpha"] = slate.alpha
-    df["judge_combine"] = slate.judge_combine
+    df["alpha"] = current.alpha
+    df["judge_combine"] = current.judge_combine
     df["created_at"] = now_utc()
     partition = context.partition_key
     unfinished = incomplete_dialogues(dialogue_turns)
@@ -66,11 +66,11 @@ def dialogue_scores(
         message = failed_verdicts_message(frame, what, table, partition)
         if message:
             context.log.warning(message)
-    context.log.info(f"scored {len(df)} dialogues (judges combined by {slate.judge_combine})")
+    context.log.info(f"scored {len(df)} dialogues (judges combined by {current.judge_combine})")
     return table_output(
         conform_table(df, table_of(context)),
-        alpha=slate.alpha,
-        judge_combine=slate.judge_combine,
+        alpha=current.alpha,
+        judge_combine=current.judge_combine,
         unfinished_dialogues=len(unfinished),
         failed_turn_verdicts=int(df["n_failed_verdicts"].sum()),
         failed_final_verdicts=int(df["n_failed_final_verdicts"].sum()),

@@ -13,7 +13,7 @@ from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
 from eyt_dagster.eyt_bench.types import ChatSeed
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = (
@@ -33,36 +33,46 @@ PROMPT_HASH = prompt_hash(*PROMPT_KEYS)  # English; a pool in another language r
     code_version=f"{LOGIC_VERSION}-{code_version_hash(*PROMPT_KEYS)}",
     pool=SIMULATOR_POOL,
 )
-def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame) -> Output[pd.DataFrame]:
+def dialogue_turns(
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    embeddings: EmbeddingAccess,
+    chat_seeds: pd.DataFrame,
+) -> Output[pd.DataFrame]:
     """Every ChatSEED of the pool played out between the simulator and the target, one row per turn."""
     keys = context.partition_key.keys_by_dimension
     target_id, pool = keys["target"], keys["pool"]
-    slate, roles = eyt.slate, EytRoles(eyt)
+    current = slate.slate
+    roles = EytRoles(current, models)
     simulator, target = roles.simulator(context.run_id, pool), roles.target(target_id, context.run_id, pool=pool)
-    cell_prompt_hash = prompt_hash(*PROMPT_KEYS, language=slate.pool_language(pool))
+    cell_prompt_hash = prompt_hash(*PROMPT_KEYS, language=current.pool_language(pool))
     # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity
     # finds most of its vectors ready: the encoding overlaps this step's waits on the endpoints
-    embeddings = eyt.early_embeddings(slate.pool_embedding_model(pool))
-    embeddings.forget()
+    encoder = embeddings.early_embeddings(current.pool_embedding_model(pool))
+    encoder.forget()
 
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
-        embeddings.hand_over([*turn_intent_texts(seed, turn), turn.user_text])  # the utterance: simulator_audit
+        encoder.hand_over([*turn_intent_texts(seed, turn), turn.user_text])  # the utterance: simulator_audit
 
     progress = step_progress(
-        context, eyt, "dialogues", lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})"
+        context,
+        models.data_dir,
+        "dialogues",
+        lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})",
     )
     with progress as on_done:
         cell = play_cell(
             chat_seeds,
             simulator,
             target,
-            target_ref=slate.target(target_id),
-            simulator_ref=slate.simulator,
+            target_ref=current.target(target_id),
+            simulator_ref=current.simulator,
             pool=pool,
             cell=str(context.partition_key),
-            t_max=slate.t_max,
+            t_max=current.t_max,
             prompt_hash=cell_prompt_hash,
-            slate_seed=slate.seed,
+            slate_seed=current.seed,
             on_done=on_done,
             on_turn=encode_early,
         )
@@ -73,9 +83,9 @@ def dialogue_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds:
     return table_output(
         conform_table(df, table_of(context)),
         **cell.summary(),
-        target_model=slate.target(target_id).model,
+        target_model=current.target(target_id).model,
         simulator=simulator.model_id,
-        baseline=slate.target(target_id).is_baseline,
+        baseline=current.target(target_id).is_baseline,
         prompt_hash=cell_prompt_hash,
         **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
         **stats_metadata("target", cell.target_stats),

@@ -5,6 +5,7 @@ from typing import Any
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import large_table_output, now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
 from eyt_dagster.eyt_bench import analysis, audit_effect
@@ -21,7 +22,7 @@ from eyt_dagster.reporting.plots import (
     turn_curves_png,
 )
 from eyt_dagster.reporting.report_sections import interval_cells
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ReportAccess, SlateAccess
 
 LOGIC_VERSION = "3"  # 3: pairwise_comparisons gained se, p-values (Holm-adjusted) and mde_80
 INTERVAL_PREVIEW = (
@@ -34,7 +35,7 @@ INTERVAL_PREVIEW = (
     "persona",
     "anthropomorphic",
 )
-_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: AssetArgs = dict(key_prefix=["dialogue"], group_name="reports", code_version=LOGIC_VERSION)
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:
@@ -42,12 +43,12 @@ def _ins(*names: str) -> dict[str, AssetIn]:
 
 
 def _finish(
-    df: pd.DataFrame, eyt: ModelAccess, *, flag: str | None = "target", by_values: bool = False, **metadata
-) -> Output:
+    df: pd.DataFrame, slate: SlateAccess, *, flag: str | None = "target", by_values: bool = False, **metadata: Any
+) -> Output[pd.DataFrame]:
     """The table with its baseline flags and creation time; `by_values`: its data version from values_version (a
     large table no asset reads, large_table_output) instead of content_version."""
     if flag and len(df):
-        df = flag_targets(df, eyt.slate, flag)
+        df = flag_targets(df, slate.slate, flag)
     df["created_at"] = now_utc()
     note = baseline_note(df, flag) if flag else "rows name targets in pairs; see is_baseline_* columns"
     return (large_table_output if by_values else table_output)(df, baselines=note, **metadata)
@@ -55,23 +56,23 @@ def _finish(
 
 @asset(**_REPORT, ins=_ins("dialogue_scores", "dialogue_turns"))
 def leaderboard_intervals(
-    eyt: ModelAccess, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
+    slate: SlateAccess, reports: ReportAccess, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Every leaderboard mean with its 95% bootstrap interval, resampled by dialogue (seeded)."""
     df = analysis.leaderboard_intervals(
         dialogue_scores,
         dialogue_turns,
-        resamples=eyt.slate.bootstrap_resamples,
-        seed=eyt.slate.seed,
-        store=eyt.report_cache,
+        resamples=slate.slate.bootstrap_resamples,
+        seed=slate.slate.seed,
+        store=reports.cache,
     )
     plot = ""
     if len(df):
         shown, note = targets_shown(df[df["metric"] == "empathy"], "value")
         title = f"empathy with interval, by pool{note}"
         png = cached_png(
-            eyt.report_cache,
-            flag_targets(shown, eyt.slate),
+            reports.cache,
+            flag_targets(shown, slate.slate),
             lambda rows: interval_png(rows, "empathy", title=title),
             "interval_png",
             title,
@@ -79,32 +80,34 @@ def leaderboard_intervals(
         plot = png_markdown(png, "Empathy with 95% intervals")
     table = interval_cells(df, INTERVAL_PREVIEW) if len(df) else pd.DataFrame()
     preview = MetadataValue.md(table.to_markdown(index=False) if len(table) else "_no rows_")
-    return _finish(df, eyt, intervals=preview, plot=MetadataValue.md(plot), resamples=eyt.slate.bootstrap_resamples)
+    return _finish(df, slate, intervals=preview, plot=MetadataValue.md(plot), resamples=slate.slate.bootstrap_resamples)
 
 
 # .1: the ChatSEED columns in id order, so a pair's figures depend on the pool's ChatSEEDs, not on which targets
 # there are (the rows' order before); the pairwise and rank intervals of a pool change with it
-_SEEDS_IN_ID_ORDER = {**_REPORT, "code_version": f"{LOGIC_VERSION}.1"}
+_SEEDS_IN_ID_ORDER: AssetArgs = {**_REPORT, "code_version": f"{LOGIC_VERSION}.1"}
 
 
 @asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))
-def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+def pairwise_comparisons(
+    slate: SlateAccess, reports: ReportAccess, dialogue_scores: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """For each pair of targets on the same ChatSEEDs: the paired bootstrap difference and its interval."""
     df = analysis.pairwise_comparisons(
-        dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
+        dialogue_scores, resamples=slate.slate.bootstrap_resamples, seed=slate.slate.seed, store=reports.cache
     )
-    baselines = baseline_targets(eyt.slate)
+    baselines = baseline_targets(slate.slate)
     plot, drawn = "", 0
     if len(df):
-        png, drawn = cached_pairwise_png(eyt.report_cache, df, "empathy", baselines)
+        png, drawn = cached_pairwise_png(reports.cache, df, "empathy", baselines)
         plot = png_markdown(png, "Empathy differences")
     if len(df):
         df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
-        risky = [t.id for t in eyt.slate.targets if eyt.slate.self_preference_risk(t.id)]
+        risky = [t.id for t in slate.slate.targets if slate.slate.self_preference_risk(t.id)]
         df["self_preference_risk"] = df["target_a"].isin(risky) | df["target_b"].isin(risky)
     return _finish(
         df,
-        eyt,
+        slate,
         flag=None,
         by_values=True,  # 90,900 rows at 100 targets: content_version's text took a second; nothing reads the table
         plot=MetadataValue.md(plot),
@@ -116,10 +119,10 @@ def pairwise_comparisons(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Out
 
 
 @asset(**_SEEDS_IN_ID_ORDER, ins=_ins("dialogue_scores"))
-def rank_intervals(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+def rank_intervals(slate: SlateAccess, reports: ReportAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """Each target's rank per pool and metric with a 95% bootstrap interval (ChatSEEDs resampled together)."""
     df = ranks.rank_intervals(
-        dialogue_scores, resamples=eyt.slate.bootstrap_resamples, seed=eyt.slate.seed, store=eyt.report_cache
+        dialogue_scores, resamples=slate.slate.bootstrap_resamples, seed=slate.slate.seed, store=reports.cache
     )
     empathy = df[df["metric"] == "empathy"].sort_values(["pool", "rank"]) if len(df) else df
     preview = (
@@ -127,19 +130,19 @@ def rank_intervals(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd
         if len(empathy)
         else "_no rows_"
     )
-    return _finish(df, eyt, empathy_ranks=MetadataValue.md(preview), resamples=eyt.slate.bootstrap_resamples)
+    return _finish(df, slate, empathy_ranks=MetadataValue.md(preview), resamples=slate.slate.bootstrap_resamples)
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores", "simulator_audit"))
 def simulator_audit_effect(
-    eyt: ModelAccess, dialogue_scores: pd.DataFrame, simulator_audit: pd.DataFrame
+    slate: SlateAccess, dialogue_scores: pd.DataFrame, simulator_audit: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Every metric with and without the dialogues the simulator audit flagged, and whether a rank moves."""
     df = audit_effect.audit_effect(dialogue_scores, simulator_audit)
     moved = df[df["rank_changed"].astype(bool)] if len(df) else df
     return _finish(
         df,
-        eyt,
+        slate,
         rank_changes=len(moved),
         metrics_with_rank_changes=", ".join(sorted(moved["metric"].unique())) if len(moved) else "none",
     )
@@ -147,70 +150,70 @@ def simulator_audit_effect(
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "dialogue_turns"))
 def alpha_sensitivity(
-    eyt: ModelAccess, judge_verdicts: pd.DataFrame, dialogue_turns: pd.DataFrame
+    slate: SlateAccess, reports: ReportAccess, judge_verdicts: pd.DataFrame, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Paper Table 8: weighted scores for alpha in {0.05, 0.10, 0.15}, early minus late raw scores (the
     warm-up effect) and whether any two targets swap ranks across the sweep."""
-    dims = turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine)
-    alphas = tuple(sorted({*ALPHA_SWEEP, eyt.slate.alpha}))
-    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas, store=eyt.report_cache)
+    dims = turn_dimension_scores(judge_verdicts, slate.slate.judge_combine)
+    alphas = tuple(sorted({*ALPHA_SWEEP, slate.slate.alpha}))
+    df = analysis.alpha_sensitivity(dims, dialogue_lengths(dialogue_turns), alphas, store=reports.cache)
     plot = ""
     if len(df):
         shown, note = targets_shown(df, "weighted")
         title = f"Weighted score by alpha{note}"
         png = cached_png(
-            eyt.report_cache,
-            flag_targets(shown, eyt.slate),
+            reports.cache,
+            flag_targets(shown, slate.slate),
             lambda rows: alpha_sweep_png(rows, title=title),
             "alpha_sweep_png",
             title,
         )
         plot = png_markdown(png, "Weighted scores by alpha")
-    return _finish(df, eyt, plot=MetadataValue.md(plot), rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
+    return _finish(df, slate, plot=MetadataValue.md(plot), rank_flips=int(df["rank_flip"].sum()) if len(df) else 0)
 
 
 @asset(**_REPORT, ins=_ins("judge_verdicts"))
-def turn_curves(eyt: ModelAccess, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
+def turn_curves(slate: SlateAccess, reports: ReportAccess, judge_verdicts: pd.DataFrame) -> Output[pd.DataFrame]:
     """Mean score per turn index, per target, pool and dimension (0-100): the warm-up curve."""
-    df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, eyt.slate.judge_combine))
+    df = analysis.turn_curves(turn_dimension_scores(judge_verdicts, slate.slate.judge_combine))
     plot = ""
     if len(df):
         shown, note = targets_shown(df, "mean_score")
         title = f"Mean judge score by turn{note}"
         png = cached_png(
-            eyt.report_cache,
-            flag_targets(shown, eyt.slate),
+            reports.cache,
+            flag_targets(shown, slate.slate),
             lambda rows: turn_curves_png(rows, title=title),
             "turn_curves_png",
             title,
         )
         plot = png_markdown(png, "Mean score by turn")
-    return _finish(df, eyt, plot=MetadataValue.md(plot))
+    return _finish(df, slate, plot=MetadataValue.md(plot))
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores"))
-def trajectory(eyt: ModelAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
+def trajectory(slate: SlateAccess, dialogue_scores: pd.DataFrame) -> Output[pd.DataFrame]:
     """Paper Table 13: drift, directional alignment, FICR, satisfaction and mean turns per target and pool."""
-    return _finish(analysis.trajectory(dialogue_scores), eyt)
+    return _finish(analysis.trajectory(dialogue_scores), slate)
 
 
 @asset(**_REPORT, ins=_ins("leaderboard"))
-def persona_source_comparison(eyt: ModelAccess, leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
+def persona_source_comparison(slate: SlateAccess, leaderboard: pd.DataFrame) -> Output[pd.DataFrame]:
     """Paper Table 5: family-level means of every headline metric per pool and the pool-to-pool shift."""
-    families = {t.id: t.family for t in eyt.slate.targets}
+    families = {t.id: t.family for t in slate.slate.targets}
     df = analysis.persona_source_comparison(leaderboard, families, (POOLS[0], POOLS[1]))
-    baseline_families = sorted({eyt.slate.target(t).family for t in baseline_targets(eyt.slate)})
+    baseline_families = sorted({slate.slate.target(t).family for t in baseline_targets(slate.slate)})
     df["is_baseline_family"] = df["family"].isin(baseline_families) if len(df) else []
-    return _finish(df, eyt, flag=None)
+    return _finish(df, slate, flag=None)
 
 
 @asset(**_REPORT, ins=_ins("leaderboard"))
 def thinking_ablation(
-    context: AssetExecutionContext, eyt: ModelAccess, leaderboard: pd.DataFrame
+    context: AssetExecutionContext, slate: SlateAccess, leaderboard: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Paper Table 7: think minus non-think for every reasoning pair declared in the slate."""
-    pairs = [(p.name, p.think, p.non_think) for p in eyt.slate.reasoning_pairs]
+    pairs = [(p.name, p.think, p.non_think) for p in slate.slate.reasoning_pairs]
     if not pairs:
         context.log.info("the slate declares no reasoning_pairs; the table is empty")
-    df = analysis.thinking_ablation(leaderboard, pairs, eyt.slate.thinking_highlight)
-    return _finish(df, eyt, flag="think_target", highlighted=int(df["highlighted"].sum()) if len(df) else 0)
+    df = analysis.thinking_ablation(leaderboard, pairs, slate.slate.thinking_highlight)
+    return _finish(df, slate, flag="think_target", highlighted=int(df["highlighted"].sum()) if len(df) else 0)

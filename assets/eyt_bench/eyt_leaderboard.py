@@ -8,7 +8,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.core.baseline_flags import baseline_note
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import LeaderboardFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ReportAccess, SlateAccess
 
 LOGIC_VERSION = (
     "5"  # 3: simulator_flag_rate; 4: language and the language-consistency shares; 5: cut_replies, adaptations
@@ -34,7 +34,8 @@ LOGIC_VERSION = (
 )
 def leaderboard(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    reports: ReportAccess,
     dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
@@ -45,13 +46,13 @@ def leaderboard(
     """Per target x pool: label accuracies, emotion macro-F1, drift, FICR, satisfaction, the three
     subjective dimensions (weighted and unweighted, 0-100), mean turns, tokens and cost per role."""
     board = build_leaderboard(
-        eyt.slate,
+        slate.slate,
         dialogue_scores,
         dialogue_turns,
         judge_verdicts,
         final_intent_verdicts,
         simulator_audit,
-        store=eyt.report_cache,
+        store=reports.cache,
         languages=language_consistency,
     )
     board["created_at"] = now_utc()
@@ -60,7 +61,7 @@ def leaderboard(
     return table_output(
         conform_table(board, table_of(context)),
         baselines=note,
-        slate=eyt.slate.name,
-        judge_combine=eyt.slate.judge_combine,
+        slate=slate.slate.name,
+        judge_combine=slate.slate.judge_combine,
         **explorer_link(explorer_links.leaderboard_path()),
     )

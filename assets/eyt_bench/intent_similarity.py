@@ -8,7 +8,7 @@ from assets._output import now_utc, table_of, table_output
 from assets.eyt_bench.partitions import by_pool, target_pool_partitions
 from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import EmbeddingAccess, SlateAccess
 from resources.text.onnx_encoder import text_encoder
 
 LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (each text encoded alone: vectors differ from 2 in the last bits)
@@ -30,13 +30,17 @@ LOGIC_VERSION = "3"  # 3: each dialogue's texts encoded as one batch (each text 
     op_tags={"dagster/priority": "-1"},
 )
 def intent_similarity(
-    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    embeddings: EmbeddingAccess,
+    dialogue_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per turn: cos(gold, predicted intent description) and cos(predicted, the ChatSEED's final intent)."""
-    model = eyt.slate.pool_embedding_model(context.partition_key.keys_by_dimension["pool"])
+    model = slate.slate.pool_embedding_model(context.partition_key.keys_by_dimension["pool"])
     # each text encoded alone, most of them while dialogue_turns ran (resources/text/embedding_queue.py)
-    embeddings = eyt.early_embeddings(model)
-    df, stats = intent_similarities(dialogue_turns, chat_seeds, embeddings.embed)
+    encoder = embeddings.early_embeddings(model)
+    df, stats = intent_similarities(dialogue_turns, chat_seeds, encoder.embed)
     # the queue keeps the utterances for simulator_audit, which runs next and then drops what is left
     if stats is not None:
         context.log.info(f"embeddings: {stats}")

@@ -3,11 +3,11 @@ and alignment with human annotations."""
 
 from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
+from assets._asset_args import AssetPlace
 from assets._output import now_utc, stats_metadata, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS, ablation_table, agreement_table, cross_judge_sample
@@ -16,15 +16,16 @@ from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotati
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
     TURN_PROMPT_HASH,
+    Dialogue,
     finished_dialogues,
     judge_stats,
     run_judges,
 )
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, ReportAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
-_REPORT: dict[str, Any] = dict(key_prefix=["dialogue"], group_name="reports")
+_REPORT: AssetPlace = dict(key_prefix=["dialogue"], group_name="reports")
 
 
 def _ins(*names: str) -> dict[str, AssetIn]:
@@ -35,18 +36,20 @@ def _ins(*names: str) -> dict[str, AssetIn]:
 # of a float can differ from one matrix over all units)
 @asset(**_REPORT, ins=_ins("judge_verdicts", "final_intent_verdicts"), code_version=f"{LOGIC_VERSION}.1")
 def judge_agreement(
-    eyt: ModelAccess, judge_verdicts: pd.DataFrame, final_intent_verdicts: pd.DataFrame
+    slate: SlateAccess, reports: ReportAccess, judge_verdicts: pd.DataFrame, final_intent_verdicts: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """How far the slate's judges agree: Krippendorff's alpha per dimension and the share of dialogues
     whose completion vote was unanimous (NaN with a single judge)."""
-    df = agreement_table(judge_verdicts, final_intent_verdicts, store=eyt.report_cache)
-    df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
+    df = agreement_table(judge_verdicts, final_intent_verdicts, store=reports.cache)
+    df["judges"] = ", ".join(j.id for j in slate.slate.judges)
     df["created_at"] = now_utc()
     return table_output(df, judges=df["judges"].iloc[0] if len(df) else "")
 
 
-def _sampled_dialogues(eyt: ModelAccess, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame):
-    sample = cross_judge_sample(scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
+def _sampled_dialogues(
+    slate: SlateAccess, scores: pd.DataFrame, turns: pd.DataFrame, seeds: pd.DataFrame
+) -> list[Dialogue]:
+    sample = cross_judge_sample(scores, slate.slate.cross_judge_dialogues, slate.slate.seed)
     keep = sample.set_index(["target", "pool", "seed_id"]).index
     chosen = turns[turns.set_index(["target", "pool", "seed_id"]).index.isin(keep)]
     return finished_dialogues(chosen, seeds)
@@ -54,19 +57,20 @@ def _sampled_dialogues(eyt: ModelAccess, scores: pd.DataFrame, turns: pd.DataFra
 
 def _replacement_verdicts(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     scores: pd.DataFrame,
     turns: pd.DataFrame,
     seeds: pd.DataFrame,
     *,
     final: bool,
 ) -> Output[pd.DataFrame]:
-    judge = EytRoles(eyt).replacement_judge(context.run_id)
-    dialogues = _sampled_dialogues(eyt, scores, turns, seeds) if judge else []
+    judge = EytRoles(slate.slate, models).replacement_judge(context.run_id)
+    dialogues = _sampled_dialogues(slate, scores, turns, seeds) if judge else []
     if judge is None:
         context.log.info("the slate names no replacement_judge; the cross-judge tables are empty")
     prompt = FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH
-    df = run_judges(eyt.slate, [judge] if judge else [], dialogues, final=final, prompt=prompt)
+    df = run_judges(slate.slate, [judge] if judge else [], dialogues, final=final, prompt=prompt)
     df["created_at"] = now_utc()
     return table_output(
         df,
@@ -82,26 +86,28 @@ _CROSS_INS = _ins("dialogue_scores", "dialogue_turns", "chat_seeds")
 @asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{TURN_PROMPT_HASH}")
 def cross_judge_verdicts(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """The replacement judge's per-turn scores on a stratified, seeded subsample of dialogues (only the
     replacement judge is called; the primary verdicts are reused)."""
-    return _replacement_verdicts(context, eyt, dialogue_scores, dialogue_turns, chat_seeds, final=False)
+    return _replacement_verdicts(context, slate, models, dialogue_scores, dialogue_turns, chat_seeds, final=False)
 
 
 @asset(**_REPORT, ins=_CROSS_INS, code_version=f"{LOGIC_VERSION}-{FINAL_PROMPT_HASH}")
 def cross_judge_final_verdicts(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     dialogue_scores: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """The replacement judge's final-intent verdicts on the same subsample."""
-    return _replacement_verdicts(context, eyt, dialogue_scores, dialogue_turns, chat_seeds, final=True)
+    return _replacement_verdicts(context, slate, models, dialogue_scores, dialogue_turns, chat_seeds, final=True)
 
 
 @asset(
@@ -116,7 +122,7 @@ def cross_judge_final_verdicts(
     ),
 )
 def cross_judge_ablation(
-    eyt: ModelAccess,
+    slate: SlateAccess,
     dialogue_scores: pd.DataFrame,
     judge_verdicts: pd.DataFrame,
     final_intent_verdicts: pd.DataFrame,
@@ -125,7 +131,7 @@ def cross_judge_ablation(
 ) -> Output[pd.DataFrame]:
     """Paper Table 14: replacement minus primary judge per dimension and satisfaction (0-100) on the
     subsample, and whether each pool's target ranking survives (Kendall tau, Spearman rho)."""
-    sample = cross_judge_sample(dialogue_scores, eyt.slate.cross_judge_dialogues, eyt.slate.seed)
+    sample = cross_judge_sample(dialogue_scores, slate.slate.cross_judge_dialogues, slate.slate.seed)
     if cross_judge_verdicts.empty:
         df = pd.DataFrame(columns=ABLATION_COLUMNS)
     else:
@@ -133,10 +139,10 @@ def cross_judge_ablation(
             sample,
             (judge_verdicts, final_intent_verdicts),
             (cross_judge_verdicts, cross_judge_final_verdicts),
-            eyt.slate.judge_combine,
+            slate.slate.judge_combine,
         )
-    replacement = eyt.slate.replacement_judge
-    df["primary_judges"] = ", ".join(j.id for j in eyt.slate.judges)
+    replacement = slate.slate.replacement_judge
+    df["primary_judges"] = ", ".join(j.id for j in slate.slate.judges)
     df["replacement_judge"] = replacement.id if replacement else None
     df["created_at"] = now_utc()
     return table_output(df, sampled_dialogues=len(sample))
@@ -150,10 +156,10 @@ def annotations_path(setting: str | None) -> Path | None:
 
 
 @asset(**_REPORT, code_version=LOGIC_VERSION)
-def human_annotations(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
+def human_annotations(context: AssetExecutionContext, slate: SlateAccess) -> Output[pd.DataFrame]:
     """Human scores imported from the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py); rows
     with an empty score are kept as missing. Empty when the slate names no file."""
-    path = annotations_path(eyt.slate.human_annotations)
+    path = annotations_path(slate.slate.human_annotations)
     if path is None:
         context.log.info("the slate names no human_annotations file; the table is empty")
         df = pd.DataFrame(columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"])
@@ -168,7 +174,11 @@ def human_annotations(context: AssetExecutionContext, eyt: ModelAccess) -> Outpu
 
 @asset(**_REPORT, ins=_ins("judge_verdicts", "human_annotations"), code_version=LOGIC_VERSION)
 def human_alignment(
-    context: AssetExecutionContext, eyt: ModelAccess, judge_verdicts: pd.DataFrame, human_annotations: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    reports: ReportAccess,
+    judge_verdicts: pd.DataFrame,
+    human_annotations: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance
     bands, early/late lenience)."""
@@ -177,9 +187,9 @@ def human_alignment(
     else:
         annotated = human_annotations.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index
         keep = judge_verdicts.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index.isin(annotated)
-        judge = turn_dimension_scores(judge_verdicts[keep], eyt.slate.judge_combine)  # the annotated dialogues'
-        df = alignment_table(human_annotations, judge, store=eyt.report_cache)
-        context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), eyt.slate)))
-    df["judges"] = ", ".join(j.id for j in eyt.slate.judges)
+        judge = turn_dimension_scores(judge_verdicts[keep], slate.slate.judge_combine)  # the annotated dialogues'
+        df = alignment_table(human_annotations, judge, store=reports.cache)
+        context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), slate.slate)))
+    df["judges"] = ", ".join(j.id for j in slate.slate.judges)
     df["created_at"] = now_utc()
     return table_output(df)

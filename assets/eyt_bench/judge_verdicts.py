@@ -11,14 +11,16 @@ from eyt_dagster.core.provider_profiles import adaptations_warning
 from eyt_dagster.eyt_bench.judging import (
     FINAL_CODE_HASH,
     TURN_CODE_HASH,
+    Dialogue,
     failed_verdicts_message,
     finished_dialogues,
     judge_stats,
     run_judges,
     verdict_prompt_hash,
 )
+from eyt_dagster.eyt_bench.role_protocols import Judge
 from eyt_dagster.eyt_bench.table_contracts import FinalIntentVerdictsFrame, JudgeVerdictsFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
@@ -30,19 +32,26 @@ _PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
 
 
 def _verdicts(
-    context: AssetExecutionContext, eyt: ModelAccess, judges: list, dialogues: list, *, final: bool, prompt: str
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    judges: list[Judge],
+    dialogues: list[Dialogue],
+    *,
+    final: bool,
+    prompt: str,
 ) -> pd.DataFrame:
     """The verdict table of these dialogues, with progress to the run log."""
     what = "final verdicts" if final else "turn verdicts"
     progress = step_progress(
         context,
-        eyt,
+        models.data_dir,
         what,
         lambda done, total: f"{what}: {done} of {total} done",
         every=PROGRESS_EVERY * (1 if final else 10),
     )
     with progress as on_done:
-        df = run_judges(eyt.slate, judges, dialogues, final=final, prompt=prompt, on_done=on_done)
+        df = run_judges(slate.slate, judges, dialogues, final=final, prompt=prompt, on_done=on_done)
     df["created_at"] = now_utc()
     return df
 
@@ -58,13 +67,17 @@ def _verdicts(
     pool=JUDGE_POOL,
 )
 def judge_verdicts(
-    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    dialogue_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
-    roles, pool = EytRoles(eyt), _cell(context)["pool"]
+    roles, pool = EytRoles(slate.slate, models), _cell(context)["pool"]
     judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(False, roles.judge_language(pool))
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
-    df = _verdicts(context, eyt, judges, dialogues, final=False, prompt=prompt)
+    df = _verdicts(context, slate, models, judges, dialogues, final=False, prompt=prompt)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
     return table_output(
@@ -87,12 +100,18 @@ def judge_verdicts(
     pool=JUDGE_POOL,
 )
 def final_intent_verdicts(
-    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    dialogue_turns: pd.DataFrame,
+    chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
-    roles, pool = EytRoles(eyt), _cell(context)["pool"]
+    roles, pool = EytRoles(slate.slate, models), _cell(context)["pool"]
     judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(True, roles.judge_language(pool))
-    df = _verdicts(context, eyt, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=prompt)
+    df = _verdicts(
+        context, slate, models, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=prompt
+    )
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()
     return table_output(

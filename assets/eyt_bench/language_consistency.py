@@ -9,7 +9,7 @@ from assets._output import now_utc, table_of, table_output
 from assets.eyt_bench.partitions import target_pool_partitions
 from eyt_dagster.eyt_bench.language_consistency import cell_language_consistency, dialogue_language_consistency
 from eyt_dagster.eyt_bench.table_contracts import LanguageConsistencyFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import SlateAccess
 from resources.text.language_id import detect
 
 LOGIC_VERSION = "1"
@@ -25,12 +25,12 @@ LOGIC_VERSION = "1"
     code_version=LOGIC_VERSION,
 )
 def language_consistency(
-    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame
+    context: AssetExecutionContext, slate: SlateAccess, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Per finished dialogue: its replies and simulator turns in the pool's language, in another one and undetermined,
     the two shares, and the first turn the target answered in another language."""
     pool = context.partition_key.keys_by_dimension["pool"]
-    language = eyt.slate.pool_language(pool)
+    language = slate.slate.pool_language(pool)
     df = dialogue_language_consistency(dialogue_turns, language, detect)
     df["created_at"] = now_utc()
     cell = cell_language_consistency(df)

@@ -9,7 +9,7 @@ from assets.eyt_bench.partitions import pool_partitions
 from eyt_dagster.eyt_bench.persona_pool import sample_pool
 from eyt_dagster.eyt_bench.table_contracts import PersonaPoolFrame, conform_table
 from resources.datasets.persona_sources import load_pool_records
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import EmbeddingAccess, SlateAccess
 from resources.text.embeddings import embed_with_stats
 
 LOGIC_VERSION = "1"
@@ -23,24 +23,26 @@ LOGIC_VERSION = "1"
     metadata={"partition_expr": "pool"},
     code_version=LOGIC_VERSION,
 )
-def persona_pool(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
+def persona_pool(
+    context: AssetExecutionContext, slate: SlateAccess, embeddings: EmbeddingAccess
+) -> Output[pd.DataFrame]:
     """Personas of one pool: near-duplicates (cosine >= threshold) removed, up to `pool_size` sampled with
     the seed (Pool A stratified by occupation group x age bucket), in a seeded evaluation order."""
-    slate, pool = eyt.slate, context.partition_key
-    records, where = load_pool_records(pool, slate.pools[pool])
-    model = slate.pool_embedding_model(pool)
+    current, pool = slate.slate, context.partition_key
+    records, where = load_pool_records(pool, current.pools[pool])
+    model = current.pool_embedding_model(pool)
 
     def embed(texts: list[str]) -> np.ndarray:
-        vectors, stats = embed_with_stats(texts, model, cache=eyt.embedding_cache)
+        vectors, stats = embed_with_stats(texts, model, cache=embeddings.embedding_cache)
         context.log.info(f"embeddings: {stats}")
         return vectors
 
     sample = sample_pool(
         records,
         pool,
-        pool_size=slate.pool_size,
-        seed=slate.seed,
-        dedup_threshold=slate.pool_calibration(pool).dedup_threshold,
+        pool_size=current.pool_size,
+        seed=current.seed,
+        dedup_threshold=current.pool_calibration(pool).dedup_threshold,
         embed=embed,
     )
     df = sample.rows

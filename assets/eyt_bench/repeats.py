@@ -23,7 +23,7 @@ from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, samples, score_samples
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.table_rows import stat_column_names
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
@@ -48,16 +48,20 @@ def _cell(context: AssetExecutionContext) -> tuple[str, str]:
     op_tags={"dagster/priority": "-3"},  # after the cell's own dialogues, verdicts and audit
 )
 def repeat_dialogues(
-    context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame
+    context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess, chat_seeds: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Every ChatSEED of the pool played again by repeats 1..k-1 of the target (repeat 0 is dialogue_turns)."""
     target_id, pool = _cell(context)
-    slate, roles = eyt.slate, EytRoles(eyt)
-    repeats = range(1, slate.repeats)
-    ref = slate.target(target_id)
+    current = slate.slate
+    roles = EytRoles(current, models)
+    repeats = range(1, current.repeats)
+    ref = current.target(target_id)
     targets = {r: roles.target(target_id, context.run_id, repeat=r, pool=pool) for r in repeats}
     progress = step_progress(
-        context, eyt, "dialogues", lambda done, total: f"repeated dialogues done: {done} of {total} ({target_id})"
+        context,
+        models.data_dir,
+        "dialogues",
+        lambda done, total: f"repeated dialogues done: {done} of {total} ({target_id})",
     )
     with progress as on_done:
         df, results = play_repeats(
@@ -65,9 +69,9 @@ def repeat_dialogues(
             roles.simulator(context.run_id, pool),
             targets,
             target_id=target_id,
-            t_max=slate.t_max,
-            slate_seed=slate.seed,
-            workers=dialogue_workers(ref, slate.simulator),
+            t_max=current.t_max,
+            slate_seed=current.seed,
+            workers=dialogue_workers(ref, current.simulator),
             on_done=on_done,
         )
     failed = [(r, res) for r, res in results if res.error]
@@ -78,15 +82,15 @@ def repeat_dialogues(
             f"{first.seed.seed_id}, repeat {repeat}: {(first.error or '')[:300]}); they are left out of the noise "
             "floor. Rerun the partition to finish them: answered calls come from the call cache."
         )
-    df["simulator"] = slate.simulator.id
+    df["simulator"] = current.simulator.id
     df["target_model"] = ref.model
-    df["prompt_hash"] = prompt_hash(*DIALOGUE_PROMPT_KEYS, language=slate.pool_language(pool))
-    df["slate_seed"] = slate.seed
+    df["prompt_hash"] = prompt_hash(*DIALOGUE_PROMPT_KEYS, language=current.pool_language(pool))
+    df["slate_seed"] = current.seed
     df["created_at"] = now_utc()
     turns = [t for _, res in results for t in res.turns]
     return table_output(
         conform_table(df, table_of(context)),
-        repeats=slate.repeats,
+        repeats=current.repeats,
         dialogues=len(results),
         unfinished_dialogues=len(failed),
         **stats_metadata("target", sum((t.target_stats for t in turns), CallStats())),
@@ -113,7 +117,9 @@ def repeat_dialogues(
 )
 def repeat_scores(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
+    embeddings: EmbeddingAccess,
     chat_seeds: pd.DataFrame,
     dialogue_turns: pd.DataFrame,
     repeat_dialogues: pd.DataFrame,
@@ -122,17 +128,18 @@ def repeat_scores(
     """dialogue_scores of every sample past (repeat 0, judge repeat 0): each repeated dialogue judged by every
     judge repeat, and the cell's own dialogues by judge repeats 1..j-1."""
     target_id, pool = _cell(context)
-    slate, roles = eyt.slate, EytRoles(eyt)
-    wanted = samples(slate.repeats, slate.judge_repeats)
+    current = slate.slate
+    roles = EytRoles(current, models)
+    wanted = samples(current.repeats, current.judge_repeats)
     judges = {q: roles.judges(context.run_id, repeat=q, pool=pool) for q in sorted({q for _, q in wanted})}
     judge_language = roles.judge_language(pool)
     judging = Judging(
         judges=judges,
-        judge_models=judge_models(slate),
+        judge_models=judge_models(current),
         turn_prompt=verdict_prompt_hash(False, judge_language),
         final_prompt=verdict_prompt_hash(True, judge_language),
-        slate_seed=slate.seed,
-        workers=judge_workers(slate, next(iter(judges.values()), [])),  # every judge repeat has the same judges
+        slate_seed=current.seed,
+        workers=judge_workers(current, next(iter(judges.values()), [])),  # every judge repeat has the same judges
     )
     cell = CellSamples(
         chat_seeds=chat_seeds,
@@ -140,10 +147,10 @@ def repeat_scores(
         repeat_dialogues=repeat_dialogues,
         intent_similarity=intent_similarity,
     )
-    embeddings = eyt.early_embeddings(slate.pool_embedding_model(pool))
+    encoder = embeddings.early_embeddings(current.pool_embedding_model(pool))
     progress = step_progress(
         context,
-        eyt,
+        models.data_dir,
         "verdicts",
         lambda done, total: f"repeated verdicts: {done} of {total} done ({target_id} on {pool})",
         every=PROGRESS_EVERY * 10,
@@ -152,12 +159,12 @@ def repeat_scores(
         df, calls = score_samples(
             cell,
             judging,
-            embeddings.embed,
-            repeats=slate.repeats,
-            judge_repeats=slate.judge_repeats,
-            alpha=slate.alpha,
-            combine=slate.judge_combine,
-            calibration=slate.pool_calibration(pool),
+            encoder.embed,
+            repeats=current.repeats,
+            judge_repeats=current.judge_repeats,
+            alpha=current.alpha,
+            combine=current.judge_combine,
+            calibration=current.pool_calibration(pool),
             on_done=on_done,
         )
     failed = int(calls["error"].notna().sum()) if len(calls) else 0
@@ -167,14 +174,14 @@ def repeat_scores(
             "and the noise floor leaves those ChatSEEDs out. Rerun the partition to retry them: finished calls come "
             "from the call cache."
         )
-    df["alpha"] = slate.alpha
-    df["judge_combine"] = slate.judge_combine
+    df["alpha"] = current.alpha
+    df["judge_combine"] = current.judge_combine
     df["created_at"] = now_utc()
     judged = calls if len(calls) and set(stat_column_names("judge_")) <= set(calls.columns) else None
     return table_output(
         conform_table(df, table_of(context)),
-        repeats=slate.repeats,
-        judge_repeats=slate.judge_repeats,
+        repeats=current.repeats,
+        judge_repeats=current.judge_repeats,
         samples=len(wanted),
         failed_verdicts=failed,
         **(stats_metadata("judge", judge_stats(judged)) if judged is not None else {}),

@@ -13,7 +13,7 @@ from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
 from eyt_dagster.eyt_bench.simulator_audit import FLAGS, MODEL_FLAGS, audit, dialogue_flags, model_stats
 from eyt_dagster.eyt_bench.table_contracts import SimulatorAuditFrame, conform_table
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "2"  # 2: Chinese utterances are tokenised by character and compared with Chinese statements
@@ -30,25 +30,32 @@ LOGIC_VERSION = "2"  # 2: Chinese utterances are tokenised by character and comp
     op_tags={"dagster/priority": "-2"},  # after intent_similarity: the last step that reads the early encoder
 )
 def simulator_audit(
-    context: AssetExecutionContext, eyt: ModelAccess, dialogue_turns: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    embeddings: EmbeddingAccess,
+    dialogue_turns: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per simulator turn: latent-intent leak, role flip, repetition, empty turn (and, with an audit model, its two
     answers); per dialogue: early end and flags."""
     pool = context.partition_key.keys_by_dimension["pool"]
-    model, language = eyt.slate.pool_embedding_model(pool), eyt.slate.pool_language(pool)
-    embeddings = eyt.early_embeddings(model)  # the utterances were handed over as the dialogues ran
-    auditor = EytRoles(eyt).simulator_auditor(context.run_id, pool)
-    ref = eyt.slate.simulator_audit_model
+    model, language = slate.slate.pool_embedding_model(pool), slate.slate.pool_language(pool)
+    encoder = embeddings.early_embeddings(model)  # the utterances were handed over as the dialogues ran
+    auditor = EytRoles(slate.slate, models).simulator_auditor(context.run_id, pool)
+    ref = slate.slate.simulator_audit_model
     if auditor is None or ref is None:
-        df, stats = audit(dialogue_turns, embeddings.embed, language=language)
+        df, stats = audit(dialogue_turns, encoder.embed, language=language)
     else:
         progress = step_progress(
-            context, eyt, "turns audited", lambda done, total: f"audit model: {done} of {total} turns checked"
+            context,
+            models.data_dir,
+            "turns audited",
+            lambda done, total: f"audit model: {done} of {total} turns checked",
         )
         with progress as on_done:
             df, stats = audit(
                 dialogue_turns,
-                embeddings.embed,
+                encoder.embed,
                 auditor=auditor,
                 language=language,
                 workers=ref.max_concurrency,
@@ -61,7 +68,7 @@ def simulator_audit(
                 "(rerun the partition to retry them: answered calls come from the call cache)"
             )
     # what is still queued belongs to dialogues that did not finish (no table reads them): not worth the CPU
-    embeddings.forget()
+    encoder.forget()
     if stats is not None:
         context.log.info(f"embeddings: {stats}")
     df["embedding_model"] = model

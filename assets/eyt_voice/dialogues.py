@@ -24,7 +24,7 @@ from eyt_dagster.eyt_voice.voiced_loop import run_voiced_dialogues
 from eyt_dagster.eyt_voice.voicing import EMOTION_VOICE
 from eyt_dagster.slate import Slate
 from eyt_dagster.slate_settings import fingerprint
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.voice_roles import VoiceRoles
 
 LOGIC_VERSION = "1"
@@ -58,12 +58,12 @@ def _heard_pool(context: AssetExecutionContext, slate: Slate) -> str:
     return pool
 
 
-def _provenance(df: pd.DataFrame, eyt: ModelAccess, target_id: str, pool: str) -> pd.DataFrame:
-    slate = eyt.slate
-    df["simulator"] = slate.simulator.id
-    df["target_model"] = slate.target(target_id).model
-    df["prompt_hash"] = prompt_hash(*PROMPT_KEYS, language=slate.pool_language(pool))
-    df["slate_seed"] = slate.seed
+def _provenance(df: pd.DataFrame, slate: SlateAccess, target_id: str, pool: str) -> pd.DataFrame:
+    current = slate.slate
+    df["simulator"] = current.simulator.id
+    df["target_model"] = current.target(target_id).model
+    df["prompt_hash"] = prompt_hash(*PROMPT_KEYS, language=current.pool_language(pool))
+    df["slate_seed"] = current.seed
     df["created_at"] = now_utc()
     return df
 
@@ -102,18 +102,26 @@ def _unfinished(context: AssetExecutionContext, results: list[DialogueResult], w
     pool=VOICE_POOL,
 )
 def voiced_turns(
-    context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame, persona_pool: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    chat_seeds: pd.DataFrame,
+    persona_pool: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Every sampled ChatSEED played with each user turn voiced in its gold emotion's tone, one row per turn."""
     target_id, _ = _cell(context)
-    slate, roles = eyt.slate, VoiceRoles(eyt)
-    pool = _heard_pool(context, slate)
-    seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
-    voices = seed_voices(seeds, persona_pool, slate.seed)
+    current = slate.slate
+    roles = VoiceRoles(current, models)
+    pool = _heard_pool(context, current)
+    seeds = voice_seeds(chat_seeds, current.voice.dialogues_per_pool)
+    voices = seed_voices(seeds, persona_pool, current.seed)
     voicer = roles.voicer(pool)
-    ref = slate.target(target_id)
+    ref = current.target(target_id)
     progress = step_progress(
-        context, eyt, "dialogues", lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})"
+        context,
+        models.data_dir,
+        "dialogues",
+        lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})",
     )
     listener = roles.listener(target_id, context.run_id, pool)
     with progress as on_done:
@@ -123,12 +131,12 @@ def voiced_turns(
             listener,
             voicer,
             voices,
-            slate.t_max,
-            max_workers=dialogue_workers(ref, slate.simulator),
+            current.t_max,
+            max_workers=dialogue_workers(ref, current.simulator),
             on_done=on_done,
         )
-    data = Path(eyt.data_dir)
-    language = slate.pool_language(pool)
+    data = Path(models.data_dir)
+    language = current.pool_language(pool)
     rows = [
         row
         for v in voiced
@@ -142,7 +150,7 @@ def voiced_turns(
     context.log.info(f"clips: {voicer.synthesised} synthesised, {voicer.reused} reused")
     audio = audio_seconds(df, listener)
     return table_output(
-        conform_voice(_provenance(df, eyt, target_id, pool), table_of(context)),
+        conform_voice(_provenance(df, slate, target_id, pool), table_of(context)),
         dialogues=len(voiced),
         unfinished_dialogues=unfinished,
         clips_synthesised=voicer.synthesised,
@@ -158,29 +166,32 @@ def voiced_turns(
 @asset(
     **VOICE_CELL, ins={"chat_seeds": _INS["chat_seeds"]}, code_version=f"{LOGIC_VERSION}-{PROMPT_HASH}", pool=VOICE_POOL
 )
-def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.DataFrame) -> Output[pd.DataFrame]:
+def text_turns(
+    context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess, chat_seeds: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """The text control: the same ChatSEEDs and model, read as in EYT-Bench (its calls are EYT-Bench's own when
     the model is also an EYT-Bench target, so they come from the call cache)."""
     target_id, pool = _cell(context)
-    slate, roles = eyt.slate, VoiceRoles(eyt)
-    _heard_pool(context, slate)
-    seeds = voice_seeds(chat_seeds, slate.voice.dialogues_per_pool)
+    current = slate.slate
+    roles = VoiceRoles(current, models)
+    _heard_pool(context, current)
+    seeds = voice_seeds(chat_seeds, current.voice.dialogues_per_pool)
     sample = chat_seeds[chat_seeds["seed_id"].isin({s.seed_id for s in seeds})]
     progress = step_progress(
-        context, eyt, "dialogues", lambda done, total: f"text-control dialogues done: {done} of {total}"
+        context, models.data_dir, "dialogues", lambda done, total: f"text-control dialogues done: {done} of {total}"
     )
     with progress as on_done:
         cell = play_cell(
             sample,
             roles.simulator(context.run_id, pool),
             roles.text_control(target_id, context.run_id, pool),
-            target_ref=slate.target(target_id),
-            simulator_ref=slate.simulator,
+            target_ref=current.target(target_id),
+            simulator_ref=current.simulator,
             pool=pool,
             cell=str(context.partition_key),
-            t_max=slate.t_max,
-            prompt_hash=prompt_hash(*PROMPT_KEYS, language=slate.pool_language(pool)),
-            slate_seed=slate.seed,
+            t_max=current.t_max,
+            prompt_hash=prompt_hash(*PROMPT_KEYS, language=current.pool_language(pool)),
+            slate_seed=current.seed,
             on_done=on_done,
         )
     unfinished = _unfinished(context, cell.results, "text-control dialogues")
@@ -203,19 +214,23 @@ def text_turns(context: AssetExecutionContext, eyt: ModelAccess, chat_seeds: pd.
 )
 def prosody_probe(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     chat_seeds: pd.DataFrame,
     persona_pool: pd.DataFrame,
     voiced_turns: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Every non-neutral voiced turn perceived again with the same words in the plain voice (docs/spoken-eyt.md)."""
     target_id, _ = _cell(context)
-    slate, roles = eyt.slate, VoiceRoles(eyt)
-    pool = _heard_pool(context, slate)
-    voices = seed_voices(voice_seeds(chat_seeds, slate.voice.dialogues_per_pool), persona_pool, slate.seed)
+    current = slate.slate
+    roles = VoiceRoles(current, models)
+    pool = _heard_pool(context, current)
+    voices = seed_voices(voice_seeds(chat_seeds, current.voice.dialogues_per_pool), persona_pool, current.seed)
     voicer = roles.voicer(pool)
-    data = Path(eyt.data_dir)
-    progress = step_progress(context, eyt, "turns", lambda done, total: f"prosody probe: {done} of {total} turns")
+    data = Path(models.data_dir)
+    progress = step_progress(
+        context, models.data_dir, "turns", lambda done, total: f"prosody probe: {done} of {total} turns"
+    )
     with progress as on_done:
         df = probe(
             voiced_turns,
@@ -223,7 +238,7 @@ def prosody_probe(
             roles.listener(target_id, context.run_id, pool),
             voicer,
             lambda p: str(data / p),
-            workers=slate.target(target_id).max_concurrency,
+            workers=current.target(target_id).max_concurrency,
             on_done=on_done,
         )
     df["plain_clip_path"] = df["plain_clip_path"].map(

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from dagster import DynamicPartitionsDefinition, MultiPartitionKey, MultiPartitionsDefinition
 
+from assets._asset_args import AssetPlace
 from assets.eyt_bench.partitions import pool_partitions
 
 VOICE_TARGETS_PARTITION = "voice_targets"
@@ -30,7 +29,7 @@ def voice_partition_tags(target: str, pool: str) -> dict[str, str]:
 
 
 # The decorator arguments every asset of a voice cell shares (its table's partition columns are target and pool).
-VOICE_CELL: dict[str, Any] = {
+VOICE_CELL: AssetPlace = {
     "key_prefix": ["voice"],
     "group_name": "voice",
     "partitions_def": voice_target_pool_partitions,

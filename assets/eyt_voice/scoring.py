@@ -22,7 +22,7 @@ from eyt_dagster.eyt_bench.judging import (
     verdict_prompt_hash,
 )
 from eyt_dagster.eyt_voice.table_contracts import MODES, conform_voice
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 
 LOGIC_VERSION = "1"
@@ -36,14 +36,15 @@ def _modes(voiced_turns: pd.DataFrame, text_turns: pd.DataFrame) -> dict[str, pd
 
 def _judged(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     modes: dict[str, pd.DataFrame],
     chat_seeds: pd.DataFrame,
     *,
     final: bool,
 ) -> pd.DataFrame:
     pool = context.partition_key.keys_by_dimension["pool"]
-    roles = EytRoles(eyt)
+    roles = EytRoles(slate.slate, models)
     judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(final, roles.judge_language(pool))
     what = "final verdicts" if final else "turn verdicts"
     frames = []
@@ -52,10 +53,12 @@ def _judged(
         return lambda done, total: f"{mode} {what}: {done} of {total} done"
 
     for mode, turns in modes.items():
-        progress = step_progress(context, eyt, what, line(mode), every=PROGRESS_EVERY * (1 if final else 10))
+        progress = step_progress(
+            context, models.data_dir, what, line(mode), every=PROGRESS_EVERY * (1 if final else 10)
+        )
         with progress as on_done:
             df = run_judges(
-                eyt.slate, judges, finished_dialogues(turns, chat_seeds), final=final, prompt=prompt, on_done=on_done
+                slate.slate, judges, finished_dialogues(turns, chat_seeds), final=final, prompt=prompt, on_done=on_done
             )
         df["mode"] = mode
         frames.append(df)
@@ -73,26 +76,28 @@ def _judged(
 @asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{TURN_CODE_HASH}", pool=JUDGE_POOL)
 def judge_verdicts(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     voiced_turns: pd.DataFrame,
     text_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Each judge's 15 sub-indicators for every turn of both modes (EYT-Bench's judge on the transcript)."""
-    df = _judged(context, eyt, _modes(voiced_turns, text_turns), chat_seeds, final=False)
+    df = _judged(context, slate, models, _modes(voiced_turns, text_turns), chat_seeds, final=False)
     return table_output(conform_voice(df, table_of(context)), **stats_metadata("judge", judge_stats(df)))
 
 
 @asset(**VOICE_CELL, ins={**_TURNS, **_SEEDS}, code_version=f"{LOGIC_VERSION}-{FINAL_CODE_HASH}", pool=JUDGE_POOL)
 def final_intent_verdicts(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     voiced_turns: pd.DataFrame,
     text_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Each judge's final-intent verdict and satisfaction on every dialogue of both modes."""
-    df = _judged(context, eyt, _modes(voiced_turns, text_turns), chat_seeds, final=True)
+    df = _judged(context, slate, models, _modes(voiced_turns, text_turns), chat_seeds, final=True)
     return table_output(conform_voice(df, table_of(context)), **stats_metadata("judge", judge_stats(df)))
 
 
@@ -108,7 +113,8 @@ def final_intent_verdicts(
 )
 def dialogue_scores(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    embeddings: EmbeddingAccess,
     voiced_turns: pd.DataFrame,
     text_turns: pd.DataFrame,
     chat_seeds: pd.DataFrame,
@@ -117,20 +123,20 @@ def dialogue_scores(
 ) -> Output[pd.DataFrame]:
     """EYT-Bench's per-dialogue metrics for both modes (intent similarity computed here with the pool's encoder,
     drift on its calibrated scale, as in EYT-Bench)."""
-    slate = eyt.slate
+    current = slate.slate
     pool = context.partition_key.keys_by_dimension["pool"]
-    embed = eyt.early_embeddings(slate.pool_embedding_model(pool)).embed
-    calibration = slate.pool_calibration(pool)
+    embed = embeddings.early_embeddings(current.pool_embedding_model(pool)).embed
+    calibration = current.pool_calibration(pool)
     frames = []
     for mode, turns in _modes(voiced_turns, text_turns).items():
         similarity, _ = intent_similarities(turns, chat_seeds, embed)
         verdicts = judge_verdicts[judge_verdicts["mode"] == mode]
         finals = final_intent_verdicts[final_intent_verdicts["mode"] == mode]
-        scores = score_dialogues(turns, verdicts, finals, similarity, slate.alpha, slate.judge_combine, calibration)
+        scores = score_dialogues(turns, verdicts, finals, similarity, current.alpha, current.judge_combine, calibration)
         scores["mode"] = mode
         frames.append(scores)
     df = pd.concat(frames, ignore_index=True)
-    df["alpha"], df["judge_combine"], df["created_at"] = slate.alpha, slate.judge_combine, now_utc()
+    df["alpha"], df["judge_combine"], df["created_at"] = current.alpha, current.judge_combine, now_utc()
     counts = df.groupby("mode").size().to_dict() if len(df) else {}
     return table_output(
         conform_voice(df, table_of(context)), **{f"{mode}_dialogues": int(counts.get(mode, 0)) for mode in MODES}

@@ -14,7 +14,7 @@ from eyt_dagster.core.storage_types import conform
 from eyt_dagster.reporting.model_card_plots import model_cards_png
 from eyt_dagster.reporting.model_cards import MODEL_CARD_COLUMNS, build_model_cards
 from eyt_dagster.reporting.plots import png_markdown
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ReportAccess, SlateAccess
 from resources.storage.report_reads import CARD_READS, card_inputs
 
 # 2: the spoken EYT-Bench's half (voice_* columns, has_eyt_voice); 3: the Chinese pool's columns (eyt_cped_*), each
@@ -29,11 +29,11 @@ BASELINE_NOTE = f"is_baseline rows are embedded rule-based baselines: {REFERENCE
     code_version=LOGIC_VERSION,
     deps=[AssetKey(name.split(".")) for name in CARD_READS],
 )
-def model_cards(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
+def model_cards(context: AssetExecutionContext, slate: SlateAccess, reports: ReportAccess) -> Output[pd.DataFrame]:
     """One row per model id over both benchmarks: EYT-Bench headline metrics per pool and pooled, SpeechEQ
     Acc1 / Acc2 / Acc_traj / SEQ with the cohort, 95% intervals, cost and latency per benchmark, the model
     fingerprint and prompt hashes. A benchmark the model did not run leaves its columns NULL."""
-    cards = build_model_cards(eyt.slate, **card_inputs(eyt.warehouse))
+    cards = build_model_cards(slate.slate, **card_inputs(reports.warehouse))
     cards["created_at"] = now_utc()
     cards = conform(cards, MODEL_CARD_COLUMNS, "reports.model_cards")
     both = int((cards["has_eyt_bench"] & cards["has_speech_eq"]).sum())
@@ -44,6 +44,6 @@ def model_cards(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.D
         baselines=BASELINE_NOTE,
         plot=MetadataValue.md(plot),
         both_benchmarks=both,
-        slate=eyt.slate.name,
+        slate=slate.slate.name,
         **explorer_link(explorer_links.leaderboard_path()),
     )

@@ -9,7 +9,7 @@ from dagster import AssetIn, MetadataValue, Output, asset
 from assets._output import table_output
 from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting import table_formats as tf
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ReportAccess, SlateAccess
 from resources.storage.report_reads import code_version, read_tables
 
 LOGIC_VERSION = "1"
@@ -24,22 +24,22 @@ _DEPS = [name for name in pt.SOURCE_TABLES if name != "reports.model_cards"]
     ins={"model_cards": AssetIn(key=["reports", "model_cards"])},
     deps=[name.split(".") for name in _DEPS],
 )
-def paper_tables(eyt: ModelAccess, model_cards: pd.DataFrame) -> Output[pd.DataFrame]:
+def paper_tables(slate: SlateAccess, reports: ReportAccess, model_cards: pd.DataFrame) -> Output[pd.DataFrame]:
     """The papers' tables from the warehouse, one file per table and format; the same warehouse gives
     byte-identical files (sorted rows, fixed decimals, no timestamps)."""
-    sources = {**read_tables(eyt.warehouse, _DEPS), "reports.model_cards": model_cards}
+    sources = {**read_tables(reports.warehouse, _DEPS), "reports.model_cards": model_cards}
     tables = pt.build_tables(sources)
     footnote = pt.provenance(
-        sources, slate=eyt.slate.name, seed=eyt.slate.seed, code_version=code_version(pt.TABLES_VERSION)
+        sources, slate=slate.slate.name, seed=slate.slate.seed, code_version=code_version(pt.TABLES_VERSION)
     )
-    root = eyt.warehouse.parent / EXPORT_DIR
+    root = reports.warehouse.parent / EXPORT_DIR
     rows = []
     for fmt in tf.FORMATS:
         for path in tf.write_tables(tables, root / fmt, fmt, footnote):
             rows.append(
                 {
                     "format": fmt,
-                    "file": str(path.relative_to(eyt.warehouse.parent)),
+                    "file": str(path.relative_to(reports.warehouse.parent)),
                     "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
                 }
             )

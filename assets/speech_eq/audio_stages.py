@@ -2,8 +2,10 @@
 evaluation items that passed. One step per subscale produces all three tables, since whether a pair is
 regenerated depends on its contrast score."""
 
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, AssetOut, Failure, Output, multi_asset
@@ -18,7 +20,7 @@ from eyt_dagster.speech_eq.import_verdict import import_verdict, reason_of
 from resources.audio.audio_features import clip_features
 from resources.audio.tts import store_clip
 from resources.datasets.speech_release import import_released
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.speech_roles import SpeechRoles
 from resources.storage.data_paths import relative_path_columns
 
@@ -51,26 +53,27 @@ def _out(description: str) -> AssetOut:
 )
 def speech_audio(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     scenarios: pd.DataFrame,
     dialogues: pd.DataFrame,
     tone_instructions: pd.DataFrame,
     tone_selection: pd.DataFrame,
-):
+) -> Iterator[Output[pd.DataFrame]]:
     """Synthesise, score and filter the items of one subscale."""
-    slug, settings = context.partition_key, eyt.slate.speech
-    data_dir = eyt.data_dir
+    slug, settings = context.partition_key, slate.slate.speech
+    data_dir = models.data_dir
     if settings.source == "released":
         root = Path(str(settings.released_path))
         imported = settings.thresholds_for(IMPORTED_ENGINE)
         yield from _import_subscale(context, root, slug, imported, settings.max_skipped_fraction)
         return
-    tts = SpeechRoles(eyt).tts()
+    tts = SpeechRoles(slate.slate, models).tts()
     thresholds = settings.thresholds_for(getattr(tts, "name", "tts"))
     rows = AudioRows()
     progress = step_progress(
         context,
-        eyt,
+        models.data_dir,
         "scenarios",
         lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(rows.clips)} clips so far",
         every=5,
@@ -92,7 +95,9 @@ def speech_audio(
         )
     now = now_utc()
 
-    def table(data: list[dict]) -> pd.DataFrame:  # clip paths relative to the data directory (docs/storage.md)
+    def table(
+        data: list[dict[str, Any]],
+    ) -> pd.DataFrame:  # clip paths relative to the data directory (docs/storage.md)
         return relative_path_columns(pd.DataFrame(data), data_dir).assign(subscale=slug, created_at=now)
 
     engine = getattr(tts, "name", "tts")
@@ -123,7 +128,7 @@ def speech_audio(
 
 def _import_subscale(
     context: AssetExecutionContext, root: Path, slug: str, thresholds: ContrastThresholds, max_skipped: float
-):
+) -> Iterator[Output[pd.DataFrame]]:
     """The released layout's items of one subscale, as eq_items and tts_clips rows, their test-turn pairs
     scored (recorded, not used to drop published items). Bad folders are reported and skipped, never
     half-imported."""
@@ -138,7 +143,7 @@ def _import_subscale(
         context.log.warning(verdict.text)
     now = now_utc()
 
-    def table(data: list[dict]) -> pd.DataFrame:
+    def table(data: list[dict[str, Any]]) -> pd.DataFrame:
         return pd.DataFrame(data).assign(subscale=slug, created_at=now)
 
     yield Output(**_with_meta(table(rows.clips), "tts_clips"))
@@ -154,12 +159,12 @@ def _import_subscale(
     yield Output(**_with_meta(_skips(rows.skipped_folders, slug, now), "import_skips", **{"import": verdict.text}))
 
 
-def _skips(skipped: list[tuple[str, str]], slug: str, now) -> pd.DataFrame:
+def _skips(skipped: list[tuple[str, str]], slug: str, now: pd.Timestamp) -> pd.DataFrame:
     """speech.import_skips rows: each skipped folder and why (the reason without the folder's name)."""
     rows = [{"folder": folder, "reason": reason_of(folder, why)} for folder, why in skipped]
     return pd.DataFrame(rows, columns=["folder", "reason"]).assign(subscale=slug, created_at=now)
 
 
-def _with_meta(df: pd.DataFrame, name: str, **metadata) -> dict:
+def _with_meta(df: pd.DataFrame, name: str, **metadata: Any) -> dict[str, Any]:
     out = table_output(df, **metadata)
     return {"value": out.value, "output_name": name, "metadata": out.metadata, "data_version": out.data_version}

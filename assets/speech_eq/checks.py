@@ -17,14 +17,11 @@ from resources.storage.data_paths import resolve_path_columns
     partitions_def=subscale_partitions,
     description="Every item has one resonant and one dissonant clip for turns 4 and 6, on disk.",
 )
-def one_resonant_candidate_per_test_turn(eyt: ModelAccess, eq_items: pd.DataFrame) -> AssetCheckResult:
+def one_resonant_candidate_per_test_turn(models: ModelAccess, eq_items: pd.DataFrame) -> AssetCheckResult:
     # clip paths are stored relative to the data directory, not to the process's working directory
-    return check_result(contracts.one_resonant_candidate_per_test_turn(resolve_path_columns(eq_items, eyt.data_dir)))
+    return check_result(contracts.one_resonant_candidate_per_test_turn(resolve_path_columns(eq_items, models.data_dir)))
 
 
 @asset_check(asset=["speech", "slm_choices"], partitions_def=speech_target_partitions, **ERROR_ROWS)
 def choice_errors(slm_choices: pd.DataFrame) -> AssetCheckResult:
     return check_result(no_error_rows(slm_choices, "item_id"), AssetCheckSeverity.WARN)
-
-
-CHECKS = [one_resonant_candidate_per_test_turn, choice_errors]

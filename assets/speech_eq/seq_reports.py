@@ -2,11 +2,11 @@
 leaderboard, per-subscale and per-composite accuracy, and the correlation with a human ranking."""
 
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import now_utc, table_output
 from eyt_dagster.core.baseline_text import REFERENCE_POINTS
 from eyt_dagster.reporting.plots import png_markdown
@@ -14,14 +14,14 @@ from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accu
 from eyt_dagster.speech_eq import seq_tables
 from eyt_dagster.speech_eq.human_ranking import read_human_ranking
 from eyt_dagster.speech_eq.rank_correlation import CORRELATION_COLUMNS, human_alignment
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import SlateAccess
 
 LOGIC_VERSION = "2"
 BASELINE_NOTE = (
     f"is_baseline rows are embedded chooser baselines or chance: {REFERENCE_POINTS}. SEQ is relative to the "
     "cohort in seq_cohort (seq_cohort_kind says what it is; 'baselines_only' = no model evaluated)."
 )
-_REPORT: dict[str, Any] = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
+_REPORT: AssetArgs = dict(key_prefix=["speech"], group_name="reports", code_version=LOGIC_VERSION)
 _CHOICES = {"slm_choices": AssetIn(key=["speech", "slm_choices"])}
 
 
@@ -32,13 +32,16 @@ def _finish(df: pd.DataFrame, **metadata: object) -> Output[pd.DataFrame]:
 
 
 @asset(**_REPORT, ins=_CHOICES)
-def seq_leaderboard(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+def seq_leaderboard(slate: SlateAccess, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
     """Per target and persona condition: Acc1, Acc2, Acc_traj with 95% item-bootstrap intervals, SEQ over the
     condition's cohort, contextual amnesia, direct inference, position bias, parse failures, cost per 100
     queries, latency and tokens per second; chance rows for reference."""
-    slate = eyt.slate
+    current = slate.slate
     df = seq_tables.seq_leaderboard(
-        slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed, cohort=slate.speech.evaluation.seq_cohort
+        slm_choices,
+        resamples=current.bootstrap_resamples,
+        seed=current.seed,
+        cohort=current.speech.evaluation.seq_cohort,
     )
     conditioning = seq_tables.conditioning_table(df)
     return _finish(
@@ -51,11 +54,11 @@ def seq_leaderboard(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.Da
 
 
 @asset(**_REPORT, ins=_CHOICES)
-def seq_breakdown(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
+def seq_breakdown(slate: SlateAccess, slm_choices: pd.DataFrame) -> Output[pd.DataFrame]:
     """Per target, condition, subscale and composite: accuracies, contextual amnesia and the sequential-vs-
     direct delta of round 2 (paper Figures 2-3)."""
-    slate = eyt.slate
-    df = seq_tables.seq_breakdown(slm_choices, resamples=slate.bootstrap_resamples, seed=slate.seed)
+    current = slate.slate
+    df = seq_tables.seq_breakdown(slm_choices, resamples=current.bootstrap_resamples, seed=current.seed)
     plots = [
         png_markdown(subscale_accuracy_png(df), "Acc_traj per subscale"),
         png_markdown(sequential_direct_png(df), "Round-2 accuracy, direct minus sequential, per subscale"),
@@ -65,13 +68,13 @@ def seq_breakdown(eyt: ModelAccess, slm_choices: pd.DataFrame) -> Output[pd.Data
 
 @asset(**_REPORT, ins=_CHOICES)
 def seq_human_alignment(
-    context: AssetExecutionContext, eyt: ModelAccess, slm_choices: pd.DataFrame
+    context: AssetExecutionContext, slate: SlateAccess, slm_choices: pd.DataFrame
 ) -> Output[pd.DataFrame]:
     """Spearman rho of each metric with a human ranking of the targets (paper Table 4), when the slate names a
     ranking file (speech.evaluation.human_ranking); empty otherwise. The metrics are computed over the items
     the file names (its item_id column), else over every item; `item_scope` says which."""
-    slate = eyt.slate
-    path = slate.speech.evaluation.human_ranking
+    current = slate.slate
+    path = current.speech.evaluation.human_ranking
     if not path:
         context.log.info("no speech.evaluation.human_ranking in the slate: nothing to correlate")
         return _finish(pd.DataFrame(columns=CORRELATION_COLUMNS), ranking="none configured")
@@ -79,9 +82,9 @@ def seq_human_alignment(
     df = human_alignment(
         slm_choices,
         ranking,
-        resamples=slate.bootstrap_resamples,
-        seed=slate.seed,
-        cohort=slate.speech.evaluation.seq_cohort,
+        resamples=current.bootstrap_resamples,
+        seed=current.seed,
+        cohort=current.speech.evaluation.seq_cohort,
     )
     scope = (
         "every item" if ranking.items is None else f"the {len(ranking.items)} rated items: {', '.join(ranking.items)}"

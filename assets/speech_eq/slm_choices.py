@@ -13,7 +13,7 @@ from eyt_dagster.core.prompts import prompt_hash
 from eyt_dagster.speech_eq.choice_table import choice_table
 from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
 from eyt_dagster.speech_eq.table_contracts import SlmChoicesFrame
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.speech_roles import SpeechRoles
 from resources.storage.data_paths import resolve_path_columns
 
@@ -34,26 +34,28 @@ def eval_prompt_hash() -> str:
     metadata={"partition_expr": "target"},
     code_version=f"{LOGIC_VERSION}-{eval_prompt_hash()}",
 )
-def slm_choices(context: AssetExecutionContext, eyt: ModelAccess, eq_items: pd.DataFrame) -> Output[pd.DataFrame]:
+def slm_choices(
+    context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess, eq_items: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """One row per item x round x condition x option order x inference mode: the option the target chose,
     the correct one, whether the reply parsed, and what the call cost."""
-    target_id, slate = context.partition_key, eyt.slate
-    ref = slate.target(target_id)
-    chooser = SpeechRoles(eyt).speech_target(target_id, context.run_id)
+    target_id, current = context.partition_key, slate.slate
+    ref = current.target(target_id)
+    chooser = SpeechRoles(slate.slate, models).speech_target(target_id, context.run_id)
     progress = step_progress(
         context,
-        eyt,
+        models.data_dir,
         "trajectories",
         lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered",
     )
     with progress as on_done:
         table = choice_table(
-            resolve_path_columns(eq_items, eyt.data_dir),  # clip paths are stored relative to the data directory
+            resolve_path_columns(eq_items, models.data_dir),  # clip paths are stored relative to the data directory
             chooser,
             target=target_id,
             ref=ref,
-            evaluation=slate.speech.evaluation,
-            seed=slate.seed,
+            evaluation=current.speech.evaluation,
+            seed=current.seed,
             prompt_hash=eval_prompt_hash(),
             now=now_utc,
             on_done=on_done,

@@ -1,5 +1,5 @@
 """SpeechEQ text stages (paper §2.2-2.3, App. B): scenarios, six-turn dialogues, tone instructions, tone selection.
-Each is partitioned by subscale. The generator is the slate's `speech.generator` (eyt.speech_generator): the
+Each is partitioned by subscale. The generator is the slate's `speech.generator` (`SpeechRoles.speech_generator`): the
 embedded template generator, a baseline named as such in every row, or a chat model (same client, cache and
 ledger as EYT-Bench). Each asset's code_version carries a hash of the speech prompts it uses.
 
@@ -19,11 +19,10 @@ for template rows):
   the accepted options, with its reasoning.
 """
 
-from typing import Any
-
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
+from assets._asset_args import AssetArgs
 from assets._output import now_utc, table_output
 from assets.speech_eq.partitions import subscale_partitions
 from eyt_dagster.speech_eq.generators import speech_prompt_hash
@@ -34,7 +33,7 @@ from eyt_dagster.speech_eq.text_tables import (
     tone_instruction_table,
     tone_selection_table,
 )
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.roles.speech_roles import SpeechRoles
 
 LOGIC_VERSION = "2"
@@ -48,8 +47,8 @@ PROMPT_HASH = {name: speech_prompt_hash(*keys) for name, keys in PROMPTS.items()
 MAX_ERRORS_SHOWN = 10
 
 
-def _speech(name: str) -> dict[str, Any]:
-    return dict(
+def _speech(name: str) -> AssetArgs:
+    return AssetArgs(
         key_prefix=["speech"],
         group_name="speech",
         partitions_def=subscale_partitions,
@@ -74,11 +73,11 @@ def _output(context: AssetExecutionContext, stage: StageTable) -> Output[pd.Data
 
 
 @asset(**_speech("scenarios"))
-def scenarios(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.DataFrame]:
+def scenarios(context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess) -> Output[pd.DataFrame]:
     """Scenarios for one subscale: `items_per_valence` per valence, with two dissonant personas each."""
-    settings = eyt.slate.speech
+    settings = slate.slate.speech
     stage = scenario_table(
-        SpeechRoles(eyt).speech_generator(context.run_id),
+        SpeechRoles(slate.slate, models).speech_generator(context.run_id),
         context.partition_key,
         valences=settings.valences,
         per_valence=settings.items_per_valence,
@@ -89,22 +88,28 @@ def scenarios(context: AssetExecutionContext, eyt: ModelAccess) -> Output[pd.Dat
 
 
 @asset(**_speech("dialogues"), ins=_ins("scenarios"))
-def dialogues(context: AssetExecutionContext, eyt: ModelAccess, scenarios: pd.DataFrame) -> Output[pd.DataFrame]:
+def dialogues(
+    context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess, scenarios: pd.DataFrame
+) -> Output[pd.DataFrame]:
     """Six turns per scenario; the test subject's turns 4 and 6 must read plausibly in either tone. A validator
     checks that; a version it rejects is kept (accepted = false) and the dialogue regenerated, at most twice."""
-    generator = SpeechRoles(eyt).speech_generator(context.run_id)
+    generator = SpeechRoles(slate.slate, models).speech_generator(context.run_id)
     return _output(context, dialogue_table(generator, scenarios, prompt_hash=PROMPT_HASH["dialogues"]))
 
 
 @asset(**_speech("tone_instructions"), ins=_ins("scenarios", "dialogues"))
 def tone_instructions(
-    context: AssetExecutionContext, eyt: ModelAccess, scenarios: pd.DataFrame, dialogues: pd.DataFrame
+    context: AssetExecutionContext,
+    slate: SlateAccess,
+    models: ModelAccess,
+    scenarios: pd.DataFrame,
+    dialogues: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """One vocal instruction per context turn and three for turns 4 and 6; every attempt is a row, and an
     attempt using a bland word (or outside 8-15 words) is rejected with its reason and asked again."""
-    settings = eyt.slate.speech
+    settings = slate.slate.speech
     stage = tone_instruction_table(
-        SpeechRoles(eyt).speech_generator(context.run_id),
+        SpeechRoles(slate.slate, models).speech_generator(context.run_id),
         scenarios,
         dialogues,
         bland_words=settings.bland_words,
@@ -117,14 +122,15 @@ def tone_instructions(
 @asset(**_speech("tone_selection"), ins=_ins("scenarios", "dialogues", "tone_instructions"))
 def tone_selection(
     context: AssetExecutionContext,
-    eyt: ModelAccess,
+    slate: SlateAccess,
+    models: ModelAccess,
     scenarios: pd.DataFrame,
     dialogues: pd.DataFrame,
     tone_instructions: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """For turns 4 and 6, the resonant option and the most dissonant one (an actively wrong emotion is
     preferred over a flat delivery), with the judge's reasoning."""
-    generator = SpeechRoles(eyt).speech_generator(context.run_id)
+    generator = SpeechRoles(slate.slate, models).speech_generator(context.run_id)
     stage = tone_selection_table(
         generator, scenarios, dialogues, tone_instructions, prompt_hash=PROMPT_HASH["tone_selection"]
     )

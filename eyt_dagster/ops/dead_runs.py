@@ -1,7 +1,7 @@
 """Runs whose process is gone. A run killed with `kill -9` (or on a machine that went down) never reports its end,
 so the instance and the UI show it STARTED forever; rerunning resumes the work, but the record lies.
 
-Every run records where it executes: `eyt` tags the runs it creates, and the `eyt` resource tags every run that
+Every run records where it executes: `eyt` tags the runs it creates, and the `slate` resource tags every run that
 uses it (from the UI, cron or the daemon) when it starts, with the host name, the pid and, on Linux, the process
 start time (so a pid reused by a later process is not taken for the run). A STARTED or STARTING run whose tags
 name this host and a process that no longer exists is reported failed through the instance, with the pid in the

@@ -6,20 +6,29 @@ make a chat client; which class plays which role is decided here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.eyt_bench.baselines import make_embedded
 from eyt_dagster.eyt_bench.chat_roles import LLMAuditor, LLMJudge, LLMSimulator, LLMTarget
 from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, SimulatorAuditor, Target
+from resources.models.chat_client import OpenAIChatClient
 from resources.models.model_access import ModelAccess
+
+if TYPE_CHECKING:
+    from eyt_dagster.slate import Slate
 
 
 class EytRoles:
     """The simulator, targets and judges of one slate."""
 
-    def __init__(self, access: ModelAccess) -> None:
-        self.slate = access.slate
-        self._client = access.client
+    def __init__(self, slate: Slate, models: ModelAccess) -> None:
+        self.slate = slate
+        self._models = models
+
+    def _client(self, ref: ModelRef, role: str, run_id: str | None, repeat: int = 0) -> OpenAIChatClient:
+        return self._models.client(ref, role, run_id, self.slate.seed, repeat)
 
     def _language(self, pool: str | None) -> str:
         return self.slate.pool_language(pool) if pool is not None else DEFAULT_LANGUAGE

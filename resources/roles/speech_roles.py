@@ -1,15 +1,16 @@
 """The SpeechEQ roles a slate names, built: the text generator, each target's chooser and the synthesiser,
 each an embedded baseline or a model reached over the network.
 
-Chat clients come from the model-access resource (resources/models/model_access.py); which class plays which role, and
+Chat clients come from the `models` resource (resources/models/model_access.py); which class plays which role, and
 how a target hears a clip, is decided here, the one place for SpeechEQ.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.speech_eq.baseline_choosers import ACOUSTIC_RULES, AcousticChooser, RandomChooser
 from eyt_dagster.speech_eq.chat_chooser import ChatChooser, cascaded_text, oracle_text
 from eyt_dagster.speech_eq.evaluation import SpeechChooser
@@ -24,15 +25,21 @@ from resources.audio.tts import EspeakTTS, OpenAISpeechTTS
 from resources.models.chat_client import OpenAIChatClient
 from resources.models.model_access import ModelAccess
 
+if TYPE_CHECKING:
+    from eyt_dagster.slate import Slate
+
 
 class SpeechRoles:
     """The SpeechEQ generator, targets and synthesiser of one slate."""
 
-    def __init__(self, access: ModelAccess) -> None:
-        self.slate = access.slate
-        self._client = access.client
+    def __init__(self, slate: Slate, models: ModelAccess) -> None:
+        self.slate = slate
+        self._models = models
         # cascades' per-clip transcripts, voice measures and emotion outputs, under the data dir's cache folder
-        self._clip_analyses = ClipAnalysisStore(access.data_dir)
+        self._clip_analyses = ClipAnalysisStore(models.data_dir)
+
+    def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
+        return self._models.client(ref, role, run_id, self.slate.seed)
 
     def speech_generator(self, run_id: str | None = None) -> SpeechGenerator:
         """The SpeechEQ text generator: the embedded template baseline, or chat models (ledger roles

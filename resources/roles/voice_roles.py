@@ -4,6 +4,8 @@ decides how a voice target hears."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.eyt_bench.role_protocols import Simulator, Target
 from eyt_dagster.eyt_voice.audio_listener import AudioListener, SpeakingListener
@@ -18,6 +20,9 @@ from resources.audio.tts import EspeakTTS, OpenAISpeechTTS
 from resources.audio.voice_clips import VoiceClips
 from resources.models.model_access import ModelAccess
 from resources.roles.eyt_roles import EytRoles
+
+if TYPE_CHECKING:
+    from eyt_dagster.slate import Slate
 
 
 class VoiceSetupError(ValueError):
@@ -40,11 +45,11 @@ def asr_model_path(value: str | None) -> str | None:
 class VoiceRoles:
     """The voice targets, text controls, simulator and voicer of one slate."""
 
-    def __init__(self, access: ModelAccess) -> None:
-        self.access = access
-        self.slate = access.slate
-        self._eyt = EytRoles(access)
-        self._analyses = ClipAnalysisStore(access.data_dir)
+    def __init__(self, slate: Slate, models: ModelAccess) -> None:
+        self.models = models
+        self.slate = slate
+        self._eyt = EytRoles(slate, models)
+        self._analyses = ClipAnalysisStore(models.data_dir)
 
     def simulator(self, run_id: str | None = None, pool: str | None = None) -> Simulator:
         """EYT-Bench's user simulator, speaking `pool`'s language (its words are what the voicer speaks)."""
@@ -62,7 +67,7 @@ class VoiceRoles:
         if ref.speech_input == "audio":
             if ref.is_baseline:  # the slate refuses this; kept for a slate object built by hand
                 raise VoiceSetupError(f"target '{target_id}': an embedded baseline cannot hear audio")
-            client = self.access.client(ref, "target", run_id)
+            client = self.models.client(ref, "target", run_id, self.slate.seed)
             render = lambda clip: input_audio_part(clip.path, ref.audio_format)  # noqa: E731
             if ref.audio_out is not None:  # it answers in audio too
                 return SpeakingListener(client, render, ref.audio_out.voice, ref.audio_out.format, language)
@@ -87,4 +92,4 @@ class VoiceRoles:
         ref = self.slate.voice.tts
         tts = OpenAISpeechTTS.from_ref(ref) if ref and not ref.is_baseline else EspeakTTS()
         language = self.slate.pool_language(pool) if pool is not None else DEFAULT_LANGUAGE
-        return VoiceClips(self.access.data_dir, tts, language)
+        return VoiceClips(self.models.data_dir, tts, language)
