@@ -16,26 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.slate import default_slate_path
 
-
-def write_slate(directory: Path, **overrides) -> Path:
-    """The default slate with overrides, written to directory/slate.yaml (small sizes for tests)."""
-    slate = yaml.safe_load(default_slate_path().read_text())
-    slate.update(
-        {
-            "pool_size": 24,
-            "dialogues_per_pool": 4,
-            "t_max": 6,
-            "bootstrap_resamples": 200,
-            "cross_judge_dialogues": 6,
-            "voice": {"dialogues_per_pool": 2},
-        }
-    )
-    if "targets" in overrides:  # the default reasoning pair names default targets
-        slate["reasoning_pairs"] = []
-    slate.update(overrides)
-    path = directory / "slate.yaml"
-    path.write_text(yaml.safe_dump(slate, sort_keys=False))
-    return path
+from support.slates import write_slate
 
 
 @pytest.fixture
@@ -58,7 +39,7 @@ def warehouse(tmp_path_factory):
     """The whole graph materialised once in process: two targets x two pools, two judges, the reports, and
     SpeechEQ on one subscale with the two chooser baselines. Yields a read-only DuckDB connection and the
     Dagster instance."""
-    from pipeline import materialize_all, materialize_reports, materialize_speech, materialize_unified
+    from support.pipeline import materialize_all, materialize_reports, materialize_speech, materialize_unified
 
     directory = tmp_path_factory.mktemp("pipeline")
     slate = yaml.safe_load(default_slate_path().read_text())

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_slate
-from ui_browser import live_group_members, stop_group
+from support.slates import write_slate
+from support.ui_browser import live_group_members, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

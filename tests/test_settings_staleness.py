@@ -21,8 +21,8 @@ from eyt_dagster.ops.refresh import refresh, slate_keys
 from eyt_dagster.settings_sources import record_settings
 from eyt_dagster.slate import default_slate_path, load_slate
 
-from conftest import write_slate
-from pipeline import resources_for
+from support.pipeline import resources_for
+from support.slates import write_slate
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = "nemotron_usa"

@@ -25,8 +25,8 @@ import yaml
 
 from eyt_dagster.slate import default_slate_path
 
-from conftest import write_slate
-from ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
+from support.slates import write_slate
+from support.ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
