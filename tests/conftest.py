@@ -1,8 +1,10 @@
-"""Shared fixtures: a temporary data directory, slate files, and in-process materialisation helpers."""
+"""Shared fixtures: a temporary data directory, slate files, the localhost model server, the whole graph
+materialised once; and the tier check (every test is exactly one of unit, materialisation, cli, browser)."""
 
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import duckdb
@@ -18,6 +20,23 @@ from eyt_dagster.slate import default_slate_path
 
 from support.slates import write_slate
 
+TIERS = ("unit", "materialisation", "cli", "browser")  # registered, with their meanings, in pyproject.toml
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test carries exactly one tier (`pytestmark = pytest.mark.<tier>` in its module, or a mark on the
+    test where a module mixes tiers): collection fails, naming the tests, when one has none or two."""
+    wrong = []
+    for item in items:
+        tiers = {mark.name for mark in item.iter_markers() if mark.name in TIERS}
+        if len(tiers) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(sorted(tiers)) or 'no tier'}")
+    if wrong:
+        raise pytest.UsageError(
+            f"each test needs exactly one tier mark ({', '.join(TIERS)}); these have none or two:\n" + "\n".join(wrong)
+        )
+
 
 @pytest.fixture
 def data_dir(tmp_path, monkeypatch) -> Path:
@@ -32,6 +51,18 @@ def slate_file(tmp_path, monkeypatch) -> Path:
     path = write_slate(tmp_path)
     monkeypatch.setenv("EYT_SLATE", str(path))
     return path
+
+
+@pytest.fixture
+def localhost_server():
+    """A factory for support/localhost_server.py's OpenAI-compatible server on 127.0.0.1:
+    `server = localhost_server(handler, delay_s=..., max_in_flight=..., rate_limit=..., speech=..., port=...)`
+    (the options of `serve`). Every server it started is stopped when the test ends. (Module-scoped fixtures,
+    and tests that stop or restart a server midway, use `with serve(...)` directly.)"""
+    from support.localhost_server import serve
+
+    with ExitStack() as stack:
+        yield lambda handler, **options: stack.enter_context(serve(handler, **options))
 
 
 @pytest.fixture(scope="session")

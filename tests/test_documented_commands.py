@@ -262,6 +262,7 @@ def _run(checkout: Path, command: Command) -> str | None:
     return f"exited with {done.returncode}:\n{done.stdout[-1500:]}\n{done.stderr[-2500:]}"
 
 
+@pytest.mark.unit
 def test_the_parser_reads_blocks_continuations_setup_and_crontabs(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
@@ -283,6 +284,7 @@ def test_the_parser_reads_blocks_continuations_setup_and_crontabs(tmp_path: Path
     assert SERVER.search(".venv/bin/eyt view --port 8080") and SERVER.search("make view")
 
 
+@pytest.mark.unit
 def test_every_skip_reason_still_matches_a_documented_command() -> None:
     commands = documented_commands()
     for pattern in SKIPPED:
@@ -298,6 +300,7 @@ def _files(folder: Path, pattern: str = "*") -> dict[str, tuple[int, int]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob(pattern) if p.is_file()}
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
@@ -342,6 +345,7 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
     assert _files(site_cache, "*.nb[ic]") == site_before, "a command wrote librosa's own numba cache"
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("automation", [False, True])
 def test_eyt_dev_starts_dagster_from_its_own_environment(monkeypatch, tmp_path: Path, automation: bool) -> None:
     """`eyt dev` becomes `python -m dagster dev` of the interpreter it runs in (no `dagster` on PATH needed), in the

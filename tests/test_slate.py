@@ -7,6 +7,8 @@ from eyt_dagster.slate import SlateError, load_slate
 
 from support.slates import write_slate
 
+pytestmark = pytest.mark.unit
+
 
 def slate_error(path) -> str:
     """The message of the SlateError that loading `path` raises."""

@@ -41,7 +41,7 @@ NAMED = {
 }
 SERVER_TIMEOUT = 120  # dagster dev answers in 20-35 s on 2 cores when the code location loads
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def free_port() -> int:

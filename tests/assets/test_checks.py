@@ -2,6 +2,7 @@
 real materialisation of one target x pool partition."""
 
 import pandas as pd
+import pytest
 from dagster import AssetCheckSeverity, DagsterInstance, materialize
 
 from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
@@ -16,6 +17,7 @@ from support.pipeline import resources_for
 from support.slates import write_slate
 
 
+@pytest.mark.unit
 def test_t_max_contract():
     turns = pd.DataFrame({"seed_id": ["a", "a", "b"], "turn": [1, 2, 7]})
     assert eyt_checks.dialogues_within_t_max(turns, 7).passed
@@ -23,6 +25,7 @@ def test_t_max_contract():
     assert not verdict.passed and verdict.metadata["over_t_max"] == "b" and verdict.metadata["longest"] == 7
 
 
+@pytest.mark.unit
 def test_subscore_contract_ignores_error_rows_only():
     good = {c: 0.5 for c in SUBSCORE_COLUMNS}
     verdicts = pd.DataFrame([{**good, "error": None}, {**{c: None for c in SUBSCORE_COLUMNS}, "error": "HTTP 500"}])
@@ -32,6 +35,7 @@ def test_subscore_contract_ignores_error_rows_only():
     assert not verdict.passed and verdict.metadata["columns_with_bad_values"] == "persona_memory"
 
 
+@pytest.mark.unit
 def test_candidate_contract(tmp_path):
     paths = {name: tmp_path / f"{name}.wav" for name in ("r4", "d4", "r6", "d6")}
     for path in paths.values():
@@ -50,6 +54,7 @@ def test_candidate_contract(tmp_path):
     assert not speech_checks.one_resonant_candidate_per_test_turn(pd.DataFrame([row])).passed
 
 
+@pytest.mark.unit
 def test_error_rows_are_reported():
     df = pd.DataFrame({"seed_id": ["a", "b", "c"], "error": [None, "timed out", None]})
     verdict = table_checks.no_error_rows(df, "seed_id")
@@ -70,6 +75,7 @@ def _turns(*dialogues: tuple[str, str | None, str | None]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.unit
 def test_a_cell_that_finished_too_few_dialogues_fails_naming_the_failures():
     failed = _turns(
         ("a", "simulator", "timeout"),
@@ -94,6 +100,7 @@ def test_a_cell_that_finished_too_few_dialogues_fails_naming_the_failures():
     assert not empty.passed and "no usable ChatSEED" in empty.description
 
 
+@pytest.mark.unit
 def test_few_cut_replies_warns_above_one_in_twenty():
     """20 answered turns: 1 cut reply is 5% (passes), 2 are 10% (warns, naming the fix); error rows (turn 0) do not
     count as replies."""
@@ -107,6 +114,7 @@ def test_few_cut_replies_warns_above_one_in_twenty():
     assert eyt_checks.few_cut_replies(pd.DataFrame(columns=["turn", "target_cut_replies"])).passed
 
 
+@pytest.mark.materialisation
 def test_checks_run_with_a_partition_and_pass(tmp_path):
     slate = write_slate(
         tmp_path,

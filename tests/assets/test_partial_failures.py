@@ -18,6 +18,8 @@ from support.pipeline import materialize_all
 from support.role_play import RolePlay
 from support.slates import remote, write_slate
 
+pytestmark = pytest.mark.materialisation
+
 KEY = "sk-test-partial-00"
 NEMO = "nemotron_usa"
 

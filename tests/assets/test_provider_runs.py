@@ -26,7 +26,7 @@ from support.role_play import RolePlay
 from support.slates import KEY, STUB_ENDPOINT, remote, write_slate
 from support.speech_play import SpeechPlay
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.materialisation, pytest.mark.slow]
 SUBSCALE = "interpersonal_empathy"
 DIALOGUES = 2
 # (behaviour of the server, the slate's profile): each provider as its profile, and two as a new user meets them

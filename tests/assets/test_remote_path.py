@@ -10,6 +10,8 @@ from support.pipeline import materialize_all
 from support.role_play import RolePlay
 from support.slates import KEY, STUB_ENDPOINT, remote, write_slate
 
+pytestmark = pytest.mark.materialisation
+
 
 @pytest.fixture(scope="module")
 def remote_run(tmp_path_factory):
@@ -98,7 +100,7 @@ def test_a_rerun_reissues_no_finished_call(remote_run):
     assert first > 0 and len(server.chat_requests) == first
 
 
-def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tmp_path, monkeypatch):
+def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tmp_path, monkeypatch, localhost_server):
     """The server fails every call that mentions one persona: its ChatSEED becomes an error row, the other
     dialogues finish; once the server recovers, a rerun sends only that persona's calls."""
     monkeypatch.setenv("EYT_TEST_KEY", KEY)
@@ -113,44 +115,39 @@ def test_failed_calls_become_error_rows_and_a_rerun_does_only_what_is_missing(tm
             return StubResponse(500, {"error": {"message": "upstream exploded"}}, {"x-should-retry": "false"})
         return role_play(request)
 
-    with serve(handler) as server:
-        slate = write_slate(
-            tmp_path,
-            pools={"nemotron_usa": {"source": "fixture"}},
-            dialogues_per_pool=3,
-            t_max=3,
-            simulator=remote(
-                "sim-model",
-                server.base_url,
-                family="fam-sim",
-                api_key_env="EYT_TEST_KEY",
-                max_retries=0,
-                max_concurrency=1,
-            ),
-            targets=[remote("chat-model", server.base_url, family="fam-target", **STUB_ENDPOINT, max_retries=0)],
-            judges=[remote("judge-model", server.base_url, family="fam-judge", **STUB_ENDPOINT, max_retries=0)],
-        )
-        data = tmp_path / "data"
-        data.mkdir()
-        instance = materialize_all(slate, data)
-        with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
-            seeds = con.execute("SELECT seed_id, error FROM dialogue.chat_seeds ORDER BY seed_id").df()
-            dialogues = con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone()[0]
-        failed = seeds[seeds["error"].notna()]
-        assert (
-            len(failed) == 1
-            and "upstream exploded" in failed["error"].iloc[0]
-            and failed["error"].iloc[0].startswith("model 'sim-model' (simulator, chat_seed:")
-            and "Error" not in failed["error"].iloc[0]  # the model, role and server's reason; no internal class name
-        )
-        assert dialogues == 2  # the other two dialogues were played and judged
+    server = localhost_server(handler)
+    slate = write_slate(
+        tmp_path,
+        pools={"nemotron_usa": {"source": "fixture"}},
+        dialogues_per_pool=3,
+        t_max=3,
+        simulator=remote(
+            "sim-model", server.base_url, family="fam-sim", api_key_env="EYT_TEST_KEY", max_retries=0, max_concurrency=1
+        ),
+        targets=[remote("chat-model", server.base_url, family="fam-target", **STUB_ENDPOINT, max_retries=0)],
+        judges=[remote("judge-model", server.base_url, family="fam-judge", **STUB_ENDPOINT, max_retries=0)],
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    instance = materialize_all(slate, data)
+    with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+        seeds = con.execute("SELECT seed_id, error FROM dialogue.chat_seeds ORDER BY seed_id").df()
+        dialogues = con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone()[0]
+    failed = seeds[seeds["error"].notna()]
+    assert (
+        len(failed) == 1
+        and "upstream exploded" in failed["error"].iloc[0]
+        and failed["error"].iloc[0].startswith("model 'sim-model' (simulator, chat_seed:")
+        and "Error" not in failed["error"].iloc[0]  # the model, role and server's reason; no internal class name
+    )
+    assert dialogues == 2  # the other two dialogues were played and judged
 
-        before = len(server.chat_requests)
-        state["broken"] = False
-        materialize_all(slate, data, instance)
-        with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
-            assert con.execute("SELECT count(*) FROM dialogue.chat_seeds WHERE error IS NOT NULL").fetchone() == (0,)
-            assert con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone() == (3,)
-        resent = [" ".join(m["content"] for m in r.json["messages"]) for r in server.chat_requests[before:]]
-        # only the failed persona's seed, dialogue and verdicts were requested again; the rest came from the cache
-        assert resent and all(state["victim"] in text for text in resent)
+    before = len(server.chat_requests)
+    state["broken"] = False
+    materialize_all(slate, data, instance)
+    with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM dialogue.chat_seeds WHERE error IS NOT NULL").fetchone() == (0,)
+        assert con.execute("SELECT count(DISTINCT seed_id) FROM dialogue.dialogue_turns").fetchone() == (3,)
+    resent = [" ".join(m["content"] for m in r.json["messages"]) for r in server.chat_requests[before:]]
+    # only the failed persona's seed, dialogue and verdicts were requested again; the rest came from the cache
+    assert resent and all(state["victim"] in text for text in resent)

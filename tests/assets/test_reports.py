@@ -91,6 +91,7 @@ TWINS = {
 }
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize("twin", sorted(TWINS))
 def test_sql_twin_equals_the_asset(warehouse, twin):
     con, _ = warehouse
@@ -115,6 +116,7 @@ def test_sql_twin_equals_the_asset(warehouse, twin):
         np.testing.assert_allclose(left, right, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=f"{twin}.{column}")
 
 
+@pytest.mark.materialisation
 def test_simulator_audit_twin_equals_the_asset(warehouse):
     """Every row and column of dialogue.simulator_audit recomputed by sql/simulator_audit.sql (the cosine and the
     model's answers read from the table); no audit model in this slate, so its columns are null."""
@@ -124,6 +126,7 @@ def test_simulator_audit_twin_equals_the_asset(warehouse):
     assert merged["model_leak"].isna().all() and not merged["simulator_flags"].str.contains("model_").any()
 
 
+@pytest.mark.materialisation
 def test_cost_by_role_adds_up_every_role(warehouse):
     con, _ = warehouse
     con.execute((SQL / "cost_by_role.sql").read_text())
@@ -142,6 +145,7 @@ def test_cost_by_role_adds_up_every_role(warehouse):
     assert view["cost_usd"].sum() == 0  # embedded baselines cost nothing
 
 
+@pytest.mark.materialisation
 def test_cross_judge_twin_matches_the_score_rows(warehouse):
     con, _ = warehouse
     con.execute((SQL / "cross_judge_ablation.sql").read_text())
@@ -154,6 +158,7 @@ def test_cross_judge_twin_matches_the_score_rows(warehouse):
     assert (twin["delta"] > 0).all()
 
 
+@pytest.mark.materialisation
 def test_every_report_table_is_materialised_and_flags_baselines(warehouse):
     con, _ = warehouse
     for table in ("leaderboard_intervals", "trajectory", "alpha_sensitivity", "turn_curves"):
@@ -174,6 +179,7 @@ def test_every_report_table_is_materialised_and_flags_baselines(warehouse):
     assert 0 < agreement.loc["empathy", "alpha_ordinal"] <= 1 and agreement.loc["completion", "n_judges"] == 2
 
 
+@pytest.mark.unit
 def test_alpha_sweep_detects_a_rank_flip():
     # two targets, one dialogue each of 3 turns: A is strong early, B strong late
     rows = []
@@ -202,6 +208,7 @@ def test_alpha_sweep_detects_a_rank_flip():
     assert empathy.loc[("A", 0.05), "warmup_delta"] == pytest.approx(100.0)  # early 5 vs late 0, x20
 
 
+@pytest.mark.unit
 def test_thinking_ablation_highlights_large_objective_deltas():
     board = pd.DataFrame({"target": ["t", "n"], "pool": ["p", "p"], **{m: [0.5, 0.5] for m in analysis.HEADLINE}})
     board.loc[0, "explicit_acc"], board.loc[0, "empathy"] = 0.9, 90.0
@@ -211,6 +218,7 @@ def test_thinking_ablation_highlights_large_objective_deltas():
     assert analysis.thinking_ablation(board, [("pair", "t", "missing")], 0.3).empty
 
 
+@pytest.mark.unit
 def test_cross_judge_sample_is_stratified_and_seeded():
     scores = pd.DataFrame(
         {
@@ -225,6 +233,7 @@ def test_cross_judge_sample_is_stratified_and_seeded():
     assert not sample.equals(calibration.cross_judge_sample(scores, 8, seed=2))
 
 
+@pytest.mark.unit
 def test_identical_judges_agree_perfectly():
     from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
@@ -256,6 +265,7 @@ def test_identical_judges_agree_perfectly():
     assert table.loc["completion", "unanimous_share"] == 1.0
 
 
+@pytest.mark.cli
 def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
     import os
     import subprocess
@@ -295,6 +305,7 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
     assert "http://" not in page.replace(DEFAULT_VIEW_URL, "")
 
 
+@pytest.mark.unit
 def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
     """Paper §4.9 reports the mean |Delta| (0.07 on satisfaction); the signed mean hides opposite shifts."""
     from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
@@ -347,6 +358,7 @@ def test_cross_judge_ablation_reports_signed_and_absolute_mean_differences():
     assert ranking.loc["empathy", "delta"] == pytest.approx(0.0)  # one target: its mean shift is 0
 
 
+@pytest.mark.materialisation
 def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monkeypatch):
     """The default slate's reasoning pair over a two-row leaderboard: the asset's rows, with the baseline flags of
     think_target, are stored with dialogue.thinking_ablation's contract (numbers as double, the highlight as bool)."""
@@ -382,6 +394,7 @@ def test_a_thinking_ablation_with_a_pair_fits_its_table_contract(tmp_path, monke
     assert table.column("is_baseline").to_pylist() == [True] * len(HEADLINE)
 
 
+@pytest.mark.unit
 def test_values_version_follows_the_values_not_the_timestamps():
     from assets._output import values_version
 

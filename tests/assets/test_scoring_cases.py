@@ -185,11 +185,13 @@ def _logs(instance, run) -> str:
     return "\n".join(record.user_message for record in instance.all_logs(run.run_id))
 
 
+@pytest.mark.materialisation
 def test_every_run_succeeds_despite_failed_verdicts(case):
     _, runs, _ = case
     assert {name: run.success for name, run in runs.items()} == {NEMO: True, PM: True, "reports": True}
 
 
+@pytest.mark.materialisation
 def test_failed_verdicts_leave_scores_missing_and_are_counted_and_logged(case):
     data, runs, instance = case
     scores = _read(data, "SELECT * FROM dialogue.dialogue_scores").set_index("seed_id")
@@ -210,6 +212,7 @@ def test_failed_verdicts_leave_scores_missing_and_are_counted_and_logged(case):
     assert "2 of 3 dialogues finished in nemotron_usa|reflective-baseline" in _logs(instance, runs[NEMO])
 
 
+@pytest.mark.materialisation
 def test_median_of_three_judges_reaches_dialogue_scores_and_the_leaderboard(case):
     data, _, _ = case
     scores = _read(data, "SELECT * FROM dialogue.dialogue_scores").set_index("seed_id")
@@ -232,6 +235,7 @@ def test_median_of_three_judges_reaches_dialogue_scores_and_the_leaderboard(case
     assert intervals.loc[NEMO, "value"] == pytest.approx((A_MEDIAN + B) / 2)
 
 
+@pytest.mark.unit
 def test_the_mean_gives_the_hand_computed_mean():
     tables = case_tables()
     scores = score_dialogues(
@@ -246,6 +250,7 @@ def test_the_mean_gives_the_hand_computed_mean():
     assert scores.loc["a", "satisfaction"] == pytest.approx((11 / 3 - 1) * 25)
 
 
+@pytest.mark.unit
 def test_warmup_weights_of_judged_turns_hand_computed():
     np.testing.assert_allclose(metrics.judged_turn_weights([1, 3, 4], 4, 0.10), [1 / 9, 4 / 9, 4 / 9])
     np.testing.assert_allclose(metrics.judged_turn_weights([1, 2, 3, 4], 4, 0.10), [0.1, 0.1, 0.4, 0.4])
@@ -263,6 +268,7 @@ def _sql_connection(data: Path, combine: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize(("combine", "expected"), [("median", A_MEDIAN), ("mean", A_MEAN)])
 def test_sql_twin_gives_the_same_hand_computed_scores(case, combine, expected):
     data, _, _ = case
@@ -282,6 +288,7 @@ def test_sql_twin_gives_the_same_hand_computed_scores(case, combine, expected):
     assert board.loc[NEMO, "n_dialogues"] == 2 and board.loc[NEMO, "explicit_acc"] == pytest.approx(6 / 7)
 
 
+@pytest.mark.materialisation
 def test_sql_twins_equal_the_median_assets(case):
     data, _, _ = case
     with _sql_connection(data, "median") as con:

@@ -50,6 +50,7 @@ def q(con, sql):
     return con.execute(sql).fetchall()
 
 
+@pytest.mark.materialisation
 def test_every_stage_has_rows_for_both_subscales(speech_warehouse):
     con = speech_warehouse
     for table in ("scenarios", "dialogues", "tone_instructions", "tone_selection", "tts_clips", "contrast_scores"):
@@ -58,6 +59,7 @@ def test_every_stage_has_rows_for_both_subscales(speech_warehouse):
     assert q(con, "SELECT DISTINCT count(*) FROM speech.dialogues GROUP BY scenario_id") == [(6,)]
 
 
+@pytest.mark.materialisation
 def test_contrast_rows_add_up_and_regeneration_follows_the_rule(speech_warehouse):
     con = speech_warehouse
     points = "points_pitch + points_rate + points_centroid + points_rms + points_mfcc + points_duration"
@@ -72,6 +74,7 @@ def test_contrast_rows_add_up_and_regeneration_follows_the_rule(speech_warehouse
         assert list(row.strength) == sorted(row.strength)
 
 
+@pytest.mark.materialisation
 def test_items_passed_on_both_test_turns_and_their_clips_exist(speech_warehouse):
     con = speech_warehouse
     stored = con.execute("SELECT * FROM speech.eq_items").df()
@@ -94,6 +97,7 @@ def test_items_passed_on_both_test_turns_and_their_clips_exist(speech_warehouse)
     assert discarded + len(items) == 6
 
 
+@pytest.mark.cli
 def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
     import os
     import subprocess
@@ -136,6 +140,7 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
         assert Path(item.clip(6, "low").path).read_bytes() == Path(row.turn6_dissonant_path).read_bytes()
 
 
+@pytest.mark.materialisation
 def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehouse, tmp_path):
     import shutil
 
@@ -194,6 +199,7 @@ def test_released_source_imports_items_and_skips_a_broken_folder(speech_warehous
     )
 
 
+@pytest.mark.unit
 def test_the_build_summary_of_nothing_built_has_its_columns_and_no_row():
     """The unified reports run before any SpeechEQ subscale was built: an empty summary, not a KeyError."""
     import pandas as pd

@@ -20,6 +20,8 @@ from support.localhost_server import chat_completion, serve
 from support.pipeline import resources_for
 from support.slates import write_slate
 
+pytestmark = pytest.mark.materialisation
+
 SUBSCALE = "interpersonal_empathy"
 BASELINES = ["random-chooser-baseline", "acoustic-chooser-baseline"]
 REMOTE = "omni-stub"

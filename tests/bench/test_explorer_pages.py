@@ -7,8 +7,12 @@ import importlib.util
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from eyt_dagster.explorer import queries
 from eyt_dagster.explorer.reads import Warehouse
+
+pytestmark = pytest.mark.unit
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "explorer_pages.py"
 

@@ -4,6 +4,10 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.unit
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "inspect_compare.py"
 
 

@@ -4,6 +4,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -13,6 +14,8 @@ from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import directional_alignment
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, DRIFT_MAX
 from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
+
+pytestmark = pytest.mark.unit
 
 FINITE = st.floats(-1e3, 1e3, allow_nan=False, width=32)
 VECTORS = arrays(np.float32, st.integers(2, 384), elements=FINITE)

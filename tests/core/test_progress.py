@@ -18,7 +18,7 @@ from resources.models.endpoint_gates import gate_for
 from resources.models.run_progress import StepProgress
 from resources.runs.progress_files import DEAD, RUNNING, STALLED, read_heartbeats, write_heartbeat
 
-from support.localhost_server import StubResponse, serve
+from support.localhost_server import StubResponse
 from support.pipeline import materialize_dialogues
 from support.role_play import RolePlay
 from support.slates import remote, write_slate
@@ -32,6 +32,7 @@ class Clock:
         return self.now
 
 
+@pytest.mark.unit
 def test_eta_arithmetic_and_its_wording():
     assert eta_seconds(0, 40, 12.0) is None  # no rate yet
     assert eta_seconds(10, 40, 20.0) == pytest.approx(60.0)  # 0.5 items/s, 30 to go
@@ -41,6 +42,7 @@ def test_eta_arithmetic_and_its_wording():
     assert done_text(StepFigures("dialogues", 0, 8, 3.0)) == "0 of 8 dialogues, ETA unknown"
 
 
+@pytest.mark.unit
 def test_the_recorder_counts_the_steps_calls_by_kind_and_its_endpoints(tmp_path, monkeypatch):
     monkeypatch.setenv("EYT_ENDPOINT_SLOTS", "off")
     data = tmp_path / "data"
@@ -110,6 +112,7 @@ def test_the_recorder_counts_the_steps_calls_by_kind_and_its_endpoints(tmp_path,
     assert "pw" not in written and "k=s" not in written and progress_line(running.figures).startswith("2 of 4")
 
 
+@pytest.mark.unit
 def test_a_reader_tells_running_stalled_and_dead_heartbeats_apart(tmp_path):
     now = time.time()
     folder = tmp_path / "progress"
@@ -162,7 +165,8 @@ class Throttled:
 RETRYING = {"api_key_env": "EYT_TEST_KEY", "max_concurrency": 2, "max_retries": 3}
 
 
-def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path, monkeypatch):
+@pytest.mark.materialisation
+def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path, monkeypatch, localhost_server):
     monkeypatch.setenv("EYT_TEST_KEY", "sk-progress-secret-123")
     handler = Throttled()
     data = tmp_path / "data"
@@ -176,33 +180,33 @@ def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path,
 
     # 0.25 s a reply: the dialogues' calls span several of the heartbeat's 1 s rewrites, also on a fast machine (at
     # 0.05 s they could all end between two rewrites, and the watcher then saw no call in flight)
-    with serve(handler, delay_s=0.25) as server:
-        slate = write_slate(
-            tmp_path,
-            pools={"nemotron_usa": {"source": "fixture"}},
-            dialogues_per_pool=3,
-            t_max=3,
-            simulator=remote("sim-model", server.base_url, family="fam-sim-model", **RETRYING),
-            targets=[
-                remote(
-                    "chat-model",
-                    server.base_url,
-                    family="fam-chat-model",
-                    **RETRYING,
-                    price_in_per_mtok=2.0,
-                    price_out_per_mtok=8.0,
-                )
-            ],
-            judges=[remote("judge-model", server.base_url, family="fam-judge-model", **RETRYING)],
-            replacement_judge=remote("judge-b", server.base_url, family="fam-judge-b", **RETRYING),
-        )
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        try:
-            instance = materialize_dialogues(slate, data)
-        finally:
-            stop.set()
-            watcher.join()
+    server = localhost_server(handler, delay_s=0.25)
+    slate = write_slate(
+        tmp_path,
+        pools={"nemotron_usa": {"source": "fixture"}},
+        dialogues_per_pool=3,
+        t_max=3,
+        simulator=remote("sim-model", server.base_url, family="fam-sim-model", **RETRYING),
+        targets=[
+            remote(
+                "chat-model",
+                server.base_url,
+                family="fam-chat-model",
+                **RETRYING,
+                price_in_per_mtok=2.0,
+                price_out_per_mtok=8.0,
+            )
+        ],
+        judges=[remote("judge-model", server.base_url, family="fam-judge-model", **RETRYING)],
+        replacement_judge=remote("judge-b", server.base_url, family="fam-judge-b", **RETRYING),
+    )
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        instance = materialize_dialogues(slate, data)
+    finally:
+        stop.set()
+        watcher.join()
     assert handler.limited > 0
     lines = [
         r.user_message

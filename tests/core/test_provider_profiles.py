@@ -92,6 +92,7 @@ def judge_verdict(body: dict[str, Any]) -> str:
 # -- profiles ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_the_slate_names_exactly_the_profiles_there_are() -> None:
     assert PROFILE_NAMES == get_args(ProfileName) and set(PROFILES) == set(PROFILE_NAMES) - {"auto"}
     with pytest.raises(ValidationError) as info:
@@ -99,6 +100,7 @@ def test_the_slate_names_exactly_the_profiles_there_are() -> None:
     assert "profile" in str(info.value) and "'openai-reasoning'" in str(info.value)  # the choices named
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("base_url", "model", "expected"),
     [
@@ -116,6 +118,7 @@ def test_auto_picks_the_profile_from_the_base_url_and_model(base_url: str, model
     assert detect_profile(base_url, model) == expected
 
 
+@pytest.mark.unit
 def test_a_reasoning_profile_adapts_the_request_and_says_so() -> None:
     body = {"model": "gpt-5-mini", "messages": [], "max_tokens": 1024, "temperature": 0.7, "reasoning_effort": "medium"}
     notes = adapt(body, PROFILES["openai-reasoning"].adaptations)
@@ -129,6 +132,7 @@ def test_a_reasoning_profile_adapts_the_request_and_says_so() -> None:
     assert adapt(same, PROFILES["openai-reasoning"].adaptations) == ["max_tokens sent as max_completion_tokens"]
 
 
+@pytest.mark.unit
 def test_anthropic_caps_temperature_and_ignores_reasoning_effort() -> None:
     body = {"messages": [], "temperature": 1.3, "max_tokens": 10, "reasoning_effort": "high"}
     notes = adapt(body, PROFILES["anthropic"].adaptations)
@@ -141,6 +145,7 @@ def test_anthropic_caps_temperature_and_ignores_reasoning_effort() -> None:
     assert adapt({"temperature": 0.2}, PROFILES["anthropic"].adaptations) == []
 
 
+@pytest.mark.unit
 def test_an_effort_the_provider_lacks_maps_to_its_nearest() -> None:
     assert nearest_effort("minimal", ("none", "low", "medium", "high")) == "low"
     assert nearest_effort("minimal", ("low", "medium", "high")) == "low"
@@ -157,6 +162,7 @@ def test_an_effort_the_provider_lacks_maps_to_its_nearest() -> None:
 SENT = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1024, "temperature": 0.7}
 
 
+@pytest.mark.unit
 def test_openai_refusals_teach_a_rename_and_the_provider_default() -> None:
     rename = adaptation_for_refusal(MAX_TOKENS_REFUSED, MAX_TOKENS_REFUSED["message"], SENT)
     assert isinstance(rename, Adaptation) and (rename.param, rename.action, rename.value) == (
@@ -169,6 +175,7 @@ def test_openai_refusals_teach_a_rename_and_the_provider_default() -> None:
     assert "Only the default (1)" in drop.source
 
 
+@pytest.mark.unit
 def test_the_facts_in_the_message_alone_are_enough() -> None:
     """llama-server and Google send no `param`: the parameter and what to do come from the message."""
     message = (
@@ -190,6 +197,7 @@ def test_the_facts_in_the_message_alone_are_enough() -> None:
     assert isinstance(mapped, Adaptation) and mapped.action == "map" and mapped.value == ("low", "medium", "high")
 
 
+@pytest.mark.unit
 def test_what_no_adaptation_can_help_and_what_is_no_parameter_refusal() -> None:
     needed = adaptation_for_refusal(
         {"param": "messages", "code": "unsupported_value"}, "Unsupported value: 'messages' ...", SENT
@@ -226,6 +234,7 @@ def test_what_no_adaptation_can_help_and_what_is_no_parameter_refusal() -> None:
 # -- reasoning apart ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_reasoning_blocks_are_split_from_the_answer() -> None:
     assert split_inline("Plain answer.") == ("", "Plain answer.")
     assert split_inline("<think>\nweigh it\n</think>\n\nAnswer.") == ("weigh it", "Answer.")
@@ -239,6 +248,7 @@ def test_reasoning_blocks_are_split_from_the_answer() -> None:
     assert split_reply("<think>inline</think>Answer.", {"reasoning": "field"}) == ("field\n\ninline", "Answer.")
 
 
+@pytest.mark.unit
 def test_reasoning_tokens_are_the_providers_else_a_share() -> None:
     assert reasoning_tokens(48, 100, "r" * 10, "a" * 10) == 48
     assert reasoning_tokens(0, 100, "r" * 30, "a" * 10) == 75
@@ -248,14 +258,15 @@ def test_reasoning_tokens_are_the_providers_else_a_share() -> None:
 # -- the client against each provider's behaviour -------------------------------------------------------------
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("behaviour", BEHAVIOURS)
-def test_every_provider_answers_text_and_json(behaviour: str, cache: CallCache) -> None:
+def test_every_provider_answers_text_and_json(behaviour: str, cache: CallCache, localhost_server) -> None:
     profile = "generic" if behaviour == "thinking" else behaviour
     extra = {"google": {"thinking_config": {"include_thoughts": True}}} if behaviour == "gemini" else {}
-    with serve(behave_as(behaviour, judge_verdict)) as server:
-        c = client(server.base_url, cache, profile=profile, temperature=0.7, thinking=True, extra_body=extra)
-        text = c.complete_text(MESSAGES, purpose="respond")
-        verdict = c.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    server = localhost_server(behave_as(behaviour, judge_verdict))
+    c = client(server.base_url, cache, profile=profile, temperature=0.7, thinking=True, extra_body=extra)
+    text = c.complete_text(MESSAGES, purpose="respond")
+    verdict = c.complete_json(MESSAGES, FinalVerdict, purpose="final")
     assert text.value == "A plain answer." and verdict.value.satisfaction == 4
     for reply in (text, verdict):
         assert REASONING_MARK not in reply.raw and REASONING_MARK not in str(reply.value)
@@ -271,6 +282,7 @@ def test_every_provider_answers_text_and_json(behaviour: str, cache: CallCache) 
         assert all("response_format" not in r.json for r in server.chat_requests)
 
 
+@pytest.mark.cli
 def test_a_reasoning_model_behind_an_unknown_url_teaches_its_rules_once(tmp_path: Path) -> None:
     """gpt-5-mini at a gateway the profile cannot recognise: the first request learns max_completion_tokens, the
     second the provider's temperature; both are kept, so a second process sends the adapted request at once and
@@ -306,17 +318,18 @@ def test_a_reasoning_model_behind_an_unknown_url_teaches_its_rules_once(tmp_path
         assert "max_tokens" not in server.chat_requests[-1].json and "temperature" not in server.chat_requests[-1].json
 
 
-def test_a_refusal_no_adaptation_helps_fails_at_once_with_the_reason(cache: CallCache) -> None:
+@pytest.mark.unit
+def test_a_refusal_no_adaptation_helps_fails_at_once_with_the_reason(cache: CallCache, localhost_server) -> None:
     refuse = error_response(
         400,
         "Unsupported parameter: 'top_k' is not supported with this model.",
         param="top_k",
         code="unsupported_parameter",
     )
-    with serve(ScriptedReplies([refuse] * 3)) as server:
-        c = client(server.base_url, cache, extra_body={"top_k": 20})
-        with pytest.raises(IncompatibleEndpointError) as info:
-            c.complete_text(MESSAGES, purpose="respond")
+    server = localhost_server(ScriptedReplies([refuse] * 3))
+    c = client(server.base_url, cache, extra_body={"top_k": 20})
+    with pytest.raises(IncompatibleEndpointError) as info:
+        c.complete_text(MESSAGES, purpose="respond")
     message = str(info.value)
     assert message.startswith(f"model 'remote-1' (target, respond) at {server.base_url}: HTTP 400: Unsupported")
     assert "extra_body" in message and len(server.chat_requests) == 1
@@ -325,49 +338,54 @@ def test_a_refusal_no_adaptation_helps_fails_at_once_with_the_reason(cache: Call
     assert not row["ok"] and row["failure"] == "refused"
 
 
-def test_an_ordinary_refusal_is_still_a_per_item_refusal(cache: CallCache) -> None:
+@pytest.mark.unit
+def test_an_ordinary_refusal_is_still_a_per_item_refusal(cache: CallCache, localhost_server) -> None:
     too_long = error_response(400, "Invalid 'messages[1].content': string too long.", param="messages[1].content")
-    with serve(ScriptedReplies([too_long])) as server:
-        with pytest.raises(RefusedRequestError) as info:
-            client(server.base_url, cache).complete_text(MESSAGES, purpose="respond")
+    server = localhost_server(ScriptedReplies([too_long]))
+    with pytest.raises(RefusedRequestError) as info:
+        client(server.base_url, cache).complete_text(MESSAGES, purpose="respond")
     assert "string too long" in str(info.value) and len(server.chat_requests) == 1
 
 
-def test_a_reply_cut_at_max_tokens_is_used_and_counted(cache: CallCache) -> None:
+@pytest.mark.unit
+def test_a_reply_cut_at_max_tokens_is_used_and_counted(cache: CallCache, localhost_server) -> None:
     cut = chat_completion("An answer that stops in the mid", finish_reason="length", completion_tokens=16)
-    with serve(ScriptedReplies([cut])) as server:
-        reply = client(server.base_url, cache, max_tokens=16).complete_text(MESSAGES, purpose="respond")
+    server = localhost_server(ScriptedReplies([cut]))
+    reply = client(server.base_url, cache, max_tokens=16).complete_text(MESSAGES, purpose="respond")
     assert reply.value == "An answer that stops in the mid" and reply.stats.cut_replies == 1
 
 
-def test_googles_list_wrapped_error_keeps_its_reason(cache: CallCache) -> None:
+@pytest.mark.unit
+def test_googles_list_wrapped_error_keeps_its_reason(cache: CallCache, localhost_server) -> None:
     body = [
         {"error": {"code": 403, "message": "Method doesn't allow unregistered callers.", "status": "PERMISSION_DENIED"}}
     ]
-    with serve(ScriptedReplies([StubResponse(403, body)])) as server:  # type: ignore[arg-type]
-        with pytest.raises(Exception) as info:
-            client(server.base_url, cache).complete_text(MESSAGES, purpose="respond")
+    server = localhost_server(ScriptedReplies([StubResponse(403, body)]))
+    with pytest.raises(Exception) as info:
+        client(server.base_url, cache).complete_text(MESSAGES, purpose="respond")
     assert "HTTP 403: Method doesn't allow unregistered callers." in str(info.value)
 
 
-def test_a_step_down_asks_nothing_already_answered_again(cache: CallCache) -> None:
+@pytest.mark.unit
+def test_a_step_down_asks_nothing_already_answered_again(cache: CallCache, localhost_server) -> None:
     """Question A is answered in json_schema mode; question B's reply holds no JSON object, so the endpoint moves to
     the prompt mode. A new client (a rerun) starts in that mode, and A still comes from the cache."""
     other = [{"role": "system", "content": "You are a judge."}, {"role": "user", "content": "Judge another."}]
-    with serve(ScriptedReplies([VALID, "Sure, I think it went well.", VALID])) as server:
-        first = client(server.base_url, cache)
-        first.complete_json(MESSAGES, FinalVerdict, purpose="final")
-        first.complete_json(other, FinalVerdict, purpose="final")
-        assert first.json_mode == "none" and len(server.chat_requests) == 3
-        rerun = client(server.base_url, cache)
-        assert rerun.json_mode == "none"
-        again = rerun.complete_json(MESSAGES, FinalVerdict, purpose="final")
-        again_b = rerun.complete_json(other, FinalVerdict, purpose="final")
+    server = localhost_server(ScriptedReplies([VALID, "Sure, I think it went well.", VALID]))
+    first = client(server.base_url, cache)
+    first.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    first.complete_json(other, FinalVerdict, purpose="final")
+    assert first.json_mode == "none" and len(server.chat_requests) == 3
+    rerun = client(server.base_url, cache)
+    assert rerun.json_mode == "none"
+    again = rerun.complete_json(MESSAGES, FinalVerdict, purpose="final")
+    again_b = rerun.complete_json(other, FinalVerdict, purpose="final")
     assert again.stats.cache_hits == 1 and again_b.stats.cache_hits == 1 and len(server.chat_requests) == 3
     assert [row["failure"] for row in cache.ledger()][:3] == [None, "format_ignored", None]
 
 
-def test_an_incompatible_endpoint_fails_the_cell_at_once_with_one_clear_line(tmp_path: Path) -> None:
+@pytest.mark.materialisation
+def test_an_incompatible_endpoint_fails_the_cell_at_once_with_one_clear_line(tmp_path: Path, localhost_server) -> None:
     """The slate's extra_body adds a field the server refuses: the cell's run fails at its first call, and the run's
     summary line says which model, role and endpoint, the server's reason and the fix, without a class name."""
     from dagster import DagsterInstance, materialize
@@ -381,24 +399,22 @@ def test_an_incompatible_endpoint_fails_the_cell_at_once_with_one_clear_line(tmp
     from support.role_play import RolePlay
     from support.slates import write_slate
 
-    with serve(behave_as("anthropic", RolePlay())) as server:
-        target = ref(server.base_url, id="claude", profile="anthropic", extra_body={"n": 2}).model_dump()
-        target["family"] = "claude"
-        slate = write_slate(
-            tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=2, targets=[target]
-        )
-        instance = DagsterInstance.ephemeral()
-        instance.add_dynamic_partitions(TARGETS_PARTITION, ["claude"])
-        resources = resources_for(slate, tmp_path)
-        materialize(ASSETS, selection=POOL_ASSETS, partition_key="nemotron_usa", resources=resources, instance=instance)
-        result = materialize(
-            ASSETS,
-            selection=DIALOGUE_ASSETS,
-            partition_key=str(target_pool_key("claude", "nemotron_usa")),
-            resources=resources,
-            instance=instance,
-            raise_on_error=False,
-        )
+    server = localhost_server(behave_as("anthropic", RolePlay()))
+    target = ref(server.base_url, id="claude", profile="anthropic", extra_body={"n": 2}).model_dump()
+    target["family"] = "claude"
+    slate = write_slate(tmp_path, pools={"nemotron_usa": {"source": "fixture"}}, dialogues_per_pool=2, targets=[target])
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(TARGETS_PARTITION, ["claude"])
+    resources = resources_for(slate, tmp_path)
+    materialize(ASSETS, selection=POOL_ASSETS, partition_key="nemotron_usa", resources=resources, instance=instance)
+    result = materialize(
+        ASSETS,
+        selection=DIALOGUE_ASSETS,
+        partition_key=str(target_pool_key("claude", "nemotron_usa")),
+        resources=resources,
+        instance=instance,
+        raise_on_error=False,
+    )
     assert not result.success
     (failed,) = [e for e in result.all_events if e.is_failure and e.step_key]
     line = failure_reason(failed)
@@ -409,21 +425,23 @@ def test_an_incompatible_endpoint_fails_the_cell_at_once_with_one_clear_line(tmp
     assert len(server.chat_requests) <= 4
 
 
-def test_requests_in_flight_together_learn_each_lesson_once(cache: CallCache) -> None:
+@pytest.mark.unit
+def test_requests_in_flight_together_learn_each_lesson_once(cache: CallCache, localhost_server) -> None:
     """Eight questions at once to a reasoning model behind an unknown address: the first request goes alone and
     learns both lessons, so the server refuses exactly two requests, not two per thread."""
     from concurrent.futures import ThreadPoolExecutor
 
-    with serve(behave_as("openai-reasoning", judge_verdict), delay_s=0.05) as server:
-        c = client(server.base_url, cache, temperature=0.7, max_concurrency=8)
-        questions = [[*MESSAGES, {"role": "user", "content": f"question {i}"}] for i in range(8)]
-        with ThreadPoolExecutor(8) as pool:
-            replies = list(pool.map(lambda m: c.complete_text(m, purpose="respond"), questions))
+    server = localhost_server(behave_as("openai-reasoning", judge_verdict), delay_s=0.05)
+    c = client(server.base_url, cache, temperature=0.7, max_concurrency=8)
+    questions = [[*MESSAGES, {"role": "user", "content": f"question {i}"}] for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda m: c.complete_text(m, purpose="respond"), questions))
     assert all(r.value == "A plain answer." for r in replies)
     refused = [r for r in server.chat_requests if "max_tokens" in r.json or "temperature" in r.json]
     assert len(server.chat_requests) == 8 + 2 and len(refused) == 2
 
 
+@pytest.mark.unit
 def test_a_cache_file_written_before_reasoning_and_adaptations_gets_them(tmp_path: Path) -> None:
     """A call cache from before this release (replies without reasoning or adaptation columns, no adaptations table):
     its old reply still reads (its inline <think> block split off at read time), and new rows keep the new fields."""

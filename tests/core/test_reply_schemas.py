@@ -46,6 +46,8 @@ from resources.models.chat_client import OpenAIChatClient, parse_reply, response
 from support.json_schema_draw import break_instance, draw, is_valid, longest
 from support.localhost_server import SchemaDrawnReplies, serve
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[2]
 DRAWS = 40
 

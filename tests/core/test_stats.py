@@ -12,6 +12,8 @@ from sklearn.metrics import cohen_kappa_score, f1_score
 
 from eyt_dagster.core import stats
 
+pytestmark = pytest.mark.unit
+
 NAN = np.nan
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", 4 coders x 12 units with missing data.

@@ -31,6 +31,8 @@ from support.explorer_data import (
 )
 from support.explorer_fixtures import explorer_fixtures, wh
 
+pytestmark = pytest.mark.unit
+
 data, app = explorer_fixtures("explorer", build)
 
 

@@ -20,6 +20,8 @@ from support.explorer_data import BASELINE, POOL, TARGET, build, seed_id
 from support.explorer_speech_data import ITEM
 from support.ui_browser import Chromium, chromium_path, stop_group
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC_SHOTS = ROOT / "docs" / "explorer"
 

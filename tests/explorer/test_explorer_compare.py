@@ -16,6 +16,8 @@ from support.asgi_get import get
 from support.explorer_data import BASELINE, N_BASELINE, POOL, TARGET, build, seed_id
 from support.explorer_fixtures import explorer_fixtures, wh
 
+pytestmark = pytest.mark.unit
+
 data, app = explorer_fixtures("explorer-compare", build)
 
 

@@ -107,6 +107,7 @@ def call_keys(app, target: str, seed: str) -> set[str]:
 # -- what is written --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_the_export_holds_the_selection_s_pages(app, two_targets):
     out, written = two_targets
     names = list(pages(out))
@@ -129,6 +130,7 @@ def test_the_export_holds_the_selection_s_pages(app, two_targets):
     assert written.bytes == sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
 
 
+@pytest.mark.unit
 def test_every_link_and_clip_resolves_to_a_file_of_the_export(two_targets):
     out, _ = two_targets
     checked = 0
@@ -154,6 +156,7 @@ def test_every_link_and_clip_resolves_to_a_file_of_the_export(two_targets):
     assert checked > 1000
 
 
+@pytest.mark.unit
 def test_links_to_pages_outside_the_selection_are_plain_text(two_targets):
     out, _ = two_targets
     index = (out / "index.html").read_text()
@@ -174,6 +177,7 @@ def test_links_to_pages_outside_the_selection_are_plain_text(two_targets):
         assert "A static export of the data directory <code>data</code>" in html
 
 
+@pytest.mark.unit
 def test_the_data_directory_is_named_not_its_path(data, two_targets):
     out, _ = two_targets
     for name, html in pages(out).items():
@@ -181,6 +185,7 @@ def test_the_data_directory_is_named_not_its_path(data, two_targets):
     assert str(data[0].parent) not in (out / MARKER).read_text()
 
 
+@pytest.mark.unit
 def test_model_text_stays_escaped_in_the_export(two_targets):
     out, _ = two_targets
     _, dialogue = page_of(out, f"dialogues/chat-target-{export_links.slug(seed_id(0))}-")
@@ -196,6 +201,7 @@ def test_model_text_stays_escaped_in_the_export(two_targets):
         assert HOSTILE not in html
 
 
+@pytest.mark.unit
 def test_a_speech_item_shows_the_selected_targets_choices_and_plays_copied_clips(data, speech_pick):
     out, written = speech_pick
     assert not (out / "stale.html").exists()  # --force replaced the earlier export whole
@@ -219,6 +225,7 @@ def test_a_speech_item_shows_the_selected_targets_choices_and_plays_copied_clips
 # -- refusals ---------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.cli
 def test_an_unknown_target_or_pool_is_named_with_the_known_ones(data, tmp_path, capsys, monkeypatch):
     out = tmp_path / "never"
     with pytest.raises(SelectionError) as refused:
@@ -236,6 +243,7 @@ def test_an_unknown_target_or_pool_is_named_with_the_known_ones(data, tmp_path, 
     assert not out.exists()
 
 
+@pytest.mark.unit
 def test_a_folder_holding_anything_but_an_earlier_export_is_refused(data, tmp_path):
     kept = tmp_path / "notes"
     kept.mkdir()
@@ -261,6 +269,7 @@ def test_a_folder_holding_anything_but_an_earlier_export_is_refused(data, tmp_pa
 ODD_IDS = ["org/model:v1.5", "Model A", "model a", "..", "Émotion-模型", "x" * 300, "a%2Fb", "a/b", "", "p?q#r&s"]
 
 
+@pytest.mark.unit
 def test_file_names_are_safe_and_distinct_for_any_id():
     keys = []
     for target in ODD_IDS:
@@ -281,6 +290,7 @@ def test_file_names_are_safe_and_distinct_for_any_id():
         assert export_links.page_key(export_links.page_url(key, []))[0] == key, key
 
 
+@pytest.mark.unit
 def test_equal_pages_share_one_key_and_variants_do_not():
     key = export_links.page_key
     plain = key(f"/dialogues?target={TARGET}&pool={POOL}")[0]
@@ -298,6 +308,7 @@ def test_equal_pages_share_one_key_and_variants_do_not():
     assert key("/pairs?pool=p&a=x&b=y&metric=nope")[0] is None and key("/speech?page=x")[0] is None
 
 
+@pytest.mark.unit
 def test_the_rewriter_changes_only_links_and_forms():
     page = (
         '<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/explorer.css"></head><body>'
@@ -328,6 +339,7 @@ def test_the_rewriter_changes_only_links_and_forms():
     assert '<link rel="stylesheet" href="explorer.css">' in html and "<body><div>BANNER</div>" in html
 
 
+@pytest.mark.cli
 def test_a_warehouse_older_than_a_column_renders_and_a_page_that_fails_is_left_out(tmp_path, capsys, monkeypatch):
     """Files written before dialogue_turns had its error_kind and error_role columns read those columns as NULL,
     so everything is exported; then a data file the explorer cannot read makes its pages fail (as on the server,

@@ -22,6 +22,8 @@ from support.asgi_get import get
 from support.explorer_data import HOSTILE
 from support.explorer_fixtures import explorer_fixtures, wh
 
+pytestmark = pytest.mark.unit
+
 POOL, OTHER_POOL = "nemotron_usa", "personamem_v2"
 ENSEMBLE, SOLO = "ensemble-target", "solo-target"
 JUDGES = ("judge-a", "judge-b", "judge-c")

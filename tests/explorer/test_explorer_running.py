@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from eyt_dagster.explorer.app import create_app
 from resources.models.run_progress import StepProgress
 from resources.runs.processes import process_start
 from resources.runs.progress_files import write_heartbeat
 
 from support.asgi_get import get
+
+pytestmark = pytest.mark.unit
 
 HOSTILE = "<script>alert('x')</script>"
 

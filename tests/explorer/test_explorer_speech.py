@@ -34,6 +34,8 @@ from support.explorer_speech_data import (
     SPEECH_TARGET,
 )
 
+pytestmark = pytest.mark.unit
+
 data, app = explorer_fixtures("explorer-speech", build)
 
 

@@ -119,6 +119,7 @@ def audited(tmp_path_factory):
         }
 
 
+@pytest.mark.materialisation
 def test_each_simulator_turn_is_put_once_to_the_audit_model_with_its_intent_reply_and_utterance(audited):
     first, turns = audited["first"], audited["turns"]
     assert len(first) == len(turns) > 3
@@ -133,6 +134,7 @@ def test_each_simulator_turn_is_put_once_to_the_audit_model_with_its_intent_repl
     assert "(none: this is the user's first message)" in prompts[0]
 
 
+@pytest.mark.materialisation
 def test_the_answers_reach_the_table_and_the_flags(audited):
     handler, second, turns = audited["handler"], audited["second"], audited["turns"]
     by_key = {(r["seed_id"], r["turn"]): r for r in second.to_dict("records")}
@@ -158,6 +160,7 @@ def test_the_answers_reach_the_table_and_the_flags(audited):
     assert second["model_leak"].any() and second["model_role_flip"].any()
 
 
+@pytest.mark.materialisation
 def test_a_failed_call_is_an_error_of_its_turn_only_and_a_rerun_asks_only_it(audited):
     handler, first, second = audited["handler"], audited["first"], audited["second"]
     failed = first[first["model_error"].notna()]
@@ -179,12 +182,14 @@ def test_a_failed_call_is_an_error_of_its_turn_only_and_a_rerun_asks_only_it(aud
     assert first.loc[untouched, "simulator_flags"].equals(second.loc[untouched, "simulator_flags"])
 
 
+@pytest.mark.materialisation
 def test_the_sql_twin_agrees_with_the_model_flags(audited):
     with duckdb.connect(str(audited["data"] / "eyt.duckdb"), read_only=True) as con:
         merged = assert_twin_equals(con)
     assert merged["simulator_flags"].str.contains("model_").any()
 
 
+@pytest.mark.materialisation
 def test_the_key_stays_in_the_authorization_header(audited):
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in audited["server"].chat_requests)
     for path in audited["data"].rglob("*"):
@@ -192,6 +197,7 @@ def test_the_key_stays_in_the_authorization_header(audited):
             assert KEY.encode() not in path.read_bytes(), f"the API key leaked into {path}"
 
 
+@pytest.mark.unit
 def test_without_an_audit_model_the_settings_and_code_version_are_todays():
     slate = load_slate(default_slate_path())
     assert slate.simulator_audit_model is None
@@ -203,6 +209,7 @@ def test_without_an_audit_model_the_settings_and_code_version_are_todays():
     assert settings["simulator_audit_model"]["prompt_hash"] == prompt_hash(AUDIT_PROMPT_KEY)
 
 
+@pytest.mark.unit
 def test_an_embedded_audit_model_is_refused(tmp_path):
     raw = yaml.safe_load(default_slate_path().read_text())
     raw["simulator_audit_model"] = {"id": "x", "provider": "embedded", "model": "rubric-heuristic", "family": "f"}
@@ -212,6 +219,7 @@ def test_an_embedded_audit_model_is_refused(tmp_path):
         load_slate(path)
 
 
+@pytest.mark.materialisation
 def test_the_explorers_dialogue_page_shows_the_models_answer_escaped(audited):
     from markupsafe import escape
 
@@ -233,6 +241,7 @@ def test_the_explorers_dialogue_page_shows_the_models_answer_escaped(audited):
         assert page.count('<span class="flag">model_leak</span>') == int(rows["model_leak"].sum())
 
 
+@pytest.mark.materialisation
 def test_the_reports_section_counts_the_models_flags(audited):
     from eyt_dagster.reporting.audit_section import audit_model_section, audit_model_table
     from eyt_dagster.reporting.html_report import render_report

@@ -104,6 +104,7 @@ def assert_labels(labels: UserLabels) -> None:
     assert labels.intent_description.strip()
 
 
+@pytest.mark.unit
 def test_lexicon_covers_the_taxonomies() -> None:
     assert set(lx.EMOTION_CUES) == set(lx.ACKNOWLEDGE) == set(lx.USER_OPENERS) == set(lx.EMOTION_PRIOR) == set(EMOTIONS)
     assert set(lx.EXPLICIT_CUES) == set(lx.EXPLICIT_GLOSS) == set(lx.EXPLICIT_PRIOR) == set(EXPLICIT_INTENTS)
@@ -117,6 +118,7 @@ def test_lexicon_covers_the_taxonomies() -> None:
 
 
 # --- simulator ------------------------------------------------------------------------------------
+@pytest.mark.unit
 def test_seed_is_deterministic_and_varies_with_seed_id(sim: AgendaSimulator) -> None:
     persona = PERSONAS[0]
     first = sim.generate_seed(persona, seed_id="a").value
@@ -126,6 +128,7 @@ def test_seed_is_deterministic_and_varies_with_seed_id(sim: AgendaSimulator) -> 
     assert AgendaSimulator("x", SEED + 1).generate_seed(persona, seed_id="a").value != first
 
 
+@pytest.mark.cli
 def test_seed_does_not_depend_on_python_hash_salt(sim: AgendaSimulator) -> None:
     code = (
         "import sys, json; sys.path.insert(0, '.'); from tests.eyt_bench.test_baselines import PERSONAS, SEED;"
@@ -144,6 +147,7 @@ def test_seed_does_not_depend_on_python_hash_salt(sim: AgendaSimulator) -> None:
     assert out.stdout.strip() == expected
 
 
+@pytest.mark.unit
 def test_seed_fields_are_valid(seeds: list[ChatSeed]) -> None:
     for seed in seeds:
         assert_labels(seed.opening_labels())
@@ -154,6 +158,7 @@ def test_seed_fields_are_valid(seeds: list[ChatSeed]) -> None:
     assert {s.topic for s in seeds if s.persona_id == "pm-1"} <= {"travel", "studies"}
 
 
+@pytest.mark.unit
 def test_agenda_expands_the_seed(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     for seed in seeds:
         steps = sim.agenda(seed)
@@ -165,6 +170,7 @@ def test_agenda_expands_the_seed(sim: AgendaSimulator, seeds: list[ChatSeed]) ->
         assert sim.agenda(seed) == steps
 
 
+@pytest.mark.unit
 def test_addressed_rule() -> None:
     keywords = ("resume", "cv")
     good = "That sounds stressful. You could try cutting your resume to one page with measurable results."
@@ -176,6 +182,7 @@ def test_addressed_rule() -> None:
     assert not addresses("Your resume looks fine and solid and complete and strong overall.", keywords)
 
 
+@pytest.mark.unit
 def test_next_turn_is_deterministic_and_progress_monotone(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     for target in (ReflectiveTarget("reflective"), TerseTarget("terse")):
         for seed in seeds[:6]:
@@ -187,6 +194,7 @@ def test_next_turn_is_deterministic_and_progress_monotone(sim: AgendaSimulator, 
             assert again.value == sim.next_turn(seed, history).value
 
 
+@pytest.mark.unit
 def test_reflective_dialogue_walks_the_agenda(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     seed = seeds[0]
     steps = sim.agenda(seed)
@@ -196,6 +204,7 @@ def test_reflective_dialogue_walks_the_agenda(sim: AgendaSimulator, seeds: list[
     assert golds[-1].emotion == "gratitude" and "thank" in history[-1].user_text.lower()
 
 
+@pytest.mark.unit
 def test_unanswered_user_pushes_and_gets_frustrated(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     seed = seeds[1]
     history, _, golds, progress, achieved = run_dialogue(sim, TerseTarget("t"), seed)
@@ -206,6 +215,7 @@ def test_unanswered_user_pushes_and_gets_frustrated(sim: AgendaSimulator, seeds:
     assert sim.agenda(seed)[0].aspect.phrase in history[-1].user_text
 
 
+@pytest.mark.unit
 def test_seed_from_another_simulator_still_runs(sim: AgendaSimulator) -> None:
     seed = ChatSeed(
         topic="choosing a piano teacher",
@@ -245,6 +255,7 @@ def evaluate(sim: AgendaSimulator, target, judge: RubricJudge, seeds: list[ChatS
     }
 
 
+@pytest.mark.unit
 def test_reflective_clearly_beats_terse(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     judge = RubricJudge("rubric-judge", JUDGE_SCALES["three_point"])
     good = evaluate(sim, ReflectiveTarget("reflective"), judge, seeds)
@@ -255,6 +266,7 @@ def test_reflective_clearly_beats_terse(sim: AgendaSimulator, seeds: list[ChatSe
     assert good["accuracy"] > poor["accuracy"] + 0.3
 
 
+@pytest.mark.unit
 def test_respond_does_not_use_perception(sim: AgendaSimulator, seeds: list[ChatSeed], monkeypatch) -> None:
     target = ReflectiveTarget("r")
     expected = target.respond([], seeds[0].first_query).value
@@ -262,6 +274,7 @@ def test_respond_does_not_use_perception(sim: AgendaSimulator, seeds: list[ChatS
     assert target.respond([], seeds[0].first_query).value == expected
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("scale_name", ["three_point", "binary"])
 def test_judge_scores_stay_on_the_scale(sim: AgendaSimulator, seeds: list[ChatSeed], scale_name: str) -> None:
     scale = JUDGE_SCALES[scale_name]
@@ -279,12 +292,14 @@ def test_judge_scores_stay_on_the_scale(sim: AgendaSimulator, seeds: list[ChatSe
         judge.score_turn(seeds[2], history, len(history) + 1)
 
 
+@pytest.mark.unit
 def test_snap_and_rules_table() -> None:
     assert snap(0.5, JUDGE_SCALES["binary"]) == 0.0  # a half-met criterion is not met on the binary scale
     assert [snap(v, JUDGE_SCALES["three_point"]) for v in (0, 0.5, 1)] == [0, 0.5, 1]
     assert tuple(RULES) == SUBSCORE_COLUMNS and all(rule.__doc__ for rule in RULES.values())
 
 
+@pytest.mark.unit
 def test_calls_are_fast(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     target, judge = ReflectiveTarget("r"), RubricJudge("j", JUDGE_SCALES["three_point"])
     start = time.perf_counter()
@@ -300,6 +315,7 @@ def ref(model: str, family: str = "eyt-baseline") -> ModelRef:
     return ModelRef(id=f"{model}-baseline", provider="embedded", model=model, family=family)
 
 
+@pytest.mark.unit
 def test_make_embedded_builds_each_baseline() -> None:
     scale = JUDGE_SCALES["binary"]
     assert isinstance(make_embedded("simulator", ref("agenda-simulator"), seed=SEED, scale=scale), AgendaSimulator)
@@ -310,6 +326,7 @@ def test_make_embedded_builds_each_baseline() -> None:
     assert isinstance(judge, RubricJudge) and judge.scale == scale
 
 
+@pytest.mark.unit
 def test_make_embedded_rejects_unknown_names() -> None:
     with pytest.raises(ValueError, match="gpt-9-baseline.*reflective.*terse"):
         make_embedded("target", ref("gpt-9"), seed=SEED, scale=(0.0, 1.0))
@@ -317,6 +334,7 @@ def test_make_embedded_rejects_unknown_names() -> None:
         make_embedded("narrator", ref("reflective"), seed=SEED, scale=(0.0, 1.0))
 
 
+@pytest.mark.unit
 def test_judge_calibrations_order_strict_standard_lenient(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     scale = JUDGE_SCALES["three_point"]
     history, *_ = run_dialogue(sim, ReflectiveTarget("r"), seeds[0])
@@ -332,6 +350,7 @@ def test_judge_calibrations_order_strict_standard_lenient(sim: AgendaSimulator, 
         RubricJudge("x", scale, "harsh")
 
 
+@pytest.mark.unit
 def test_thinking_flag_makes_the_reflective_baseline_deliberate(sim: AgendaSimulator, seeds: list[ChatSeed]) -> None:
     quick = make_embedded("target", ref("reflective"), seed=SEED, scale=(0.0, 1.0))
     deliberate = make_embedded(

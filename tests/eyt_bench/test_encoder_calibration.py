@@ -33,6 +33,8 @@ from resources.datasets.calibration_pairs import PAIR_KINDS, read_pairs
 from resources.datasets.persona_sources import load_pool_records
 from resources.text.embeddings import embed
 
+pytestmark = pytest.mark.unit
+
 ENTRIES = [(encoder, language) for encoder, entry in CALIBRATIONS.items() for language in entry.languages]
 
 

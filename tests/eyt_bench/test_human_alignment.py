@@ -10,6 +10,8 @@ import pytest
 
 from eyt_dagster.eyt_bench import human_alignment as ha
 
+pytestmark = pytest.mark.unit
+
 EXAMPLE = Path(ha.__file__).parents[1] / "fixtures" / "human_annotations_example.csv"
 HEADER = "annotator,target,pool,seed_id,turn,dimension,score\n"
 

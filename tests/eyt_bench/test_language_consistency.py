@@ -23,6 +23,8 @@ from eyt_dagster.eyt_bench.language_consistency import (
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS
 from resources.text.language_id import CANDIDATES, detect, language_text
 
+pytestmark = pytest.mark.unit
+
 REPLIES = Path(__file__).resolve().parents[2] / "eyt_dagster" / "fixtures" / "language_id" / "replies.tsv"
 
 

@@ -9,6 +9,8 @@ from eyt_dagster.eyt_bench.dialogue_scoring import weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import aggregate
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
+pytestmark = pytest.mark.unit
+
 
 def test_table2_weights_t10_alpha010_are_all_one_tenth():
     # Paper Table 2: T = 10, alpha = 0.10 gives ten weights of 0.10.

@@ -25,6 +25,7 @@ from support.slates import KEY, STUB_ENDPOINT, remote, write_slate
 # -- the decomposition, by hand ---------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_components_match_a_hand_computed_case():
     # ChatSEED 0: repeats (1, 3) and (5, 7) over two judge samples; ChatSEED 1: (2, 2) and (4, 4).
     y = np.array([[[1, 3], [5, 7]], [[2, 2], [4, 4]]], dtype=float)
@@ -36,6 +37,7 @@ def test_components_match_a_hand_computed_case():
     assert got == {"between": 0.0, "within": pytest.approx(4.5), "judge": pytest.approx(1.0)}
 
 
+@pytest.mark.unit
 def test_components_without_repeats_put_everything_between():
     y = np.array([[[1.0]], [[3.0]], [[8.0]]])
     got = nf.components(y)
@@ -43,6 +45,7 @@ def test_components_without_repeats_put_everything_between():
     assert np.isnan(got["within"]) and np.isnan(got["judge"])
 
 
+@pytest.mark.unit
 def test_components_recover_known_variances_on_simulated_data():
     rng = np.random.default_rng(3)
     s, r, q = 4000, 3, 2
@@ -80,6 +83,7 @@ def _samples(values):
     return df
 
 
+@pytest.mark.unit
 def test_noise_floor_row_uses_only_seeds_with_every_sample():
     df = _samples(
         {
@@ -100,6 +104,7 @@ def test_noise_floor_row_uses_only_seeds_with_every_sample():
     assert row["rerun_sd"] == pytest.approx(np.sqrt(200 / 2))
 
 
+@pytest.mark.unit
 def test_pass_hat_k_and_pass_k_by_hand():
     assert nf.pass_hat_k(2, 3, 1) == pytest.approx(2 / 3)
     assert nf.pass_hat_k(2, 3, 2) == pytest.approx(1 / 3)
@@ -122,6 +127,7 @@ def test_pass_hat_k_and_pass_k_by_hand():
     assert (nf.pass_k(df, repeats=3, judge_repeats=2)["n_seeds"] == 2).all()  # c has one play only
 
 
+@pytest.mark.unit
 def test_samples_past_the_cells_own():
     assert samples(1, 1) == []
     assert samples(2, 1) == [(1, 0)]
@@ -190,6 +196,7 @@ def repeated_run(tmp_path_factory):
         yield data, before, requests
 
 
+@pytest.mark.materialisation
 def test_repeats_one_is_todays_run_and_more_repeats_change_none_of_its_rows(repeated_run):
     data, before, requests = repeated_run
     assert before["repeat_rows"] == 0
@@ -204,6 +211,7 @@ def test_repeats_one_is_todays_run_and_more_repeats_change_none_of_its_rows(repe
     assert target_seeds == {sample_seed(seed, 1)}
 
 
+@pytest.mark.materialisation
 def test_repeated_samples_are_stored_and_decomposed(repeated_run):
     data, _, _ = repeated_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -240,6 +248,7 @@ TWIN_COLUMNS = {
 }
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize("twin", sorted(TWIN_KEYS))
 def test_sql_twins_equal_the_assets_on_repeated_samples(repeated_run, twin):
     data, _, _ = repeated_run
@@ -258,6 +267,7 @@ def test_sql_twins_equal_the_assets_on_repeated_samples(repeated_run, twin):
         np.testing.assert_allclose(left, right, rtol=1e-9, atol=1e-9, equal_nan=True, err_msg=f"{twin}.{column}")
 
 
+@pytest.mark.materialisation
 def test_the_dialogue_page_shows_every_sample_and_each_repeated_play(repeated_run):
     data, _, _ = repeated_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)

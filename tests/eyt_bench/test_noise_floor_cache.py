@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from eyt_dagster.core.result_cache import MemoryStore
 from eyt_dagster.eyt_bench import noise_floor as nf
 from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS
+
+pytestmark = pytest.mark.unit
 
 REPEATS, JUDGE_REPEATS = 3, 2
 

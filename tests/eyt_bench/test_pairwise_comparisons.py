@@ -11,6 +11,8 @@ import pytest
 from eyt_dagster.core import stats
 from eyt_dagster.eyt_bench import analysis
 
+pytestmark = pytest.mark.unit
+
 POOL, SEEDS = "nemotron_usa", 40
 
 

@@ -28,6 +28,8 @@ from eyt_dagster.eyt_bench.types import PersonaRecord
 from resources.datasets import persona_sources
 from resources.datasets.persona_sources import PersonaSourceError, fixture_path, load_pool, load_pool_records
 
+pytestmark = pytest.mark.unit
+
 NEMOTRON_FILE = fixture_path("nemotron_usa") / "data" / "train-00000-of-00001.parquet"
 PERSONAMEM_FILE = fixture_path("personamem_v2") / "benchmark" / "text" / "benchmark.csv"
 

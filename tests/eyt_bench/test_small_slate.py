@@ -15,6 +15,8 @@ import yaml
 from eyt_dagster.eyt_bench.encoder_calibration import DRIFT_MAX
 from eyt_dagster.slate import default_slate_path
 
+pytestmark = pytest.mark.cli
+
 ROOT = Path(__file__).resolve().parents[2]
 EYT = Path(sys.executable).parent / "eyt"
 

@@ -6,6 +6,8 @@ import pytest
 
 from eyt_dagster.eyt_voice.error_rates import characters, errors, tokens, word_errors, words
 
+pytestmark = pytest.mark.unit
+
 
 def test_english_is_scored_in_words_as_before() -> None:
     pairs = [

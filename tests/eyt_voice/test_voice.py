@@ -30,6 +30,7 @@ TARGET = "reflective-baseline"
 # -- voicing ----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_every_emotion_has_a_tone_whose_every_term_the_prosody_lexicon_knows():
     assert set(EMOTION_VOICE) == set(EMOTIONS)
     for emotion, instruction in EMOTION_VOICE.items():
@@ -46,6 +47,7 @@ def test_every_emotion_has_a_tone_whose_every_term_the_prosody_lexicon_knows():
         voice_instruction("bored")
 
 
+@pytest.mark.unit
 def test_the_voice_comes_from_the_persona_when_it_says_enough_else_from_a_seeded_rule():
     older = choose_voice({"sex": "Female", "age_bucket": "60+"}, seed_id="s1", slate_seed=1)
     assert (older.gender, older.slot, older.source) == ("female", 3, "persona")
@@ -55,12 +57,14 @@ def test_the_voice_comes_from_the_persona_when_it_says_enough_else_from_a_seeded
     assert seeded[0] == choose_voice({}, seed_id="s0", slate_seed=1)  # the same every time
 
 
+@pytest.mark.unit
 def test_word_errors_by_hand():
     assert word_errors("I feel so alone today", "i feel so alone today.") == 0
     assert word_errors("I feel so alone today", "I fell alone to day") == 4  # feel->fell, -so, today->to, +day
     assert word_errors("", "hello there") == 2 and word_errors("one two", "") == 2
 
 
+@pytest.mark.unit
 def test_gap_equals_a_recomputation_from_raw_rows():
     rows = []
     for mode, empathy in (("text", [80.0, 60.0, 70.0]), ("voice", [50.0, 60.0, np.nan])):
@@ -78,6 +82,7 @@ def test_gap_equals_a_recomputation_from_raw_rows():
     assert (got["ci_low"], got["ci_high"]) == (expected["low"], expected["high"])
 
 
+@pytest.mark.unit
 def test_a_text_baseline_hears_only_through_a_cascade(tmp_path):
     path = write_slate(
         tmp_path,
@@ -154,6 +159,7 @@ def _latest_metadata(instance: DagsterInstance, key: list[str]) -> dict:
     return {k: v.value for k, v in event.asset_materialization.metadata.items()}
 
 
+@pytest.mark.materialisation
 def test_every_user_turn_is_heard_as_a_clip_and_the_cascade_reads_its_transcript(voice_run):
     _, data, _ = voice_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -173,6 +179,7 @@ def test_every_user_turn_is_heard_as_a_clip_and_the_cascade_reads_its_transcript
     assert first["user_text"] == seed["first_query"]
 
 
+@pytest.mark.materialisation
 def test_the_text_control_is_eyt_benchs_own_run_on_the_same_seeds(voice_run):
     _, data, _ = voice_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -186,6 +193,7 @@ def test_the_text_control_is_eyt_benchs_own_run_on_the_same_seeds(voice_run):
     pd.testing.assert_frame_equal(control.reset_index(drop=True), eyt.reset_index(drop=True), check_dtype=False)
 
 
+@pytest.mark.materialisation
 def test_the_gap_table_equals_its_recomputation_from_the_scores(voice_run):
     slate, data, _ = voice_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -202,6 +210,7 @@ def test_the_gap_table_equals_its_recomputation_from_the_scores(voice_run):
     assert len(errors) == 1 and 0 <= errors["wer"].iloc[0] < 0.5
 
 
+@pytest.mark.materialisation
 def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
     slate, data, instance = voice_run
     clips_before = sorted((data / "audio").rglob("*.wav"))
@@ -214,6 +223,7 @@ def test_a_rerun_synthesises_and_transcribes_nothing(voice_run):
     assert sorted((data / "audio").rglob("*.wav")) == clips_before
 
 
+@pytest.mark.materialisation
 def test_the_prosody_probe_hears_the_same_words_in_the_plain_voice(voice_run):
     _, data, _ = voice_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -249,6 +259,7 @@ TWINS = {
 }
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize("twin", sorted(TWINS))
 def test_sql_twins_equal_the_voice_tables(voice_run, twin):
     _, data, _ = voice_run
@@ -272,6 +283,7 @@ def test_sql_twins_equal_the_voice_tables(voice_run, twin):
         )
 
 
+@pytest.mark.materialisation
 def test_the_explorer_plays_each_user_clip_of_a_voiced_dialogue(voice_run):
     import hashlib
     import re
@@ -307,6 +319,7 @@ def test_the_explorer_plays_each_user_clip_of_a_voiced_dialogue(voice_run):
     assert get(app, voice_dialogue_path(TARGET, "no-such-seed")).status == 404
 
 
+@pytest.mark.materialisation
 def test_the_report_has_the_gap_section_with_its_figures(voice_run):
     from eyt_dagster.ops.report_commands import report_html
 
@@ -320,6 +333,7 @@ def test_the_report_has_the_gap_section_with_its_figures(voice_run):
     assert "Spoken EYT-Bench: does the tone change the perceived emotion?" in html
 
 
+@pytest.mark.materialisation
 def test_the_model_card_carries_the_voice_half(voice_run):
     from eyt_dagster.ops.report_commands import model_cards
 
@@ -341,6 +355,7 @@ def test_the_model_card_carries_the_voice_half(voice_run):
     assert card["voice_n_paired"] == gap["n_paired"].max()
 
 
+@pytest.mark.materialisation
 def test_cost_by_role_counts_the_voice_roles_and_their_audio_seconds(voice_run):
     _, data, _ = voice_run
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
@@ -357,6 +372,7 @@ def test_cost_by_role_counts_the_voice_roles_and_their_audio_seconds(voice_run):
     assert view["cost_usd"].sum() == 0  # embedded baselines and espeak-ng cost nothing
 
 
+@pytest.mark.unit
 def test_asr_errors_split_between_recognition_and_model_by_hand():
     from eyt_dagster.eyt_voice.gap import asr_errors
 

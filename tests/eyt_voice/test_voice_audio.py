@@ -284,6 +284,7 @@ def _dialogue_of(request: dict, by_seed: dict[str, Any]) -> tuple[str, int]:
 # -- end-to-end audio targets -------------------------------------------------------------------------------
 
 
+@pytest.mark.materialisation
 def test_the_target_hears_exactly_the_synthesised_clips_turn_by_turn_in_both_calls(story):
     server, data = story["server"], story["data"]
     turns = _turns(data, FIRST)
@@ -324,6 +325,7 @@ def test_the_target_hears_exactly_the_synthesised_clips_turn_by_turn_in_both_cal
     assert set(calls.values()) == {1}
 
 
+@pytest.mark.materialisation
 def test_perception_labels_are_the_schema_instances_the_server_drew(story):
     turns = _turns(story["data"], FIRST)
     by_seed = {seed_id: group for seed_id, group in turns.groupby("seed_id")}
@@ -338,6 +340,7 @@ def test_perception_labels_are_the_schema_instances_the_server_drew(story):
         assert {f: row[f"pred_{f}"] for f in fields} == json.loads(HearingModel.content(request))
 
 
+@pytest.mark.materialisation
 def test_the_prosody_probe_asks_an_audio_target_again_with_the_plain_clip_after_the_history_as_heard(story):
     server, data = story["server"], story["data"]
     turns = _turns(data, FIRST)
@@ -355,6 +358,7 @@ def test_the_prosody_probe_asks_an_audio_target_again_with_the_plain_clip_after_
         assert row.pred_emotion_toned == dialogue.loc[row.turn, "pred_emotion"]
 
 
+@pytest.mark.materialisation
 def test_audio_input_tokens_reach_the_target_cost_columns(story):
     server, data = story["server"], story["data"]
     turns = _turns(data, FIRST)
@@ -371,6 +375,7 @@ def test_audio_input_tokens_reach_the_target_cost_columns(story):
         assert row.target_cost_usd == pytest.approx(cost)
 
 
+@pytest.mark.materialisation
 def test_a_rerun_makes_no_call_and_synthesises_no_clip(story):
     marks, meta = story["marks"], story["meta"]
     assert marks["rerun"] == marks["recovered"]
@@ -378,6 +383,7 @@ def test_a_rerun_makes_no_call_and_synthesises_no_clip(story):
     assert meta["rerun"]["clips_reused"] == len(_turns(story["data"], FIRST)) and meta["rerun"]["tts_seconds"] == 0
 
 
+@pytest.mark.materialisation
 def test_a_second_voice_target_sends_only_its_own_calls_and_hears_the_same_clips(story):
     server, data, marks, meta = story["server"], story["data"], story["marks"], story["meta"]
     new = _distinct(server.chat_requests[marks["rerun"][0] : marks["second"][0]])
@@ -399,12 +405,14 @@ def test_a_second_voice_target_sends_only_its_own_calls_and_hears_the_same_clips
     assert set(gap["target"]) == {FIRST, SECOND} and not gap["is_baseline"].any()
 
 
+@pytest.mark.materialisation
 def test_the_requests_went_through_the_slow_rate_limited_server_several_at_once(story):
     server = story["server"]
     assert server.refused > 0  # the rate limit answered 429s, and every call still finished
     assert server.max_seen_in_flight > 1
 
 
+@pytest.mark.unit
 def test_the_code_version_of_voiced_turns_includes_the_audio_perception_prompt():
     # English's hash first, then every other language's: editing the prompt in any language makes the cells stale
     assert (
@@ -416,6 +424,7 @@ def test_the_code_version_of_voiced_turns_includes_the_audio_perception_prompt()
 # -- remote voicing -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.materialisation
 def test_each_turn_is_voiced_by_the_endpoint_in_its_gold_emotion_and_the_personas_voice(story):
     server, data = story["server"], story["data"]
     turns = _turns(data, FIRST)
@@ -432,6 +441,7 @@ def test_each_turn_is_voiced_by_the_endpoint_in_its_gold_emotion_and_the_persona
     assert all(r.headers["authorization"] == f"Bearer {TTS_KEY}" for r in server.speech_requests)
 
 
+@pytest.mark.materialisation
 def test_a_failed_synthesis_leaves_only_that_dialogue_unfinished_and_a_rerun_retries_only_it(story):
     server, marks, meta, victim = story["server"], story["marks"], story["meta"], story["victim"]
     broken = story["broken_rows"]
@@ -456,6 +466,7 @@ def test_a_failed_synthesis_leaves_only_that_dialogue_unfinished_and_a_rerun_ret
     assert text_resent == []  # the text control finished in the first run: nothing of it is sent again
 
 
+@pytest.mark.materialisation
 def test_the_keys_reach_no_file_table_log_or_metadata(story):
     data, instance = story["data"], story["instance"]
     for path in data.rglob("*"):
@@ -470,6 +481,7 @@ def test_the_keys_reach_no_file_table_log_or_metadata(story):
             assert CHAT_KEY not in text and TTS_KEY not in text
 
 
+@pytest.mark.materialisation
 def test_the_steps_metadata_tells_the_seconds_of_audio(story):
     meta, data = story["meta"], story["data"]
     turns = _turns(data, FIRST)

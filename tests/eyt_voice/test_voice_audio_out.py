@@ -181,6 +181,7 @@ def _by_role(server, handler: SpeakingServer, role: str) -> list[dict[str, Any]]
     ]
 
 
+@pytest.mark.materialisation
 def test_each_reply_asks_for_audio_and_stores_its_transcript_and_the_clip_the_server_sent(spoken):
     handler, data, rows = spoken["handler"], spoken["data"], spoken["rows"]
     assert len(rows) >= 4 and rows["error"].isna().all() and rows["seed_id"].nunique() == 2
@@ -199,6 +200,7 @@ def test_each_reply_asks_for_audio_and_stores_its_transcript_and_the_clip_the_se
         assert row.reply_clip_sha256 != row.clip_sha256  # the user's clip is kept apart from the reply's
 
 
+@pytest.mark.materialisation
 def test_perception_asks_for_text_only_in_the_schema_the_server_enforced(spoken):
     server, rows = spoken["server"], spoken["rows"]
     perceptions = [
@@ -212,6 +214,7 @@ def test_perception_asks_for_text_only_in_the_schema_the_server_enforced(spoken)
         assert json.dumps({f: getattr(row, f"pred_{f}") for f in fields}, sort_keys=True) in drawn
 
 
+@pytest.mark.materialisation
 def test_the_simulator_the_judge_and_the_target_read_the_transcript_as_the_reply(spoken):
     server, handler, rows = spoken["server"], spoken["handler"], spoken["rows"]
     simulator = _by_role(server, handler, "simulator")
@@ -228,6 +231,7 @@ def test_the_simulator_the_judge_and_the_target_read_the_transcript_as_the_reply
             assert sum(("assistant", row.response_text) in _texts(r) for r in target) >= 2
 
 
+@pytest.mark.materialisation
 def test_a_rerun_makes_no_call_and_yields_the_same_audio(spoken):
     server, data, first, rerun = spoken["server"], spoken["data"], spoken["first"], spoken["rerun"]
     assert len(server.chat_requests) == spoken["sent"]
@@ -238,10 +242,12 @@ def test_a_rerun_makes_no_call_and_yields_the_same_audio(spoken):
     assert {p: p.read_bytes() for p in (data / "audio").rglob("*") if p.is_file()} == spoken["files"]
 
 
+@pytest.mark.materialisation
 def test_the_calls_went_through_the_slow_rate_limited_server(spoken):
     assert spoken["server"].refused > 0 and spoken["server"].max_seen_in_flight > 1
 
 
+@pytest.mark.materialisation
 def test_the_cache_keeps_the_transcript_and_the_sha_not_the_audio(spoken):
     data, rows = spoken["data"], spoken["rows"]
     with sqlite3.connect(data / CALL_CACHE_FILE) as con:
@@ -255,6 +261,7 @@ def test_the_cache_keeps_the_transcript_and_the_sha_not_the_audio(spoken):
         assert audio["bytes"] == (data / row.reply_clip_path).stat().st_size and audio["id"].startswith("audio_")
 
 
+@pytest.mark.materialisation
 def test_the_key_reaches_no_file_or_log(spoken):
     data, instance = spoken["data"], spoken["instance"]
     for path in data.rglob("*"):
@@ -266,6 +273,7 @@ def test_the_key_reaches_no_file_or_log(spoken):
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in spoken["server"].chat_requests)
 
 
+@pytest.mark.materialisation
 def test_the_explorer_plays_each_reply_clip(spoken):
     from eyt_dagster.core.explorer_links import voice_dialogue_path
     from eyt_dagster.explorer.app import create_app
@@ -293,6 +301,7 @@ def _client(base_url: str, tmp_path: Path, cache: CallCache) -> OpenAIChatClient
     return OpenAIChatClient(ref, role="target", cache=cache, seed=1, clip_dir=tmp_path / "data")
 
 
+@pytest.mark.unit
 def test_a_reply_without_audio_is_an_invalid_reply_that_is_not_cached(tmp_path):
     messages = [{"role": "user", "content": "hello"}]
     with serve(lambda request: chat_completion("only text")) as server, CallCache(tmp_path / "c.sqlite") as cache:
@@ -304,6 +313,7 @@ def test_a_reply_without_audio_is_an_invalid_reply_that_is_not_cached(tmp_path):
         assert [(row["ok"], row["failure"]) for row in cache.ledger()] == [(False, "invalid_reply")] * 2
 
 
+@pytest.mark.unit
 def test_a_cached_reply_whose_clip_is_gone_names_the_file(tmp_path):
     audio = reply_wav("ab" * 32)
     messages = [{"role": "user", "content": "hello"}]
@@ -326,6 +336,7 @@ def _target(**extra: Any) -> dict[str, Any]:
     return {"id": "t", "provider": "openai", "model": "m", "family": "f", "base_url": "http://localhost:1/v1", **extra}
 
 
+@pytest.mark.materialisation
 def test_audio_out_is_for_an_audio_voice_target_and_leaves_other_targets_settings_alone():
     spoken = TargetRef(**_target(benchmarks=["eyt_voice"], audio_out={"voice": VOICE}))
     assert spoken.audio_out is not None and spoken.audio_out.format == "wav"

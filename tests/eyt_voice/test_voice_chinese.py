@@ -54,11 +54,13 @@ def _slate(tmp_path: Path) -> Path:
     )
 
 
+@pytest.mark.unit
 def test_english_only_recognisers_are_known_by_name():
     assert english_only_asr(PACKAGED_ASR) and english_only_asr("/models/whisper-small.en/")
     assert not english_only_asr(None) and not english_only_asr("/models/whisper-small")
 
 
+@pytest.mark.unit
 def test_each_voice_target_plays_the_pools_it_can_hear(tmp_path):
     slate = load_slate(_slate(tmp_path))
     assert slate.voice_pools_of(HEARS_CHINESE) == ["nemotron_usa", "cped"]
@@ -79,6 +81,7 @@ def test_each_voice_target_plays_the_pools_it_can_hear(tmp_path):
     ]
 
 
+@pytest.mark.unit
 def test_refresh_and_the_automation_leave_the_cells_a_target_cannot_hear_alone(tmp_path):
     from assets.eyt_voice.partitions import voice_target_pool_partitions
     from eyt_dagster.automation import UNHEARD, outside_slate, slate_keys
@@ -121,6 +124,7 @@ def _table(data: Path, sql: str) -> pd.DataFrame:
         con.close()
 
 
+@pytest.mark.materialisation
 def test_a_chinese_pool_is_voiced_in_mandarin_and_its_errors_are_counted_in_characters(chinese_voice_run):
     _, data, _ = chinese_voice_run
     turns = _table(data, "SELECT * FROM voice.voiced_turns WHERE turn > 0 ORDER BY seed_id, turn")
@@ -136,6 +140,7 @@ def test_a_chinese_pool_is_voiced_in_mandarin_and_its_errors_are_counted_in_char
     assert set(turns["prompt_hash"]) == {prompt_hash("simulator", "perception", "target", language="zh")}
 
 
+@pytest.mark.materialisation
 def test_the_recognition_report_gives_a_character_error_rate_for_a_chinese_pool(chinese_voice_run):
     _, data, _ = chinese_voice_run
     row = _table(data, f"SELECT * FROM voice.asr_errors WHERE pool = '{POOL}'").iloc[0]
@@ -149,6 +154,7 @@ def test_the_recognition_report_gives_a_character_error_rate_for_a_chinese_pool(
     assert twin["ref_words"] == row["ref_words"]
 
 
+@pytest.mark.materialisation
 def test_a_chinese_voice_cell_is_judged_and_scored_like_the_pool_in_text(chinese_voice_run):
     slate_path, data, _ = chinese_voice_run
     slate = load_slate(slate_path)
@@ -164,6 +170,7 @@ def test_a_chinese_voice_cell_is_judged_and_scored_like_the_pool_in_text(chinese
     assert all(len(CJK.findall(t)) > len(t) / 3 for t in text["user_text"])
 
 
+@pytest.mark.materialisation
 def test_the_explorer_shows_a_chinese_cells_character_error_rate_and_its_mandarin_clips(chinese_voice_run):
     import html
 
@@ -187,6 +194,7 @@ def test_the_explorer_shows_a_chinese_cells_character_error_rate_and_its_mandari
     assert f"0 character errors of {first['ref_words']}" in page.text
 
 
+@pytest.mark.materialisation
 def test_a_cascade_that_writes_english_only_is_refused_a_chinese_pool(chinese_voice_run):
     slate, data, instance = chinese_voice_run
     cell = str(voice_cell_key(HEARS_ENGLISH, POOL))
@@ -196,6 +204,7 @@ def test_a_cascade_that_writes_english_only_is_refused_a_chinese_pool(chinese_vo
         )
 
 
+@pytest.mark.unit
 def test_recognition_errors_by_hand_in_characters_and_in_words():
     def turn(pool, unit, ref, errors, seed="s", n=1, right=True):
         return {
@@ -231,42 +240,41 @@ def test_recognition_errors_by_hand_in_characters_and_in_words():
 # -- a remote audio target and remote voicing, in Chinese, through the localhost server -----------------------
 
 
-def test_a_remote_audio_target_hears_a_chinese_pool_with_the_chinese_prompts(tmp_path, monkeypatch):
+@pytest.mark.materialisation
+def test_a_remote_audio_target_hears_a_chinese_pool_with_the_chinese_prompts(tmp_path, monkeypatch, localhost_server):
     from test_voice_audio import CHAT_KEY, TTS_KEY, HearingModel, SpeechEndpoint, _distinct
     from test_voice_audio import _target as audio_target
 
     from eyt_dagster.eyt_bench.prompts import render
     from eyt_dagster.eyt_voice.audio_listener import AUDIO_PERCEPTION_KEY
 
-    from support.localhost_server import serve
-
     monkeypatch.setenv("EYT_TEST_CHAT_KEY", CHAT_KEY)
     monkeypatch.setenv("EYT_TEST_TTS_KEY", TTS_KEY)
-    with serve(HearingModel(), delay_s=0.02, rate_limit=(8, 1.0), speech=SpeechEndpoint()) as server:
-        tts = {
-            "id": "stub-tts",
-            "provider": "openai",
-            "model": "stub-tts-1",
-            "family": "tts",
-            "base_url": server.base_url,
-            "api_key_env": "EYT_TEST_TTS_KEY",
-        }
-        slate = write_slate(
-            tmp_path,
-            pools={POOL: {"source": "fixture"}},
-            t_max=3,
-            targets=[audio_target("hear-zh", server.base_url)],
-            voice={"tts": tts, "dialogues_per_pool": 2},
-        )
-        data = tmp_path / "data"
-        data.mkdir()
-        instance = DagsterInstance.ephemeral()
-        instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, ["hear-zh"])
-        resources = resources_for(slate, data)
-        materialize(ASSETS, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
-        cell = str(voice_cell_key("hear-zh", POOL))
-        materialize(ASSETS, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
-        chats, speech = _distinct(server.chat_requests), _distinct(server.speech_requests)
+    server = localhost_server(HearingModel(), delay_s=0.02, rate_limit=(8, 1.0), speech=SpeechEndpoint())
+    tts = {
+        "id": "stub-tts",
+        "provider": "openai",
+        "model": "stub-tts-1",
+        "family": "tts",
+        "base_url": server.base_url,
+        "api_key_env": "EYT_TEST_TTS_KEY",
+    }
+    slate = write_slate(
+        tmp_path,
+        pools={POOL: {"source": "fixture"}},
+        t_max=3,
+        targets=[audio_target("hear-zh", server.base_url)],
+        voice={"tts": tts, "dialogues_per_pool": 2},
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    instance = DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, ["hear-zh"])
+    resources = resources_for(slate, data)
+    materialize(ASSETS, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
+    cell = str(voice_cell_key("hear-zh", POOL))
+    materialize(ASSETS, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
+    chats, speech = _distinct(server.chat_requests), _distinct(server.speech_requests)
 
     def hears(request: dict) -> bool:  # the calls that carry clips (the text control's calls carry none)
         return any(

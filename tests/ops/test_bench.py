@@ -22,6 +22,8 @@ from eyt_dagster.ops.bench import (
 from eyt_dagster.ops.bench_server import PLAIN_REPLY, LatencyServer
 from eyt_dagster.ops.json_schema_draw import WORDS, is_valid, prose
 
+pytestmark = pytest.mark.unit
+
 
 def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
     rows = (

@@ -11,6 +11,8 @@ import pytest
 
 from support.slates import write_slate
 
+pytestmark = pytest.mark.cli
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 

@@ -17,6 +17,8 @@ import pytest
 
 from support.slates import write_slate
 
+pytestmark = pytest.mark.cli
+
 ROOT = Path(__file__).resolve().parents[2]
 EYT = Path(sys.executable).parent / "eyt"
 ROOTED = os.geteuid() == 0

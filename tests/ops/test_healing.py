@@ -24,6 +24,8 @@ from support.localhost_server import serve
 from support.role_play import RolePlay
 from support.slates import write_slate
 
+pytestmark = pytest.mark.cli
+
 ROOT = Path(__file__).resolve().parents[2]
 EYT = Path(sys.executable).parent / "eyt"
 POOL = "nemotron_usa"

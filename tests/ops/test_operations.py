@@ -54,12 +54,14 @@ def plan(status_map):
     return findings, ops.plan_runs(findings, JOB_OF, order, children)
 
 
+@pytest.mark.unit
 def test_all_fresh_plans_nothing():
     findings, runs = plan(statuses())
     assert findings == {} and runs == []
     assert ops.format_findings(findings, 12).startswith("nothing to do")
 
 
+@pytest.mark.unit
 def test_a_stale_judge_partition_reruns_it_its_downstream_and_the_report_but_not_the_turns():
     findings, runs = plan(statuses({(JUDGE, "p1|a"): "STALE"}))
     assert set(findings) == {(JUDGE, "p1|a"), (SCORES, "p1|a"), (BOARD, None)}
@@ -71,6 +73,7 @@ def test_a_stale_judge_partition_reruns_it_its_downstream_and_the_report_but_not
     assert runs[1].after == (0,)
 
 
+@pytest.mark.unit
 def test_a_new_target_runs_its_cells_once_each_then_the_report():
     # a new target "c": its cells are MISSING for every dialogue asset; the pools are fresh
     status_map = statuses({(asset, cell): "MISSING" for asset in (TURNS, JUDGE, SCORES) for cell in ("p1|c", "p2|c")})
@@ -84,12 +87,14 @@ def test_a_new_target_runs_its_cells_once_each_then_the_report():
     )
 
 
+@pytest.mark.unit
 def test_a_stale_pool_reruns_the_cells_of_that_pool_only():
     _findings, runs = plan(statuses({(POOL, "p2"): "STALE"}))
     assert [(r.job, r.partition) for r in runs] == [("pools", "p2"), ("dialogues", "p2|a"), ("reports", None)]
     assert runs[1].assets == (JUDGE, SCORES, TURNS) and runs[1].after == (0,)
 
 
+@pytest.mark.unit
 def test_propagation_stays_inside_the_statuses_given():
     status_map = statuses({(JUDGE, "p1|a"): "STALE"})
     del status_map[(BOARD, None)]  # out of scope (e.g. --no-speech)
@@ -97,6 +102,7 @@ def test_propagation_stays_inside_the_statuses_given():
     assert set(findings) == {(JUDGE, "p1|a"), (SCORES, "p1|a")}
 
 
+@pytest.mark.unit
 def test_outputs_of_one_op_are_planned_together():
     status_map = statuses({(TURNS, "p1|a"): "MISSING"})
     findings = ops.propagate(ops.not_fresh(status_map), status_map, lambda key: [], {TURNS: [JUDGE], JUDGE: [TURNS]})
@@ -104,6 +110,7 @@ def test_outputs_of_one_op_are_planned_together():
     assert findings[(JUDGE, "p1|a")].causes == ("computed together with d/turns[p1|a]",)
 
 
+@pytest.mark.unit
 def test_failed_runs_skip_their_partitioned_downstream_but_not_the_reports():
     status_map = statuses({(POOL, "p1"): "STALE"})
     _, runs = plan(status_map)
@@ -113,6 +120,7 @@ def test_failed_runs_skip_their_partitioned_downstream_but_not_the_reports():
     assert not ops.skipped_by_failure(runs, set(), 1)
 
 
+@pytest.mark.unit
 def test_job_order_follows_the_asset_graph_and_refuses_cycles():
     jobs = {
         "speech_reports": ["s/report"],
@@ -133,6 +141,7 @@ def test_job_order_follows_the_asset_graph_and_refuses_cycles():
         ops.job_order({"x": ["a"], "y": ["b"]}, {"a": ["b"], "b": ["a"]})
 
 
+@pytest.mark.unit
 def test_descendants_include_the_assets_themselves():
     assert ops.descendants([JUDGE], PARENTS) == {JUDGE, SCORES, BOARD}
     assert ops.descendants([BOARD], PARENTS) == {BOARD}
@@ -202,6 +211,7 @@ def stale_table(stdout):
     return found
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 def test_refresh_and_remove_target_end_to_end(tmp_path):
     data = tmp_path / "data"

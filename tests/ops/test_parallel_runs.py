@@ -40,6 +40,7 @@ class Recorder:
         return self.events.index((kind, index))
 
 
+@pytest.mark.unit
 def test_eyt_runs_wait_for_their_inputs_and_run_side_by_side_within_the_bound():
     runs = eyt_runs(["p1", "p2"], ["a", "b"], subscales=["s1", "s2"], speech_targets=["x"])
     labels = [r.label for r in runs]
@@ -70,6 +71,7 @@ def test_eyt_runs_wait_for_their_inputs_and_run_side_by_side_within_the_bound():
     assert overlap, recorder.events
 
 
+@pytest.mark.unit
 def test_a_failed_pool_skips_its_cells_but_not_the_reports_and_one_at_a_time_keeps_the_list_order():
     runs = eyt_runs(["p1", "p2"], ["a"], subscales=[], speech=False)
     recorder = Recorder(fail={"eyt_pools [p2]"})
@@ -88,6 +90,7 @@ def test_a_failed_pool_skips_its_cells_but_not_the_reports_and_one_at_a_time_kee
     assert [i for kind, i in recorder.events if kind == "start"] == [0, 1, 2, 4, 5]
 
 
+@pytest.mark.unit
 def test_a_launcher_that_raises_is_a_failed_run_and_bad_plans_are_refused():
     def start(index, run):
         future = Future()
@@ -101,6 +104,7 @@ def test_a_launcher_that_raises_is_a_failed_run_and_bad_plans_are_refused():
         run_all([], start, 0)
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path, monkeypatch, capsys):
     from dagster import DagsterInstance, RunsFilter
@@ -154,6 +158,7 @@ def test_eyt_run_parallel_writes_every_partition_whole_and_fails_loudly(tmp_path
     assert "FAILED eyt_dialogues [nemotron_usa|gpt-9]" in capsys.readouterr().out
 
 
+@pytest.mark.materialisation
 def test_the_pools_get_their_limit_before_any_run(tmp_path):
     import yaml
     from dagster import DagsterInstance

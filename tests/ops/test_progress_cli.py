@@ -15,6 +15,8 @@ from support.localhost_server import serve
 from support.role_play import RolePlay
 from support.slates import STUB_ENDPOINT, remote, write_slate
 
+pytestmark = pytest.mark.cli
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 

@@ -45,6 +45,7 @@ class FailingSimulator:
         return self.role_play(request)
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 def test_a_cell_with_no_finished_dialogue_fails_the_run_and_says_why(tmp_path):
     with serve(FailingSimulator()) as server:
@@ -109,6 +110,7 @@ def test_a_cell_with_no_finished_dialogue_fails_the_run_and_says_why(tmp_path):
     assert not evaluation.passed and failures in evaluation.description
 
 
+@pytest.mark.unit
 def test_the_terminal_leaderboard_is_readable_when_empty_or_partly_empty():
     import pandas as pd
 

@@ -10,6 +10,8 @@ import pytest
 
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed, exit_cause
 
+pytestmark = pytest.mark.unit
+
 
 def answer(value):
     return value, os.getpid()

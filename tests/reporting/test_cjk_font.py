@@ -29,6 +29,7 @@ def _ink(png: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=np.int16)
 
 
+@pytest.mark.unit
 def test_a_figure_without_chinese_is_drawn_as_before():
     fig = _figure("empathy by pool")
     assert cjk_font.use_cjk_where_needed(fig.findobj(Text)) == 0
@@ -37,6 +38,7 @@ def test_a_figure_without_chinese_is_drawn_as_before():
     assert _to_png(fig) == _to_png(plain)
 
 
+@pytest.mark.unit
 def test_chinese_text_is_drawn_with_the_shipped_font_not_as_empty_boxes(monkeypatch):
     monkeypatch.setattr(cjk_font, "cjk_family", lambda prefer_system=True: cjk_font._registered_shipped())
     with warnings.catch_warnings(record=True) as missing:
@@ -72,6 +74,7 @@ def _to_png_plain(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.unit
 def test_the_shipped_font_covers_gb2312_and_its_licence_ships_with_it():
     font = TTFont(str(cjk_font.shipped_font()))
     cmap = font.getBestCmap()
@@ -82,6 +85,7 @@ def test_the_shipped_font_covers_gb2312_and_its_licence_ships_with_it():
     assert "SIL OPEN FONT LICENSE Version 1.1" in licence
 
 
+@pytest.mark.unit
 def test_the_html_report_embeds_only_the_characters_it_shows():
     section = Section(title="对话摘录", description="用户说：我最近压力很大。", table=None)
     html = render_report(
@@ -105,6 +109,7 @@ def test_the_html_report_embeds_only_the_characters_it_shows():
     assert "@font-face" not in english
 
 
+@pytest.mark.browser
 @pytest.mark.slow
 def test_a_browser_loads_the_reports_embedded_font_and_draws_the_chinese_text(tmp_path):
     """Headless Chromium opens the report: the embedded face loads and covers the page's Chinese characters."""

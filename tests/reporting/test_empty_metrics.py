@@ -15,6 +15,8 @@ from eyt_dagster.reporting.model_cards import build_model_cards
 from eyt_dagster.slate import load_slate
 from resources.storage.report_reads import card_inputs
 
+pytestmark = pytest.mark.materialisation
+
 # the numbers of a long table's row (metric, value, interval, difference): emptied with the metric
 LONG_VALUES = ("value", "ci_low", "ci_high", "diff", "estimate", "p_value", "p_adjusted")
 

@@ -24,6 +24,7 @@ def empty(columns, table: str) -> pd.DataFrame:
 CHOICES = empty(sc.SLM_CHOICE_COLUMNS, "speech.slm_choices")
 
 
+@pytest.mark.unit
 def test_the_seq_tables_of_no_choice_are_empty_or_chance_only():
     board = seq_tables.seq_leaderboard(CHOICES, resamples=50, seed=1)
     assert set(board["target"]) <= {"chance"}
@@ -33,6 +34,7 @@ def test_the_seq_tables_of_no_choice_are_empty_or_chance_only():
     assert (alignment["n_targets"] == 0).all()  # one row per metric, saying no target had choices
 
 
+@pytest.mark.unit
 def test_the_build_summary_of_no_item_is_empty():
     summary = build_summary(
         empty(sc.SCENARIOS_COLUMNS, "speech.scenarios"),
@@ -62,6 +64,7 @@ def text_only(warehouse):
     return path, inputs
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize("shape", ["chance rows only", "no file yet"])
 def test_the_model_cards_of_a_benchmark_without_rows(text_only, shape):
     _, inputs = text_only
@@ -78,6 +81,7 @@ def test_the_model_cards_of_a_benchmark_without_rows(text_only, shape):
     assert len(speech_only) == 0  # no SpeechEQ row: no card claims a SpeechEQ result
 
 
+@pytest.mark.materialisation
 def test_the_paper_tables_and_report_sections_of_an_empty_speecheq(text_only):
     _, inputs = text_only
     slate = load_slate(default_slate_path())
@@ -100,6 +104,7 @@ def test_the_paper_tables_and_report_sections_of_an_empty_speecheq(text_only):
     assert sections
 
 
+@pytest.mark.unit
 def test_the_build_summary_counts_the_folders_an_import_skipped():
     skips = pd.DataFrame(
         {"subscale": ["interpersonal_empathy"] * 2, "folder": ["a", "b"], "reason": ["scenario.title missing"] * 2}

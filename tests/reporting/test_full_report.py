@@ -35,6 +35,7 @@ def page(warehouse, tmp_path_factory):
     return out, html
 
 
+@pytest.mark.materialisation
 def test_report_is_self_contained_and_opens_with_the_model_cards(page):
     _, html = page
     assert "<script" not in html and "<link" not in html
@@ -55,6 +56,7 @@ def test_report_is_self_contained_and_opens_with_the_model_cards(page):
     assert "discard_rate" in html
 
 
+@pytest.mark.browser
 def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
     if chromium_path() is None:  # a failure, not a skip: CI installs it
         pytest.fail(f"Chromium is not installed ({CHROMIUM})")
@@ -89,6 +91,7 @@ def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
     assert shot.stat().st_size > 20_000
 
 
+@pytest.mark.materialisation
 def test_the_model_cards_show_readable_labels_and_a_second_table_for_costs_and_models(page):
     _, html = page
     cards = html[html.index('<section id="s1">') : html.index('<section id="s2">')]
@@ -99,6 +102,7 @@ def test_the_model_cards_show_readable_labels_and_a_second_table_for_costs_and_m
     assert "eyt_pooled_" not in cards and "[CI]" not in cards  # no raw column names in the headers
 
 
+@pytest.mark.unit
 def test_sections_without_data_say_so():
     empty = speech_sections({})
     assert [s.title for s in empty] == list(SPEECH_TITLES)
@@ -106,6 +110,7 @@ def test_sections_without_data_say_so():
     assert card_section(pd.DataFrame()).note
 
 
+@pytest.mark.unit
 def test_card_links_follow_eyt_view_url_and_escape_the_model_id(monkeypatch):
     from eyt_dagster.reporting.html_report import render_table
 

@@ -11,6 +11,8 @@ import pytest
 from eyt_dagster.eyt_bench.taxonomy import POOLS
 from eyt_dagster.reporting.model_cards import EYT_METRICS, POOLED, SPEECH_METRICS
 
+pytestmark = pytest.mark.materialisation
+
 SQL = Path(__file__).resolve().parents[2] / "sql"
 SPEECH_COLUMNS = ("speech_acc1", "speech_acc_traj", "speech_seq", "speech_seq_cohort", "speech_cost_usd")
 

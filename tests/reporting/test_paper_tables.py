@@ -55,6 +55,7 @@ def csv_cells(text: str) -> pd.DataFrame:
     return pd.DataFrame(rows[1:], columns=rows[0])
 
 
+@pytest.mark.materialisation
 def test_every_format_holds_the_same_cells(exported):
     _, _, _, out = exported
     for name in pt.TABLES:
@@ -66,6 +67,7 @@ def test_every_format_holds_the_same_cells(exported):
         pd.testing.assert_frame_equal(md, table, obj=name)
 
 
+@pytest.mark.materialisation
 def test_main_tables_equal_the_warehouse(exported):
     con, _, _, out = exported
     md = markdown_cells((out / "markdown" / "eyt_subjective.md").read_text()).set_index("Model")
@@ -88,6 +90,7 @@ def test_main_tables_equal_the_warehouse(exported):
     assert list(seq.index)[-1] == "chance \u2020"  # chance last
 
 
+@pytest.mark.materialisation
 def test_provenance_footnote_and_baseline_marks(exported):
     con, _, slate, out = exported
     text = (out / "markdown" / "eyt_objective.md").read_text()
@@ -101,6 +104,7 @@ def test_provenance_footnote_and_baseline_marks(exported):
     assert "20" + "26-" not in text  # no timestamp
 
 
+@pytest.mark.materialisation
 def test_rerun_is_byte_identical_and_equals_the_asset_export(exported, tmp_path):
     _, database, slate, out = exported
     for fmt in tf.FORMATS:
@@ -112,6 +116,7 @@ def test_rerun_is_byte_identical_and_equals_the_asset_export(exported, tmp_path)
     }
 
 
+@pytest.mark.cli
 def test_eyt_tables_command(exported, tmp_path):
     _, database, _, out = exported
     env = {
@@ -140,6 +145,7 @@ def test_eyt_tables_command(exported, tmp_path):
     assert bad.returncode != 0 and "invalid choice" in bad.stderr
 
 
+@pytest.mark.unit
 def test_number_formatting_is_fixed():
     assert pt.num(-0.0001, 3) == "0.000" and pt.num(float("nan"), 1) == pt.DASH and pt.num(None, 2) == pt.DASH
     assert pt.num(0.12345, 3) == "0.123" and pt.num(79.75, 1) == "79.8"
@@ -148,6 +154,7 @@ def test_number_formatting_is_fixed():
     assert tf.latex_escape("a_b & 50% \u2020 |J-H|<=1") == "a\\_b \\& 50\\% $\\dagger$ |J-H|$\\leq$1"
 
 
+@pytest.mark.unit
 def test_thinking_table_marks_highlighted_deltas_and_keeps_row_order():
     rows = []
     for metric, (t, n) in {"latent_acc": (0.9, 0.4), "empathy": (70.0, 69.5)}.items():

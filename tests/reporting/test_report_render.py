@@ -12,6 +12,8 @@ import pytest
 from eyt_dagster.reporting import plots
 from eyt_dagster.reporting.html_report import Section, render_report, render_table, write_report
 
+pytestmark = pytest.mark.unit
+
 PNG = b"\x89PNG\r\n\x1a\n"
 DIMS = ("empathy", "persona", "anthropomorphic")
 TARGETS = {"reflective-baseline": True, "model-x": False}

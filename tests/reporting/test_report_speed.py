@@ -30,6 +30,8 @@ from eyt_dagster.slate import default_slate_path, load_slate
 
 from support.warehouse_tables import warehouse_tables
 
+pytestmark = pytest.mark.unit
+
 # --- references: the implementations as they were -------------------------------------------------------------
 
 

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.unit
+
 THREADS = 8
 ROUNDS = 3
 POOL_TIMEOUT_S = 120

@@ -17,6 +17,8 @@ from pydantic import ValidationError
 from eyt_dagster.speech_eq.contrast import FEATURES, AcousticFeatures, ContrastThresholds, contrast_score, feature_gaps
 from resources.audio.audio_features import ANALYSIS_SR, AudioFeatureError, clip_features
 
+pytestmark = pytest.mark.unit
+
 SR = 16000
 LEVEL_TO_C0 = math.sqrt(128)  # c0 of librosa's ortho DCT over 128 mel bands moves by sqrt(128) per dB
 

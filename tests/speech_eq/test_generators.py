@@ -43,6 +43,7 @@ SPEECH_LLM = {"family": "stub", "max_retries": 0}
 # -- the template baseline ----------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("slug", ["interpersonal_empathy", "stress_management_optimism", "self_perception_self_regard"])
 def test_template_generator_is_the_templates_unchanged(slug):
     gen = TemplateGenerator(seed=7)
@@ -63,6 +64,7 @@ def test_template_generator_is_the_templates_unchanged(slug):
 # -- reply schemas ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_reply_schemas_reject_what_the_stages_cannot_use():
     reply = ScenarioReply.model_validate(SCENARIO)
     assert reply.dissonant_personas == ["toxic optimist", "anxious spiraler"] and reply.speaker1.gender == "female"
@@ -85,55 +87,57 @@ def test_reply_schemas_reject_what_the_stages_cannot_use():
 # -- the chat-model generator against the stub server --------------------------------------------------------
 
 
-def test_llm_generator_against_a_real_localhost_server(tmp_path):
+@pytest.mark.unit
+def test_llm_generator_against_a_real_localhost_server(tmp_path, localhost_server):
     play = SpeechPlay()
-    with serve(play) as server:
-        ref = ModelRef.model_validate(remote("speech-llm", server.base_url, **SPEECH_LLM))
-        cache = CallCache(tmp_path / "calls.sqlite")
-        client = OpenAIChatClient(ref, role="speech_generator", cache=cache, seed=3)
-        gen = LLMSpeechGenerator(client, seed=3, bland_words=("calm", "polite"))
-        assert not gen.is_baseline and gen.name == gen.validator_name == gen.judge_name == "speech-llm"
+    server = localhost_server(play)
+    ref = ModelRef.model_validate(remote("speech-llm", server.base_url, **SPEECH_LLM))
+    cache = CallCache(tmp_path / "calls.sqlite")
+    client = OpenAIChatClient(ref, role="speech_generator", cache=cache, seed=3)
+    gen = LLMSpeechGenerator(client, seed=3, bland_words=("calm", "polite"))
+    assert not gen.is_baseline and gen.name == gen.validator_name == gen.judge_name == "speech-llm"
 
-        scenario = gen.scenario(SLUG, "Negative", 0)  # the first reply names a non-archetype: re-asked
-        assert play.calls["speech_scenario"] == 2
-        assert "grumpy cat" in play.requests["speech_scenario"][1]["messages"][-1]["content"]
-        assert (scenario.subscale, scenario.valence) == (SLUG, "Negative")  # the caller's, not the model's
-        assert scenario.dissonant_personas == ["toxic optimist", "anxious spiraler"]
-        assert scenario.scenario_type == gen.scenario_type(SLUG, "Negative", 0)
-        user = play.requests["speech_scenario"][0]["messages"][-1]["content"]
-        assert "Interpersonal - Empathy" in user and "Negative" in user
-        system = play.requests["speech_scenario"][0]["messages"][0]["content"]
-        assert "apathetic wall" in system and "{" not in system.split("JSON schema")[0]
+    scenario = gen.scenario(SLUG, "Negative", 0)  # the first reply names a non-archetype: re-asked
+    assert play.calls["speech_scenario"] == 2
+    assert "grumpy cat" in play.requests["speech_scenario"][1]["messages"][-1]["content"]
+    assert (scenario.subscale, scenario.valence) == (SLUG, "Negative")  # the caller's, not the model's
+    assert scenario.dissonant_personas == ["toxic optimist", "anxious spiraler"]
+    assert scenario.scenario_type == gen.scenario_type(SLUG, "Negative", 0)
+    user = play.requests["speech_scenario"][0]["messages"][-1]["content"]
+    assert "Interpersonal - Empathy" in user and "Negative" in user
+    system = play.requests["speech_scenario"][0]["messages"][0]["content"]
+    assert "apathetic wall" in system and "{" not in system.split("JSON schema")[0]
 
-        lines = gen.dialogue(scenario)
-        assert [(line.turn, line.speaker) for line in lines] == [(1, 1), (2, 2), (3, 1), (4, 2), (5, 1), (6, 2)]
-        assert gen.validate_dialogue(scenario, lines)[0] is False
-        again = gen.dialogue(scenario, [(lines, "turn 4 gives it away")])
-        assert again[3].text != lines[3].text
-        assert "turn 4 gives it away" in play.requests["speech_dialogue"][-1]["messages"][-1]["content"]
-        assert gen.validate_dialogue(scenario, again) == (True, "Both test lines work in either voice.")
+    lines = gen.dialogue(scenario)
+    assert [(line.turn, line.speaker) for line in lines] == [(1, 1), (2, 2), (3, 1), (4, 2), (5, 1), (6, 2)]
+    assert gen.validate_dialogue(scenario, lines)[0] is False
+    again = gen.dialogue(scenario, [(lines, "turn 4 gives it away")])
+    assert again[3].text != lines[3].text
+    assert "turn 4 gives it away" in play.requests["speech_dialogue"][-1]["messages"][-1]["content"]
+    assert gen.validate_dialogue(scenario, again) == (True, "Both test lines work in either voice.")
 
-        assert gen.tone_instruction(scenario, again, 1, "context", 1, []) == BLAND
-        retry = gen.tone_instruction(scenario, again, 1, "context", 2, [(BLAND, "bland word(s) ['calm', 'polite']")])
-        assert retry == TONES["context"]
-        tone_user = play.requests["speech_tone"][-1]["messages"][-1]["content"]
-        assert BLAND in tone_user and "rejected" in tone_user
-        assert '"calm", "polite"' in play.requests["speech_tone"][-1]["messages"][0]["content"]
-        options = [(k, gen.tone_instruction(scenario, again, 4, k, 1, [])) for k in tone_slots(scenario)[4]]
-        assert [text for _, text in options] == [TONES["resonant"], TONES["toxic optimist"], TONES["anxious spiraler"]]
+    assert gen.tone_instruction(scenario, again, 1, "context", 1, []) == BLAND
+    retry = gen.tone_instruction(scenario, again, 1, "context", 2, [(BLAND, "bland word(s) ['calm', 'polite']")])
+    assert retry == TONES["context"]
+    tone_user = play.requests["speech_tone"][-1]["messages"][-1]["content"]
+    assert BLAND in tone_user and "rejected" in tone_user
+    assert '"calm", "polite"' in play.requests["speech_tone"][-1]["messages"][0]["content"]
+    options = [(k, gen.tone_instruction(scenario, again, 4, k, 1, [])) for k in tone_slots(scenario)[4]]
+    assert [text for _, text in options] == [TONES["resonant"], TONES["toxic optimist"], TONES["anxious spiraler"]]
 
-        resonant, dissonant, why = gen.select_tones(scenario, again, 4, options)
-        assert (resonant, dissonant) == (0, 1) and "makes room for grief" in why and "options shown" in why
+    resonant, dissonant, why = gen.select_tones(scenario, again, 4, options)
+    assert (resonant, dissonant) == (0, 1) and "makes room for grief" in why and "options shown" in why
 
-        judge_less = LLMSpeechGenerator(client, seed=3, validator=None, judge=None)
-        assert judge_less.validate_dialogue(scenario, again)[0] is True
-        assert judge_less.select_tones(scenario, again, 4, options)[:2] == templates.select_tones(options)[:2]
+    judge_less = LLMSpeechGenerator(client, seed=3, validator=None, judge=None)
+    assert judge_less.validate_dialogue(scenario, again)[0] is True
+    assert judge_less.select_tones(scenario, again, 4, options)[:2] == templates.select_tones(options)[:2]
     assert {row["role"] for row in cache.ledger()} == {"speech_generator"}
 
 
 # -- config --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_speech_generator_config(tmp_path):
     url = "http://127.0.0.1:9/v1"
     ok = write_slate(
@@ -203,6 +207,7 @@ def remote_text_stages(tmp_path_factory):
     con.close()
 
 
+@pytest.mark.materialisation
 def test_text_stages_on_a_remote_generator(remote_text_stages):
     con, play, network_calls, cache = remote_text_stages
     frames = {
@@ -255,33 +260,34 @@ def test_text_stages_on_a_remote_generator(remote_text_stages):
     assert set(cache.summary()) == {"speech_generator", "speech_validator", "speech_tone_judge"}
 
 
-def test_tone_slots_of_one_scenario_are_asked_side_by_side(tmp_path):
+@pytest.mark.materialisation
+def test_tone_slots_of_one_scenario_are_asked_side_by_side(tmp_path, localhost_server):
     """One scenario has ten tone slots, independent of each other: with a budget of 4 they are asked four at a
     time (the other stages have at most two requests of one scenario to send at once)."""
     from resources.models.endpoint_gates import gate_for
 
     play = SpeechPlay()
-    with serve(play, delay_s=0.05) as server:
-        slate = write_slate(
-            tmp_path,
-            speech={
-                "generator": "speech-llm",
-                "max_tone_attempts": 3,
-                "valences": ["Negative"],
-                "models": [remote("speech-llm", server.base_url, **SPEECH_LLM, max_concurrency=4)],
-            },
-        )
-        data = tmp_path / "data"
-        data.mkdir()
-        result = materialize(
-            ASSETS,
-            selection=TEXT_ASSETS,
-            partition_key=SLUG,
-            resources=resources_for(slate, data),
-            instance=DagsterInstance.ephemeral(),
-        )
-        assert result.success
-        in_flight = gate_for(server.base_url, "speech-llm-v1", 4).max_in_flight
+    server = localhost_server(play, delay_s=0.05)
+    slate = write_slate(
+        tmp_path,
+        speech={
+            "generator": "speech-llm",
+            "max_tone_attempts": 3,
+            "valences": ["Negative"],
+            "models": [remote("speech-llm", server.base_url, **SPEECH_LLM, max_concurrency=4)],
+        },
+    )
+    data = tmp_path / "data"
+    data.mkdir()
+    result = materialize(
+        ASSETS,
+        selection=TEXT_ASSETS,
+        partition_key=SLUG,
+        resources=resources_for(slate, data),
+        instance=DagsterInstance.ephemeral(),
+    )
+    assert result.success
+    in_flight = gate_for(server.base_url, "speech-llm-v1", 4).max_in_flight
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
     tones = con.execute("SELECT turn, option_index, attempt, accepted FROM speech.tone_instructions").df()
     con.close()

@@ -6,6 +6,8 @@ from pydantic import ValidationError
 
 from eyt_dagster.speech_eq.protocol import ChoiceReply, accuracies, correct_option, option_order, position_bias_rate
 
+pytestmark = pytest.mark.unit
+
 
 def test_option_order_is_reproducible_balanced_and_flippable():
     orders = [option_order(f"item-{i}", 1, seed=20260521) for i in range(400)]

@@ -5,6 +5,8 @@ import pytest
 from eyt_dagster.core.stats import spearman_rho
 from eyt_dagster.speech_eq.seq import robust_z, seq_scores
 
+pytestmark = pytest.mark.unit
+
 
 def test_seq_on_a_hand_computed_cohort():
     cohort = {"a": 0.30, "b": 0.40, "c": 0.50, "d": 0.60, "e": 0.90}

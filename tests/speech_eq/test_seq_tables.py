@@ -23,6 +23,8 @@ from eyt_dagster.speech_eq.seq_tables import (
     seq_on_scale,
 )
 
+pytestmark = pytest.mark.unit
+
 SCALE = 15 / 1.4826  # one cohort MAD in SEQ points
 PNG = b"\x89PNG"
 

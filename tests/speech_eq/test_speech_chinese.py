@@ -38,6 +38,7 @@ def chinese_share(text: str) -> float:
     return sum(bool(CJK.match(c)) for c in letters) / len(letters)
 
 
+@pytest.mark.unit
 def test_the_chinese_templates_draw_what_the_english_ones_draw_and_write_chinese():
     for slug in SUBSCALES:
         for valence in VALENCES:
@@ -60,6 +61,7 @@ def test_the_chinese_templates_draw_what_the_english_ones_draw_and_write_chinese
             assert all(chinese_share(line.text) > 0.8 for line in lines)
 
 
+@pytest.mark.unit
 def test_every_chinese_template_tone_passes_the_chinese_rule_and_moves_the_voice():
     scenario = templates_zh.make_scenario("interpersonal_empathy", "Negative", 0, 7)
     options = templates_zh.tone_options(scenario)
@@ -77,6 +79,7 @@ def test_every_chinese_template_tone_passes_the_chinese_rule_and_moves_the_voice
     assert resonant != dissonant
 
 
+@pytest.mark.unit
 def test_the_chinese_tone_rule_counts_characters_and_finds_bland_words_anywhere():
     assert rejection_reason("语速快", language="zh") == "3 characters, outside 12-24"
     twelve = "语速缓慢，声音沉重，音调低沉，停顿很长"  # 16 characters; punctuation is not counted
@@ -93,6 +96,7 @@ def test_the_chinese_tone_rule_counts_characters_and_finds_bland_words_anywhere(
     assert rejection_reason(twelve) == "0 words, outside 8-15"
 
 
+@pytest.mark.unit
 def test_chinese_prosody_phrases_are_the_english_entries_with_chinese_modifiers():
     assert prosody_for("语速快") == prosody_for("fast")
     assert prosody_for("语速稍快")[0].rate == 203  # 175 x 1.35 ** 0.5 = 203.3
@@ -104,6 +108,7 @@ def test_chinese_prosody_phrases_are_the_english_entries_with_chinese_modifiers(
     assert prosody_for("停顿")[0].word_gap == 4
 
 
+@pytest.mark.unit
 def test_mandarin_voices_and_a_real_clip_pair_that_passes_the_filter(tmp_path):
     assert voice_for("female", 0, "zh") == "cmn+f3" and voice_for("male", 1, "zh") == "cmn+m4"
     with pytest.raises(ValueError, match="no voices listed for language 'fr'"):
@@ -121,6 +126,7 @@ def test_mandarin_voices_and_a_real_clip_pair_that_passes_the_filter(tmp_path):
     assert score.passed and score.points["pitch"] == 2, score
 
 
+@pytest.mark.unit
 def test_the_language_enters_the_speech_assets_settings_only_when_set(tmp_path):
     english = load_slate(write_slate(tmp_path))
     (tmp_path / "zh").mkdir()
@@ -136,6 +142,7 @@ def test_the_language_enters_the_speech_assets_settings_only_when_set(tmp_path):
         TemplateGenerator(1, "fr")
 
 
+@pytest.mark.materialisation
 def test_a_chinese_build_materialises_chinese_items_spoken_by_the_mandarin_voice(tmp_path):
     slate = write_slate(tmp_path, speech={"language": "zh"})
     result = materialize(
@@ -213,28 +220,27 @@ class ChinesePlay:
         )
 
 
-def test_a_remote_generator_writes_a_chinese_build_from_the_chinese_prompts(tmp_path):
+@pytest.mark.materialisation
+def test_a_remote_generator_writes_a_chinese_build_from_the_chinese_prompts(tmp_path, localhost_server):
     from dagster import AssetKey, AssetSelection
-
-    from support.localhost_server import serve
 
     play = ChinesePlay()
     text_assets = AssetSelection.assets(
         *[AssetKey(["speech", n]) for n in ("scenarios", "dialogues", "tone_instructions", "tone_selection")]
     )
-    with serve(play, delay_s=0.01) as server:
-        model = {"id": "zh-llm", "provider": "openai", "model": "zh-llm-v1", "family": "stub",
-                 "base_url": server.base_url, "max_retries": 0, "max_concurrency": 2}  # fmt: skip
-        slate = write_slate(
-            tmp_path, speech={"language": "zh", "generator": "zh-llm", "max_tone_attempts": 3, "models": [model]}
-        )
-        result = materialize(
-            ASSETS,
-            selection=text_assets,
-            partition_key="interpersonal_empathy",
-            resources=resources_for(slate, tmp_path),
-            instance=DagsterInstance.ephemeral(),
-        )
+    server = localhost_server(play, delay_s=0.01)
+    model = {"id": "zh-llm", "provider": "openai", "model": "zh-llm-v1", "family": "stub",
+             "base_url": server.base_url, "max_retries": 0, "max_concurrency": 2}  # fmt: skip
+    slate = write_slate(
+        tmp_path, speech={"language": "zh", "generator": "zh-llm", "max_tone_attempts": 3, "models": [model]}
+    )
+    result = materialize(
+        ASSETS,
+        selection=text_assets,
+        partition_key="interpersonal_empathy",
+        resources=resources_for(slate, tmp_path),
+        instance=DagsterInstance.ephemeral(),
+    )
     assert result.success
     assert play.systems and all(chinese_share(s) > 0.5 for s in play.systems)  # every prompt sent was Chinese
     con = duckdb.connect(str(tmp_path / "eyt.duckdb"), read_only=True)
@@ -248,6 +254,7 @@ def test_a_remote_generator_writes_a_chinese_build_from_the_chinese_prompts(tmp_
     assert len(accepted) == 3 * 10 and set(accepted) <= set(ZH_TONES)
 
 
+@pytest.mark.unit
 def test_a_cascade_of_a_chinese_build_asks_its_recogniser_for_chinese(tmp_path):
     """The build's language reaches the cascade's recogniser: the packaged English-only tiny.en is refused for a
     Chinese build (with what to do), and accepted for an English one."""

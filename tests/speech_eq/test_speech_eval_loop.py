@@ -19,6 +19,8 @@ from resources.audio.audio_features import clip_features
 
 from support.speech_items import make_item
 
+pytestmark = pytest.mark.unit
+
 SEED = 7
 
 

@@ -26,6 +26,8 @@ from eyt_dagster.speech_eq.release_format import (
 from eyt_dagster.speech_eq.vocabulary import eq_scale
 from resources.datasets.speech_release import import_released, write_released
 
+pytestmark = pytest.mark.unit
+
 SLOTS = [
     ("01", 1, None),
     ("02", 2, None),

@@ -41,6 +41,8 @@ from eyt_dagster.speech_eq.vocabulary import (
 
 from support.speech_items import make_item
 
+pytestmark = pytest.mark.unit
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LATIN = re.compile(r"[A-Za-z]")
 FILES = {

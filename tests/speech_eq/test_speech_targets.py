@@ -85,6 +85,7 @@ def first_user_text(body) -> str:
     return content
 
 
+@pytest.mark.unit
 def test_cascade_reads_transcripts_with_numeric_or_descriptive_cues(answered):
     item, rows = answered
     numeric = first_user_text(rows["cascade-num:requests"][0])
@@ -98,6 +99,7 @@ def test_cascade_reads_transcripts_with_numeric_or_descriptive_cues(answered):
     assert "input_audio" not in json.dumps(rows["cascade-num:requests"][0])
 
 
+@pytest.mark.unit
 def test_oracle_reads_the_tone_instructions_and_is_scored(answered):
     _item, rows = answered
     text = first_user_text(rows["oracle:requests"][0])
@@ -107,6 +109,7 @@ def test_oracle_reads_the_tone_instructions_and_is_scored(answered):
     assert all(r["calls"] == 1 and r["tokens"] > 0 for r in rows["oracle"])
 
 
+@pytest.mark.unit
 def test_a_speech_only_target_cannot_run_eyt_and_vice_versa(answered, tmp_path):
     slate = write_slate(tmp_path)
     eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
@@ -116,7 +119,8 @@ def test_a_speech_only_target_cannot_run_eyt_and_vice_versa(answered, tmp_path):
         EytRoles(eyt).target("random-chooser-baseline")
 
 
-def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
+@pytest.mark.materialisation
+def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path, localhost_server):
     """A cascade whose cues come from a (tiny, random) wav2vec2 regression model: the slm_choices asset runs it
     through the real openai client, the model reads each clip's valence / arousal / dominance in its prompt,
     and every row records the cue source."""
@@ -142,42 +146,34 @@ def test_cascade_with_a_dimensional_regression_model_end_to_end(tmp_path):
         return chat_completion(paper_reply(2))
 
     instance = DagsterInstance.ephemeral()
-    with serve(handler) as server:
-        cascade = {"emotion_model_path": str(model_dir)}
-        slate = write_slate(
-            tmp_path,
-            targets=[
-                {
-                    "id": "reflective-baseline",
-                    "provider": "embedded",
-                    "model": "reflective",
-                    "family": "eyt-baseline-target",
-                },
-                remote(
-                    "vad-num",
-                    server.base_url,
-                    **TEXT_LLM,
-                    speech_input="cascaded",
-                    cascade={**cascade, "cues": "emo_num"},
-                ),
-                remote(
-                    "vad-des",
-                    server.base_url,
-                    **TEXT_LLM,
-                    speech_input="cascaded",
-                    cascade={**cascade, "cues": "emo_des"},
-                ),
-            ],
-        )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
-        instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["vad-num", "vad-des"])
-        frames = {}
-        for target in ("vad-num", "vad-des"):
-            before = len(requests)
-            context = build_asset_context(partition_key=target, instance=instance)
-            out = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item)]))
-            frames[target], frames[target + ":requests"] = out.value, requests[before:]
-            frames[target + ":analysed"] = out.metadata["clip_analyses_computed"].value
+    server = localhost_server(handler)
+    cascade = {"emotion_model_path": str(model_dir)}
+    slate = write_slate(
+        tmp_path,
+        targets=[
+            {
+                "id": "reflective-baseline",
+                "provider": "embedded",
+                "model": "reflective",
+                "family": "eyt-baseline-target",
+            },
+            remote(
+                "vad-num", server.base_url, **TEXT_LLM, speech_input="cascaded", cascade={**cascade, "cues": "emo_num"}
+            ),
+            remote(
+                "vad-des", server.base_url, **TEXT_LLM, speech_input="cascaded", cascade={**cascade, "cues": "emo_des"}
+            ),
+        ],
+    )
+    eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+    instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["vad-num", "vad-des"])
+    frames = {}
+    for target in ("vad-num", "vad-des"):
+        before = len(requests)
+        context = build_asset_context(partition_key=target, instance=instance)
+        out = slm_choices(context, eyt=eyt, eq_items=pd.DataFrame([item_rows(item)]))
+        frames[target], frames[target + ":requests"] = out.value, requests[before:]
+        frames[target + ":analysed"] = out.metadata["clip_analyses_computed"].value
     # the model's outputs do not depend on the target: the first computes each of the 8 clips, the second none
     assert [frames[t + ":analysed"] for t in ("vad-num", "vad-des")] == [8, 0]
     for target, kind in (("vad-num", "emo_num"), ("vad-des", "emo_des")):
@@ -221,7 +217,8 @@ def choices_step(eyt, instance, target, items):
     return out.value, {k: getattr(v, "value", v) for k, v in out.metadata.items()}
 
 
-def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp_path):
+@pytest.mark.materialisation
+def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp_path, localhost_server):
     """Two cascades with acoustic cues (numbers, words) through the slm_choices asset: the first computes the
     voice measures of each of the item's 8 clips, the second and a rerun (a new resource on the same data
     directory, as a new process has) compute none. The prompts carry exactly the cues computed from each clip
@@ -241,27 +238,27 @@ def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp
 
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["casc-num", "casc-des"])
-    with serve(handler) as server:
-        slate = write_slate(
-            tmp_path,
-            targets=[
-                BASELINE_TARGET,
-                remote("casc-num", server.base_url, **TEXT_LLM, speech_input="cascaded", cascade={"cues": "emo_num"}),
-                remote("casc-des", server.base_url, **TEXT_LLM, speech_input="cascaded", cascade={"cues": "emo_des"}),
-            ],
-        )
+    server = localhost_server(handler)
+    slate = write_slate(
+        tmp_path,
+        targets=[
+            BASELINE_TARGET,
+            remote("casc-num", server.base_url, **TEXT_LLM, speech_input="cascaded", cascade={"cues": "emo_num"}),
+            remote("casc-des", server.base_url, **TEXT_LLM, speech_input="cascaded", cascade={"cues": "emo_des"}),
+        ],
+    )
 
-        def resource():
-            return ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+    def resource():
+        return ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
 
-        eyt = resource()
-        steps = {}
-        for target in ("casc-num", "casc-des"):
-            before = len(requests)
-            steps[target] = (*choices_step(eyt, instance, target, [item]), requests[before:])
+    eyt = resource()
+    steps = {}
+    for target in ("casc-num", "casc-des"):
         before = len(requests)
-        rerun_rows, rerun_meta = choices_step(resource(), instance, "casc-num", [item])
-        assert len(requests) == before  # the same prompts: all answered from the call cache
+        steps[target] = (*choices_step(eyt, instance, target, [item]), requests[before:])
+    before = len(requests)
+    rerun_rows, rerun_meta = choices_step(resource(), instance, "casc-num", [item])
+    assert len(requests) == before  # the same prompts: all answered from the call cache
     folder = VOICE_MEASURES.folder
     rows, meta, sent = steps["casc-num"]
     assert (meta["clip_analyses_computed"], meta["clip_analyses_reused"]) == (8, 0)
@@ -283,7 +280,8 @@ def test_cascades_compute_each_clip_analysis_once_for_every_target_and_rerun(tmp
     assert rows[choice].equals(rerun_rows[choice]) and (rerun_rows["calls"] == 0).all()
 
 
-def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
+@pytest.mark.materialisation
+def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path, localhost_server):
     """A cascade over two items, one of whose context clips is not audio: that item's rounds are error rows
     naming the clip (no verdict), the other item is answered, and no analysis of the bad clip is stored, so a
     rerun tries it again."""
@@ -299,16 +297,16 @@ def test_an_unreadable_clip_fails_its_item_only_and_is_never_stored(tmp_path):
     Path(broken.path).write_bytes(b"RIFF, but not audio at all")
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, ["casc"])
-    with serve(lambda body: chat_completion(paper_reply(1))) as server:
-        slate = write_slate(
-            tmp_path,
-            targets=[
-                BASELINE_TARGET,
-                remote("casc", server.base_url, **TEXT_LLM, speech_input="cascaded", max_concurrency=4),
-            ],
-        )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
-        rows, meta = choices_step(eyt, instance, "casc", [good, bad])
+    server = localhost_server(lambda body: chat_completion(paper_reply(1)))
+    slate = write_slate(
+        tmp_path,
+        targets=[
+            BASELINE_TARGET,
+            remote("casc", server.base_url, **TEXT_LLM, speech_input="cascaded", max_concurrency=4),
+        ],
+    )
+    eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+    rows, meta = choices_step(eyt, instance, "casc", [good, bad])
     failed, answered = rows[rows["item_id"] == "item-2"], rows[rows["item_id"] == "item-1"]
     assert len(failed) > 0 and failed["error"].notna().all() and failed["correct"].isna().all()
     assert failed["error"].str.contains(f"voice measures: {broken.path}: cannot read audio", regex=False).all()
@@ -374,6 +372,7 @@ def run_scripted(tmp_path, first_round1, reask):
     return rows, board, seen
 
 
+@pytest.mark.unit
 def test_a_reask_refused_with_400_is_a_parse_failure_and_wrong(tmp_path):
     rows, board, seen = run_scripted(
         tmp_path,
@@ -389,18 +388,21 @@ def test_a_reask_refused_with_400_is_a_parse_failure_and_wrong(tmp_path):
     assert board["parse_failure_rate"] == 0.5
 
 
+@pytest.mark.unit
 def test_a_reask_that_meets_a_server_error_is_a_parse_failure_too(tmp_path):
     down = error_response(503, "overloaded", type_="server_error")
     rows, board, _ = run_scripted(tmp_path, chat_completion("I'd pick the second."), down)
     assert rows[0]["parse_failed"] is True and rows[0]["correct"] is False and board["n_error_items"] == 0
 
 
+@pytest.mark.unit
 def test_a_first_ask_refused_with_400_is_scored_wrong(tmp_path):
     rows, board, _ = run_scripted(tmp_path, error_response(400, CONTEXT_FULL), chat_completion(paper_reply(1)))
     assert rows[0]["parse_failed"] is True and rows[0]["correct"] is False and rows[0]["error"] is None
     assert board["n_items"] == 1 and board["acc1"] == 0.0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("status", [500, 429, 401])
 def test_a_first_ask_that_never_reaches_the_model_leaves_the_item_unscored(tmp_path, status):
     failure = error_response(status, "no", type_="server_error", headers={"x-should-retry": "false"})
@@ -418,6 +420,7 @@ def sent_schema(body) -> dict:
     return body["response_format"]["json_schema"]["schema"]
 
 
+@pytest.mark.unit
 def test_paper_reply_format_asks_profiles_and_demand_before_reasoning_and_choice(answered):
     _item, rows = answered
     body = rows["oracle:requests"][0]
@@ -439,7 +442,8 @@ def test_paper_reply_format_asks_profiles_and_demand_before_reasoning_and_choice
     assert oracle[0]["acoustic_profile_1"] == "slow and low" and oracle[0]["situational_demand"] == "a calm voice"
 
 
-def test_short_reply_format_is_a_setting(tmp_path):
+@pytest.mark.unit
+def test_short_reply_format_is_a_setting(tmp_path, localhost_server):
     item = make_item(tmp_path / "clips")
     seen = []
 
@@ -447,29 +451,29 @@ def test_short_reply_format_is_a_setting(tmp_path):
         seen.append(body)
         return chat_completion(json.dumps({"reasoning": "calmer", "selected_option": "Option 1"}))
 
-    with serve(handler) as server:
-        slate = write_slate(
-            tmp_path,
-            targets=[
-                {
-                    "id": "reflective-baseline",
-                    "provider": "embedded",
-                    "model": "reflective",
-                    "family": "eyt-baseline-target",
-                },
-                remote("oracle", server.base_url, **TEXT_LLM, speech_input="oracle_text"),
-            ],
-        )
-        eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
-        rows = evaluate_items(
-            [item],
-            SpeechRoles(eyt).speech_target("oracle"),
-            conditions={"default": system_prompt("default")},
-            seed=7,
-            both_orders=False,
-            inference=["sequential", "direct"],
-            reply_format="short",
-        )
+    server = localhost_server(handler)
+    slate = write_slate(
+        tmp_path,
+        targets=[
+            {
+                "id": "reflective-baseline",
+                "provider": "embedded",
+                "model": "reflective",
+                "family": "eyt-baseline-target",
+            },
+            remote("oracle", server.base_url, **TEXT_LLM, speech_input="oracle_text"),
+        ],
+    )
+    eyt = ModelAccess(slate_path=str(slate), data_dir=str(tmp_path / "data"))
+    rows = evaluate_items(
+        [item],
+        SpeechRoles(eyt).speech_target("oracle"),
+        conditions={"default": system_prompt("default")},
+        seed=7,
+        both_orders=False,
+        inference=["sequential", "direct"],
+        reply_format="short",
+    )
     assert [list(sent_schema(b)["properties"]) for b in seen] == [["reasoning", "selected_option"]] * 3
     assert sent_schema(seen[0])["properties"]["reasoning"]["maxLength"] > 0
     assert "acoustic_profile" not in json.dumps(seen)  # neither the prompt nor the direct history asks for it
@@ -477,6 +481,7 @@ def test_short_reply_format_is_a_setting(tmp_path):
     assert all(r["parse_failed"] is False and r["selected_option"] == 1 for r in rows)
 
 
+@pytest.mark.unit
 def test_the_slate_chooses_the_reply_format(tmp_path):
     import yaml
 

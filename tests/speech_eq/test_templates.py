@@ -6,6 +6,8 @@ from eyt_dagster.speech_eq.templates import make_dialogue, make_scenario, select
 from eyt_dagster.speech_eq.tones import rejection_reason
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES, VALENCES
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize("slug", sorted(SUBSCALES))
 def test_every_subscale_and_valence_yields_a_valid_item(slug):

@@ -1,6 +1,10 @@
 """The bland-word filter and the word-count rule for tone instructions."""
 
+import pytest
+
 from eyt_dagster.speech_eq.tones import bland_words_in, rejection_reason
+
+pytestmark = pytest.mark.unit
 
 
 def test_bland_words_are_found_as_whole_words_only():

@@ -47,6 +47,8 @@ from resources.audio.voice_measures import voice_measures
 
 from support.tiny_emotion_models import VAD_LABELS, save_tiny_regression
 
+pytestmark = pytest.mark.unit
+
 SENTENCE = "I honestly did not expect you to say that to me today."  # 16 syllables
 
 

@@ -63,6 +63,7 @@ def clip(folder: Path, name: str, content: bytes) -> Path:
     return path
 
 
+@pytest.mark.unit
 def test_a_clip_is_computed_once_and_served_to_every_later_reader(tmp_path: Path) -> None:
     body = Counting()
     spec = analysis(body)
@@ -94,6 +95,7 @@ def test_a_clip_is_computed_once_and_served_to_every_later_reader(tmp_path: Path
     assert newer.folder != spec.folder and rerun.get(newer, a) == value and len(body.calls) == 3
 
 
+@pytest.mark.unit
 def test_a_rewritten_clip_is_analysed_again(tmp_path: Path) -> None:
     body = Counting()
     spec, store = analysis(body), ClipAnalysisStore(tmp_path / "data")
@@ -103,6 +105,7 @@ def test_a_rewritten_clip_is_analysed_again(tmp_path: Path) -> None:
     assert store.get(spec, path) != before and len(body.calls) == 2
 
 
+@pytest.mark.unit
 def test_an_unusable_clip_fails_alone_names_the_clip_and_is_not_stored(tmp_path: Path) -> None:
     body = Counting(fail_on="silence")
     spec, store = analysis(body), ClipAnalysisStore(tmp_path / "data")
@@ -121,6 +124,7 @@ def test_an_unusable_clip_fails_alone_names_the_clip_and_is_not_stored(tmp_path:
         store.get(broken, clip(tmp_path, "fine.wav", b"fine"))
 
 
+@pytest.mark.unit
 def test_a_damaged_result_file_is_computed_again(tmp_path: Path) -> None:
     body = Counting()
     spec = analysis(body)
@@ -132,6 +136,7 @@ def test_a_damaged_result_file_is_computed_again(tmp_path: Path) -> None:
     assert json.loads(stored.read_text())["result"] == value
 
 
+@pytest.mark.unit
 def test_threads_asking_for_one_clip_compute_it_once(tmp_path: Path) -> None:
     body = Counting(delay_s=0.2)
     spec, store = analysis(body), ClipAnalysisStore(tmp_path / "data")
@@ -168,6 +173,7 @@ print(sum(store.get(spec, p) for p in sys.argv[4:]))
 """
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 def test_two_processes_share_the_clips_and_compute_each_once(tmp_path: Path) -> None:
     """Two processes (two workers of `eyt run --parallel 2`) asking for the same clips at the same moment: the
@@ -191,6 +197,7 @@ def test_two_processes_share_the_clips_and_compute_each_once(tmp_path: Path) -> 
     assert sorted(log.read_text().split()) == sorted(paths)  # each clip once, by one or the other
 
 
+@pytest.mark.unit
 def test_a_model_folder_is_identified_by_its_files_not_its_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

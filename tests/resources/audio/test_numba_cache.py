@@ -29,6 +29,7 @@ SLOW_FILL = (
 ASK = "import sys; import resources.audio.numba_cache as m; m.WARM_CODE = sys.argv[1]; print(m.prepare())"
 
 
+@pytest.mark.cli
 def test_processes_asking_at_once_get_one_fill(tmp_path: Path) -> None:
     env = {**os.environ, numba_cache.ROOT_ENV: str(tmp_path / "root")}
     env.pop("NUMBA_CACHE_DIR", None)
@@ -57,6 +58,7 @@ def test_processes_asking_at_once_get_one_fill(tmp_path: Path) -> None:
     assert again.returncode == 0 and again.stdout.strip() == str(folder), again.stderr
 
 
+@pytest.mark.cli
 def test_a_failed_fill_names_the_folder_and_leaves_nothing(tmp_path: Path) -> None:
     env = {**os.environ, numba_cache.ROOT_ENV: str(tmp_path / "root")}
     failed = subprocess.run(
@@ -72,6 +74,7 @@ def test_a_failed_fill_names_the_folder_and_leaves_nothing(tmp_path: Path) -> No
     assert [p.name for p in (tmp_path / "root").iterdir() if not p.name.endswith(".lock")] == []
 
 
+@pytest.mark.unit
 def test_the_key_separates_installs_and_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     here = numba_cache.cache_folder()
     monkeypatch.setattr(numba_cache.sys, "prefix", "/elsewhere/venv")

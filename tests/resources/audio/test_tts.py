@@ -36,6 +36,7 @@ def _deviation(instruction: str, strength: float) -> dict[str, float]:
     return {k: abs(v - getattr(NEUTRAL, k)) for k, v in p.as_dict().items()}
 
 
+@pytest.mark.unit
 def test_lexicon_directions() -> None:
     assert len(LEXICON) >= 25
     assert not set(LEXICON) & set(BLAND_WORDS), "bland register words must not drive prosody"
@@ -50,6 +51,7 @@ def test_lexicon_directions() -> None:
     assert prosody_for("halting, with long pauses")[0].word_gap > NEUTRAL.word_gap
 
 
+@pytest.mark.unit
 def test_lexicon_matching_rules() -> None:
     assert prosody_for("HIGH PITCHED") == (prosody_for("high-pitched")[0], ("high-pitched",))
     assert prosody_for("low pitch")[1] == ("low pitch",)  # the longest phrase, not also 'low'
@@ -59,6 +61,7 @@ def test_lexicon_matching_rules() -> None:
     assert prosody_for("very fast")[0].rate > prosody_for("fast")[0].rate > prosody_for("slightly fast")[0].rate
 
 
+@pytest.mark.unit
 def test_strength_scales_every_deviation_and_clamps() -> None:
     text = "Fast, high-pitched and loud, with trembling pauses"
     one, two = _deviation(text, 1.0), _deviation(text, 2.0)
@@ -72,6 +75,7 @@ def test_strength_scales_every_deviation_and_clamps() -> None:
         prosody_for(text, -1.0)
 
 
+@pytest.mark.unit
 def test_voices_exist_in_the_shipped_espeak_data() -> None:
     loader = pytest.importorskip("espeakng_loader")
     variants = Path(loader.get_data_path()) / "voices" / "!v"
@@ -110,6 +114,7 @@ def espeak() -> EspeakTTS:
     return tts
 
 
+@pytest.mark.unit
 def test_espeak_writes_a_valid_wav(espeak: EspeakTTS) -> None:
     wav, meta = espeak.synthesize(SENTENCE, "Quick, bright voice with short breathless pauses", "en-us+f3")
     info = sf.info(io.BytesIO(wav))
@@ -125,6 +130,7 @@ def test_espeak_writes_a_valid_wav(espeak: EspeakTTS) -> None:
         espeak.synthesize("  ", "fast", "en-us+f3")
 
 
+@pytest.mark.unit
 def test_fast_high_pitched_is_shorter_and_higher_than_slow_heavy(espeak: EspeakTTS, tmp_path: Path) -> None:
     gaps = []
     for strength in (1.0, 2.0):
@@ -139,6 +145,7 @@ def test_fast_high_pitched_is_shorter_and_higher_than_slow_heavy(espeak: EspeakT
     assert gaps[1][0] > gaps[0][0] and gaps[1][1] > gaps[0][1]  # a regeneration with strength 2 pushes further
 
 
+@pytest.mark.unit
 def test_voices_per_gender_differ_in_pitch(espeak: EspeakTTS, tmp_path: Path) -> None:
     female, _ = _features(espeak.synthesize(SENTENCE, "", voice_for("female"))[0], tmp_path)
     male, _ = _features(espeak.synthesize(SENTENCE, "", voice_for("male"))[0], tmp_path)
@@ -148,6 +155,7 @@ def test_voices_per_gender_differ_in_pitch(espeak: EspeakTTS, tmp_path: Path) ->
         assert abs(12 * np.log2(first / second)) > 1.5, gender
 
 
+@pytest.mark.cli
 def test_a_clip_depends_only_on_its_text_voice_and_prosody(espeak: EspeakTTS) -> None:
     # libespeak-ng carries state from one synthesis to the next; each clip gets a fresh instance, so a repeat is
     # the same bytes whatever came before it (in a worker process that built other subscales first, say)
@@ -169,6 +177,7 @@ def test_a_clip_depends_only_on_its_text_voice_and_prosody(espeak: EspeakTTS) ->
     assert there.stdout.strip() == here
 
 
+@pytest.mark.unit
 def test_concurrent_calls_are_serialised(espeak: EspeakTTS) -> None:
     jobs = [("fast, high-pitched", "en-us+f3"), ("slow, heavy", "en+m7")] * 6
     with ThreadPoolExecutor(max_workers=6) as pool:
@@ -179,6 +188,7 @@ def test_concurrent_calls_are_serialised(espeak: EspeakTTS) -> None:
         assert sf.info(io.BytesIO(wav)).frames == round(meta["duration_s"] * 22050)
 
 
+@pytest.mark.unit
 def test_store_clip_is_content_addressed_and_idempotent(espeak: EspeakTTS, tmp_path: Path) -> None:
     wav, _ = espeak.synthesize(SENTENCE, "loud", "en-us+m3")
     digest = hashlib.sha256(wav).hexdigest()
@@ -231,6 +241,7 @@ def speech_server(reply: bytes, status: int = 200) -> Iterator[tuple[str, list[d
         server.server_close()
 
 
+@pytest.mark.unit
 def test_openai_speech_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TTS_TEST_KEY", "sk-local")
     clip = _wav()
@@ -251,6 +262,7 @@ def test_openai_speech_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
     assert tts.voice_for("male") != tts.voice_for("female") != tts.voice_for("female", 1)
 
 
+@pytest.mark.unit
 def test_openai_streamed_wav_header_is_repaired_and_errors_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
     streamed = _wav(streamed=True)
     with speech_server(streamed) as (url, _):

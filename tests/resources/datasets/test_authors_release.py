@@ -24,6 +24,7 @@ SLUG = "interpersonal_empathy"
 BASELINES = ["random-chooser-baseline", "acoustic-chooser-baseline"]
 
 
+@pytest.mark.unit
 def test_every_folder_in_the_authors_shape_imports_with_its_fields_kept(tmp_path):
     folders = write_authors_release(tmp_path / "release", SLUG, 5)
     report = import_released(tmp_path / "release")
@@ -41,6 +42,7 @@ def test_every_folder_in_the_authors_shape_imports_with_its_fields_kept(tmp_path
     assert {item.scenario.valence for item in report.items} == {"Negative", "Positive"}  # the third scene is good news
 
 
+@pytest.mark.unit
 def test_valence_rules():
     assert infer_valence("They argue about the blame for the unfair decision")[0] == "Conflict"
     assert infer_valence("She got the new job and is thrilled")[0] == "Positive"
@@ -49,6 +51,7 @@ def test_valence_rules():
     assert valence == "Negative" and "(0 positive, 0 negative, 0 conflict cue(s))" in how
 
 
+@pytest.mark.unit
 def test_the_import_verdict_counts_reasons_and_fails_on_zero():
     skipped = [(f"/r/{SLUG}/x{i}", f"x{i}: scenario.title: missing") for i in range(45)]
     zero = import_verdict(SLUG, 0, skipped, 0.1)
@@ -61,6 +64,7 @@ def test_the_import_verdict_counts_reasons_and_fails_on_zero():
     assert not import_verdict(SLUG, 0, [], 0.1).ok
 
 
+@pytest.mark.materialisation
 def test_an_import_with_no_item_fails_its_run_saying_why(tmp_path):
     for folder in write_authors_release(tmp_path / "release", SLUG, 3):
         metadata = json.loads((folder / "metadata.json").read_text())
@@ -88,6 +92,7 @@ def test_an_import_with_no_item_fails_its_run_saying_why(tmp_path):
 SHORTCUTS = ["calmer-chooser-baseline", "livelier-chooser-baseline"]
 
 
+@pytest.mark.materialisation
 @pytest.mark.slow
 def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(tmp_path):
     write_authors_release(tmp_path / "release", SLUG, 5)
@@ -169,6 +174,7 @@ def test_the_two_baselines_evaluate_a_subscale_imported_from_the_authors_shape(t
     assert page.status == 200 and f"imported from {tmp_path / 'release'}" in page.text
 
 
+@pytest.mark.unit
 def test_contrast_thresholds_per_engine_score_the_published_pairs(tmp_path):
     """speech.contrast_by_engine.imported scores the published pairs with thresholds of their own: every item is
     still imported (published pairs are never dropped); only how many reach the pass score changes."""

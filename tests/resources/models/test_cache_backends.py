@@ -144,6 +144,7 @@ WRITER = """
 """
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 def test_worker_processes_write_one_cache(backend: CacheBackend, tmp_path: Path) -> None:
     """Four processes of four threads each store replies under shared and own keys, ledger rows and vectors at once:
@@ -207,8 +208,9 @@ CALLER = """
 """
 
 
+@pytest.mark.cli
 @pytest.mark.slow
-def test_identical_requests_in_flight_are_sent_once(backend: CacheBackend, tmp_path: Path) -> None:
+def test_identical_requests_in_flight_are_sent_once(backend: CacheBackend, tmp_path: Path, localhost_server) -> None:
     """Threads (and, on Postgres, processes) sending the same five requests while the server takes 0.4 s each:
     the server sees each once, everyone gets its reply, the ledger has every call and five of them on the network.
     On SQLite the processes of one machine are not coordinated (each may send), so it runs one process there."""
@@ -223,12 +225,12 @@ def test_identical_requests_in_flight_are_sent_once(backend: CacheBackend, tmp_p
 
     workers = WORKERS if backend.kind == "postgres" else 1
     go = tmp_path / "go"
-    with serve(handler, delay_s=0.4) as server:
-        args = [
-            [backend.kind, str(tmp_path), backend.postgres_url or "", str(w), str(go), server.base_url]
-            for w in range(workers)
-        ]
-        outputs = finish(start_workers(CALLER, args, go))
+    server = localhost_server(handler, delay_s=0.4)
+    args = [
+        [backend.kind, str(tmp_path), backend.postgres_url or "", str(w), str(go), server.base_url]
+        for w in range(workers)
+    ]
+    outputs = finish(start_workers(CALLER, args, go))
     assert sent == {f"prompt {p}": 1 for p in range(5)}
     for p in range(5):
         assert len({out[f"{t}:{p}"] for out in outputs for t in range(3)}) == 1
@@ -237,21 +239,22 @@ def test_identical_requests_in_flight_are_sent_once(backend: CacheBackend, tmp_p
     assert sum(not r["cached"] for r in rows) == 5
 
 
-def test_errors_are_not_cached(backend: CacheBackend, tmp_path: Path) -> None:
+@pytest.mark.unit
+def test_errors_are_not_cached(backend: CacheBackend, tmp_path: Path, localhost_server) -> None:
     answers = iter([error_response(500, "the server fell over"), "the reply", "a second reply"])
-    with serve(lambda body: next(answers)) as server:
-        ref = ModelRef(
-            id="stub/m", provider="openai", model="stub-model", family="stub", base_url=server.base_url, max_retries=0
-        )
-        cache = open_call_cache(tmp_path, backend)
-        client = OpenAIChatClient(ref, role="judge", cache=cache, seed=1, run_id="r")
-        messages = [{"role": "user", "content": "hello"}]
-        with pytest.raises(ModelCallError, match="HTTP 500"):
-            client.complete_text(messages, purpose="p")
-        assert len(cache) == 0
-        assert client.complete_text(messages, purpose="p").value == "the reply"  # sent again
-        assert client.complete_text(messages, purpose="p").value == "the reply"  # from the cache
-        assert len(server.chat_requests) == 2
+    server = localhost_server(lambda body: next(answers))
+    ref = ModelRef(
+        id="stub/m", provider="openai", model="stub-model", family="stub", base_url=server.base_url, max_retries=0
+    )
+    cache = open_call_cache(tmp_path, backend)
+    client = OpenAIChatClient(ref, role="judge", cache=cache, seed=1, run_id="r")
+    messages = [{"role": "user", "content": "hello"}]
+    with pytest.raises(ModelCallError, match="HTTP 500"):
+        client.complete_text(messages, purpose="p")
+    assert len(cache) == 0
+    assert client.complete_text(messages, purpose="p").value == "the reply"  # sent again
+    assert client.complete_text(messages, purpose="p").value == "the reply"  # from the cache
+    assert len(server.chat_requests) == 2
     assert [(r["ok"], r["cached"], r["failure"]) for r in cache.ledger("r")] == [
         (False, False, "http"),
         (True, False, None),
@@ -263,6 +266,7 @@ def test_errors_are_not_cached(backend: CacheBackend, tmp_path: Path) -> None:
     assert kept is not None and kept["messages"] == messages and CallCache.key_of(kept) == key
 
 
+@pytest.mark.unit
 def test_the_explorer_reads_the_calls_from_either_backend(backend: CacheBackend, tmp_path: Path) -> None:
     """The explorer's call pages read the cache where the instance keeps it: the same reply, ledger rows and request
     from a SQLite file or the Postgres tables, read-only, and the call page renders the model's text escaped."""
@@ -306,7 +310,10 @@ def test_the_explorer_reads_the_calls_from_either_backend(backend: CacheBackend,
         assert list(tmp_path.rglob("*.sqlite")) == []  # nothing was read from (or written to) a file
 
 
-def test_an_unusable_reply_is_kept_apart_and_shown_on_the_call_page(backend: CacheBackend, tmp_path: Path) -> None:
+@pytest.mark.unit
+def test_an_unusable_reply_is_kept_apart_and_shown_on_the_call_page(
+    backend: CacheBackend, tmp_path: Path, localhost_server
+) -> None:
     """A reply cut at max_tokens leaves the replies the cache serves on either backend: a later client asks again,
     the cut reply stays as attempt 1 of its key, and the call page lists it, escaped."""
     from eyt_dagster.core.explorer_links import call_path
@@ -315,19 +322,15 @@ def test_an_unusable_reply_is_kept_apart_and_shown_on_the_call_page(backend: Cac
     from support.asgi_get import get
 
     answers = iter([chat_completion("cut <b>short", finish_reason="length"), chat_completion("whole")])
-    with serve(lambda body: next(answers)) as server:
-        ref = ModelRef(
-            id="stub/m", provider="openai", model="stub-model", family="stub", base_url=server.base_url, max_retries=0
-        )
-        cache = open_call_cache(tmp_path, backend)
-        messages = [{"role": "user", "content": "hello"}]
-        first = OpenAIChatClient(ref, role="target", cache=cache, seed=1, run_id="r1").complete_text(
-            messages, purpose="p"
-        )
-        later = OpenAIChatClient(ref, role="target", cache=cache, seed=1, run_id="r2").complete_text(
-            messages, purpose="p"
-        )
-        assert len(server.chat_requests) == 2
+    server = localhost_server(lambda body: next(answers))
+    ref = ModelRef(
+        id="stub/m", provider="openai", model="stub-model", family="stub", base_url=server.base_url, max_retries=0
+    )
+    cache = open_call_cache(tmp_path, backend)
+    messages = [{"role": "user", "content": "hello"}]
+    first = OpenAIChatClient(ref, role="target", cache=cache, seed=1, run_id="r1").complete_text(messages, purpose="p")
+    later = OpenAIChatClient(ref, role="target", cache=cache, seed=1, run_id="r2").complete_text(messages, purpose="p")
+    assert len(server.chat_requests) == 2
     assert (first.value, first.stats.cut_replies, later.value) == ("cut <b>short", 1, "whole")
     key = cache.ledger("r1")[0]["cache_key"]
     [rejected] = cache.rejected(key)
@@ -338,6 +341,7 @@ def test_an_unusable_reply_is_kept_apart_and_shown_on_the_call_page(backend: Cac
     assert "cut &lt;b&gt;short" in page.text and "cut <b>short" not in page.text
 
 
+@pytest.mark.unit
 def test_a_call_cache_no_run_has_written_reads_as_empty_and_says_so(pg_server, tmp_path: Path) -> None:
     from resources.models.call_reads import open_call_reads
 
@@ -365,6 +369,7 @@ def postgres_home(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     return home
 
 
+@pytest.mark.unit
 def test_eyt_view_reads_the_calls_where_the_instance_keeps_them(
     pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -382,6 +387,7 @@ def test_eyt_view_reads_the_calls_where_the_instance_keeps_them(
 # -- which backend ----------------------------------------------------------------------------------
 
 
+@pytest.mark.materialisation
 def test_the_backend_follows_the_instance(monkeypatch: pytest.MonkeyPatch) -> None:
     from dagster import DagsterInstance
 
@@ -399,6 +405,7 @@ def test_the_backend_follows_the_instance(monkeypatch: pytest.MonkeyPatch) -> No
             cache_backend(instance)
 
 
+@pytest.mark.unit
 def test_an_unreachable_database_is_named_without_its_password(tmp_path: Path) -> None:
     url = "postgresql+psycopg2://eyt:pa55-w0rd-secret@127.0.0.1:9/eyt_runs"
     backend = CacheBackend("postgres", url)
@@ -410,6 +417,7 @@ def test_an_unreachable_database_is_named_without_its_password(tmp_path: Path) -
     assert "pa55" not in str(failure.value)
 
 
+@pytest.mark.unit
 @pytest.mark.slow
 def test_a_user_without_create_rights_is_told_what_to_do(pg_server) -> None:
     import psycopg2
@@ -441,6 +449,7 @@ SCENARIO = {
 }
 
 
+@pytest.mark.materialisation
 @pytest.mark.slow
 def test_a_materialisation_on_a_postgres_instance_keeps_its_calls_there(
     pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -3,6 +3,7 @@ of 8 per endpoint gives the same rows (timing columns aside), and a rerun is ser
 
 import duckdb
 import pandas as pd
+import pytest
 
 from resources.models.endpoint_gates import gate_for
 from resources.roles.speech_roles import SpeechRoles
@@ -57,6 +58,7 @@ def comparable(df: pd.DataFrame) -> pd.DataFrame:
     return df[keep].sort_values(keys).reset_index(drop=True)
 
 
+@pytest.mark.materialisation
 def test_sequential_and_concurrent_runs_write_the_same_rows(tmp_path):
     sequential, calls_1, rerun_1, in_flight_1 = play(tmp_path, "one-at-a-time", 1)
     concurrent, calls_8, rerun_8, in_flight_8 = play(tmp_path, "budget-8", 8)
@@ -111,6 +113,7 @@ def evaluate_speech(tmp_path, name, budget, items):
     return rows, again_rows, first, again, in_flight
 
 
+@pytest.mark.unit
 def test_speech_choices_are_the_same_one_at_a_time_and_concurrently(tmp_path):
     from support.speech_items import make_item
 

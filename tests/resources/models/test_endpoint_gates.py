@@ -18,6 +18,8 @@ from resources.models.endpoint_gates import EndpointGate, gate_for, retry_after_
 
 from support.localhost_server import rate_limited, serve
 
+pytestmark = pytest.mark.unit
+
 
 def make_client(base_url: str, cache: CallCache, role: str, **overrides: Any) -> OpenAIChatClient:
     ref = ModelRef(

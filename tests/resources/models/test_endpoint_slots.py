@@ -19,6 +19,8 @@ from resources.models.endpoint_slots import SLOTS_ENV, MachineSlots, endpoint_ke
 
 from support.localhost_server import rate_limited, serve
 
+pytestmark = pytest.mark.unit
+
 SPAWN = multiprocessing.get_context("spawn")
 
 

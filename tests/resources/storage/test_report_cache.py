@@ -19,6 +19,8 @@ from resources.storage.report_cache import REPORT_CACHE_FILE, ReportCache, open_
 
 from support.warehouse_tables import warehouse_tables
 
+pytestmark = pytest.mark.unit
+
 RESAMPLES, SEED = 200, 7
 
 

@@ -79,6 +79,7 @@ READER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.cli
 def test_a_reader_holding_eyt_duckdb_open_never_blocks_a_run_nor_sees_half_a_partition(tmp_path):
     """A process holding eyt.duckdb open read-only used to make every write fail with "Could not set lock on
     file"; now runs go on, and each snapshot the reader takes shows a partition whole, old or new."""
@@ -110,6 +111,7 @@ def _write_in_child(database: str, slot: str, n: int, version: int, barrier) -> 
     os._exit(0 if write_slot(database, slot, n, version) else 1)
 
 
+@pytest.mark.materialisation
 def test_eight_partitions_written_at_once_keep_exact_row_counts(tmp_path):
     """Eight processes write eight partitions at the same moment (twice, the second time replacing the
     first): no lock error, no lost and no duplicated rows."""
@@ -142,6 +144,7 @@ KILLED_WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.cli
 def test_a_write_killed_midway_leaves_the_previous_partition_readable(tmp_path):
     """kill -9 while a large partition is being written: readers still get the previous version, and the
     stray temp file is never read."""
@@ -189,6 +192,7 @@ def test_a_write_killed_midway_leaves_the_previous_partition_readable(tmp_path):
     assert counts(database) == {"p0": (10, 3, 3)}
 
 
+@pytest.mark.unit
 def test_partition_values_make_safe_folder_names():
     for value in ("org/model:latest", "a@b+c", "..", ".hidden", "x=y", "plain_name-1", "ü"):
         segment = encode_value(value)
@@ -196,6 +200,7 @@ def test_partition_values_make_safe_folder_names():
         assert decode_value(segment) == value
 
 
+@pytest.mark.cli
 def test_a_moved_data_directory_keeps_its_views_and_clip_paths(tmp_path, monkeypatch):
     from eyt_dagster.ops.cli import main
 
@@ -224,6 +229,7 @@ def test_a_moved_data_directory_keeps_its_views_and_clip_paths(tmp_path, monkeyp
     )
 
 
+@pytest.mark.cli
 def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
     """A data directory from before the Parquet layout (real tables in eyt.duckdb) is exported per partition,
     its tables replaced by views, and every row reads back the same."""
@@ -285,6 +291,7 @@ def test_an_older_warehouse_is_migrated_with_every_row(tmp_path, monkeypatch):
     assert types["error"] == "VARCHAR" and types["target"] == "VARCHAR" and types["pool"] == "VARCHAR"
 
 
+@pytest.mark.unit
 def test_removing_a_target_deletes_its_partition_files_and_its_report_rows(tmp_path, monkeypatch):
     from eyt_dagster.ops.target_removal import delete_target_rows
 
@@ -303,6 +310,7 @@ def test_removing_a_target_deletes_its_partition_files_and_its_report_rows(tmp_p
         assert con.execute("SELECT target FROM s.board").fetchall() == [("kept",)]
 
 
+@pytest.mark.materialisation
 def test_a_write_records_the_query_that_reads_it(tmp_path):
     database = tmp_path / "data" / "eyt.duckdb"
     ROWS["p3"] = (4, 1)

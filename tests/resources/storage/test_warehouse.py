@@ -2,6 +2,7 @@
 
 import duckdb
 import pandas as pd
+import pytest
 from dagster import (
     AssetIn,
     DagsterInstance,
@@ -52,6 +53,7 @@ def version(frame: pd.DataFrame):
     return report
 
 
+@pytest.mark.materialisation
 def test_dynamic_multi_partitions_store_and_load(tmp_path):
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("test_models", ["m1", "m2"])
@@ -64,6 +66,7 @@ def test_dynamic_multi_partitions_store_and_load(tmp_path):
         assert con.execute("SELECT n FROM s.summary").fetchone() == (2,)
 
 
+@pytest.mark.materialisation
 def test_partitioned_table_gains_a_new_column(tmp_path):
     pools = StaticPartitionsDefinition(["a", "b"])
     db = str(tmp_path / "w.duckdb")
@@ -83,6 +86,7 @@ def test_partitioned_table_gains_a_new_column(tmp_path):
     assert rows == [("a", 1.5, None), ("b", 1.5, 1.5)]
 
 
+@pytest.mark.materialisation
 def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_exist(tmp_path):
     db = str(tmp_path / "w.duckdb")
 
@@ -97,6 +101,7 @@ def test_unpartitioned_table_is_recreated_when_columns_change_and_empty_tables_e
         assert [r[0] for r in con.execute("DESCRIBE s.report").fetchall()] == ["c"]
 
 
+@pytest.mark.materialisation
 def test_an_empty_report_replaces_the_previous_rows(tmp_path):
     db = str(tmp_path / "w.duckdb")
 
@@ -125,6 +130,7 @@ def column_types(db: str, table: str) -> dict[str, str]:
         return {r[0]: r[1] for r in con.execute(f"DESCRIBE s.{table}").fetchall()}
 
 
+@pytest.mark.materialisation
 def test_column_types_come_from_the_contract_not_from_the_first_frame(tmp_path, monkeypatch):
     """A first write whose `error` and `note` columns are all missing (every call failed, or none did) used to
     create them with DuckDB's type NULL, and the next write with text in them failed."""
@@ -158,6 +164,7 @@ def test_column_types_come_from_the_contract_not_from_the_first_frame(tmp_path, 
         ]
 
 
+@pytest.mark.materialisation
 def test_a_table_without_a_contract_stores_an_all_missing_column_as_text(tmp_path):
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
@@ -170,6 +177,7 @@ def test_a_table_without_a_contract_stores_an_all_missing_column_as_text(tmp_pat
     assert column_types(db, "loose")["error"] == "VARCHAR"
 
 
+@pytest.mark.materialisation
 def test_a_column_an_older_warehouse_stored_as_null_gets_its_contract_type(tmp_path, monkeypatch):
     monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed", {"pool": "string", "error": "string"})
     db = str(tmp_path / "w.duckdb")
@@ -182,6 +190,7 @@ def test_a_column_an_older_warehouse_stored_as_null_gets_its_contract_type(tmp_p
     assert column_types(db, "typed")["error"] == "VARCHAR"
 
 
+@pytest.mark.materialisation
 def test_a_write_that_fails_keeps_the_partition_s_previous_rows(tmp_path, monkeypatch):
     monkeypatch.setitem(table_registry.TABLE_COLUMNS, "s.typed", {"pool": "string", "x": "float64"})
     db = str(tmp_path / "w.duckdb")
@@ -204,6 +213,7 @@ def test_a_write_that_fails_keeps_the_partition_s_previous_rows(tmp_path, monkey
         assert con.execute("SELECT pool, x FROM s.typed").fetchall() == [("a", 1.0)]
 
 
+@pytest.mark.materialisation
 def test_a_failed_load_closes_its_connection(tmp_path):
     """The stock DuckDB client left its connection open when a load raised: every later connection to the
     file from the same process (read-only, or another run's) then failed with "Can't open a connection to
@@ -222,6 +232,7 @@ def test_a_failed_load_closes_its_connection(tmp_path):
     assert run([cells, summary], Warehouse(database=db), instance, selection=[summary]).success
 
 
+@pytest.mark.unit
 def test_every_contract_maps_to_duckdb_and_arrow_types():
     """The one dtype mapping serves DuckDB now and Arrow / Parquet later: an empty partition conformed to its
     contract converts to Arrow with exactly the contract's schema; so does an error row of dialogue_turns,

@@ -69,6 +69,7 @@ def cell(model: str, pool: str) -> MultiPartitionKey:
     return MultiPartitionKey({"model": model, "pool": pool})
 
 
+@pytest.mark.materialisation
 def test_partitions_are_written_to_and_read_from_the_bucket(tmp_path, s3) -> None:
     db = str(tmp_path / "w.duckdb")
     assert is_remote(warehouse_root(tmp_path)) and str(warehouse_root(tmp_path)) == f"s3://{BUCKET}/wh"
@@ -96,6 +97,7 @@ def test_partitions_are_written_to_and_read_from_the_bucket(tmp_path, s3) -> Non
     assert SECRET.encode() not in (tmp_path / "w.duckdb").read_bytes() and SECRET not in view
 
 
+@pytest.mark.materialisation
 def test_a_rewritten_partition_replaces_its_object_whole(tmp_path, s3) -> None:
     db = str(tmp_path / "w.duckdb")
     instance = DagsterInstance.ephemeral()
@@ -108,6 +110,7 @@ def test_a_rewritten_partition_replaces_its_object_whole(tmp_path, s3) -> None:
     assert frame["x"].tolist() == [3.0, 3.0, 3.0] and set(frame["model"]) == {"m1"}
 
 
+@pytest.mark.materialisation
 def test_a_reader_without_the_filesystem_is_told_what_it_needs(tmp_path, s3) -> None:
     db = tmp_path / "w.duckdb"
     instance = DagsterInstance.ephemeral()
@@ -118,6 +121,7 @@ def test_a_reader_without_the_filesystem_is_told_what_it_needs(tmp_path, s3) -> 
         con.execute("SELECT count(*) FROM s.cells").fetchall()
 
 
+@pytest.mark.unit
 def test_removing_a_target_deletes_its_objects(tmp_path, s3) -> None:
     from eyt_dagster.ops.target_removal import delete_target_rows
     from resources.storage.warehouse import store_frame

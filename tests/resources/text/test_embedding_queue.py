@@ -19,6 +19,8 @@ from resources.text.embedding_cache import EmbeddingCache
 from resources.text.embedding_queue import EmbeddingQueue, embed_queued, encode_alone, hand_over
 from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, embed
 
+pytestmark = pytest.mark.unit
+
 MODEL = OFFLINE_PACKAGE_MODEL
 
 

@@ -23,6 +23,7 @@ from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, distinct_texts, emb
 REPO = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.unit
 def test_distinct_texts_scatter_on_hand_cases() -> None:
     distinct, inverse = distinct_texts(["b", "a", "b", "c", "a", "b"])
     assert distinct == ["b", "a", "c"]
@@ -37,6 +38,7 @@ def test_distinct_texts_scatter_on_hand_cases() -> None:
     assert rows[inverse].tolist() == [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]]
 
 
+@pytest.mark.unit
 def test_each_distinct_text_is_encoded_once_and_copied_back() -> None:
     texts = ["I need a cheaper flight.", "Tell me about penguins.", "I need a cheaper flight."]
     vectors, stats = embed_with_stats(texts)
@@ -50,6 +52,7 @@ def test_each_distinct_text_is_encoded_once_and_copied_back() -> None:
     assert empty.shape == (0, 384) and (stats.texts, stats.encoded) == (0, 0)
 
 
+@pytest.mark.unit
 def test_cache_round_trip_and_reuse(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "cache" / "embeddings.sqlite")
     texts = ["a calm reply", "an angry reply", "a calm reply", "a third one"]
@@ -68,6 +71,7 @@ def test_cache_round_trip_and_reuse(tmp_path: Path) -> None:
     assert set(other.get_many(OFFLINE_PACKAGE_MODEL, ["an angry reply", "never stored"])) == {0}
 
 
+@pytest.mark.unit
 def test_all_cached_needs_no_encoder(tmp_path: Path) -> None:
     """Every vector in the cache: the encoder is not loaded (a name that cannot load would raise)."""
     cache = EmbeddingCache(tmp_path / "e.sqlite")
@@ -79,6 +83,7 @@ def test_all_cached_needs_no_encoder(tmp_path: Path) -> None:
         embed_with_stats(["z"], "no-such-model", cache=cache)
 
 
+@pytest.mark.unit
 def test_cache_keeps_the_first_vector_stored(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "e.sqlite")
     cache.put_many("m", ["t"], np.array([[1.0, 2.0]], dtype=np.float32))
@@ -89,6 +94,7 @@ def test_cache_keeps_the_first_vector_stored(tmp_path: Path) -> None:
         cache.put_many("m", ["a", "b"], np.zeros((1, 2), dtype=np.float32))
 
 
+@pytest.mark.cli
 def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
     """Two processes opening a new cache file together and storing overlapping texts in many short
     transactions: no error, every key once. Repeated on fresh files, as the race is at the first open."""
@@ -116,6 +122,7 @@ def test_concurrent_processes_write_one_cache(tmp_path: Path) -> None:
         assert sorted(found) == list(range(450))
 
 
+@pytest.mark.unit
 def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from resources.models.model_access import ModelAccess
 
@@ -130,6 +137,7 @@ def test_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert not cache_enabled()
 
 
+@pytest.mark.unit
 def test_worker_torch_threads_divides_the_cores() -> None:
     assert worker_torch_threads(2, 2) == 1
     assert worker_torch_threads(2, 8) == 4
@@ -138,6 +146,7 @@ def test_worker_torch_threads_divides_the_cores() -> None:
     assert worker_torch_threads(1, None) == 1
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("pool", ["nemotron_usa", "personamem_v2"])
 def test_persona_dedup_is_the_same_with_and_without_cache(pool: str, tmp_path: Path) -> None:
     records = load_pool_records(pool, PoolSource())[0]
@@ -185,6 +194,7 @@ def _intent_similarity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: s
     return out.value.drop(columns=["created_at"])
 
 
+@pytest.mark.materialisation
 def test_intent_similarity_is_the_same_with_and_without_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plain = _intent_similarity(tmp_path, monkeypatch, "off")
     assert not (tmp_path / "cache" / "embeddings.sqlite").exists()

