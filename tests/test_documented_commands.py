@@ -48,9 +48,9 @@ SHUTDOWN_GRACE_S = 75
 # pattern (searched in the command) -> why this test does not run it
 SKIPPED = {
     r"^make test\b": "runs this suite, of which this test is a part",
-    r"\beyt bench\b": "a minute or more of load on a latency server; tests/test_bench.py runs `eyt bench` small",
+    r"\beyt bench\b": "a minute or more of load on a latency server; tests/ops/test_bench.py runs `eyt bench` small",
     r"qwen3-8b": "names a remote model (qwen3-8b) whose endpoint and key the test does not have",
-    r"\beyt remove-target\b": "deletes a target's results; tests/test_operations.py runs it with and without --force",
+    r"\beyt remove-target\b": "deletes a target's results; tests/ops/test_operations.py runs it with and without --force",
 }
 # pattern (searched in the whole block) -> why no command of such a block runs
 BLOCKS_SKIPPED = {

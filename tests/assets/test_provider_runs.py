@@ -1,5 +1,5 @@
 """A whole EYT-Bench run, and the SpeechEQ text generator, against the localhost server behaving as each provider
-documents its OpenAI-compatible endpoint (tests/provider_behaviours.py): every role (simulator, target, judge,
+documents its OpenAI-compatible endpoint (tests/support/provider_behaviours.py): every role (simulator, target, judge,
 replacement judge, SpeechEQ text generator) on that provider. Each run must finish every dialogue with no error row,
 and no reasoning text may reach a reply, a table or a metric."""
 

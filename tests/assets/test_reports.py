@@ -298,7 +298,7 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
     assert "baseline" in page and "data:image/png;base64," in page
     assert " [" in page  # intervals shown as value [low, high]
     assert "Ranks with intervals" in page
-    # the only addresses are the model cards' links into eyt view (tests/test_full_report.py checks them)
+    # the only addresses are the model cards' links into eyt view (tests/reporting/test_full_report.py checks them)
     from eyt_dagster.core.explorer_links import DEFAULT_VIEW_URL
 
     assert "<script" not in page and "https://" not in page

@@ -1,6 +1,6 @@
 """Provider profiles and what a refusal teaches (eyt_dagster/core/provider_profiles.py), reasoning kept apart
 (eyt_dagster/core/reasoning.py), and the chat client against the localhost server behaving as each provider's public
-documentation says (tests/provider_behaviours.py)."""
+documentation says (tests/support/provider_behaviours.py)."""
 
 from __future__ import annotations
 

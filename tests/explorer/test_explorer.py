@@ -1,5 +1,5 @@
-"""`eyt view`'s queries and pages on a tiny hand-made warehouse (tests/explorer_data.py): the numbers shown are the
-tables' rows, each route's status and content, sorting, filters, pagination, the call links, clear 404s, and every
+"""`eyt view`'s queries and pages on a tiny hand-made warehouse (tests/support/explorer_data.py): the numbers shown are
+the tables' rows, each route's status and content, sorting, filters, pagination, the call links, clear 404s, and every
 text a model wrote reaching the page as text only."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`eyt view`'s side by side (`/compare`) and paired differences (`/pairs`) on the hand-made warehouse
-(tests/explorer_data.py): the numbers are the tables', the marks fall where the targets differ, the rows are
+(tests/support/explorer_data.py): the numbers are the tables', the marks fall where the targets differ, the rows are
 sorted by |A - B| and paginated, bad requests get clear 400/404 pages, and model text stays text."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`eyt view --export`: the static copy of a selection of the explorer, written from the small hand-made warehouse
-(tests/explorer_data.py) and read back as files: which pages it holds, that every link and clip in every page
+(tests/support/explorer_data.py) and read back as files: which pages it holds, that every link and clip in every page
 resolves to a file of the export (relative, no server path, no other site), that pages outside the selection are
 plain text and targets outside it are not named, that model text stays escaped, the clear refusals, and file
 names safe for any id."""

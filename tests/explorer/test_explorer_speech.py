@@ -1,4 +1,4 @@
-"""`eyt view`'s SpeechEQ pages on the hand-made warehouse (tests/explorer_speech_data.py): the item list is
+"""`eyt view`'s SpeechEQ pages on the hand-made warehouse (tests/support/explorer_speech_data.py): the item list is
 speech.eq_items (filtered, paginated), an item page shows what the build and the targets stored about it, clips
 are served with their media type and only when a table names them and they lie in the data directory, and model
 text stays text."""
@@ -207,8 +207,8 @@ def test_a_targets_choices_are_counted_per_item(data):
     found = speech.items(wh(data), target=SPEECH_TARGET)
     assert found.total == N_ITEMS  # every item is listed; the counts are beside it
     rows = found.rows.set_index("dataset_id")
-    # on ITEM (by hand, tests/explorer_speech_data.py): 8 choices under "default"; correct: sequential-original-1,
-    # direct-original-1 and -2; one reply did not parse (sequential-original-2), one call failed
+    # on ITEM (by hand, tests/support/explorer_speech_data.py): 8 choices under "default"; correct:
+    # sequential-original-1, direct-original-1 and -2; one reply did not parse (sequential-original-2), one call failed
     assert rows.loc[ITEM, ["choices", "correct", "parse_failed", "errors"]].tolist() == [8, 3, 1, 1]
     [third] = {c["item_id"] for c in data[1]["speech.slm_choices"] if c["condition"] == PERSONA_CONDITION}
     assert rows.loc[third, ["choices", "correct"]].tolist() == [2, 2]  # the two choices under "persona"

@@ -1,6 +1,6 @@
 """The spoken EYT-Bench with an end-to-end audio target and remote voicing, against a real OpenAI-compatible HTTP
-server on localhost (tests/openai_stub_server.py: chat completions enforcing the JSON schema, slow and rate-limited,
-and an /audio/speech route), through the real openai client, the real Dagster graph and DuckDB warehouse.
+server on localhost (tests/support/localhost_server.py: chat completions enforcing the JSON schema, slow and
+rate-limited, and an /audio/speech route), through the real openai client, the real Dagster graph and DuckDB warehouse.
 
 One fixture plays the whole story: a first run in which one dialogue's voicing fails, a rerun after the speech
 endpoint recovers, a rerun with nothing to do, and a second audio target added to the slate.

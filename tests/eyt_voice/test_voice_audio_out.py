@@ -1,5 +1,5 @@
 """The spoken EYT-Bench with a target that answers in audio (`audio_out`), against a real OpenAI-compatible HTTP server
-on localhost (tests/openai_stub_server.py: slow, rate-limited, perception's JSON schema enforced, and a reply in
+on localhost (tests/support/localhost_server.py: slow, rate-limited, perception's JSON schema enforced, and a reply in
 audio answered with `message.audio` as OpenAI answers it), through the real openai client, the real Dagster graph
 and DuckDB warehouse. The simulator and the judge are remote models on the same server, so what they were sent is
 on the record: the reply's transcript, which the loop reads as the reply.

@@ -46,7 +46,7 @@ def test_why_dead_judges_only_this_hosts_runs_whose_process_is_gone():
 
 @pytest.mark.cli
 def test_the_unfinished_run_of_a_worker_that_died_is_failed_with_the_cause(tmp_path):
-    """What `eyt`'s launcher does the moment a worker dies (tests/test_worker_crash.py: the whole command)."""
+    """What `eyt`'s launcher does the moment a worker dies (tests/ops/test_worker_crash.py: the whole command)."""
     from dagster import DagsterEventType, DagsterInstance, DagsterRun, DagsterRunStatus
 
     here, gone = socket.gethostname(), dead_pid()

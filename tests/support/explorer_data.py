@@ -1,7 +1,7 @@
 """A tiny hand-made warehouse for the explorer's tests: one chat-model target with 61 dialogues (60 finished, one
 failed) and an embedded baseline with the first 12 of its ChatSEEDs, on one pool (the baseline errs on other
 turns and scores Empathy lower on turn 2, so side by side has differences to mark), a call cache with the calls
-of the first three chat dialogues, and SpeechEQ's tables (tests/explorer_speech_data.py). Dialogue 0 carries
+of the first three chat dialogues, and SpeechEQ's tables (tests/support/explorer_speech_data.py). Dialogue 0 carries
 hostile text in every field a model writes."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 behaves (docs/remote-models.md, "Providers", names the page behind each): which request parameters it refuses and
 with what error body, which it ignores, where a thinking model's reasoning arrives, how usage is reported.
 
-`behave_as(name, inner)` wraps a handler of tests/openai_stub_server.py (`inner` answers the request's question, as
-a model would) in one provider's behaviour:
+`behave_as(name, inner)` wraps a handler of tests/support/localhost_server.py (`inner` answers the request's question,
+as a model would) in one provider's behaviour:
 
 * `openai`: chat models; takes max_tokens and max_completion_tokens; reports reasoning_tokens 0.
 * `openai-reasoning`: the gpt-5 family, o3, o4-mini. A request with max_tokens gets HTTP 400 unsupported_parameter

@@ -1,5 +1,5 @@
-"""The SpeechEQ items as the benchmark's authors publish them (tests/authors_shape.py: their layout, this project's
-own text and clips): every folder imports, with the fields the authors add kept and the valence they leave out
+"""The SpeechEQ items as the benchmark's authors publish them (tests/support/authors_shape.py: their layout, this
+project's own text and clips): every folder imports, with the fields the authors add kept and the valence they leave out
 inferred and said so; an import that yields nothing fails its run in one line; a subscale imported this way is
 evaluated by the two SpeechEQ baselines end to end."""
 
