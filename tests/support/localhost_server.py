@@ -16,6 +16,9 @@ network calls or check the Authorization header.
         ...
         assert server.requests[0].headers["authorization"] == "Bearer k"
 
+In a test, the `localhost_server` fixture (tests/conftest.py) does the same for the whole test:
+`server = localhost_server(handler, delay_s=...)`, stopped at teardown.
+
 `ScriptedReplies` plays a fixed queue of replies; `reject_response_formats` wraps a handler so the
 server answers 400 to the structured-output modes it "does not support"; `SchemaDrawnReplies` answers
 like a server with constrained decoding (vLLM guided decoding, llama.cpp grammars, OpenAI structured
