@@ -11,7 +11,7 @@ import pandas as pd
 
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 
-TWIN = Path(__file__).resolve().parents[1] / "sql" / "simulator_audit.sql"
+TWIN = Path(__file__).resolve().parents[2] / "sql" / "simulator_audit.sql"
 KEYS = ["target", "pool", "seed_id", "turn"]
 FLOATS = ["leak_cosine", "leak_overlap"]
 EXACT = [
