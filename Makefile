@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 export EYT_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: install run test test-fast lint typecheck check dev view clean-data
+.PHONY: install run test test-fast test-unit lint typecheck check dev view clean-data
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ test: install  ## run the test suite (what CI runs)
 
 test-fast: install  ## the suite without the tests marked slow (CLI subprocesses, the browser UI)
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
+
+test-unit: install  ## the unit tier (no Dagster run, no CLI, no browser); the others: pytest -m materialisation|cli|browser
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m unit
 
 lint: install  ## ruff: lint and formatting (settings: [tool.ruff] in pyproject.toml); `ruff format .` fixes the format
 	$(BIN)/ruff check .

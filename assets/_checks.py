@@ -11,7 +11,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, PreviewWarning
 
 from eyt_dagster.core.table_checks import Verdict
 
-# Partitioned checks are a preview feature in dagster 1.13 (they work: tests/test_checks.py); one notice is
+# Partitioned checks are a preview feature in dagster 1.13 (they work: tests/assets/test_checks.py); one notice is
 # enough, not one per check on every code-location load.
 warnings.filterwarnings("ignore", category=PreviewWarning, message=".*partitions_def on an AssetCheckSpec")
 

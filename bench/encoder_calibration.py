@@ -1,7 +1,7 @@
 """The figures behind each encoder's calibration entry (eyt_dagster/eyt_bench/encoder_calibration.py): cosines of the
 calibration pairs per language, paraphrase-against-non-paraphrase ranking, Chinese-English translation retrieval,
 the shipped pools' near-duplicates, the fitted drift scale and the encoding speed. Not a test
-(tests/test_encoder_calibration.py asserts what the entries rely on); docs/languages.md quotes its output.
+(tests/eyt_bench/test_encoder_calibration.py asserts what the entries rely on); docs/languages.md quotes its output.
 
     HF_HUB_OFFLINE=1 python bench/encoder_calibration.py
 """

@@ -4,8 +4,8 @@
 -- Three inputs cannot be recomputed here and are read from dialogue.simulator_audit: `leak_cosine` (a sentence
 -- embedding), the optional model check's `model_leak` / `model_role_flip` (a model's answer), and the pool's
 -- `language` (a slate setting), which picks the statements and whether the content-word share is measured. Everything else
--- comes from the turns and the constants below, which tests/test_simulator_audit.py checks against the Python ones.
--- Usage: .read sql/simulator_audit.sql; FROM simulator_audit_sql;
+-- comes from the turns and the constants below, which tests/eyt_bench/test_simulator_audit.py checks against the Python
+-- ones. Usage: .read sql/simulator_audit.sql; FROM simulator_audit_sql;
 
 -- thresholds (simulator_audit.py) and the stop rule's first possible turn (dialogue_loop.ACHIEVED_TO_STOP)
 CREATE OR REPLACE TEMP MACRO audit_leak_cosine() AS 0.55;

@@ -1,8 +1,10 @@
-"""Shared fixtures: a temporary data directory, slate files, and in-process materialisation helpers."""
+"""Shared fixtures: a temporary data directory, slate files, the localhost model server, the whole graph
+materialised once; and the tier check (every test is exactly one of unit, materialisation, cli, browser)."""
 
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 from pathlib import Path
 
 import duckdb
@@ -16,26 +18,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.slate import default_slate_path
 
+from support.slates import write_slate
 
-def write_slate(directory: Path, **overrides) -> Path:
-    """The default slate with overrides, written to directory/slate.yaml (small sizes for tests)."""
-    slate = yaml.safe_load(default_slate_path().read_text())
-    slate.update(
-        {
-            "pool_size": 24,
-            "dialogues_per_pool": 4,
-            "t_max": 6,
-            "bootstrap_resamples": 200,
-            "cross_judge_dialogues": 6,
-            "voice": {"dialogues_per_pool": 2},
-        }
-    )
-    if "targets" in overrides:  # the default reasoning pair names default targets
-        slate["reasoning_pairs"] = []
-    slate.update(overrides)
-    path = directory / "slate.yaml"
-    path.write_text(yaml.safe_dump(slate, sort_keys=False))
-    return path
+TIERS = ("unit", "materialisation", "cli", "browser")  # registered, with their meanings, in pyproject.toml
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test carries exactly one tier (`pytestmark = pytest.mark.<tier>` in its module, or a mark on the
+    test where a module mixes tiers): collection fails, naming the tests, when one has none or two."""
+    wrong = []
+    for item in items:
+        tiers = {mark.name for mark in item.iter_markers() if mark.name in TIERS}
+        if len(tiers) != 1:
+            wrong.append(f"{item.nodeid}: {', '.join(sorted(tiers)) or 'no tier'}")
+    if wrong:
+        raise pytest.UsageError(
+            f"each test needs exactly one tier mark ({', '.join(TIERS)}); these have none or two:\n" + "\n".join(wrong)
+        )
 
 
 @pytest.fixture
@@ -53,12 +53,24 @@ def slate_file(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.fixture
+def localhost_server():
+    """A factory for support/localhost_server.py's OpenAI-compatible server on 127.0.0.1:
+    `server = localhost_server(handler, delay_s=..., max_in_flight=..., rate_limit=..., speech=..., port=...)`
+    (the options of `serve`). Every server it started is stopped when the test ends. (Module-scoped fixtures,
+    and tests that stop or restart a server midway, use `with serve(...)` directly.)"""
+    from support.localhost_server import serve
+
+    with ExitStack() as stack:
+        yield lambda handler, **options: stack.enter_context(serve(handler, **options))
+
+
 @pytest.fixture(scope="session")
 def warehouse(tmp_path_factory):
     """The whole graph materialised once in process: two targets x two pools, two judges, the reports, and
     SpeechEQ on one subscale with the two chooser baselines. Yields a read-only DuckDB connection and the
     Dagster instance."""
-    from pipeline import materialize_all, materialize_reports, materialize_speech, materialize_unified
+    from support.pipeline import materialize_all, materialize_reports, materialize_speech, materialize_unified
 
     directory = tmp_path_factory.mktemp("pipeline")
     slate = yaml.safe_load(default_slate_path().read_text())

@@ -98,6 +98,7 @@ def instance(tmp_path):
         yield instance
 
 
+@pytest.mark.materialisation
 def test_conditions_request_missing_then_exactly_the_partitions_a_code_change_makes_stale(instance):
     v1 = graph("1")
     for target in "abc":
@@ -141,6 +142,7 @@ def test_conditions_request_missing_then_exactly_the_partitions_a_code_change_ma
     assert requested(evaluate_automation_conditions(v2, instance)) == {("board", None)}
 
 
+@pytest.mark.materialisation
 def test_the_sensor_the_daemon_runs_requests_the_same_partitions(instance):
     v1 = graph("1")
     materialize(v1, selection=[SEEDS], partition_key=POOL, instance=instance)
@@ -165,6 +167,7 @@ def test_the_sensor_the_daemon_runs_requests_the_same_partitions(instance):
     assert all(request.tags["eyt/command"] == "automation" for request in result.run_requests)
 
 
+@pytest.mark.unit
 def test_the_code_location_puts_a_condition_on_every_asset_and_the_sensor_on_all_of_them(monkeypatch):
     from eyt_dagster.definitions import build_defs
 
@@ -182,6 +185,7 @@ def test_the_code_location_puts_a_condition_on_every_asset_and_the_sensor_on_all
     assert build_defs().get_sensor_def(SENSOR_NAME).default_status == DefaultSensorStatus.RUNNING
 
 
+@pytest.mark.unit
 def test_workspace_loads_the_module_that_holds_the_sensor():
     """`dagster dev -w workspace.yaml` (what `eyt dev` runs) loads the module whose definitions hold the sensor."""
     import yaml
@@ -190,6 +194,7 @@ def test_workspace_loads_the_module_that_holds_the_sensor():
     assert entry["python_module"]["module_name"] == "eyt_dagster.definitions"
 
 
+@pytest.mark.materialisation
 def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data(instance):
     """Dagster stops comparing data versions from 100 upstream partitions on; staleness.py compares them anyway: a
     re-recorded partition with the same data version changes nothing, one with new data makes the report stale."""
@@ -237,6 +242,7 @@ def test_a_report_over_many_partitions_is_out_of_date_only_when_one_has_new_data
     )
 
 
+@pytest.mark.unit
 def test_a_report_of_targets_the_slate_has_none_of_is_outside_the_slate():
     """A text-only slate: the SEQ reports read only SpeechEQ targets, so neither the daemon nor `eyt refresh`
     asks for them (they would fail every time with nothing to read); the model cards, which read both
@@ -272,6 +278,7 @@ def failing_pool(state: dict, attempts_per_day: int) -> list:
     return with_automation([seeds], SLATE, attempts_per_day)
 
 
+@pytest.mark.materialisation
 def test_the_daemon_retries_a_failed_partition_spaced_over_the_day(instance):
     import time
 
@@ -296,6 +303,7 @@ def test_the_daemon_retries_a_failed_partition_spaced_over_the_day(instance):
     assert requested(evaluate_automation_conditions(assets, instance, cursor=due.cursor)) == set()  # healed
 
 
+@pytest.mark.materialisation
 def test_a_partition_that_keeps_failing_is_given_up_for_the_day(instance):
     from eyt_dagster import staleness
 

@@ -10,6 +10,8 @@ from dagster import AssetKey, Definitions, check_dagster_type
 from eyt_dagster.core.storage_types import conform
 from eyt_dagster.table_registry import TABLE_COLUMNS
 
+pytestmark = pytest.mark.unit
+
 GROUPS = {"dialogue", "speech", "reports", "voice", "voice_reports"}
 JOB_NAMES = {
     "eyt_pools",

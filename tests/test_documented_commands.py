@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_slate
-from ui_browser import live_group_members, stop_group
+from support.slates import write_slate
+from support.ui_browser import live_group_members, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -48,9 +48,9 @@ SHUTDOWN_GRACE_S = 75
 # pattern (searched in the command) -> why this test does not run it
 SKIPPED = {
     r"^make test\b": "runs this suite, of which this test is a part",
-    r"\beyt bench\b": "a minute or more of load on a latency server; tests/test_bench.py runs `eyt bench` small",
+    r"\beyt bench\b": "a minute or more of load on a latency server; tests/ops/test_bench.py runs `eyt bench` small",
     r"qwen3-8b": "names a remote model (qwen3-8b) whose endpoint and key the test does not have",
-    r"\beyt remove-target\b": "deletes a target's results; tests/test_operations.py runs it with and without --force",
+    r"\beyt remove-target\b": "deletes a target's results; tests/ops/test_operations.py runs it with and without --force",
 }
 # pattern (searched in the whole block) -> why no command of such a block runs
 BLOCKS_SKIPPED = {
@@ -262,6 +262,7 @@ def _run(checkout: Path, command: Command) -> str | None:
     return f"exited with {done.returncode}:\n{done.stdout[-1500:]}\n{done.stderr[-2500:]}"
 
 
+@pytest.mark.unit
 def test_the_parser_reads_blocks_continuations_setup_and_crontabs(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
@@ -283,6 +284,7 @@ def test_the_parser_reads_blocks_continuations_setup_and_crontabs(tmp_path: Path
     assert SERVER.search(".venv/bin/eyt view --port 8080") and SERVER.search("make view")
 
 
+@pytest.mark.unit
 def test_every_skip_reason_still_matches_a_documented_command() -> None:
     commands = documented_commands()
     for pattern in SKIPPED:
@@ -298,6 +300,7 @@ def _files(folder: Path, pattern: str = "*") -> dict[str, tuple[int, int]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob(pattern) if p.is_file()}
 
 
+@pytest.mark.cli
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
@@ -342,6 +345,7 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
     assert _files(site_cache, "*.nb[ic]") == site_before, "a command wrote librosa's own numba cache"
 
 
+@pytest.mark.cli
 @pytest.mark.parametrize("automation", [False, True])
 def test_eyt_dev_starts_dagster_from_its_own_environment(monkeypatch, tmp_path: Path, automation: bool) -> None:
     """`eyt dev` becomes `python -m dagster dev` of the interpreter it runs in (no `dagster` on PATH needed), in the

@@ -15,6 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.cli
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFERRED = ("matplotlib", "sklearn", "scipy.signal", "scipy.stats", "soundfile")
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()
 TEXT_SUFFIXES = {

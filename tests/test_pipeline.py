@@ -7,6 +7,8 @@ import pytest
 
 from eyt_dagster.eyt_bench.taxonomy import EMOTIONS, EXPLICIT_INTENTS, LATENT_INTENTS, SUBSCORE_COLUMNS
 
+pytestmark = pytest.mark.materialisation
+
 
 def q(con, sql):
     return con.execute(sql).fetchall()

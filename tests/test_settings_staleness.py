@@ -21,8 +21,8 @@ from eyt_dagster.ops.refresh import refresh, slate_keys
 from eyt_dagster.settings_sources import record_settings
 from eyt_dagster.slate import default_slate_path, load_slate
 
-from conftest import write_slate
-from pipeline import resources_for
+from support.pipeline import resources_for
+from support.slates import write_slate
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = "nemotron_usa"
@@ -114,6 +114,7 @@ def target(field, value):
     return edit
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize(
     "field,value",
     [
@@ -136,6 +137,7 @@ def test_a_target_setting_makes_exactly_that_targets_partitions_stale(world, cap
     assert rows[("dialogue/judge_verdicts", CELL_A)][1] == upstream
 
 
+@pytest.mark.materialisation
 def test_after_rerunning_the_changed_target_nothing_is_stale(world, capsys):
     """Re-materialising what refresh lists (here in process, as its run would) leaves every partition fresh; the run
     records the new settings itself when it starts. The cell is then rebuilt with the original slate."""
@@ -272,6 +274,7 @@ WIDE = [
 ]
 
 
+@pytest.mark.materialisation
 @pytest.mark.parametrize("case,edit,expected", WIDE, ids=[c[0] for c in WIDE])
 def test_a_slate_wide_setting_makes_the_partitions_that_read_it_stale(world, capsys, case, edit, expected):
     rows = dry_run(world, capsys, case.replace(" ", "_"), edit)
@@ -279,11 +282,13 @@ def test_a_slate_wide_setting_makes_the_partitions_that_read_it_stale(world, cap
     # every other stale partition only lies downstream (own_stale); the reports may read the setting themselves
 
 
+@pytest.mark.materialisation
 def test_the_leaderboard_names_alpha_as_its_own_cause(world, capsys):
     rows = dry_run(world, capsys, "alpha_board", edit_key("alpha", 0.05))
     assert rows[("dialogue/leaderboard", "-")] == ("STALE", "slate settings changed: alpha")
 
 
+@pytest.mark.materialisation
 def test_settings_that_do_not_change_answers_make_nothing_stale(world, capsys):
     def edit(raw):
         for ref in (raw["targets"][0], raw["targets"][1], raw["simulator"], *raw["judges"]):
@@ -294,12 +299,14 @@ def test_settings_that_do_not_change_answers_make_nothing_stale(world, capsys):
     assert not [key for key, (status, _) in rows.items() if status == "STALE" and key[1] != "-"], rows
 
 
+@pytest.mark.materialisation
 def test_unchanged_slate_leaves_every_materialised_partition_fresh(world, capsys):
     rows = dry_run(world, capsys, "same", lambda raw: None)
     assert {status for status, _ in rows.values()} == {"MISSING"}  # only the reports never materialised here
     assert all(p == "-" for _, p in rows)
 
 
+@pytest.mark.unit
 def test_every_slate_field_is_read_by_an_asset_or_declared_unread():
     """A new slate field must be placed: read by some asset (slate_settings.READERS) or declared in NOT_READ."""
     from eyt_dagster.core.model_ref import NOT_ANSWER_FIELDS
@@ -313,6 +320,7 @@ def test_every_slate_field_is_read_by_an_asset_or_declared_unread():
     assert NOT_ANSWER_FIELDS <= set(TargetRef.model_fields)  # no misspelt field
 
 
+@pytest.mark.unit
 def test_speech_target_settings_cover_how_it_hears_but_not_transport():
     slate = load_slate(default_slate_path())
     ref = slate.target("acoustic-chooser-baseline")
@@ -323,6 +331,7 @@ def test_speech_target_settings_cover_how_it_hears_but_not_transport():
     assert ss.fingerprint(ss.speech_target_settings(ref.model_copy(update={"cascade": cascade}))) != base
 
 
+@pytest.mark.unit
 def test_change_text_names_fields_by_setting_and_judges_by_id():
     old = {
         "t_max": 10,
@@ -344,6 +353,7 @@ def test_change_text_names_fields_by_setting_and_judges_by_id():
     assert ss.change_text(old, old) == ""
 
 
+@pytest.mark.materialisation
 def test_observing_the_target_settings_records_every_slate_target_with_its_settings(tmp_path):
     """What the UI's "Observe" does on dialogue/target_settings (no partition chosen): one observation per
     slate target, data version = the hash of its settings, the settings as metadata."""

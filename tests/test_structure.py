@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("eyt_dagster", "assets", "resources")
 
@@ -135,10 +137,12 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+@pytest.mark.unit
 def test_every_import_runs_down_the_layers_or_stays_in_its_part():
     assert not upward(graph()), "\n".join(upward(graph()))
 
 
+@pytest.mark.unit
 def test_only_the_cli_imports_the_explorer():
     importers = sorted(
         m
@@ -148,10 +152,12 @@ def test_only_the_cli_imports_the_explorer():
     assert importers == ["eyt_dagster.ops.cli"], importers
 
 
+@pytest.mark.unit
 def test_no_modules_import_each_other_in_a_circle():
     assert not circles(graph())
 
 
+@pytest.mark.unit
 def test_the_rules_catch_a_circle_an_upward_import_and_a_benchmark_importing_the_other():
     made_up = {
         "eyt_dagster.core.stats": {"eyt_dagster.eyt_bench.metrics"},  # core knowing a benchmark
@@ -207,6 +213,7 @@ def group_breaches(edges: dict[str, set[str]], faces: dict[str, set[str]]) -> li
     return sorted(wrong)
 
 
+@pytest.mark.unit
 def test_every_resource_lives_in_a_group_and_every_group_offers_real_modules():
     loose = [
         m
@@ -221,10 +228,12 @@ def test_every_resource_lives_in_a_group_and_every_group_offers_real_modules():
         )
 
 
+@pytest.mark.unit
 def test_resource_groups_import_downwards_and_through_their_faces():
     assert not group_breaches(graph(), group_faces()), "\n".join(group_breaches(graph(), group_faces()))
 
 
+@pytest.mark.unit
 def test_the_group_rules_catch_an_upward_group_and_a_private_module():
     faces = {"storage": {"resources.storage.warehouse"}, "models": {"resources.models.chat_client"}}
     made_up = {
@@ -238,6 +247,7 @@ def test_the_group_rules_catch_an_upward_group_and_a_private_module():
     ]
 
 
+@pytest.mark.unit
 def test_the_domain_packages_import_no_dagster():
     known = modules()
     found = []
@@ -248,6 +258,7 @@ def test_the_domain_packages_import_no_dagster():
     assert not found, found
 
 
+@pytest.mark.cli
 def test_loading_eyt_bench_assets_imports_no_speech_eq_module():
     code = (
         "import importlib, pkgutil, sys, assets.eyt_bench as p\n"

@@ -25,8 +25,8 @@ import yaml
 
 from eyt_dagster.slate import default_slate_path
 
-from conftest import write_slate
-from ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
+from support.slates import write_slate
+from support.ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -41,7 +41,7 @@ NAMED = {
 }
 SERVER_TIMEOUT = 120  # dagster dev answers in 20-35 s on 2 cores when the code location loads
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def free_port() -> int:

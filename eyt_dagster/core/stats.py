@@ -378,7 +378,7 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
 def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
     """Spearman correlation: Pearson on average ranks (ties share a rank), computed as scipy.stats.spearmanr
     computes it (np.corrcoef of the two rank columns), so it is the same float, without importing scipy.stats
-    (tests/test_stats.py compares); NaN pairs dropped, NaN for constant input."""
+    (tests/core/test_stats.py compares); NaN pairs dropped, NaN for constant input."""
     pair = _rank_input(x, y)
     if pair is None:
         return NAN
@@ -389,7 +389,7 @@ def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
 def kendall_tau(x: ArrayLike, y: ArrayLike) -> float:
     """Kendall's tau-b (scipy's default variant, corrected for ties on either side): (concordant - discordant) /
     sqrt(pairs - ties in x) / sqrt(pairs - ties in y) from integer pair counts, the arithmetic of
-    scipy.stats.kendalltau (the same float, tests/test_stats.py compares) without importing scipy.stats; NaN pairs
+    scipy.stats.kendalltau (the same float, tests/core/test_stats.py compares) without importing scipy.stats; NaN pairs
     dropped, NaN for constant input. Counts every pair at once: for the few hundred values it is given (targets,
     annotated cells)."""
     pair = _rank_input(x, y)

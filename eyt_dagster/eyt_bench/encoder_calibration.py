@@ -5,8 +5,8 @@ Why: encoders spread cosines differently. The same pair of texts gets one cosine
 from the multilingual Universal Sentence Encoder, so one threshold or one `1 - cos` would mean different things per
 encoder. Each entry was measured on the pair files in eyt_dagster/fixtures/encoder_calibration/ (near-duplicates,
 paraphrases and non-paraphrases, in English and Chinese) and on the shipped persona pools;
-tests/test_encoder_calibration.py recomputes the figures from those files and fails when an entry no longer fits
-them (docs/languages.md#per-encoder-calibration).
+tests/eyt_bench/test_encoder_calibration.py recomputes the figures from those files and fails when an entry no longer
+fits them (docs/languages.md#per-encoder-calibration).
 
 - `dedup_threshold`: cosine >= this is a near-duplicate (persona deduplication, eyt_bench/sampling.py).
 - `drift_scale`: intent drift of one turn is `drift_scale * (1 - cos)` (eyt_bench/metrics.py
@@ -70,7 +70,7 @@ def calibration(encoder: str, language: str | None = None) -> EncoderCalibration
             f"embedding model '{encoder}' has no calibration entry (known: {', '.join(sorted(CALIBRATIONS))}): set "
             f"embedding_model to one of those, or measure the model on eyt_dagster/fixtures/encoder_calibration/ "
             f"and add its entry to CALIBRATIONS in eyt_dagster/eyt_bench/encoder_calibration.py "
-            f"(tests/test_encoder_calibration.py checks it); a run may also accept it uncalibrated, with the "
+            f"(tests/eyt_bench/test_encoder_calibration.py checks it); a run may also accept it uncalibrated, with the "
             f"slate's dedup_threshold and drift 1 - cos (`uncalibrated`)"
         )
     if language is not None and language not in entry.languages:

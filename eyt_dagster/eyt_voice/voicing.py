@@ -3,7 +3,7 @@
 `EMOTION_VOICE` is the one place that says how an emotion sounds, in physical voice terms (tempo, loudness,
 pitch, melody, pauses) that SpeechEQ's prosody lexicon turns into espeak-ng settings (speech_eq/prosody.py) and
 that an instructed speech endpoint reads as its `instructions`. Every word below is a lexicon entry, so the
-embedded voice carries each term (tests/test_voicing.py checks it). `neutral` is the plain voice.
+embedded voice carries each term (tests/eyt_voice/test_voice.py checks it). `neutral` is the plain voice.
 
 The voice: the persona's `sex` picks the female or male voices and its `age_bucket` the voice within them (a
 lower-pitched variant for older buckets); a persona that says neither gets a voice by a rule seeded with the

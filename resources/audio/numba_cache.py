@@ -22,8 +22,8 @@ What this module does instead, in every process of the project before librosa im
   lock, then load. A folder therefore exists only complete; a killed fill leaves a temporary folder that the next
   fill removes.
 - After the fill nothing compiles again (every kernel and loop the project calls is in the folder), so no two
-  processes ever write the same cache files: tests/test_numba_cache.py checks that a full run leaves the folder's
-  files untouched.
+  processes ever write the same cache files: tests/resources/audio/test_numba_cache.py checks that a full run leaves the
+  folder's files untouched.
 
 Cost: the fill takes 35-45 s of one core once per install (what an empty site-packages cache cost the first run
 before); afterwards the first librosa call in a process loads the cache in ~3 s, as before.

@@ -1,0 +1,158 @@
+"""`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
+dialogue -> one call, a deep link opened directly, leaderboard -> paired differences -> side by side, the SpeechEQ
+items -> one item whose clip loads and plays, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
+to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from resources.models.run_progress import StepProgress
+
+from support.explorer_data import BASELINE, POOL, TARGET, build, seed_id
+from support.explorer_speech_data import ITEM
+from support.ui_browser import Chromium, chromium_path, stop_group
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC_SHOTS = ROOT / "docs" / "explorer"
+
+
+def start_view(data: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    env = {**os.environ, "EYT_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)}
+    out = open(log, "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "eyt_dagster.ops.cli", "view"],
+        cwd=ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+        if found:
+            return process, found.group(0).rstrip("/")
+        assert process.poll() is None, log.read_text()
+        time.sleep(0.2)
+    stop_group(process)
+    raise AssertionError(f"eyt view printed no URL: {log.read_text()}")
+
+
+def follow(browser: Chromium, selector: str) -> str:
+    """Open the first link matching `selector`; return its URL."""
+    href = browser.evaluate(f"document.querySelector({selector!r}).href")
+    browser.navigate(href)
+    return href
+
+
+@pytest.mark.slow
+def test_eyt_view_in_headless_chromium(tmp_path):
+    if chromium_path() is None:
+        pytest.fail("Chromium is not installed: `.ci/run` installs Debian's `chromium`")
+    data = tmp_path / "data"
+    data.mkdir()
+    build(data)
+    shots = DOC_SHOTS if os.environ.get("EYT_DOC_SCREENSHOTS") == "1" else tmp_path / "shots"
+    shots.mkdir(exist_ok=True)
+    process, base = start_view(data, tmp_path / "view.log")
+    try:
+        with Chromium(tmp_path / "chromium", width=1280, height=820) as browser:
+            browser.navigate(base + "/")
+            browser.wait_for_text(["EYT-Bench leaderboard", TARGET, "baseline"])
+            browser.screenshot(shots / "leaderboard.png")
+
+            follow(browser, f'a[href^="/dialogues?target={TARGET}&pool={POOL}&sort=empathy"]')
+            browser.wait_for_text([f"{TARGET} on {POOL}", "61 dialogue(s)", "page 1 of 2", "empathy"])
+            browser.screenshot(shots / "dialogues.png")
+
+            follow(browser, f'a[href$="{seed_id(1).replace(":", "%3A")}"]')
+            text = browser.wait_for_text(["Persona and ChatSEED", "final intent of dialogue 1", "Turn 2", "judge-a"])
+            assert "reply 2 of dialogue 1" in text
+            browser.screenshot(shots / "dialogue.png")
+            deep = browser.evaluate("location.href")
+
+            follow(browser, 'a.call[href^="/call/"]')
+            browser.wait_for_text(["Raw reply", "Ledger", "chat_seed:" + seed_id(1)])
+            browser.screenshot(shots / "call.png")
+
+            browser.navigate(deep)  # a deep link opens by itself
+            browser.wait_for_text(["Persona and ChatSEED", seed_id(1)])
+
+            browser.navigate(base + "/")  # the leaderboard's compare form: A and B preselected, by empathy
+            browser.wait_for_text(["Compare two targets"])
+            browser.evaluate("document.querySelector('form.compare').submit()")
+            browser.wait_for_text([f"{TARGET} vs {BASELINE}", "12 ChatSEED(s) both targets finished", "-25.0"])
+            browser.screenshot(shots / "pairs.png")
+
+            follow(browser, "a.compare")
+            browser.wait_for_text([f"{seed_id(11)} side by side", "differ", "Turn 2", "empathy_support"])
+            browser.screenshot(shots / "compare.png")
+
+            browser.navigate(base + "/")  # a cell's judges, from the leaderboard
+            browser.wait_for_text(["EYT-Bench leaderboard"])
+            follow(browser, f'a[href^="/judges?target={TARGET}"]')
+            browser.wait_for_text(["Where the judges disagree", TARGET])
+            browser.screenshot(shots / "judges.png")
+
+            follow(browser, 'header a[href="/speech"]')
+            browser.wait_for_text(["SpeechEQ items", "60 item(s)", ITEM])
+            browser.screenshot(shots / "speech.png")
+
+            follow(browser, f'a[href="/speech/item/{ITEM}"]')
+            browser.wait_for_text(["Scenario", "resonant clip", "Choices", "parse failed"])
+            duration = browser.wait_until(
+                "document.querySelector('audio').duration",
+                lambda d: isinstance(d, (int, float)) and 0 < d < 10,
+                "loaded clip (a finite duration)",
+            )
+            assert duration == pytest.approx(0.6, abs=0.05)  # the resonant clip's length
+            played = browser.call(  # as a click would start it: Chromium lets only a user's gesture play sound
+                "Runtime.evaluate",
+                expression="(() => { const a = document.querySelector('audio');"
+                " return a.play().then(() => new Promise(r => setTimeout(() => r(a.currentTime), 300)),"
+                " e => `${e.name}: ${e.message}`); })()",
+                returnByValue=True,
+                awaitPromise=True,
+                userGesture=True,
+            )["result"].get("value")
+            assert isinstance(played, (int, float)) and played > 0, played
+            browser.evaluate("document.getElementById('turn-4').scrollIntoView()")  # the clips in view
+            browser.screenshot(shots / "speech_item.png")
+
+            browser.navigate(base + "/speech")
+            browser.wait_for_text(["SpeechEQ items", "How the items were built"])
+            follow(browser, 'a[href="/speech/build"]')
+            browser.wait_for_text(["How the SpeechEQ items were built", "no points for pitch", "not an item"])
+            browser.screenshot(shots / "speech_build.png")
+
+            with StepProgress(  # a step running now, as a run's worker records it
+                data,
+                run_id="a1b2c3d4-running",
+                step="dialogue__dialogue_turns",
+                job="eyt_dialogues",
+                unit="dialogues",
+                message=lambda d, t: f"dialogues done: {d} of {t}",
+                partition=f"{POOL}|{TARGET}",
+                log_every=1000.0,
+            ) as on_done:
+                on_done(0, 65)
+                on_done(23, 65)
+                browser.navigate(base + "/running")
+                browser.wait_for_text(["Running now", "23 of 65 dialogues"], timeout=15)
+                browser.screenshot(shots / "running.png")
+    finally:
+        used, left = stop_group(process, timeout=20)
+    assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
+    views = ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "judges", "speech", "speech_item")
+    for name in (*views, "speech_build", "running"):
+        assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000

@@ -1,0 +1,182 @@
+"""`eyt bench`: the ideal from hand-computed call counts, the server's answers, and one tiny run end to end."""
+
+import json
+
+import openai
+import pytest
+
+from eyt_dagster.eyt_bench.types import SimulatorTurn
+from eyt_dagster.ops.bench import (
+    EYT_STAGES,
+    BenchSettings,
+    Measurement,
+    StageFigures,
+    chain_length,
+    from_json,
+    most_at_once,
+    overlapped_ideal,
+    run_bench,
+    stage_ideals,
+    table,
+)
+from eyt_dagster.ops.bench_server import PLAIN_REPLY, LatencyServer
+from eyt_dagster.ops.json_schema_draw import WORDS, is_valid, prose
+
+pytestmark = pytest.mark.unit
+
+
+def test_ideal_is_the_larger_of_waves_and_the_dependent_chain():
+    rows = (
+        # 5 ChatSEEDs on a budget of 2: ceil(5/2) = 3 waves, chain 1
+        [{"run_id": "a", "model_id": "sim", "purpose": f"chat_seed:p:{i}"} for i in range(5)]
+        # one dialogue of 3 turns: 3 perceive + 3 respond + 3 simulate; budgets 2 (target) and 2 (simulator):
+        # waves ceil(6/2) = 3 and ceil(3/2) = 2, chain 2 x 3 = 6
+        + [
+            {"run_id": "b", "model_id": "tgt", "purpose": f"{kind}:{t}"}
+            for t in (1, 2, 3)
+            for kind in ("perceive", "respond")
+        ]
+        # (the simulator's purpose names the turn it writes: t + 1)
+        + [{"run_id": "b", "model_id": "sim", "purpose": f"simulate:p:7:{t + 1}"} for t in (1, 2, 3)]
+        # a judge verdict and its re-ask (chain 2), plus 2 other verdicts: 4 calls, budget 2 -> 2 waves
+        + [
+            {"run_id": "b", "model_id": "judge", "purpose": p}
+            for p in ("judge_turn:p:7:1", "judge_turn:p:7:1", "judge_turn:p:7:2", "judge_turn:p:7:3")
+        ]
+    )
+    ideals = stage_ideals(rows, {"sim": 2, "tgt": 2, "judge": 2}, 0.5)
+    assert ideals[("a", "chat_seeds")] == (5, 1.5)
+    assert ideals[("b", "dialogue_turns")] == (9, 3.0)
+    assert ideals[("b", "judge_verdicts")] == (4, 1.0)
+    # x answered 1 turn, y 2 turns: 2 x 2 calls, not 2 x the largest index (3)
+    assert chain_length("dialogue_turns", ["simulate:pool:x:2", "simulate:pool:y:2", "simulate:pool:y:3"]) == 4
+
+
+def test_overlapped_runs_ideal_is_the_busiest_endpoint_or_the_longest_run_chain():
+    # two cells side by side, each: 2 dialogues of 3 turns on one target (budget 4) and the judge (budget 4)
+    rows = []
+    for run in ("a", "b"):
+        for d in ("x", "y"):
+            for kind in ("perceive", "respond"):
+                rows += [{"run_id": run, "model_id": "tgt", "purpose": f"{kind}:{d}{t}"} for t in (1, 2, 3)]
+            rows += [{"run_id": run, "model_id": "sim", "purpose": f"simulate:pool:{d}:{t + 1}"} for t in (1, 2, 3)]
+            rows += [{"run_id": run, "model_id": "judge", "purpose": f"judge_turn:pool:{d}:{t}"} for t in (1, 2, 3)]
+    # target: 2 runs x 12 calls = 24 calls / 4 = 6 waves; a run's chain: 2 x 3 turns + 1 verdict = 7 -> 7 x 0.5
+    assert overlapped_ideal(rows, {"tgt": 4, "sim": 4, "judge": 4}, 0.5) == 3.5
+    # a budget of 2: the target's 24 calls need 12 waves, more than the chain
+    assert overlapped_ideal(rows, {"tgt": 2, "sim": 4, "judge": 4}, 0.5) == 6.0
+
+
+def test_table_ratios():
+    slow = Measurement(0.5, 10.0, {stage: StageFigures(calls=4, wall_s=3.0, ideal_s=1.0) for stage in EYT_STAGES})
+    fast = Measurement(0.0, 4.0, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.0) for stage in EYT_STAGES})
+    lines = table(slow, fast).splitlines()
+    # latency part 3 - 1 = 2 s over an ideal of 1 s; wall 3 s over the larger bound, max(1, 1) = 1 s
+    assert lines[2].split() == ["chat_seeds", "4", "3.00s", "1.00s", "2.00s", "1.00s", "2.00x", "3.00x"]
+    # the whole: 16 calls, part 10 - 4 = 6 s, ideal 4 x 1 s; bound max(4, 4) = 4 s
+    assert lines[-1].split()[-7:] == ["16", "10.00s", "4.00s", "6.00s", "4.00s", "1.50x", "2.50x"]
+    assert len(lines) == 2 + len(EYT_STAGES) + 1  # no SpeechEQ row when SpeechEQ was not run
+
+
+def test_speech_ideal_is_two_rounds_or_the_waves():
+    # 3 trajectories: 3 round-1 and 6 round-2 calls (sequential and direct inference) on a budget of 2:
+    # ceil(9 / 2) = 5 waves beat the chain of 2 (round 1, then round 2)
+    rows = [{"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round1"}] * 3 + [
+        {"run_id": "s", "model_id": "slm", "purpose": "speech_eq_round2"}
+    ] * 6
+    assert stage_ideals(rows, {"slm": 2}, 0.5)[("s", "slm_choices")] == (9, 2.5)
+    # on a budget of 16 one wave would do, but round 2 must wait for round 1
+    assert stage_ideals(rows, {"slm": 16}, 0.5)[("s", "slm_choices")] == (9, 1.0)
+
+
+def test_server_answers_json_requests_with_a_valid_instance_after_the_latency():
+    schema = SimulatorTurn.model_json_schema()
+    with LatencyServer(0.1) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        messages = [{"role": "user", "content": "hi"}]
+        fmt = {"type": "json_schema", "json_schema": {"name": "SimulatorTurn", "schema": schema}}
+        first = client.chat.completions.create(model="m", messages=messages, response_format=fmt)
+        again = client.chat.completions.create(model="m", messages=messages, response_format=fmt)
+        plain = client.chat.completions.create(model="m", messages=messages)
+        assert server.requests == 3
+    value = json.loads(first.choices[0].message.content)
+    assert is_valid(schema, value) and SimulatorTurn.model_validate(value)
+    assert again.choices[0].message.content == first.choices[0].message.content
+    assert plain.choices[0].message.content == PLAIN_REPLY
+    # its strings are words, as a model's are (the encoders downstream get realistic work)
+    assert set(value["user_text"].split()) <= set(WORDS) | {w + "s" for w in WORDS} | {
+        w[:k] for w in WORDS for k in range(1, len(w))
+    }
+
+
+def test_prose_keeps_to_the_length_bounds_and_is_made_of_words():
+    import random
+
+    rng = random.Random(7)
+    for low, high in [(0, 0), (1, 1), (1, 3), (5, 7), (1, 400), (300, 400)]:
+        texts = [prose(rng, low, high) for _ in range(300)]
+        assert all(low <= len(t) <= high for t in texts), (low, high)
+        assert all(not t.startswith(" ") and not t.endswith(" ") for t in texts)
+    long = prose(rng, 390, 400)
+    assert 55 <= len(long.split()) <= 110  # about four characters and a space per word
+
+
+def test_the_server_counts_requests_in_flight_per_model():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with LatencyServer(0.3) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        models = ["a", "a", "a", "b"]
+        with ThreadPoolExecutor(4) as pool:
+            list(
+                pool.map(
+                    lambda m: client.chat.completions.create(model=m, messages=[{"role": "user", "content": "hi"}]),
+                    models,
+                )
+            )
+    assert server.max_in_flight_by_model == {"a": 3, "b": 1} and server.max_in_flight == 4
+
+
+def test_most_runs_at_once_counts_overlapping_spans():
+    # [0,10] and [5,12] overlap; [12,20] starts as [5,12] ends (not at once); [13,14] inside [12,20]
+    assert most_at_once([(0, 10), (5, 12), (12, 20), (13, 14)]) == 2
+    assert most_at_once([(0, 10), (1, 9), (2, 8)]) == 3
+    assert most_at_once([]) == 0
+
+
+@pytest.mark.slow
+def test_bench_runs_and_prints_every_stage(tmp_path):
+    settings = BenchSettings(
+        latency_s=0.05,
+        pools=("nemotron_usa", "personamem_v2"),
+        dialogues_per_pool=2,
+        t_max=2,
+        max_concurrency=4,
+        speech_subscales=("interpersonal_empathy",),
+        parallel=2,
+    )
+    text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
+    for stage in (
+        "chat_seeds",
+        "dialogue_turns",
+        "judge_verdicts",
+        "final_intent_verdicts",
+        "slm_choices",
+        "whole (eyt run)",
+    ):
+        assert stage in text
+    figures = json.loads((tmp_path / "bench.json").read_text())["runs"][0]["stages"]
+    slow, fast = from_json(tmp_path / "bench.json")
+    assert fast is None and slow.total_calls == sum(f["calls"] for f in figures.values())
+    assert figures["chat_seeds"]["calls"] == 4 and figures["final_intent_verdicts"]["calls"] == 4
+    # 2 pools x 2 dialogues of at most 2 turns: 3 calls per turn
+    assert 12 <= figures["dialogue_turns"]["calls"] <= 24 and figures["dialogue_turns"]["calls"] % 3 == 0
+    # the target's two cells ran at once, and its endpoint still never held more than its budget
+    run = json.loads((tmp_path / "bench.json").read_text())["runs"][0]
+    assert run["most_runs_at_once"] == 2
+    assert max(run["max_in_flight_by_model"].values()) <= 4
+    assert all(f["wall_s"] > 0 for f in figures.values())
+    # SpeechEQ: every trajectory (item x 9 conditions x 2 orders) asks round 1 and two rounds 2, less the
+    # requests identical to one asked before (served from the cache)
+    speech = figures["slm_choices"]
+    assert speech["calls"] > 0 and speech["ideal_s"] >= 2 * 0.05
