@@ -5,6 +5,7 @@
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ, no spoken EYT-Bench)
     eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
     eyt run --progress-every S  without a terminal, a progress line per running run every S seconds (default 30)
+    eyt plan                the bill before `eyt run` (same flags): calls, tokens, USD, wall time (--json FILE)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
@@ -28,6 +29,7 @@ Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt ref
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import sys
@@ -45,12 +47,13 @@ from eyt_dagster.ops.progress_display import DEFAULT_EVERY_S, PROGRESS_EVERY_ENV
 from eyt_dagster.ops.refresh import asset_parents, refresh
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.ops.target_removal import delete_target_rows, mark_removed, tables_with_target, target_partitions
-from eyt_dagster.slate import SlateError, load_slate, slate_path_from_env
+from eyt_dagster.slate import Slate, SlateError, load_slate, slate_path_from_env
 from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 if TYPE_CHECKING:
     from dagster import DagsterInstance
 
+    from eyt_dagster.ops.plan import Selection
     from resources.models.cache_backend import CacheBackend
 
 
@@ -62,20 +65,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     instance = DagsterInstance.get()
     report_dead_runs(instance)
     register_targets(instance, slate)
-    unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
-    if unknown:
-        print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
+    chosen = selection(args, slate)
+    if chosen is None:
         return 2
-    targets = [t.id for t in slate.eyt_targets if not args.target or t.id in args.target]
-    speech_targets = [t.id for t in slate.speech_targets if not args.target or t.id in args.target]
-    voice_targets = [
-        t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and not args.no_speech
-    ]
-    pools = args.pool or list(slate.pools)
-    wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
-    if wrong:
-        print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
-        return 2
+    targets, pools = chosen.targets, chosen.pools
+    speech_targets, voice_targets = chosen.speech_targets, chosen.voice_targets
     print(
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
         f"SpeechEQ targets {speech_targets}; spoken EYT-Bench targets {voice_targets}"
@@ -98,6 +92,54 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_speech:
         _print_speech_summary()
     return 0 if ok else 1
+
+
+def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
+    """The targets and pools `eyt run`'s flags select (also `eyt plan`'s); None after printing why the flags are
+    wrong (a target not in the slate, an unknown subscale)."""
+    from eyt_dagster.ops.plan import Selection
+
+    unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
+    if unknown:
+        print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
+        return None
+    wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
+    if wrong:
+        print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
+        return None
+    return Selection(
+        targets=[t.id for t in slate.eyt_targets if not args.target or t.id in args.target],
+        pools=args.pool or list(slate.pools),
+        speech_targets=[t.id for t in slate.speech_targets if not args.target or t.id in args.target],
+        voice_targets=[
+            t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and not args.no_speech
+        ],
+    )
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from eyt_dagster.ops.plan import plan, write_json
+    from resources.models.call_reads import open_call_reads
+    from resources.storage.warehouse import warehouse_path
+
+    slate = load_slate(slate_path_from_env())
+    chosen = selection(args, slate)
+    if chosen is None:
+        return 2
+    if args.no_speech:  # as `eyt run --no-speech`: no SpeechEQ run
+        chosen = dataclasses.replace(chosen, speech_targets=[])
+    with open_call_reads(data_dir(), _call_backend()) as reads:
+        rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit"])
+    text, data = plan(slate, chosen, rows, warehouse_path())
+    print(
+        f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {chosen.targets}, pools {chosen.pools}; "
+        f"ledger history: {len(rows)} call(s)"
+    )
+    print(text)
+    if args.json:
+        write_json(Path(args.json), data)
+        print(f"wrote {args.json}")
+    return 0
 
 
 def _parallel(text: str) -> int:
@@ -490,6 +532,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_options(command: argparse.ArgumentParser) -> None:
+    """The selection flags of `eyt run` (and `eyt plan`, which estimates the same selection)."""
+    command.add_argument("--target", action="append", help="only this target (repeatable)")
+    command.add_argument("--pool", action="append", help="only this pool (repeatable)")
+    command.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
+    command.add_argument(
+        "--no-speech",
+        action="store_true",
+        help="no audio: skip SpeechEQ and the spoken EYT-Bench (text EYT-Bench only)",
+    )
+    command.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
+    command.add_argument(
+        "--parallel",
+        type=_parallel,
+        default=DEFAULT_PARALLEL,
+        metavar="N",
+        help=f"run up to N independent partition runs at once, each in a worker process (default "
+        f"{DEFAULT_PARALLEL}; 1: one after another, in one worker); see docs/operations.md",
+    )
+
+
 def _progress_seconds(text: str) -> float:
     try:
         return env_settings.PROGRESS_EVERY.parse(text)
@@ -518,25 +581,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialise the EYT graph for the slate")
-    run.add_argument("--target", action="append", help="only this target (repeatable)")
-    run.add_argument("--pool", action="append", help="only this pool (repeatable)")
-    run.add_argument("--no-reports", action="store_true", help="skip the leaderboard and analysis tables")
-    run.add_argument(
-        "--no-speech",
-        action="store_true",
-        help="no audio: skip SpeechEQ and the spoken EYT-Bench (text EYT-Bench only)",
-    )
-    run.add_argument("--subscale", action="append", help="only this EQ-i subscale's SpeechEQ items (repeatable)")
-    run.add_argument(
-        "--parallel",
-        type=_parallel,
-        default=DEFAULT_PARALLEL,
-        metavar="N",
-        help=f"run up to N independent partition runs at once, each in a worker process (default "
-        f"{DEFAULT_PARALLEL}; 1: one after another, in one worker); see docs/operations.md",
-    )
+    _run_options(run)
     _progress_option(run)
     run.set_defaults(func=cmd_run)
+    plan = sub.add_parser(
+        "plan",
+        help="the bill before `eyt run`: calls, tokens, USD and wall time per model and role",
+        description="Estimate what `eyt run` with the same flags would spend, per model and role: calls, prompt "
+        "and completion tokens, USD from the slate's prices and wall time from the endpoint budgets, each with a "
+        "range, from the ledger's history (or the rendered prompts). Dialogues already played cost nothing. "
+        "Calls no model and writes nothing but --json FILE (docs/cost.md).",
+    )
+    _run_options(plan)
+    plan.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    plan.set_defaults(func=cmd_plan)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
     report.set_defaults(func=cmd_report)

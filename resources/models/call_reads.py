@@ -62,6 +62,17 @@ class CallReads:
         rows = self._rows(sql, [v for pair in pairs for v in pair])
         return [(r["model_id"], r["purpose"], r["cache_key"], r["text"]) for r in rows]
 
+    def calls_of_roles(self, roles: Sequence[str]) -> list[Row]:
+        """The figures of every ledger call of the given roles (role, model_id, purpose, run_id, cached, tokens,
+        latency), in call order: the history `eyt plan` estimates from."""
+        if not roles:
+            return []
+        sql = (
+            "SELECT role, model_id, purpose, run_id, cached, tokens_in, tokens_out, reasoning_tokens, latency_s "
+            f"FROM {{p}}ledger WHERE role IN ({', '.join('?' for _ in roles)}) ORDER BY id"
+        )
+        return self._rows(sql, list(roles))
+
     def reply(self, key: str) -> Row | None:
         """The replies row of `key` (model, text, tokens, latency, finish_reason, created_at), or None."""
         rows = self._rows("SELECT * FROM {p}replies WHERE key = ?", [key])

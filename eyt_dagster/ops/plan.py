@@ -1,0 +1,241 @@
+"""`eyt plan`: the bill before the run. For the selection `eyt run` would make (the same flags), per model and
+role: calls, tokens, USD and wall time of the work not already done, each an estimate with a range
+(eyt_dagster/core/cost_estimate.py holds the arithmetic; docs/cost.md the method and its limits).
+
+Read-only: the ledger through resources/models/call_reads.py, the warehouse's dialogue_turns files to find the
+dialogues already played (a rerun answers them from the call cache, so they cost nothing). No model is called and
+nothing is written but the --json file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eyt_dagster.core.cost_estimate import (
+    RENDERED_BAND,
+    Figure,
+    Line,
+    PerDialogue,
+    fmt,
+    per_dialogue_history,
+    per_dialogue_rendered,
+    usd,
+    wall_time,
+)
+from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.slate import Slate
+
+# EYT-Bench's calls per dialogue of a target x pool cell: ledger role -> the call kinds (purpose prefixes) and, for
+# a rendered estimate, the prompt keys each sends and whether it is one call per turn or one per dialogue.
+EYT_KINDS: dict[str, tuple[tuple[str, tuple[str, ...], bool], ...]] = {
+    "simulator": (("simulate", ("simulator",), True),),
+    "target": (("perceive", ("perception",), True), ("respond", ("target",), True)),
+    "judge": (("judge_turn", ("judge_turn",), True), ("judge_final", ("judge_final",), False)),
+    "simulator_audit": (("simulator_audit", ("simulator",), True),),
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What `eyt run` would play (eyt_dagster/ops/cli.py `selection`)."""
+
+    targets: list[str]
+    pools: list[str]
+    speech_targets: list[str]
+    voice_targets: list[str]
+
+
+def played_dialogues(target: str, pool: str, warehouse: Path) -> int:
+    """Dialogues of the cell already in dialogue_turns with no error row: a rerun answers them from the call
+    cache. 0 when the table has no file for the cell (or cannot be read)."""
+    from resources.storage.warehouse import read_partition
+
+    try:
+        turns = read_partition("dialogue.dialogue_turns", {"target": target, "pool": pool}, path=warehouse)
+    except Exception:
+        return 0
+    if turns.empty or "seed_id" not in turns:
+        return 0
+    failed = set(turns.loc[turns["error"].notna(), "seed_id"]) if "error" in turns else set()
+    return len(set(turns["seed_id"]) - failed)
+
+
+def rendered_prompt(keys: Sequence[str], language: str) -> str:
+    """The text of the first turn's prompt of these keys: every part rendered with the taxonomy lists; a part that
+    needs the conversation (a field only a dialogue fills) counted as its template."""
+    from eyt_dagster.eyt_bench.prompts import load_prompts, render
+
+    parts = []
+    for key in keys:
+        for part, template in load_prompts(language)[key].items():
+            try:
+                parts.append(render(key, part, language))
+            except (KeyError, IndexError, ValueError):
+                parts.append(str(template))
+    return "\n".join(parts)
+
+
+def _line(ref: ModelRef, role: str, dialogues: float) -> Line:
+    return Line(
+        model=ref.id,
+        role=role,
+        endpoint="" if ref.is_baseline else f"{ref.base_url or ''} {ref.model}",
+        max_concurrency=ref.max_concurrency,
+        dialogues=dialogues,
+        priced=bool(ref.price_in_per_mtok or ref.price_out_per_mtok),
+        embedded=ref.is_baseline,
+    )
+
+
+def estimate(
+    slate: Slate, selection: Selection, history_rows: Sequence[Mapping[str, Any]], played: Mapping[tuple[str, str], int]
+) -> list[Line]:
+    """The plan's lines for EYT-Bench's target x pool cells: each cell plays dialogues_per_pool x repeats
+    dialogues less those `played` already; every role's model gets a line (embedded ones make no calls)."""
+    history = per_dialogue_history(history_rows)
+    lines: dict[tuple[str, str], Line] = {}
+    per_turn = slate.t_max
+
+    def charge(ref: ModelRef | None, role: str, dialogues: float, language: str) -> None:
+        if ref is None:
+            return
+        line = lines.setdefault((ref.id, role), _line(ref, role, 0))
+        line.dialogues += dialogues
+        if ref.is_baseline or dialogues == 0:
+            return
+        for kind, keys, each_turn in EYT_KINDS[role]:
+            per: PerDialogue | None = history.get((role, kind))
+            if per is None:
+                per = per_dialogue_rendered(rendered_prompt(keys, language), per_turn if each_turn else 1)
+            line.add(per, dialogues)
+
+    for target_id in selection.targets:
+        target = slate.target(target_id)
+        for pool in selection.pools:
+            to_play = max(0, slate.dialogues_per_pool * slate.repeats - played.get((target_id, pool), 0))
+            language = slate.pool_language(pool)
+            charge(slate.simulator, "simulator", to_play, language)
+            charge(target, "target", to_play, language)
+            for judge in slate.judges:
+                charge(judge, "judge", to_play * slate.judge_repeats, language)
+            if slate.replacement_judge is not None:
+                charge(slate.replacement_judge, "judge", min(slate.cross_judge_dialogues, to_play), language)
+            charge(slate.simulator_audit_model, "simulator_audit", to_play, language)
+    for line in lines.values():
+        if line.priced and not line.embedded:
+            line.usd = usd(line.tokens_in, line.tokens_out, *_prices(slate, line.model))
+    return list(lines.values())
+
+
+def _prices(slate: Slate, model_id: str) -> tuple[float, float]:
+    refs = [slate.simulator, *slate.targets, *slate.judges, slate.replacement_judge, slate.simulator_audit_model]
+    ref = next(r for r in refs if r is not None and r.id == model_id)
+    return ref.price_in_per_mtok, ref.price_out_per_mtok
+
+
+def other_targets(slate: Slate, selection: Selection) -> list[str]:
+    """What the plan does not estimate: SpeechEQ and spoken EYT-Bench targets behind an endpoint."""
+    notes = []
+    for benchmark, ids in (("SpeechEQ", selection.speech_targets), ("spoken EYT-Bench", selection.voice_targets)):
+        for target_id in ids:
+            ref = slate.target(target_id)
+            if ref.is_baseline:
+                notes.append(f"{benchmark} target {target_id}: embedded baseline, no network calls, costs nothing")
+            else:
+                notes.append(
+                    f"{benchmark} target {target_id}: a remote model; not estimated by eyt plan (docs/cost.md)"
+                )
+    return notes
+
+
+def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """The printed plan and the same figures as JSON data."""
+    whole, per_endpoint = wall_time(lines)
+    paid = [line for line in lines if not line.embedded]
+    total_calls = Figure(*(sum(getattr(line.calls, p) for line in paid) for p in ("mid", "low", "high")))
+    priced = [line.usd for line in paid if line.usd is not None]
+    total_usd = Figure(*(sum(getattr(f, p) for f in priced) for p in ("mid", "low", "high")))
+    unpriced = sorted({line.model for line in paid if line.usd is None and line.calls.high > 0})
+    head = (
+        f"{'model':<24} {'role':<16} {'dialogues':>9}  {'calls':<22} {'prompt tokens':<28} {'completion tokens':<26} "
+    )
+    rows = [head + "USD"]
+    for line in lines:
+        if line.embedded:
+            rows.append(
+                f"{line.model:<24} {line.role:<16} {line.dialogues:>9.0f}  embedded baseline: no network calls, $0"
+            )
+            continue
+        completion = fmt(line.tokens_out)
+        if line.reasoning_tokens.high > 0:
+            completion += f" (reasoning {fmt(line.reasoning_tokens)})"
+        money = fmt(line.usd, 4) if line.usd is not None else "unpriced"
+        source = "+".join(sorted(line.sources)) or "-"
+        rows.append(
+            f"{line.model:<24} {line.role:<16} {line.dialogues:>9.0f}  {fmt(line.calls):<22} {fmt(line.tokens_in):<28} "
+            f"{completion:<26} {money}  ({source})"
+        )
+    rows.append("")
+    if not paid or total_calls.high == 0:
+        rows.append("paid calls: none (every model is an embedded baseline, or every dialogue is already played)")
+    else:
+        rows.append(f"network calls: {fmt(total_calls)}")
+        rows.append(
+            f"USD: {fmt(total_usd, 4)}" + (f" + unpriced models {unpriced} (no price in the slate)" if unpriced else "")
+        )
+        for endpoint, seconds in per_endpoint.items():
+            rows.append(f"  endpoint {endpoint}: {fmt(seconds, 1)} s of calls / its max_concurrency")
+        rows.append(f"wall time (slowest endpoint; endpoints in parallel): {fmt(whole, 1)} s")
+    rows += [f"note: {note}" for note in notes]
+    rows.append(
+        f"ranges: [lowest-highest] per-dialogue figure of the ledger's history (history), or +-{RENDERED_BAND:.0%} "
+        "of a rendered first-turn prompt (rendered); docs/cost.md"
+    )
+    data = {
+        "lines": [
+            {
+                "model": line.model,
+                "role": line.role,
+                "embedded": line.embedded,
+                "dialogues": line.dialogues,
+                "calls": line.calls.as_dict(),
+                "tokens_in": line.tokens_in.as_dict(),
+                "tokens_out": line.tokens_out.as_dict(),
+                "reasoning_tokens": line.reasoning_tokens.as_dict(),
+                "usd": line.usd.as_dict(6) if line.usd is not None else ("unpriced" if not line.embedded else 0.0),
+                "latency_s": line.latency_s,
+                "endpoint": line.endpoint,
+                "max_concurrency": line.max_concurrency,
+                "sources": sorted(line.sources),
+            }
+            for line in lines
+        ],
+        "total": {
+            "calls": total_calls.as_dict(),
+            "usd": total_usd.as_dict(6),
+            "unpriced_models": unpriced,
+            "wall_time_s": whole.as_dict(2),
+            "wall_time_s_per_endpoint": {e: f.as_dict(2) for e, f in per_endpoint.items()},
+        },
+        "notes": list(notes),
+    }
+    return "\n".join(rows), data
+
+
+def plan(
+    slate: Slate, selection: Selection, history_rows: Sequence[Mapping[str, Any]], warehouse: Path
+) -> tuple[str, dict[str, Any]]:
+    """The plan of `selection` on `slate` given the ledger's history rows and the warehouse at `warehouse`."""
+    played = {(t, p): played_dialogues(t, p, warehouse) for t in selection.targets for p in selection.pools}
+    lines = estimate(slate, selection, history_rows, played)
+    text, data = report(lines, other_targets(slate, selection))
+    data["played"] = {f"{t}|{p}": n for (t, p), n in played.items()}
+    return text, data
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
