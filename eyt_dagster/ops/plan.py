@@ -138,8 +138,16 @@ def _prices(slate: Slate, model_id: str) -> tuple[float, float]:
 
 
 def other_targets(slate: Slate, selection: Selection) -> list[str]:
-    """What the plan does not estimate: SpeechEQ and spoken EYT-Bench targets behind an endpoint."""
+    """Notes on the work outside EYT-Bench's cells: SpeechEQ's item build and targets and the spoken EYT-Bench's
+    targets, free when embedded, not estimated when remote (docs/cost.md#limits)."""
     notes = []
+    if selection.speech_targets or selection.voice_targets:  # the SpeechEQ items are built first
+        for role in ("generator", "validator", "tone_judge"):
+            ref = slate.speech.text_model(role)
+            notes.append(
+                f"SpeechEQ item {role}: "
+                + (f"{ref.id}, a remote model; not estimated by eyt plan" if ref else "embedded template, no calls")
+            )
     for benchmark, ids in (("SpeechEQ", selection.speech_targets), ("spoken EYT-Bench", selection.voice_targets)):
         for target_id in ids:
             ref = slate.target(target_id)
@@ -161,13 +169,13 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
     total_usd = Figure(*(sum(getattr(f, p) for f in priced) for p in ("mid", "low", "high")))
     unpriced = sorted({line.model for line in paid if line.usd is None and line.calls.high > 0})
     head = (
-        f"{'model':<24} {'role':<16} {'dialogues':>9}  {'calls':<22} {'prompt tokens':<28} {'completion tokens':<26} "
+        f"{'model':<26} {'role':<16} {'dialogues':>9}  {'calls':<22} {'prompt tokens':<28} {'completion tokens':<26} "
     )
     rows = [head + "USD"]
     for line in lines:
         if line.embedded:
             rows.append(
-                f"{line.model:<24} {line.role:<16} {line.dialogues:>9.0f}  embedded baseline: no network calls, $0"
+                f"{line.model:<26} {line.role:<16} {line.dialogues:>9.0f}  embedded baseline: no network calls, $0"
             )
             continue
         completion = fmt(line.tokens_out)
@@ -176,7 +184,7 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
         money = fmt(line.usd, 4) if line.usd is not None else "unpriced"
         source = "+".join(sorted(line.sources)) or "-"
         rows.append(
-            f"{line.model:<24} {line.role:<16} {line.dialogues:>9.0f}  {fmt(line.calls):<22} {fmt(line.tokens_in):<28} "
+            f"{line.model:<26} {line.role:<16} {line.dialogues:>9.0f}  {fmt(line.calls):<22} {fmt(line.tokens_in):<28} "
             f"{completion:<26} {money}  ({source})"
         )
     rows.append("")

@@ -1,0 +1,81 @@
+"""`eyt plan`'s glue (eyt_dagster/ops/plan.py) without a server: the default slate, a remote slate with no
+history (rendered prompts), dialogues already played, and the CLI's selection and --json."""
+
+import json
+
+import pytest
+
+from eyt_dagster.core.cost_estimate import RENDERED_COMPLETION_TOKENS
+from eyt_dagster.ops import cli
+from eyt_dagster.ops.plan import Selection, estimate, report
+from eyt_dagster.slate import default_slate_path, load_slate
+
+from support.slates import remote, write_slate
+
+pytestmark = pytest.mark.unit
+
+URL = "http://127.0.0.1:9/v1"  # never called
+
+
+def _remote_slate(tmp_path):
+    return load_slate(
+        write_slate(
+            tmp_path,
+            pools={"nemotron_usa": {"source": "fixture"}},
+            dialogues_per_pool=10,
+            t_max=4,
+            simulator=remote("sim", URL, max_concurrency=2),
+            targets=[remote("tgt", URL, max_concurrency=4, price_in_per_mtok=1.0, price_out_per_mtok=4.0)],
+            judges=[remote("jdg", URL, family="fam-j")],
+        )
+    )
+
+
+def test_the_default_slate_pays_nothing():
+    slate = load_slate(default_slate_path())
+    selection = Selection([t.id for t in slate.eyt_targets], list(slate.pools), [], [])
+    lines = estimate(slate, selection, [], {})
+    assert lines and all(line.embedded and line.calls.high == 0 for line in lines)
+    text, data = report(lines, [])
+    assert "paid calls: none" in text and data["total"]["calls"]["mid"] == 0
+
+
+def test_no_history_renders_the_prompts(tmp_path):
+    slate = _remote_slate(tmp_path)
+    lines = {line.model: line for line in estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {})}
+    target = lines["tgt"]
+    assert target.sources == {"rendered"} and target.dialogues == 10
+    # perception and reply, each once a turn for t_max turns, in 10 dialogues; +-50%
+    assert (target.calls.mid, target.calls.low, target.calls.high) == (80, 40, 120)
+    assert target.tokens_out.mid == 80 * RENDERED_COMPLETION_TOKENS
+    assert target.usd is not None and target.usd.mid == pytest.approx(
+        (target.tokens_in.mid * 1.0 + target.tokens_out.mid * 4.0) / 1e6
+    )
+    assert lines["jdg"].calls.mid == 10 * (4 + 1)  # a verdict a turn and a final one
+    assert lines["sim"].usd is None and lines["jdg"].usd is None  # no prices: unpriced, never invented
+    text, data = report(list(lines.values()), [])
+    assert "unpriced" in text and data["total"]["unpriced_models"] == ["jdg", "sim"]
+
+
+def test_played_dialogues_cost_nothing(tmp_path):
+    slate = _remote_slate(tmp_path)
+    lines = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {("tgt", "nemotron_usa"): 10})
+    assert all(line.calls.high == 0 for line in lines)
+    partly = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {("tgt", "nemotron_usa"): 6})
+    assert next(line for line in partly if line.model == "tgt").dialogues == 4
+
+
+def test_eyt_plan_writes_only_its_json(tmp_path, monkeypatch, capsys):
+    data = tmp_path / "data"
+    monkeypatch.setenv("EYT_DATA_DIR", str(data))
+    monkeypatch.setenv("EYT_SLATE", str(default_slate_path()))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    out = tmp_path / "plan.json"
+    assert cli.main(["plan", "--target", "terse-baseline", "--no-speech", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "terse-baseline" in printed and "reflective-baseline " not in printed
+    assert "paid calls: none" in printed
+    assert not data.exists()  # nothing written but the JSON file
+    figures = json.loads(out.read_text())
+    assert {line["model"] for line in figures["lines"] if line["role"] == "target"} == {"terse-baseline"}
+    assert cli.main(["plan", "--target", "gpt-9"]) == 2
