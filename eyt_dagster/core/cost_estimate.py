@@ -5,7 +5,7 @@ is in eyt_dagster/ops/plan.py and the method in docs/cost.md.
 Two sources of an estimate, per (role, call kind):
 - history: the ledger's earlier calls of the same role and kind (any model). Each row is grouped into a unit: one
   dialogue of one model when its purpose names the ChatSEED (`simulate:<seed>:<turn>`, `judge_turn:<seed>:<turn>`,
-  `judge_final:<seed>`), else one run of one model (`perceive:<turn>`, `respond:<turn>`), whose dialogues are its
+  `judge_final:<seed>`, `chat_seed:<seed>`), else one run of one model (`perceive:<turn>`, `respond:<turn>`), whose dialogues are its
   `respond:1` calls. The estimate per dialogue is the pooled mean (all calls / all dialogues); its range the lowest and highest
   per-dialogue figure of any unit. Times the dialogues the plan would play.
 - rendered prompts: the prompt the role would send, its tokens approximated as ceil(characters / 4), a fixed
@@ -64,7 +64,7 @@ def call_kind(purpose: str) -> str:
 
 # Call kinds whose purpose names the ChatSEED: `<kind>:<seed>:<turn>`, or `<kind>:<seed>` (the seed id may hold ':').
 _SEED_AND_TURN = frozenset({"simulate", "judge_turn", "simulator_audit"})
-_SEED_ONLY = frozenset({"judge_final"})
+_SEED_ONLY = frozenset({"judge_final", "chat_seed"})
 
 
 def _dialogue_of(purpose: str) -> str | None:

@@ -37,6 +37,8 @@ EYT_KINDS: dict[str, tuple[tuple[str, tuple[str, ...], bool], ...]] = {
     "judge": (("judge_turn", ("judge_turn",), True), ("judge_final", ("judge_final",), False)),
     "simulator_audit": (("simulator_audit", ("simulator",), True),),
 }
+# A pool's ChatSEEDs (the eyt_pools run): one simulator call per seed, dialogues_per_pool seeds.
+SEED_KINDS: tuple[tuple[str, tuple[str, ...], bool], ...] = (("chat_seed", ("seed_generation",), False),)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,19 @@ def played_dialogues(target: str, pool: str, warehouse: Path) -> int:
         return 0
     failed = set(turns.loc[turns["error"].notna(), "seed_id"]) if "error" in turns else set()
     return len(set(turns["seed_id"]) - failed)
+
+
+def built_seeds(pool: str, warehouse: Path) -> int:
+    """ChatSEEDs of the pool already in chat_seeds with no error (a rerun answers them from the call cache)."""
+    from resources.storage.warehouse import read_partition
+
+    try:
+        seeds = read_partition("dialogue.chat_seeds", {"pool": pool}, path=warehouse)
+    except Exception:
+        return 0
+    if seeds.empty or "seed_id" not in seeds:
+        return 0
+    return int(seeds["error"].isna().sum()) if "error" in seeds else len(seeds)
 
 
 def rendered_prompt(keys: Sequence[str], language: str) -> str:
@@ -92,27 +107,42 @@ def _line(ref: ModelRef, role: str, dialogues: float) -> Line:
 
 
 def estimate(
-    slate: Slate, selection: Selection, history_rows: Sequence[Mapping[str, Any]], played: Mapping[tuple[str, str], int]
+    slate: Slate,
+    selection: Selection,
+    history_rows: Sequence[Mapping[str, Any]],
+    played: Mapping[tuple[str, str], int],
+    seeds: Mapping[str, int] | None = None,
 ) -> list[Line]:
-    """The plan's lines for EYT-Bench's target x pool cells: each cell plays dialogues_per_pool x repeats
-    dialogues less those `played` already; every role's model gets a line (embedded ones make no calls)."""
+    """The plan's lines for EYT-Bench: each selected pool's ChatSEEDs less the `seeds` already built, and each
+    target x pool cell's dialogues_per_pool x repeats dialogues less those `played` already; every role's model
+    gets a line (embedded ones make no calls)."""
     history = per_dialogue_history(history_rows)
     lines: dict[tuple[str, str], Line] = {}
     per_turn = slate.t_max
 
-    def charge(ref: ModelRef | None, role: str, dialogues: float, language: str) -> None:
+    def charge(
+        ref: ModelRef | None,
+        role: str,
+        dialogues: float,
+        language: str,
+        kinds: tuple[tuple[str, tuple[str, ...], bool], ...] | None = None,
+    ) -> None:
         if ref is None:
             return
         line = lines.setdefault((ref.id, role), _line(ref, role, 0))
-        line.dialogues += dialogues
+        line.dialogues += dialogues if kinds is None else 0
         if ref.is_baseline or dialogues == 0:
             return
-        for kind, keys, each_turn in EYT_KINDS[role]:
+        for kind, keys, each_turn in EYT_KINDS[role] if kinds is None else kinds:
             per: PerDialogue | None = history.get((role, kind))
             if per is None:
                 per = per_dialogue_rendered(rendered_prompt(keys, language), per_turn if each_turn else 1)
             line.add(per, dialogues)
 
+    if selection.targets or selection.voice_targets:  # as `eyt run`: the pools only when a target plays them
+        for pool in selection.pools:
+            to_seed = max(0, slate.dialogues_per_pool - (seeds or {}).get(pool, 0))
+            charge(slate.simulator, "simulator", to_seed, slate.pool_language(pool), SEED_KINDS)
     for target_id in selection.targets:
         target = slate.target(target_id)
         for pool in selection.pools:
@@ -239,9 +269,11 @@ def plan(
 ) -> tuple[str, dict[str, Any]]:
     """The plan of `selection` on `slate` given the ledger's history rows and the warehouse at `warehouse`."""
     played = {(t, p): played_dialogues(t, p, warehouse) for t in selection.targets for p in selection.pools}
-    lines = estimate(slate, selection, history_rows, played)
+    seeds = {p: built_seeds(p, warehouse) for p in selection.pools}
+    lines = estimate(slate, selection, history_rows, played, seeds)
     text, data = report(lines, other_targets(slate, selection))
     data["played"] = {f"{t}|{p}": n for (t, p), n in played.items()}
+    data["seeds_built"] = seeds
     return text, data
 
 

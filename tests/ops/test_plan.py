@@ -52,6 +52,7 @@ def test_no_history_renders_the_prompts(tmp_path):
         (target.tokens_in.mid * 1.0 + target.tokens_out.mid * 4.0) / 1e6
     )
     assert lines["jdg"].calls.mid == 10 * (4 + 1)  # a verdict a turn and a final one
+    assert lines["sim"].calls.mid == 10 + 10 * 4  # the pool's 10 ChatSEEDs, then a user turn a turn
     assert lines["sim"].usd is None and lines["jdg"].usd is None  # no prices: unpriced, never invented
     text, data = report(list(lines.values()), [])
     assert "unpriced" in text and data["total"]["unpriced_models"] == ["jdg", "sim"]
@@ -59,8 +60,17 @@ def test_no_history_renders_the_prompts(tmp_path):
 
 def test_played_dialogues_cost_nothing(tmp_path):
     slate = _remote_slate(tmp_path)
-    lines = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {("tgt", "nemotron_usa"): 10})
+    done = {("tgt", "nemotron_usa"): 10}
+    lines = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], done, {"nemotron_usa": 10})
     assert all(line.calls.high == 0 for line in lines)
+    # the pool's ChatSEEDs not built yet: the simulator writes them, one call each
+    seeds_only = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], done, {"nemotron_usa": 7})
+    assert {line.model: line.calls.mid for line in seeds_only} == {
+        "sim": 3,
+        "tgt": 0,
+        "jdg": 0,
+        "rubric-judge-lenient": 0,
+    }
     partly = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {("tgt", "nemotron_usa"): 6})
     assert next(line for line in partly if line.model == "tgt").dialogues == 4
 
