@@ -177,10 +177,10 @@ class Line:
     tokens_in: Figure = ZERO
     tokens_out: Figure = ZERO
     reasoning_tokens: Figure = ZERO
-    usd: Figure | None = None
-    priced: bool = True
+    price_in: float = 0.0  # USD per million prompt tokens
+    price_out: float = 0.0  # USD per million completion tokens
     embedded: bool = False
-    latency_s: float = 0.0
+    call_seconds: Figure = ZERO  # calls x latency, per call kind: the time its calls take one after another
     sources: set[str] = field(default_factory=set)
 
     def add(self, per: PerDialogue, dialogues: float) -> None:
@@ -188,13 +188,15 @@ class Line:
         self.tokens_in = self.tokens_in.plus(per.tokens_in.times(dialogues))
         self.tokens_out = self.tokens_out.plus(per.tokens_out.times(dialogues))
         self.reasoning_tokens = self.reasoning_tokens.plus(per.reasoning_tokens.times(dialogues))
-        if per.latency_s and dialogues:
-            self.latency_s = max(self.latency_s, per.latency_s)
+        self.call_seconds = self.call_seconds.plus(per.calls.times(dialogues * per.latency_s))
         self.sources.add(per.source)
 
-    def call_seconds(self) -> Figure:
-        """Calls x latency: the time its calls take one after another."""
-        return self.calls.times(self.latency_s)
+    @property
+    def usd(self) -> Figure | None:
+        """The cost at the model's prices; None for a remote model without prices (unpriced); 0 when embedded."""
+        if self.embedded:
+            return ZERO
+        return usd(self.tokens_in, self.tokens_out, self.price_in, self.price_out)
 
 
 def wall_time(lines: Sequence[Line]) -> tuple[Figure, dict[str, Figure]]:
@@ -205,7 +207,7 @@ def wall_time(lines: Sequence[Line]) -> tuple[Figure, dict[str, Figure]]:
     for line in lines:
         if line.embedded:
             continue
-        per[line.endpoint] = per.get(line.endpoint, ZERO).plus(line.call_seconds())
+        per[line.endpoint] = per.get(line.endpoint, ZERO).plus(line.call_seconds)
         budget[line.endpoint] = min(budget.get(line.endpoint, line.max_concurrency), line.max_concurrency)
     per = {e: f.times(1 / budget[e]) for e, f in per.items()}
     if not per:

@@ -23,7 +23,6 @@ from eyt_dagster.core.cost_estimate import (
     fmt,
     per_dialogue_history,
     per_dialogue_rendered,
-    usd,
     wall_time,
 )
 from eyt_dagster.core.model_ref import ModelRef
@@ -101,7 +100,8 @@ def _line(ref: ModelRef, role: str, dialogues: float) -> Line:
         endpoint="" if ref.is_baseline else f"{ref.base_url or ''} {ref.model}",
         max_concurrency=ref.max_concurrency,
         dialogues=dialogues,
-        priced=bool(ref.price_in_per_mtok or ref.price_out_per_mtok),
+        price_in=ref.price_in_per_mtok,
+        price_out=ref.price_out_per_mtok,
         embedded=ref.is_baseline,
     )
 
@@ -155,16 +155,7 @@ def estimate(
             if slate.replacement_judge is not None:
                 charge(slate.replacement_judge, "judge", min(slate.cross_judge_dialogues, to_play), language)
             charge(slate.simulator_audit_model, "simulator_audit", to_play, language)
-    for line in lines.values():
-        if line.priced and not line.embedded:
-            line.usd = usd(line.tokens_in, line.tokens_out, *_prices(slate, line.model))
     return list(lines.values())
-
-
-def _prices(slate: Slate, model_id: str) -> tuple[float, float]:
-    refs = [slate.simulator, *slate.targets, *slate.judges, slate.replacement_judge, slate.simulator_audit_model]
-    ref = next(r for r in refs if r is not None and r.id == model_id)
-    return ref.price_in_per_mtok, ref.price_out_per_mtok
 
 
 def other_targets(slate: Slate, selection: Selection) -> list[str]:
@@ -195,7 +186,7 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
     whole, per_endpoint = wall_time(lines)
     paid = [line for line in lines if not line.embedded]
     total_calls = Figure(*(sum(getattr(line.calls, p) for line in paid) for p in ("mid", "low", "high")))
-    priced = [line.usd for line in paid if line.usd is not None]
+    priced = [cost for cost in (line.usd for line in paid) if cost is not None]
     total_usd = Figure(*(sum(getattr(f, p) for f in priced) for p in ("mid", "low", "high")))
     unpriced = sorted({line.model for line in paid if line.usd is None and line.calls.high > 0})
     head = (
@@ -211,7 +202,8 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
         completion = fmt(line.tokens_out)
         if line.reasoning_tokens.high > 0:
             completion += f" (reasoning {fmt(line.reasoning_tokens)})"
-        money = fmt(line.usd, 4) if line.usd is not None else "unpriced"
+        cost = line.usd
+        money = fmt(cost, 4) if cost is not None else "unpriced"
         source = "+".join(sorted(line.sources)) or "-"
         rows.append(
             f"{line.model:<26} {line.role:<16} {line.dialogues:>9.0f}  {fmt(line.calls):<22} {fmt(line.tokens_in):<28} "
@@ -244,8 +236,8 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
                 "tokens_in": line.tokens_in.as_dict(),
                 "tokens_out": line.tokens_out.as_dict(),
                 "reasoning_tokens": line.reasoning_tokens.as_dict(),
-                "usd": line.usd.as_dict(6) if line.usd is not None else ("unpriced" if not line.embedded else 0.0),
-                "latency_s": line.latency_s,
+                "usd": _usd_data(line),
+                "call_seconds": line.call_seconds.as_dict(2),
                 "endpoint": line.endpoint,
                 "max_concurrency": line.max_concurrency,
                 "sources": sorted(line.sources),
@@ -275,6 +267,11 @@ def plan(
     data["played"] = {f"{t}|{p}": n for (t, p), n in played.items()}
     data["seeds_built"] = seeds
     return text, data
+
+
+def _usd_data(line: Line) -> dict[str, float] | str:
+    cost = line.usd
+    return cost.as_dict(6) if cost is not None else "unpriced"
 
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:

@@ -4,8 +4,10 @@ import pytest
 
 from eyt_dagster.core.cost_estimate import (
     RENDERED_COMPLETION_TOKENS,
+    ZERO,
     Figure,
     Line,
+    PerDialogue,
     approx_tokens,
     band,
     fmt,
@@ -84,12 +86,19 @@ def test_usd_from_prices_and_unpriced():
     assert cost is not None
     assert (cost.mid, cost.low, cost.high) == pytest.approx((2.8, 1.8, 4.8))
     assert usd(Figure(1e6, 1e6, 1e6), Figure(0, 0, 0), 0.0, 0.0) is None
+    line = Line("m", "target", "url", max_concurrency=1, dialogues=1, tokens_in=Figure(1e6, 1e6, 1e6))
+    assert line.usd is None  # a remote model without prices: unpriced
+    line.price_in = 3.0
+    assert line.usd == Figure(3.0, 3.0, 3.0)
+    assert Line("e", "target", "", max_concurrency=1, dialogues=1, embedded=True).usd == ZERO
 
 
 def test_wall_time_is_the_slowest_endpoint_over_its_budget():
-    a = Line("a", "target", "url a", max_concurrency=4, dialogues=1, calls=Figure(40, 20, 80), latency_s=2.0)
-    b = Line("b", "judge", "url b", max_concurrency=2, dialogues=1, calls=Figure(10, 10, 10), latency_s=1.0)
-    b2 = Line("b2", "judge", "url b", max_concurrency=8, dialogues=1, calls=Figure(10, 10, 10), latency_s=1.0)
+    a = Line("a", "target", "url a", max_concurrency=4, dialogues=0)
+    a.add(PerDialogue(Figure(4, 2, 8), ZERO, ZERO, ZERO, latency_s=2.0, units=3, source="history"), 10)
+    assert a.calls == Figure(40, 20, 80) and a.call_seconds == Figure(80, 40, 160)
+    b = Line("b", "judge", "url b", max_concurrency=2, dialogues=1, call_seconds=Figure(10, 10, 10))
+    b2 = Line("b2", "judge", "url b", max_concurrency=8, dialogues=1, call_seconds=Figure(10, 10, 10))
     embedded = Line("e", "simulator", "", max_concurrency=1, dialogues=1, embedded=True)
     whole, per = wall_time([a, b, b2, embedded])
     assert per == {"url a": Figure(20.0, 10.0, 40.0), "url b": Figure(10.0, 10.0, 10.0)}  # b's budget: the smaller
