@@ -142,6 +142,40 @@ def per_dialogue_history(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, s
     return result
 
 
+def per_run_history(rows: Iterable[Mapping[str, Any]]) -> dict[str, PerDialogue]:
+    """role -> its figures per run from ledger rows: one unit per run and model (a SpeechEQ target's evaluation of
+    every built item is one run); the pooled mean per run and the lowest and highest run."""
+    units: dict[str, dict[Any, list[float]]] = defaultdict(dict)
+    latency: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        role = str(row["role"])
+        sums = units[role].setdefault((row.get("run_id"), row.get("model_id")), [0.0, 0.0, 0.0, 0.0])
+        sums[0] += 1
+        sums[1] += row.get("tokens_in") or 0
+        sums[2] += row.get("tokens_out") or 0
+        sums[3] += row.get("reasoning_tokens") or 0
+        if not row.get("cached"):
+            latency[role].append(float(row.get("latency_s") or 0.0))
+    result = {}
+    for role, by_unit in units.items():
+        values = list(by_unit.values())
+        figures = [
+            Figure(sum(v[i] for v in values) / len(values), min(v[i] for v in values), max(v[i] for v in values))
+            for i in range(4)
+        ]
+        times = latency.get(role, [])
+        result[role] = PerDialogue(
+            calls=figures[0],
+            tokens_in=figures[1],
+            tokens_out=figures[2],
+            reasoning_tokens=figures[3],
+            latency_s=sum(times) / len(times) if times else 0.0,
+            units=len(values),
+            source="history",
+        )
+    return result
+
+
 def per_dialogue_rendered(prompt: str, calls_per_dialogue: float) -> PerDialogue:
     """Per dialogue of a role with no history: `calls_per_dialogue` calls (t_max for a per-turn role, 1 for a final
     verdict) of `prompt`'s approximate tokens and RENDERED_COMPLETION_TOKENS each, a +-RENDERED_BAND range. The

@@ -129,7 +129,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.no_speech:  # as `eyt run --no-speech`: no SpeechEQ run
         chosen = dataclasses.replace(chosen, speech_targets=[])
     with open_call_reads(data_dir(), _call_backend()) as reads:
-        rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit"])
+        rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit", "speech_target"])
     text, data = plan(slate, chosen, rows, warehouse_path())
     print(
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {chosen.targets}, pools {chosen.pools}; "

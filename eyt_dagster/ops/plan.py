@@ -23,6 +23,7 @@ from eyt_dagster.core.cost_estimate import (
     fmt,
     per_dialogue_history,
     per_dialogue_rendered,
+    per_run_history,
     wall_time,
 )
 from eyt_dagster.core.model_ref import ModelRef
@@ -78,6 +79,20 @@ def built_seeds(pool: str, warehouse: Path) -> int:
     return int(seeds["error"].isna().sum()) if "error" in seeds else len(seeds)
 
 
+def speech_left(target: str, warehouse: Path) -> float:
+    """The share of a SpeechEQ target's evaluation still to do: 1 when slm_choices has no row of it, else its
+    error rows' share (a rerun asks again for exactly those; the rest come from the call cache)."""
+    from resources.storage.warehouse import read_partition
+
+    try:
+        choices = read_partition("speech.slm_choices", {"target": target}, path=warehouse)
+    except Exception:
+        return 1.0
+    if choices.empty:
+        return 1.0
+    return float(choices["error"].notna().mean()) if "error" in choices else 0.0
+
+
 def rendered_prompt(keys: Sequence[str], language: str) -> str:
     """The text of the first turn's prompt of these keys: every part rendered with the taxonomy lists; a part that
     needs the conversation (a field only a dialogue fills) counted as its template."""
@@ -112,10 +127,12 @@ def estimate(
     history_rows: Sequence[Mapping[str, Any]],
     played: Mapping[tuple[str, str], int],
     seeds: Mapping[str, int] | None = None,
+    speech_left: Mapping[str, float] | None = None,
 ) -> list[Line]:
     """The plan's lines for EYT-Bench: each selected pool's ChatSEEDs less the `seeds` already built, and each
     target x pool cell's dialogues_per_pool x repeats dialogues less those `played` already; every role's model
-    gets a line (embedded ones make no calls)."""
+    gets a line (embedded ones make no calls). A remote SpeechEQ target, with a history of speech_target runs, gets
+    one evaluation (its share of `speech_left` still to do) at the figures of a past run (docs/cost.md)."""
     history = per_dialogue_history(history_rows)
     lines: dict[tuple[str, str], Line] = {}
     per_turn = slate.t_max
@@ -155,10 +172,21 @@ def estimate(
             if slate.replacement_judge is not None:
                 charge(slate.replacement_judge, "judge", min(slate.cross_judge_dialogues, to_play), language)
             charge(slate.simulator_audit_model, "simulator_audit", to_play, language)
+    by_run = per_run_history([row for row in history_rows if row["role"] == "speech_target"])
+    for target_id in selection.speech_targets:
+        ref = slate.target(target_id)
+        per = by_run.get("speech_target")
+        if ref.is_baseline or per is None:
+            continue  # a note says so (other_targets)
+        share = (speech_left or {}).get(target_id, 1.0)
+        line = lines.setdefault((ref.id, "speech_target"), _line(ref, "speech_target", 0))
+        line.dialogues += share
+        if share:
+            line.add(per, share)
     return list(lines.values())
 
 
-def other_targets(slate: Slate, selection: Selection) -> list[str]:
+def other_targets(slate: Slate, selection: Selection, estimated_speech: bool = False) -> list[str]:
     """Notes on the work outside EYT-Bench's cells: SpeechEQ's item build and targets and the spoken EYT-Bench's
     targets, free when embedded, not estimated when remote (docs/cost.md#limits)."""
     notes = []
@@ -174,6 +202,8 @@ def other_targets(slate: Slate, selection: Selection) -> list[str]:
             ref = slate.target(target_id)
             if ref.is_baseline:
                 notes.append(f"{benchmark} target {target_id}: embedded baseline, no network calls, costs nothing")
+            elif benchmark == "SpeechEQ" and estimated_speech:
+                notes.append(f"SpeechEQ target {target_id}: one evaluation at the figures of a past SpeechEQ run")
             else:
                 notes.append(
                     f"{benchmark} target {target_id}: a remote model; not estimated by eyt plan (docs/cost.md)"
@@ -189,9 +219,7 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
     priced = [cost for cost in (line.usd for line in paid) if cost is not None]
     total_usd = Figure(*(sum(getattr(f, p) for f in priced) for p in ("mid", "low", "high")))
     unpriced = sorted({line.model for line in paid if line.usd is None and line.calls.high > 0})
-    head = (
-        f"{'model':<26} {'role':<16} {'dialogues':>9}  {'calls':<22} {'prompt tokens':<28} {'completion tokens':<26} "
-    )
+    head = f"{'model':<26} {'role':<16} {'units':>9}  {'calls':<22} {'prompt tokens':<28} {'completion tokens':<26} "
     rows = [head + "USD"]
     for line in lines:
         if line.embedded:
@@ -262,8 +290,10 @@ def plan(
     """The plan of `selection` on `slate` given the ledger's history rows and the warehouse at `warehouse`."""
     played = {(t, p): played_dialogues(t, p, warehouse) for t in selection.targets for p in selection.pools}
     seeds = {p: built_seeds(p, warehouse) for p in selection.pools}
-    lines = estimate(slate, selection, history_rows, played, seeds)
-    text, data = report(lines, other_targets(slate, selection))
+    left = {t: speech_left(t, warehouse) for t in selection.speech_targets if not slate.target(t).is_baseline}
+    lines = estimate(slate, selection, history_rows, played, seeds, left)
+    with_history = any(row["role"] == "speech_target" for row in history_rows)
+    text, data = report(lines, other_targets(slate, selection, with_history))
     data["played"] = {f"{t}|{p}": n for (t, p), n in played.items()}
     data["seeds_built"] = seeds
     return text, data

@@ -13,6 +13,7 @@ from eyt_dagster.core.cost_estimate import (
     fmt,
     per_dialogue_history,
     per_dialogue_rendered,
+    per_run_history,
     usd,
     wall_time,
 )
@@ -109,3 +110,13 @@ def test_wall_time_is_the_slowest_endpoint_over_its_budget():
 def test_fmt():
     assert fmt(Figure(1234.4, 1000, 1500)) == "1,234 [1,000-1,500]"
     assert fmt(Figure(3, 3, 3)) == "3"
+
+
+def test_a_speech_targets_runs_give_the_figures_of_one_evaluation():
+    # two past evaluations (runs) of 4 and 6 calls, 100 prompt tokens a call
+    rows = [_row("speech_target", "speech_eq_round1", 100, 2, run="r1", model="a") for _ in range(4)]
+    rows += [_row("speech_target", "speech_eq_round2", 100, 2, run="r2", model="b") for _ in range(6)]
+    per = per_run_history(rows)["speech_target"]
+    assert per.units == 2
+    assert per.calls == Figure(5.0, 4.0, 6.0)
+    assert per.tokens_in == Figure(500.0, 400.0, 600.0)

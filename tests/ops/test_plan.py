@@ -89,3 +89,30 @@ def test_eyt_plan_writes_only_its_json(tmp_path, monkeypatch, capsys):
     figures = json.loads(out.read_text())
     assert {line["model"] for line in figures["lines"] if line["role"] == "target"} == {"terse-baseline"}
     assert cli.main(["plan", "--target", "gpt-9"]) == 2
+
+
+def test_a_remote_speech_target_with_history(tmp_path):
+    slate = load_slate(
+        write_slate(
+            tmp_path,
+            targets=[remote("audio", URL, benchmarks=["speech_eq"], price_in_per_mtok=1.0, price_out_per_mtok=1.0)],
+        )
+    )
+    rows = [
+        {
+            "role": "speech_target",
+            "model_id": "old",
+            "purpose": "speech_eq_round1",
+            "run_id": "r",
+            "tokens_in": 500,
+            "tokens_out": 500,
+            "reasoning_tokens": 0,
+            "latency_s": 1.0,
+            "cached": False,
+        }
+    ] * 8
+    selection = Selection([], list(slate.pools), ["audio"], [])
+    line = next(line for line in estimate(slate, selection, rows, {}, {}, {"audio": 0.5}) if line.model == "audio")
+    assert line.calls.mid == 4 and line.dialogues == 0.5 and line.usd is not None  # half of 8 calls left
+    assert line.usd.mid == pytest.approx(4 * 1000 / 1e6)
+    assert estimate(slate, selection, [], {}, {}, {"audio": 1.0}) == []  # no history: a note, no line
