@@ -246,7 +246,8 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
             f"USD: {fmt(total_usd, 4)}" + (f" + unpriced models {unpriced} (no price in the slate)" if unpriced else "")
         )
         for endpoint, seconds in per_endpoint.items():
-            rows.append(f"  endpoint {endpoint}: {fmt(seconds, 1)} s of calls / its max_concurrency")
+            budget = min(line.max_concurrency for line in paid if line.endpoint == endpoint)
+            rows.append(f"  endpoint {endpoint} (max_concurrency {budget}): {fmt(seconds, 1)} s")
         rows.append(f"wall time (slowest endpoint; endpoints in parallel): {fmt(whole, 1)} s")
     rows += [f"note: {note}" for note in notes]
     rows.append(
