@@ -127,7 +127,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if chosen is None:
         return 2
     if args.no_speech:  # as `eyt run --no-speech`: no SpeechEQ run
-        chosen = dataclasses.replace(chosen, speech_targets=[])
+        chosen = dataclasses.replace(chosen, speech_targets=[], speech=False)
     with open_call_reads(data_dir(), _call_backend()) as reads:
         rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit", "speech_target"])
     text, data = plan(slate, chosen, rows, warehouse_path())

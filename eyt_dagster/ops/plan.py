@@ -49,6 +49,7 @@ class Selection:
     pools: list[str]
     speech_targets: list[str]
     voice_targets: list[str]
+    speech: bool = True  # False: --no-speech, no SpeechEQ item build either
 
 
 def played_dialogues(target: str, pool: str, warehouse: Path) -> int:
@@ -130,7 +131,7 @@ def estimate(
     speech_left: Mapping[str, float] | None = None,
 ) -> list[Line]:
     """The plan's lines for EYT-Bench: each selected pool's ChatSEEDs less the `seeds` already built, and each
-    target x pool cell's dialogues_per_pool x repeats dialogues less those `played` already; every role's model
+    target x pool cell's dialogues_per_pool ChatSEEDs less those `played` already, times repeats; every role's model
     gets a line (embedded ones make no calls). A remote SpeechEQ target, with a history of speech_target runs, gets
     one evaluation (its share of `speech_left` still to do) at the figures of a past run (docs/cost.md)."""
     history = per_dialogue_history(history_rows)
@@ -163,7 +164,8 @@ def estimate(
     for target_id in selection.targets:
         target = slate.target(target_id)
         for pool in selection.pools:
-            to_play = max(0, slate.dialogues_per_pool * slate.repeats - played.get((target_id, pool), 0))
+            # a repeated slate plays each ChatSEED `repeats` times; the dialogues played count the ChatSEEDs done
+            to_play = max(0, slate.dialogues_per_pool - played.get((target_id, pool), 0)) * slate.repeats
             language = slate.pool_language(pool)
             charge(slate.simulator, "simulator", to_play, language)
             charge(target, "target", to_play, language)
@@ -190,7 +192,7 @@ def other_targets(slate: Slate, selection: Selection, estimated_speech: bool = F
     """Notes on the work outside EYT-Bench's cells: SpeechEQ's item build and targets and the spoken EYT-Bench's
     targets, free when embedded, not estimated when remote (docs/cost.md#limits)."""
     notes = []
-    if selection.speech_targets or selection.voice_targets:  # the SpeechEQ items are built first
+    if selection.speech:  # `eyt run` builds the SpeechEQ items (every subscale, or --subscale's) whatever the targets
         for role in ("generator", "validator", "tone_judge"):
             ref = slate.speech.text_model(role)
             notes.append(

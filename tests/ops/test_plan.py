@@ -73,6 +73,9 @@ def test_played_dialogues_cost_nothing(tmp_path):
     }
     partly = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {("tgt", "nemotron_usa"): 6})
     assert next(line for line in partly if line.model == "tgt").dialogues == 4
+    slate.repeats = 3  # each ChatSEED played three times: the 4 left, thrice
+    repeated = estimate(slate, Selection(["tgt"], ["nemotron_usa"], [], []), [], {("tgt", "nemotron_usa"): 6})
+    assert next(line for line in repeated if line.model == "tgt").dialogues == 12
 
 
 def test_eyt_plan_writes_only_its_json(tmp_path, monkeypatch, capsys):
@@ -84,7 +87,7 @@ def test_eyt_plan_writes_only_its_json(tmp_path, monkeypatch, capsys):
     assert cli.main(["plan", "--target", "terse-baseline", "--no-speech", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "terse-baseline" in printed and "reflective-baseline " not in printed
-    assert "paid calls: none" in printed
+    assert "paid calls: none" in printed and "SpeechEQ" not in printed  # --no-speech: no SpeechEQ work at all
     assert not data.exists()  # nothing written but the JSON file
     figures = json.loads(out.read_text())
     assert {line["model"] for line in figures["lines"] if line["role"] == "target"} == {"terse-baseline"}
