@@ -80,6 +80,21 @@ def built_seeds(pool: str, warehouse: Path) -> int:
     return int(seeds["error"].isna().sum()) if "error" in seeds else len(seeds)
 
 
+def pool_design(pool: str, per_pool: int, warehouse: Path) -> int:
+    """The ChatSEEDs a pool's design plays: `per_pool` (the slate's dialogues_per_pool), fewer when the pool holds
+    fewer personas. Read from chat_seeds when it is built (every row, failed ones too), else from persona_pool."""
+    from resources.storage.warehouse import read_partition
+
+    for table in ("dialogue.chat_seeds", "dialogue.persona_pool"):
+        try:
+            rows = read_partition(table, {"pool": pool}, path=warehouse)
+        except Exception:
+            continue
+        if not rows.empty:
+            return min(per_pool, len(rows))
+    return per_pool
+
+
 def speech_left(target: str, warehouse: Path) -> float:
     """The share of a SpeechEQ target's evaluation still to do: 1 when slm_choices has no row of it, else its
     error rows' share (a rerun asks again for exactly those; the rest come from the call cache)."""
@@ -129,9 +144,10 @@ def estimate(
     played: Mapping[tuple[str, str], int],
     seeds: Mapping[str, int] | None = None,
     speech_left: Mapping[str, float] | None = None,
+    design: Mapping[str, int] | None = None,
 ) -> list[Line]:
     """The plan's lines for EYT-Bench: each selected pool's ChatSEEDs less the `seeds` already built, and each
-    target x pool cell's dialogues_per_pool ChatSEEDs less those `played` already, times repeats; every role's model
+    target x pool cell's ChatSEEDs (`design`, else dialogues_per_pool) less those `played` already, times repeats; every role's model
     gets a line (embedded ones make no calls). A remote SpeechEQ target, with a history of speech_target runs, gets
     one evaluation (its share of `speech_left` still to do) at the figures of a past run (docs/cost.md)."""
     history = per_dialogue_history(history_rows)
@@ -159,13 +175,14 @@ def estimate(
 
     if selection.targets or selection.voice_targets:  # as `eyt run`: the pools only when a target plays them
         for pool in selection.pools:
-            to_seed = max(0, slate.dialogues_per_pool - (seeds or {}).get(pool, 0))
+            to_seed = max(0, (design or {}).get(pool, slate.dialogues_per_pool) - (seeds or {}).get(pool, 0))
             charge(slate.simulator, "simulator", to_seed, slate.pool_language(pool), SEED_KINDS)
     for target_id in selection.targets:
         target = slate.target(target_id)
         for pool in selection.pools:
             # a repeated slate plays each ChatSEED `repeats` times; the dialogues played count the ChatSEEDs done
-            to_play = max(0, slate.dialogues_per_pool - played.get((target_id, pool), 0)) * slate.repeats
+            planned = (design or {}).get(pool, slate.dialogues_per_pool)
+            to_play = max(0, planned - played.get((target_id, pool), 0)) * slate.repeats
             language = slate.pool_language(pool)
             charge(slate.simulator, "simulator", to_play, language)
             charge(target, "target", to_play, language)
@@ -294,10 +311,12 @@ def plan(
     played = {(t, p): played_dialogues(t, p, warehouse) for t in selection.targets for p in selection.pools}
     seeds = {p: built_seeds(p, warehouse) for p in selection.pools}
     left = {t: speech_left(t, warehouse) for t in selection.speech_targets if not slate.target(t).is_baseline}
-    lines = estimate(slate, selection, history_rows, played, seeds, left)
+    design = {p: pool_design(p, slate.dialogues_per_pool, warehouse) for p in selection.pools}
+    lines = estimate(slate, selection, history_rows, played, seeds, left, design)
     with_history = any(row["role"] == "speech_target" for row in history_rows)
     text, data = report(lines, other_targets(slate, selection, with_history))
     data["played"] = {f"{t}|{p}": n for (t, p), n in played.items()}
+    data["design"] = design
     data["seeds_built"] = seeds
     return text, data
 

@@ -119,3 +119,24 @@ def test_a_remote_speech_target_with_history(tmp_path):
     assert line.calls.mid == 4 and line.dialogues == 0.5 and line.usd is not None  # half of 8 calls left
     assert line.usd.mid == pytest.approx(4 * 1000 / 1e6)
     assert estimate(slate, selection, [], {}, {}, {"audio": 1.0}) == []  # no history: a note, no line
+
+
+def test_a_pool_smaller_than_the_design_plays_only_its_chatseeds(tmp_path):
+    """A pool with fewer personas than dialogues_per_pool builds fewer ChatSEEDs: the plan counts those, so a cell
+    that played them all costs nothing, and one that played some owes the rest."""
+    slate = _remote_slate(tmp_path)  # dialogues_per_pool 10
+    selection = Selection(["tgt"], ["nemotron_usa"], [], [])
+    done = {
+        line.model: line
+        for line in estimate(
+            slate, selection, [], {("tgt", "nemotron_usa"): 6}, {"nemotron_usa": 6}, design={"nemotron_usa": 6}
+        )
+    }
+    assert done["tgt"].dialogues == 0 and done["tgt"].calls.high == 0 and done["sim"].calls.high == 0
+    half = {
+        line.model: line
+        for line in estimate(
+            slate, selection, [], {("tgt", "nemotron_usa"): 2}, {"nemotron_usa": 6}, design={"nemotron_usa": 6}
+        )
+    }
+    assert half["tgt"].dialogues == 4 and half["tgt"].calls.mid == 4 * 2 * 4  # perception and reply, t_max 4
