@@ -129,17 +129,22 @@ def per_dialogue_history(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, s
             )
             for i in range(4)
         ]
-        times = latency.get(key, [])
-        result[key] = PerDialogue(
-            calls=figures[0],
-            tokens_in=figures[1],
-            tokens_out=figures[2],
-            reasoning_tokens=figures[3],
-            latency_s=sum(times) / len(times) if times else 0.0,
-            units=len(values),
-            source="history",
-        )
+        result[key] = _from_history(figures, latency.get(key, []), len(values))
     return result
+
+
+def _from_history(figures: Sequence[Figure], times: Sequence[float], units: int) -> PerDialogue:
+    """Calls, prompt, completion and reasoning tokens (in that order) and the uncached calls' latencies of `units`
+    units of history."""
+    return PerDialogue(
+        calls=figures[0],
+        tokens_in=figures[1],
+        tokens_out=figures[2],
+        reasoning_tokens=figures[3],
+        latency_s=sum(times) / len(times) if times else 0.0,
+        units=units,
+        source="history",
+    )
 
 
 def per_run_history(rows: Iterable[Mapping[str, Any]]) -> dict[str, PerDialogue]:
@@ -163,16 +168,7 @@ def per_run_history(rows: Iterable[Mapping[str, Any]]) -> dict[str, PerDialogue]
             Figure(sum(v[i] for v in values) / len(values), min(v[i] for v in values), max(v[i] for v in values))
             for i in range(4)
         ]
-        times = latency.get(role, [])
-        result[role] = PerDialogue(
-            calls=figures[0],
-            tokens_in=figures[1],
-            tokens_out=figures[2],
-            reasoning_tokens=figures[3],
-            latency_s=sum(times) / len(times) if times else 0.0,
-            units=len(values),
-            source="history",
-        )
+        result[role] = _from_history(figures, latency.get(role, []), len(values))
     return result
 
 
