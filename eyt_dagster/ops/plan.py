@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eyt_dagster.core.cost_estimate import (
     RENDERED_BAND,
+    ZERO,
     Figure,
     Line,
     PerDialogue,
@@ -28,6 +30,9 @@ from eyt_dagster.core.cost_estimate import (
 )
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.slate import Slate
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # EYT-Bench's calls per dialogue of a target x pool cell: ledger role -> the call kinds (purpose prefixes) and, for
 # a rendered estimate, the prompt keys each sends and whether it is one call per turn or one per dialogue.
@@ -52,58 +57,44 @@ class Selection:
     speech: bool = True  # False: --no-speech, no SpeechEQ item build either
 
 
-def played_dialogues(target: str, pool: str, warehouse: Path) -> int:
-    """Dialogues of the cell already in dialogue_turns with no error row: a rerun answers them from the call
-    cache. 0 when the table has no file for the cell (or cannot be read)."""
+def _partition(table: str, keys: Mapping[str, str], warehouse: Path) -> pd.DataFrame:
+    """One partition's rows of a warehouse table; empty when it has no file (or cannot be read)."""
+    import pandas as pd
+
     from resources.storage.warehouse import read_partition
 
     try:
-        turns = read_partition("dialogue.dialogue_turns", {"target": target, "pool": pool}, path=warehouse)
+        return read_partition(table, dict(keys), path=warehouse)
     except Exception:
-        return 0
+        return pd.DataFrame()
+
+
+def played_dialogues(target: str, pool: str, warehouse: Path) -> int:
+    """Dialogues of the cell already in dialogue_turns with no error row: a rerun answers them from the call
+    cache. 0 when the table has no file for the cell (or cannot be read)."""
+    turns = _partition("dialogue.dialogue_turns", {"target": target, "pool": pool}, warehouse)
     if turns.empty or "seed_id" not in turns:
         return 0
     failed = set(turns.loc[turns["error"].notna(), "seed_id"]) if "error" in turns else set()
     return len(set(turns["seed_id"]) - failed)
 
 
-def built_seeds(pool: str, warehouse: Path) -> int:
-    """ChatSEEDs of the pool already in chat_seeds with no error (a rerun answers them from the call cache)."""
-    from resources.storage.warehouse import read_partition
-
-    try:
-        seeds = read_partition("dialogue.chat_seeds", {"pool": pool}, path=warehouse)
-    except Exception:
-        return 0
-    if seeds.empty or "seed_id" not in seeds:
-        return 0
-    return int(seeds["error"].isna().sum()) if "error" in seeds else len(seeds)
-
-
-def pool_design(pool: str, per_pool: int, warehouse: Path) -> int:
-    """The ChatSEEDs a pool's design plays: `per_pool` (the slate's dialogues_per_pool), fewer when the pool holds
-    fewer personas. Read from chat_seeds when it is built (every row, failed ones too), else from persona_pool."""
-    from resources.storage.warehouse import read_partition
-
-    for table in ("dialogue.chat_seeds", "dialogue.persona_pool"):
-        try:
-            rows = read_partition(table, {"pool": pool}, path=warehouse)
-        except Exception:
-            continue
-        if not rows.empty:
-            return min(per_pool, len(rows))
-    return per_pool
+def pool_seeds(pool: str, per_pool: int, warehouse: Path) -> tuple[int, int]:
+    """A pool's ChatSEEDs: (those already built with no error, which a rerun answers from the call cache; those its
+    design plays). The design is `per_pool` (the slate's dialogues_per_pool), fewer when the pool holds fewer
+    personas: every row of chat_seeds when it is built, failed ones too, else the rows of persona_pool."""
+    seeds = _partition("dialogue.chat_seeds", {"pool": pool}, warehouse)
+    if not seeds.empty and "seed_id" in seeds:
+        built = int(seeds["error"].isna().sum()) if "error" in seeds else len(seeds)
+        return built, min(per_pool, len(seeds))
+    personas = _partition("dialogue.persona_pool", {"pool": pool}, warehouse)
+    return 0, min(per_pool, len(personas)) if not personas.empty else per_pool
 
 
 def speech_left(target: str, warehouse: Path) -> float:
     """The share of a SpeechEQ target's evaluation still to do: 1 when slm_choices has no row of it, else its
     error rows' share (a rerun asks again for exactly those; the rest come from the call cache)."""
-    from resources.storage.warehouse import read_partition
-
-    try:
-        choices = read_partition("speech.slm_choices", {"target": target}, path=warehouse)
-    except Exception:
-        return 1.0
+    choices = _partition("speech.slm_choices", {"target": target}, warehouse)
     if choices.empty:
         return 1.0
     return float(choices["error"].notna().mean()) if "error" in choices else 0.0
@@ -234,9 +225,8 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
     """The printed plan and the same figures as JSON data."""
     whole, per_endpoint = wall_time(lines)
     paid = [line for line in lines if not line.embedded]
-    total_calls = Figure(*(sum(getattr(line.calls, p) for line in paid) for p in ("mid", "low", "high")))
-    priced = [cost for cost in (line.usd for line in paid) if cost is not None]
-    total_usd = Figure(*(sum(getattr(f, p) for f in priced) for p in ("mid", "low", "high")))
+    total_calls = reduce(Figure.plus, (line.calls for line in paid), ZERO)
+    total_usd = reduce(Figure.plus, (cost for cost in (line.usd for line in paid) if cost is not None), ZERO)
     unpriced = sorted({line.model for line in paid if line.usd is None and line.calls.high > 0})
     head = f"{'model':<26} {'role':<16} {'units':>9}  {'calls':<22} {'prompt tokens':<28} {'completion tokens':<26} "
     rows = [head + "USD"]
@@ -309,9 +299,10 @@ def plan(
 ) -> tuple[str, dict[str, Any]]:
     """The plan of `selection` on `slate` given the ledger's history rows and the warehouse at `warehouse`."""
     played = {(t, p): played_dialogues(t, p, warehouse) for t in selection.targets for p in selection.pools}
-    seeds = {p: built_seeds(p, warehouse) for p in selection.pools}
+    built_and_design = {p: pool_seeds(p, slate.dialogues_per_pool, warehouse) for p in selection.pools}
+    seeds = {p: built for p, (built, _) in built_and_design.items()}
+    design = {p: planned for p, (_, planned) in built_and_design.items()}
     left = {t: speech_left(t, warehouse) for t in selection.speech_targets if not slate.target(t).is_baseline}
-    design = {p: pool_design(p, slate.dialogues_per_pool, warehouse) for p in selection.pools}
     lines = estimate(slate, selection, history_rows, played, seeds, left, design)
     with_history = any(row["role"] == "speech_target" for row in history_rows)
     text, data = report(lines, other_targets(slate, selection, with_history))
