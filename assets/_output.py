@@ -10,7 +10,7 @@ import pandas as pd
 from dagster import AssetExecutionContext, DataVersion, MetadataValue, Output
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.core.errors import failures_line
+from eyt_dagster.core.errors import budget_stops, failures_line
 from eyt_dagster.core.replies import CallStats
 
 VOLATILE_COLUMNS = ("created_at", "latency_s", "target_latency_s", "simulator_latency_s", "judge_latency_s")
@@ -102,5 +102,6 @@ def _output(df: pd.DataFrame, version: DataVersion, metadata: dict[str, Any]) ->
         meta["error_rows"] = len(errors)
         if len(errors):  # what `eyt refresh` and the run summary say about the partition (eyt_dagster/staleness.py)
             meta["failures"] = failures_line(errors)
+            meta["budget_rows"] = int(budget_stops(errors).sum())  # stopped by a spend cap: not failed
     meta.update(metadata)
     return Output(df, metadata=meta, data_version=version)

@@ -16,9 +16,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from eyt_dagster.core import env_settings
+from eyt_dagster.core.budget import Budget, SpendCap
 from eyt_dagster.core.env_settings import default_slate_path as default_slate_path
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, Language
-from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.core.model_ref import ModelRef, unpriced_under_cap
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, EncoderCalibration, calibration, uncalibrated
 from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, PAPER_POOLS, POOL_LANGUAGES, POOLS
@@ -179,6 +180,11 @@ class Slate(BaseModel):
         default=None,
         description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file.",
     )
+    budget: SpendCap | None = Field(
+        default=None,
+        description="A spend cap on every chat model of the slate together, over every call the ledger holds of them "
+        "(docs/cost.md#spend-caps); a model's own `budget` caps it alone.",
+    )
 
     @field_validator("pools")
     @classmethod
@@ -219,6 +225,10 @@ class Slate(BaseModel):
                 "simulator_audit_model: there is no embedded audit model; name a chat model (provider: openai) "
                 "or leave the key out for the deterministic checks only"
             )
+        if self.budget is not None and self.budget.caps_cost:
+            for ref in self.chat_models():
+                if not ref.is_baseline and not ref.is_priced:
+                    raise ValueError(unpriced_under_cap(ref.id, "the slate's budget.max_cost_usd"))
         if not self.allow_same_family:
             for i, target in enumerate(self.targets):
                 if not target.runs("eyt_bench"):
@@ -245,6 +255,20 @@ class Slate(BaseModel):
                 )
         if len(set(named)) != len(named):
             raise ValueError(f"speech.evaluation.seq_cohort: {named} names a target twice")
+
+    def chat_models(self) -> list[ModelRef]:
+        """Every model the slate may call through the chat client, in every role (embedded ones included)."""
+        roles = [self.simulator, *self.targets, *self.judges, self.replacement_judge, self.simulator_audit_model]
+        return [ref for ref in [*roles, *self.speech.models] if ref is not None]
+
+    def spend_budget(self) -> Budget:
+        """The slate's spend caps (eyt_dagster/core/budget.py): its own over all its chat models, and each model's."""
+        refs = self.chat_models()
+        return Budget(
+            slate_models=frozenset(ref.id for ref in refs),
+            slate_cap=self.budget,
+            model_caps={ref.id: ref.budget for ref in refs if ref.budget is not None},
+        )
 
     @property
     def scale(self) -> tuple[float, ...]:

@@ -314,9 +314,11 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
 # Slate fields no asset reads as a setting: checked when the slate loads, read through the partitions
 # (pools: dialogue/pool_settings; targets: the target_settings sources and the `targets` flags), or read by an
 # asset check only (max_unfinished_fraction: a changed threshold judges the next run, it changes no row), or read by
-# the planning of runs only (attempts_per_day: how often a failing partition is run again).
+# the planning of runs only (attempts_per_day: how often a failing partition is run again), or by the model calls
+# only (budget: a spend cap decides whether a call is sent, never what it answers).
 NOT_READ = frozenset(
     {
+        "budget",
         "allow_same_family",
         "pools",
         "speech.models",

@@ -14,6 +14,7 @@ eyt_dagster/settings_sources.py can name the settings behind them.
 An asset partition that is up to date by those rules is FAILED when its latest attempt did not finish its work:
   * the latest run that planned it failed or was interrupted, with no materialisation since;
   * its latest materialisation holds error rows (a failed call: the `error_rows` metadata of assets/_output.py);
+    when every one of them was stopped by a spend cap (`budget_rows`), it is run again whatever attempts_per_day says;
   * an ERROR-severity check of its latest materialisation failed.
 A FAILED partition is run again, up to `attempts_per_day` runs of it in any 24 hours (the slate's setting; every run
 that planned it counts, the one that failed first included); after that it is GAVE_UP, and left alone until a day has passed, its code or inputs change, or
@@ -65,6 +66,7 @@ class Record:
     error_rows: int = 0
     failures: str = ""
     finished: str = ""  # "F of D dialogues finished", where the metadata counts dialogues
+    budget_rows: int = 0  # error rows of items a spend cap stopped (error_kind budget)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Failure:
     reason: str
     attempts_today: int
     last_attempt: float
+    budget: bool = False  # every unfinished item was stopped by a spend cap: not a failure, never given up on
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,10 @@ class Latest:
                 return None
             if status in _ENDED_BADLY:
                 reason = f"its run {planned.run_id[:8]} {'failed' if status == 'FAILURE' else 'was interrupted'}"
+        if not reason and mine is not None and mine.error_rows and mine.budget_rows == mine.error_rows:
+            reason = f"stopped by budget: {mine.error_rows} item(s) not played; a run under a higher cap carries on"
+            reason = f"{mine.finished}, {reason}" if mine.finished else reason
+            return Failure(reason, 0, 0.0, budget=True)
         if not reason and mine is not None and mine.error_rows:
             reason = f"{mine.error_rows} error row(s)" + (f": {mine.failures}" if mine.failures else "")
             reason = f"{mine.finished}, {reason}" if mine.finished else reason
@@ -234,7 +241,13 @@ def _record(record: EventLogRecord, observed: bool) -> Record:
         int(cast(int, errors.value)) if errors is not None and errors.value else 0,  # an int (assets/_output.py)
         str(failures.value) if failures is not None else "",
         f"{finished.value} of {dialogues.value} dialogues finished" if dialogues and finished else "",
+        _count(metadata.get("budget_rows")),
     )
+
+
+def _count(value: Any) -> int:
+    """An int metadata value (assets/_output.py), 0 when absent."""
+    return int(cast(int, value.value)) if value is not None and value.value else 0
 
 
 def state(graph: AssetGraph, latest: Latest, key: AssetKey, partition: str | None) -> State:
@@ -263,6 +276,8 @@ def state(graph: AssetGraph, latest: Latest, key: AssetKey, partition: str | Non
     failure = latest.failure(key, partition, graph.get(key).check_keys)
     if failure is None:
         return State(FRESH)
+    if failure.budget:  # stopped by a spend cap: run again (a run under a higher cap carries on), never given up on
+        return State(FAILED, (cause(key, partition, "FAILED", failure.reason),))
     budget = latest.attempts_per_day
     if failure.attempts_today >= budget:
         reason = f"{failure.reason}; gave up after {failure.attempts_today} runs in 24 h (attempts_per_day: {budget})"

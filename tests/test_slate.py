@@ -119,3 +119,43 @@ def test_unknown_persona_condition_lists_the_known_ones(tmp_path):
     path = write_slate(tmp_path, speech={"evaluation": {"conditions": ["default", "grumpy"]}})
     message = slate_error(path)
     assert "speech.evaluation.conditions" in message and "deficit_stress_management" in message
+
+
+REMOTE = {"id": "gpt", "provider": "openai", "model": "gpt-4o-mini", "family": "openai", "base_url": "http://h/v1"}
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ({"budget": {"max_cost_usd": 0}}, "budget.max_cost_usd: Input should be greater than 0"),
+        ({"budget": {"max_calls": -1}}, "budget.max_calls: Input should be greater than 0"),
+        (
+            {"budget": {"max_cost_usd": 5}, "targets": [REMOTE]},
+            "model 'gpt' has no prices (price_in_per_mtok, price_out_per_mtok are 0) but the slate's "
+            "budget.max_cost_usd caps it in USD",
+        ),
+        (
+            {"targets": [{**REMOTE, "budget": {"max_cost_usd": 1}}]},
+            "model 'gpt' has no prices (price_in_per_mtok, price_out_per_mtok are 0) but its budget.max_cost_usd",
+        ),
+    ],
+)
+def test_a_spend_cap_of_zero_or_over_an_unpriced_remote_model_is_refused_at_load(tmp_path, override, expected):
+    message = slate_error(write_slate(tmp_path, **override))
+    assert expected in message
+
+
+def test_caps_by_calls_need_no_prices_and_the_budget_collects_every_cap(tmp_path):
+    priced = {**REMOTE, "id": "priced", "price_in_per_mtok": 1.0, "budget": {"max_cost_usd": 2}}
+    slate = load_slate(
+        write_slate(tmp_path, budget={"max_calls": 500}, targets=[{**REMOTE, "budget": {"max_calls": 9}}, priced])
+    )
+    budget = slate.spend_budget()
+    assert budget.slate_cap is not None and budget.slate_cap.max_calls == 500
+    assert {k: v.model_dump() for k, v in budget.model_caps.items()} == {
+        "gpt": {"max_cost_usd": None, "max_calls": 9},
+        "priced": {"max_cost_usd": 2.0, "max_calls": None},
+    }
+    assert {"gpt", "priced", slate.simulator.id, *(j.id for j in slate.judges)} <= budget.slate_models
+    # a cap says nothing of what a model answers: its settings (and so its results' freshness) are unchanged
+    assert "budget" not in slate.target("gpt").answer_settings()

@@ -25,6 +25,8 @@ FAILURE_KINDS: dict[str, str] = {
     "invalid_reply": "the reply did not validate against the reply schema (after the re-asks, for an error row)",
     "cut_reply": "the reply was cut at max_tokens (finish_reason=length) and did not validate",
     "no_key": "the environment variable that should hold the API key is not set",
+    "budget": "stopped by budget: a spend cap (the slate's `budget`, a model's, or --max-cost) was reached before "
+    "this call was sent; not a failure of the model, and a run under a higher cap carries on from the cache",
     "other": "any other per-item failure (the error text says what)",
 }
 
@@ -40,6 +42,7 @@ _KIND_WORDS: dict[str, tuple[str, str]] = {
     "invalid_reply": ("invalid reply", "invalid replies"),
     "cut_reply": ("reply cut at max_tokens", "replies cut at max_tokens"),
     "no_key": ("missing API key", "missing API key"),
+    "budget": ("stopped by budget", "stopped by budget"),
     "other": ("other failure", "other failures"),
 }
 
@@ -73,6 +76,30 @@ class RequestRefusedError(RoleCallError):
 class ClipUnusableError(RoleCallError):
     """A clip of this item cannot be read or analysed (missing, undecodable, silent): the round cannot be put to
     the model, so the item becomes an error row naming the clip, and a rerun tries it again."""
+
+
+# Words every budget stop's message holds: how an error row of a table without `error_kind` is known as one.
+BUDGET_STOP = "stopped by budget, not sent"
+
+
+class BudgetSpentError(RoleCallError):
+    """A spend cap was reached before this call was sent (eyt_dagster/core/budget.py): the item stops, marked as
+    stopped by budget rather than failed, and no request goes out. The message holds BUDGET_STOP."""
+
+    kind = "budget"
+
+    def __init__(self, message: str) -> None:
+        if BUDGET_STOP not in message:
+            raise ValueError(f"a budget stop's message must say '{BUDGET_STOP}': {message}")
+        super().__init__(message)
+
+
+def budget_stops(errors: Any) -> Any:
+    """Which error rows of a frame a spend cap stopped (a boolean Series): `error_kind` budget where the table has
+    that column, else an error text that says so."""
+    if "error_kind" in errors.columns:
+        return errors["error_kind"] == "budget"
+    return errors["error"].astype(str).str.contains(BUDGET_STOP, regex=False)
 
 
 PER_ITEM_ERRORS: tuple[type[Exception], ...] = (RoleCallError, ValidationError)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from eyt_dagster.core.budget import SpendCap
 from eyt_dagster.core.provider_profiles import ProfileName
 
 PARTITION_KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
@@ -62,6 +63,10 @@ class ModelRef(BaseModel):
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Extra fields for the request body (server-specific)."
     )
+    budget: SpendCap | None = Field(
+        default=None,
+        description="This model's own spend cap, over every call the ledger holds of it (docs/cost.md#spend-caps).",
+    )
 
     @field_validator("id")
     @classmethod
@@ -76,11 +81,18 @@ class ModelRef(BaseModel):
     def _remote_needs_endpoint(self) -> ModelRef:
         if self.provider == "openai" and not self.base_url and not self.api_key_env:
             raise ValueError(f"model '{self.id}': provider openai needs base_url and/or api_key_env")
+        if self.budget is not None and self.budget.caps_cost and not self.is_priced:
+            raise ValueError(unpriced_under_cap(self.id, "its budget.max_cost_usd"))
         return self
 
     @property
     def is_baseline(self) -> bool:
         return self.provider == "embedded"
+
+    @property
+    def is_priced(self) -> bool:
+        """True when a call of this model has a cost: a remote model with a price (an embedded one costs nothing)."""
+        return self.price_in_per_mtok > 0 or self.price_out_per_mtok > 0
 
     def answer_settings(self) -> dict[str, Any]:
         """The settings that decide this model's replies and the numbers stored with them (prices give the cost
@@ -90,6 +102,14 @@ class ModelRef(BaseModel):
     def fingerprint(self) -> str:
         """A hash of `answer_settings()` (never a key: the slate holds only the name of its variable)."""
         return hashlib.sha256(json.dumps(self.answer_settings(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def unpriced_under_cap(model_id: str, cap: str) -> str:
+    """Why a model without prices cannot be held to a USD cap (its calls would all cost $0 and never reach it)."""
+    return (
+        f"model '{model_id}' has no prices (price_in_per_mtok, price_out_per_mtok are 0) but {cap} caps it in USD: "
+        "its calls would count as free and never reach the cap. Set its prices, or cap it by max_calls instead"
+    )
 
 
 # Fields that say how a model is named, reached or throttled, never what it answers: changing one makes no
@@ -105,5 +125,6 @@ NOT_ANSWER_FIELDS = frozenset(
         "max_concurrency",
         "profile",
         "reply_attempts",
+        "budget",
     }
 )

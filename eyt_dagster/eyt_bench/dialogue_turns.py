@@ -29,15 +29,23 @@ class DialogueCell:
 
     @property
     def failed(self) -> list[DialogueResult]:
-        return [r for r in self.results if r.error]
+        """The dialogues a failed call left unfinished (not those a spend cap stopped)."""
+        return [r for r in self.results if r.error and r.error_kind != "budget"]
+
+    @property
+    def stopped_by_budget(self) -> list[DialogueResult]:
+        """The dialogues a spend cap stopped before their next call (eyt_dagster/core/budget.py)."""
+        return [r for r in self.results if r.error_kind == "budget"]
 
     def summary(self) -> dict[str, Any]:
         """What the materialisation reports about the cell."""
         answered = self.rows[(self.rows["turn"] > 0) & self.rows["complete"].astype(bool)]
+        unfinished = len(self.failed) + len(self.stopped_by_budget)
         return {
             "dialogues": len(self.results),
-            "finished_dialogues": len(self.results) - len(self.failed),
+            "finished_dialogues": len(self.results) - unfinished,
             "failed_dialogues": len(self.failed),
+            "stopped_by_budget": len(self.stopped_by_budget),
             "failed_seed_ids": ", ".join(r.seed.seed_id for r in self.failed[:5]),
             "mean_turns": float(answered.groupby("seed_id")["turn"].max().mean()) if len(answered) else 0.0,
         }
@@ -88,7 +96,13 @@ def play_cell(
     df["target_model"] = target_ref.model
     df["prompt_hash"] = prompt_hash
     df["slate_seed"] = slate_seed
-    failed = [r for r in results if r.error]
+    stopped = [r for r in results if r.error_kind == "budget"]
+    if stopped:
+        warnings.append(
+            f"{len(stopped)} of {len(results)} dialogues in {cell} stopped by budget (not played further, not "
+            f"failed): {(stopped[0].error or '')[:300]}"
+        )
+    failed = [r for r in results if r.error and r.error_kind != "budget"]
     if failed:
         first = failed[0]
         warnings.append(

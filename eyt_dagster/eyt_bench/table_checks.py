@@ -28,10 +28,15 @@ def enough_finished_dialogues(turns: pd.DataFrame, max_fraction: float) -> Verdi
     """At least one dialogue of the cell finished and at most `max_fraction` of them (the slate's
     max_unfinished_fraction) did not; the description names the unfinished ones' failures by role and kind."""
     done = cell_completion(turns)
-    allowed = allowed_unfinished(done.dialogues, max_fraction)
+    allowed = allowed_unfinished(done.played, max_fraction)
     text = f"{done.finished} of {done.dialogues} dialogues finished"
     if done.dialogues == 0:
         text += " (no usable ChatSEED: see dialogue.chat_seeds.error)"
+    if done.stopped_by_budget:
+        text += (
+            f"; {done.stopped_by_budget} stopped by budget (not played, not failed: a run under a higher cap "
+            "plays them)"
+        )
     text += f"; at most {allowed} may be unfinished (max_unfinished_fraction {max_fraction:g})"
     if done.failures:
         text += f"; unfinished: {done.failures}"
@@ -48,6 +53,7 @@ def enough_finished_dialogues(turns: pd.DataFrame, max_fraction: float) -> Verdi
             "dialogues": done.dialogues,
             "finished": done.finished,
             "unfinished": done.unfinished,
+            "stopped_by_budget": done.stopped_by_budget,
             "allowed_unfinished": allowed,
             "failures": done.failures,
         },

@@ -9,21 +9,29 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from eyt_dagster.core.errors import failures_line
+from eyt_dagster.core.errors import budget_stops, failures_line
 
 
 @dataclass(frozen=True)
 class CellCompletion:
-    """The dialogues of one cell: how many were played, how many finished, the unfinished ones' failures as one
-    line ("simulator: 2 timeouts, 2 refused: context length")."""
+    """The dialogues of one cell: how many it has, how many finished, how many a spend cap stopped (not a failure:
+    `stopped_by_budget`), the failed ones' failures as one line ("simulator: 2 timeouts, 2 refused: context
+    length")."""
 
     dialogues: int
     finished: int
     failures: str
+    stopped_by_budget: int = 0
+
+    @property
+    def played(self) -> int:
+        """The dialogues that were not stopped by a spend cap."""
+        return self.dialogues - self.stopped_by_budget
 
     @property
     def unfinished(self) -> int:
-        return self.dialogues - self.finished
+        """The played dialogues that did not finish (a failed call)."""
+        return self.played - self.finished
 
 
 def error_rows(turns: pd.DataFrame) -> pd.DataFrame:
@@ -39,7 +47,14 @@ def cell_completion(turns: pd.DataFrame) -> CellCompletion:
         return CellCompletion(0, 0, "")
     errors = error_rows(turns)
     dialogues = int(turns["seed_id"].nunique())
-    return CellCompletion(dialogues, dialogues - int(errors["seed_id"].nunique()), failures_line(errors))
+    stopped = errors[budget_stops(errors)]
+    failed = errors.drop(stopped.index)
+    return CellCompletion(
+        dialogues,
+        dialogues - int(errors["seed_id"].nunique()),
+        failures_line(failed),
+        int(stopped["seed_id"].nunique()),
+    )
 
 
 def allowed_unfinished(dialogues: int, max_fraction: float) -> int:
@@ -48,6 +63,9 @@ def allowed_unfinished(dialogues: int, max_fraction: float) -> int:
 
 
 def enough_finished(completion: CellCompletion, max_fraction: float) -> bool:
-    """At most `max_fraction` of the cell's dialogues unfinished, and at least one finished (a cell with no
-    finished dialogue has no metric at all, whatever the fraction)."""
-    return completion.finished > 0 and completion.unfinished <= allowed_unfinished(completion.dialogues, max_fraction)
+    """At most `max_fraction` of the cell's played dialogues unfinished, and at least one finished (a cell with no
+    finished dialogue has no metric at all, whatever the fraction). Dialogues a spend cap stopped were not played:
+    a cell whose every dialogue a cap stopped has not failed."""
+    if completion.played == 0:
+        return completion.stopped_by_budget > 0
+    return completion.finished > 0 and completion.unfinished <= allowed_unfinished(completion.played, max_fraction)

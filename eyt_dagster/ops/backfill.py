@@ -10,7 +10,7 @@ mutation is executed against it. See docs/refresh.md.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from eyt_dagster.core.env_settings import dagster_home
@@ -53,8 +53,11 @@ def _workspace(instance: DagsterInstance) -> WorkspaceProcessContext:
     return WorkspaceProcessContext(instance, InProcessWorkspaceLoadTarget(origin))
 
 
-def submit_backfill(instance: DagsterInstance, findings: Collection[AssetPartition]) -> int:
-    """Submit the asset partitions as one asset backfill; 0 when Dagster accepted it, 1 otherwise."""
+def submit_backfill(
+    instance: DagsterInstance, findings: Collection[AssetPartition], run_tags: Mapping[str, str] | None = None
+) -> int:
+    """Submit the asset partitions as one asset backfill, its runs tagged with `run_tags` too; 0 when Dagster accepted
+    it, 1 otherwise."""
     import asyncio
 
     from dagster import partition_loading_context
@@ -75,7 +78,7 @@ def submit_backfill(instance: DagsterInstance, findings: Collection[AssetPartiti
     params = {
         "partitionsByAssets": selectors,
         "title": "eyt refresh",
-        "tags": [{"key": "eyt/command", "value": "refresh"}],
+        "tags": [{"key": k, "value": v} for k, v in {"eyt/command": "refresh", **(run_tags or {})}.items()],
     }
     with _workspace(instance) as context, partition_loading_context(dynamic_partitions_store=instance):
         result = asyncio.run(

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from dagster import DagsterInstance
 
     from eyt_dagster.ops.plan import Selection
+    from eyt_dagster.ops.spend import CommandBudget
     from resources.models.cache_backend import CacheBackend
 
 
@@ -74,6 +75,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {targets}, pools {pools}; "
         f"SpeechEQ targets {speech_targets}; spoken EYT-Bench targets {voice_targets}"
     )
+    spend = _command_budget(slate, args.max_cost)
+    if spend is None:
+        return 2
     runs = eyt_runs(
         pools,
         targets,
@@ -84,7 +88,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         voice_targets=voice_targets,
         voice_pools={t: slate.voice_pools_of(t) for t in voice_targets},
     )
+    runs = [dataclasses.replace(run, tags={**run.tags, **spend.run_tags}) for run in runs]
     ok = execute_runs(instance, runs, args.parallel)
+    _print_spent(spend)
     print(f"warehouse: {env_settings.DATA_DIR.get()}/eyt.duckdb")
     # also after a failed run: the reports run over the partitions that exist, and show the cells that failed
     if not args.no_reports:
@@ -92,6 +98,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_speech:
         _print_speech_summary()
     return 0 if ok else 1
+
+
+def _command_budget(slate: Slate, max_cost: float | None) -> CommandBudget | None:
+    """The command's spend caps, their lines printed; None after printing why --max-cost cannot be used."""
+    from eyt_dagster.ops.spend import SpendError, command_budget
+
+    try:
+        spend = command_budget(slate, max_cost, str(data_dir()), _call_backend())
+    except SpendError as exc:
+        print(f"eyt: {exc}", file=sys.stderr)
+        return None
+    for line in spend.start_lines():
+        print(line)
+    return spend
+
+
+def _print_spent(spend: CommandBudget) -> None:
+    """What the command spent, when a cap applied (the ledger is read again)."""
+    from eyt_dagster.ops.spend import spent_by_model
+
+    if spend.budget.active:
+        print(spend.end_line(spent_by_model(str(data_dir()), _call_backend())))
 
 
 def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
@@ -136,6 +164,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"ledger history: {len(rows)} call(s)"
     )
     print(text)
+    spend = _command_budget(slate, None)  # the slate's caps and what is spent against them
+    if spend is not None and not spend.budget.active:
+        print("spend caps: none (the slate sets no `budget`; `eyt run --max-cost USD` sets one for a command)")
     if args.json:
         write_json(Path(args.json), data)
         print(f"wrote {args.json}")
@@ -296,7 +327,10 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     added = register_targets(instance, slate)
     if added:
         print(f"registered new target partition(s): {added}")
-    return refresh(
+    spend = _command_budget(slate, args.max_cost)
+    if spend is None:
+        return 2
+    status = refresh(
         instance,
         _scope(args),
         slate_keys(slate),
@@ -306,7 +340,11 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         reason="--reports",
         slate=slate,
         parallel=args.parallel,
+        run_tags=spend.run_tags,
     )
+    if not args.dry_run:
+        _print_spent(spend)
+    return status
 
 
 def cmd_remove_target(args: argparse.Namespace) -> int:
@@ -553,6 +591,25 @@ def _run_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive_usd(text: str) -> float:
+    from eyt_dagster.core.budget import check_cost_limit
+
+    try:
+        return check_cost_limit(float(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc) if "--max-cost" in str(exc) else f"not an amount: {text!r}") from None
+
+
+def _max_cost_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--max-cost",
+        type=_positive_usd,
+        metavar="USD",
+        help="spend at most this much more on the slate's models (the ledger's network calls at the slate's prices); "
+        "once reached no new call is sent and what needs one stops by budget (docs/cost.md#spend-caps)",
+    )
+
+
 def _progress_seconds(text: str) -> float:
     try:
         return env_settings.PROGRESS_EVERY.parse(text)
@@ -582,6 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialise the EYT graph for the slate")
     _run_options(run)
+    _max_cost_option(run)
     _progress_option(run)
     run.set_defaults(func=cmd_run)
     plan = sub.add_parser(
@@ -643,6 +701,7 @@ def main(argv: list[str] | None = None) -> int:
     refresh.add_argument(
         "--reports", action="store_true", help="also recompute every report (unpartitioned asset), stale or not"
     )
+    _max_cost_option(refresh)
     _progress_option(refresh)
     refresh.set_defaults(func=cmd_refresh)
     remove = sub.add_parser(

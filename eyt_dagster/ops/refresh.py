@@ -211,13 +211,15 @@ def refresh(
     slate: Slate | None = None,
     defs: Definitions | None = None,
     parallel: int = 1,
+    run_tags: Mapping[str, str] | None = None,
 ) -> int:
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
     `only_forced` leaves out everything else (but what lies downstream of them). With `slate`, its per-target
     and per-pool settings are recorded first (settings_sources.record_settings), so a changed target shows as
     stale partitions, and causes name the settings that changed. `defs`: other definitions (tests; default the
-    code location's). `parallel`: how many runs at once (eyt_dagster/ops/run_plan.py)."""
+    code location's). `parallel`: how many runs at once (eyt_dagster/ops/run_plan.py); `run_tags`: added to every
+    run (a command's spend limit: eyt_dagster/ops/spend.py)."""
     from eyt_dagster.ops import refresh_plan as ops
 
     started = time.monotonic()
@@ -266,8 +268,8 @@ def refresh(
     if backfill:
         from eyt_dagster.ops.backfill import submit_backfill
 
-        return submit_backfill(instance, findings)
-    return _execute_plan(instance, runs, state.partitions_def, parallel)
+        return submit_backfill(instance, findings, run_tags or {})
+    return _execute_plan(instance, runs, state.partitions_def, parallel, run_tags or {})
 
 
 def _execute_plan(
@@ -275,6 +277,7 @@ def _execute_plan(
     runs: Sequence[PlannedRun],
     partitions_def: Mapping[str, PartitionsDefinition | None],
     parallel: int = 1,
+    run_tags: Mapping[str, str] | None = None,
 ) -> int:
     from dagster import partition_loading_context
 
@@ -282,7 +285,7 @@ def _execute_plan(
 
     planned = []
     for run in runs:
-        tags = {"eyt/command": "refresh"}
+        tags = {"eyt/command": "refresh", **(run_tags or {})}
         if run.partition is not None:
             pdef = partitions_def[run.job]
             assert pdef is not None  # a partitioned run's job is partitioned

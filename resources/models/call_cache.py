@@ -243,6 +243,19 @@ def without_credentials(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+# The network calls after a ledger id, per model: what spend caps count (eyt_dagster/core/budget.py). One range scan
+# of the primary key, so a process reading it before every call reads only the rows written since its last look.
+PAID_SINCE = (
+    "SELECT model_id, SUM(cost_usd) AS cost_usd, COUNT(*) AS calls, MAX(id) AS last_id FROM {p}ledger "
+    "WHERE id > ? AND cached = 0 GROUP BY model_id"
+)
+
+
+def paid_since_rows(rows: Sequence[Row], after_id: int) -> tuple[int, list[Row]]:
+    last = max((int(r[3]) for r in rows), default=after_id)
+    return last, [(str(r[0]), float(r[1] or 0.0), int(r[2])) for r in rows]
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -328,6 +341,8 @@ class CallStore(Protocol):
     def set_adaptation(self, row: Row) -> None: ...  # replaces the endpoint's row for the parameter
     def append_ledger(self, columns: Sequence[str], row: Row) -> None: ...
     def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]: ...  # names, rows in call order
+    # (the last ledger id read, [(model_id, USD, network calls)] of the network calls after `after_id`)
+    def paid_since(self, after_id: int) -> tuple[int, list[Row]]: ...
     def flight(self, key: str) -> AbstractContextManager[None]: ...  # across processes, where the store can
     def close(self) -> None: ...
 
@@ -413,6 +428,10 @@ class SqliteCallStore:
         with self._db() as db:
             cursor = db.execute(query, (run_id,) if run_id is not None else ())
             return [d[0] for d in cursor.description], cursor.fetchall()
+
+    def paid_since(self, after_id: int) -> tuple[int, list[Row]]:
+        with self._db() as db:
+            return paid_since_rows(db.execute(PAID_SINCE.format(p=""), (after_id,)).fetchall(), after_id)
 
     def flight(self, key: str) -> AbstractContextManager[None]:
         """Nothing across processes: on one machine, processes sending one request at once each send it."""
@@ -634,6 +653,10 @@ class CallCache:
         self._store.append_ledger(LEDGER_COLUMNS, row)
         failed = None if ok else failure or "unknown"
         count_call(cached=cached, tokens=tokens_in + tokens_out, cost_usd=cost_usd, retries=retries, failure=failed)
+
+    def paid_since(self, after_id: int) -> tuple[int, list[Row]]:
+        """The last ledger id read, and (model_id, USD, network calls) of the network calls after `after_id`."""
+        return self._store.paid_since(after_id)
 
     def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
         """Ledger rows in call order, all runs or one run; `cached` and `ok` come back as bools."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from resources.models.cache_backend import CALL_CACHE_FILE, CacheBackend
+from resources.models.call_cache import PAID_SINCE
 
 Row = dict[str, Any]
 
@@ -72,6 +73,11 @@ class CallReads:
             f"FROM {{p}}ledger WHERE role IN ({', '.join('?' for _ in roles)}) ORDER BY id"
         )
         return self._rows(sql, list(roles))
+
+    def paid_by_model(self) -> dict[str, tuple[float, int]]:
+        """Each model id's network calls in the ledger: (USD, calls), what the spend caps count."""
+        rows = self._rows(PAID_SINCE, [0])
+        return {str(r["model_id"]): (float(r["cost_usd"] or 0.0), int(r["calls"])) for r in rows}
 
     def reply(self, key: str) -> Row | None:
         """The replies row of `key` (model, text, tokens, latency, finish_reason, created_at), or None."""

@@ -46,6 +46,7 @@ from eyt_dagster.core.replies import CallStats, Reply
 from eyt_dagster.core.spoken_reply import SpokenReply
 from resources.models.call_cache import CachedReply, CallCache
 from resources.models.chat_transport import ChatTransport, FormatRejectedError, ModelCallError
+from resources.models.spend_guard import SpendGuard
 from resources.models.spoken_replies import SpokenReplyError, audio_settings, keep_audio, spoken_reply
 
 M = TypeVar("M", bound=BaseModel)
@@ -244,6 +245,7 @@ class OpenAIChatClient:
         run_id: str | None = None,
         repeat: int = 0,
         clip_dir: str | Path | None = None,
+        guard: SpendGuard | None = None,
     ) -> None:
         if ref.provider != "openai":
             raise ValueError(f"model '{ref.id}' has provider '{ref.provider}'; OpenAIChatClient needs provider openai")
@@ -255,6 +257,7 @@ class OpenAIChatClient:
         self.repeat = repeat
         self.run_id = run_id
         self.clip_dir = clip_dir  # the data directory whose clip store keeps the audio of spoken replies
+        self.guard = guard  # the spend caps, asked before every network call (None: no cap applies)
         self._transport = ChatTransport(ref, role=role, cache=cache, run_id=run_id)
         self.base_url = self._transport.base_url
         self._lock = threading.Lock()
@@ -280,6 +283,7 @@ class OpenAIChatClient:
             run_id=self.run_id,
             repeat=repeat,
             clip_dir=self.clip_dir,
+            guard=self.guard,
         )
         twin._transport.share_connection(self._transport)
         with self._lock:
@@ -360,6 +364,8 @@ class OpenAIChatClient:
         if len(rejected) >= self.ref.reply_attempts:  # asked often enough: the last unusable reply stands
             last = self._outcome(rejected[-1].reply, key, cached=True, retries=0)
             return replace(last, gave_up_after=len(rejected))
+        if self.guard is not None:
+            self.guard.admit(self.model_id, purpose)  # a cap reached: BudgetSpentError, nothing sent
         messages, settings = request["messages"], request["settings"]
         self.cache.put_request(key, request, self._redact)  # before sending: a failed call's page shows it too
         reply, retries = self._transport.send(messages, settings, seed=self.seed, purpose=purpose, key=key)

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 
 from dagster import ConfigurableResource, InitResourceContext
 
+from eyt_dagster.core.budget import Budget
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.core.result_cache import ResultStore
 from eyt_dagster.core.samples import sample_seed
 from resources.models.cache_backend import CacheBackend, cache_backend, open_call_cache, open_embedding_cache
 from resources.models.call_cache import CallCache
 from resources.models.chat_client import OpenAIChatClient
+from resources.models.spend_guard import SPEND_LIMIT_TAG, SpendGuard
 from resources.runs.processes import process_tags
 from resources.storage.report_cache import open_report_cache
 from resources.storage.warehouse_views import WAREHOUSE_FILE
@@ -86,19 +88,51 @@ class ModelAccess(_OnCacheBackend):
         super().setup_for_execution(context)
         if self.cache_backend.kind == "postgres" and context.log is not None:
             context.log.info(f"call cache and ledger: {self.cache_backend.describe(self.data_dir)}")
+        run = context.dagster_run
+        limit = run.tags.get(SPEND_LIMIT_TAG) if run is not None else None
+        # a command's --max-cost, as the ledger total its runs stop at (eyt_dagster/ops/cli.py sets the tag)
+        self.__dict__["spend_limit_usd"] = float(limit) if limit else None
+
+    @cached_property
+    def spend_limit_usd(self) -> float | None:
+        """The run's --max-cost limit (setup_for_execution reads it from the run's tags); none outside a run."""
+        return None
 
     @cached_property
     def cache(self) -> CallCache:
         return open_call_cache(self.data_dir, self.cache_backend)
 
+    @cached_property
+    def _guards(self) -> dict[str, SpendGuard]:
+        return {}
+
+    def guard(self, budget: Budget) -> SpendGuard | None:
+        """The process's guard of `budget` with the run's --max-cost limit over the call cache, or None when no cap
+        applies (no call is then checked)."""
+        budget = budget.with_limit(self.spend_limit_usd)
+        if not budget.active:
+            return None
+        key = repr(budget)
+        if key not in self._guards:
+            self._guards[key] = SpendGuard(self.cache, budget)
+        return self._guards[key]
+
     def client(
-        self, ref: ModelRef, role: str, run_id: str | None, slate_seed: int, repeat: int = 0
+        self, ref: ModelRef, role: str, run_id: str | None, slate_seed: int, repeat: int = 0, *, budget: Budget
     ) -> OpenAIChatClient:
-        """A chat client for one model in one ledger role (simulator, target, judge, speech_target...); for the
-        sample `repeat` of a repeated slate it sends the seed `sample_seed(slate_seed, repeat)`."""
+        """A chat client for one model in one ledger role (simulator, target, judge, speech_target...), held to the
+        slate's spend caps `budget`; for the sample `repeat` of a repeated slate it sends the seed
+        `sample_seed(slate_seed, repeat)`."""
         seed = sample_seed(slate_seed, repeat)
         return OpenAIChatClient(
-            ref, role=role, cache=self.cache, seed=seed, run_id=run_id, repeat=repeat, clip_dir=self.data_dir
+            ref,
+            role=role,
+            cache=self.cache,
+            seed=seed,
+            run_id=run_id,
+            repeat=repeat,
+            clip_dir=self.data_dir,
+            guard=self.guard(budget),
         )
 
 

@@ -20,11 +20,13 @@ from typing import Any
 from resources.models.call_cache import (
     ADAPTATIONS_TABLE,
     ADDED_COLUMNS,
+    PAID_SINCE,
     REJECTED_READ,
     REJECTED_TABLE,
     REPLY_COLUMNS,
     REPLY_READ,
     Row,
+    paid_since_rows,
 )
 from resources.storage.postgres_db import PostgresDatabase, advisory_key
 
@@ -229,6 +231,13 @@ class PostgresCallStore:
             where = " WHERE run_id = %s" if run_id is not None else ""
             cur.execute(f"SELECT * FROM {SCHEMA_NAME}.ledger{where} ORDER BY id", (run_id,) if where else ())
             return [d[0] for d in cur.description], cur.fetchall()
+
+        return self._db.run(work)
+
+    def paid_since(self, after_id: int) -> tuple[int, list[Row]]:
+        def work(cur: Any) -> tuple[int, list[Row]]:
+            cur.execute(PAID_SINCE.replace("?", "%s").format(p=f"{SCHEMA_NAME}."), (after_id,))
+            return paid_since_rows(cur.fetchall(), after_id)
 
         return self._db.run(work)
 

@@ -28,7 +28,7 @@ class EytRoles:
         self._models = models
 
     def _client(self, ref: ModelRef, role: str, run_id: str | None, repeat: int = 0) -> OpenAIChatClient:
-        return self._models.client(ref, role, run_id, self.slate.seed, repeat)
+        return self._models.client(ref, role, run_id, self.slate.seed, repeat, budget=self.slate.spend_budget())
 
     def _language(self, pool: str | None) -> str:
         return self.slate.pool_language(pool) if pool is not None else DEFAULT_LANGUAGE

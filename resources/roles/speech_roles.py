@@ -39,7 +39,7 @@ class SpeechRoles:
         self._clip_analyses = ClipAnalysisStore(models.data_dir)
 
     def _client(self, ref: ModelRef, role: str, run_id: str | None) -> OpenAIChatClient:
-        return self._models.client(ref, role, run_id, self.slate.seed)
+        return self._models.client(ref, role, run_id, self.slate.seed, budget=self.slate.spend_budget())
 
     def speech_generator(self, run_id: str | None = None) -> SpeechGenerator:
         """The SpeechEQ text generator: the embedded template baseline, or chat models (ledger roles

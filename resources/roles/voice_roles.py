@@ -67,7 +67,7 @@ class VoiceRoles:
         if ref.speech_input == "audio":
             if ref.is_baseline:  # the slate refuses this; kept for a slate object built by hand
                 raise VoiceSetupError(f"target '{target_id}': an embedded baseline cannot hear audio")
-            client = self.models.client(ref, "target", run_id, self.slate.seed)
+            client = self.models.client(ref, "target", run_id, self.slate.seed, budget=self.slate.spend_budget())
             render = lambda clip: input_audio_part(clip.path, ref.audio_format)  # noqa: E731
             if ref.audio_out is not None:  # it answers in audio too
                 return SpeakingListener(client, render, ref.audio_out.voice, ref.audio_out.format, language)
