@@ -21,7 +21,7 @@ from eyt_dagster.core.env_settings import default_slate_path as default_slate_pa
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE, Language
 from eyt_dagster.core.model_ref import ModelRef, unpriced_under_cap
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, EncoderCalibration, calibration, uncalibrated
-from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair
+from eyt_dagster.eyt_bench.settings import PoolSource, ReasoningPair, SequentialSettings
 from eyt_dagster.eyt_bench.taxonomy import JUDGE_SCALES, PAPER_POOLS, POOL_LANGUAGES, POOLS
 from eyt_dagster.eyt_voice.settings import AudioOut, VoiceSettings, english_only_asr
 from eyt_dagster.speech_eq.settings import CascadeSettings, SpeechSettings
@@ -180,6 +180,11 @@ class Slate(BaseModel):
         default=None,
         description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file.",
     )
+    sequential: SequentialSettings | None = Field(
+        default=None,
+        description="Stop when the ranking is settled: play each pool's ChatSEEDs in a seeded order, in batches, and "
+        "stop a target once its comparisons are decided (docs/eyt-metrics.md#stopping-when-the-ranking-is-settled).",
+    )
     budget: SpendCap | None = Field(
         default=None,
         description="A spend cap on every chat model of the slate together, over every call the ledger holds of them "
@@ -255,6 +260,10 @@ class Slate(BaseModel):
                 )
         if len(set(named)) != len(named):
             raise ValueError(f"speech.evaluation.seq_cohort: {named} names a target twice")
+
+    @property
+    def sequential_on(self) -> bool:
+        return self.sequential is not None and self.sequential.enabled
 
     def chat_models(self) -> list[ModelRef]:
         """Every model the slate may call through the chat client, in every role (embedded ones included)."""

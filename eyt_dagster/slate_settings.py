@@ -149,6 +149,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "judge_scale": lambda s: s.judge_scale,
     "judge_combine": lambda s: s.judge_combine,
     "bootstrap_resamples": lambda s: s.bootstrap_resamples,
+    "sequential": lambda s: s.sequential.model_dump() if s.sequential is not None else None,
     "repeats": lambda s: s.repeats,
     "judge_repeats": lambda s: s.judge_repeats,
     "thinking_highlight": lambda s: s.thinking_highlight,
@@ -218,6 +219,8 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/leaderboard_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
     "dialogue/pairwise_comparisons": ("seed", "bootstrap_resamples", *_FLAGGED),
     "dialogue/rank_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "dialogue/sequential_decisions": ("seed", "sequential", *_FLAGGED),
+    "dialogue/sequential_savings": ("seed", "sequential", *_FLAGGED),
     "dialogue/simulator_audit_effect": _FLAGGED,
     "dialogue/alpha_sensitivity": ("alpha", "judge_combine", *_FLAGGED),
     "dialogue/turn_curves": ("judge_combine", *_FLAGGED),
@@ -334,6 +337,7 @@ NOT_READ = frozenset(
 # the code version (and every result) of a slate that does not set them as it was.
 OPTIONAL = frozenset(
     {
+        "sequential",
         "simulator_audit_model",
         "multilingual_embedding_model",
         "judge_prompt_language",

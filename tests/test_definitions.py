@@ -142,6 +142,8 @@ ASSET_KEYS = {
     "dialogue/persona_source_comparison",
     "dialogue/pool_settings",
     "dialogue/rank_intervals",
+    "dialogue/sequential_decisions",
+    "dialogue/sequential_savings",
     "dialogue/repeat_dialogues",
     "dialogue/repeat_scores",
     "dialogue/simulator_audit",

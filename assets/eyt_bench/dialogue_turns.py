@@ -1,7 +1,9 @@
 """dialogue_turns: the multi-turn dialogues of one target on one pool (Algorithm 1)."""
 
+from typing import TYPE_CHECKING, cast
+
 import pandas as pd
-from dagster import AssetExecutionContext, AssetIn, Output, asset
+from dagster import AssetExecutionContext, AssetIn, AssetRecordsFilter, Output, asset
 
 from assets._output import explorer_link, now_utc, stats_metadata, table_of, table_output
 from assets._progress import step_progress
@@ -11,10 +13,14 @@ from eyt_dagster.eyt_bench.dialogue_loop import Turn
 from eyt_dagster.eyt_bench.dialogue_turns import play_cell
 from eyt_dagster.eyt_bench.intent_texts import turn_intent_texts
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
+from eyt_dagster.eyt_bench.sequential_plan import played_prefix
 from eyt_dagster.eyt_bench.table_contracts import DialogueTurnsFrame, conform_table
 from eyt_dagster.eyt_bench.types import ChatSeed
 from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
+
+if TYPE_CHECKING:
+    from eyt_dagster.slate import Slate
 
 LOGIC_VERSION = (
     "3"  # 3: a thinking target's reasoning apart from response_text; reasoning tokens, cut replies, adaptations
@@ -55,6 +61,10 @@ def dialogue_turns(
     def encode_early(seed: ChatSeed, turn: Turn) -> None:
         encoder.hand_over([*turn_intent_texts(seed, turn), turn.user_text])  # the utterance: simulator_audit
 
+    prefix = _sequential_prefix(context, current) if current.sequential_on else None
+    if prefix is not None:  # the sequential design: the first `prefix` ChatSEEDs of the pool's seeded order
+        chat_seeds = played_prefix(chat_seeds, current.seed, prefix)
+        context.log.info(f"sequential design: playing the first {prefix} ChatSEEDs of the pool's order")
     progress = step_progress(
         context,
         models.data_dir,
@@ -90,4 +100,28 @@ def dialogue_turns(
         **explorer_link(explorer_links.dialogues_path(target=target_id, pool=pool)),
         **stats_metadata("target", cell.target_stats),
         **stats_metadata("simulator", cell.simulator_stats),
+        **({SEQUENTIAL_PREFIX: prefix} if prefix is not None else {}),
     )
+
+
+# The metadata key of the ChatSEEDs a cell played under the sequential design, and the run tag `eyt run` sets it with.
+SEQUENTIAL_PREFIX = "sequential_prefix"
+SEQUENTIAL_TAG = "eyt/sequential_prefix"
+
+
+def _sequential_prefix(context: AssetExecutionContext, slate: "Slate") -> int:
+    """How many ChatSEEDs of the pool's order the cell plays under the sequential design: what `eyt run`'s loop asks
+    for (the run tag), else what the cell played last time (a refresh or a daemon run replays the same dialogues),
+    else the design's first look."""
+    tagged = context.run.tags.get(SEQUENTIAL_TAG)
+    if tagged:
+        return int(tagged)
+    found = context.instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[context.partition_key]), limit=1
+    ).records
+    event = found[0].asset_materialization if found else None
+    earlier = event.metadata.get(SEQUENTIAL_PREFIX) if event is not None else None
+    if earlier is not None:
+        return int(cast(int, earlier.value))
+    assert slate.sequential is not None
+    return slate.sequential.min_dialogues

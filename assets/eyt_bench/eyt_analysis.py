@@ -8,7 +8,7 @@ from dagster import AssetExecutionContext, AssetIn, MetadataValue, Output, asset
 from assets._asset_args import AssetArgs
 from assets._output import large_table_output, now_utc, table_output
 from eyt_dagster.core.baseline_flags import baseline_note, baseline_targets, flag_targets
-from eyt_dagster.eyt_bench import analysis, audit_effect
+from eyt_dagster.eyt_bench import analysis, audit_effect, sequential_plan
 from eyt_dagster.eyt_bench import rank_intervals as ranks
 from eyt_dagster.eyt_bench.dialogue_scoring import dialogue_lengths, turn_dimension_scores
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, POOLS
@@ -131,6 +131,48 @@ def rank_intervals(slate: SlateAccess, reports: ReportAccess, dialogue_scores: p
         else "_no rows_"
     )
     return _finish(df, slate, empathy_ranks=MetadataValue.md(preview), resamples=slate.slate.bootstrap_resamples)
+
+
+@asset(**_REPORT, ins=_ins("chat_seeds", "dialogue_scores"))
+def sequential_decisions(
+    slate: SlateAccess, chat_seeds: pd.DataFrame, dialogue_scores: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """The sequential design's comparisons (docs/eyt-metrics.md#stopping-when-the-ranking-is-settled): for each pool,
+    metric with a margin and pair of targets, the verdict and the ChatSEEDs it was decided at; empty when the slate
+    does not use the design."""
+    current = slate.slate
+    if current.sequential is None or not current.sequential.enabled:
+        df = pd.DataFrame(columns=list(sequential_plan.DECISION_COLUMNS))
+    else:
+        targets = [t.id for t in current.eyt_targets]
+        df = sequential_plan.decisions(chat_seeds, dialogue_scores, targets, current.sequential, current.seed)
+    baselines = baseline_targets(current)
+    df["is_baseline_pair"] = df["target_a"].isin(baselines) | df["target_b"].isin(baselines)
+    early = int(df["decided_early"].sum()) if len(df) else 0
+    return _finish(
+        df,
+        slate,
+        flag=None,
+        decided_early=early,
+        comparisons=len(df),
+        error_guarantee="family-wise, per pool and metric (every pair of one pool and metric)",
+    )
+
+
+@asset(**_REPORT, ins=_ins("chat_seeds", "dialogue_turns"))
+def sequential_savings(
+    slate: SlateAccess, chat_seeds: pd.DataFrame, dialogue_turns: pd.DataFrame
+) -> Output[pd.DataFrame]:
+    """Per target and pool under the sequential design: the dialogues played and not played, and the USD the unplayed
+    ones would have cost at the cell's mean per played dialogue; empty when the slate does not use the design."""
+    current = slate.slate
+    if current.sequential is None or not current.sequential.enabled:
+        df = pd.DataFrame(columns=list(sequential_plan.SAVINGS_COLUMNS))
+    else:
+        targets = [t.id for t in current.eyt_targets]
+        df = sequential_plan.savings(chat_seeds, dialogue_turns, targets, current.seed)
+    saved = float(df["saved_usd_estimate"].sum()) if len(df) else 0.0
+    return _finish(df, slate, not_played=int(df["not_played"].sum()) if len(df) else 0, saved_usd_estimate=saved)
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores", "simulator_audit"))

@@ -41,6 +41,45 @@ class ReasoningPair(BaseModel):
     non_think: str = Field(description="Target id with thinking off.")
 
 
+class SequentialSettings(BaseModel):
+    """Stop when the ranking is settled (docs/eyt-metrics.md#stopping-when-the-ranking-is-settled): each pool's
+    ChatSEEDs are played in one seeded order, in batches, and a target stops once every comparison it takes part in
+    is decided on every metric that has a margin."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    alpha: float = Field(default=0.05, gt=0.0, lt=0.5, description="Family-wise error per pool and metric.")
+    min_dialogues: int = Field(default=20, ge=2, description="Dialogues every target plays before the first look.")
+    batch: int = Field(default=10, ge=1, description="Dialogues added between looks.")
+    margin: dict[str, float] = Field(
+        default_factory=dict,
+        description="The smallest difference worth resolving, per metric (in the metric's own units, e.g. "
+        "explicit_acc: 0.05, satisfaction: 0.1); only the metrics named here decide when to stop.",
+    )
+
+    @model_validator(mode="after")
+    def _margin_when_enabled(self) -> SequentialSettings:
+        if not self.margin and not self.enabled:
+            return self
+        from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS  # only for a slate that sets the design
+
+        if self.enabled and not self.margin:
+            raise ValueError(
+                "margin is required when sequential.enabled is true: the smallest difference worth resolving per "
+                f"metric, e.g. margin: {{explicit_acc: 0.05, satisfaction: 0.1}}; the metrics are {list(PAIRED_METRICS)}"
+            )
+        unknown = sorted(set(self.margin) - set(PAIRED_METRICS))
+        if unknown:
+            raise ValueError(
+                f"margin: unknown metric(s) {unknown}; the per-dialogue metrics are {list(PAIRED_METRICS)}"
+            )
+        bad = {k: v for k, v in self.margin.items() if not v > 0}
+        if bad:
+            raise ValueError(f"margin: {bad} must be positive (the smallest difference worth resolving)")
+        return self
+
+
 class EytSlate(Protocol):
     """What EYT-Bench's functions read from a slate (eyt_dagster/slate.py's `Slate` has all of it)."""
 

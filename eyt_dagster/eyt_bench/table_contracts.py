@@ -270,6 +270,24 @@ RANK_INTERVALS_COLUMNS: Columns = {
     **_FLAGS,
     **_CREATED,
 }
+SEQUENTIAL_DECISIONS_COLUMNS: Columns = {
+    **_text(["pool", "metric", "target_a", "target_b", "verdict"]),
+    "decided_items": "Int64",
+    "decided_early": "bool",
+    "undecided_at_n": "bool",
+    "n_paired": "Int64",
+    **_floats("diff", "ci_low", "ci_high", "margin"),
+    **{c: "Int64" for c in ("played_a", "played_b", "n_total")},
+    "is_baseline_pair": "bool",
+    **_CREATED,
+}
+SEQUENTIAL_SAVINGS_COLUMNS: Columns = {
+    **_text(["target", "pool"]),
+    **{c: "Int64" for c in ("played", "n_total", "not_played")},
+    **_floats("spent_usd", "saved_usd_estimate"),
+    **_FLAGS,
+    **_CREATED,
+}
 SIMULATOR_AUDIT_EFFECT_COLUMNS: Columns = {
     **_text(["pool", "metric", "target"]),
     "n_dialogues": "Int64",
@@ -396,6 +414,8 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.leaderboard_intervals": LEADERBOARD_INTERVALS_COLUMNS,
     "dialogue.pairwise_comparisons": PAIRWISE_COMPARISONS_COLUMNS,
     "dialogue.rank_intervals": RANK_INTERVALS_COLUMNS,
+    "dialogue.sequential_decisions": SEQUENTIAL_DECISIONS_COLUMNS,
+    "dialogue.sequential_savings": SEQUENTIAL_SAVINGS_COLUMNS,
     "dialogue.simulator_audit_effect": SIMULATOR_AUDIT_EFFECT_COLUMNS,
     "dialogue.alpha_sensitivity": ALPHA_SENSITIVITY_COLUMNS,
     "dialogue.turn_curves": TURN_CURVES_COLUMNS,

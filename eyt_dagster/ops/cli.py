@@ -78,6 +78,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     spend = _command_budget(slate, args.max_cost)
     if spend is None:
         return 2
+    ok = True
+    if slate.sequential_on and targets:  # the cells round by round; the rest of the run below, without them
+        from eyt_dagster.ops.sequential_run import play_sequentially
+
+        ok, _ = play_sequentially(instance, slate, pools, targets, args.parallel, spend.run_tags)
+        targets = []
     runs = eyt_runs(
         pools,
         targets,
@@ -89,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         voice_pools={t: slate.voice_pools_of(t) for t in voice_targets},
     )
     runs = [dataclasses.replace(run, tags={**run.tags, **spend.run_tags}) for run in runs]
-    ok = execute_runs(instance, runs, args.parallel)
+    ok = (execute_runs(instance, runs, args.parallel) if runs else True) and ok
     _print_spent(spend)
     print(f"warehouse: {env_settings.DATA_DIR.get()}/eyt.duckdb")
     # also after a failed run: the reports run over the partitions that exist, and show the cells that failed
@@ -164,6 +170,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"ledger history: {len(rows)} call(s)"
     )
     print(text)
+    if slate.sequential_on:
+        print(
+            "sequential design on: these are the full design's figures, an upper bound; `eyt run` stops each target "
+            "once its comparisons are decided (docs/eyt-metrics.md#stopping-when-the-ranking-is-settled)"
+        )
     spend = _command_budget(slate, None)  # the slate's caps and what is spent against them
     if spend is not None and not spend.budget.active:
         print("spend caps: none (the slate sets no `budget`; `eyt run --max-cost USD` sets one for a command)")
