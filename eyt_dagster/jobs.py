@@ -23,7 +23,7 @@ SEQ_REPORT_ASSETS = AssetSelection.assets(
     ["speech", "seq_leaderboard"], ["speech", "seq_breakdown"], ["speech", "seq_human_alignment"]
 )
 # Reports over both benchmarks: run after the EYT and the SEQ reports (docs/reports.md).
-CARD_ASSETS = AssetSelection.assets(["reports", "model_cards"], ["reports", "paper_tables"])
+CARD_ASSETS = AssetSelection.assets(["reports", "model_cards"], ["reports", "paper_tables"], ["reports", "run_costs"])
 VOICE_ASSETS = AssetSelection.groups("voice")
 VOICE_REPORT_ASSETS = AssetSelection.groups("voice_reports")
 REPORT_ASSETS = AssetSelection.groups("reports") - SPEECH_REPORT_ASSETS - SEQ_REPORT_ASSETS - CARD_ASSETS

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dagster import MultiPartitionsDefinition
 from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetNode
 
+from eyt_dagster.core.cost_actual import RUN_COSTS_COLUMNS
 from eyt_dagster.core.storage_types import Columns
 from eyt_dagster.eyt_bench.table_contracts import DIALOGUE_TABLES
 from eyt_dagster.eyt_voice.table_contracts import VOICE_TABLES
@@ -25,6 +26,7 @@ TABLE_COLUMNS: dict[str, Columns] = {
     **VOICE_TABLES,
     "reports.model_cards": MODEL_CARD_COLUMNS,
     "reports.paper_tables": EXPORT_INDEX_COLUMNS,
+    "reports.run_costs": RUN_COSTS_COLUMNS,
 }
 
 

@@ -154,6 +154,7 @@ ASSET_KEYS = {
     "dialogue/turn_curves",
     "reports/model_cards",
     "reports/paper_tables",
+    "reports/run_costs",
     "speech/contrast_scores",
     "speech/dialogues",
     "speech/eq_items",

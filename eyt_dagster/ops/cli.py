@@ -78,6 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     spend = _command_budget(slate, args.max_cost)
     if spend is None:
         return 2
+    _save_estimate(slate, chosen)
     ok = True
     if slate.sequential_on and targets:  # the cells round by round; the rest of the run below, without them
         from eyt_dagster.ops.sequential_run import play_sequentially
@@ -118,6 +119,20 @@ def _command_budget(slate: Slate, max_cost: float | None) -> CommandBudget | Non
     for line in spend.start_lines():
         print(line)
     return spend
+
+
+def _save_estimate(slate: Slate, chosen: Selection) -> None:
+    """Keep what `eyt plan` would say of this command, with the ledger's last id, for reports/run_costs (estimated
+    against actual cost per model and role)."""
+    from eyt_dagster.ops.plan import plan, save_estimate
+    from resources.models.call_reads import open_call_reads
+    from resources.storage.warehouse import warehouse_path
+
+    with open_call_reads(data_dir(), _call_backend()) as reads:
+        rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit", "speech_target"])
+        last = reads.last_ledger_id()
+    _, data = plan(slate, chosen, rows, warehouse_path())
+    save_estimate(data_dir(), data, last, sequential=slate.sequential_on)
 
 
 def _print_spent(spend: CommandBudget) -> None:

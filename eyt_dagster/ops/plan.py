@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eyt_dagster.core.cost_actual import ESTIMATE_FILE
 from eyt_dagster.core.cost_estimate import (
     RENDERED_BAND,
     ZERO,
@@ -319,3 +321,19 @@ def _usd_data(line: Line) -> dict[str, float] | str:
 
 def write_json(path: Path, data: Mapping[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def save_estimate(data_dir: Path, data: Mapping[str, Any], ledger_last_id: int, *, sequential: bool) -> Path:
+    """Write a command's plan (`plan`'s data) with the ledger id its calls come after, atomically."""
+    path = data_dir / ESTIMATE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        **data,
+        "ledger_last_id": ledger_last_id,
+        "estimated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sequential": sequential,
+    }
+    tmp = path.with_suffix(".tmp")
+    write_json(tmp, record)
+    tmp.replace(path)
+    return path

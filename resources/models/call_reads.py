@@ -79,6 +79,11 @@ class CallReads:
         rows = self._rows(PAID_SINCE, [0])
         return {str(r["model_id"]): (float(r["cost_usd"] or 0.0), int(r["calls"])) for r in rows}
 
+    def last_ledger_id(self) -> int:
+        """The id of the ledger's newest row (0 for an empty ledger): where a command's own calls will start."""
+        rows = self._rows("SELECT MAX(id) AS last FROM {p}ledger", [])
+        return int(rows[0]["last"] or 0) if rows else 0
+
     def reply(self, key: str) -> Row | None:
         """The replies row of `key` (model, text, tokens, latency, finish_reason, created_at), or None."""
         rows = self._rows("SELECT * FROM {p}replies WHERE key = ?", [key])

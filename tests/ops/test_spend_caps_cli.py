@@ -2,6 +2,8 @@
 from their runs' tags and stop calling once the slate's models reach it; a second command with more to spend
 finishes the cells from the cache. On the localhost server, with priced remote models."""
 
+import json
+
 import duckdb
 import pytest
 
@@ -65,6 +67,11 @@ def test_max_cost_holds_in_the_worker_processes_and_a_second_command_finishes_fr
             cells = instance.get_runs(RunsFilter(job_name="eyt_dialogues"))
             assert cells and all(r.tags[SPEND_LIMIT_TAG] == "0.01" for r in cells)
             assert all(r.tags["eyt/pid"] != str(__import__("os").getpid()) for r in cells)  # worker processes
+
+        # the command kept what `eyt plan` said of it, with the ledger id its calls come after (reports/run_costs)
+        estimate = json.loads((data / "cost" / "estimate.json").read_text())
+        assert estimate["ledger_last_id"] == 0 and not estimate["sequential"]
+        assert {(line["model"], line["role"]) for line in estimate["lines"]} >= {("model-a", "target")}
 
         answered = len(server.chat_requests)
         assert cli.main([*args, "--max-cost", "5"]) == 0
