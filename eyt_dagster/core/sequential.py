@@ -21,7 +21,10 @@ Error control: a pool's pairs on one metric form the family the pairwise table a
 of one pool and metric). Here each of the K pairs of a family gets a confidence sequence at alpha / K (Bonferroni),
 so, for each pool and metric, the chance that *any* pair is ever decided wrongly (declared ahead in the wrong
 direction, or within the margin when its true difference is at least the margin) is at most alpha, at whatever look
-the decision is taken. The guarantee is asymptotic (see `running_intervals`).
+the decision is taken. The guarantee is asymptotic (see `running_intervals`). A step-down (Holm) reallocation of
+the settled pairs' alpha to the open ones is not used: every pair, settled or not, has a verdict that would be wrong
+(one of the two separations at least), so the closed-testing argument gives nothing beyond alpha / K, and on tied
+pairs the step-down's family-wise error exceeds alpha (bench/sequential_step_down.py; the docs section above).
 """
 
 from __future__ import annotations
