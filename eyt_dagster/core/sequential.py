@@ -21,7 +21,10 @@ Error control: a pool's pairs on one metric form the family the pairwise table a
 of one pool and metric). Here each of the K pairs of a family gets a confidence sequence at alpha / K (Bonferroni),
 so, for each pool and metric, the chance that *any* pair is ever decided wrongly (declared ahead in the wrong
 direction, or within the margin when its true difference is at least the margin) is at most alpha, at whatever look
-the decision is taken. The guarantee is asymptotic (see `running_intervals`).
+the decision is taken. The guarantee is asymptotic (see `running_intervals`). A step-down (Holm) reallocation of
+the settled pairs' alpha to the open ones is not used: every pair, settled or not, has a verdict that would be wrong
+(one of the two separations at least), so the closed-testing argument gives nothing beyond alpha / K, and on tied
+pairs the step-down's family-wise error exceeds alpha (bench/sequential_step_down.py; the docs section above).
 """
 
 from __future__ import annotations
@@ -68,10 +71,15 @@ def normal_mixture_bound(v: ArrayLike, alpha: float, v_opt: float, alpha_opt: fl
         raise ValueError(f"alpha_opt must be in (0, 1), got {a_opt}")
     if not v_opt > 0:
         raise ValueError(f"v_opt must be positive, got {v_opt}")
-    log_inv = math.log(1.0 / a_opt)
-    rho = v_opt / (2.0 * log_inv + math.log(1.0 + 2.0 * log_inv))
+    rho = _mixture_rho(v_opt, a_opt)
     x = np.asarray(v, dtype=float)
     return np.sqrt((x + rho) * (np.log1p(x / rho) + 2.0 * math.log(1.0 / alpha)))
+
+
+def _mixture_rho(v_opt: float, alpha_opt: float) -> float:
+    """The precision rho of the normal mixture tightest at v_opt for the level alpha_opt (`normal_mixture_bound`)."""
+    log_inv = math.log(1.0 / alpha_opt)
+    return v_opt / (2.0 * log_inv + math.log(1.0 + 2.0 * log_inv))
 
 
 @dataclass(frozen=True)
@@ -124,6 +132,45 @@ def running_intervals(diffs: ArrayLike, alpha: float, t_opt: float, sd_floor: Ar
     half = np.where(n >= 2, half, np.inf)
     mean = np.where(n > 0, mean_c + first, np.nan)
     return Intervals(n=n, mean=mean, lo=mean - half, hi=mean + half)
+
+
+def anytime_p_value(ci: Intervals, alpha: float, t_opt: float, d0: ArrayLike = 0.0) -> np.ndarray:
+    """The anytime-valid p-value of "the mean difference is d0" at every prefix of `ci`, the intervals
+    `running_intervals(..., alpha, t_opt)` returned: the smallest level a at which the interval of the same
+    confidence sequence, with the mixture kept as it is (rho tuned for `alpha`) and only the level changed, excludes
+    d0. The interval at level a excludes d0 exactly when a > p (the boundary is strictly decreasing in a).
+
+    With z = u_alpha(n) |mean - d0| / half (the distance in the boundary's units, half the interval's half-width at
+    `alpha`), solving u_a(n) = z for a, where u_a(n)^2 = (n + rho) (log(1 + n / rho) + 2 log(1/a)), gives
+
+        p = min(1, sqrt(1 + n / rho) * exp(-z^2 / (2 (n + rho))))
+
+    which is 1 / the normal-mixture martingale's value: by Ville's inequality the chance that it ever falls to a or
+    below when d0 is the true mean is at most a, so its running minimum over prefixes (np.minimum.accumulate along
+    the last axis) is a valid p-value too, asymptotically as the interval is. Prefixes with an infinite or NaN
+    interval get 1."""
+    n = np.asarray(ci.n, dtype=float)
+    rho = _mixture_rho(t_opt, alpha)
+    half = (ci.hi - ci.lo) / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = normal_mixture_bound(n, alpha, t_opt) * np.abs(ci.mean - np.asarray(d0, dtype=float)) / half
+        p = np.sqrt(1.0 + n / rho) * np.exp(-(z * z) / (2.0 * (n + rho)))
+    return np.where(np.isfinite(half) & np.isfinite(z), np.minimum(p, 1.0), 1.0)
+
+
+def verdict_p_values(ci: Intervals, alpha: float, t_opt: float, margin: ArrayLike) -> np.ndarray:
+    """Per prefix, the smallest level at which each verdict's condition holds (shape (..., items, 3), in the order
+    A_AHEAD, B_AHEAD, WITHIN_MARGIN): the anytime p-values of the hypotheses each verdict rejects, delta <= 0,
+    delta >= 0 and |delta| >= m (the interval must exclude both m and -m, so the nearer one decides). A verdict
+    whose condition cannot hold at any level (A_AHEAD with a mean at or below 0, WITHIN_MARGIN with |mean| >= m)
+    gets 1. `verdicts` at level alpha gives a verdict exactly where the smallest of the three is below alpha."""
+    m = np.asarray(margin, dtype=float)[..., None]
+    p0 = anytime_p_value(ci, alpha, t_opt, 0.0)
+    pw = np.maximum(anytime_p_value(ci, alpha, t_opt, m), anytime_p_value(ci, alpha, t_opt, -m))
+    mean = ci.mean
+    with np.errstate(invalid="ignore"):
+        out = (np.where(mean > 0, p0, 1.0), np.where(mean < 0, p0, 1.0), np.where(np.abs(mean) < m, pw, 1.0))
+    return np.stack(out, axis=-1)
 
 
 def verdicts(lo: ArrayLike, hi: ArrayLike, margin: ArrayLike) -> np.ndarray:

@@ -263,3 +263,62 @@ def test_bench_replays_a_long_table():
     assert out["agreement"] == 1.0
     assert set(out["decisions"]["metric"]) == {"acc"}
     assert (out["decisions"]["verdict"] == sq.A_AHEAD).sum() + (out["decisions"]["verdict"] == sq.B_AHEAD).sum() == 3
+
+
+def test_anytime_p_value_by_hand_and_at_the_boundary() -> None:
+    # alpha = alpha_opt = e^-1, t_opt = 2: rho = 2 / (2 + log 3) = 0.6454567, u(2) = 3.0038 (test_boundary_by_hand).
+    # An interval at n = 2 around 0.5 with half-width u(2) / 8 puts 0 at z = u(2) * 0.5 / half = 4 boundary units:
+    # p = sqrt(1 + 2 / rho) * exp(-16 / (2 (2 + rho))) = 2.0245030 * exp(-3.0240599) = 0.0983979
+    a, t = math.exp(-1), 2.0
+    rho = 2 / (2 + math.log(3))
+    half = float(sq.normal_mixture_bound(2.0, a, t)) / 8
+    ci = sq.Intervals(n=np.array([2.0]), mean=np.array([0.5]), lo=np.array([0.5 - half]), hi=np.array([0.5 + half]))
+    expected = math.sqrt(1 + 2 / rho) * math.exp(-16 / (2 * (2 + rho)))
+    p = float(sq.anytime_p_value(ci, a, t, 0.0)[0])
+    assert p == pytest.approx(expected, rel=1e-12) and p == pytest.approx(0.0983979, abs=1e-7)
+    # at level p (the same mixture, only the level changed) the interval's edge is exactly at d0 = 0
+    assert half * float(sq.normal_mixture_bound(2.0, p, t, alpha_opt=a) / sq.normal_mixture_bound(2.0, a, t)) == (
+        pytest.approx(0.5, rel=1e-12)
+    )
+    # d0 inside the interval at alpha: p >= alpha; at the mean, p = 1; an infinite interval: 1
+    assert float(sq.anytime_p_value(ci, a, t, 0.5 - half / 2)[0]) > a
+    assert float(sq.anytime_p_value(ci, a, t, 0.5)[0]) == 1.0
+    wide = sq.Intervals(n=np.array([1.0]), mean=np.array([0.5]), lo=np.array([-np.inf]), hi=np.array([np.inf]))
+    assert float(sq.anytime_p_value(wide, a, t)[0]) == 1.0
+
+
+def test_verdict_p_values_agree_with_the_verdicts_and_run_sequential():
+    rng = np.random.default_rng(5)
+    alpha, t, m = 0.05 / 45, 44.7, 0.05
+    diffs = rng.uniform(-0.15, 0.15, (300, 1)) + rng.normal(0.0, 0.1, (300, 100))
+    ci = sq.running_intervals(diffs, alpha, t, sq.SD_FLOOR_OF_MARGIN * m)
+    pv = sq.verdict_p_values(ci, alpha, t, m)
+    codes = sq.verdicts(ci.lo, ci.hi, m)
+    # a verdict at alpha exactly where its p-value is below alpha, a separation first
+    below = pv < alpha
+    expected = np.where(below[..., 0], 1, np.where(below[..., 1], 2, np.where(below[..., 2], 3, 0)))
+    np.testing.assert_array_equal(codes, expected)
+    assert 0 < (codes > 0).mean() < 1 and (codes == 3).any() and (codes == 1).any()
+    # run_sequential's decided look is the first look where the pair's running-minimum decision p-value < alpha / K
+    design = sq.SequentialDesign(enabled=True, alpha=0.05, min_dialogues=20, batch=10, margin={"m": 0.1})
+    scores = _slate([0.0, 0.1, 0.25, 0.3], sd=0.3, seed=3)
+    result = sq.run_sequential(scores, design, metrics=["m"])
+    a, b = np.array([0, 0, 0, 1, 1, 2]), np.array([1, 2, 3, 2, 3, 3])
+    k_alpha = 0.05 / 6
+    ci = sq.running_intervals(scores[a, :, 0] - scores[b, :, 0], k_alpha, design.t_opt(100), 0.025)
+    looks = sq.look_points(20, 10, 100)
+    pi = np.minimum.accumulate(sq.verdict_p_values(ci, k_alpha, design.t_opt(100), 0.1).min(-1)[:, looks - 1], -1)
+    hit = pi < k_alpha
+    expected_items = np.where(hit.any(-1), looks[np.argmax(hit, -1)], np.nan)
+    np.testing.assert_array_equal(result.decisions["decided_items"].to_numpy(), expected_items)
+
+
+def test_running_minimum_p_value_is_valid_on_ties() -> None:
+    # 2,000 series with a true mean difference of 0: the running minimum over the looks of p(0) is at most a in no
+    # more than a share a of them (the confidence sequence is conservative at ten looks, so well below)
+    rng = np.random.default_rng(9)
+    ci = sq.running_intervals(rng.normal(0.0, 1.0, (2000, 100)), 0.05, 44.7)
+    looks = sq.look_points(20, 10, 100)
+    p_min = sq.anytime_p_value(ci, 0.05, 44.7, 0.0)[:, looks - 1].min(axis=-1)
+    for a in (0.05, 0.1, 0.2):
+        assert (p_min <= a).mean() <= a
