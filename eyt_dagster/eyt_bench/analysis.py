@@ -13,7 +13,7 @@ from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import HEADLINE
 from eyt_dagster.eyt_bench.table_contracts import PAIRWISE_COMPARISONS_COLUMNS, THINKING_ABLATION_COLUMNS
-from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100, EMOTIONS
+from eyt_dagster.eyt_bench.taxonomy import DIMENSION_TO_100, EMOTIONS, PAIRED_METRICS
 
 CELL = ["target", "pool"]
 # Metrics that are a ratio of per-dialogue sums (pooled over turns) and the columns that hold them.
@@ -30,7 +30,6 @@ MEAN_METRICS = {
     **{d: d for d in DIMENSIONS},
     "mean_turns": "n_turns",
 }
-PAIRED_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "drift", "ficr", "satisfaction", *DIMENSIONS)
 OBJECTIVE_METRICS = ("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "drift")
 
 

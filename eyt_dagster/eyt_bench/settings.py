@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from eyt_dagster.core.languages import Language
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.taxonomy import PAIRED_METRICS
 
 
 class PoolSource(BaseModel):
@@ -60,10 +61,6 @@ class SequentialSettings(BaseModel):
 
     @model_validator(mode="after")
     def _margin_when_enabled(self) -> SequentialSettings:
-        if not self.margin and not self.enabled:
-            return self
-        from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS  # only for a slate that sets the design
-
         if self.enabled and not self.margin:
             raise ValueError(
                 "margin is required when sequential.enabled is true: the smallest difference worth resolving per "

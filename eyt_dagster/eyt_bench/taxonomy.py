@@ -107,6 +107,17 @@ RUBRIC: dict[str, tuple[str, ...]] = {
 }
 # Reported names of the dimensions (leaderboard columns).
 DIMENSION_NAMES: dict[str, str] = {"empathy": "empathy", "persona": "persona", "anthro": "anthropomorphic"}
+# The metrics with one value per dialogue that targets are compared on, pair by pair (the pairwise table, and the
+# sequential design's margins).
+PAIRED_METRICS = (
+    "explicit_acc",
+    "latent_acc",
+    "emotion_acc",
+    "drift",
+    "ficr",
+    "satisfaction",
+    *DIMENSION_NAMES.values(),
+)
 SUBSCORE_COLUMNS: tuple[str, ...] = tuple(f"{dim}_{sub}" for dim, subs in RUBRIC.items() for sub in subs)
 
 # Sub-indicator scales: the main text's 3-point scale is the default; App. D's binary one is a setting.
