@@ -80,6 +80,11 @@ def voice_dialogue_path(target: str, seed_id: str) -> str:
     return f"/voice/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
 
 
+def sequential_path() -> str:
+    """The sequential design's page: every comparison's verdict and the dialogues each target played."""
+    return "/sequential"
+
+
 def speech_path(**params: Any) -> str:
     return _query("/speech", params)
 

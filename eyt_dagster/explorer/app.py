@@ -15,7 +15,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, repeats, speech, voice
+from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, repeats, sequential, speech, voice
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
@@ -51,6 +51,7 @@ speech_item_url = explorer_links.speech_item_path
 speech_build_url = explorer_links.speech_build_path
 voice_url = explorer_links.voice_path
 voice_dialogue_url = explorer_links.voice_dialogue_path
+sequential_url = explorer_links.sequential_path
 
 
 def environment() -> Environment:
@@ -71,6 +72,7 @@ def environment() -> Environment:
         clip_url=speech.clip_url,
         voice_url=voice_url,
         voice_dialogue_url=voice_dialogue_url,
+        sequential_url=sequential_url,
         scale=eq_scale,
         composites=COMPOSITES,
         subscales=SUBSCALES,
@@ -321,6 +323,9 @@ def create_app(
             return not_found(f"voice target '{target}' has no voiced dialogue of ChatSEED '{seed_id}'")
         return page("voice_dialogue.html", d=found)
 
+    async def settled(request: Request) -> Response:
+        return page("sequential.html", s=sequential.settled(wh), flags=queries.baseline_flags(wh))
+
     async def running_now(request: Request) -> Response:
         running, ended = running_steps(wh.data_dir)
         return page("running.html", running=running, ended=ended)
@@ -346,6 +351,7 @@ def create_app(
             Route("/clip/{path:path}", clip),
             Route("/voice", voice_report),
             Route("/voice/dialogue/{target}/{seed_id:path}", voice_dialogue),
+            Route("/sequential", settled),
             Route("/running", running_now),
             Route("/explorer.css", stylesheet),
             Route(f"/{CJK_FONT_FILE}", cjk_font),

@@ -22,6 +22,7 @@ Key = tuple[Any, ...]
 INDEX: Key = ("index",)
 STYLESHEET: Key = ("stylesheet",)
 STYLESHEET_FILE = "explorer.css"
+SEQUENTIAL: Key = ("sequential",)  # the sequential design's page: one, whatever the selection
 DEFAULT_METRIC = "empathy"  # the paired-difference page's metric when none is named
 
 
@@ -81,6 +82,8 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
     path = unquote(raw)
     if path == "/explorer.css":
         return STYLESHEET
+    if path == "/sequential":
+        return SEQUENTIAL if not q else ("variant", path)
     if path == "/compare":
         if set(q) - {"seed", "target"}:
             return ("variant", path)
@@ -140,6 +143,8 @@ def page_url(key: Key, order: list[str]) -> str:
         return app.call_url(key[1], key[2] if len(key) > 2 else None)
     if kind == "speech_item":
         return app.speech_item_url(key[1])
+    if kind == "sequential":
+        return app.sequential_url()
     if kind == "clip":
         return speech.clip_url(key[1])
     raise ValueError(f"no URL for {key!r}")
@@ -165,6 +170,8 @@ def file_name(key: Key, suffix: str = ".html") -> str:
         return "index.html"
     if kind == "stylesheet":
         return STYLESHEET_FILE
+    if kind == "sequential":
+        return "sequential.html"
     if kind == "dialogues":
         _, target, pool, sort, order, failure, number = key
         tag = digest(target, pool, sort, order, failure)

@@ -24,6 +24,7 @@ SPEECH_TABLES = (
 )
 VOICE_TABLES = ("voice.voice_gap", "voice.asr_errors", "voice.prosody_effect")
 CARDS = "reports.model_cards"
+SEQUENTIAL_TABLES = ("sequential_decisions", "sequential_savings")  # the "Stopped when settled" section's
 
 
 def model_cards(warehouse: Path, slate: Slate) -> pd.DataFrame:
@@ -39,6 +40,7 @@ def report_html(
     from eyt_dagster.reporting.audit_section import audit_model_section
     from eyt_dagster.reporting.html_report import render_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
+    from eyt_dagster.reporting.sequential_section import sequential_section
     from eyt_dagster.reporting.speech_sections import card_section, speech_sections
     from eyt_dagster.reporting.voice_sections import voice_sections
 
@@ -54,10 +56,12 @@ def report_html(
     board = speech["speech.seq_leaderboard"]
     chance = set(board.loc[board["target"] == "chance", "target"]) if len(board) else set()
     audit = audit_model_section(read_table(warehouse, "dialogue.simulator_audit"))
+    settled = sequential_section(*(read_table(warehouse, f"dialogue.{t}") for t in SEQUENTIAL_TABLES))
     sections = [
         card_section(cards),
         *build_sections(dialogue),
         *([audit] if audit else []),
+        *([settled] if settled else []),
         *voice_sections(read_tables(warehouse, VOICE_TABLES)),
         *speech_sections(speech),
     ]
