@@ -12,10 +12,11 @@ from __future__ import annotations
 import pandas as pd
 
 from eyt_dagster.core.storage_types import column_names
-from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+from eyt_dagster.eyt_bench.analysis import per_dialogue
 from eyt_dagster.eyt_bench.rank_intervals import LOWER_IS_BETTER
 from eyt_dagster.eyt_bench.simulator_audit import dialogue_flags
 from eyt_dagster.eyt_bench.table_contracts import SIMULATOR_AUDIT_EFFECT_COLUMNS
+from eyt_dagster.eyt_bench.taxonomy import PAIRED_METRICS
 
 KEYS = ["target", "pool", "seed_id"]
 # the table's columns as its contract (table_contracts.py) orders them, without what the asset adds

@@ -26,7 +26,8 @@ import pandas as pd
 from eyt_dagster.core import result_cache
 from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench import table_contracts
-from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+from eyt_dagster.eyt_bench.analysis import per_dialogue
+from eyt_dagster.eyt_bench.taxonomy import PAIRED_METRICS
 
 CELL = ["target", "pool"]
 SAMPLE = ["seed_id", "repeat", "judge_repeat"]

@@ -20,8 +20,9 @@ import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
 from eyt_dagster.core.storage_types import column_names
-from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+from eyt_dagster.eyt_bench.analysis import per_dialogue
 from eyt_dagster.eyt_bench.table_contracts import RANK_INTERVALS_COLUMNS
+from eyt_dagster.eyt_bench.taxonomy import PAIRED_METRICS
 
 # Metrics where a lower value is better (every other metric: higher is better).
 LOWER_IS_BETTER = frozenset({"drift"})

@@ -15,8 +15,9 @@ import pandas as pd
 
 from eyt_dagster.core.stats import paired_bootstrap_diff
 from eyt_dagster.core.storage_types import column_names
-from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS, per_dialogue
+from eyt_dagster.eyt_bench.analysis import per_dialogue
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
+from eyt_dagster.eyt_bench.taxonomy import PAIRED_METRICS
 from eyt_dagster.eyt_voice.table_contracts import ASR_ERRORS_COLUMNS, VOICE_GAP_COLUMNS
 
 # The tables' columns as their contracts (table_contracts.py) order them, without what the asset adds (the baseline

@@ -21,10 +21,9 @@ import pandas as pd
 
 from eyt_dagster.core.provider_profiles import changes_condition, join_notes, split_notes
 from eyt_dagster.eyt_bench import analysis, metrics
-from eyt_dagster.eyt_bench.analysis import PAIRED_METRICS
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.leaderboard import aggregate
-from eyt_dagster.eyt_bench.taxonomy import POOLS
+from eyt_dagster.eyt_bench.taxonomy import PAIRED_METRICS, POOLS
 from eyt_dagster.eyt_voice.gap import voice_gap
 from eyt_dagster.slate import Slate, TargetRef
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
