@@ -253,12 +253,79 @@ def replay(long: pd.DataFrame, design: sequential.SequentialDesign, *, seed: int
     }
 
 
+# Replaying a real run (--warehouse): the packaged pools hold a few dozen ChatSEEDs each, so the looks come sooner.
+REAL_MARGIN = {"explicit_acc": 0.05, "emotion_acc": 0.05, "satisfaction": 0.1, "empathy": 5.0}
+REAL_DESIGN = sequential.SequentialDesign(enabled=True, alpha=ALPHA, min_dialogues=10, batch=10, margin=REAL_MARGIN)
+
+
+def replay_warehouse(database: Path, seed: int) -> list[dict[str, object]]:
+    """The design replayed, pool by pool, on the per-dialogue values of a finished run (dialogue.dialogue_scores of
+    the warehouse at `database`), with the targets that played every ChatSEED of the pool (the full design)."""
+    import duckdb
+
+    from eyt_dagster.eyt_bench.analysis import per_dialogue
+
+    with duckdb.connect(str(database), read_only=True) as con:
+        scores = con.execute("SELECT * FROM dialogue.dialogue_scores").df()
+    out = []
+    for pool, in_pool in scores.groupby("pool", sort=True):
+        items = in_pool.groupby("target")["seed_id"].nunique()
+        full = sorted(items[items == items.max()].index)
+        played = (
+            in_pool[in_pool["target"].isin(full)]
+            .drop_duplicates(["target", "seed_id"])
+            .set_index(["target", "seed_id"])
+        )
+        long = pd.concat(
+            [
+                per_dialogue(played, metric).rename("value").reset_index().assign(metric=metric)
+                for metric in REAL_DESIGN.margin
+            ]
+        ).rename(columns={"seed_id": "item"})
+        got = replay(long, REAL_DESIGN, seed=seed)
+        decisions = got["decisions"]
+        assert isinstance(decisions, pd.DataFrame)
+        out.append(
+            {
+                "pool": pool,
+                "targets": full,
+                "chat_seeds": int(items.max()),
+                "call_fraction": got["call_fraction"],
+                "agreement": got["agreement"],
+                "items_played": got["items_played"],
+                "verdicts": decisions[["target_a", "target_b", "metric", "verdict", "decided_items"]].to_dict(
+                    "records"
+                ),
+            }
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slates", type=int, default=200, help="simulated slates per scenario")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write the figures, goals and pass/fail here")
+    parser.add_argument(
+        "--warehouse",
+        type=Path,
+        help="instead of simulating, replay the design on a finished run's eyt.duckdb (e.g. after `make run`: the "
+        "embedded baselines on the packaged pools)",
+    )
     args = parser.parse_args()
+    if args.warehouse:
+        found = replay_warehouse(args.warehouse, 20260521)
+        for pool in found:
+            print(
+                f"{pool['pool']}: {len(pool['targets'])} targets x {pool['chat_seeds']} ChatSEEDs; call fraction "
+                f"{pool['call_fraction']:.2f}; agreement with the full design {pool['agreement']}; played "
+                f"{pool['items_played']}"
+            )
+            for v in pool["verdicts"]:  # type: ignore[attr-defined]
+                print(f"  {v['metric']:<13} {v['target_a']} vs {v['target_b']}: {v['verdict']} at {v['decided_items']}")
+        if args.json:
+            args.json.write_text(json.dumps({"margin": REAL_MARGIN, "pools": found}, indent=2, default=str) + "\n")
+        return
     t0 = time.perf_counter()
     rows = [run_scenario(s, args.slates, args.seed) for s in SCENARIOS]
     table = pd.DataFrame(rows).set_index("scenario")

@@ -493,3 +493,28 @@ def test_a_materialisation_on_a_postgres_instance_keeps_its_calls_there(
     assert len(replayed) == len(network) and all(r["cached"] for r in replayed)
     assert len(cache) == sent
     assert list(data.rglob("*.sqlite")) == []
+
+
+@pytest.mark.materialisation
+def test_spend_caps_read_the_shared_ledger_on_either_backend(backend: CacheBackend, tmp_path: Path) -> None:
+    """Two connections (as two processes) to one ledger: the guard over one sees the other's paid calls, counts what
+    the explorer's read-only view counts, and refuses the next call once the cap is reached."""
+    from eyt_dagster.core.budget import Budget, SpendCap, Spent
+    from eyt_dagster.core.errors import BudgetSpentError
+    from resources.models.call_reads import open_call_reads
+    from resources.models.spend_guard import SpendGuard
+
+    mine, other = open_call_cache(tmp_path, backend), open_call_cache(tmp_path, backend)
+    try:
+        guard = SpendGuard(mine, Budget(frozenset({"gpt"}), SpendCap(max_cost_usd=1.0)))
+        guard.admit("gpt", "respond:1")
+        for cached in (False, True, False):
+            other.record(role="target", model_id="gpt", purpose="respond:1", cached=cached, cost_usd=0.5)
+        assert guard.spent() == {"gpt": Spent(1.0, 2)}
+        with open_call_reads(tmp_path, backend) as reads:
+            assert reads.paid_by_model() == {"gpt": (1.0, 2)} and reads.last_ledger_id() >= 3
+        with pytest.raises(BudgetSpentError, match="the slate's budget.max_cost_usd"):
+            guard.admit("gpt", "respond:2")
+    finally:
+        mine.close()
+        other.close()
