@@ -170,9 +170,19 @@ def sequential_savings(
         df = pd.DataFrame(columns=list(sequential_plan.SAVINGS_COLUMNS))
     else:
         targets = [t.id for t in current.eyt_targets]
-        df = sequential_plan.savings(chat_seeds, dialogue_turns, targets, current.seed)
+        df = sequential_plan.savings(
+            chat_seeds,
+            dialogue_turns,
+            targets,
+            current.seed,
+            lambda target: not current.target(target).is_baseline,
+            remote_simulator=not current.simulator.is_baseline,
+            remote_judges=sum(not j.is_baseline for j in current.judges),
+        )
     saved = float(df["saved_usd_estimate"].sum()) if len(df) else 0.0
-    return _finish(df, slate, not_played=int(df["not_played"].sum()) if len(df) else 0, saved_usd_estimate=saved)
+    calls = float(df["saved_calls_estimate"].sum()) if len(df) else 0.0
+    not_played = int(df["not_played"].sum()) if len(df) else 0
+    return _finish(df, slate, not_played=not_played, saved_usd_estimate=saved, saved_calls_estimate=calls)
 
 
 @asset(**_REPORT, ins=_ins("dialogue_scores", "simulator_audit"))

@@ -5,7 +5,7 @@ ChatSEEDs, targets and metrics onto it. Pure logic over dialogue.chat_seeds and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,10 +156,28 @@ DECISION_COLUMNS = (
 )
 
 
-def savings(chat_seeds: pd.DataFrame, turns: pd.DataFrame, targets: Sequence[str], seed: int) -> pd.DataFrame:
-    """Per target and pool: the dialogues played and left unplayed by the design, and an estimate of what the
-    unplayed ones would have cost: the mean USD of a played dialogue of the cell (its target's and simulator's
-    calls, from dialogue_turns' cost columns) times the dialogues left. Judges' calls are not in that figure."""
+def calls_per_dialogue(turns: float, *, target: bool, simulator: bool, judges: int) -> float:
+    """The network calls of one dialogue of `turns` answered turns (Algorithm 1 and the judging): the target's
+    perception and reply a turn, the simulator's user turn a turn and its last report, each remote judge's verdict a
+    turn and its final verdict. Roles played by an embedded baseline make none; retries and re-asks not counted."""
+    return (2 * turns if target else 0.0) + ((turns + 1) if simulator else 0.0) + judges * (turns + 1)
+
+
+def savings(
+    chat_seeds: pd.DataFrame,
+    turns: pd.DataFrame,
+    targets: Sequence[str],
+    seed: int,
+    remote: Callable[[str], bool] = lambda target: False,
+    *,
+    remote_simulator: bool = False,
+    remote_judges: int = 0,
+) -> pd.DataFrame:
+    """Per target and pool: the dialogues played and left unplayed by the design, and estimates of what the unplayed
+    ones would have cost: the mean USD of a played dialogue of the cell (its target's and simulator's calls, from
+    dialogue_turns' cost columns; judges' calls are not in that figure) and the network calls of a dialogue of the
+    cell's mean length (calls_per_dialogue; `remote(target)` says whether the target is a remote model), each times
+    the dialogues left."""
     rows = []
     for (target, pool), cell in turns.groupby(["target", "pool"], sort=True) if len(turns) else []:
         if target not in targets:
@@ -170,8 +188,21 @@ def savings(chat_seeds: pd.DataFrame, turns: pd.DataFrame, targets: Sequence[str
         usd = float(answered[["target_cost_usd", "simulator_cost_usd"]].fillna(0).to_numpy().sum())
         per_dialogue = usd / played if played else 0.0
         left = max(n_total - played, 0)
-        rows.append((target, pool, played, n_total, left, usd, per_dialogue * left))
+        mean_turns = float(answered.groupby("seed_id")["turn"].max().mean()) if len(answered) else 0.0
+        calls = calls_per_dialogue(
+            mean_turns, target=remote(str(target)), simulator=remote_simulator, judges=remote_judges
+        )
+        rows.append((target, pool, played, n_total, left, usd, per_dialogue * left, calls * left))
     return pd.DataFrame(rows, columns=list(SAVINGS_COLUMNS))
 
 
-SAVINGS_COLUMNS = ("target", "pool", "played", "n_total", "not_played", "spent_usd", "saved_usd_estimate")
+SAVINGS_COLUMNS = (
+    "target",
+    "pool",
+    "played",
+    "n_total",
+    "not_played",
+    "spent_usd",
+    "saved_usd_estimate",
+    "saved_calls_estimate",
+)

@@ -284,7 +284,7 @@ SEQUENTIAL_DECISIONS_COLUMNS: Columns = {
 SEQUENTIAL_SAVINGS_COLUMNS: Columns = {
     **_text(["target", "pool"]),
     **{c: "Int64" for c in ("played", "n_total", "not_played")},
-    **_floats("spent_usd", "saved_usd_estimate"),
+    **_floats("spent_usd", "saved_usd_estimate", "saved_calls_estimate"),
     **_FLAGS,
     **_CREATED,
 }

@@ -27,7 +27,16 @@ COMPARISON_COLUMNS = [
     "played_b",
     "is_baseline_pair",
 ]
-SAVINGS_COLUMNS = ["target", "dialogues_played", "not_played", "spent", "saved", "is_baseline", "self_preference_risk"]
+SAVINGS_COLUMNS = [
+    "target",
+    "dialogues_played",
+    "not_played",
+    "spent",
+    "saved",
+    "saved_calls",
+    "is_baseline",
+    "self_preference_risk",
+]
 LABELS = {
     "verdict_words": "verdict",
     "decided_items": "decided at (dialogues)",
@@ -40,6 +49,7 @@ LABELS = {
     "not_played": "not played",
     "spent": "spent (USD)",
     "saved": "saved, estimated (USD)",
+    "saved_calls": "calls saved, estimated",
 }
 
 
@@ -59,6 +69,8 @@ def played(savings: pd.DataFrame) -> pd.DataFrame:
     df["dialogues_played"] = [f"{_count(p)} of {_count(n)}" for p, n in zip(df["played"], df["n_total"], strict=True)]
     df["spent"] = [usd(v) for v in df["spent_usd"]]
     df["saved"] = [usd(v) for v in df["saved_usd_estimate"]]
+    if "saved_calls_estimate" in df.columns:  # a table from before the column existed has none
+        df["saved_calls"] = [_count(v) for v in df["saved_calls_estimate"]]
     return df[[c for c in SAVINGS_COLUMNS if c in df.columns]].sort_values("target")
 
 

@@ -91,11 +91,15 @@ def test_savings_price_the_unplayed_dialogues_at_the_cell_mean():
             "simulator_cost_usd": [0.0, 0.0, 0.04],
         }
     )
-    out = plan.savings(seeds, turns, ["a"], SEED)
+    out = plan.savings(seeds, turns, ["a"], SEED, lambda t: True, remote_simulator=True, remote_judges=2)
     row = out.iloc[0]
     # 2 dialogues played for $0.10: $0.05 a dialogue, 38 left: $1.90
     assert (row.played, row.n_total, row.not_played) == (2, 40, 38)
     assert row.spent_usd == pytest.approx(0.10) and row.saved_usd_estimate == pytest.approx(1.90)
+    # 1.5 turns a dialogue (2 and 1): target 2 x 1.5 + simulator 2.5 + two judges 2 x 2.5 = 10.5 calls, x 38 left
+    assert row.saved_calls_estimate == pytest.approx(399.0)
+    embedded = plan.savings(seeds, turns, ["a"], SEED).iloc[0]
+    assert embedded.saved_calls_estimate == 0.0  # embedded baselines make no network call
 
 
 @pytest.mark.parametrize(
