@@ -141,6 +141,29 @@ def _print_spent(spend: CommandBudget) -> None:
 
     if spend.budget.active:
         print(spend.end_line(spent_by_model(str(data_dir()), _call_backend())))
+        print(_left_undone())
+
+
+def _left_undone() -> str:
+    """How many dialogues a spend cap left unplayed, in how many cells (from the warehouse)."""
+    import duckdb
+
+    from resources.storage.warehouse import warehouse_path
+
+    try:
+        with duckdb.connect(str(warehouse_path()), read_only=True) as con:
+            dialogues, cells = con.execute(
+                "SELECT count(DISTINCT (target, pool, seed_id)), count(DISTINCT (target, pool)) "
+                "FROM dialogue.dialogue_turns WHERE error_kind = 'budget'"
+            ).fetchone() or (0, 0)
+    except duckdb.Error:  # no warehouse or no dialogues yet
+        dialogues, cells = 0, 0
+    if not dialogues:
+        return "left undone: nothing stopped by budget"
+    return (
+        f"left undone: {dialogues} dialogue(s) stopped by budget in {cells} cell(s); raise the cap and run again "
+        "(what was answered comes from the cache)"
+    )
 
 
 def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:

@@ -38,8 +38,7 @@ def test_max_cost_holds_in_the_worker_processes_and_a_second_command_finishes_fr
         data = tmp_path / "data"
         monkeypatch.setenv("EYT_DATA_DIR", str(data))
         monkeypatch.delenv("DAGSTER_HOME", raising=False)
-        slate = write_slate(
-            tmp_path,
+        models = dict(
             pools={POOL: {"source": "fixture"}},
             dialogues_per_pool=4,
             t_max=4,
@@ -47,14 +46,15 @@ def test_max_cost_holds_in_the_worker_processes_and_a_second_command_finishes_fr
             targets=[remote("model-a", server.base_url, family="fam-target", **PRICED)],
             judges=[remote("judge-model", server.base_url, family="fam-judge", **PRICED)],
         )
-        monkeypatch.setenv("EYT_SLATE", str(slate))
+        monkeypatch.setenv("EYT_SLATE", str(write_slate(tmp_path, **models)))
         args = ["run", "--no-speech", "--no-reports", "--parallel", "2"]
         assert cli.main([*args, "--max-cost", "0.01"]) == 0
         out = capsys.readouterr().out
         spent, rows = _paid(data)
         per_call = max(row["cost_usd"] for row in rows)
         in_flight = 3 * STUB_ENDPOINT["max_concurrency"]
-        print(out, f"spent {spent:.5f} in {len(rows)} calls, at most {per_call:.5f} a call")
+        with capsys.disabled():
+            print(f"spent {spent:.5f} in {len(rows)} calls, at most {per_call:.5f} a call")
         assert 0.01 <= spent <= 0.01 + in_flight * per_call  # passed by at most the calls in flight
         assert "--max-cost: the slate's models stop at $0.0100 in the ledger (now $0.0000)" in out
         assert "stopped by budget" in out and "spent while this command ran: $0.01" in out
@@ -73,7 +73,16 @@ def test_max_cost_holds_in_the_worker_processes_and_a_second_command_finishes_fr
         assert estimate["ledger_last_id"] == 0 and not estimate["sequential"]
         assert {(line["model"], line["role"]) for line in estimate["lines"]} >= {("model-a", "target")}
 
+        # a slate cap already spent: said at once, and no call is made
         answered = len(server.chat_requests)
+        monkeypatch.setenv("EYT_SLATE", str(write_slate(tmp_path, budget={"max_cost_usd": 0.005}, **models)))
+        assert cli.main(args) == 0
+        out = capsys.readouterr().out
+        assert "spend cap: the slate's budget: $0.0050" in out
+        assert "budget spent, so no call of these models will be made" in out.split("eyt_pools")[0]  # before any run
+        assert len(server.chat_requests) == answered and "left undone: " in out
+
+        monkeypatch.setenv("EYT_SLATE", str(write_slate(tmp_path, **models)))
         assert cli.main([*args, "--max-cost", "5"]) == 0
         capsys.readouterr()
         with duckdb.connect(str(data / "eyt.duckdb"), read_only=True) as con:
