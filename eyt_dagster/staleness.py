@@ -165,7 +165,8 @@ class Latest:
         if not reason and mine is not None and mine.error_rows and mine.budget_rows == mine.error_rows:
             reason = f"stopped by budget: {mine.error_rows} item(s) not played; a run under a higher cap carries on"
             reason = f"{mine.finished}, {reason}" if mine.finished else reason
-            return Failure(reason, 0, 0.0, budget=True)
+            attempts, last = self._attempts_today(key, partition)  # the daemon spaces its retries (RetryDue)
+            return Failure(reason, attempts, last, budget=True)
         if not reason and mine is not None and mine.error_rows:
             reason = f"{mine.error_rows} error row(s)" + (f": {mine.failures}" if mine.failures else "")
             reason = f"{mine.finished}, {reason}" if mine.finished else reason

@@ -3,7 +3,7 @@
 which a rerun finishes the cell from the cache; and `--max-cost`'s refusals at the command line."""
 
 import pytest
-from dagster import AssetKey, DagsterInstance, materialize
+from dagster import AssetKey, DagsterInstance, Definitions, materialize, partition_loading_context
 
 from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
 from eyt_dagster import staleness
@@ -90,6 +90,13 @@ def test_a_slate_budget_stops_the_cell_and_a_higher_cap_finishes_it_from_the_cac
         assert check.passed and "stopped by budget" in check.description  # stopped by budget is not failed
         failure = staleness.Latest(instance, attempts_per_day=1).failure(AssetKey(["dialogue", "dialogue_turns"]), cell)
         assert failure is not None and failure.budget and "stopped by budget" in failure.reason
+        assert failure.attempts_today == 1 and failure.last_attempt > 0  # the daemon spaces its retries by these
+        # attempts_per_day 1 is used up, yet a budget stop is never given up on: it stays FAILED, to be run again
+        latest = staleness.Latest(instance, attempts_per_day=1)
+        graph = Definitions(assets=ASSETS, resources=resources_for(slate, data)).resolve_asset_graph()
+        with partition_loading_context(dynamic_partitions_store=instance):
+            state = staleness.state(graph, latest, AssetKey(["dialogue", "dialogue_turns"]), cell)
+        assert state.status == staleness.FAILED and "stopped by budget" in state.causes[0]["reason"]
 
         # a higher cap: the rerun carries on, every answered call from the cache
         answered = len(server.chat_requests)
