@@ -8,8 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from eyt_dagster.ops.report_commands import RUN_COSTS
 from eyt_dagster.reporting.cost_section import TITLE, cost_section, cost_table
 from eyt_dagster.reporting.html_report import render_report
+from resources.storage.report_reads import read_table
 
 pytestmark = pytest.mark.unit
 
@@ -94,3 +96,7 @@ def test_every_model_id_is_escaped():
 def test_no_section_when_the_table_is_empty_or_missing():
     assert cost_section(pd.DataFrame()) is None
     assert cost_section(run_costs().iloc[0:0]) is None
+
+
+def test_a_warehouse_from_before_the_table_existed_gives_no_section(tmp_path):
+    assert cost_section(read_table(tmp_path, RUN_COSTS)) is None
