@@ -85,6 +85,11 @@ def sequential_path() -> str:
     return "/sequential"
 
 
+def costs_path() -> str:
+    """Where the money went: the latest `eyt run`'s estimated against actual cost per model and role."""
+    return "/costs"
+
+
 def speech_path(**params: Any) -> str:
     return _query("/speech", params)
 

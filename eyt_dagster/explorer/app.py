@@ -15,7 +15,19 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.explorer import builder, compare, judges, pairs, personas, queries, repeats, sequential, speech, voice
+from eyt_dagster.explorer import (
+    builder,
+    compare,
+    costs,
+    judges,
+    pairs,
+    personas,
+    queries,
+    repeats,
+    sequential,
+    speech,
+    voice,
+)
 from eyt_dagster.explorer.call_refs import dialogue_calls
 from eyt_dagster.explorer.calls import call
 from eyt_dagster.explorer.clips import clip_file
@@ -52,6 +64,7 @@ speech_build_url = explorer_links.speech_build_path
 voice_url = explorer_links.voice_path
 voice_dialogue_url = explorer_links.voice_dialogue_path
 sequential_url = explorer_links.sequential_path
+costs_url = explorer_links.costs_path
 
 
 def environment() -> Environment:
@@ -73,6 +86,7 @@ def environment() -> Environment:
         voice_url=voice_url,
         voice_dialogue_url=voice_dialogue_url,
         sequential_url=sequential_url,
+        costs_url=costs_url,
         scale=eq_scale,
         composites=COMPOSITES,
         subscales=SUBSCALES,
@@ -326,6 +340,9 @@ def create_app(
     async def settled(request: Request) -> Response:
         return page("sequential.html", s=sequential.settled(wh), flags=queries.baseline_flags(wh))
 
+    async def spent(request: Request) -> Response:
+        return page("costs.html", c=costs.costs(wh))
+
     async def running_now(request: Request) -> Response:
         running, ended = running_steps(wh.data_dir)
         return page("running.html", running=running, ended=ended)
@@ -352,6 +369,7 @@ def create_app(
             Route("/voice", voice_report),
             Route("/voice/dialogue/{target}/{seed_id:path}", voice_dialogue),
             Route("/sequential", settled),
+            Route("/costs", spent),
             Route("/running", running_now),
             Route("/explorer.css", stylesheet),
             Route(f"/{CJK_FONT_FILE}", cjk_font),

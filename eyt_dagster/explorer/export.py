@@ -5,10 +5,10 @@ and templates), over a reader that sees only the selected targets and pools (exp
 leaderboard, the SpeechEQ item list, each cell's dialogue list and judges page, and each pair's paired
 differences by every metric, the export follows every link to a page it keeps (export_links.py names them):
 the other pages of those lists, every dialogue, the calls the dialogues link, side by side of the targets that
-share a ChatSEED, every SpeechEQ item and its clips, and the sequential design's page (the selected targets'
-comparisons). Each page is then rewritten (export_html.py): links to kept pages become relative file names, links
-to anything else plain text, forms a note. The files are written to a temporary folder beside DIR and renamed into
-place when complete."""
+share a ChatSEED, every SpeechEQ item and its clips, the sequential design's page (the selected targets'
+comparisons) and the cost page (without the targets not selected). Each page is then rewritten (export_html.py):
+links to kept pages become relative file names, links to anything else plain text, forms a note. The files are
+written to a temporary folder beside DIR and renamed into place when complete."""
 
 from __future__ import annotations
 
@@ -191,9 +191,9 @@ class _Crawl:
     def keeps(self, key: Key) -> bool:
         """Whether the export holds this page: the selection's pages in their default order (every page number),
         side by side of all the selected targets on a ChatSEED, paired differences of the planned pairs, and the
-        sequential design's page."""
+        sequential design's page and the cost page."""
         kind = key[0]
-        if kind in ("speech_item", "call", "sequential") or key == INDEX:
+        if kind in ("speech_item", "call", "sequential", "costs") or key == INDEX:
             return True
         if kind == "dialogues":
             return (key[1], key[2]) in self.cells and key[3:6] == ("seed_id", "", "")

@@ -23,6 +23,7 @@ INDEX: Key = ("index",)
 STYLESHEET: Key = ("stylesheet",)
 STYLESHEET_FILE = "explorer.css"
 SEQUENTIAL: Key = ("sequential",)  # the sequential design's page: one, whatever the selection
+COSTS: Key = ("costs",)  # estimated against actual cost: one, whatever the selection
 DEFAULT_METRIC = "empathy"  # the paired-difference page's metric when none is named
 
 
@@ -84,6 +85,8 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
         return STYLESHEET
     if path == "/sequential":
         return SEQUENTIAL if not q else ("variant", path)
+    if path == "/costs":
+        return COSTS if not q else ("variant", path)
     if path == "/compare":
         if set(q) - {"seed", "target"}:
             return ("variant", path)
@@ -145,6 +148,8 @@ def page_url(key: Key, order: list[str]) -> str:
         return app.speech_item_url(key[1])
     if kind == "sequential":
         return app.sequential_url()
+    if kind == "costs":
+        return app.costs_url()
     if kind == "clip":
         return speech.clip_url(key[1])
     raise ValueError(f"no URL for {key!r}")
@@ -172,6 +177,8 @@ def file_name(key: Key, suffix: str = ".html") -> str:
         return STYLESHEET_FILE
     if kind == "sequential":
         return "sequential.html"
+    if kind == "costs":
+        return "costs.html"
     if kind == "dialogues":
         _, target, pool, sort, order, failure, number = key
         tag = digest(target, pool, sort, order, failure)

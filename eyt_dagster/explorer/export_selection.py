@@ -99,6 +99,14 @@ class SelectedWarehouse(Warehouse):
             wanted[column] = wanted[column] & allowed if column in wanted else set(allowed)
         return super().files(table, wanted)
 
+    def hidden_targets(self) -> set[str]:
+        """The warehouse's targets (EYT-Bench and SpeechEQ) that were not selected, read through an unfiltered
+        reader: a page that lists models (the cost page) leaves out those whose id is one of them."""
+        if self.selection.all_targets:
+            return set()
+        eyt, speech = known_targets(Warehouse(self.data_dir, self.call_backend))
+        return (set(eyt) | set(speech)) - set(self.selection.targets)
+
     def partition_values(self, table: str, column: str, partitions: Partitions | None = None) -> set[str] | None:
         found = super().partition_values(table, column, partitions)
         if found is None or column not in self.limits:

@@ -69,6 +69,11 @@ class Warehouse:
         wanted = {c: {v} if isinstance(v, str) else set(v) for c, v in (partitions or {}).items()}
         return ([str(schema)] if schema.exists() else []) + sorted(map(str, _walk(folder, wanted)))
 
+    def hidden_targets(self) -> set[str]:
+        """Targets this reader must not name where a table lists models rather than targets (reports.run_costs):
+        none here; a static export's reader hides the targets it did not select."""
+        return set()
+
     def partition_values(self, table: str, column: str, partitions: Partitions | None = None) -> set[str] | None:
         """The values of `column` a table has partition folders of (among the folders of `partitions`' values),
         read from the folder names alone; None when some of its data files lie outside such folders (then only a

@@ -25,6 +25,7 @@ SPEECH_TABLES = (
 VOICE_TABLES = ("voice.voice_gap", "voice.asr_errors", "voice.prosody_effect")
 CARDS = "reports.model_cards"
 SEQUENTIAL_TABLES = ("sequential_decisions", "sequential_savings")  # the "Stopped when settled" section's
+RUN_COSTS = "reports.run_costs"  # the "Estimated against actual cost" section's
 
 
 def model_cards(warehouse: Path, slate: Slate) -> pd.DataFrame:
@@ -38,6 +39,7 @@ def report_html(
     """The whole report: the model cards, the EYT-Bench sections, the spoken EYT-Bench's, then SpeechEQ's."""
     from eyt_dagster.core.baseline_flags import baseline_targets
     from eyt_dagster.reporting.audit_section import audit_model_section
+    from eyt_dagster.reporting.cost_section import cost_section
     from eyt_dagster.reporting.html_report import render_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
     from eyt_dagster.reporting.sequential_section import sequential_section
@@ -57,11 +59,13 @@ def report_html(
     chance = set(board.loc[board["target"] == "chance", "target"]) if len(board) else set()
     audit = audit_model_section(read_table(warehouse, "dialogue.simulator_audit"))
     settled = sequential_section(*(read_table(warehouse, f"dialogue.{t}") for t in SEQUENTIAL_TABLES))
+    costs = cost_section(read_table(warehouse, RUN_COSTS))
     sections = [
         card_section(cards),
         *build_sections(dialogue),
         *([audit] if audit else []),
         *([settled] if settled else []),
+        *([costs] if costs else []),
         *voice_sections(read_tables(warehouse, VOICE_TABLES)),
         *speech_sections(speech),
     ]
