@@ -10,14 +10,14 @@ from dagster import MetadataValue, Output, asset
 from assets._output import now_utc, table_output
 from eyt_dagster.core.cost_actual import ESTIMATE_FILE, RUN_COSTS_COLUMNS, actual_by_role, comparison_rows
 from eyt_dagster.core.storage_types import conform
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 
 LOGIC_VERSION = "1"
 TABLE = "reports.run_costs"
 
 
 @asset(key_prefix=["reports"], group_name="reports", code_version=LOGIC_VERSION, deps=[["reports", "model_cards"]])
-def run_costs(models: ModelAccess) -> Output[pd.DataFrame]:
+def run_costs(slate: SlateAccess, models: ModelAccess) -> Output[pd.DataFrame]:
     """One row per model and role of the latest `eyt run`: estimated calls, tokens and USD (with their range) and the
     actual ones from the ledger; empty before the first `eyt run` (a run from the UI keeps no estimate)."""
     path = Path(models.data_dir) / ESTIMATE_FILE
@@ -26,7 +26,8 @@ def run_costs(models: ModelAccess) -> Output[pd.DataFrame]:
         return table_output(df, estimate="none: no `eyt run` has kept one in this data directory")
     estimate = json.loads(path.read_text())
     actual = actual_by_role(models.cache.ledger(), int(estimate["ledger_last_id"]))
-    df = pd.DataFrame(comparison_rows(estimate["lines"], actual))
+    priced = {ref.id for ref in slate.slate.chat_models() if ref.is_priced}
+    df = pd.DataFrame(comparison_rows(estimate["lines"], actual, priced))
     df["estimated_at"] = estimate["estimated_at"]
     df["sequential"] = bool(estimate.get("sequential"))
     df["created_at"] = now_utc()

@@ -4,7 +4,7 @@ ledger rows (docs/cost.md#estimated-against-actual)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -44,11 +44,14 @@ def actual_by_role(ledger: Iterable[Mapping[str, Any]], after_id: int) -> dict[t
 
 
 def comparison_rows(
-    lines: Sequence[Mapping[str, Any]], actual: Mapping[tuple[str, str], Mapping[str, float]]
+    lines: Sequence[Mapping[str, Any]],
+    actual: Mapping[tuple[str, str], Mapping[str, float]],
+    priced: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """One row per model and role the plan named or the ledger recorded: the estimate (mid, low, high) beside the
     actual figures, and whether the actual calls and USD fell inside the estimate's range. An embedded baseline's line
-    is left out (it makes no network call); an unpriced model's USD is missing (None), never 0."""
+    is left out (it makes no network call); an unpriced model's USD is missing (None), never 0 (a row the plan did not
+    foresee has USD only for a model of `priced`)."""
     rows = []
     seen = set()
     for line in lines:
@@ -88,7 +91,7 @@ def comparison_rows(
                 **dict.fromkeys(("est_usd", "est_usd_low", "est_usd_high"), None),
                 "actual_calls": got["calls"],
                 "actual_tokens": got["tokens"],
-                "actual_usd": got["usd"],
+                "actual_usd": got["usd"] if key[0] in priced else None,  # an unpriced model's calls are not $0
                 "calls_in_range": None,
                 "usd_in_range": None,
             }

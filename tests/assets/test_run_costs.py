@@ -9,14 +9,17 @@ from eyt_dagster.definitions import Warehouse
 from eyt_dagster.ops.plan import save_estimate
 from resources.models.cache_backend import CALL_CACHE_FILE
 from resources.models.call_cache import CallCache
-from resources.models.model_access import ModelAccess
+from resources.models.model_access import ModelAccess, SlateAccess
 from resources.storage.warehouse import WAREHOUSE_FILE
+
+from support.slates import write_slate
 
 pytestmark = pytest.mark.materialisation
 
 
 def _materialise(data):
     resources = {
+        "slate": SlateAccess(slate_path=str(write_slate(data.parent))),
         "models": ModelAccess(data_dir=str(data)),
         "io_manager": Warehouse(database=str(data / WAREHOUSE_FILE)),
     }

@@ -56,7 +56,7 @@ def test_rows_put_each_estimate_beside_what_happened():
         ("gpt", "target"): {"calls": 3.0, "tokens": 45.0, "usd": 0.009},
         ("gen", "speech_generator"): {"calls": 2.0, "tokens": 9.0, "usd": 0.0},
     }
-    rows = {(r["model"], r["role"]): r for r in comparison_rows(lines, actual)}
+    rows = {(r["model"], r["role"]): r for r in comparison_rows(lines, actual, priced={"gen"})}
     assert set(rows) == {("gpt", "target"), ("sim", "simulator"), ("gen", "speech_generator")}  # no embedded line
     gpt = rows[("gpt", "target")]
     assert (gpt["est_calls"], gpt["actual_calls"], gpt["est_tokens"], gpt["actual_tokens"]) == (4.0, 3.0, 120.0, 45.0)
@@ -65,4 +65,6 @@ def test_rows_put_each_estimate_beside_what_happened():
     assert sim["actual_calls"] == 0.0 and sim["est_usd"] is None and sim["actual_usd"] is None  # unpriced: no $0
     assert sim["calls_in_range"] is False
     unforeseen = rows[("gen", "speech_generator")]
-    assert unforeseen["est_calls"] is None and unforeseen["actual_calls"] == 2.0
+    assert unforeseen["est_calls"] is None and unforeseen["actual_calls"] == 2.0 and unforeseen["actual_usd"] == 0.0
+    unpriced = comparison_rows([], actual)[0]  # the same calls of a model with no price in the slate
+    assert unpriced["model"] == "gen" and unpriced["actual_usd"] is None
