@@ -68,10 +68,14 @@ class Look:
     playing_on: tuple[str, ...]
     next_n: int | None
 
-    def summary(self) -> str:
+    def headline(self) -> str:
+        """The pool, the look and how many of its comparisons are decided."""
         d = self.result.decisions
         decided = int((d["verdict"] != sequential.UNDECIDED).sum()) if len(d) else 0
-        head = f"{self.pool}, look at {self.n} of {self.n_total} ChatSEEDs: {decided} of {len(d)} comparisons decided"
+        return f"{self.pool}, look at {self.n} of {self.n_total} ChatSEEDs: {decided} of {len(d)} comparisons decided"
+
+    def summary(self) -> str:
+        head = self.headline()
         if self.next_n is None:
             return head + "; every target stops here"
         return head + f"; {len(self.playing_on)} target(s) play on to {self.next_n}: {', '.join(self.playing_on)}"
@@ -98,6 +102,47 @@ def look(
     later = [int(p) for p in sequential.look_points(design.min_dialogues, design.batch, len(order)) if p > n]
     next_n = later[0] if playing_on and later else None
     return Look(pool, n, len(order), result, playing_on if next_n else (), next_n)
+
+
+def next_round(
+    pool: str,
+    chat_seeds: pd.DataFrame,
+    scores: pd.DataFrame,
+    targets: Sequence[str],
+    settings: SequentialSettings,
+    seed: int,
+) -> tuple[Look, dict[str, int]]:
+    """Where the design stands in one pool from what is already played (a look at the most any target has played),
+    and how many ChatSEEDs each target plays next (an empty dict: nothing). For each comparison still open, the
+    target that has played fewer ChatSEEDs catches up with the other (a target just added to the slate), and two
+    that have played as many both play to their next look; every target plays at least to the first look. So `eyt
+    run` again, after an interruption or with a target added, carries on from the warehouse."""
+    design = design_of(settings)
+    counts = played_counts(scores)
+    played = {t: int(counts.get((t, pool), 0)) for t in targets}
+    state = look(pool, chat_seeds, scores, targets, settings, seed, max(played.values(), default=0))
+    looks = sequential.look_points(design.min_dialogues, design.batch, state.n_total)
+    d = state.result.decisions
+    open_pairs = d[(d["verdict"] == sequential.UNDECIDED) & ~d["undecided_at_n"]]
+    to_play: dict[str, int] = {}
+
+    def ask(target: str, n: int) -> None:
+        to_play[target] = max(to_play.get(target, 0), n)
+
+    for a, b in sorted(set(zip(open_pairs["target_a"], open_pairs["target_b"], strict=True))):
+        if played[a] != played[b]:
+            behind, ahead = (a, b) if played[a] < played[b] else (b, a)
+            ask(behind, played[ahead])
+            continue
+        later = [int(p) for p in looks if p > played[a]]
+        if later:
+            ask(a, later[0])
+            ask(b, later[0])
+    first = int(looks[0]) if len(looks) else 0
+    for target, n in played.items():
+        if n < first:
+            ask(target, first)
+    return state, {t: n for t, n in to_play.items() if n > played[t]}
 
 
 def played_counts(scores: pd.DataFrame) -> pd.Series:

@@ -117,3 +117,24 @@ def test_bad_settings_name_the_field(fields, expected):
         ValueError, match=expected.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")
     ):
         SequentialSettings(**fields)
+
+
+def test_the_next_round_carries_on_from_what_is_played_and_a_new_target_catches_up_first():
+    seeds = _seeds(40)
+    order = plan.playing_order(seeds, SEED)
+    assert plan.next_round("p", seeds, _scores({}), ["a", "b"], SETTINGS, SEED)[1] == {"a": 10, "b": 10}  # a start
+    tied = np.random.default_rng(0).integers(0, 2, 10) * 0.2
+    scores = _scores(
+        {
+            "good": dict.fromkeys(order[:10], 1.0),
+            "mid": dict(zip(order[:10], tied)),
+            "twin": dict(zip(order[:10], tied[::-1])),
+        }
+    )
+    # mid and twin are open at 10: both to the next look; good is settled against both and stays
+    assert plan.next_round("p", seeds, scores, ["good", "mid", "twin"], SETTINGS, SEED)[1] == {"mid": 20, "twin": 20}
+    # a target added later first catches up with the ones it is compared with; nobody else plays yet
+    state, to_play = plan.next_round("p", seeds, scores, ["good", "mid", "twin", "new"], SETTINGS, SEED)
+    assert to_play == {"mid": 20, "twin": 20, "new": 10} and state.n == 10
+    finished = _scores({t: dict.fromkeys(order, v) for t, v in (("good", 1.0), ("mid", 0.0))})
+    assert plan.next_round("p", seeds, finished, ["good", "mid"], SETTINGS, SEED)[1] == {}  # nothing left to play

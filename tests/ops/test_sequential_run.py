@@ -56,14 +56,33 @@ def test_the_sequential_design_plays_prefixes_stops_settled_targets_and_extends_
         assert (row.played_a, row.played_b) == (len(played[row.target_a]), len(played[row.target_b]))
     assert dict(zip(savings["target"], savings["not_played"])) == {t: N - len(ids) for t, ids in played.items()}
 
-    # again: the same prefixes, every call from the cache
+    # again: the design looks at what is played and finds nothing open, so no cell runs
     assert cli.main(["run", "--no-speech", "--no-reports", "--parallel", "2"]) == 0
-    capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "eyt_dialogues [" not in out and "next: none, every target stops" in out
     again, *_ = _tables(data)
     assert again == played
+
+    # a target added to the slate catches up: it plays at least the first look, against what the others played
+    import yaml
+
+    sequential_slate = yaml.safe_load((tmp_path / "slate.yaml").read_text())
+    terse = next(t for t in sequential_slate["targets"] if t["id"] == "terse-baseline")
+    sequential_slate["targets"].append({**terse, "id": "terse-twin"})
+    (tmp_path / "slate.yaml").write_text(yaml.safe_dump(sequential_slate))
+    assert cli.main(["run", "--no-speech", "--no-reports", "--parallel", "2"]) == 0
+    out = capsys.readouterr().out
+    # it catches up with the most its partners played (20) in one go; the family is larger now (alpha over 6 pairs,
+    # not 3), so a comparison settled before may be open again and its targets play on
+    first_round = out.split("sequential design:")[1]
+    assert "terse-twin to 20" in first_round and "eyt_dialogues [nemotron_usa|terse-twin] to 20" in out
+    grown, *_ = _tables(data)
+    assert grown["terse-twin"] == set(order[: len(grown["terse-twin"])]) and len(grown["terse-twin"]) >= 10
+    assert all(grown[t] >= played[t] for t in played)
 
     # the design off: the same cells extended to every ChatSEED, the earlier dialogues among them
     monkeypatch.setenv("EYT_SLATE", str(write_slate(tmp_path, **slate)))
     assert cli.main(["run", "--no-speech", "--no-reports", "--parallel", "2"]) == 0
     full, *_ = _tables(data)
     assert all(full[t] == set(order) and played[t] <= full[t] for t in played)
+    assert full["terse-twin"] == grown["terse-twin"]  # not in this slate: left as it was (eyt remove-target deletes)
