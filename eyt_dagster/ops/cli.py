@@ -216,6 +216,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     spend = _command_budget(slate, None)  # the slate's caps and what is spent against them
     if spend is not None and not spend.budget.active:
         print("spend caps: none (the slate sets no `budget`; `eyt run --max-cost USD` sets one for a command)")
+    fit = spend.fit_line(data["total"]["usd"]) if spend is not None else None
+    if fit:
+        print(fit)
     if args.json:
         write_json(Path(args.json), data)
         print(f"wrote {args.json}")

@@ -4,6 +4,7 @@ every run before each call (resources/models/spend_guard.py); this only reads th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from eyt_dagster.core.budget import Budget, Spent, caps_lines, check_cost_limit, reached_lines, usd
@@ -41,6 +42,19 @@ class CommandBudget:
                 "to carry on):\n  " + "\n  ".join(reached)
             )
         return lines
+
+    def fit_line(self, usd_figure: Mapping[str, float]) -> str | None:
+        """Whether a plan's USD (mid, low, high) fits what the slate's USD cap leaves, or None without such a cap."""
+        cap = self.budget.slate_cap
+        if cap is None or cap.max_cost_usd is None:
+            return None
+        left = max(cap.max_cost_usd - self.budget.slate_spent(self.before).cost_usd, 0.0)
+        low, high = usd_figure["low"], usd_figure["high"]
+        verdict = "fits" if high <= left else "does not fit" if low > left else "may not fit"
+        return (
+            f"budget: the plan's {usd(usd_figure['mid'])} [{usd(low)}-{usd(high)}] {verdict} in the {usd(left)} the "
+            "slate's budget.max_cost_usd leaves (unpriced models not counted); at the cap the run stops by budget"
+        )
 
     def end_line(self, after: dict[str, Spent]) -> str:
         """What the command's runs (and any run beside them) added to the ledger for the slate's models."""
