@@ -88,10 +88,11 @@ class BudgetSpentError(RoleCallError):
 
     kind = "budget"
 
-    def __init__(self, message: str) -> None:
-        if BUDGET_STOP not in message:
-            raise ValueError(f"a budget stop's message must say '{BUDGET_STOP}': {message}")
-        super().__init__(message)
+    def __init__(self, model_id: str, purpose: str, reason: str) -> None:
+        super().__init__(
+            f"model '{model_id}' ({purpose}): {BUDGET_STOP}: {reason}. Raise the cap (the slate's `budget`, the "
+            "model's `budget`, or --max-cost) and run again: what was answered comes from the cache"
+        )
 
 
 def budget_stops(errors: Any) -> Any:

@@ -12,8 +12,10 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import sequential
+from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.analysis import per_dialogue
 from eyt_dagster.eyt_bench.settings import SequentialSettings
+from eyt_dagster.eyt_bench.table_contracts import SEQUENTIAL_DECISIONS_COLUMNS, SEQUENTIAL_SAVINGS_COLUMNS
 
 
 def design_of(settings: SequentialSettings) -> sequential.SequentialDesign:
@@ -181,24 +183,8 @@ def decisions(
     return out[list(DECISION_COLUMNS)]
 
 
-DECISION_COLUMNS = (
-    "pool",
-    "metric",
-    "target_a",
-    "target_b",
-    "verdict",
-    "decided_items",
-    "decided_early",
-    "undecided_at_n",
-    "n_paired",
-    "diff",
-    "ci_low",
-    "ci_high",
-    "margin",
-    "played_a",
-    "played_b",
-    "n_total",
-)
+# the columns decisions() builds: the table's, but for what the asset adds (the baseline flag, created_at)
+DECISION_COLUMNS = tuple(column_names(SEQUENTIAL_DECISIONS_COLUMNS, without=("is_baseline_pair", "created_at")))
 
 
 def calls_per_dialogue(turns: float, *, target: bool, simulator: bool, judges: int) -> float:
@@ -241,13 +227,7 @@ def savings(
     return pd.DataFrame(rows, columns=list(SAVINGS_COLUMNS))
 
 
-SAVINGS_COLUMNS = (
-    "target",
-    "pool",
-    "played",
-    "n_total",
-    "not_played",
-    "spent_usd",
-    "saved_usd_estimate",
-    "saved_calls_estimate",
+# the columns savings() builds: the table's, but for what the asset adds (the baseline flags, created_at)
+SAVINGS_COLUMNS = tuple(
+    column_names(SEQUENTIAL_SAVINGS_COLUMNS, without=("is_baseline", "self_preference_risk", "created_at"))
 )

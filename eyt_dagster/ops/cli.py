@@ -35,7 +35,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from eyt_dagster.automation import slate_keys
 from eyt_dagster.core import env_settings
@@ -124,15 +124,30 @@ def _command_budget(slate: Slate, max_cost: float | None) -> CommandBudget | Non
 def _save_estimate(slate: Slate, chosen: Selection) -> None:
     """Keep what `eyt plan` would say of this command, with the ledger's last id, for reports/run_costs (estimated
     against actual cost per model and role)."""
-    from eyt_dagster.ops.plan import plan, save_estimate
+    from eyt_dagster.ops.plan import save_estimate
+
+    found = _plan_of(slate, chosen)
+    save_estimate(data_dir(), found.data, found.last_id, sequential=slate.sequential_on)
+
+
+class _PlanRead(NamedTuple):
+    text: str
+    data: dict[str, Any]
+    history_calls: int
+    last_id: int  # the ledger's newest row: the calls of a command that starts now come after it
+
+
+def _plan_of(slate: Slate, chosen: Selection) -> _PlanRead:
+    """`eyt plan`'s text and figures for `chosen`, from the ledger's history and the warehouse."""
+    from eyt_dagster.ops.plan import HISTORY_ROLES, plan
     from resources.models.call_reads import open_call_reads
     from resources.storage.warehouse import warehouse_path
 
     with open_call_reads(data_dir(), _call_backend()) as reads:
-        rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit", "speech_target"])
+        rows = reads.calls_of_roles(HISTORY_ROLES)
         last = reads.last_ledger_id()
-    _, data = plan(slate, chosen, rows, warehouse_path())
-    save_estimate(data_dir(), data, last, sequential=slate.sequential_on)
+    text, data = plan(slate, chosen, rows, warehouse_path())
+    return _PlanRead(text, data, len(rows), last)
 
 
 def _print_spent(spend: CommandBudget) -> None:
@@ -190,9 +205,7 @@ def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from eyt_dagster.ops.plan import plan, write_json
-    from resources.models.call_reads import open_call_reads
-    from resources.storage.warehouse import warehouse_path
+    from eyt_dagster.ops.plan import write_json
 
     slate = load_slate(slate_path_from_env())
     chosen = selection(args, slate)
@@ -200,12 +213,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return 2
     if args.no_speech:  # as `eyt run --no-speech`: no SpeechEQ run
         chosen = dataclasses.replace(chosen, speech_targets=[], speech=False)
-    with open_call_reads(data_dir(), _call_backend()) as reads:
-        rows = reads.calls_of_roles(["simulator", "target", "judge", "simulator_audit", "speech_target"])
-    text, data = plan(slate, chosen, rows, warehouse_path())
+    text, data, history_calls, _ = _plan_of(slate, chosen)
     print(
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {chosen.targets}, pools {chosen.pools}; "
-        f"ledger history: {len(rows)} call(s)"
+        f"ledger history: {history_calls} call(s)"
     )
     print(text)
     if slate.sequential_on:

@@ -296,6 +296,10 @@ def report(lines: Sequence[Line], notes: Sequence[str]) -> tuple[str, dict[str, 
     return "\n".join(rows), data
 
 
+# The ledger roles whose past calls the plan estimates from.
+HISTORY_ROLES = ("simulator", "target", "judge", "simulator_audit", "speech_target")
+
+
 def plan(
     slate: Slate, selection: Selection, history_rows: Sequence[Mapping[str, Any]], warehouse: Path
 ) -> tuple[str, dict[str, Any]]:

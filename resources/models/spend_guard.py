@@ -14,7 +14,7 @@ import threading
 import time
 
 from eyt_dagster.core.budget import Budget, Spent
-from eyt_dagster.core.errors import BUDGET_STOP, BudgetSpentError
+from eyt_dagster.core.errors import BudgetSpentError
 from resources.models.call_cache import CallCache
 
 RECOUNT_S = 10.0
@@ -49,7 +49,4 @@ class SpendGuard:
         """Return when a new call of `model_id` may be sent; raise BudgetSpentError when a cap forbids it."""
         reason = self.budget.refusal(model_id, self.spent())
         if reason is not None:
-            raise BudgetSpentError(
-                f"model '{model_id}' ({purpose}): {BUDGET_STOP}: {reason}. Raise the cap (the slate's "
-                "`budget`, the model's `budget`, or --max-cost) and run again: what was answered comes from the cache"
-            )
+            raise BudgetSpentError(model_id, purpose, reason)
