@@ -322,3 +322,14 @@ def test_running_minimum_p_value_is_valid_on_ties() -> None:
     p_min = sq.anytime_p_value(ci, 0.05, 44.7, 0.0)[:, looks - 1].min(axis=-1)
     for a in (0.05, 0.1, 0.2):
         assert (p_min <= a).mean() <= a
+
+
+def test_bench_oracle_fraction_is_the_first_n_that_separates_every_neighbour():
+    bench = _bench()
+    rng = np.random.default_rng(4)
+    means = np.arange(bench.TARGETS, dtype=float)[:, None, None]  # neighbours 1 apart
+    clear = [means + rng.normal(0, 0.01, (bench.TARGETS, bench.N_ITEMS, 2)) for _ in range(3)]
+    assert bench.oracle_fraction(clear) == pytest.approx(4 / bench.N_ITEMS)  # the smallest N tried
+    tied = [np.zeros((bench.TARGETS, bench.N_ITEMS, 2)) + rng.normal(0, 1, (bench.TARGETS, bench.N_ITEMS, 2))]
+    assert bench.oracle_fraction(tied) == 1.0  # equal means: never every neighbour separated
+    assert bench.neighbour_noise(clear[0], np.array([0.01, 0.01])) == pytest.approx(np.sqrt(2), rel=0.1)
