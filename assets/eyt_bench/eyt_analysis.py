@@ -159,12 +159,17 @@ def sequential_decisions(
     )
 
 
-@asset(**_REPORT, ins=_ins("chat_seeds", "dialogue_turns"))
+@asset(**_REPORT, ins=_ins("chat_seeds", "dialogue_turns", "judge_verdicts", "final_intent_verdicts"))
 def sequential_savings(
-    slate: SlateAccess, chat_seeds: pd.DataFrame, dialogue_turns: pd.DataFrame
+    slate: SlateAccess,
+    chat_seeds: pd.DataFrame,
+    dialogue_turns: pd.DataFrame,
+    judge_verdicts: pd.DataFrame,
+    final_intent_verdicts: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Per target and pool under the sequential design: the dialogues played and not played, and the USD the unplayed
-    ones would have cost at the cell's mean per played dialogue; empty when the slate does not use the design."""
+    ones would have cost at the cell's mean per played dialogue (target, simulator and judges); empty when the slate
+    does not use the design."""
     current = slate.slate
     if current.sequential is None or not current.sequential.enabled:
         df = pd.DataFrame(columns=list(sequential_plan.SAVINGS_COLUMNS))
@@ -178,6 +183,7 @@ def sequential_savings(
             lambda target: not current.target(target).is_baseline,
             remote_simulator=not current.simulator.is_baseline,
             remote_judges=sum(not j.is_baseline for j in current.judges),
+            judged=(judge_verdicts, final_intent_verdicts),
         )
     saved = float(df["saved_usd_estimate"].sum()) if len(df) else 0.0
     calls = float(df["saved_calls_estimate"].sum()) if len(df) else 0.0

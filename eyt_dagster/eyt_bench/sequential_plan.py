@@ -203,12 +203,15 @@ def savings(
     *,
     remote_simulator: bool = False,
     remote_judges: int = 0,
+    judged: Sequence[pd.DataFrame] = (),
 ) -> pd.DataFrame:
     """Per target and pool: the dialogues played and left unplayed by the design, and estimates of what the unplayed
     ones would have cost: the mean USD of a played dialogue of the cell (its target's and simulator's calls, from
-    dialogue_turns' cost columns; judges' calls are not in that figure) and the network calls of a dialogue of the
-    cell's mean length (calls_per_dialogue; `remote(target)` says whether the target is a remote model), each times
-    the dialogues left."""
+    dialogue_turns' cost columns, and its judges' calls, from the `judged` tables' `judge_cost_usd`: the turn
+    verdicts and the final verdicts) and the network calls of a dialogue of the cell's mean length
+    (calls_per_dialogue; `remote(target)` says whether the target is a remote model), each times the dialogues
+    left."""
+    judge_usd = _judge_usd_by_cell(judged)
     rows = []
     for (target, pool), cell in turns.groupby(["target", "pool"], sort=True) if len(turns) else []:
         if target not in targets:
@@ -217,6 +220,7 @@ def savings(
         played = int(cell["seed_id"].nunique())
         answered = cell[cell["turn"] > 0]
         usd = float(answered[["target_cost_usd", "simulator_cost_usd"]].fillna(0).to_numpy().sum())
+        usd += judge_usd.get((str(target), str(pool)), 0.0)
         per_dialogue = usd / played if played else 0.0
         left = max(n_total - played, 0)
         mean_turns = float(answered.groupby("seed_id")["turn"].max().mean()) if len(answered) else 0.0
@@ -225,6 +229,17 @@ def savings(
         )
         rows.append((target, pool, played, n_total, left, usd, per_dialogue * left, calls * left))
     return pd.DataFrame(rows, columns=list(SAVINGS_COLUMNS))
+
+
+def _judge_usd_by_cell(judged: Sequence[pd.DataFrame]) -> dict[tuple[str, str], float]:
+    """The judges' USD per (target, pool), summed over the verdict tables given."""
+    out: dict[tuple[str, str], float] = {}
+    for table in judged:
+        if not len(table) or "judge_cost_usd" not in table:
+            continue
+        for (target, pool), usd in table.groupby(["target", "pool"])["judge_cost_usd"].sum().items():
+            out[(str(target), str(pool))] = out.get((str(target), str(pool)), 0.0) + float(usd)
+    return out
 
 
 # the columns savings() builds: the table's, but for what the asset adds (the baseline flags, created_at)

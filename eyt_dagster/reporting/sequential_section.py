@@ -104,7 +104,7 @@ def sequential_section(decisions: pd.DataFrame, savings: pd.DataFrame) -> Sectio
         "where the full design's verdict (the paired comparisons table on all N ChatSEEDs) applies; the number of "
         "dialogues it was decided at, whether that was before N, and the difference a - b with its interval then. "
         "Per target: the dialogues played of the pool's N and the USD the unplayed ones would have cost at the "
-        "cell's mean per played dialogue (target and simulator calls; the judges' calls are not counted).\n\n"
+        "cell's mean per played dialogue (its target's, simulator's and judges' calls).\n\n"
         f"{GUARANTEE}\n\n"
         f"{early} of {len(decisions)} comparisons were decided early. Estimated saving over all pools: "
         f"{usd(_saved(savings))}.\n\n"

@@ -100,6 +100,14 @@ def test_savings_price_the_unplayed_dialogues_at_the_cell_mean():
     assert row.saved_calls_estimate == pytest.approx(399.0)
     embedded = plan.savings(seeds, turns, ["a"], SEED).iloc[0]
     assert embedded.saved_calls_estimate == 0.0  # embedded baselines make no network call
+    # the judges' calls count too: turn verdicts $0.06 and final verdicts $0.04 of the two played dialogues (another
+    # cell's verdicts are not this cell's): $0.20 for 2 dialogues, $0.10 a dialogue, 38 left: $3.80
+    verdicts = pd.DataFrame(
+        {"target": ["a", "a", "b"], "pool": "p", "seed_id": order[:3], "judge_cost_usd": [0.02, 0.04, 9.0]}
+    )
+    finals = pd.DataFrame({"target": "a", "pool": "p", "seed_id": order[:2], "judge_cost_usd": [0.01, 0.03]})
+    judged = plan.savings(seeds, turns, ["a"], SEED, judged=(verdicts, finals)).iloc[0]
+    assert judged.spent_usd == pytest.approx(0.20) and judged.saved_usd_estimate == pytest.approx(3.80)
 
 
 @pytest.mark.parametrize(
