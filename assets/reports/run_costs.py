@@ -25,7 +25,8 @@ def run_costs(slate: SlateAccess, models: ModelAccess) -> Output[pd.DataFrame]:
         df = conform(pd.DataFrame(columns=list(RUN_COSTS_COLUMNS)), RUN_COSTS_COLUMNS, TABLE)
         return table_output(df, estimate="none: no `eyt run` has kept one in this data directory")
     estimate = json.loads(path.read_text())
-    actual = actual_by_role(models.cache.ledger(), int(estimate["ledger_last_id"]))
+    after = int(estimate["ledger_last_id"])
+    actual = actual_by_role(models.cache.ledger(after_id=after), after)  # the rows since the estimate, read as such
     priced = {ref.id for ref in slate.slate.chat_models() if ref.is_priced}
     df = pd.DataFrame(comparison_rows(estimate["lines"], actual, priced))
     df["estimated_at"] = estimate["estimated_at"]

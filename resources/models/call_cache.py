@@ -340,7 +340,8 @@ class CallStore(Protocol):
     def get_adaptations(self, model: str, base_url: str) -> list[Row]: ...  # (param, action, value, source)
     def set_adaptation(self, row: Row) -> None: ...  # replaces the endpoint's row for the parameter
     def append_ledger(self, columns: Sequence[str], row: Row) -> None: ...
-    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]: ...  # names, rows in call order
+    # names, rows in call order (one run's, or all runs'; only those with an id above `after_id`)
+    def ledger_rows(self, run_id: str | None, after_id: int = 0) -> tuple[list[str], list[Row]]: ...
     # (the last ledger id read, [(model_id, USD, network calls)] of the network calls after `after_id`)
     def paid_since(self, after_id: int) -> tuple[int, list[Row]]: ...
     def flight(self, key: str) -> AbstractContextManager[None]: ...  # across processes, where the store can
@@ -423,10 +424,10 @@ class SqliteCallStore:
         with self._db() as db:
             db.execute(f"INSERT INTO ledger ({', '.join(columns)}) VALUES ({', '.join('?' * len(row))})", row)
 
-    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]:
-        query = "SELECT * FROM ledger" + (" WHERE run_id = ?" if run_id is not None else "") + " ORDER BY id"
+    def ledger_rows(self, run_id: str | None, after_id: int = 0) -> tuple[list[str], list[Row]]:
+        query = "SELECT * FROM ledger WHERE id > ?" + (" AND run_id = ?" if run_id is not None else "") + " ORDER BY id"
         with self._db() as db:
-            cursor = db.execute(query, (run_id,) if run_id is not None else ())
+            cursor = db.execute(query, (after_id, run_id) if run_id is not None else (after_id,))
             return [d[0] for d in cursor.description], cursor.fetchall()
 
     def paid_since(self, after_id: int) -> tuple[int, list[Row]]:
@@ -658,9 +659,10 @@ class CallCache:
         """The last ledger id read, and (model_id, USD, network calls) of the network calls after `after_id`."""
         return self._store.paid_since(after_id)
 
-    def ledger(self, run_id: str | None = None) -> list[dict[str, Any]]:
-        """Ledger rows in call order, all runs or one run; `cached` and `ok` come back as bools."""
-        names, values = self._store.ledger_rows(run_id)
+    def ledger(self, run_id: str | None = None, after_id: int = 0) -> list[dict[str, Any]]:
+        """Ledger rows in call order, all runs or one run, those with an id above `after_id` (0: all); `cached` and
+        `ok` come back as bools."""
+        names, values = self._store.ledger_rows(run_id, after_id)
         rows = [dict(zip(names, row)) for row in values]
         for row in rows:
             row["cached"], row["ok"] = bool(row["cached"]), bool(row["ok"])

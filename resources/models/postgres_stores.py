@@ -226,10 +226,13 @@ class PostgresCallStore:
             lambda cur: cur.execute(f"INSERT INTO {SCHEMA_NAME}.ledger ({', '.join(columns)}) VALUES ({marks})", row)
         )
 
-    def ledger_rows(self, run_id: str | None) -> tuple[list[str], list[Row]]:
+    def ledger_rows(self, run_id: str | None, after_id: int = 0) -> tuple[list[str], list[Row]]:
         def work(cur: Any) -> tuple[list[str], list[Row]]:
-            where = " WHERE run_id = %s" if run_id is not None else ""
-            cur.execute(f"SELECT * FROM {SCHEMA_NAME}.ledger{where} ORDER BY id", (run_id,) if where else ())
+            where = " WHERE id > %s" + (" AND run_id = %s" if run_id is not None else "")
+            cur.execute(
+                f"SELECT * FROM {SCHEMA_NAME}.ledger{where} ORDER BY id",
+                (after_id, run_id) if run_id is not None else (after_id,),
+            )
             return [d[0] for d in cur.description], cur.fetchall()
 
         return self._db.run(work)

@@ -165,6 +165,9 @@ def test_worker_processes_write_one_cache(backend: CacheBackend, tmp_path: Path)
     assert [r["id"] for r in rows] == sorted(r["id"] for r in rows)
     for w in range(WORKERS):
         assert sum(r["tokens_in"] for r in cache.ledger(f"run-{w}")) == sum(range(n))
+    middle = rows[len(rows) // 2]["id"]  # read after an id: the rows above it only, of all runs or of one
+    assert cache.ledger(after_id=middle) == [r for r in rows if r["id"] > middle]
+    assert cache.ledger("run-0", after_id=middle) == [r for r in rows if r["id"] > middle and r["run_id"] == "run-0"]
     assert cache.summary()["judge"]["network_calls"] == WORKERS * n
     assert cache.json_mode("m", "http://127.0.0.1:9/v1/") == "json_object"
 
