@@ -4,7 +4,8 @@
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ, no spoken EYT-Bench)
     eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
-    eyt run --progress-every S  without a terminal, a progress line per running run every S seconds (default 30)
+    eyt run --progress-every S  without a terminal, a progress line per change of a run's state; again after S s
+                            without one (default 300)
     eyt plan                the bill before `eyt run` (same flags): calls, tokens, USD, wall time (--json FILE)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
@@ -685,9 +686,9 @@ def _progress_option(command: argparse.ArgumentParser) -> None:
         "--progress-every",
         type=_progress_seconds,
         metavar="SECONDS",
-        help=f"without a terminal (cron, CI, a pipe): a progress line per running run every SECONDS (default "
-        f"${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: none); on a terminal a live table instead "
-        "(docs/operations.md#watching-a-run)",
+        help="without a terminal (cron, CI, a pipe): a progress line for a running run each time its state changes, "
+        f"and again after SECONDS without a change (default ${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: no "
+        "progress lines); on a terminal a live table instead (docs/operations.md#watching-a-run)",
     )
 
 
