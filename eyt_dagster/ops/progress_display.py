@@ -115,7 +115,8 @@ def plain_line(label: str, seconds: float, beat: Heartbeat | None) -> str:
 
 class PlainLines:
     """The plain lines: the running runs are looked at every `poll_s` seconds, and a run gets a line when its state
-    (run_state) differs from that of its last line, or when its last line is `every_s` seconds old."""
+    (run_state) differs from that of its last line, or when its last line is `every_s` seconds old. A run gets a
+    `running` line when it starts, not each time it is between two counted steps."""
 
     def __init__(
         self,
@@ -148,7 +149,10 @@ class PlainLines:
         for label, seconds, beat in rows:
             state = run_state(beat)
             last = self._last.get(label)
-            if last is None or last[0] != state or now - last[1] >= self.every_s:
+            if last is not None and beat is None and last[0] != state:
+                # between two counted steps: its next step's line (or its end line) says more, soon
+                self._last[label] = (state, last[1])
+            elif last is None or last[0] != state or now - last[1] >= self.every_s:
                 self._last[label] = (state, now)
                 due.append(plain_line(label, seconds, beat))
         running = {label for label, _, _ in rows}

@@ -54,10 +54,10 @@ class StepProgress:
         every_items: int = 10,
         log_every: float | None = None,
         clock: Callable[[], float] = time.monotonic,
-        total: int = 0,
+        total: int | None = None,
     ) -> None:
-        """`total`: the items the step will count, when the asset knows it before its loop starts (0: the loop's
-        first `on_done` says)."""
+        """`total`: the items the step will count, when the asset knows it before its loop starts (None: the loop's
+        first `on_done` says; 0: nothing to count, so no heartbeat is written unless the loop reports items)."""
         self.data_dir = data_dir
         self.path = progress_dir(data_dir) / f"{run_id}.{step}.json"
         self.run_id, self.step, self.job, self.partition, self.launch = run_id, step, job, partition, launch
@@ -65,7 +65,8 @@ class StepProgress:
         self.every_items = max(1, every_items)
         self.log_every_s = log_every_s() if log_every is None else log_every
         self.clock = clock
-        self.done, self.total = 0, max(0, total)
+        self.done, self.total = 0, max(0, total or 0)
+        self._nothing = total == 0  # a step with nothing to count shows as a step that counts nothing
         self.expected_item_s: float | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -162,6 +163,8 @@ class StepProgress:
             self.log(self.log_line())
 
     def _write(self) -> None:
+        if self._nothing and self.total == 0:
+            return
         with self._lock:
             self._last_write = self.clock()
             try:

@@ -131,7 +131,7 @@ def test_the_recorder_counts_the_steps_calls_by_kind_and_its_endpoints(tmp_path,
     assert "pw" not in written and "k=s" not in written and progress_line(running.figures).startswith("2 of 4")
 
 
-def _recorder(data, clock, run_id, partition="p|t", total=0):
+def _recorder(data, clock, run_id, partition="p|t", total=None):
     return StepProgress(
         data,
         run_id=run_id,
@@ -183,6 +183,11 @@ def test_a_step_shows_its_count_at_once_and_an_eta_from_its_past_runs(tmp_path):
     with _recorder(data, clock, "run-3", partition="q|t", total=2) as on_done:
         assert on_done.figures().expected_item_s == pytest.approx(30.0)
         assert _on_disk(data, "run-3").expected_item_s == pytest.approx(30.0)
+    # a step the asset knows has nothing to count shows no line of its own (not `0 of ?`), unless its loop counts
+    with _recorder(data, clock, "run-4", total=0) as on_done:
+        assert not [b for b in read_heartbeats(data) if b.run_id == "run-4"]
+        on_done(0, 3)
+        assert done_text(_on_disk(data, "run-4")) == "0 of 3 dialogues, ETA ~1 min 00 s (past runs)"
     # a step that finished no item adds no history; a torn line is skipped
     with history_path(data).open("a") as f:
         f.write('{"step": "voice__voiced_turns", "do')

@@ -31,7 +31,7 @@ class Clock:
         return self.now
 
 
-def recorder(data: Path, watch: RunWatch, clock: Clock, total: int = 0) -> StepProgress:
+def recorder(data: Path, watch: RunWatch, clock: Clock, total: int | None = None) -> StepProgress:
     return StepProgress(
         data,
         run_id="run-a",
@@ -118,9 +118,13 @@ def test_piped_output_prints_one_line_per_change_of_state(tmp_path):
         on_done(2, 4), on_done(3, 4), on_done(4, 4)
         [last] = lines.lines()  # three items between two looks: one line, the newest state
         assert "4 of 4 dialogues, ETA 0 s" in last
+    assert lines.lines() == []  # between two counted steps: no `running` line, the next step's line comes soon
+    with recorder(data, watch, clock, total=2):
+        [nxt] = lines.lines()
+        assert "0 of 2 dialogues" in nxt
     watch.ended(0)
     assert lines.lines() == []
-    assert all("\x1b" not in x and "\r" not in x for x in (started, counted, one, again, last))
+    assert all("\x1b" not in x and "\r" not in x for x in (started, counted, one, again, last, nxt))
 
 
 @pytest.mark.unit
