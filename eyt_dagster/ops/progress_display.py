@@ -161,11 +161,13 @@ class PlainLines:
         return due
 
     def _loop(self) -> None:
+        failed = ""
         while not self._stop.wait(self.poll_s):
             try:
                 lines = self.lines()
-            except Exception as exc:  # a display problem never stops the runs
-                lines = [f"  progress display: {type(exc).__name__}"]
+            except Exception as exc:  # a display problem never stops the runs; said once, not at every look
+                now_failed = f"  progress display: {type(exc).__name__}"
+                lines, failed = ([now_failed] if now_failed != failed else []), now_failed
             for line in lines:
                 print(line, file=self.out, flush=True)
 
