@@ -312,3 +312,18 @@ def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path,
     assert max(b.figures.calls for b in seen) >= 1 and any(b.figures.endpoints for b in seen)
     assert not list((data / "progress").glob("*.json"))  # every step removed its heartbeat
     assert "sk-progress-secret-123" not in "\n".join(lines)
+
+
+@pytest.mark.unit
+def test_the_step_history_keeps_its_newest_lines(tmp_path, monkeypatch):
+    from resources.runs import step_history
+
+    monkeypatch.setattr(step_history, "MAX_BYTES", 2000)
+    monkeypatch.setattr(step_history, "KEEP_LINES", 5)
+    for n in range(1, 40):
+        record_step(tmp_path, step="s", job="j", partition=None, unit="items", done=n, total=n, elapsed_s=n * 2.0)
+    lines = history_path(tmp_path).read_text().splitlines()
+    assert 5 <= len(lines) < 20 and json.loads(lines[-1])["done"] == 39  # cut to the newest, then grown again
+    assert expected_item_s(tmp_path, "s", None) == pytest.approx(2.0)
+    record_step(tmp_path, step="s", job="j", partition=None, unit="items", done=0, total=3, elapsed_s=5.0)
+    assert json.loads(history_path(tmp_path).read_text().splitlines()[-1])["done"] == 39  # no item done: no line
