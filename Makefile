@@ -12,9 +12,14 @@ export EYT_DATA_DIR ?= $(CURDIR)/data
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
+# pip through eyt_dagster/ops/install_progress.py: one line per package as pip takes it up, and a line when the
+# unpacking starts and ends (a first install takes a few minutes); an install that is up to date prints nothing.
+INSTALL := $(BIN)/python eyt_dagster/ops/install_progress.py --disable-pip-version-check
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/activate
-	$(BIN)/pip install -qq --disable-pip-version-check "$(TORCH)"
-	$(BIN)/pip install -qq --disable-pip-version-check -e ".[test]"
+	@echo "installing into $(VENV): CPU-only $(TORCH), then the project and its test tools (a few minutes the first time)"
+	$(INSTALL) "$(TORCH)"
+	$(INSTALL) -e ".[test]"
 	touch $@
 
 install: $(VENV)/.installed

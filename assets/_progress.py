@@ -37,9 +37,12 @@ def step_progress(
     unit: str,
     message: Callable[[int, int], str],
     every: int = PROGRESS_EVERY,
+    total: int | None = None,
 ) -> StepProgress:
     """The recorder of this step; use it as `with step_progress(...) as on_done:`. `unit` names what the step
-    counts ("dialogues", "turns judged", ...); `message(done, total)` starts each run-log line."""
+    counts ("dialogues", "turns judged", ...); `message(done, total)` starts each run-log line; `total` the items,
+    when the asset knows them before the loop (so a display has the count from the step's first moment; the loop's
+    `on_done(0, total)` says it otherwise; 0: the step has nothing to count and shows no line of its own)."""
     return StepProgress(
         data_dir,
         run_id=context.run_id,
@@ -51,4 +54,5 @@ def step_progress(
         partition=str(context.partition_key) if context.has_partition_key else None,
         launch=_launch_tag(context),
         every_items=every,
+        total=total,
     )

@@ -70,6 +70,7 @@ def dialogue_turns(
         models.data_dir,
         "dialogues",
         lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})",
+        total=int(chat_seeds["error"].isna().sum()),  # the ChatSEEDs play_cell plays
     )
     with progress as on_done:
         cell = play_cell(

@@ -62,6 +62,7 @@ def repeat_dialogues(
         models.data_dir,
         "dialogues",
         lambda done, total: f"repeated dialogues done: {done} of {total} ({target_id})",
+        total=int(chat_seeds["error"].isna().sum()) * len(repeats),  # play_repeats: every written seed per repeat
     )
     with progress as on_done:
         df, results = play_repeats(

@@ -122,6 +122,7 @@ def voiced_turns(
         models.data_dir,
         "dialogues",
         lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})",
+        total=len(seeds),
     )
     listener = roles.listener(target_id, context.run_id, pool)
     with progress as on_done:
@@ -178,7 +179,11 @@ def text_turns(
     seeds = voice_seeds(chat_seeds, current.voice.dialogues_per_pool)
     sample = chat_seeds[chat_seeds["seed_id"].isin({s.seed_id for s in seeds})]
     progress = step_progress(
-        context, models.data_dir, "dialogues", lambda done, total: f"text-control dialogues done: {done} of {total}"
+        context,
+        models.data_dir,
+        "dialogues",
+        lambda done, total: f"text-control dialogues done: {done} of {total}",
+        total=len(seeds),
     )
     with progress as on_done:
         cell = play_cell(

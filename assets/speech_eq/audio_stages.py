@@ -77,6 +77,7 @@ def speech_audio(
         "scenarios",
         lambda n, total: f"{slug}: {n} of {total} scenarios synthesised, {len(rows.clips)} clips so far",
         every=5,
+        total=len(scenarios),
     )
     with progress as on_done:
         synthesise_subscale(

@@ -47,6 +47,7 @@ def slm_choices(
         models.data_dir,
         "trajectories",
         lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered",
+        total=len(eq_items) * len(current.speech.evaluation.conditions),  # evaluate_items' item x condition jobs
     )
     with progress as on_done:
         table = choice_table(

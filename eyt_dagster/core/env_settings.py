@@ -161,7 +161,7 @@ def _default_numba_root() -> Path:
 
 DEFAULT_DATA_DIR = "data"
 DEFAULT_VIEW_URL = "http://127.0.0.1:8765"
-DEFAULT_PROGRESS_EVERY_S = 30.0
+DEFAULT_PROGRESS_EVERY_S = 300.0
 DEFAULT_PROGRESS_LOG_S = 30.0
 MIN_PROGRESS_LOG_S = 1.0
 CACHE_BACKENDS = ("auto", "sqlite", "postgres")
@@ -276,8 +276,9 @@ NUMBA_CACHE_FILLING: Setting[bool] = Setting(
 PROGRESS_EVERY: Setting[float] = Setting(
     name="EYT_PROGRESS_EVERY",
     meaning=(
-        "Without a terminal, `eyt run` and `eyt refresh` print a progress line per running run this often (the "
-        "`--progress-every` option sets it); `0` prints none."
+        "Without a terminal, `eyt run` and `eyt refresh` print a progress line for a running run each time its "
+        "state changes (its step, the step's total, another tenth of its items), and again when it has stayed the "
+        "same this long (the `--progress-every` option sets it); `0` prints none."
     ),
     default=f"`{DEFAULT_PROGRESS_EVERY_S:g}`",
     accepts="a number of seconds, 0 or more",

@@ -34,20 +34,25 @@ class StepFigures:
     rate_limited: int = 0
     failures: dict[str, int] = field(default_factory=dict)
     endpoints: tuple[EndpointLoad, ...] = ()
+    # wall seconds per item in past runs of the same step (resources/runs/step_history.py); None: no past run
+    expected_item_s: float | None = None
 
     @property
     def eta_s(self) -> float | None:
-        return eta_seconds(self.done, self.total, self.elapsed_s)
+        return eta_seconds(self.done, self.total, self.elapsed_s, self.expected_item_s)
 
 
-def eta_seconds(done: int, total: int, elapsed_s: float) -> float | None:
-    """The time left at the rate so far (items done per second since the step started); None (unknown) until an
-    item is done, 0 once all are."""
+def eta_seconds(done: int, total: int, elapsed_s: float, expected_item_s: float | None = None) -> float | None:
+    """The time left: at the step's own rate once an item is done (items done per second since the step started);
+    before that, the total at the per-item time of past runs of the step (`expected_item_s`) less the time spent,
+    never below 0; None (unknown) with neither; 0 once all are done."""
     if total <= 0 or done >= total:
         return 0.0
-    if done <= 0 or elapsed_s <= 0:
-        return None
-    return (total - done) * elapsed_s / done
+    if done > 0 and elapsed_s > 0:
+        return (total - done) * elapsed_s / done
+    if expected_item_s is not None:
+        return max(0.0, total * expected_item_s - max(0.0, elapsed_s))
+    return None
 
 
 def duration_text(seconds: float | None) -> str:
@@ -96,12 +101,29 @@ def figures_text(figures: StepFigures) -> str:
     )
 
 
+def eta_text(figures: StepFigures) -> str:
+    """The time left in words: '3 min 20 s' at the step's own rate once an item is done; before that '~4 min 10 s
+    (past runs)' from the per-item time of past runs of the step, 'due (past runs: 4 min 10 s)' once that time is
+    spent, or 'after the first one (no past run)'; 'unknown' while the total is."""
+    f = figures
+    if not f.total:
+        return "unknown"
+    if f.done > 0 or f.done >= f.total:
+        return duration_text(f.eta_s)
+    if f.expected_item_s is None:
+        return "after the first one (no past run)"
+    left = f.eta_s or 0.0
+    if left > 0:
+        return f"~{duration_text(left)} (past runs)"
+    return f"due (past runs: {duration_text(f.total * f.expected_item_s)})"
+
+
 def done_text(figures: StepFigures) -> str:
-    """'12 of 40 dialogues, ETA 3 min 20 s' ('? ' for a total the step has not reported yet)."""
+    """'12 of 40 dialogues, ETA 3 min 20 s' ('?' for a total the step has not reported yet; eta_text before the
+    first item is done)."""
     f = figures
     total = str(f.total) if f.total or f.done else "?"
-    eta = duration_text(f.eta_s) if f.total else "unknown"
-    return f"{f.done} of {total} {f.unit}, ETA {eta}"
+    return f"{f.done} of {total} {f.unit}, ETA {eta_text(f)}"
 
 
 def progress_line(figures: StepFigures) -> str:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eyt_dagster.core.progress import count_text, duration_text, endpoints_text, failures_text
+from eyt_dagster.core.progress import count_text, duration_text, endpoints_text, eta_text, failures_text
 from resources.runs.progress_files import DEAD, STALLED, Heartbeat, read_heartbeats
 
 WHY_ENDED = {DEAD: "its process is gone", STALLED: "no update for a while (the process may hang or be busy)"}
@@ -43,7 +43,7 @@ def _row(beat: Heartbeat, now: float) -> RunningStep:
         partition=beat.partition or "",
         step=beat.step.split("__")[-1],
         done=f"{f.done} of {f.total or '?'} {f.unit}",
-        eta=duration_text(f.eta_s) if f.total else "unknown",
+        eta=eta_text(f),
         calls=f"{f.calls} ({f.cache_hits} cached)",
         tokens=count_text(f.tokens),
         cost=f"${f.cost_usd:.4f}",

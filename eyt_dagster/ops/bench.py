@@ -19,6 +19,13 @@ Where the numbers come from:
 * latency part = wall time with latency - wall time without; part/ideal = latency part / ideal (how the
   users measured it; below 1 when client work overlaps the waits). wall/bound = wall time with latency /
   max(ideal, wall time without latency): no schedule can beat either bound, so 1.0 is the best possible.
+  The run without latency is taken as the bound of the client's own work, but it is a measured time too: when it
+  came out longer than the run with latency (the machine's other load, or a row so short that the two runs'
+  variation is larger than what the latency adds), the subtraction is below zero. The latency cannot have saved
+  time, so such a part is shown as 0 and marked, with the reason under the table (`latency_part`).
+
+While it runs it reports as it goes (`progress`): which run it starts, every line `eyt run` prints (each run's
+end, and its progress lines, one per change of state), and how long each run took.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +46,7 @@ from typing import Any
 import yaml
 
 from eyt_dagster.core import env_settings
-from eyt_dagster.eyt_bench.taxonomy import POOLS
+from eyt_dagster.eyt_bench.taxonomy import PAPER_POOLS
 from eyt_dagster.ops.bench_server import LatencyServer
 from eyt_dagster.slate import default_slate_path
 from eyt_dagster.speech_eq.conditions import CONDITIONS
@@ -62,7 +70,7 @@ PURPOSE_STAGE = {
 @dataclass(frozen=True)
 class BenchSettings:
     latency_s: float = 0.2
-    pools: tuple[str, ...] = POOLS
+    pools: tuple[str, ...] = PAPER_POOLS  # both fixture pools of the papers (the Chinese one only with --pool)
     dialogues_per_pool: int = 16
     t_max: int = 10
     targets: int = 1
@@ -279,9 +287,37 @@ def overlapped_ideal(rows: list[dict[str, Any]], budgets: dict[str, int], latenc
     return max(waves, max(chains.values(), default=0)) * latency_s
 
 
-def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Measurement:
+Progress = Callable[[str], None]
+TAIL_LINES = 60  # of `eyt run`'s output, kept for the error when it fails
+
+
+def run_reporting(command: Sequence[str], env: dict[str, str], on_line: Progress | None) -> tuple[int, str, str]:
+    """Run `command`, handing each line of its stdout to `on_line` as it comes; (exit status, the last TAIL_LINES
+    lines of its stdout, its stderr). Its stderr goes to a file meanwhile, so neither pipe can fill and stall it."""
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
+    with tempfile.TemporaryFile(mode="w+") as err:
+        with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                tail.append(line)
+                if on_line is not None and line.strip():
+                    on_line(line.rstrip("\n"))
+        err.seek(0)
+        return proc.returncode, "".join(tail), err.read()
+
+
+def _prefixed(progress: Progress | None, prefix: str) -> Progress | None:
+    if progress is None:
+        return None
+    report = progress
+    return lambda line: report(prefix + line)
+
+
+def measure(
+    settings: BenchSettings, workdir: Path, *, latency_s: float, progress: Progress | None = None
+) -> Measurement:
     """One `eyt run` (`--no-speech`, or only the bench's subscales) against the bench server at `latency_s`, in
-    a fresh data dir under workdir."""
+    a fresh data dir under workdir; `progress` is told each line `eyt run` prints, as it prints it."""
     data_dir = workdir / f"latency-{latency_s:g}"
     data_dir.mkdir(parents=True)
     if settings.instance_yaml:
@@ -308,15 +344,16 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
             *([] if settings.parallel is None else ["--parallel", str(settings.parallel)]),
         ]
         started = time.monotonic()
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        status, stdout, stderr = run_reporting(command, env, _prefixed(progress, f"  [{latency_s:g} s] "))
         wall = time.monotonic() - started
         max_in_flight = server.max_in_flight
         by_model = dict(server.max_in_flight_by_model)
-    if done.returncode != 0:
+    if status != 0:
         raise RuntimeError(
-            f"eyt run failed (exit {done.returncode}) at latency {latency_s:g} s:\n"
-            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            f"eyt run failed (exit {status}) at latency {latency_s:g} s:\n{stdout[-3000:]}\n{stderr[-3000:]}"
         )
+    if progress is not None:
+        progress(f"eyt bench: eyt run at latency {latency_s:g} s took {wall:.1f} s; reading its step times and calls")
     budgets = {m["id"]: m["max_concurrency"] for m in [slate["simulator"], *slate["targets"], *slate["judges"]]}
     rows = ledger_rows(data_dir)
     ideals = stage_ideals(rows, budgets, settings.latency_s)
@@ -339,6 +376,23 @@ def measure(settings: BenchSettings, workdir: Path, *, latency_s: float) -> Meas
     return result
 
 
+def latency_part(wall_s: float, wall0_s: float) -> tuple[float, bool]:
+    """The part the latency adds to a wall time: (wall time with it - wall time without it, never below 0; whether
+    the subtraction was below 0 and so shown as 0). The run without latency stands in for the client's own work, a
+    bound the run with latency cannot beat, but it is measured too: a loaded machine or a short row can make it the
+    longer of the two, and a negative part would claim the latency saved time."""
+    part = wall_s - wall0_s
+    return max(0.0, part), part < 0
+
+
+CLAMPED = "*"
+CLAMPED_NOTE = (
+    f"{CLAMPED} the run without latency took longer than the run with it: the difference is the two runs' own "
+    "variation (the machine's other load, a row of few calls), not a time the latency saved; the latency's part is "
+    "below what this pair of runs can measure, shown as 0"
+)
+
+
 def table(slow: Measurement, fast: Measurement | None) -> str:
     """The per-stage table: calls, wall time at each latency, latency part, ideal and the two ratios."""
     lat = f"{slow.latency_s:g}s"
@@ -347,14 +401,18 @@ def table(slow: Measurement, fast: Measurement | None) -> str:
         f"{'part/ideal':>12}{'wall/bound':>12}"
     )
     lines = [head, "-" * len(head)]
+    clamped: list[str] = []
 
     def line(name: str, calls: int, wall: float, wall0: float | None, ideal: float) -> str:
-        part = wall - wall0 if wall0 is not None else None
-        ratio = f"{part / ideal:.2f}x" if part is not None and ideal > 0 else "-"
+        part, below = latency_part(wall, wall0) if wall0 is not None else (None, False)
+        mark = CLAMPED if below else ""
+        if below:
+            clamped.append(name)
+        ratio = f"{part / ideal:.2f}x{mark}" if part is not None and ideal > 0 else "-"
         bound = max(ideal, wall0 or 0.0)
         return (
             f"{name:<24}{calls:>7}{wall:>10.2f}s{(f'{wall0:.2f}s' if wall0 is not None else '-'):>10}"
-            f"{(f'{part:.2f}s' if part is not None else '-'):>11}{ideal:>8.2f}s{ratio:>12}"
+            f"{(f'{part:.2f}s{mark}' if part is not None else '-'):>11}{ideal:>8.2f}s{ratio:>12}"
             f"{(f'{wall / bound:.2f}x' if bound > 0 else '-'):>12}"
         )
 
@@ -380,6 +438,8 @@ def table(slow: Measurement, fast: Measurement | None) -> str:
             slow.total_ideal_s,
         )
     )
+    if clamped:
+        lines.append(CLAMPED_NOTE)
     return "\n".join(lines)
 
 
@@ -404,13 +464,27 @@ def from_json(path: Path) -> tuple[Measurement, Measurement | None]:
 
 
 def run_bench(
-    settings: BenchSettings, *, zero: bool = True, keep: Path | None = None, json_out: Path | None = None
+    settings: BenchSettings,
+    *,
+    zero: bool = True,
+    keep: Path | None = None,
+    json_out: Path | None = None,
+    progress: Progress | None = None,
 ) -> str:
-    """Both measurements and the report text (also written as JSON to json_out when given)."""
+    """Both measurements and the report text (also written as JSON to json_out when given); `progress` is told what
+    the bench is doing as it goes (the run it starts, `eyt run`'s lines, how long each run took)."""
+    latencies = [settings.latency_s, *([0.0] if zero else [])]
     with tempfile.TemporaryDirectory(prefix="eyt-bench-") as tmp:
         workdir = keep or Path(tmp)
-        slow = measure(settings, workdir, latency_s=settings.latency_s)
-        fast = measure(settings, workdir, latency_s=0.0) if zero else None
+        found = []
+        for n, latency in enumerate(latencies, start=1):
+            if progress is not None:
+                progress(
+                    f"eyt bench: run {n} of {len(latencies)}: eyt run against the bench server at latency {latency:g} s "
+                    f"({len(settings.pools)} pool(s) x {settings.dialogues_per_pool} dialogues)"
+                )
+            found.append(measure(settings, workdir, latency_s=latency, progress=progress))
+    slow, fast = found[0], (found[1] if zero else None)
     s = settings
     text = (
         f"eyt bench: {len(s.pools)} pool(s) x {s.dialogues_per_pool} dialogues, t_max {s.t_max}, "

@@ -4,7 +4,8 @@
     eyt run --target T      only that target's partitions (plus the pools they read and the reports)
     eyt run --subscale S    only that subscale's SpeechEQ items (--no-speech: no SpeechEQ, no spoken EYT-Bench)
     eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
-    eyt run --progress-every S  without a terminal, a progress line per running run every S seconds (default 30)
+    eyt run --progress-every S  without a terminal, a progress line per change of a run's state; again after S s
+                            without one (default 300)
     eyt plan                the bill before `eyt run` (same flags): calls, tokens, USD, wall time (--json FILE)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from eyt_dagster.automation import slate_keys
 from eyt_dagster.core import env_settings
 from eyt_dagster.core.env_settings import SettingError, dagster_home, data_dir
+from eyt_dagster.eyt_bench.taxonomy import PAPER_POOLS
 from eyt_dagster.ops.dead_runs import mark_dead_runs
 from eyt_dagster.ops.instance import PROJECT_ROOT, ensure_dagster_home, register_targets
 from eyt_dagster.ops.launch import DEFAULT_PARALLEL, execute_runs
@@ -628,6 +630,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             zero=not args.no_zero,
             keep=Path(args.keep) if args.keep else None,
             json_out=Path(args.json) if args.json else None,
+            progress=lambda line: print(line, flush=True),
         )
     )
     return 0
@@ -685,9 +688,9 @@ def _progress_option(command: argparse.ArgumentParser) -> None:
         "--progress-every",
         type=_progress_seconds,
         metavar="SECONDS",
-        help=f"without a terminal (cron, CI, a pipe): a progress line per running run every SECONDS (default "
-        f"${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: none); on a terminal a live table instead "
-        "(docs/operations.md#watching-a-run)",
+        help="without a terminal (cron, CI, a pipe): a progress line for a running run each time its state changes, "
+        f"and again after SECONDS without a change (default ${PROGRESS_EVERY_ENV} or {DEFAULT_EVERY_S:g}; 0: no "
+        "progress lines); on a terminal a live table instead (docs/operations.md#watching-a-run)",
     )
 
 
@@ -796,11 +799,15 @@ def main(argv: list[str] | None = None) -> int:
         description="Start a localhost OpenAI-compatible server answering after --latency seconds, put every "
         "EYT-Bench role on it (each model with --concurrency as max_concurrency), run `eyt run "
         "--no-speech` in a fresh data dir, then again at latency 0, and print per stage: network calls, "
-        "wall times, the part the latency adds, the latency-bound ideal and the ratio. See "
-        "docs/throughput.md.",
+        "wall times, the part the latency adds, the latency-bound ideal and the ratio. It reports as it goes: "
+        "the run it starts and the lines `eyt run` prints. See docs/throughput.md.",
     )
     bench.add_argument("--latency", type=float, default=0.2, help="seconds the server waits per request (0.2)")
-    bench.add_argument("--pool", action="append", help="a fixture pool (repeatable; default both)")
+    bench.add_argument(
+        "--pool",
+        action="append",
+        help=f"a fixture pool (repeatable; default both of the papers': {', '.join(PAPER_POOLS)})",
+    )
     bench.add_argument("--dialogues", type=int, default=16, help="dialogues_per_pool (16)")
     bench.add_argument("--t-max", type=int, default=10, help="t_max (10)")
     bench.add_argument("--targets", type=int, default=1, help="remote targets (1)")

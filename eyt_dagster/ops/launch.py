@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 
 from eyt_dagster.core.env_settings import TORCH_THREADS, data_dir
 from eyt_dagster.ops.instance import PROJECT_ROOT
-from eyt_dagster.ops.progress_display import RunWatch, display
+from eyt_dagster.ops.progress_display import RunWatch, display, live_output
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
 from resources.runs.progress_files import LAUNCH_TAG
 
@@ -40,6 +40,13 @@ DEFAULT_PARALLEL = min(2, os.cpu_count() or 1)
 # included, go to its log file (run_log below), which the run's line names.
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 RUN_LOGS = "logs"  # under the data directory: one file per run that warned or failed, <run id>.log
+# Under the live table the workers write their own output (a library's warning, a native crash's trace) here, not to
+# the terminal, whose last lines the table redraws.
+WORKER_OUTPUT = "workers.log"
+# Other libraries' progress bars, off in every worker (each library's documented switch): sentence-transformers and
+# transformers draw "Loading weights" with tqdm, huggingface_hub its downloads; on a terminal they wrote into the live
+# table, in a pipe they filled it with carriage returns. A value set before `eyt` starts is kept.
+QUIET_LIBRARIES = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
 
 
 def job_by_name(name: str) -> JobDefinition:
@@ -216,17 +223,36 @@ def worker_torch_threads(parallel: int, cores: int | None) -> int:
     return max(1, (cores or 1) // max(1, parallel))
 
 
-def _worker_start(torch_threads: int, instance_ref: InstanceRef | None = None) -> None:
-    """In a new worker process: cap torch's threads (unless EYT_TORCH_THREADS is set already, see
-    resources/text/embeddings.py), then import the code location once, so each run only pays for itself. Runs go to
-    the instance of `instance_ref` (the launcher's), else to DAGSTER_HOME's."""
+def _worker_start(torch_threads: int, instance_ref: InstanceRef | None = None, output: str | None = None) -> None:
+    """In a new worker process: send its stdout and stderr to the file `output` when one is given (the live table
+    owns the terminal), turn other libraries' progress bars off (QUIET_LIBRARIES), cap torch's threads (unless
+    EYT_TORCH_THREADS is set already, see resources/text/embeddings.py), then import the code location once, so each
+    run only pays for itself. Runs go to the instance of `instance_ref` (the launcher's), else to DAGSTER_HOME's."""
     import atexit
 
     global _WORKER_INSTANCE_REF
+    if output is not None:
+        _write_output_to(Path(output))
     atexit.register(_exit_without_teardown)  # registered first, so it runs after the handlers added later
     _WORKER_INSTANCE_REF = instance_ref
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
     os.environ.setdefault(TORCH_THREADS.name, str(torch_threads))
     import eyt_dagster.definitions  # noqa: F401
+
+
+def _write_output_to(path: Path) -> None:
+    """Point this process's stdout and stderr (the file descriptors, so native code and child processes follow) at
+    the end of `path`."""
+    import sys
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
 
 
 def _exit_without_teardown() -> None:
@@ -276,16 +302,20 @@ class Launcher:
     is marked failed in the instance with the cause named, and the next run gets a new worker; the other workers'
     runs go on untouched."""
 
-    def __init__(self, instance: DagsterInstance, parallel: int, watch: RunWatch | None = None) -> None:
+    def __init__(
+        self, instance: DagsterInstance, parallel: int, watch: RunWatch | None = None, worker_output: Path | None = None
+    ) -> None:
         self.instance = instance
         self.parallel = parallel
         self.watch = watch  # told when each run starts and ends; its tag finds the run's progress heartbeats
+        self.worker_output = worker_output  # the workers' stdout and stderr go here (None: to this process's)
         self._pool: WorkerPool | None = None
 
     def __enter__(self) -> Launcher:
         ensure_pools(self.instance)
         threads = worker_torch_threads(self.parallel, os.cpu_count())
-        self._pool = WorkerPool(self.parallel, _worker_start, (threads, _instance_ref(self.instance)))
+        output = None if self.worker_output is None else str(self.worker_output)
+        self._pool = WorkerPool(self.parallel, _worker_start, (threads, _instance_ref(self.instance), output))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -371,12 +401,14 @@ def execute_runs(instance: DagsterInstance, runs: Sequence[Run], parallel: int) 
     started = time.monotonic()
     watch = RunWatch(data_dir())  # where the runs write
     started_runs: list[Future[bool]] = []
+    output = data_dir() / RUN_LOGS / WORKER_OUTPUT if live_output() else None
+    output_before = _size(output)
 
     def start(index: int, run: Run) -> Future[bool]:
         started_runs.append(launcher.start(index, run))
         return started_runs[-1]
 
-    with Launcher(instance, parallel, watch) as launcher, display(watch):
+    with Launcher(instance, parallel, watch, output) as launcher, display(watch):
         try:
             outcome = run_all(
                 runs,
@@ -388,7 +420,16 @@ def execute_runs(instance: DagsterInstance, runs: Sequence[Run], parallel: int) 
             launcher.interrupt([f for f in started_runs if not f.done()])
             raise
     print(summary(runs, outcome, time.monotonic() - started), flush=True)
+    if output is not None and _size(output) > output_before:
+        print(f"the worker processes wrote to {output} (warnings and messages of the libraries they ran)", flush=True)
     return all(state == OK for state in outcome.values())
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
 
 
 def ensure_pools(instance: DagsterInstance) -> None:

@@ -1,9 +1,11 @@
 """The running runs of `eyt run` and `eyt refresh` in the terminal: on a terminal a live table (rich), one row per
-running run; otherwise (cron, CI, a pipe) a plain line per running run every N seconds, never a control character.
-The figures come from the heartbeats the runs' steps write (resources/runs/progress_files.py), found by the launch tag
-the launcher gives each run (`<token>:<index>`); reading them never waits on a run, and a run without a heartbeat
-(a step that counts nothing, or one that has not started) shows as running for so long. The lines a run prints
-when it ends stay as they were (eyt_dagster/ops/launch.py). See docs/operations.md, "Watching a run"."""
+running run; otherwise (cron, CI, a pipe) a plain line for a run each time its state changes (it starts, its step
+changes, its step's total becomes known, it passes another tenth of its items), and again when it has stayed the same
+for N seconds; never a control character. The figures come from the heartbeats the runs' steps write
+(resources/runs/progress_files.py), found by the launch tag the launcher gives each run (`<token>:<index>`); reading
+them never waits on a run, and a run without a heartbeat (a step that counts nothing, or one that has not started)
+shows as running for so long. The lines a run prints when it ends stay as they were (eyt_dagster/ops/launch.py).
+See docs/operations.md, "Watching a run"."""
 
 from __future__ import annotations
 
@@ -25,13 +27,26 @@ if TYPE_CHECKING:  # rich is imported where the live table is drawn
     from rich.text import Text
 
 PROGRESS_EVERY_ENV = env_settings.PROGRESS_EVERY.name
-DEFAULT_EVERY_S = env_settings.DEFAULT_PROGRESS_EVERY_S  # a plain progress line per running run this often (0: none)
+DEFAULT_EVERY_S = env_settings.DEFAULT_PROGRESS_EVERY_S  # a plain line again for a run unchanged this long (0: none)
 LIVE_REFRESH_S = 1.0  # the live table reads the heartbeats this often
+PLAIN_POLL_S = 1.0  # the plain lines look for changes of state this often
+TENTHS = 10  # a plain line each time a step passes another 1/TENTHS of its items
 
 
 def progress_every_s() -> float:
-    """Seconds between two plain progress lines, from EYT_PROGRESS_EVERY (default 30; 0 turns them off)."""
+    """Seconds a run may stay unchanged before its plain line is printed again, from EYT_PROGRESS_EVERY (default
+    300; 0 turns the plain lines off)."""
     return env_settings.PROGRESS_EVERY.get()
+
+
+def live_output(out: TextIO | None = None) -> bool:
+    """Whether the display is the live table: the output is a terminal that can move its cursor."""
+    out = sys.stdout if out is None else out
+    try:
+        tty = out.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and os.environ.get("TERM") != "dumb"
 
 
 def printable(text: str) -> str:
@@ -80,6 +95,16 @@ def step_name(beat: Heartbeat) -> str:
     return printable(beat.step.split("__")[-1])
 
 
+def run_state(beat: Heartbeat | None) -> tuple[str, int, int]:
+    """What a plain line is printed again for: the step, its total and the tenth of its items done (every item of a
+    small step; the last one always)."""
+    if beat is None:
+        return ("", 0, 0)
+    f = beat.figures
+    tenth = f.done * TENTHS // f.total if f.total > 0 else 0
+    return (beat.step, f.total, f.done if f.total <= TENTHS or f.done >= f.total else tenth)
+
+
 def plain_line(label: str, seconds: float, beat: Heartbeat | None) -> str:
     """'  ...    <label> <seconds> s  <step>: 12 of 40 dialogues, ETA ...; calls ...', columns as the end lines."""
     head = f"  {'...':<6} {printable(label):<48} {seconds:6.1f} s"
@@ -88,13 +113,25 @@ def plain_line(label: str, seconds: float, beat: Heartbeat | None) -> str:
     return f"{head}  {step_name(beat)}: {done_text(beat.figures)}; {figures_text(beat.figures)}"
 
 
-class _PlainLines:
-    def __init__(self, watch: RunWatch, every_s: float, out: TextIO) -> None:
-        self.watch, self.every_s, self.out = watch, every_s, out
+class PlainLines:
+    """The plain lines: the running runs are looked at every `poll_s` seconds, and a run gets a line when its state
+    (run_state) differs from that of its last line, or when its last line is `every_s` seconds old. A run gets a
+    `running` line when it starts, not each time it is between two counted steps."""
+
+    def __init__(
+        self,
+        watch: RunWatch,
+        every_s: float,
+        out: TextIO,
+        poll_s: float = PLAIN_POLL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.watch, self.every_s, self.out, self.poll_s, self.clock = watch, every_s, out, poll_s, clock
+        self._last: dict[str, tuple[tuple[str, int, int], float]] = {}  # run label -> (state, when printed)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="eyt-progress-lines", daemon=True)
 
-    def __enter__(self) -> _PlainLines:
+    def __enter__(self) -> PlainLines:
         if self.every_s > 0:
             self._thread.start()
         return self
@@ -104,19 +141,43 @@ class _PlainLines:
         if self._thread.is_alive():
             self._thread.join(timeout=5)
 
+    def lines(self) -> list[str]:
+        """The lines due now (one per run whose state changed or whose last line is `every_s` old)."""
+        now = self.clock()
+        rows = self.watch.rows()
+        due = []
+        for label, seconds, beat in rows:
+            state = run_state(beat)
+            last = self._last.get(label)
+            if last is not None and beat is None and last[0] != state:
+                # between two counted steps: its next step's line (or its end line) says more, soon
+                self._last[label] = (state, last[1])
+            elif last is None or last[0] != state or now - last[1] >= self.every_s:
+                self._last[label] = (state, now)
+                due.append(plain_line(label, seconds, beat))
+        running = {label for label, _, _ in rows}
+        for label in [label for label in self._last if label not in running]:
+            del self._last[label]  # ended: a run started again later (a retry) gets its first line again
+        return due
+
     def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
+        failed = ""
+        while not self._stop.wait(self.poll_s):
             try:
-                lines = [plain_line(*row) for row in self.watch.rows()]
-            except Exception as exc:  # a display problem never stops the runs
-                lines = [f"  progress display: {type(exc).__name__}"]
+                lines = self.lines()
+            except Exception as exc:  # a display problem never stops the runs; said once, not at every look
+                now_failed = f"  progress display: {type(exc).__name__}"
+                lines, failed = ([now_failed] if now_failed != failed else []), now_failed
             for line in lines:
                 print(line, file=self.out, flush=True)
 
 
 class _LiveTable:
     """rich's Live display: a table of the running runs, redrawn every second below the lines runs print when
-    they end (print goes above it), removed when the command ends."""
+    they end (print goes above it, and so does anything this process writes to stderr), removed when the command
+    ends. It redraws by moving the cursor up over its last frame, so nothing else may write to the terminal while it
+    is on: the worker processes send their own output to a file (eyt_dagster/ops/launch.py) and keep other
+    libraries' progress bars off."""
 
     def __init__(self, watch: RunWatch) -> None:
         from rich.console import Console
@@ -128,7 +189,7 @@ class _LiveTable:
             console=Console(),
             refresh_per_second=1 / LIVE_REFRESH_S,
             redirect_stdout=True,
-            redirect_stderr=False,
+            redirect_stderr=True,
             transient=True,
         )
 
@@ -162,10 +223,11 @@ class _LiveTable:
 
 def display(
     watch: RunWatch, *, tty: bool | None = None, every_s: float | None = None, out: TextIO | None = None
-) -> _LiveTable | _PlainLines:
-    """The display for this command: the live table on a terminal, else plain lines every `every_s` seconds."""
+) -> _LiveTable | PlainLines:
+    """The display for this command: the live table on a terminal, else plain lines on each change of state (and
+    again after `every_s` seconds without one)."""
     out = sys.stdout if out is None else out
-    tty = out.isatty() if tty is None else tty
-    if tty and os.environ.get("TERM") != "dumb":
+    live = live_output(out) if tty is None else tty and os.environ.get("TERM") != "dumb"
+    if live:
         return _LiveTable(watch)
-    return _PlainLines(watch, progress_every_s() if every_s is None else every_s, out)
+    return PlainLines(watch, progress_every_s() if every_s is None else every_s, out)

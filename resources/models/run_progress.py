@@ -5,8 +5,11 @@ keeps a heartbeat file of them up to date (resources/runs/progress_files.py) and
 its unit, its log function and its run's names (assets/_progress.py).
 
 A background thread rewrites the heartbeat about once a second (and logs a line when a long item keeps the count
-still), so the step's own thread only counts; writing never fails the step (an unwritable data directory only
-loses the heartbeat)."""
+still), so the step's own thread only counts; a new total (the loop's `on_done(0, total)`) and the first item done
+are written at once, so a display has the count from the step's first moment and the ETA from its first item even while the step's thread holds the interpreter (a model
+loading, numba compiling). When the step starts it reads how long an item of it took in past runs
+(resources/runs/step_history.py), for an ETA before its first item is done; when it ends it adds its own. Writing
+never fails the step (an unwritable data directory only loses the heartbeat and the history)."""
 
 from __future__ import annotations
 
@@ -17,11 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eyt_dagster.core import env_settings
-from eyt_dagster.core.progress import EndpointLoad, StepFigures, duration_text, figures_text
+from eyt_dagster.core.progress import EndpointLoad, StepFigures, eta_text, figures_text
 from resources.models.call_counters import CallTotals, call_totals
 from resources.models.endpoint_gates import GateState, gate_states
 from resources.runs.processes import process_start
 from resources.runs.progress_files import endpoint_name, heartbeat_record, progress_dir, write_heartbeat
+from resources.runs.step_history import expected_item_s, record_step
 
 HEARTBEAT_EVERY_S = 1.0  # the background thread's rewrite of the heartbeat
 MIN_WRITE_GAP_S = 0.25  # an item done rewrites it too, at most this often (the last item always)
@@ -50,14 +54,20 @@ class StepProgress:
         every_items: int = 10,
         log_every: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        total: int | None = None,
     ) -> None:
+        """`total`: the items the step will count, when the asset knows it before its loop starts (None: the loop's
+        first `on_done` says; 0: nothing to count, so no heartbeat is written unless the loop reports items)."""
+        self.data_dir = data_dir
         self.path = progress_dir(data_dir) / f"{run_id}.{step}.json"
         self.run_id, self.step, self.job, self.partition, self.launch = run_id, step, job, partition, launch
         self.unit, self.message, self.log = unit, message, log
         self.every_items = max(1, every_items)
         self.log_every_s = log_every_s() if log_every is None else log_every
         self.clock = clock
-        self.done, self.total = 0, 0
+        self.done, self.total = 0, max(0, total or 0)
+        self._nothing = total == 0  # a step with nothing to count shows as a step that counts nothing
+        self.expected_item_s: float | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -70,6 +80,7 @@ class StepProgress:
     # -- lifetime ------------------------------------------------------------------------------------------
 
     def __enter__(self) -> StepProgress:
+        self.expected_item_s = expected_item_s(self.data_dir, self.step, self.partition)
         self._calls0 = call_totals()
         self._gates0 = {(g.base_url, g.model): g for g in gate_states()}
         self._started = self._last_log = self.clock()
@@ -88,13 +99,25 @@ class StepProgress:
             self.path.unlink(missing_ok=True)
         except OSError:
             pass
+        record_step(
+            self.data_dir,
+            step=self.step,
+            job=self.job,
+            partition=self.partition,
+            unit=self.unit,
+            done=self.done,
+            total=self.total,
+            elapsed_s=self.clock() - self._started,
+        )
 
     # -- what the step's loop calls ------------------------------------------------------------------------
 
     def __call__(self, done: int, total: int) -> None:
+        # a new total, the first item (the ETA turns to the step's own rate) and the last are written at once
+        at_once = total != self.total or (done > 0 and self.done == 0) or done == total
         self.done, self.total = done, total
         now = self.clock()
-        if done == total or now - self._last_write >= MIN_WRITE_GAP_S:
+        if at_once or now - self._last_write >= MIN_WRITE_GAP_S:
             self._write()
         if done % self.every_items == 0 or done == total or now - self._last_log >= self.log_every_s:
             self._log(now)
@@ -124,12 +147,13 @@ class StepProgress:
             rate_limited=limited,
             failures=calls.failures,
             endpoints=tuple(sorted(loads, key=lambda e: e.name)),
+            expected_item_s=self.expected_item_s,
         )
 
     def log_line(self) -> str:
         """The run log's line: the step's own message, the time left and the call figures."""
         figures = self.figures()
-        return f"{self.message(self.done, self.total)}, ETA {duration_text(figures.eta_s)}; {figures_text(figures)}"
+        return f"{self.message(self.done, self.total)}, ETA {eta_text(figures)}; {figures_text(figures)}"
 
     # -- writing -------------------------------------------------------------------------------------------
 
@@ -139,6 +163,8 @@ class StepProgress:
             self.log(self.log_line())
 
     def _write(self) -> None:
+        if self._nothing and self.total == 0:
+            return
         with self._lock:
             self._last_write = self.clock()
             try:

@@ -114,6 +114,7 @@ def _figures(data: dict[str, Any]) -> StepFigures:
         rate_limited=int(data["rate_limited"]),
         failures={str(k): int(v) for k, v in data["failures"].items()},
         endpoints=endpoints,
+        expected_item_s=None if data.get("expected_item_s") is None else float(data["expected_item_s"]),
     )
 
 

@@ -105,7 +105,7 @@ def test_numba_cache_dir(monkeypatch, tmp_path):
 
 
 def test_progress_every(monkeypatch):
-    assert es.PROGRESS_EVERY.get() == 30.0
+    assert es.PROGRESS_EVERY.get() == 300.0
     monkeypatch.setenv("EYT_PROGRESS_EVERY", "0")
     assert es.PROGRESS_EVERY.get() == 0.0
     monkeypatch.setenv("EYT_PROGRESS_EVERY", "2.5")

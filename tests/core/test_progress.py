@@ -17,6 +17,7 @@ from resources.models.call_cache import CallCache
 from resources.models.endpoint_gates import gate_for
 from resources.models.run_progress import StepProgress
 from resources.runs.progress_files import DEAD, RUNNING, STALLED, read_heartbeats, write_heartbeat
+from resources.runs.step_history import expected_item_s, history_path, record_step
 
 from support.localhost_server import StubResponse
 from support.pipeline import materialize_dialogues
@@ -39,7 +40,25 @@ def test_eta_arithmetic_and_its_wording():
     assert eta_seconds(40, 40, 20.0) == 0.0
     assert [duration_text(s) for s in (None, 44.6, 200, 7500)] == ["unknown", "45 s", "3 min 20 s", "2 h 05 min"]
     assert done_text(StepFigures("dialogues", 0, 0, 3.0)) == "0 of ? dialogues, ETA unknown"
-    assert done_text(StepFigures("dialogues", 0, 8, 3.0)) == "0 of 8 dialogues, ETA unknown"
+    assert done_text(StepFigures("dialogues", 0, 8, 3.0)) == "0 of 8 dialogues, ETA after the first one (no past run)"
+
+
+@pytest.mark.unit
+def test_eta_before_the_first_item_comes_from_past_runs_then_from_the_steps_own_rate():
+    # past runs: 30 s a dialogue; 4 to play, 20 s spent on the first: 4 x 30 - 20 = 100 s left
+    assert eta_seconds(0, 4, 20.0, expected_item_s=30.0) == pytest.approx(100.0)
+    assert done_text(StepFigures("dialogues", 0, 4, 20.0, expected_item_s=30.0)) == (
+        "0 of 4 dialogues, ETA ~1 min 40 s (past runs)"
+    )
+    # the past runs' time spent and still no item done: due, never a negative time
+    assert eta_seconds(0, 4, 130.0, expected_item_s=30.0) == 0.0
+    assert done_text(StepFigures("dialogues", 0, 4, 130.0, expected_item_s=30.0)) == (
+        "0 of 4 dialogues, ETA due (past runs: 2 min 00 s)"
+    )
+    # the first item done: the step's own rate wins over the past runs' (60 s an item now, 3 to go)
+    assert eta_seconds(1, 4, 60.0, expected_item_s=30.0) == pytest.approx(180.0)
+    assert done_text(StepFigures("dialogues", 1, 4, 60.0, expected_item_s=30.0)) == "1 of 4 dialogues, ETA 3 min 00 s"
+    assert done_text(StepFigures("dialogues", 4, 4, 60.0, expected_item_s=30.0)) == "4 of 4 dialogues, ETA 0 s"
 
 
 @pytest.mark.unit
@@ -110,6 +129,71 @@ def test_the_recorder_counts_the_steps_calls_by_kind_and_its_endpoints(tmp_path,
     assert running.status == RUNNING and running.pid == os.getpid() and running.partition == "p|t"
     assert running.figures.failures == {"timeout": 2, "http": 1}
     assert "pw" not in written and "k=s" not in written and progress_line(running.figures).startswith("2 of 4")
+
+
+def _recorder(data, clock, run_id, partition="p|t", total=None):
+    return StepProgress(
+        data,
+        run_id=run_id,
+        step="voice__voiced_turns",
+        job="eyt_voice",
+        unit="dialogues",
+        message=lambda d, t: f"voiced dialogues done: {d} of {t}",
+        partition=partition,
+        log_every=1000.0,
+        clock=clock,
+        total=total,
+    )
+
+
+def _on_disk(data, run_id):
+    [beat] = [b for b in read_heartbeats(data) if b.run_id == run_id]
+    return beat.figures
+
+
+@pytest.mark.unit
+def test_a_step_shows_its_count_at_once_and_an_eta_from_its_past_runs(tmp_path):
+    data, clock = tmp_path / "data", Clock()
+    # the first run ever: the count from the first heartbeat (the asset gave the total), no past run for an ETA
+    with _recorder(data, clock, "run-1", total=4) as on_done:
+        assert done_text(_on_disk(data, "run-1")) == "0 of 4 dialogues, ETA after the first one (no past run)"
+        on_done(0, 4)
+        for _ in range(4):
+            clock.now += 30.0
+            on_done(_ + 1, 4)
+            if _ == 0:  # after the first item: the step's own rate (30 s an item, 3 to go)
+                assert done_text(_on_disk(data, "run-1")) == "1 of 4 dialogues, ETA 1 min 30 s"
+    assert json.loads(history_path(data).read_text())["elapsed_s"] == 120.0
+    # the next run of the same step and partition: its total written the moment the loop tells it (not a quarter
+    # second later, nor at the background thread's next rewrite), with an ETA from the past run's 30 s an item
+    with _recorder(data, clock, "run-2") as on_done:
+        assert done_text(_on_disk(data, "run-2")) == "0 of ? dialogues, ETA unknown"
+        on_done(0, 6)
+        assert done_text(_on_disk(data, "run-2")) == "0 of 6 dialogues, ETA ~3 min 00 s (past runs)"
+        clock.now += 60.0
+        assert done_text(on_done.figures()) == "0 of 6 dialogues, ETA ~2 min 00 s (past runs)"
+        assert on_done.log_line().startswith("voiced dialogues done: 0 of 6, ETA ~2 min 00 s (past runs); calls ")
+        clock.now += 60.0  # 6 x 20 s an item this time
+        on_done(6, 6)
+    # a partition the step never ran: the median over the step's partitions, the newest run of each (p|t: 20 s, not
+    # its older 30 s; r|t: 40 s)
+    record_step(
+        data, step="voice__voiced_turns", job="j", partition="r|t", unit="dialogues", done=2, total=2, elapsed_s=80.0
+    )
+    with _recorder(data, clock, "run-3", partition="q|t", total=2) as on_done:
+        assert on_done.figures().expected_item_s == pytest.approx(30.0)
+        assert _on_disk(data, "run-3").expected_item_s == pytest.approx(30.0)
+    # a step the asset knows has nothing to count shows no line of its own (not `0 of ?`), unless its loop counts
+    with _recorder(data, clock, "run-4", total=0) as on_done:
+        assert not [b for b in read_heartbeats(data) if b.run_id == "run-4"]
+        on_done(0, 3)
+        assert done_text(_on_disk(data, "run-4")) == "0 of 3 dialogues, ETA ~1 min 00 s (past runs)"
+    # a step that finished no item adds no history; a torn line is skipped
+    with history_path(data).open("a") as f:
+        f.write('{"step": "voice__voiced_turns", "do')
+    assert expected_item_s(data, "voice__voiced_turns", "p|t") == pytest.approx(20.0)
+    assert expected_item_s(data, "other__step", "p|t") is None
+    assert len(history_path(data).read_text().splitlines()) == 4
 
 
 @pytest.mark.unit
@@ -228,3 +312,18 @@ def test_a_run_against_a_rate_limited_server_logs_its_429s_and_retries(tmp_path,
     assert max(b.figures.calls for b in seen) >= 1 and any(b.figures.endpoints for b in seen)
     assert not list((data / "progress").glob("*.json"))  # every step removed its heartbeat
     assert "sk-progress-secret-123" not in "\n".join(lines)
+
+
+@pytest.mark.unit
+def test_the_step_history_keeps_its_newest_lines(tmp_path, monkeypatch):
+    from resources.runs import step_history
+
+    monkeypatch.setattr(step_history, "MAX_BYTES", 2000)
+    monkeypatch.setattr(step_history, "KEEP_LINES", 5)
+    for n in range(1, 40):
+        record_step(tmp_path, step="s", job="j", partition=None, unit="items", done=n, total=n, elapsed_s=n * 2.0)
+    lines = history_path(tmp_path).read_text().splitlines()
+    assert 5 <= len(lines) < 20 and json.loads(lines[-1])["done"] == 39  # cut to the newest, then grown again
+    assert expected_item_s(tmp_path, "s", None) == pytest.approx(2.0)
+    record_step(tmp_path, step="s", job="j", partition=None, unit="items", done=0, total=3, elapsed_s=5.0)
+    assert json.loads(history_path(tmp_path).read_text().splitlines()[-1])["done"] == 39  # no item done: no line

@@ -1,25 +1,33 @@
-"""`eyt bench`: the ideal from hand-computed call counts, the server's answers, and one tiny run end to end."""
+"""`eyt bench`: the ideal from hand-computed call counts, the latency part (never below zero), the server's
+answers, its progress reported as it goes, and one tiny run end to end."""
 
 import json
+import sys
+import time
 
 import openai
 import pytest
 
+from eyt_dagster.eyt_bench.taxonomy import PAPER_POOLS
 from eyt_dagster.eyt_bench.types import SimulatorTurn
 from eyt_dagster.ops.bench import (
+    CLAMPED_NOTE,
     EYT_STAGES,
     BenchSettings,
     Measurement,
     StageFigures,
     chain_length,
     from_json,
+    latency_part,
     most_at_once,
     overlapped_ideal,
     run_bench,
+    run_reporting,
     stage_ideals,
     table,
 )
 from eyt_dagster.ops.bench_server import PLAIN_REPLY, LatencyServer
+from eyt_dagster.ops.cli import main
 from eyt_dagster.ops.json_schema_draw import WORDS, is_valid, prose
 
 pytestmark = pytest.mark.unit
@@ -76,6 +84,52 @@ def test_table_ratios():
     # the whole: 16 calls, part 10 - 4 = 6 s, ideal 4 x 1 s; bound max(4, 4) = 4 s
     assert lines[-1].split()[-7:] == ["16", "10.00s", "4.00s", "6.00s", "4.00s", "1.50x", "2.50x"]
     assert len(lines) == 2 + len(EYT_STAGES) + 1  # no SpeechEQ row when SpeechEQ was not run
+
+
+def test_the_latency_part_is_never_below_zero():
+    assert latency_part(3.0, 1.0) == (2.0, False)
+    assert latency_part(1.0, 1.0) == (0.0, False)
+    # the run without latency took longer (a loaded machine): not a time the latency saved
+    assert latency_part(40.86, 41.27) == (0.0, True)
+    slow = Measurement(0.2, 40.86, {stage: StageFigures(calls=4, wall_s=1.0, ideal_s=0.4) for stage in EYT_STAGES})
+    fast = Measurement(0.0, 41.27, {stage: StageFigures(calls=4, wall_s=1.1, ideal_s=0.0) for stage in EYT_STAGES})
+    text = table(slow, fast)
+    lines = text.splitlines()
+    # every stage: 1.0 - 1.1 s below zero -> 0.00 s, marked, and so its ratio; wall/bound as before, 1.0 / 1.1
+    assert lines[2].split() == ["chat_seeds", "4", "1.00s", "1.10s", "0.00s*", "0.40s", "0.00x*", "0.91x"]
+    assert lines[-1] == CLAMPED_NOTE
+    parts = [line[41:52] for line in lines[2:-1]]  # the latency part column
+    assert all("-" not in part for part in parts), parts
+    # nothing below zero: no mark, no note
+    assert CLAMPED_NOTE not in table(fast, slow) and "*" not in table(fast, slow)
+
+
+def test_the_default_pools_are_the_two_the_help_names(capsys):
+    assert BenchSettings().pools == PAPER_POOLS and len(PAPER_POOLS) == 2
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "default both of the papers': nemotron_usa, personamem_v2" in help_text, help_text
+
+
+def test_eyt_runs_lines_are_reported_as_they_come_not_at_the_end():
+    code = (
+        "import sys, time\n"
+        "print('  ok     eyt_pools [nemotron_usa]', flush=True)\n"
+        "time.sleep(1.5)\n"
+        "print('done in 1.5 s', flush=True)\n"
+        "print('a warning', file=sys.stderr)\n"
+    )
+    seen = []
+    started = time.monotonic()
+    status, tail, err = run_reporting(
+        [sys.executable, "-c", code], {}, lambda line: seen.append((time.monotonic(), line))
+    )
+    ended = time.monotonic()
+    assert status == 0 and [line for _, line in seen] == ["  ok     eyt_pools [nemotron_usa]", "done in 1.5 s"]
+    assert seen[0][0] - started < ended - seen[0][0]  # the first line came long before the command ended
+    assert ended - seen[0][0] >= 1.0
+    assert tail.endswith("done in 1.5 s\n") and err == "a warning\n"
 
 
 def test_speech_ideal_is_two_rounds_or_the_waves():
@@ -155,7 +209,21 @@ def test_bench_runs_and_prints_every_stage(tmp_path):
         speech_subscales=("interpersonal_empathy",),
         parallel=2,
     )
-    text = run_bench(settings, zero=False, json_out=tmp_path / "bench.json")
+    reported = []
+    text = run_bench(
+        settings,
+        zero=False,
+        json_out=tmp_path / "bench.json",
+        progress=lambda line: reported.append((time.monotonic(), line)),
+    )
+    # it said what it started, then relayed eyt run's lines while eyt run ran: the first run's end well before the
+    # last one's, and before the bench's own line after eyt run ended
+    lines = [line for _, line in reported]
+    assert lines[0].startswith("eyt bench: run 1 of 1: eyt run against the bench server at latency 0.05 s (2 pool(s)")
+    ends = [t for t, line in reported if line.startswith("  [0.05 s]   ok     ")]
+    [(took, _)] = [(t, line) for t, line in reported if line.startswith("eyt bench: eyt run at latency 0.05 s took ")]
+    assert len(ends) >= 4 and ends[0] < ends[-1] < took
+    assert text.startswith("eyt bench: 2 pool(s) x 2 dialogues")
     for stage in (
         "chat_seeds",
         "dialogue_turns",

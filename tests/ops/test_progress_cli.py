@@ -1,5 +1,6 @@
-"""`eyt run` with its output to a pipe (cron, CI): plain progress lines of the running runs with their figures,
-no terminal control characters, and the lines and summary of the runs' ends as before."""
+"""`eyt run` with its output to a pipe (cron, CI): plain progress lines of the running runs with their figures, one
+per change of a run's state (never the same state twice in a row), no terminal control characters, and the lines
+and summary of the runs' ends as before."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_eyt_run_into_a_pipe_prints_plain_progress_lines(tmp_path):
         }
         env.pop("DAGSTER_HOME", None)
         out = subprocess.run(
-            [BIN / "eyt", "run", "--no-speech", "--no-reports", "--parallel", "1", "--progress-every", "0.5"],
+            [BIN / "eyt", "run", "--no-speech", "--no-reports", "--parallel", "1"],  # the default: a line per change
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -60,6 +61,15 @@ def test_eyt_run_into_a_pipe_prints_plain_progress_lines(tmp_path):
     line = figures[-1]
     assert re.search(r"\d+ of (\d+|\?) (dialogues|turn verdicts|final verdicts), ETA ", line), line
     assert "; calls " in line and " 429s " in line and "failures: " in line and "in flight: " in line, line
+    # one line per change of state: a run's consecutive lines never repeat its step and count (0.1 s a reply, 3
+    # dialogues of 3 turns: seconds per step, under the default 300 s after which an unchanged run is printed again)
+    states = {}
+    for x in progress:
+        label, _, rest = x[9:].partition("  ")
+        state = re.sub(r", ETA .*", "", rest.split("s  ", 1)[-1])
+        assert states.get(label.strip()) != state, (x, progress)
+        states[label.strip()] = state
+    assert any(re.search(r": 0 of [1-9]\d* (dialogues|turn verdicts|final verdicts), ETA ", x) for x in cell), cell
     assert "\x1b" not in out.stdout and "\r" not in out.stdout  # no escape codes, no carriage returns
     assert "sk-pipe-secret-456" not in out.stdout
     # the end-of-run lines and the summary, as before
