@@ -122,7 +122,7 @@ def test_the_leaderboard_page_shows_the_rows_and_links_every_cell(app, data):
     assert answer.status == 200
     for row in data[1]["dialogue.leaderboard"]:
         for metric in queries.HEADLINE:
-            assert f">{number(row[metric])}</a>" in answer.text
+            assert f">{number(row[metric], metric)}</a>" in answer.text
     assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=empathy" in answer.text
     assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=n_errors&amp;failure=incomplete" in answer.text
     assert answer.text.count('class="badge"') == 1  # the baseline's row only
