@@ -19,6 +19,7 @@ from eyt_dagster.explorer import (
     builder,
     compare,
     costs,
+    dialogue_names,
     judges,
     pairs,
     personas,
@@ -152,11 +153,13 @@ def create_app(
         if not found.total and not failure and persona is None:
             return not_found(f"target '{target}' has no dialogues in pool '{pool}'")
         cell = {"target": target, "pool": pool, "failure": failure, "persona": q.get("persona", "")}
+        rows = found.rows.to_dict("records")
         return page(
             "dialogues.html",
             cell=cell,
             found=found,
-            rows=found.rows.to_dict("records"),
+            rows=rows,
+            names=dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in rows]),
             sort=sort,
             descending=descending,
             columns=queries.SCORE_COLUMNS,
@@ -184,6 +187,7 @@ def create_app(
         return page(
             "dialogue.html",
             d=found,
+            names=dialogue_names.seed_names(wh, found.pool, [seed_id]),
             refs=refs,
             others=others,
             subscores=queries.subscores,
@@ -218,7 +222,8 @@ def create_app(
         except ValueError as exc:
             return not_found(str(exc), 400)
         gaps = {"dimension": compare.DIMENSION_GAP, "subscore": compare.SUBSCORE_GAP, "headline": compare.HEADLINE_GAP}
-        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh))
+        names = dialogue_names.seed_names(wh, found.pool, [seed_id])
+        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh), names=names)
 
     async def paired(request: Request) -> Response:
         q = request.query_params
@@ -243,7 +248,8 @@ def create_app(
         chosen = {"pool": pool, "a": a, "b": b, "metric": metric}
         rows = found.rows.to_dict("records")
         flags = queries.baseline_flags(wh)
-        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags)
+        names = dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in rows])
+        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags, names=names)
 
     async def judge_turns(request: Request) -> Response:
         q = request.query_params
@@ -264,6 +270,7 @@ def create_app(
             cell={"target": target, "pool": pool},
             found=found,
             rows=found.rows,
+            names=dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in found.rows]),
             sort=sort,
             sorts=judges.SORTS,
             dimensions=judges.DIMENSIONS,
@@ -328,14 +335,16 @@ def create_app(
 
     async def voice_report(request: Request) -> Response:
         target, pool = request.query_params.get("target", ""), request.query_params.get("pool", "")
-        return page("voice.html", r=voice.report(wh, target, pool))
+        found = voice.report(wh, target, pool)
+        names = dialogue_names.seed_names(wh, pool, [str(d["seed_id"]) for d in found.dialogues]) if pool else {}
+        return page("voice.html", r=found, names=names)
 
     async def voice_dialogue(request: Request) -> Response:
         target, seed_id = request.path_params["target"], request.path_params["seed_id"]
         found = voice.voiced(wh, target, seed_id)
         if found is None:
             return not_found(f"voice target '{target}' has no voiced dialogue of ChatSEED '{seed_id}'")
-        return page("voice_dialogue.html", d=found)
+        return page("voice_dialogue.html", d=found, names=dialogue_names.seed_names(wh, found.pool, [seed_id]))
 
     async def settled(request: Request) -> Response:
         return page("sequential.html", s=sequential.settled(wh), flags=queries.baseline_flags(wh))

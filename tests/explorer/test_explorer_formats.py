@@ -71,7 +71,7 @@ def test_a_scale_reads_alike_on_the_leaderboard_and_the_dialogue_list(app):
     assert sorted(re.findall(r'sort=emotion_acc">([^<]+)</a>', board)) == ["0.500", "0.875"]
     assert sorted(re.findall(r'sort=mean_turns">([^<]+)</a>', board)) == ["2.0", "2.0"]
     cell = get(app, f"/dialogues?target={TARGET}&pool={POOL}&sort=empathy").text
-    first = cell.split(f"{seed_id(0)}</a>", 1)[1].split("</tr>", 1)[0]
+    first = cell.split(f'<small class="id">{seed_id(0)}</small>', 1)[1].split("</tr>", 1)[0]
     assert re.findall(r'<td class="num">([^<]+)</td>', first)[:8] == [
         "2",  # n_turns
         "2",
