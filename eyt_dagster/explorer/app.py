@@ -25,6 +25,7 @@ from eyt_dagster.explorer import (
     personas,
     queries,
     repeats,
+    seq,
     sequential,
     speech,
     voice,
@@ -38,6 +39,7 @@ from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.explorer.running import running_steps
 from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
+from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
 from resources.models.cache_backend import CacheBackend
 
@@ -62,6 +64,8 @@ judges_url = explorer_links.judges_path
 speech_url = explorer_links.speech_path
 speech_item_url = explorer_links.speech_item_path
 speech_build_url = explorer_links.speech_build_path
+seq_url = explorer_links.seq_path
+seq_subscale_url = explorer_links.seq_subscale_path
 voice_url = explorer_links.voice_path
 voice_dialogue_url = explorer_links.voice_dialogue_path
 sequential_url = explorer_links.sequential_path
@@ -81,6 +85,8 @@ def environment() -> Environment:
         speech_url=speech_url,
         speech_item_url=speech_item_url,
         speech_build_url=speech_build_url,
+        seq_url=seq_url,
+        seq_subscale_url=seq_subscale_url,
         leaderboard_url=explorer_links.leaderboard_path,
         page_size=queries.PAGE_SIZE,
         clip_url=speech.clip_url,
@@ -300,7 +306,7 @@ def create_app(
             choice_targets=targets,
             conditions=conditions,
             outcomes=speech.OUTCOMES,
-            flags=queries.baseline_flags(wh),
+            flags=queries.baseline_flags(wh) | seq.baseline_flags(wh),
         )
 
     async def speech_build(request: Request) -> Response:
@@ -324,6 +330,41 @@ def create_app(
         if condition:
             found = speech.with_condition(found, condition)
         return page("speech_item.html", s=found, condition=condition)
+
+    async def seq_board(request: Request) -> Response:
+        q = request.query_params
+        try:
+            order = seq.check_order(q.get("sort", ""), q.get("order") != "asc", seq.BOARD_COLUMNS)
+            found = seq.board(wh, q.get("condition", ""), order)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        return page(
+            "seq.html",
+            b=found,
+            columns=seq.BOARD_COLUMNS,
+            intervals=seq.INTERVALS,
+            labels=seq.LABELS,
+            chance=CHANCE_TARGET,
+            flags=seq.baseline_flags(wh),
+        )
+
+    async def seq_subscale(request: Request) -> Response:
+        q, slug = request.query_params, request.path_params["slug"]
+        try:
+            order = seq.check_order(q.get("sort", ""), q.get("order") != "asc", seq.SUBSCALE_COLUMNS)
+            found = seq.subscale(wh, slug, q.get("condition", ""), order)
+        except KeyError:
+            return not_found(f"'{slug}' is not an EQ-i 2.0 subscale; the subscales are {', '.join(SUBSCALES)}")
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        return page(
+            "seq_subscale.html",
+            s=found,
+            columns=seq.SUBSCALE_COLUMNS,
+            intervals=seq.INTERVALS,
+            labels=seq.LABELS,
+            flags=seq.baseline_flags(wh),
+        )
 
     async def clip(request: Request) -> Response:
         stored = request.path_params["path"]
@@ -374,6 +415,8 @@ def create_app(
             Route("/speech", speech_items),
             Route("/speech/build", speech_build),
             Route("/speech/item/{dataset_id:path}", speech_item),
+            Route("/seq", seq_board),
+            Route("/seq/subscale/{slug}", seq_subscale),
             Route("/clip/{path:path}", clip),
             Route("/voice", voice_report),
             Route("/voice/dialogue/{target}/{seed_id:path}", voice_dialogue),

@@ -12,6 +12,7 @@ import pytest
 
 from eyt_dagster.explorer import queries, speech
 from eyt_dagster.explorer.formats import COLUMN_SCALES, SCALES, number, scale_of
+from eyt_dagster.explorer.seq import BOARD_COLUMNS, INTERVALS, SUBSCALE_COLUMNS
 
 from support.asgi_get import get
 from support.explorer_data import BASELINE, POOL, TARGET, build, seed_id
@@ -57,7 +58,16 @@ def test_each_scale_writes_its_numbers_alike(value, scale, shown):
 
 
 def test_every_numeric_column_a_page_lists_has_a_scale():
-    listed = [*queries.HEADLINE, *queries.SCORE_COLUMNS, *speech.CHOICE_COLUMNS, "turn4_contrast", "turn6_contrast"]
+    listed = [
+        *queries.HEADLINE,
+        *queries.SCORE_COLUMNS,
+        *speech.CHOICE_COLUMNS,
+        "turn4_contrast",
+        "turn6_contrast",
+        *BOARD_COLUMNS,
+        *SUBSCALE_COLUMNS,
+        *(f"{c}_{end}" for c in INTERVALS for end in ("low", "high")),
+    ]
     unscaled = [c for c in listed if scale_of(c) is None and c not in ("target", "seed_id")]
     assert unscaled == []
     assert set(COLUMN_SCALES.values()) <= set(SCALES)
