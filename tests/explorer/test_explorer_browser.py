@@ -1,6 +1,6 @@
 """`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
 dialogue -> one call, a deep link opened directly, leaderboard -> paired differences -> side by side, the SpeechEQ
-items -> one item whose clip loads and plays, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
+items -> one item whose clip loads and plays, the SEQ leaderboard -> one subscale, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
 to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows. And every kind
 of page fits a 1,400 px window: a table wider than that scrolls inside its own box, its first column sticky."""
 
@@ -132,6 +132,13 @@ def test_eyt_view_in_headless_chromium(tmp_path):
             browser.evaluate("document.getElementById('turn-4').scrollIntoView()")  # the clips in view
             browser.screenshot(shots / "speech_item.png")
 
+            follow(browser, 'header a[href="/seq"]')  # SpeechEQ's results: the SEQ leaderboard, then a subscale
+            browser.wait_for_text(["SEQ leaderboard", "persona condition default", "chance", "baseline", "Self-Regard"])
+            browser.screenshot(shots / "seq.png")
+            follow(browser, 'a[href^="/seq/subscale/"]')
+            browser.wait_for_text(["Self-Regard", "Targets on this subscale", "Items", ITEM])
+            browser.screenshot(shots / "seq_subscale.png")
+
             browser.navigate(base + "/speech")
             browser.wait_for_text(["SpeechEQ items", "How the items were built"])
             follow(browser, 'a[href="/speech/build"]')
@@ -157,7 +164,7 @@ def test_eyt_view_in_headless_chromium(tmp_path):
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
     views = ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "judges", "speech", "speech_item")
-    for name in (*views, "speech_build", "running"):
+    for name in (*views, "seq", "seq_subscale", "speech_build", "running"):
         assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000
 
 
@@ -187,6 +194,9 @@ def every_page(base: str) -> list[str]:
         explorer_links.speech_item_path(ITEM),
         explorer_links.speech_item_path(IMPORTED),
         explorer_links.speech_build_path(),
+        explorer_links.seq_path(),
+        explorer_links.seq_path(condition="persona", sort="acc1", order="asc"),
+        explorer_links.seq_subscale_path("self_perception_self_regard"),
         explorer_links.voice_path(),
         explorer_links.sequential_path(),
         explorer_links.costs_path(),
