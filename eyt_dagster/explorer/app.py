@@ -350,11 +350,11 @@ def create_app(
 
     async def seq_subscale(request: Request) -> Response:
         q, slug = request.query_params, request.path_params["slug"]
+        if slug not in SUBSCALES:
+            return not_found(f"'{slug}' is not an EQ-i 2.0 subscale; the subscales are {', '.join(SUBSCALES)}")
         try:
             order = seq.check_order(q.get("sort", ""), q.get("order") != "asc", seq.SUBSCALE_COLUMNS)
             found = seq.subscale(wh, slug, q.get("condition", ""), order)
-        except KeyError:
-            return not_found(f"'{slug}' is not an EQ-i 2.0 subscale; the subscales are {', '.join(SUBSCALES)}")
         except ValueError as exc:
             return not_found(str(exc), 400)
         return page(

@@ -212,9 +212,14 @@ def subscale(wh: Warehouse, slug: str, condition: str = "", order: Order = Order
         raise KeyError(slug)
     composite, sub = SUBSCALES[slug]
     with wh.sql(TABLES) as con:
-        found = {str(r[0]) for r in con.execute("SELECT DISTINCT condition FROM seq_breakdown").fetchall()}
-        found |= {str(r[0]) for r in con.execute("SELECT DISTINCT condition FROM seq_leaderboard").fetchall()}
-        conditions = _conditions({c for c in found if c != "None"})
+        found = {
+            str(r[0])
+            for r in con.execute(
+                "SELECT condition FROM seq_breakdown UNION SELECT condition FROM seq_leaderboard"
+            ).fetchall()
+            if r[0] is not None
+        }
+        conditions = _conditions(found)
         shown = _chosen(condition, conditions)
         rows = [
             plain(r)
