@@ -102,6 +102,16 @@ def speech_build_path(**params: Any) -> str:
     return _query("/speech/build", params)
 
 
+def seq_path(**params: Any) -> str:
+    """SpeechEQ's SEQ leaderboard of one persona condition (`condition`, `sort`, `order`), with its subscales."""
+    return _query("/seq", params)
+
+
+def seq_subscale_path(slug: str, **params: Any) -> str:
+    """One EQ-i subscale: each target's accuracies on it and its items with every target's trajectory."""
+    return _query(f"/seq/subscale/{quote(slug, safe='')}", params)
+
+
 def absolute(path: str) -> str:
     """A path above on the explorer at view_url()."""
     return view_url() + path

@@ -19,11 +19,13 @@ from eyt_dagster.explorer import (
     builder,
     compare,
     costs,
+    dialogue_names,
     judges,
     pairs,
     personas,
     queries,
     repeats,
+    seq,
     sequential,
     speech,
     voice,
@@ -37,6 +39,7 @@ from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.explorer.running import running_steps
 from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
+from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
 from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, VALENCES, eq_scale
 from resources.models.cache_backend import CacheBackend
 
@@ -61,6 +64,8 @@ judges_url = explorer_links.judges_path
 speech_url = explorer_links.speech_path
 speech_item_url = explorer_links.speech_item_path
 speech_build_url = explorer_links.speech_build_path
+seq_url = explorer_links.seq_path
+seq_subscale_url = explorer_links.seq_subscale_path
 voice_url = explorer_links.voice_path
 voice_dialogue_url = explorer_links.voice_dialogue_path
 sequential_url = explorer_links.sequential_path
@@ -80,6 +85,8 @@ def environment() -> Environment:
         speech_url=speech_url,
         speech_item_url=speech_item_url,
         speech_build_url=speech_build_url,
+        seq_url=seq_url,
+        seq_subscale_url=seq_subscale_url,
         leaderboard_url=explorer_links.leaderboard_path,
         page_size=queries.PAGE_SIZE,
         clip_url=speech.clip_url,
@@ -152,11 +159,13 @@ def create_app(
         if not found.total and not failure and persona is None:
             return not_found(f"target '{target}' has no dialogues in pool '{pool}'")
         cell = {"target": target, "pool": pool, "failure": failure, "persona": q.get("persona", "")}
+        rows = found.rows.to_dict("records")
         return page(
             "dialogues.html",
             cell=cell,
             found=found,
-            rows=found.rows.to_dict("records"),
+            rows=rows,
+            names=dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in rows]),
             sort=sort,
             descending=descending,
             columns=queries.SCORE_COLUMNS,
@@ -184,6 +193,7 @@ def create_app(
         return page(
             "dialogue.html",
             d=found,
+            names=dialogue_names.seed_names(wh, found.pool, [seed_id]),
             refs=refs,
             others=others,
             subscores=queries.subscores,
@@ -218,7 +228,8 @@ def create_app(
         except ValueError as exc:
             return not_found(str(exc), 400)
         gaps = {"dimension": compare.DIMENSION_GAP, "subscore": compare.SUBSCORE_GAP, "headline": compare.HEADLINE_GAP}
-        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh))
+        names = dialogue_names.seed_names(wh, found.pool, [seed_id])
+        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh), names=names)
 
     async def paired(request: Request) -> Response:
         q = request.query_params
@@ -243,7 +254,8 @@ def create_app(
         chosen = {"pool": pool, "a": a, "b": b, "metric": metric}
         rows = found.rows.to_dict("records")
         flags = queries.baseline_flags(wh)
-        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags)
+        names = dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in rows])
+        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags, names=names)
 
     async def judge_turns(request: Request) -> Response:
         q = request.query_params
@@ -264,6 +276,7 @@ def create_app(
             cell={"target": target, "pool": pool},
             found=found,
             rows=found.rows,
+            names=dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in found.rows]),
             sort=sort,
             sorts=judges.SORTS,
             dimensions=judges.DIMENSIONS,
@@ -293,7 +306,7 @@ def create_app(
             choice_targets=targets,
             conditions=conditions,
             outcomes=speech.OUTCOMES,
-            flags=queries.baseline_flags(wh),
+            flags=queries.baseline_flags(wh) | seq.baseline_flags(wh),
         )
 
     async def speech_build(request: Request) -> Response:
@@ -318,6 +331,41 @@ def create_app(
             found = speech.with_condition(found, condition)
         return page("speech_item.html", s=found, condition=condition)
 
+    async def seq_board(request: Request) -> Response:
+        q = request.query_params
+        try:
+            order = seq.check_order(q.get("sort", ""), q.get("order") != "asc", seq.BOARD_COLUMNS)
+            found = seq.board(wh, q.get("condition", ""), order)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        return page(
+            "seq.html",
+            b=found,
+            columns=seq.BOARD_COLUMNS,
+            intervals=seq.INTERVALS,
+            labels=seq.LABELS,
+            chance=CHANCE_TARGET,
+            flags=seq.baseline_flags(wh),
+        )
+
+    async def seq_subscale(request: Request) -> Response:
+        q, slug = request.query_params, request.path_params["slug"]
+        if slug not in SUBSCALES:
+            return not_found(f"'{slug}' is not an EQ-i 2.0 subscale; the subscales are {', '.join(SUBSCALES)}")
+        try:
+            order = seq.check_order(q.get("sort", ""), q.get("order") != "asc", seq.SUBSCALE_COLUMNS)
+            found = seq.subscale(wh, slug, q.get("condition", ""), order)
+        except ValueError as exc:
+            return not_found(str(exc), 400)
+        return page(
+            "seq_subscale.html",
+            s=found,
+            columns=seq.SUBSCALE_COLUMNS,
+            intervals=seq.INTERVALS,
+            labels=seq.LABELS,
+            flags=seq.baseline_flags(wh),
+        )
+
     async def clip(request: Request) -> Response:
         stored = request.path_params["path"]
         found = clip_file(wh, stored)
@@ -328,14 +376,16 @@ def create_app(
 
     async def voice_report(request: Request) -> Response:
         target, pool = request.query_params.get("target", ""), request.query_params.get("pool", "")
-        return page("voice.html", r=voice.report(wh, target, pool))
+        found = voice.report(wh, target, pool)
+        names = dialogue_names.seed_names(wh, pool, [str(d["seed_id"]) for d in found.dialogues]) if pool else {}
+        return page("voice.html", r=found, names=names)
 
     async def voice_dialogue(request: Request) -> Response:
         target, seed_id = request.path_params["target"], request.path_params["seed_id"]
         found = voice.voiced(wh, target, seed_id)
         if found is None:
             return not_found(f"voice target '{target}' has no voiced dialogue of ChatSEED '{seed_id}'")
-        return page("voice_dialogue.html", d=found)
+        return page("voice_dialogue.html", d=found, names=dialogue_names.seed_names(wh, found.pool, [seed_id]))
 
     async def settled(request: Request) -> Response:
         return page("sequential.html", s=sequential.settled(wh), flags=queries.baseline_flags(wh))
@@ -365,6 +415,8 @@ def create_app(
             Route("/speech", speech_items),
             Route("/speech/build", speech_build),
             Route("/speech/item/{dataset_id:path}", speech_item),
+            Route("/seq", seq_board),
+            Route("/seq/subscale/{slug}", seq_subscale),
             Route("/clip/{path:path}", clip),
             Route("/voice", voice_report),
             Route("/voice/dialogue/{target}/{seed_id:path}", voice_dialogue),

@@ -22,7 +22,8 @@ DIMENSION_GAP = 1.0
 SUBSCORE_GAP = 0.25
 HEADLINE_GAP = DIMENSION_GAP * DIMENSION_TO_100
 DIMENSIONS = tuple(DIMENSION_NAMES.values())
-# The dialogue_scores columns of the comparison's summary, each with the gap that marks it (None: any difference).
+# The dialogue_scores columns of the comparison's summary, each with the gap that marks it (None: any difference);
+# each is written in its column's format (formats.COLUMN_SCALES).
 SUMMARY: dict[str, float | None] = {
     "completed": None,
     "satisfaction": HEADLINE_GAP,
@@ -42,6 +43,7 @@ class Row:
     kind: str  # "label": cells are (predicted, gold, right); "text": a text; "score": a number
     cells: list[Any]
     differ: bool
+    scale: str = ""  # how a number is written (explorer/formats.py): a scale or the column's name
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def compare(wh: Warehouse, seed_id: str, targets: list[str]) -> Comparison:
     if len(pools) > 1:
         raise ValueError(f"the dialogues of ChatSEED '{seed_id}' are from different pools: {', '.join(sorted(pools))}")
     summary = [
-        _score_row(name, [None if d.scores is None else d.scores.get(name) for d in dialogues], gap)
+        _score_row(name, [None if d.scores is None else d.scores.get(name) for d in dialogues], gap, name)
         for name, gap in SUMMARY.items()
     ]
     combined = [combined_scores(d) for d in dialogues]
@@ -88,8 +90,10 @@ def compare(wh: Warehouse, seed_id: str, targets: list[str]) -> Comparison:
             )
         rows.append(_text_row("reply", [None if t is None else t["response_text"] for t in here]))
         scores = [c.get(n, {}) for c in combined]
-        rows += [_score_row(f"{dim} (0-5)", [s.get(dim) for s in scores], DIMENSION_GAP) for dim in DIMENSIONS]
-        rows += [_score_row(sub, [s.get(sub) for s in scores], SUBSCORE_GAP) for sub in SUBSCORE_COLUMNS]
+        rows += [
+            _score_row(f"{dim} (0-5)", [s.get(dim) for s in scores], DIMENSION_GAP, "rating") for dim in DIMENSIONS
+        ]
+        rows += [_score_row(sub, [s.get(sub) for s in scores], SUBSCORE_GAP, "rate") for sub in SUBSCORE_COLUMNS]
         turns.append((n, rows))
     first = dialogues[0]
     return Comparison(seed_id, first.pool, first.seed, dialogues, summary, turns)
@@ -114,14 +118,14 @@ def _present(cells: list[Any]) -> list[Any]:
     return [c for c in cells if c is not None and not (isinstance(c, float) and pd.isna(c))]
 
 
-def _score_row(name: str, cells: list[Any], gap: float | None) -> Row:
+def _score_row(name: str, cells: list[Any], gap: float | None, scale: str) -> Row:
     values = _present(cells)
     if gap is None:
         differ = len({str(v) for v in values}) > 1
     else:
         numbers = [float(v) for v in values]
         differ = bool(numbers) and max(numbers) - min(numbers) > gap
-    return Row(name, "score", cells, differ)
+    return Row(name, "score", cells, differ, scale)
 
 
 def _label_row(name: str, cells: list[tuple[Any, Any, bool] | None]) -> Row:

@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eyt_dagster.core.progress import count_text, duration_text, endpoints_text, eta_text, failures_text
+from eyt_dagster.core.progress import duration_text, endpoints_text, eta_text, failures_text
+from eyt_dagster.explorer.formats import count, usd
 from resources.runs.progress_files import DEAD, STALLED, Heartbeat, read_heartbeats
 
 WHY_ENDED = {DEAD: "its process is gone", STALLED: "no update for a while (the process may hang or be busy)"}
@@ -45,8 +46,8 @@ def _row(beat: Heartbeat, now: float) -> RunningStep:
         done=f"{f.done} of {f.total or '?'} {f.unit}",
         eta=eta_text(f),
         calls=f"{f.calls} ({f.cache_hits} cached)",
-        tokens=count_text(f.tokens),
-        cost=f"${f.cost_usd:.4f}",
+        tokens=count(f.tokens),
+        cost=usd(f.cost_usd),
         retries=f.retries,
         rate_limited=f.rate_limited,
         failures=failures_text(f.failures),

@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from eyt_dagster.explorer.formats import usd
 from eyt_dagster.explorer.pairs import metric_column
 from eyt_dagster.explorer.queries import plain, targets
 from eyt_dagster.explorer.reads import Warehouse
-from eyt_dagster.eyt_bench.sequential_words import GUARANTEE, usd, verdict_words
+from eyt_dagster.eyt_bench.sequential_words import GUARANTEE, verdict_words
 
 TABLES = ("dialogue.sequential_decisions", "dialogue.sequential_savings")
 _DECISIONS = """

@@ -122,7 +122,7 @@ def test_the_leaderboard_page_shows_the_rows_and_links_every_cell(app, data):
     assert answer.status == 200
     for row in data[1]["dialogue.leaderboard"]:
         for metric in queries.HEADLINE:
-            assert f">{number(row[metric])}</a>" in answer.text
+            assert f">{number(row[metric], metric)}</a>" in answer.text
     assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=empathy" in answer.text
     assert f"/dialogues?target={TARGET}&amp;pool={POOL}&amp;sort=n_errors&amp;failure=incomplete" in answer.text
     assert answer.text.count('class="badge"') == 1  # the baseline's row only
@@ -306,7 +306,11 @@ def test_a_cells_dialogues_filtered_by_a_persona_attribute(app, data):
 
     offered = personas.facets(wh(data), POOL)
     # city has a value per persona: not offered; sex has one value: nothing to filter
-    assert offered == {"age_bucket": ["30-44", "45-59"], "length_bucket": ["long", "short"]}
+    assert offered == {
+        "age_bucket": ["30-44", "45-59"],
+        "length_bucket": ["long", "short"],
+        "occupation": ["high_school_teacher", "registered_nurse", "software_developer"],
+    }
     page = queries.cell_dialogues(wh(data), BASELINE, POOL, persona=("age_bucket", "45-59"))
     assert list(page.rows["seed_id"]) == [seed_id(i) for i in range(1, N_BASELINE, 2)]  # the odd ones of 0-11
     short = queries.cell_dialogues(wh(data), BASELINE, POOL, persona=("length_bucket", "short"))

@@ -1,7 +1,8 @@
 """`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
 dialogue -> one call, a deep link opened directly, leaderboard -> paired differences -> side by side, the SpeechEQ
-items -> one item whose clip loads and plays, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
-to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows."""
+items -> one item whose clip loads and plays, the SEQ leaderboard -> one subscale, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
+to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows. And every kind
+of page fits a 1,400 px window: a table wider than that scrolls inside its own box, its first column sticky."""
 
 from __future__ import annotations
 
@@ -10,14 +11,16 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
+from eyt_dagster.core import explorer_links
 from resources.models.run_progress import StepProgress
 
-from support.explorer_data import BASELINE, POOL, TARGET, build, seed_id
-from support.explorer_speech_data import ITEM
+from support.explorer_data import BASELINE, FAILED_SEED, POOL, TARGET, build, seed_id
+from support.explorer_speech_data import IMPORTED, ITEM, SPEECH_TARGET
 from support.ui_browser import Chromium, chromium_path, stop_group
 
 pytestmark = pytest.mark.browser
@@ -129,6 +132,13 @@ def test_eyt_view_in_headless_chromium(tmp_path):
             browser.evaluate("document.getElementById('turn-4').scrollIntoView()")  # the clips in view
             browser.screenshot(shots / "speech_item.png")
 
+            follow(browser, 'header a[href="/seq"]')  # SpeechEQ's results: the SEQ leaderboard, then a subscale
+            browser.wait_for_text(["SEQ leaderboard", "persona condition default", "chance", "baseline", "Self-Regard"])
+            browser.screenshot(shots / "seq.png")
+            follow(browser, 'a[href^="/seq/subscale/"]')
+            browser.wait_for_text(["Self-Regard", "Targets on this subscale", "Items", ITEM])
+            browser.screenshot(shots / "seq_subscale.png")
+
             browser.navigate(base + "/speech")
             browser.wait_for_text(["SpeechEQ items", "How the items were built"])
             follow(browser, 'a[href="/speech/build"]')
@@ -154,5 +164,80 @@ def test_eyt_view_in_headless_chromium(tmp_path):
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
     views = ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "judges", "speech", "speech_item")
-    for name in (*views, "speech_build", "running"):
+    for name in (*views, "seq", "seq_subscale", "speech_build", "running"):
         assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000
+
+
+WINDOW = 1400  # px: no page may be wider; a table wider than that scrolls inside its own box
+
+
+def every_page(base: str) -> list[str]:
+    """One address of every kind of page on the test warehouse (an error page too), a call's from a dialogue page."""
+    dialogue = explorer_links.dialogue_path(TARGET, seed_id(1))
+    with urllib.request.urlopen(base + dialogue, timeout=30) as answer:
+        key = re.search(r'href="/call/([0-9a-f]{64})', answer.read().decode())
+    assert key is not None
+    return [
+        "/",
+        explorer_links.leaderboard_path(target=TARGET),
+        explorer_links.dialogues_path(target=TARGET, pool=POOL),
+        explorer_links.dialogues_path(target=BASELINE, pool=POOL, sort="empathy", order="desc"),
+        dialogue,
+        explorer_links.dialogue_path(TARGET, seed_id(0)),  # hostile text in every field a model writes
+        explorer_links.dialogue_path(TARGET, FAILED_SEED),
+        explorer_links.call_path(key.group(1)),
+        explorer_links.compare_path(seed_id(0), [TARGET, BASELINE]),
+        explorer_links.pairs_path(pool=POOL, a=TARGET, b=BASELINE, metric="empathy"),
+        explorer_links.judges_path(target=TARGET, pool=POOL),
+        explorer_links.speech_path(),
+        explorer_links.speech_path(target=SPEECH_TARGET),
+        explorer_links.speech_item_path(ITEM),
+        explorer_links.speech_item_path(IMPORTED),
+        explorer_links.speech_build_path(),
+        explorer_links.seq_path(),
+        explorer_links.seq_path(condition="persona", sort="acc1", order="asc"),
+        explorer_links.seq_subscale_path("self_perception_self_regard"),
+        explorer_links.voice_path(),
+        explorer_links.sequential_path(),
+        explorer_links.costs_path(),
+        "/running",
+        "/dialogue/nobody/here",  # the error page
+    ]
+
+
+def open_page(browser: Chromium, url: str) -> None:
+    """Navigate and wait until the new document has loaded (the old one is marked first, so it is not mistaken for
+    the new one)."""
+    browser.evaluate("document.title = '\\u2026leaving'")
+    browser.navigate(url)
+    browser.wait_until(
+        "document.readyState === 'complete' && document.title !== '\\u2026leaving'", bool, f"loaded {url}", timeout=30
+    )
+
+
+@pytest.mark.slow
+def test_every_page_fits_a_1400_px_window(tmp_path):
+    if chromium_path() is None:
+        pytest.fail("Chromium is not installed: `.ci/run` installs Debian's `chromium`")
+    data = tmp_path / "data"
+    data.mkdir()
+    build(data)
+    process, base = start_view(data, tmp_path / "view.log")
+    widths, scrolling = {}, {}
+    try:
+        with Chromium(tmp_path / "chromium", width=WINDOW, height=900) as browser:
+            for path in every_page(base):
+                open_page(browser, base + path)
+                widths[path] = browser.evaluate("document.documentElement.scrollWidth")
+                # the tables wider than their box: they scroll inside it, their first column sticky
+                scrolling[path] = browser.evaluate(
+                    "[...document.querySelectorAll('table')].filter(t => t.scrollWidth > t.clientWidth + 1)"
+                    ".map(t => [getComputedStyle(t).overflowX,"
+                    " getComputedStyle(t.querySelector('tr > :first-child')).position])"
+                )
+    finally:
+        stop_group(process, timeout=20)
+    assert {p: w for p, w in widths.items() if w > WINDOW} == {}, widths
+    boxes = [box for found in scrolling.values() for box in found]
+    assert boxes, "no table of the test warehouse is wider than the window: nothing shows the tables scroll"
+    assert all(box == ["auto", "sticky"] for box in boxes), scrolling

@@ -120,7 +120,7 @@ def test_the_compare_page_marks_the_differing_rows_and_prints_the_thresholds(app
     html = answer.text
     marked = re.findall(r'<tr class="(?:label|score) differ"><th>([a-z_ ()0-9-]+) <span class="flag">', html)
     assert marked == ["emotion", "emotion", "empathy (0-5)", *[f"empathy_{s}" for s in compare_subs()]]
-    assert "more than 1.000 apart" in html and "more than 0.250" in html and "more than 20.0 apart" in html
+    assert "more than 1.00 apart" in html and "more than 0.250" in html and "more than 20.0 apart" in html
     assert f'href="{dialogue_url(BASELINE, seed_id(0))}"' in html and 'class="badge"' in html
 
 

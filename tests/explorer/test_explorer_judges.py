@@ -187,7 +187,7 @@ def test_the_page_lists_the_turns_in_order_and_pages(app):
 
 def test_the_human_column_is_there_only_when_the_cell_is_annotated(app):
     annotated = page(app, target=ENSEMBLE, pool=POOL, sort="persona")
-    assert "<th>human (mean)</th>" in annotated and "empathy 4.000" in annotated
+    assert "<th>human (mean)</th>" in annotated and "empathy 4.00" in annotated
     assert "<th>human (mean)</th>" not in page(app, target=ENSEMBLE, pool=OTHER_POOL)
     assert "has no rows of this cell" in page(app, target=ENSEMBLE, pool=OTHER_POOL)
 

@@ -208,7 +208,7 @@ def test_a_targets_choices_are_counted_per_item(data):
     assert found.total == N_ITEMS  # every item is listed; the counts are beside it
     rows = found.rows.set_index("dataset_id")
     # on ITEM (by hand, tests/support/explorer_speech_data.py): 8 choices under "default"; correct:
-    # sequential-original-1, direct-original-1 and -2; one reply did not parse (sequential-original-2), one call failed
+    # sequential-seeded-1, direct-seeded-1 and -2; one reply did not parse (sequential-seeded-2), one call failed
     assert rows.loc[ITEM, ["choices", "correct", "parse_failed", "errors"]].tolist() == [8, 3, 1, 1]
     [third] = {c["item_id"] for c in data[1]["speech.slm_choices"] if c["condition"] == PERSONA_CONDITION}
     assert rows.loc[third, ["choices", "correct"]].tolist() == [2, 2]  # the two choices under "persona"

@@ -27,6 +27,8 @@ SIMULATOR = "sim-a"
 N_FINISHED = 60
 N_BASELINE = 12  # the baseline plays ChatSEEDs 0-11
 AGE_BUCKETS = ("30-44", "45-59")
+OCCUPATIONS = ("registered_nurse", "high_school_teacher", "software_developer")  # ChatSEED i's: OCCUPATIONS[i % 3]
+TOPICS = ("a new job", "a move to another city", "caring for a parent", "a falling-out with a friend")
 REPEATING = 3  # the chat target's dialogue 3: the simulator repeats itself at turn 2 (a simulator audit flag)  # ChatSEED i's persona is in AGE_BUCKETS[i % 2]
 FAILED_SEED = f"{POOL}:p60"
 HOSTILE = (
@@ -55,7 +57,7 @@ def build(data: Path) -> dict[str, list]:
                 pool=POOL,
                 persona_id=f"p{i:02d}",
                 persona_text=text(i, "persona"),
-                topic="work",
+                topic=HOSTILE if i == 0 else TOPICS[i % len(TOPICS)],
                 initial_emotion="anxiety",
                 initial_explicit_intent="advice_seeking",
                 initial_latent_intent="seeking_reassurance",
@@ -243,14 +245,22 @@ def build(data: Path) -> dict[str, list]:
             mean_turns=2.0,
         ),
     ]
-    # the personas: even ChatSEEDs' are 30-44, odd ones' 45-59; a city per persona (too many values to offer)
+    # the personas: even ChatSEEDs' are 30-44, odd ones' 45-59; a city per persona (too many values to offer); three
+    # occupations (a filter too)
     personas = [
         dict(
             persona_id=f"p{i:02d}",
             pool=POOL,
             source="fixture",
             persona_text=text(i, "persona"),
-            attributes=json.dumps({"age_bucket": AGE_BUCKETS[i % 2], "city": f"city {i}", "sex": "Female"}),
+            attributes=json.dumps(
+                {
+                    "age_bucket": AGE_BUCKETS[i % 2],
+                    "city": f"city {i}",
+                    "sex": "Female",
+                    "occupation": OCCUPATIONS[i % 3],
+                }
+            ),
             topic_tags="[]",
             length_bucket="short" if i < 10 else "long",
             sample_rank=i,

@@ -14,7 +14,7 @@ import soundfile as sf
 
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.item_types import item_id
-from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALES, TURN_SPEAKER, VALENCES
+from eyt_dagster.speech_eq.vocabulary import COMPOSITES, SUBSCALE_NAMES, SUBSCALES, TURN_SPEAKER, VALENCES
 from eyt_dagster.table_registry import catalog
 from resources.storage.warehouse import store_frame
 
@@ -28,6 +28,7 @@ LINK = "audio/link.wav"  # named by tts_clips, a symlink to a file outside the d
 SPEECH_TARGET, SPEECH_BASELINE = "speech-target", "speech-baseline"
 REASONING_HOSTILE = "<script>alert(3)</script> the first clip sounds <b>warmer</b>"
 SR = 16000
+SPEECH_MODEL_B = "speech-model-b"  # a second evaluated model: in the SEQ tables only (it made no choice here)
 DISCARDED = "discarded-scenario"  # a scenario whose turn-4 pair never passed: no item
 PERSONA_CONDITION = "persona"  # the chat target also chose on the third item under this condition
 
@@ -175,9 +176,9 @@ def build_speech(data: Path) -> dict[str, list]:
     choices = []
     for target in (SPEECH_TARGET, SPEECH_BASELINE):
         for inference in ("sequential", "direct"):
-            for order in ("original", "flipped"):
+            for order in ("seeded", "flipped"):
                 for rnd in (1, 2):
-                    options = ("resonant", "dissonant") if order == "original" else ("dissonant", "resonant")
+                    options = ("resonant", "dissonant") if order == "seeded" else ("dissonant", "resonant")
                     correct_option = options.index("resonant") + 1
                     choice = {
                         "target": target,
@@ -267,8 +268,100 @@ def build_speech(data: Path) -> dict[str, list]:
         "speech.tone_selection": (selection, ["subscale"]),
         "speech.contrast_scores": (contrasts, ["subscale"]),
         "speech.slm_choices": (choices, ["target"]),
+        "speech.seq_leaderboard": (seq_leaderboard(), []),
+        "speech.seq_breakdown": (seq_breakdown(), []),
     }
     for table, (rows, by) in frames.items():
         store_frame(data, table, pd.DataFrame(rows), partition_by=by, catalog=catalog())
     assert set(COMPOSITES) >= {r["composite"] for r in items}
     return {table: rows for table, (rows, _) in frames.items()}
+
+
+def _accuracies(acc1: float, acc2: float, acc_traj: float, spread: float = 0.08) -> dict:
+    out = {}
+    for name, value in (("acc1", acc1), ("acc2", acc2), ("acc_traj", acc_traj)):
+        out |= {name: value, f"{name}_low": max(0.0, value - spread), f"{name}_high": min(1.0, value + spread)}
+    return out
+
+
+def seq_leaderboard() -> list[dict]:
+    """speech.seq_leaderboard as the SpeechEQ report writes it, by hand: under the default condition the chat target and
+    a second model (the cohort), the embedded baseline (a shortcut: Acc1 far above chance) and chance; under the
+    persona condition the chat target and chance. SEQ values are set, not computed."""
+    cohort = f"{SPEECH_MODEL_B},{SPEECH_TARGET}"
+
+    def row(target: str, condition: str, seq: float, accuracies: dict, baseline: bool, **more: object) -> dict:
+        return {
+            "target": target,
+            "condition": condition,
+            "is_baseline": baseline,
+            "speech_input": "chance" if target == "chance" else "baseline" if baseline else "audio",
+            "model": "chance" if target == "chance" else "calmer-chooser" if baseline else f"{target}-model",
+            "reply_format": None if target == "chance" else "paper",
+            "headline_inference": None if target == "chance" else "sequential",
+            "n_items": 0 if target == "chance" else 58,
+            "n_error_items": 0 if target == "chance" else 2,
+            **accuracies,
+            "seq": seq,
+            "seq_cohort": cohort if condition == "default" else SPEECH_TARGET,
+            "seq_cohort_kind": "models",
+            "in_seq_cohort": target in (SPEECH_TARGET, SPEECH_MODEL_B)
+            if condition == "default"
+            else target == SPEECH_TARGET,
+            "contextual_amnesia": accuracies["acc1"] - accuracies["acc2"],
+            "acc2_direct": accuracies["acc2"] + 0.05,
+            "acc_traj_direct": accuracies["acc_traj"] + 0.05,
+            "sequential_direct_delta": 0.05,
+            "position_bias_rate": None if target == "chance" else 0.125,
+            "parse_failure_rate": None if target == "chance" else 0.017,
+            "cost_per_100_queries": None if target == "chance" else (0.0 if baseline else 0.84),
+            "mean_latency_s": None if target == "chance" else (0.01 if baseline else 2.4),
+            "tokens_per_s": None if target == "chance" else (None if baseline else 61.5),
+            "queries": 0 if target == "chance" else 232,
+            **more,
+        }
+
+    chance = _accuracies(0.5, 0.5, 0.25, spread=0.0)
+    return [
+        row(SPEECH_TARGET, "default", 110.1, _accuracies(0.81, 0.69, 0.57), False),
+        row(SPEECH_BASELINE, "default", 104.3, _accuracies(0.92, 0.55, 0.5), True),
+        row(SPEECH_MODEL_B, "default", 89.9, _accuracies(0.7, 0.6, 0.43), False, reply_format="short"),
+        row("chance", "default", 40.0, chance, True),
+        row(SPEECH_TARGET, PERSONA_CONDITION, 100.0, _accuracies(0.75, 0.6, 0.45), False),
+        row("chance", PERSONA_CONDITION, 40.0, chance, True),
+    ]
+
+
+def seq_breakdown() -> list[dict]:
+    """speech.seq_breakdown by hand: every subscale and composite of the three evaluated targets under the default
+    condition (the k-th subscale's Acc_traj falls with k), and the chat target's first subscale under persona."""
+    rows = []
+    targets = {SPEECH_TARGET: 0.8, SPEECH_BASELINE: 0.6, SPEECH_MODEL_B: 0.5}
+    for target, top in targets.items():
+        for level, keys in (("composite", list(COMPOSITES)), ("subscale", SUBSCALE_ORDER)):
+            for k, key in enumerate(keys):
+                composite = key if level == "composite" else SUBSCALES[key][0]
+                acc_traj = round(top - 0.03 * k, 3)
+                rows.append(
+                    {
+                        "target": target,
+                        "condition": "default",
+                        "is_baseline": target == SPEECH_BASELINE,
+                        "headline_inference": "sequential",
+                        "level": level,
+                        "name": key,
+                        "display_name": COMPOSITES[key][0]
+                        if level == "composite"
+                        else SUBSCALE_NAMES[SUBSCALES[key][1]],
+                        "composite": composite,
+                        "composite_name": COMPOSITES[composite][0],
+                        "n_items": 4,
+                        **_accuracies(min(1.0, acc_traj + 0.15), acc_traj + 0.05, acc_traj, spread=0.2),
+                        "contextual_amnesia": 0.1,
+                        "n_items_direct": 4,
+                        "acc2_direct": acc_traj + 0.1,
+                        "sequential_direct_delta": 0.05,
+                    }
+                )
+    persona = dict(rows[len(COMPOSITES)], condition=PERSONA_CONDITION, acc_traj=0.25, n_items=1)
+    return [*rows, persona]
