@@ -194,13 +194,14 @@ def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
     if wrong:
         print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
         return None
+    speech = not args.no_speech  # --no-speech: no SpeechEQ (items or targets) and no spoken EYT-Bench
     return Selection(
         targets=[t.id for t in slate.eyt_targets if not args.target or t.id in args.target],
         pools=args.pool or list(slate.pools),
-        speech_targets=[t.id for t in slate.speech_targets if not args.target or t.id in args.target],
-        voice_targets=[
-            t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and not args.no_speech
-        ],
+        speech_targets=[t.id for t in slate.speech_targets if (not args.target or t.id in args.target) and speech],
+        voice_targets=[t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and speech],
+        speech=speech,
+        subscales=args.subscale or sorted(SUBSCALES),
     )
 
 
@@ -211,8 +212,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     chosen = selection(args, slate)
     if chosen is None:
         return 2
-    if args.no_speech:  # as `eyt run --no-speech`: no SpeechEQ run
-        chosen = dataclasses.replace(chosen, speech_targets=[], speech=False)
     text, data, history_calls, _ = _plan_of(slate, chosen)
     print(
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {chosen.targets}, pools {chosen.pools}; "
