@@ -1,10 +1,12 @@
-"""`eyt plan`: the bill before the run. For the selection `eyt run` would make (the same flags), per model and
-role: calls, tokens, USD and wall time of the work not already done, each an estimate with a range
-(eyt_dagster/core/cost_estimate.py holds the arithmetic; docs/cost.md the method and its limits).
+"""`eyt plan`: the bill before the run. For the selection `eyt run` would make (the same flags), or with `--refresh`
+for what `eyt refresh` would run, per model and role: calls, tokens, USD and wall time of the work not already
+done, each an estimate with a range (eyt_dagster/core/cost_estimate.py holds the arithmetic; docs/cost.md the
+method and its limits).
 
 Read-only: the ledger through resources/models/call_reads.py, the warehouse's files for what is already done
-(eyt_dagster/ops/plan_done.py; a rerun answers it from the call cache, so it costs nothing). No model is called and
-nothing is written but the --json file.
+(eyt_dagster/ops/plan_done.py; a rerun answers it from the call cache, so it costs nothing) and, with --refresh,
+the Dagster instance's records (eyt_dagster/ops/plan_refresh.py). No model is called and nothing is written but
+the --json file.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eyt_dagster.core.cost_actual import ESTIMATE_FILE
 from eyt_dagster.core.cost_estimate import (
@@ -36,6 +38,9 @@ from eyt_dagster.ops.plan_done import Done, speech_scenarios, warehouse_done
 from eyt_dagster.slate import Slate
 from eyt_dagster.speech_eq.settings import SpeechTextRole
 from eyt_dagster.speech_eq.vocabulary import CONTEXT_TURNS, SUBSCALES, TEST_TURNS
+
+if TYPE_CHECKING:
+    from eyt_dagster.ops.plan_refresh import RefreshFindings
 
 # EYT-Bench's calls per dialogue of a target x pool cell: ledger role -> the call kinds (purpose prefixes) and, for
 # a rendered estimate, the prompt keys each sends and whether it is one call per turn or one per dialogue.
@@ -385,10 +390,19 @@ HISTORY_ROLES = (
 
 
 def plan(
-    slate: Slate, selection: Selection, history_rows: Sequence[Mapping[str, Any]], warehouse: Path
+    slate: Slate,
+    selection: Selection,
+    history_rows: Sequence[Mapping[str, Any]],
+    warehouse: Path,
+    refresh: RefreshFindings | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """The plan of `selection` on `slate` given the ledger's history rows and the warehouse at `warehouse`."""
+    """The plan of `selection` on `slate` given the ledger's history rows and the warehouse at `warehouse`; with
+    `refresh`, of what `eyt refresh` would run given those findings (eyt_dagster/ops/plan_refresh.py)."""
     done: Done = warehouse_done(slate, selection, warehouse)
+    if refresh is not None:
+        from eyt_dagster.ops.plan_refresh import after_refresh
+
+        done = after_refresh(done, refresh, slate)
     lines = estimate(
         slate,
         selection,
@@ -404,6 +418,7 @@ def plan(
     )
     with_history = any(row["role"] == "speech_target" for row in history_rows)
     text, data = report(lines, other_targets(slate, selection, with_history))
+    data["command"] = "refresh" if refresh is not None else "run"
     data["played"] = {f"{t}|{p}": n for (t, p), n in done.played.items()}
     data["design"] = done.design
     data["seeds_built"] = done.seeds

@@ -2,6 +2,9 @@
 EYT-Bench cell and spoken EYT-Bench cell already played, each pool's ChatSEEDs already written, each SpeechEQ
 target's share of an evaluation still to do and each subscale's scenarios already built with today's text models
 and prompts. A rerun answers all of that from the call cache, so it costs nothing (docs/cost.md).
+
+`eyt plan --refresh` starts from the same figures and changes them by what `eyt refresh` would run
+(eyt_dagster/ops/plan_refresh.py).
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ class Done:
     written; design: per pool, the ChatSEEDs its design plays; speech_left: per remote SpeechEQ target, the share of
     one evaluation still to do; built: per subscale and build call kind, the scenarios built; voiced: per spoken
     EYT-Bench cell, its ChatSEEDs played heard and as the text control; rejudge: per EYT-Bench cell, the dialogues
-    judged (or audited) again without being played again, per call kind; probe_share: the share of answered user turns whose gold emotion is not neutral (the prosody probe
+    judged (or audited) again without being played again, per call kind (`eyt refresh` after a judge's prompt
+    changed); probe_share: the share of answered user turns whose gold emotion is not neutral (the prosody probe
     perceives those again)."""
 
     played: dict[Cell, int] = field(default_factory=dict)

@@ -1,15 +1,20 @@
 """`eyt plan`'s glue (eyt_dagster/ops/plan.py) without a server: the default slate, a remote slate with no
 history (rendered prompts), dialogues already played, the CLI's selection and --json, the SpeechEQ item build per
-scenario, the spoken EYT-Bench's cells as text dialogues, each on hand-computed figures."""
+scenario, the spoken EYT-Bench's cells as text dialogues, and `--refresh`'s findings turned into work
+(eyt_dagster/ops/plan_refresh.py), each on hand-computed figures."""
 
 import dataclasses
 import json
 
 import pytest
 
+from assets.eyt_bench.partitions import target_pool_key
 from eyt_dagster.core.cost_estimate import RENDERED_COMPLETION_TOKENS, approx_tokens
 from eyt_dagster.ops import cli
 from eyt_dagster.ops.plan import Selection, estimate, other_targets, report, speech_prompt
+from eyt_dagster.ops.plan_done import SPEECH_BUILD_KINDS, Done
+from eyt_dagster.ops.plan_refresh import RefreshFindings, after_refresh, cell_key
+from eyt_dagster.ops.refresh_plan import FAILED, MISSING, STALE, Finding
 from eyt_dagster.slate import default_slate_path, load_slate
 
 from support.slates import remote, write_slate
@@ -238,3 +243,42 @@ def test_voice_cells_are_counted_as_text_dialogues_heard_and_read(tmp_path):
     notes = other_targets(slate, selection)
     assert any(note.startswith("spoken EYT-Bench target ear hears audio") and "lower bound" in note for note in notes)
     assert any("tgt: its text control repeats its EYT-Bench cells' requests" in note for note in notes)
+
+
+def test_refresh_findings_decide_what_counts_as_done(tmp_path):
+    """`eyt plan --refresh`: a stale cell plays everything again, a missing or failed one what the warehouse lacks, a
+    cell with no finding nothing; a cell whose verdicts alone are stale is judged again; an unregistered target is
+    missing."""
+    slate = load_slate(write_slate(tmp_path))  # 3 scenarios a subscale, 2 voiced ChatSEEDs a cell
+    p = "nemotron_usa"
+    done = Done(
+        played={("a", p): 2, ("b", p): 3, ("c", p): 1},
+        seeds={p: 3},
+        design={p: 4},
+        speech_left={"x": 0.5, "y": 0.25, "z": 0.5},
+        built={"s": dict.fromkeys(SPEECH_BUILD_KINDS, 1)},
+        voiced={("v", p): (1, 1)},
+    )
+
+    def finding(asset, partition, status):
+        return {(asset, partition): Finding(asset, partition, status)}
+
+    findings = {
+        **finding("dialogue/dialogue_turns", cell_key("a", p), STALE),
+        **finding("dialogue/judge_verdicts", cell_key("a", p), STALE),  # below a's replayed turns: no judging again
+        **finding("dialogue/judge_verdicts", cell_key("b", p), STALE),  # a judge's prompt changed
+        **finding("dialogue/chat_seeds", p, MISSING),
+        **finding("speech/tone_selection", "s", STALE),
+        **finding("speech/slm_choices", "x", FAILED),
+        **finding("speech/slm_choices", "y", STALE),
+        **finding("voice/voiced_turns", cell_key("v", p), STALE),
+    }
+    registered = {"targets": {"a", "b"}, "speech_targets": {"x", "y", "z"}, "voice_targets": {"v"}}
+    after = after_refresh(done, RefreshFindings(findings, registered), slate)
+    assert after.played == {("a", p): 0, ("b", p): 4, ("c", p): 1}
+    assert after.rejudge == {("b", p): {"judge_turn": 3}}
+    assert after.seeds == {p: 3}
+    assert after.built == {"s": {**dict.fromkeys(SPEECH_BUILD_KINDS, 3), "speech_tone_selection": 0}}
+    assert after.speech_left == {"x": 0.5, "y": 1.0, "z": 0.0}
+    assert after.voiced == {("v", p): (0, 2)}
+    assert cell_key("a", p) == str(target_pool_key("a", p))

@@ -1,17 +1,24 @@
 """`eyt plan` checked against a run on the localhost server: two remote targets of the same shape, where after target
-A's cell has run the plan of target B predicts the calls and tokens that playing B then records in the ledger; and a
-remote SpeechEQ text model, where after one subscale is built the plan of another predicts its build."""
+A's cell has run the plan of target B predicts the calls and tokens that playing B then records in the ledger; a
+remote SpeechEQ text model, where after one subscale is built the plan of another predicts its build; and
+`eyt plan --refresh` on an instance on disk, which counts what `eyt refresh` would play again after a target's or a
+judge's settings changed, and writes nothing to the instance."""
 
+import argparse
 import hashlib
 import json
 
 import pytest
-from dagster import AssetKey, AssetSelection, DagsterInstance, materialize
+from dagster import AssetKey, AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
 
 from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
-from eyt_dagster.definitions import ASSETS
+from eyt_dagster.core.cost_actual import ESTIMATE_FILE
+from eyt_dagster.definitions import ASSETS, assets_for, build_defs
 from eyt_dagster.jobs import DIALOGUE_ASSETS, POOL_ASSETS
 from eyt_dagster.ops import cli
+from eyt_dagster.ops.plan_refresh import read_findings
+from eyt_dagster.ops.refresh import refresh, slate_keys
+from eyt_dagster.slate import load_slate
 from resources.models.cache_backend import CALL_CACHE_FILE
 from resources.models.call_cache import CallCache
 
@@ -218,3 +225,111 @@ def test_plan_of_a_subscale_predicts_what_building_it_records(tmp_path, monkeypa
 
 def _speech_lines(plan):
     return {line["role"]: line for line in plan["lines"] if line["role"].startswith("speech_")}
+
+
+def _targets_observed(instance):
+    return len(
+        instance.fetch_observations(
+            AssetRecordsFilter(asset_key=AssetKey(["dialogue", "target_settings"])), limit=100
+        ).records
+    )
+
+
+def _written(instance):
+    """What the instance holds that a command could add to: its newest event, its runs, its target partitions."""
+    return (
+        instance.event_log_storage.get_maximum_record_id(),
+        len(instance.get_run_records()),
+        instance.get_dynamic_partitions(TARGETS_PARTITION),
+    )
+
+
+def _refresh_plan(out):
+    assert cli.main(["plan", "--refresh", "--no-speech", "--json", str(out)]) == 0
+    plan = json.loads(out.read_text())
+    return plan, {(line["model"], line["role"]): line for line in plan["lines"]}
+
+
+def test_plan_refresh_counts_what_refresh_would_play_again(tmp_path, monkeypatch, capsys):
+    """`eyt plan --refresh` on an instance whose two cells are played: nothing to do while everything is fresh; after
+    a target's settings change its cell's dialogues, all of them, to play again (its requests change), the other
+    cell's none; after a judge's settings change both cells' dialogues to judge again, none to play. It records
+    nothing in the instance, and `eyt refresh --dry-run` (which records the settings) then lists the same cell."""
+    with serve(SignedReplies()) as server:
+        monkeypatch.setenv("EYT_TEST_KEY", KEY)
+        target = {"family": "fam-target", **STUB_ENDPOINT, "price_in_per_mtok": 2.0, "price_out_per_mtok": 8.0}
+        raw = {
+            "pools": {POOL: {"source": "fixture"}},
+            "dialogues_per_pool": 2,
+            "t_max": 3,
+            "simulator": remote("sim-model", server.base_url, family="fam-sim", **STUB_ENDPOINT),
+            "targets": [remote("model-a", server.base_url, **target), remote("model-b", server.base_url, **target)],
+            "judges": [remote("judge-model", server.base_url, family="fam-judge", **STUB_ENDPOINT)],
+        }
+        slate = write_slate(tmp_path, **raw)
+        data, home = tmp_path / "data", tmp_path / "dagster_home"
+        data.mkdir()
+        home.mkdir()
+        monkeypatch.setenv("EYT_DATA_DIR", str(data))
+        monkeypatch.setenv("EYT_SLATE", str(slate))
+        monkeypatch.setenv("DAGSTER_HOME", str(home))
+        instance = DagsterInstance.from_config(str(home))
+        instance.add_dynamic_partitions(TARGETS_PARTITION, ["model-a", "model-b"])
+        assets, resources = assets_for(load_slate(slate)), resources_for(slate, data)
+        materialize(assets, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
+        for model in ("model-a", "model-b"):
+            key = str(target_pool_key(model, POOL))
+            materialize(assets, selection=DIALOGUE_ASSETS, partition_key=key, resources=resources, instance=instance)
+        played_a = [r for r in _ledger(data) if r["model_id"] == "model-a" and not r["cached"]]
+        out = tmp_path / "plan.json"
+        observed, written = _targets_observed(instance), _written(instance)
+
+        fresh, _ = _refresh_plan(out)
+        assert fresh["command"] == "refresh" and fresh["total"]["calls"]["high"] == 0
+        assert fresh["played"] == {f"model-a|{POOL}": 2, f"model-b|{POOL}": 2}
+
+        raw["judges"][0]["temperature"] = 0.5  # only the verdicts change: every played dialogue is judged again
+        write_slate(tmp_path, **raw)
+        rejudged, lines = _refresh_plan(out)
+        assert rejudged["played"] == {f"model-a|{POOL}": 2, f"model-b|{POOL}": 2}
+        assert rejudged["rejudge"] == {
+            f"model-a|{POOL}": {"judge_turn": 2, "judge_final": 2},
+            f"model-b|{POOL}": {"judge_turn": 2, "judge_final": 2},
+        }
+        judge = lines[("judge-model", "judge")]
+        judged = [r for r in _ledger(data) if r["model_id"] == "judge-model" and not r["cached"]]
+        assert judge["dialogues"] == 4 and judge["calls"]["mid"] == len(judged)  # the two cells' verdicts, again
+        assert lines[("model-a", "target")]["calls"]["high"] == lines[("sim-model", "simulator")]["calls"]["high"] == 0
+
+        raw["judges"][0].pop("temperature")
+        raw["targets"][0]["temperature"] = 0.7  # model-a's replies change: its cell is stale
+        write_slate(tmp_path, **raw)
+        stale, lines = _refresh_plan(out)
+        print(capsys.readouterr().out)
+        assert stale["played"] == {f"model-a|{POOL}": 0, f"model-b|{POOL}": 2} and stale["rejudge"] == {}
+        assert lines[("model-a", "target")]["dialogues"] == 2 and lines[("model-b", "target")]["dialogues"] == 0
+        assert lines[("sim-model", "simulator")]["dialogues"] == 2 and lines[("judge-model", "judge")]["dialogues"] == 2
+        # from the history of the two played cells (the stub's dialogues are alike): what model-a's cell once cost
+        assert lines[("model-a", "target")]["calls"]["mid"] == len(played_a)
+        assert _written(instance) == written  # three plans read the instance and wrote nothing to it
+
+        # `eyt refresh --dry-run` records the new settings and lists the same cell; the plan then reads the same
+        current = load_slate(slate)
+        include = lambda asset: not asset.startswith(("speech/", "voice/"))  # noqa: E731  # as --no-speech
+        assert (
+            refresh(instance, include, slate_keys(current), dry_run=True, slate=current, defs=build_defs(str(slate)))
+            == 0
+        )
+        listed = capsys.readouterr().out
+        assert f"{POOL}|model-a" in listed and f"{POOL}|model-b" not in listed
+        assert "target model-a settings changed: temperature" in listed
+        assert _targets_observed(instance) == observed + 1
+        assert _refresh_plan(out)[0]["played"] == stale["played"]
+
+        # what `eyt refresh` keeps, before its runs, for reports/run_costs: the same plan, after the ledger's last row
+        found = read_findings(instance, current, include, build_defs(str(slate)))
+        cli._save_refresh_estimate(current, argparse.Namespace(no_speech=True), found.findings)
+        kept = json.loads((data / ESTIMATE_FILE).read_text())
+        assert kept["command"] == "refresh" and kept["played"] == stale["played"]
+        assert kept["ledger_last_id"] == max(row["id"] for row in _ledger(data))
+        instance.dispose()
