@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import reduce
 from pathlib import Path
@@ -35,9 +34,10 @@ from eyt_dagster.core.cost_estimate import (
 )
 from eyt_dagster.core.model_ref import ModelRef
 from eyt_dagster.ops.plan_done import Done, speech_scenarios, warehouse_done
+from eyt_dagster.ops.plan_done import Selection as Selection  # `eyt plan`'s selection, named here too
 from eyt_dagster.slate import Slate
 from eyt_dagster.speech_eq.settings import SpeechTextRole
-from eyt_dagster.speech_eq.vocabulary import CONTEXT_TURNS, SUBSCALES, TEST_TURNS
+from eyt_dagster.speech_eq.vocabulary import CONTEXT_TURNS, TEST_TURNS
 
 if TYPE_CHECKING:
     from eyt_dagster.ops.plan_refresh import RefreshFindings
@@ -64,18 +64,6 @@ SPEECH_KINDS: dict[SpeechTextRole, tuple[str, tuple[tuple[str, int], ...]]] = {
     "validator": ("speech_validator", (("speech_dialogue_check", 1),)),
     "tone_judge": ("speech_tone_judge", (("speech_tone_selection", len(TEST_TURNS)),)),
 }
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What `eyt run` would play (eyt_dagster/ops/cli.py `selection`)."""
-
-    targets: list[str]
-    pools: list[str]
-    speech_targets: list[str]
-    voice_targets: list[str]
-    speech: bool = True  # False: --no-speech, no SpeechEQ item build either
-    subscales: list[str] = field(default_factory=lambda: sorted(SUBSCALES))  # whose SpeechEQ items are built
 
 
 def rendered_prompt(keys: Sequence[str], language: str) -> str:

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eyt_dagster.slate import Slate
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from eyt_dagster.ops.plan import Selection
 
 # SpeechEQ's text stages in build order: the table, its key in the stage's prompt hashes (assets/speech_eq/
 # text_stages.py PROMPTS) and the call kinds (ledger purpose prefixes) the stage makes.
@@ -32,6 +31,18 @@ SPEECH_STAGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 SPEECH_BUILD_KINDS = tuple(kind for _, _, kinds in SPEECH_STAGES for kind in kinds)
 
 Cell = tuple[str, str]  # (target, pool)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What `eyt run` would play (eyt_dagster/ops/cli.py `selection`; `eyt plan` and `eyt refresh` estimate it)."""
+
+    targets: list[str]
+    pools: list[str]
+    speech_targets: list[str]
+    voice_targets: list[str]
+    speech: bool = True  # False: --no-speech, no SpeechEQ item build either
+    subscales: list[str] = field(default_factory=lambda: sorted(SUBSCALES))  # whose SpeechEQ items are built
 
 
 @dataclass
