@@ -168,10 +168,24 @@ def _latest(records: Iterable[EventLogRecord]) -> EventLogRecord | None:
     return next(iter(records), None)
 
 
-def record_settings(instance: DagsterInstance, slate: Slate) -> list[str]:
-    """Record, as runless observations, the settings of every partition the slate has whose hash differs from
-    the last one recorded (or that has none); return 'kind name' of each partition recorded."""
-    recorded = []
+@dataclass(frozen=True)
+class SettingsChange:
+    """One partition whose settings in the slate differ from the last ones recorded (or that has none recorded)."""
+
+    source: PartitionSettings
+    partition: str
+    settings: dict[str, Any]
+    recorded: dict[str, Any] | None  # the settings of the last observation, None when there is none
+
+    def text(self) -> str:
+        """What changed, as a stale cause names it."""
+        return ss.partition_change_text(self.source.kind, self.partition, self.recorded, self.settings)
+
+
+def changed_settings(instance: DagsterInstance, slate: Slate) -> list[SettingsChange]:
+    """The partitions of the slate whose settings' hash differs from the last one recorded (or that have none);
+    reads the instance only."""
+    changes = []
     for source in SOURCES:
         for partition, settings in sorted(source.of_slate(slate).items()):
             last = _latest(
@@ -181,8 +195,17 @@ def record_settings(instance: DagsterInstance, slate: Slate) -> list[str]:
             )
             version = (last.event_log_entry.tags or {}).get(DATA_VERSION_TAG) if last else None
             if version != ss.fingerprint(settings):
-                instance.report_runless_asset_event(observation(source, partition, settings))
-                recorded.append(f"{source.kind} {partition}")
+                changes.append(SettingsChange(source, partition, settings, _settings_of(last)))
+    return changes
+
+
+def record_settings(instance: DagsterInstance, slate: Slate) -> list[str]:
+    """Record, as runless observations, the settings of every partition the slate has whose hash differs from
+    the last one recorded (or that has none); return 'kind name' of each partition recorded."""
+    recorded = []
+    for change in changed_settings(instance, slate):
+        instance.report_runless_asset_event(observation(change.source, change.partition, change.settings))
+        recorded.append(f"{change.source.kind} {change.partition}")
     return recorded
 
 

@@ -1,5 +1,6 @@
-"""run_costs: estimated against actual cost per model and role for the latest `eyt run` (docs/cost.md#estimated-against-actual):
-the estimate it kept before its runs (`eyt plan`'s figures) beside the ledger's network calls since."""
+"""run_costs: estimated against actual cost per model and role for the latest `eyt run` or `eyt refresh`
+(docs/cost.md#estimated-against-actual): the estimate it kept before its runs (`eyt plan`'s figures, `eyt plan
+--refresh`'s for a refresh) beside the ledger's network calls since."""
 
 import json
 from pathlib import Path
@@ -18,8 +19,9 @@ TABLE = "reports.run_costs"
 
 @asset(key_prefix=["reports"], group_name="reports", code_version=LOGIC_VERSION, deps=[["reports", "model_cards"]])
 def run_costs(slate: SlateAccess, models: ModelAccess) -> Output[pd.DataFrame]:
-    """One row per model and role of the latest `eyt run`: estimated calls, tokens and USD (with their range) and the
-    actual ones from the ledger; empty before the first `eyt run` (a run from the UI keeps no estimate)."""
+    """One row per model and role of the latest `eyt run` or `eyt refresh`: estimated calls, tokens and USD (with
+    their range) and the actual ones from the ledger; empty before the first of them (a run from the UI keeps no
+    estimate)."""
     path = Path(models.data_dir) / ESTIMATE_FILE
     if not path.exists():
         df = conform(pd.DataFrame(columns=list(RUN_COSTS_COLUMNS)), RUN_COSTS_COLUMNS, TABLE)

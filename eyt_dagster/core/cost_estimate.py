@@ -10,13 +10,17 @@ Two sources of an estimate, per (role, call kind):
   per-dialogue figure of any unit. Times the dialogues the plan would play.
 - rendered prompts: the prompt the role would send, its tokens approximated as ceil(characters / 4), a fixed
   completion length, and one call per turn for t_max turns; the range a stated relative band (RENDERED_BAND).
+
+SpeechEQ's item build is counted per scenario instead of per dialogue (`per_item_history`): a unit is one model's
+calls in one run for one subscale, and its scenarios are the distinct `speech_scenario:<subscale>:...` purposes of
+that run and subscale.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,14 +104,57 @@ def per_dialogue_history(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, s
     for row in rows:
         if row["purpose"] == "respond:1":
             dialogues_in_run[(row.get("run_id"), row.get("model_id"))] += 1
+
+    def unit_of(row: Mapping[str, Any]) -> tuple[Any, int]:
+        seed = _dialogue_of(str(row["purpose"]))
+        run = (row.get("run_id"), row.get("model_id"))
+        return (run, seed), 1 if seed is not None else dialogues_in_run.get(run, 0)
+
+    return _pooled(rows, unit_of)
+
+
+# The call kind every SpeechEQ scenario makes once (`speech_scenario:<subscale>:<valence>:<index>`): its distinct
+# purposes in a run count that run's scenarios of the subscale.
+SCENARIO_KIND = "speech_scenario"
+
+
+def _subscale_of(purpose: str) -> str:
+    """The subscale a SpeechEQ build call names: `speech_<kind>:<subscale>:...`."""
+    parts = purpose.split(":")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def per_item_history(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], PerDialogue]:
+    """(role, kind) -> its figures per SpeechEQ scenario from the ledger rows of the item build (roles
+    speech_generator, speech_validator, speech_tone_judge). A unit is one model's calls in one run for one subscale;
+    its scenarios are the distinct `speech_scenario` purposes of that run and subscale (any model); a unit of a run
+    and subscale with none (a run that built only later stages) is left out. Pooled mean and lowest / highest unit
+    per scenario, as per_dialogue_history."""
+    rows = list(rows)
+    scenarios: dict[Any, set[str]] = defaultdict(set)
+    for row in rows:
+        purpose = str(row["purpose"])
+        if call_kind(purpose) == SCENARIO_KIND:
+            scenarios[(row.get("run_id"), _subscale_of(purpose))].add(purpose)
+
+    def unit_of(row: Mapping[str, Any]) -> tuple[Any, int]:
+        subscale = _subscale_of(str(row["purpose"]))
+        return (row.get("run_id"), row.get("model_id"), subscale), len(scenarios.get((row.get("run_id"), subscale), ()))
+
+    return _pooled(rows, unit_of)
+
+
+def _pooled(
+    rows: Sequence[Mapping[str, Any]], unit_of: Callable[[Mapping[str, Any]], tuple[Any, int]]
+) -> dict[tuple[str, str], PerDialogue]:
+    """(role, kind) -> figures per item: `unit_of(row)` gives a row's unit and the items (dialogues, scenarios) that
+    unit holds (0: left out). The pooled mean (all calls or tokens / all items) and the lowest and highest per-item
+    figure of any unit."""
     units: dict[tuple[str, str], dict[Any, list[float]]] = defaultdict(dict)
     latency: dict[tuple[str, str], list[float]] = defaultdict(list)
     for row in rows:
         key = (str(row["role"]), call_kind(str(row["purpose"])))
-        seed = _dialogue_of(str(row["purpose"]))
-        run = (row.get("run_id"), row.get("model_id"))
-        unit = (run, seed)
-        n = 1 if seed is not None else dialogues_in_run.get(run, 0)
+        unit, n = unit_of(row)
         if n == 0:
             continue
         sums = units[key].setdefault(unit, [0.0, 0.0, 0.0, 0.0, float(n)])
@@ -120,12 +167,10 @@ def per_dialogue_history(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, s
     result = {}
     for key, by_unit in units.items():
         values = list(by_unit.values())
-        dialogues = sum(v[4] for v in values)
+        items = sum(v[4] for v in values)
         figures = [
             Figure(
-                sum(v[i] for v in values) / dialogues,
-                min(v[i] / v[4] for v in values),
-                max(v[i] / v[4] for v in values),
+                sum(v[i] for v in values) / items, min(v[i] / v[4] for v in values), max(v[i] / v[4] for v in values)
             )
             for i in range(4)
         ]

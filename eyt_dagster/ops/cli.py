@@ -6,7 +6,8 @@
     eyt run --parallel N    up to N independent partition runs at once (default 2; also `eyt refresh`)
     eyt run --progress-every S  without a terminal, a progress line per change of a run's state; again after S s
                             without one (default 300)
-    eyt plan                the bill before `eyt run` (same flags): calls, tokens, USD, wall time (--json FILE)
+    eyt plan                the bill before `eyt run` (same flags): calls, tokens, USD, wall time (--json FILE;
+                            --refresh: the bill of what `eyt refresh` would run)
     eyt refresh             materialise exactly the missing and stale partitions (--dry-run: only list them)
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
@@ -34,7 +35,7 @@ import dataclasses
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from dagster import DagsterInstance
 
     from eyt_dagster.ops.plan import Selection
+    from eyt_dagster.ops.plan_refresh import RefreshFindings
+    from eyt_dagster.ops.refresh_plan import AssetPartition, Finding
     from eyt_dagster.ops.spend import CommandBudget
     from resources.models.cache_backend import CacheBackend
 
@@ -123,12 +126,12 @@ def _command_budget(slate: Slate, max_cost: float | None) -> CommandBudget | Non
     return spend
 
 
-def _save_estimate(slate: Slate, chosen: Selection) -> None:
-    """Keep what `eyt plan` would say of this command, with the ledger's last id, for reports/run_costs (estimated
-    against actual cost per model and role)."""
+def _save_estimate(slate: Slate, chosen: Selection, refresh: RefreshFindings | None = None) -> None:
+    """Keep what `eyt plan` (`eyt plan --refresh` with `refresh`) would say of this command, with the ledger's last
+    id, for reports/run_costs (estimated against actual cost per model and role)."""
     from eyt_dagster.ops.plan import save_estimate
 
-    found = _plan_of(slate, chosen)
+    found = _plan_of(slate, chosen, refresh)
     save_estimate(data_dir(), found.data, found.last_id, sequential=slate.sequential_on)
 
 
@@ -139,8 +142,9 @@ class _PlanRead(NamedTuple):
     last_id: int  # the ledger's newest row: the calls of a command that starts now come after it
 
 
-def _plan_of(slate: Slate, chosen: Selection) -> _PlanRead:
-    """`eyt plan`'s text and figures for `chosen`, from the ledger's history and the warehouse."""
+def _plan_of(slate: Slate, chosen: Selection, refresh: RefreshFindings | None = None) -> _PlanRead:
+    """`eyt plan`'s text and figures for `chosen` (with `refresh`: of what `eyt refresh` would run), from the
+    ledger's history and the warehouse."""
     from eyt_dagster.ops.plan import HISTORY_ROLES, plan
     from resources.models.call_reads import open_call_reads
     from resources.storage.warehouse import warehouse_path
@@ -148,7 +152,7 @@ def _plan_of(slate: Slate, chosen: Selection) -> _PlanRead:
     with open_call_reads(data_dir(), _call_backend()) as reads:
         rows = reads.calls_of_roles(HISTORY_ROLES)
         last = reads.last_ledger_id()
-    text, data = plan(slate, chosen, rows, warehouse_path())
+    text, data = plan(slate, chosen, rows, warehouse_path(), refresh)
     return _PlanRead(text, data, len(rows), last)
 
 
@@ -196,13 +200,14 @@ def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
     if wrong:
         print(f"eyt: unknown subscale(s) {wrong}; the EQ-i subscales are {sorted(SUBSCALES)}", file=sys.stderr)
         return None
+    speech = not args.no_speech  # --no-speech: no SpeechEQ (items or targets) and no spoken EYT-Bench
     return Selection(
         targets=[t.id for t in slate.eyt_targets if not args.target or t.id in args.target],
         pools=args.pool or list(slate.pools),
-        speech_targets=[t.id for t in slate.speech_targets if not args.target or t.id in args.target],
-        voice_targets=[
-            t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and not args.no_speech
-        ],
+        speech_targets=[t.id for t in slate.speech_targets if (not args.target or t.id in args.target) and speech],
+        voice_targets=[t.id for t in slate.voice_targets if (not args.target or t.id in args.target) and speech],
+        speech=speech,
+        subscales=args.subscale or sorted(SUBSCALES),
     )
 
 
@@ -210,16 +215,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from eyt_dagster.ops.plan import write_json
 
     slate = load_slate(slate_path_from_env())
+    if args.refresh and (args.target or args.pool or args.subscale):
+        print(
+            "eyt: --refresh plans what `eyt refresh` runs, which takes no --target, --pool or --subscale",
+            file=sys.stderr,
+        )
+        return 2
     chosen = selection(args, slate)
     if chosen is None:
         return 2
-    if args.no_speech:  # as `eyt run --no-speech`: no SpeechEQ run
-        chosen = dataclasses.replace(chosen, speech_targets=[], speech=False)
-    text, data, history_calls, _ = _plan_of(slate, chosen)
+    found = _refresh_findings(slate, args) if args.refresh else None
+    text, data, history_calls, _ = _plan_of(slate, chosen, found)
     print(
         f"slate '{slate.name}' ({slate_path_from_env()}): EYT-Bench targets {chosen.targets}, pools {chosen.pools}; "
         f"ledger history: {history_calls} call(s)"
     )
+    if found is not None:
+        print(_refresh_summary(found))
     print(text)
     if slate.sequential_on:
         print(
@@ -236,6 +248,33 @@ def cmd_plan(args: argparse.Namespace) -> int:
         write_json(Path(args.json), data)
         print(f"wrote {args.json}")
     return 0
+
+
+def _refresh_findings(slate: Slate, args: argparse.Namespace) -> RefreshFindings:
+    """What `eyt refresh` (with --no-speech as given) would materialise, read without writing to the instance: an
+    instance folder that does not exist yet is not created (every partition then counts as missing)."""
+    from dagster import DagsterInstance
+
+    from eyt_dagster.definitions import build_defs
+    from eyt_dagster.ops.plan_refresh import read_findings
+
+    home = dagster_home().resolve()
+    instance = DagsterInstance.from_config(str(home)) if home.is_dir() else DagsterInstance.ephemeral()
+    try:
+        return read_findings(instance, slate, _scope(args), build_defs(str(slate_path_from_env())))
+    finally:
+        instance.dispose()
+
+
+def _refresh_summary(found: RefreshFindings) -> str:
+    """One line: how many asset partitions `eyt refresh` would materialise, by status."""
+    from collections import Counter
+
+    counts = Counter(f.status.lower() for f in found.findings.values())
+    if not counts:
+        return "eyt refresh would run nothing: every asset partition of the slate is fresh"
+    listed = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"eyt refresh would materialise {sum(counts.values())} asset partition(s) ({listed}); `eyt refresh --dry-run` lists them"
 
 
 def _parallel(text: str) -> int:
@@ -406,10 +445,28 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         slate=slate,
         parallel=args.parallel,
         run_tags=spend.run_tags,
+        before_runs=lambda findings: _save_refresh_estimate(slate, args, findings),
     )
     if not args.dry_run:
         _print_spent(spend)
     return status
+
+
+def _save_refresh_estimate(slate: Slate, args: argparse.Namespace, findings: Mapping[AssetPartition, Finding]) -> None:
+    """Keep what `eyt plan --refresh` says of the runs `eyt refresh` is about to launch (its findings, after it
+    registered the targets and recorded the settings), for reports/run_costs."""
+    from eyt_dagster.ops.plan import Selection
+    from eyt_dagster.ops.plan_refresh import RefreshFindings
+
+    speech = not args.no_speech
+    chosen = Selection(
+        targets=[t.id for t in slate.eyt_targets],
+        pools=list(slate.pools),
+        speech_targets=[t.id for t in slate.speech_targets] if speech else [],
+        voice_targets=[t.id for t in slate.voice_targets] if speech else [],
+        speech=speech,
+    )
+    _save_estimate(slate, chosen, RefreshFindings(findings))
 
 
 def cmd_remove_target(args: argparse.Namespace) -> int:
@@ -718,6 +775,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     _run_options(plan)
     plan.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    plan.add_argument(
+        "--refresh",
+        action="store_true",
+        help="plan what `eyt refresh` would run instead: its missing, stale and failed partitions (a stale cell's "
+        "dialogues are played again in full), read without writing to the instance (docs/cost.md#planning-a-refresh)",
+    )
     plan.set_defaults(func=cmd_plan)
     report = sub.add_parser("report", help="write a self-contained HTML report")
     report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")

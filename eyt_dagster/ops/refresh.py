@@ -212,6 +212,7 @@ def refresh(
     defs: Definitions | None = None,
     parallel: int = 1,
     run_tags: Mapping[str, str] | None = None,
+    before_runs: Callable[[Mapping[AssetPartition, Finding]], None] | None = None,
 ) -> int:
     """List the asset partitions to materialise and materialise them (or submit them as a backfill).
     `forced` names unpartitioned assets to recompute even if fresh (None: all of them), with `reason`;
@@ -219,7 +220,8 @@ def refresh(
     and per-pool settings are recorded first (settings_sources.record_settings), so a changed target shows as
     stale partitions, and causes name the settings that changed. `defs`: other definitions (tests; default the
     code location's). `parallel`: how many runs at once (eyt_dagster/ops/run_plan.py); `run_tags`: added to every
-    run (a command's spend limit: eyt_dagster/ops/spend.py)."""
+    run (a command's spend limit: eyt_dagster/ops/spend.py); `before_runs`: called with the findings once they are
+    known and runs will be launched or submitted (not on a dry run; `eyt refresh` keeps its estimate there)."""
     from eyt_dagster.ops import refresh_plan as ops
 
     started = time.monotonic()
@@ -265,6 +267,8 @@ def refresh(
     print(f"\n{verb} {len(runs)} run(s) (status read in {time.monotonic() - started:.1f} s):\n{ops.format_plan(runs)}")
     if dry_run:
         return 0
+    if before_runs is not None:
+        before_runs(findings)
     if backfill:
         from eyt_dagster.ops.backfill import submit_backfill
 

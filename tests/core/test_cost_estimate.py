@@ -13,6 +13,7 @@ from eyt_dagster.core.cost_estimate import (
     fmt,
     per_dialogue_history,
     per_dialogue_rendered,
+    per_item_history,
     per_run_history,
     usd,
     wall_time,
@@ -120,3 +121,26 @@ def test_a_speech_targets_runs_give_the_figures_of_one_evaluation():
     assert per.units == 2
     assert per.calls == Figure(5.0, 4.0, 6.0)
     assert per.tokens_in == Figure(500.0, 400.0, 600.0)
+
+
+def test_a_speech_build_is_counted_per_scenario_of_a_run_and_subscale():
+    # run r1 built subscale a: two scenarios (one asked twice: a re-ask after an invalid reply), 21 tone calls and
+    # three dialogue checks (one dialogue regenerated); run r2 built subscale b: one scenario, 10 tones, one check
+    rows = [_row("speech_generator", f"speech_scenario:a:{v}:0", 100, 50, run="r1") for v in ("Pos", "Neg", "Neg")]
+    rows += [_row("speech_generator", f"speech_tone:a:{t}:context:1", 10, 5, run="r1") for t in range(21)]
+    rows += [_row("speech_validator", "speech_dialogue_check:a", 40, 4, run="r1", model="v") for _ in range(3)]
+    rows += [_row("speech_generator", "speech_scenario:b:Pos:0", 120, 60, run="r2")]
+    rows += [_row("speech_generator", f"speech_tone:b:{t}:context:1", 10, 5, run="r2") for t in range(10)]
+    rows += [_row("speech_validator", "speech_dialogue_check:b", 40, 4, run="r2", model="v")]
+    rows += [_row("speech_generator", "speech_tone:a:4:resonant:1", 10, 5, run="r3")]  # no scenario in r3: left out
+    per = per_item_history(rows)
+    scenario = per[("speech_generator", "speech_scenario")]
+    # r1: 3 calls for 2 scenarios (1.5 each), r2: 1 for 1; pooled 4 calls / 3 scenarios
+    assert scenario.units == 2 and scenario.calls == Figure(4 / 3, 1.0, 1.5)
+    assert scenario.tokens_in == Figure(420 / 3, 120.0, 150.0)
+    tone = per[("speech_generator", "speech_tone")]
+    assert tone.calls == Figure(31 / 3, 10.0, 10.5) and tone.tokens_out == Figure(155 / 3, 50.0, 52.5)
+    check = per[("speech_validator", "speech_dialogue_check")]  # the validator's rows count the generator's scenarios
+    assert check.calls == Figure(4 / 3, 1.0, 1.5) and check.tokens_in == Figure(160 / 3, 40.0, 60.0)
+    # times the 6 scenarios of a subscale to build
+    assert tone.calls.times(6) == Figure(62.0, 60.0, 63.0)
