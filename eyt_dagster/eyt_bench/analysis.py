@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
+from eyt_dagster.core.explained import Step, figure
 from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import HEADLINE
@@ -87,11 +88,55 @@ def leaderboard_intervals(
             "ci_high": est[2],
             "n_dialogues": len(cell),
             "resamples": resamples,
+            "seed": seed,
         }
         for (target, pool, cell), cell_estimates in zip(cells, estimates)
         for metric, est in zip(INTERVAL_METRICS, cell_estimates.tolist())
     ]
     return pd.DataFrame(rows)
+
+
+# How each kind of metric's interval resamples (what _cell_intervals runs for it).
+INTERVAL_STATISTICS = {
+    "ratio": "each draw pools its dialogues' numerators and denominators (a dialogue keeps its own pair) and takes "
+    "the ratio (stats.bootstrap_ratio_ci)",
+    "mean": "dialogues without a value are dropped first; each draw takes the mean of its dialogues' values "
+    "(stats.bootstrap_mean_ci)",
+    "macro_f1": "each draw pools its dialogues' per-label true / false positive and false negative counts and takes "
+    "the macro-F1 of the pooled counts (stats.bootstrap_macro_f1_ci)",
+}
+
+
+def explained_interval(
+    metric: str, n_dialogues: int, resamples: int, seed: int | None, low: float, high: float, level: float = 0.95
+) -> tuple[Step, ...]:
+    """How the leaderboard_intervals row of `metric` was made, with its numbers: a percentile bootstrap that
+    resamples the cell's dialogues (`_cell_intervals`). `seed` None: a row stored before the table kept it."""
+    kind = "ratio" if metric in RATIO_METRICS else "macro_f1" if metric == "emotion_macro_f1" else "mean"
+    drawn = f"numpy default_rng({seed})" if seed is not None else "the slate's seed (not recorded in this row)"
+    steps = [
+        Step(
+            f"{resamples} resamples of the cell's {n_dialogues} dialogue(s), drawn with replacement",
+            f"a {resamples} x n index matrix from {drawn}",
+            None,
+            (float(resamples), float(n_dialogues)),
+        ),
+        Step("the statistic of each resample", INTERVAL_STATISTICS[kind]),
+    ]
+    if np.isnan(low) or np.isnan(high):
+        steps.append(Step("fewer than two dialogues with a value: no interval"))
+    else:
+        tail = (1.0 - level) / 2.0 * 100
+        steps.append(
+            Step(
+                f"{level:.0%} percentile interval: the {tail:g}th and {100 - tail:g}th percentiles of the resampled "
+                "values (numpy's linear quantiles)",
+                "",
+                f"{figure(low)} to {figure(high)}",
+                (low, high),
+            )
+        )
+    return tuple(steps)
 
 
 def _cell_intervals(cell: pd.DataFrame, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:

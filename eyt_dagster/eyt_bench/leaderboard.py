@@ -12,6 +12,7 @@ import pandas as pd
 from eyt_dagster.core import result_cache
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.core.errors import failures_line
+from eyt_dagster.core.explained import Explained, Step, figure, sum_of
 from eyt_dagster.core.provider_profiles import changes_condition, join_notes, split_notes
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
@@ -38,21 +39,89 @@ HEADLINE = [
 
 def aggregate(scores: pd.DataFrame) -> dict[str, float]:
     """Headline metrics of one group of per-dialogue rows: pooled label accuracies and unweighted scores
-    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores. All missing (NaN) for
-    no rows: a cell none of whose dialogues finished."""
+    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores (each `explained_metric`'s
+    value). All missing (NaN) for no rows: a cell none of whose dialogues finished."""
     if scores.empty:
         return dict.fromkeys([h for h in HEADLINE if h != "emotion_macro_f1"], float("nan"))
-    turns = scores["n_turns"].sum()
-    out = {f"{short}_acc": scores[f"{short}_correct"].sum() / turns if turns else float("nan") for short in LABELS}
-    out["drift"] = scores["drift"].mean()
-    out["ficr"] = scores["completed"].astype(float).mean()
-    out["satisfaction"] = scores["satisfaction"].mean()
-    judged = scores["n_judged_turns"].sum()
-    for d in DIMENSIONS:
-        out[d] = scores[d].mean()
-        out[f"{d}_unweighted"] = scores[f"{d}_sum"].sum() / judged * DIMENSION_TO_100 if judged else float("nan")
-    out["mean_turns"] = scores["n_turns"].mean()
-    return {k: float(v) for k, v in out.items()}
+    return {metric: explained_metric(scores, metric).number() for metric in AGGREGATED}
+
+
+# What a missing per-dialogue value means, per column a mean reads (the dialogue finished, yet has no value).
+WHY_MISSING = {
+    "drift": "no intent similarity row (not embedded)",
+    "completed": "no final verdict (every judge's call failed)",
+    "satisfaction": "no final verdict (every judge's call failed)",
+    **{
+        d: "no turn verdict (every judge's call on every turn failed), or a sub-indicator left empty"
+        for d in DIMENSIONS
+    },
+}
+RATIOS = {
+    **{
+        f"{short}_acc": (
+            f"{short}_correct",
+            "n_turns",
+            f"{short} intent hits" if short != "emotion" else "emotion hits",
+        )
+        for short in LABELS
+    },
+    **{f"{d}_unweighted": (f"{d}_sum", "n_judged_turns", f"{d} turn sums (0-5)") for d in DIMENSIONS},
+}
+MEANS = {
+    "drift": ("drift", "intent drift"),
+    "ficr": ("completed", "final intent completed (1 yes, 0 no)"),
+    "satisfaction": ("satisfaction", "satisfaction (0-100)"),
+    **{d: (d, f"{d} (Eq. 3, 0-100)") for d in DIMENSIONS},
+    "mean_turns": ("n_turns", "turns"),
+}
+
+
+def explained_metric(scores: pd.DataFrame, metric: str) -> Explained:
+    """One headline metric of one cell (a key of RATIOS or MEANS) from its dialogue_scores rows, with the arithmetic:
+    a pooled share sums per-dialogue numerators and denominators (over turns), a mean averages the dialogues that
+    have a value; which dialogues were left out and why. `aggregate` stores its value."""
+    n = len(scores)
+    if metric in RATIOS:
+        column, over, what = RATIOS[metric]
+        top, bottom = scores[column].sum(), scores[over].sum()
+        scale = DIMENSION_TO_100 if metric.endswith("_unweighted") else 1.0
+        if scale == 1.0:
+            value = top / bottom if bottom else float("nan")
+            written = f"{figure(top)} / {figure(bottom)}"
+        else:
+            value = top / bottom * scale if bottom else float("nan")
+            written = f"{figure(top)} / {figure(bottom)} x {figure(scale)}"
+        unit = "answered turns" if over == "n_turns" else "judged turns"
+        pooled = (
+            Step(f"{what}, summed over the cell's {n} dialogue(s)", sum_of(scores[column].to_numpy()), top),
+            Step(f"{unit}, summed over the same dialogues", sum_of(scores[over].to_numpy()), bottom),
+            Step("pooled over turns" + (" on 0-100" if scale != 1.0 else ""), written, float(value)),
+        )
+        notes: tuple[str, ...] = (
+            "pooled: every turn weighs the same, so a long dialogue counts more than a short one",
+        )
+        if over == "n_judged_turns" and (scores[over] == 0).any():
+            unjudged = int((scores[over] == 0).sum())
+            notes += (f"{unjudged} dialogue(s) have no judged turn: they add nothing to either sum",)
+        return Explained(metric, float(value), pooled, notes)
+    column, what = MEANS[metric]
+    values = scores[column].astype(float) if metric == "ficr" else scores[column]
+    value = float(values.mean())
+    numbers = values.to_numpy(dtype=float, na_value=np.nan)
+    kept = numbers[~np.isnan(numbers)]
+    left = n - len(kept)
+    if metric == "ficr":
+        done = int(kept.sum())
+        said = f"completed in {done} of the {len(kept)} dialogue(s) with a final verdict"
+        steps: tuple[Step, ...] = (Step(said, f"{done} / {len(kept)}", value),)
+    else:
+        total = float(kept.sum())
+        steps = (
+            Step(f"{what} of the {len(kept)} dialogue(s) with a value, summed", sum_of(kept), total),
+            Step("mean over those dialogues", f"{figure(total)} / {len(kept)}", value),
+        )
+    notes = (f"{left} finished dialogue(s) left out: {WHY_MISSING.get(column, 'no value')}",) if left else ()
+    return Explained(metric, value, steps, notes)
 
 
 def _recorded(cell: pd.DataFrame, column: str, default: str) -> str:
