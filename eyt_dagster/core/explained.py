@@ -78,6 +78,12 @@ def figure(value: Any) -> str:
     return str(value)
 
 
+def term(value: Any) -> str:
+    """`figure`, in parentheses when negative, for a value written after an operator: "100 + 15 x (-1.2)"."""
+    written = figure(value)
+    return f"({written})" if written.startswith("-") else written
+
+
 def sum_of(values: Sequence[Any], limit: int = 12) -> str:
     """'a + b + c' of the values (the first and last few of a long list, with how many are between)."""
     if len(values) > limit:

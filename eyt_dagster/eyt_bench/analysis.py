@@ -96,14 +96,11 @@ def leaderboard_intervals(
     return pd.DataFrame(rows)
 
 
-# How each kind of metric's interval resamples (what _cell_intervals runs for it).
+# What each resample of a metric's interval computes (what _cell_intervals runs for it).
 INTERVAL_STATISTICS = {
-    "ratio": "each draw pools its dialogues' numerators and denominators (a dialogue keeps its own pair) and takes "
-    "the ratio (stats.bootstrap_ratio_ci)",
-    "mean": "dialogues without a value are dropped first; each draw takes the mean of its dialogues' values "
-    "(stats.bootstrap_mean_ci)",
-    "macro_f1": "each draw pools its dialogues' per-label true / false positive and false negative counts and takes "
-    "the macro-F1 of the pooled counts (stats.bootstrap_macro_f1_ci)",
+    "ratio": "the pooled ratio of its dialogues (each keeps its numerator and denominator together)",
+    "mean": "the mean of its dialogues' values (those without one dropped first)",
+    "macro_f1": "the macro-F1 of its dialogues' pooled per-label counts",
 }
 
 
@@ -113,30 +110,24 @@ def explained_interval(
     """How the leaderboard_intervals row of `metric` was made, with its numbers: a percentile bootstrap that
     resamples the cell's dialogues (`_cell_intervals`). `seed` None: a row stored before the table kept it."""
     kind = "ratio" if metric in RATIO_METRICS else "macro_f1" if metric == "emotion_macro_f1" else "mean"
-    drawn = f"numpy default_rng({seed})" if seed is not None else "the slate's seed (not recorded in this row)"
-    steps = [
-        Step(
-            f"{resamples} resamples of the cell's {n_dialogues} dialogue(s), drawn with replacement",
-            f"a {resamples} x n index matrix from {drawn}",
-            None,
-            (float(resamples), float(n_dialogues)),
-        ),
-        Step("the statistic of each resample", INTERVAL_STATISTICS[kind]),
-    ]
+    drawn = f"default_rng({seed})" if seed is not None else "the slate's seed, not recorded in this row"
+    resampled = Step(
+        f"{resamples} resamples of the {n_dialogues} dialogue(s), drawn with replacement ({drawn}); each gives "
+        f"{INTERVAL_STATISTICS[kind]}",
+        "",
+        None,
+        (float(resamples), float(n_dialogues)) + ((float(seed),) if seed is not None else ()),
+    )
     if np.isnan(low) or np.isnan(high):
-        steps.append(Step("fewer than two dialogues with a value: no interval"))
-    else:
-        tail = (1.0 - level) / 2.0 * 100
-        steps.append(
-            Step(
-                f"{level:.0%} percentile interval: the {tail:g}th and {100 - tail:g}th percentiles of the resampled "
-                "values (numpy's linear quantiles)",
-                "",
-                f"{figure(low)} to {figure(high)}",
-                (low, high),
-            )
-        )
-    return tuple(steps)
+        return resampled, Step("fewer than two dialogues with a value: no interval")
+    tail = (1.0 - level) / 2.0 * 100
+    bounds = Step(
+        f"{level:.0%} interval: the {tail:g}th and {100 - tail:g}th percentiles of the resamples",
+        "",
+        f"{figure(low)} to {figure(high)}",
+        (low, high),
+    )
+    return resampled, bounds
 
 
 def _cell_intervals(cell: pd.DataFrame, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:

@@ -76,6 +76,9 @@ MEANS = {
 }
 
 
+SHOWN = 8  # per-dialogue values an explanation writes out (the first and last four of a longer list)
+
+
 def explained_metric(scores: pd.DataFrame, metric: str) -> Explained:
     """One headline metric of one cell (a key of RATIOS or MEANS) from its dialogue_scores rows, with the arithmetic:
     a pooled share sums per-dialogue numerators and denominators (over turns), a mean averages the dialogues that
@@ -83,7 +86,8 @@ def explained_metric(scores: pd.DataFrame, metric: str) -> Explained:
     n = len(scores)
     if metric in RATIOS:
         column, over, what = RATIOS[metric]
-        top, bottom = scores[column].sum(), scores[over].sum()
+        tops, bottoms = scores[column], scores[over]
+        top, bottom = tops.sum(), bottoms.sum()
         scale = DIMENSION_TO_100 if metric.endswith("_unweighted") else 1.0
         if scale == 1.0:
             value = top / bottom if bottom else float("nan")
@@ -93,17 +97,17 @@ def explained_metric(scores: pd.DataFrame, metric: str) -> Explained:
             written = f"{figure(top)} / {figure(bottom)} x {figure(scale)}"
         unit = "answered turns" if over == "n_turns" else "judged turns"
         pooled = (
-            Step(f"{what}, summed over the cell's {n} dialogue(s)", sum_of(scores[column].to_numpy()), top),
-            Step(f"{unit}, summed over the same dialogues", sum_of(scores[over].to_numpy()), bottom),
+            Step(f"{what}, summed over the cell's {n} dialogue(s)", sum_of(tops.to_numpy(), SHOWN), top),
+            Step(f"{unit}, summed over the same dialogues", sum_of(bottoms.to_numpy(), SHOWN), bottom),
             Step("pooled over turns" + (" on 0-100" if scale != 1.0 else ""), written, float(value)),
         )
         notes: tuple[str, ...] = (
             "pooled: every turn weighs the same, so a long dialogue counts more than a short one",
         )
-        if over == "n_judged_turns" and (scores[over] == 0).any():
-            unjudged = int((scores[over] == 0).sum())
+        if over == "n_judged_turns" and (bottoms == 0).any():
+            unjudged = int((bottoms == 0).sum())
             notes += (f"{unjudged} dialogue(s) have no judged turn: they add nothing to either sum",)
-        return Explained(metric, float(value), pooled, notes)
+        return Explained(f"{metric}: pooled over the cell's turns", float(value), pooled, notes)
     column, what = MEANS[metric]
     values = scores[column].astype(float) if metric == "ficr" else scores[column]
     value = float(values.mean())
@@ -117,11 +121,11 @@ def explained_metric(scores: pd.DataFrame, metric: str) -> Explained:
     else:
         total = float(kept.sum())
         steps = (
-            Step(f"{what} of the {len(kept)} dialogue(s) with a value, summed", sum_of(kept), total),
+            Step(f"{what} of the {len(kept)} dialogue(s) with a value, summed", sum_of(kept, SHOWN), total),
             Step("mean over those dialogues", f"{figure(total)} / {len(kept)}", value),
         )
     notes = (f"{left} finished dialogue(s) left out: {WHY_MISSING.get(column, 'no value')}",) if left else ()
-    return Explained(metric, value, steps, notes)
+    return Explained(f"{metric}: mean over the cell's dialogues", value, steps, notes)
 
 
 def _recorded(cell: pd.DataFrame, column: str, default: str) -> str:
@@ -245,7 +249,7 @@ def build_leaderboard(
     errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
     score_cells, error_cells = _by_cell(scores), _by_cell(errors)
-    f1 = metrics.macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else pd.Series()
+    f1 = metrics.explained_macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else {}
     cells = _cells(scores, turns)
     aggregates = _aggregates(cells, score_cells, store if store is not None else result_cache.MemoryStore())
     rows = []
@@ -269,7 +273,7 @@ def build_leaderboard(
             "n_errors": len(cell_errors),
             "failures": failures_line(cell_errors) or None,
             **(aggregates[(target, pool)] if (target, pool) in aggregates else aggregate(cell)),
-            "emotion_macro_f1": float(f1.get((target, pool), float("nan"))),
+            "emotion_macro_f1": f1[(target, pool)].number() if (target, pool) in f1 else float("nan"),
         }
         rows.append(row)
     board = pd.DataFrame(rows)

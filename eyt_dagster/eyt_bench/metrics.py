@@ -7,12 +7,13 @@ sub-indicators (0-5) reported on 0-100 (x20); satisfaction 1-5 is reported on 0-
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.bounds import clipped
-from eyt_dagster.core.explained import Explained, Step, figure, sum_of
+from eyt_dagster.core.explained import Explained, Step, figure, sum_of, term
 from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, RUBRIC, SATISFACTION_MIN
 
@@ -67,10 +68,10 @@ def macro_f1(gold: pd.Series, predicted: pd.Series) -> float:
     return float(f1_score(gold.astype(str), predicted.astype(str), average="macro", zero_division=0))
 
 
-def macro_f1_by(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -> pd.Series:
-    """macro_f1 of every group of `frame`'s rows (indexed by the `by` values; a group with no rows is absent), all
-    groups at once: per group and label (the labels as text, as macro_f1 sees them) the true positives, false
-    positives and false negatives, each label's F1 2tp / (2tp + fp + fn), their mean over the group's labels."""
+def macro_f1_counts(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -> pd.DataFrame:
+    """Per group of `frame`'s rows and label (the labels as text, as macro_f1 sees them; indexed by the `by` values
+    and `label`): the true positives `tp`, false positives `fp`, false negatives `fn` and the label's F1
+    2tp / (2tp + fp + fn)."""
     g, p = frame[gold].astype(str).to_numpy(), frame[predicted].astype(str).to_numpy()
     keys = frame[by].reset_index(drop=True)
     hit = g == p
@@ -82,8 +83,59 @@ def macro_f1_by(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -
         ]
     )
     c = counted.groupby([*by, "label"], sort=True)[["tp", "fp", "fn"]].sum()
-    f1 = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"])
-    return f1.groupby(level=by, sort=True).mean()
+    c["f1"] = 2 * c["tp"] / (2 * c["tp"] + c["fp"] + c["fn"])
+    return c
+
+
+def macro_f1_by(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -> pd.Series:
+    """macro_f1 of every group of `frame`'s rows (indexed by the `by` values; a group with no rows is absent), all
+    groups at once: the mean over each group's labels of macro_f1_counts' F1."""
+    return _mean_f1(macro_f1_counts(frame, by, gold, predicted), by)
+
+
+def _mean_f1(counts: pd.DataFrame, by: list[str]) -> pd.Series:
+    return counts["f1"].groupby(level=by, sort=True).mean().rename(None)
+
+
+def explained_macro_f1_by(
+    frame: pd.DataFrame, by: list[str], gold: str, predicted: str
+) -> dict[tuple[Any, ...], Explained]:
+    """macro_f1_by of every group (keyed by its `by` values, as a tuple) with the arithmetic: each label's true
+    positives, false positives and false negatives, its F1 2tp / (2tp + fp + fn), and their mean. The counts are
+    computed once for every group, as macro_f1_by computes them (the leaderboard's emotion_macro_f1)."""
+    if frame.empty:
+        return {}
+    counts = macro_f1_counts(frame, by, gold, predicted)
+    values = _mean_f1(counts, by)
+    labels = counts.index.get_level_values("label")
+    keys = list(zip(*(counts.index.get_level_values(k) for k in by)))
+    rows: dict[tuple[Any, ...], list[Step]] = {}
+    for key, label, tp, fp, fn, f1 in zip(keys, labels, counts["tp"], counts["fp"], counts["fn"], counts["f1"]):
+        rows.setdefault(key, []).append(
+            Step(
+                f"{label}: {int(tp)} right, {int(fp)} predicted wrongly, {int(fn)} missed",
+                f"2 x {int(tp)} / (2 x {int(tp)} + {int(fp)} + {int(fn)})",
+                float(f1),
+                (float(tp), float(fp), float(fn)),
+            )
+        )
+    notes = ("a label no turn mentions (in gold or predicted) adds no F1 of 0",)
+    out = {}
+    for key, steps in rows.items():
+        value = float(values.loc[key if len(by) > 1 else key[0]])
+        f1s = [float(s.result) for s in steps if isinstance(s.result, float)]
+        mean = Step(f"mean over the {len(f1s)} label(s) in gold or predictions", f"({sum_of(f1s)}) / {len(f1s)}", value)
+        out[key] = Explained("emotion macro-F1", value, (*steps, mean), notes)
+    return out
+
+
+def explained_macro_f1(frame: pd.DataFrame, by: list[str], gold: str, predicted: str) -> Explained:
+    """explained_macro_f1_by of ONE group's rows (one cell's answered turns)."""
+    found = explained_macro_f1_by(frame, by, gold, predicted)
+    if not found:
+        return Explained("emotion macro-F1", float("nan"), (Step("no answered turn: missing"),))
+    (explained,) = found.values()
+    return explained
 
 
 def intent_drift(cosines: pd.Series) -> float:
@@ -115,7 +167,7 @@ def explained_intent_drift(
     steps = []
     for k, (cos, drift) in enumerate(zip(cosines.tolist(), per_turn.tolist())):
         said = f": gold '{texts[k][0]}', predicted '{texts[k][1]}'" if texts is not None else ""
-        written = f"1 - {figure(cos)}" if calibration is None else f"{figure(scale)} x (1 - {figure(cos)})"
+        written = f"1 - {term(cos)}" if calibration is None else f"{figure(scale)} x (1 - {term(cos)})"
         steps.append(Step(f"turn {numbers[k]}{said}", written, drift, (cos,) if calibration is None else (scale, cos)))
     steps.append(
         Step(f"mean over the {len(per_turn)} turn(s)", f"({sum_of(per_turn.tolist())}) / {len(per_turn)}", mean)

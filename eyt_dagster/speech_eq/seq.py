@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from eyt_dagster.core.explained import Explained, Step, figure
+from eyt_dagster.core.explained import Explained, Step, figure, term
 
 MAD_SCALE = 1.4826  # makes the median absolute deviation a consistent estimate of the standard deviation
 SEQ_MEAN, SEQ_SD = 100.0, 15.0
@@ -71,10 +71,10 @@ def explained_seq(value: float, cohort: Sequence[float], names: Sequence[str] | 
     if mad == 0:
         steps.append(Step("MAD = 0: Z is 0 (every value sits at the cohort's centre)", "", 0.0))
     else:
-        written = f"({figure(value)} - {figure(median)}) / ({MAD_SCALE} x {figure(mad)})"
+        written = f"({figure(value)} - {term(median)}) / ({MAD_SCALE} x {figure(mad)})"
         steps.append(Step("Z = (Acc_traj - median) / (1.4826 x MAD)", written, z, (float(value), median, mad)))
     raw = SEQ_MEAN + SEQ_SD * z
-    steps.append(Step("SEQ = 100 + 15 x Z", f"{figure(SEQ_MEAN)} + {figure(SEQ_SD)} x {figure(z)}", raw))
+    steps.append(Step("SEQ = 100 + 15 x Z", f"{figure(SEQ_MEAN)} + {figure(SEQ_SD)} x {term(z)}", raw))
     if raw != result:
         steps.append(Step(f"kept within [{figure(SEQ_MIN)}, {figure(SEQ_MAX)}] (4 standard deviations)", "", result))
     notes = ("1.4826 makes the MAD estimate a standard deviation; a cohort with MAD = 0 gives every value 100",)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from eyt_dagster.core.explained import agrees, figure, sum_of
+from eyt_dagster.core.explained import agrees, figure, sum_of, term
 from eyt_dagster.eyt_bench import analysis, metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import explained_dimension_scores, explained_final_verdicts, score_dialogues
 from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS, USE_MULTILINGUAL
@@ -207,19 +207,33 @@ def test_a_dialogue_without_a_value_is_left_out_and_said_so(scored):
     assert "1 finished dialogue(s) left out: no final verdict" in satisfaction.notes[0]
 
 
+def test_emotion_macro_f1_explained_per_label():
+    frame = pd.DataFrame(
+        {**CELL, "gold": ["joy", "joy", "sadness", "anger"], "pred": ["joy", "sadness", "sadness", "joy"]}
+    )
+    explained = metrics.explained_macro_f1(frame, ["target", "pool"], "gold", "pred")
+    # anger: 0 right, 0 predicted wrongly, 1 missed: 0; joy: 1, 1, 1: 2/4; sadness: 1, 1, 0: 2/3; mean of the three
+    stored = metrics.macro_f1_by(frame, ["target", "pool"], "gold", "pred").iloc[0]
+    assert explained.value == stored == pytest.approx((0 + 0.5 + 2 / 3) / 3)
+    assert stored == pytest.approx(metrics.macro_f1(frame["gold"], frame["pred"]))
+    assert [s.values for s in explained.steps[:3]] == [(0.0, 0.0, 1.0), (1.0, 1.0, 1.0), (1.0, 1.0, 0.0)]
+    assert explained.steps[1].label.startswith("joy") and explained.steps[1].arithmetic == "2 x 1 / (2 x 1 + 1 + 1)"
+    assert explained.steps[-1].arithmetic == "(0 + 0.5 + 0.666667) / 3"
+
+
 def test_the_interval_says_how_it_was_drawn(scored):
     cell = scored.reset_index()
     turns = tables()[0]
     row = analysis.leaderboard_intervals(cell, turns, resamples=300, seed=11).set_index("metric").loc["empathy"]
     assert (row["resamples"], row["seed"], row["n_dialogues"]) == (300, 11, 2)
     steps = analysis.explained_interval("empathy", 2, 300, 11, row["ci_low"], row["ci_high"])
-    assert steps[0].arithmetic == "a 300 x n index matrix from numpy default_rng(11)"
-    assert "mean" in steps[1].arithmetic
-    assert steps[2].values == (row["ci_low"], row["ci_high"])
-    assert steps[2].label.startswith("95% percentile interval: the 2.5th and 97.5th percentiles")
+    assert steps[0].label.startswith("300 resamples of the 2 dialogue(s), drawn with replacement (default_rng(11))")
+    assert steps[0].values == (300.0, 2.0, 11.0) and "the mean of its dialogues' values" in steps[0].label
+    assert steps[1].values == (row["ci_low"], row["ci_high"])
+    assert steps[1].label == "95% interval: the 2.5th and 97.5th percentiles of the resamples"
     ratio = analysis.explained_interval("emotion_acc", 2, 300, None, float("nan"), float("nan"))
-    assert "numerators and denominators" in ratio[1].arithmetic and "not recorded" in ratio[0].arithmetic
-    assert ratio[2].label.startswith("fewer than two dialogues")
+    assert "numerator and denominator" in ratio[0].label and "not recorded" in ratio[0].label
+    assert ratio[1].label.startswith("fewer than two dialogues")
 
 
 def test_figures_and_sums_as_an_explanation_writes_them():
@@ -234,4 +248,5 @@ def test_figures_and_sums_as_an_explanation_writes_them():
         "x",
     ]
     assert sum_of(list(range(20)), limit=4) == "0 + 1 + ... (16 more) ... + 18 + 19"
+    assert (term(-1.5), term(2.0)) == ("(-1.5)", "2")
     assert agrees(1.0, 1.0 + 1e-15) and not agrees(1.0, 1.001) and agrees(None, np.nan) and not agrees(1.0, None)

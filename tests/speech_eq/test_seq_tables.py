@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from eyt_dagster.core.explained import figure
 from eyt_dagster.core.stats import bootstrap_mean_ci
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq.human_ranking import read_human_ranking
@@ -641,7 +642,9 @@ def test_seq_explained_from_the_cohorts_acc_traj():
     assert steps[4].result == explained.value and len(steps) == 5  # not clipped
     # chance (Acc_traj 0.25) placed on the same scale: Z = (0.25 - 0.45) / 0.22239, SEQ 86.5
     chance = board[board.index == "chance"].iloc[0]
-    assert explained_seq(0.25, values, members).value == chance["seq"] == pytest.approx(100 + 15 * (-0.2 / 0.22239))
+    placed = explained_seq(0.25, values, members)
+    assert placed.value == chance["seq"] == pytest.approx(100 + 15 * (-0.2 / 0.22239))
+    assert placed.steps[4].arithmetic == f"100 + 15 x ({figure(placed.steps[3].result)})"
 
 
 def test_seq_explained_when_clipped_or_the_cohort_does_not_spread():
