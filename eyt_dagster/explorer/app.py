@@ -19,6 +19,7 @@ from eyt_dagster.explorer import (
     builder,
     compare,
     costs,
+    explain,
     judges,
     pairs,
     personas,
@@ -128,7 +129,16 @@ def create_app(
         if only and only not in targets:
             return not_found(f"the leaderboard has no row of target '{only}'; the targets are {', '.join(targets)}")
         shown = [r for r in rows if str(r["target"]) == only] if only else rows
-        return page("leaderboard.html", rows=shown, pools=pools, targets=targets, metrics=pairs.METRICS, only=only)
+        explained = explain.leaderboard_cells(wh, shown, queries.HEADLINE)
+        return page(
+            "leaderboard.html",
+            rows=shown,
+            pools=pools,
+            targets=targets,
+            metrics=pairs.METRICS,
+            only=only,
+            explained=explained,
+        )
 
     async def dialogues(request: Request) -> Response:
         q = request.query_params
@@ -191,6 +201,7 @@ def create_app(
             repeat=int(repeat),
             sample_seed=played[1] if played else None,
             samples=repeats.samples(wh, target, seed_id),
+            explained={} if int(repeat) else explain.dialogue(found),
         )
 
     async def one_call(request: Request) -> Response:
@@ -283,6 +294,7 @@ def create_app(
             return not_found(str(exc), 400)
         rows = found.rows.to_dict("records")
         columns = speech.ITEM_COLUMNS + (speech.CHOICE_COLUMNS if chosen["target"] else ())
+        seq_cells = explain.speech(wh, chosen["target"]) if chosen["target"] else []
         return page(
             "speech_items.html",
             found=found,
@@ -294,6 +306,7 @@ def create_app(
             conditions=conditions,
             outcomes=speech.OUTCOMES,
             flags=queries.baseline_flags(wh),
+            seq_cells=seq_cells,
         )
 
     async def speech_build(request: Request) -> Response:
