@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.bounds import clipped
-from eyt_dagster.core.explained import Explained, Step, figure, sum_of
+from eyt_dagster.core.explained import Explained, Step, figure, missing, sum_of
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100, RUBRIC, SATISFACTION_MIN
@@ -292,7 +292,10 @@ def explained_final_verdicts(finals: pd.DataFrame, combine: str = "mean") -> tup
         )
     row = rows.iloc[0]
     votes, judges, completed = int(row["votes"]), int(row["judges"]), bool(row["completed"])
-    said = [Step(f"{v['judge']}", "", "completed" if v["completed"] else "not completed") for _, v in ok.iterrows()]
+    said = [
+        Step(str(judge), "", "missing" if missing(c) else "completed" if c else "not completed")
+        for judge, c in zip(ok["judge"], ok["completed"])
+    ]
     vote = Step(
         "majority vote: completed when more than half of the judges say so",
         f"{votes} of {judges}: {votes} x 2 > {judges}",
@@ -305,8 +308,8 @@ def explained_final_verdicts(finals: pd.DataFrame, combine: str = "mean") -> tup
         (*said, vote),
         (*notes, "a tie counts as not completed: only a goal most judges saw reached is credited"),
     )
-    given = [float(v["satisfaction"]) for _, v in ok.iterrows()]
-    steps = [Step(f"{v['judge']}: satisfaction (1-5)", "", float(v["satisfaction"])) for _, v in ok.iterrows()]
+    given = [float("nan") if missing(v["satisfaction"]) else float(v["satisfaction"]) for _, v in ok.iterrows()]
+    steps = [Step(f"{judge}: satisfaction (1-5)", "", s) for judge, s in zip(ok["judge"], given)]
     combined = float(row["satisfaction_1_5"])
     if judges > 1:
         written = f"({sum_of(given)}) / {judges}" if combine == "mean" else f"median({', '.join(map(figure, given))})"
