@@ -54,7 +54,11 @@ def _finish(
     return (large_table_output if by_values else table_output)(df, baselines=note, **metadata)
 
 
-@asset(**_REPORT, ins=_ins("dialogue_scores", "dialogue_turns"))
+# .s: every row records the bootstrap's seed (the intervals themselves are as they were)
+_SEED_RECORDED: AssetArgs = {**_REPORT, "code_version": f"{LOGIC_VERSION}.s"}
+
+
+@asset(**_SEED_RECORDED, ins=_ins("dialogue_scores", "dialogue_turns"))
 def leaderboard_intervals(
     slate: SlateAccess, reports: ReportAccess, dialogue_scores: pd.DataFrame, dialogue_turns: pd.DataFrame
 ) -> Output[pd.DataFrame]:

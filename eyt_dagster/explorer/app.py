@@ -20,6 +20,7 @@ from eyt_dagster.explorer import (
     compare,
     costs,
     dialogue_names,
+    explain,
     judges,
     pairs,
     personas,
@@ -135,7 +136,16 @@ def create_app(
         if only and only not in targets:
             return not_found(f"the leaderboard has no row of target '{only}'; the targets are {', '.join(targets)}")
         shown = [r for r in rows if str(r["target"]) == only] if only else rows
-        return page("leaderboard.html", rows=shown, pools=pools, targets=targets, metrics=pairs.METRICS, only=only)
+        explained = explain.leaderboard_cells(wh, shown, queries.HEADLINE)
+        return page(
+            "leaderboard.html",
+            rows=shown,
+            pools=pools,
+            targets=targets,
+            metrics=pairs.METRICS,
+            only=only,
+            explained=explained,
+        )
 
     async def dialogues(request: Request) -> Response:
         q = request.query_params
@@ -201,6 +211,7 @@ def create_app(
             repeat=int(repeat),
             sample_seed=played[1] if played else None,
             samples=repeats.samples(wh, target, seed_id),
+            explained={} if int(repeat) else explain.dialogue(found),
         )
 
     async def one_call(request: Request) -> Response:
@@ -296,6 +307,7 @@ def create_app(
             return not_found(str(exc), 400)
         rows = found.rows.to_dict("records")
         columns = speech.ITEM_COLUMNS + (speech.CHOICE_COLUMNS if chosen["target"] else ())
+        seq_cells = explain.speech(wh, chosen["target"]) if chosen["target"] else []
         return page(
             "speech_items.html",
             found=found,
@@ -307,6 +319,7 @@ def create_app(
             conditions=conditions,
             outcomes=speech.OUTCOMES,
             flags=queries.baseline_flags(wh) | seq.baseline_flags(wh),
+            seq_cells=seq_cells,
         )
 
     async def speech_build(request: Request) -> Response:

@@ -7,8 +7,8 @@ The call cache is read read-only where the Dagster instance keeps it (resources/
 
 A page about one target (or one pool) names it as a partition filter: the views then read only the files of the
 matching partition folders (`<column>=<value>/`, resources/storage/warehouse_files.py), not every target's. Nothing is
-cached between pages but the distinct values of a file version (Warehouse.distinct), so a partition a run writes
-is seen by the next page."""
+cached between pages but what was computed from a file version (the distinct values of Warehouse.distinct, the
+leaderboard's explanations in explain.py), so a partition a run writes is seen by the next page."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
+from eyt_dagster.core.explained import Step, figure
 from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, LABELS, answered_turns, weighted_by_dialogue
 from eyt_dagster.eyt_bench.leaderboard import HEADLINE
@@ -87,11 +88,46 @@ def leaderboard_intervals(
             "ci_high": est[2],
             "n_dialogues": len(cell),
             "resamples": resamples,
+            "seed": seed,
         }
         for (target, pool, cell), cell_estimates in zip(cells, estimates)
         for metric, est in zip(INTERVAL_METRICS, cell_estimates.tolist())
     ]
     return pd.DataFrame(rows)
+
+
+# What each resample of a metric's interval computes (what _cell_intervals runs for it).
+INTERVAL_STATISTICS = {
+    "ratio": "the pooled ratio of its dialogues (each keeps its numerator and denominator together)",
+    "mean": "the mean of its dialogues' values (those without one dropped first)",
+    "macro_f1": "the macro-F1 of its dialogues' pooled per-label counts",
+}
+
+
+def explained_interval(
+    metric: str, n_dialogues: int, resamples: int, seed: int | None, low: float, high: float, level: float = 0.95
+) -> tuple[Step, ...]:
+    """How the leaderboard_intervals row of `metric` was made, with its numbers: a percentile bootstrap that
+    resamples the cell's dialogues (`_cell_intervals`). `seed` None: a row stored before the table kept it."""
+    kind = "ratio" if metric in RATIO_METRICS else "macro_f1" if metric == "emotion_macro_f1" else "mean"
+    drawn = f"default_rng({seed})" if seed is not None else "the slate's seed, not recorded in this row"
+    resampled = Step(
+        f"{resamples} resamples of the {n_dialogues} dialogue(s), drawn with replacement ({drawn}); each gives "
+        f"{INTERVAL_STATISTICS[kind]}",
+        "",
+        None,
+        (float(resamples), float(n_dialogues)) + ((float(seed),) if seed is not None else ()),
+    )
+    if np.isnan(low) or np.isnan(high):
+        return resampled, Step("fewer than two dialogues with a value: no interval")
+    tail = (1.0 - level) / 2.0 * 100
+    bounds = Step(
+        f"{level:.0%} interval: the {tail:g}th and {100 - tail:g}th percentiles of the resamples",
+        "",
+        f"{figure(low)} to {figure(high)}",
+        (low, high),
+    )
+    return resampled, bounds
 
 
 def _cell_intervals(cell: pd.DataFrame, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:

@@ -12,6 +12,7 @@ import pandas as pd
 from eyt_dagster.core import result_cache
 from eyt_dagster.core.baseline_flags import BASELINE_KIND, is_baseline
 from eyt_dagster.core.errors import failures_line
+from eyt_dagster.core.explained import Explained, Step, figure, sum_of
 from eyt_dagster.core.provider_profiles import changes_condition, join_notes, split_notes
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, LABELS, answered_turns
@@ -38,21 +39,93 @@ HEADLINE = [
 
 def aggregate(scores: pd.DataFrame) -> dict[str, float]:
     """Headline metrics of one group of per-dialogue rows: pooled label accuracies and unweighted scores
-    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores. All missing (NaN) for
-    no rows: a cell none of whose dialogues finished."""
+    (sums over turns), dialogue means for drift, FICR, satisfaction and weighted scores (each `explained_metric`'s
+    value). All missing (NaN) for no rows: a cell none of whose dialogues finished."""
     if scores.empty:
         return dict.fromkeys([h for h in HEADLINE if h != "emotion_macro_f1"], float("nan"))
-    turns = scores["n_turns"].sum()
-    out = {f"{short}_acc": scores[f"{short}_correct"].sum() / turns if turns else float("nan") for short in LABELS}
-    out["drift"] = scores["drift"].mean()
-    out["ficr"] = scores["completed"].astype(float).mean()
-    out["satisfaction"] = scores["satisfaction"].mean()
-    judged = scores["n_judged_turns"].sum()
-    for d in DIMENSIONS:
-        out[d] = scores[d].mean()
-        out[f"{d}_unweighted"] = scores[f"{d}_sum"].sum() / judged * DIMENSION_TO_100 if judged else float("nan")
-    out["mean_turns"] = scores["n_turns"].mean()
-    return {k: float(v) for k, v in out.items()}
+    return {metric: explained_metric(scores, metric).number() for metric in AGGREGATED}
+
+
+# What a missing per-dialogue value means, per column a mean reads (the dialogue finished, yet has no value).
+WHY_MISSING = {
+    "drift": "no intent similarity row (not embedded)",
+    "completed": "no final verdict (every judge's call failed)",
+    "satisfaction": "no final verdict (every judge's call failed)",
+    **{
+        d: "no turn verdict (every judge's call on every turn failed), or a sub-indicator left empty"
+        for d in DIMENSIONS
+    },
+}
+RATIOS = {
+    **{
+        f"{short}_acc": (
+            f"{short}_correct",
+            "n_turns",
+            f"{short} intent hits" if short != "emotion" else "emotion hits",
+        )
+        for short in LABELS
+    },
+    **{f"{d}_unweighted": (f"{d}_sum", "n_judged_turns", f"{d} turn sums (0-5)") for d in DIMENSIONS},
+}
+MEANS = {
+    "drift": ("drift", "intent drift"),
+    "ficr": ("completed", "final intent completed (1 yes, 0 no)"),
+    "satisfaction": ("satisfaction", "satisfaction (0-100)"),
+    **{d: (d, f"{d} (Eq. 3, 0-100)") for d in DIMENSIONS},
+    "mean_turns": ("n_turns", "turns"),
+}
+
+
+SHOWN = 8  # per-dialogue values an explanation writes out (the first and last four of a longer list)
+
+
+def explained_metric(scores: pd.DataFrame, metric: str) -> Explained:
+    """One headline metric of one cell (a key of RATIOS or MEANS) from its dialogue_scores rows, with the arithmetic:
+    a pooled share sums per-dialogue numerators and denominators (over turns), a mean averages the dialogues that
+    have a value; which dialogues were left out and why. `aggregate` stores its value."""
+    n = len(scores)
+    if metric in RATIOS:
+        column, over, what = RATIOS[metric]
+        tops, bottoms = scores[column], scores[over]
+        top, bottom = tops.sum(), bottoms.sum()
+        scale = DIMENSION_TO_100 if metric.endswith("_unweighted") else 1.0
+        if scale == 1.0:
+            value = top / bottom if bottom else float("nan")
+            written = f"{figure(top)} / {figure(bottom)}"
+        else:
+            value = top / bottom * scale if bottom else float("nan")
+            written = f"{figure(top)} / {figure(bottom)} x {figure(scale)}"
+        unit = "answered turns" if over == "n_turns" else "judged turns"
+        pooled = (
+            Step(f"{what}, summed over the cell's {n} dialogue(s)", sum_of(tops.to_numpy(), SHOWN), top),
+            Step(f"{unit}, summed over the same dialogues", sum_of(bottoms.to_numpy(), SHOWN), bottom),
+            Step("pooled over turns" + (" on 0-100" if scale != 1.0 else ""), written, float(value)),
+        )
+        notes: tuple[str, ...] = (
+            "pooled: every turn weighs the same, so a long dialogue counts more than a short one",
+        )
+        if over == "n_judged_turns" and (bottoms == 0).any():
+            unjudged = int((bottoms == 0).sum())
+            notes += (f"{unjudged} dialogue(s) have no judged turn: they add nothing to either sum",)
+        return Explained(f"{metric}: pooled over the cell's turns", float(value), pooled, notes)
+    column, what = MEANS[metric]
+    values = scores[column].astype(float) if metric == "ficr" else scores[column]
+    value = float(values.mean())
+    numbers = values.to_numpy(dtype=float, na_value=np.nan)
+    kept = numbers[~np.isnan(numbers)]
+    left = n - len(kept)
+    if metric == "ficr":
+        done = int(kept.sum())
+        said = f"completed in {done} of the {len(kept)} dialogue(s) with a final verdict"
+        steps: tuple[Step, ...] = (Step(said, f"{done} / {len(kept)}", value),)
+    else:
+        total = float(kept.sum())
+        steps = (
+            Step(f"{what} of the {len(kept)} dialogue(s) with a value, summed", sum_of(kept, SHOWN), total),
+            Step("mean over those dialogues", f"{figure(total)} / {len(kept)}", value),
+        )
+    notes = (f"{left} finished dialogue(s) left out: {WHY_MISSING.get(column, 'no value')}",) if left else ()
+    return Explained(f"{metric}: mean over the cell's dialogues", value, steps, notes)
 
 
 def _recorded(cell: pd.DataFrame, column: str, default: str) -> str:
@@ -176,7 +249,7 @@ def build_leaderboard(
     errors = error_rows(turns)
     targets = {t.id: t for t in slate.targets}
     score_cells, error_cells = _by_cell(scores), _by_cell(errors)
-    f1 = metrics.macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else pd.Series()
+    f1 = metrics.explained_macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else {}
     cells = _cells(scores, turns)
     aggregates = _aggregates(cells, score_cells, store if store is not None else result_cache.MemoryStore())
     rows = []
@@ -200,7 +273,7 @@ def build_leaderboard(
             "n_errors": len(cell_errors),
             "failures": failures_line(cell_errors) or None,
             **(aggregates[(target, pool)] if (target, pool) in aggregates else aggregate(cell)),
-            "emotion_macro_f1": float(f1.get((target, pool), float("nan"))),
+            "emotion_macro_f1": f1[(target, pool)].number() if (target, pool) in f1 else float("nan"),
         }
         rows.append(row)
     board = pd.DataFrame(rows)

@@ -244,6 +244,7 @@ LEADERBOARD_INTERVALS_COLUMNS: Columns = {
     **_floats("value", "ci_low", "ci_high"),
     "n_dialogues": "Int64",
     "resamples": "Int64",
+    "seed": "Int64",  # the bootstrap's seed (the slate's), so an interval can be drawn again
     **_FLAGS,
     **_CREATED,
 }

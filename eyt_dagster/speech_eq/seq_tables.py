@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import stats
+from eyt_dagster.core.explained import Explained, Step
 from eyt_dagster.speech_eq import seq
 from eyt_dagster.speech_eq.conditions import CONDITIONS, DEFAULT_CONDITION
 from eyt_dagster.speech_eq.protocol import position_bias_rate
@@ -189,15 +190,58 @@ def _items(rows: pd.DataFrame, inference: str) -> pd.DataFrame:
 
 
 def _accuracy_cis(items: pd.DataFrame, *, resamples: int, seed: int) -> dict[str, float]:
-    """Acc1, Acc2, Acc_traj over the clean items, each with a percentile interval from resampling items. The
-    three use the same seed and item count, hence the same resampled item sets."""
+    """Acc1, Acc2, Acc_traj over the clean items (`explained_accuracies`' values), each with a percentile interval
+    from resampling items. The three use the same seed and item count, hence the same resampled item sets."""
     clean = items[items["clean"]]
     c1, c2 = clean["c1"].to_numpy(dtype=float), clean["c2"].to_numpy(dtype=float)
+    explained = explained_accuracies(items)
     out: dict[str, float] = {"n_items": len(clean)}
     for name, values in (("acc1", c1), ("acc2", c2), ("acc_traj", c1 * c2)):
-        est, low, high = stats.bootstrap_mean_ci(values, resamples=resamples, seed=seed)
-        out.update({name: est, f"{name}_low": low, f"{name}_high": high})
+        _, low, high = stats.bootstrap_mean_ci(values, resamples=resamples, seed=seed)
+        out.update({name: explained[name].number(), f"{name}_low": low, f"{name}_high": high})
     return out
+
+
+def _share(values: np.ndarray) -> float:
+    """The mean of the values that are there (bootstrap_mean_ci's estimate); NaN for none."""
+    x = values[~np.isnan(values)]
+    return float(x.mean()) if x.size else NAN
+
+
+def explained_accuracies(items: pd.DataFrame) -> dict[str, Explained]:
+    """Acc1, Acc2 and Acc_traj of one cell from its items (`cell_items`), with the arithmetic: how many items were
+    scored and which were left out, and the share of them with round 1, round 2 and both rounds right."""
+    clean = items[items["clean"]]
+    c1, c2 = clean["c1"].to_numpy(dtype=float), clean["c2"].to_numpy(dtype=float)
+    n, failed = len(clean), int(items["failed"].sum()) if len(items) else 0
+    unfinished = len(items) - n - failed
+    notes = ["a reply that did not parse counts as a wrong answer (parse_failure_rate counts those)"]
+    if failed:
+        notes.append(f"{failed} item(s) left out: a call never reached the model (n_error_items)")
+    if unfinished:
+        notes.append(f"{unfinished} item(s) left out: a round was not asked")
+    scored = Step(f"items scored: both rounds answered, no failed call ({n} of {len(items)})", "", n)
+    out = {}
+    for name, values, what in (
+        ("acc1", c1, "round 1 (turn 4) right"),
+        ("acc2", c2, "round 2 (turn 6) right"),
+        ("acc_traj", c1 * c2, "both rounds right"),
+    ):
+        value = _share(values)
+        hits = int(np.nansum(values))
+        share = Step(f"items with {what}, over the items scored", f"{hits} / {n}", value, (float(hits), float(n)))
+        extra = (
+            ("an item counts only when both of its rounds are right: not Acc1 x Acc2",) if name == "acc_traj" else ()
+        )
+        out[name] = Explained(name.replace("acc", "Acc"), value, (scored, share), (*notes, *extra))
+    return out
+
+
+def cell_items(cell: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The headline inference mode of one cell (a target under a condition) and its items under it, in the seeded
+    option order: what the leaderboard's accuracies are computed from."""
+    mode = headline_inference(cell)
+    return mode, _items(cell[cell["order"] == HEADLINE_ORDER], mode)
 
 
 def _direct_accuracies(items: pd.DataFrame) -> dict[str, float]:
@@ -381,9 +425,8 @@ def seq_leaderboard(
     _check(choices)
     rows: list[dict[str, Any]] = []  # table rows: column -> value of any column type
     for (target, condition), cell in choices.groupby(["target", "condition"], sort=True):
-        mode = headline_inference(cell)
+        mode, items = cell_items(cell)
         seeded = cell[cell["order"] == HEADLINE_ORDER]
-        items = _items(seeded, mode)
         row: dict[str, Any] = {
             "target": str(target),
             "condition": str(condition),

@@ -1,7 +1,8 @@
 """`eyt view` as a subprocess on a free port, walked in headless Chromium: leaderboard -> a cell's dialogues -> one
 dialogue -> one call, a deep link opened directly, leaderboard -> paired differences -> side by side, the SpeechEQ
 items -> one item whose clip loads and plays, the SEQ leaderboard -> one subscale, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
-to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows. And every kind
+to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows. A number's
+arithmetic opens on a click. And every kind
 of page fits a 1,400 px window: a table wider than that scrolls inside its own box, its first column sticky."""
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from eyt_dagster.core import explorer_links
 from resources.models.run_progress import StepProgress
 
 from support.explorer_data import BASELINE, FAILED_SEED, POOL, TARGET, build, seed_id
+from support.explorer_explain_data import E1, build_explain
+from support.explorer_explain_data import TARGET as EXPLAINED
 from support.explorer_speech_data import IMPORTED, ITEM, SPEECH_TARGET
 from support.ui_browser import Chromium, chromium_path, stop_group
 
@@ -241,3 +244,42 @@ def test_every_page_fits_a_1400_px_window(tmp_path):
     boxes = [box for found in scrolling.values() for box in found]
     assert boxes, "no table of the test warehouse is wider than the window: nothing shows the tables scroll"
     assert all(box == ["auto", "sticky"] for box in boxes), scrolling
+
+
+@pytest.mark.slow
+def test_a_number_opens_its_arithmetic_in_headless_chromium(tmp_path):
+    """On a warehouse the pipeline's functions wrote (support/explorer_explain_data.py): a dialogue's Empathy and a
+    leaderboard cell's mean each open their arithmetic on a click, without a script (a <details> element)."""
+    if chromium_path() is None:
+        pytest.fail("Chromium is not installed: `.ci/run` installs Debian's `chromium`")
+    data = tmp_path / "data"
+    data.mkdir()
+    build_explain(data)
+    shots = DOC_SHOTS if os.environ.get("EYT_DOC_SCREENSHOTS") == "1" else tmp_path / "shots"
+    shots.mkdir(exist_ok=True)
+    process, base = start_view(data, tmp_path / "view.log")
+    try:
+        with Chromium(tmp_path / "chromium", width=1280, height=820) as browser:
+            browser.navigate(base + explorer_links.dialogue_path(EXPLAINED, E1))
+            browser.wait_for_text(["Final-intent verdicts", "Empathy 69.4"], absent=["weights renormalised"])
+            browser.evaluate("document.getElementById('score-empathy').scrollIntoView(); window.scrollBy(0, -70)")
+            browser.evaluate("document.querySelector('#score-empathy summary').click()")
+            text = browser.wait_for_text(["weights renormalised over the judged turns 1, 3, 4", "3.47222 x 20"])
+            assert "mean per sub-indicator (1, 0.75, 1, 0.5, 0)" in text and "The stored number" not in text
+            browser.screenshot(shots / "explain.png")
+
+            browser.navigate(base + "/")
+            browser.wait_for_text(["EYT-Bench leaderboard", EXPLAINED], absent=["resamples of the"])
+            opened = browser.evaluate(
+                "(() => { const d = [...document.querySelectorAll('details.explain')]"
+                ".find(e => e.querySelector('.what').textContent.startsWith('empathy: mean'));"
+                " d.querySelector('summary').click(); return d.open; })()"
+            )
+            assert opened is True
+            browser.wait_for_text(["69.4444 + 50", "not counted: 1 unfinished dialogue(s)", "default_rng(7)"])
+            browser.screenshot(shots / "explain_leaderboard.png")
+    finally:
+        used, left = stop_group(process, timeout=20)
+    assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
+    for name in ("explain", "explain_leaderboard"):
+        assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000

@@ -7,16 +7,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from eyt_dagster.core.explained import figure
 from eyt_dagster.core.stats import bootstrap_mean_ci
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
 from eyt_dagster.speech_eq.human_ranking import read_human_ranking
 from eyt_dagster.speech_eq.protocol import accuracies
 from eyt_dagster.speech_eq.rank_correlation import human_alignment, human_correlation
+from eyt_dagster.speech_eq.seq import explained_seq
 from eyt_dagster.speech_eq.seq_tables import (
     BREAKDOWN_COLUMNS,
     LEADERBOARD_COLUMNS,
+    cell_items,
     conditioning_markdown,
     conditioning_table,
+    explained_accuracies,
     seq_breakdown,
     seq_cohort_note,
     seq_leaderboard,
@@ -597,3 +601,55 @@ def test_human_ranking_naming_items_that_were_not_evaluated_is_an_error(tmp_path
     ranking = read_human_ranking(write(tmp_path, "target,item_id,rank\nA,i0,1\nB,i0,2\nA,zz,1\nB,zz,2\n"))
     with pytest.raises(ValueError, match=r"ranking\.csv: item\(s\) \['zz'\] .*not in speech\.slm_choices"):
         human_alignment(rated_and_unrated(), ranking, resamples=20, seed=0)
+
+
+# -- explanations: each stored number is its explanation's value ---------------------------------------------
+
+
+def test_accuracies_explained_from_the_items(hand):
+    stored = seq_leaderboard(hand, resamples=50, seed=1).set_index("target").loc["m"]
+    mode, items = cell_items(hand[hand["target"] == "m"])
+    explained = explained_accuracies(items)
+    assert mode == "sequential"
+    # a TT, b TF, c FT, d TF scored; e and f failed: Acc1 3/4, Acc2 2/4, Acc_traj 1/4 (both rounds right: a)
+    for name, hits in (("acc1", 3), ("acc2", 2), ("acc_traj", 1)):
+        assert explained[name].value == stored[name] == hits / 4
+        share = explained[name].steps[-1]
+        assert (share.arithmetic, share.values) == (f"{hits} / 4", (float(hits), 4.0))
+    assert explained["acc1"].steps[0].label.endswith("(4 of 6)")
+    assert any("2 item(s) left out" in note for note in explained["acc1"].notes)
+    assert any("not Acc1 x Acc2" in note for note in explained["acc_traj"].notes)
+
+
+def test_seq_explained_from_the_cohorts_acc_traj():
+    # Acc_traj 0.2, 0.4, 0.5, 0.9: median 0.45; absolute deviations 0.25, 0.05, 0.05, 0.45, MAD 0.15;
+    # t9: Z = (0.9 - 0.45) / (1.4826 x 0.15) = 2.02347, SEQ = 100 + 15 x 2.02347 = 130.35
+    rights = {"t2": 2, "t4": 4, "t5": 5, "t9": 9}
+    board = seq_leaderboard(
+        frame([r for t, k in rights.items() for r in cohort_rows(t, k, n=10)]), resamples=20, seed=0
+    ).set_index("target")
+    members = [t for t in rights if board.loc[t, "in_seq_cohort"]]
+    assert members == list(rights)
+    values = [float(board.loc[t, "acc_traj"]) for t in members]
+    explained = explained_seq(float(board.loc["t9", "acc_traj"]), values, members)
+    z = (0.9 - 0.45) / (1.4826 * 0.15)
+    assert explained.value == board.loc["t9", "seq"] == pytest.approx(100 + 15 * z)
+    steps = explained.steps
+    assert steps[0].arithmetic == "t2 0.2, t4 0.4, t5 0.5, t9 0.9" and steps[0].values == (0.2, 0.4, 0.5, 0.9)
+    assert (steps[1].arithmetic, steps[1].result) == ("median(0.2, 0.4, 0.5, 0.9)", pytest.approx(0.45))
+    assert steps[2].arithmetic == "median(0.05, 0.05, 0.25, 0.45)" and steps[2].result == pytest.approx(0.15)
+    assert steps[3].arithmetic == "(0.9 - 0.45) / (1.4826 x 0.15)" and steps[3].result == pytest.approx(z)
+    assert steps[4].result == explained.value and len(steps) == 5  # not clipped
+    # chance (Acc_traj 0.25) placed on the same scale: Z = (0.25 - 0.45) / 0.22239, SEQ 86.5
+    chance = board[board.index == "chance"].iloc[0]
+    placed = explained_seq(0.25, values, members)
+    assert placed.value == chance["seq"] == pytest.approx(100 + 15 * (-0.2 / 0.22239))
+    assert placed.steps[4].arithmetic == f"100 + 15 x ({figure(placed.steps[3].result)})"
+
+
+def test_seq_explained_when_clipped_or_the_cohort_does_not_spread():
+    clipped = explained_seq(1.0, [0.1, 0.2, 0.3])  # Z = 0.7 / (1.4826 x 0.1) = 4.72: 170.8, kept at 160
+    assert clipped.value == 160.0 and clipped.steps[-1].label.startswith("kept within [40, 160]")
+    flat = explained_seq(0.9, [0.5, 0.5, 0.5])
+    assert flat.value == seq_on_scale(0.9, [0.5, 0.5, 0.5]) == 100.0 and "MAD = 0" in flat.steps[3].label
+    assert np.isnan(explained_seq(0.5, []).value) and "no cohort member" in explained_seq(0.5, []).steps[0].label

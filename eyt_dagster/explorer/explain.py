@@ -1,0 +1,297 @@
+"""The arithmetic the pages show beside their numbers (templates/explain.html): each explanation is computed by the
+domain function whose value the warehouse stores (eyt_bench.dialogue_scoring, metrics, leaderboard, analysis;
+speech_eq.seq_tables, seq), from the rows the stored number was made of. When the two differ, the rows changed
+after the number was stored (a rerun that has not reached the later tables yet), and the page says so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from eyt_dagster.core.errors import failures_line
+from eyt_dagster.core.explained import Explained, Figure, Step, agrees, figure
+from eyt_dagster.explorer.queries import Dialogue
+from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.eyt_bench import analysis, leaderboard, metrics
+from eyt_dagster.eyt_bench.dialogue_scoring import (
+    KEYS,
+    answered_turns,
+    explained_dimension_scores,
+    explained_final_verdicts,
+)
+from eyt_dagster.eyt_bench.encoder_calibration import CALIBRATIONS
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+from eyt_dagster.eyt_bench.unfinished import error_rows
+from eyt_dagster.speech_eq import seq_tables
+from eyt_dagster.speech_eq.seq import explained_seq
+from resources.storage.warehouse_files import as_path
+
+CELL = ["target", "pool"]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One step as a page writes it."""
+
+    label: str
+    arithmetic: str
+    result: str  # empty for a step without a value
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An explanation beside the stored number it explains."""
+
+    label: str
+    value: str  # the explanation's value, written as the steps write numbers
+    lines: tuple[Line, ...]
+    notes: tuple[str, ...]
+    stored: str  # the stored number, written the same way
+    agrees: bool  # the stored number is the explanation's value
+
+
+def shown(explained: Explained, stored: Any) -> Shown:
+    lines = tuple(Line(s.label, s.arithmetic, "" if s.result is None else figure(s.result)) for s in explained.steps)
+    return Shown(
+        explained.label,
+        figure(explained.value),
+        lines,
+        explained.notes,
+        figure(stored),
+        agrees(stored, explained.value),
+    )
+
+
+# -- one dialogue ------------------------------------------------------------------------------------------------
+
+
+def dialogue(d: Dialogue) -> dict[str, Shown]:
+    """The dialogue page's numbers (its dialogue_scores row), each explained from the dialogue's own rows:
+    completed and satisfaction from the final verdicts, drift from the turns' intent similarity, each dimension from
+    the turn verdicts, with the alpha and judge_combine the row was computed with. Empty for a dialogue that did not
+    finish (no dialogue_scores row)."""
+    scores = d.scores
+    if scores is None or not d.turns:
+        return {}
+    alpha = scores.get("alpha")
+    combine = str(scores.get("judge_combine") or "mean")
+    out: dict[str, Shown] = {}
+    finals = _frame(d.finals, {"completed": "boolean", "satisfaction": "Int64"})
+    if len(finals):
+        completed, satisfaction = explained_final_verdicts(finals, combine)
+        out["completed"] = shown(completed, scores.get("completed"))
+        out["satisfaction"] = shown(satisfaction, scores.get("satisfaction"))
+    similar = [t for t in d.turns if t.get("similarity")]
+    if similar:
+        model = str(similar[0]["similarity"].get("embedding_model") or "")
+        calibration = CALIBRATIONS.get(model)
+        drift = metrics.explained_intent_drift(
+            pd.Series([float(t["similarity"]["cos_gold_pred"]) for t in similar]),
+            calibration if calibration is not None and calibration.drift_scale != 1.0 else None,
+            turns=[int(t["turn"]) for t in similar],
+            texts=[(str(t.get("gold_intent_description")), str(t.get("pred_intent_description"))) for t in similar],
+        )
+        out["drift"] = shown(drift, scores.get("drift"))
+    verdicts = _frame(
+        [v for t in d.turns for v in t["verdicts"]], {"turn": "int64", **dict.fromkeys(SUBSCORE_COLUMNS, "float64")}
+    )
+    if alpha is not None and len(verdicts):
+        n_turns = max(int(t["turn"]) for t in d.turns)
+        for name, explained in explained_dimension_scores(verdicts, n_turns, float(alpha), combine).items():
+            out[name] = shown(explained, scores.get(name))
+    return out
+
+
+def _frame(rows: list[dict[str, Any]], dtypes: dict[str, str]) -> pd.DataFrame:
+    """Rows as the pipeline reads them (missing values as NaN / NA, numbers as numbers)."""
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    if "error" not in frame.columns:
+        frame["error"] = None
+    return frame.astype({c: t for c, t in dtypes.items() if c in frame.columns})
+
+
+# -- the leaderboard ---------------------------------------------------------------------------------------------
+
+BOARD_TABLES = (
+    "dialogue.dialogue_scores",
+    "dialogue.dialogue_turns",
+    "dialogue.leaderboard_intervals",
+    "dialogue.simulator_audit",
+)
+
+
+def leaderboard_cells(wh: Warehouse, rows: Iterable[dict[str, Any]], metrics_shown: Iterable[str]) -> dict[str, Shown]:
+    """Each shown leaderboard number, keyed '<target>|<pool>|<metric>', explained from the cell's dialogue_scores rows
+    by the function the leaderboard's value is (leaderboard.explained_metric; metrics.explained_macro_f1_by over the
+    answered turns for emotion_macro_f1), followed by which dialogues were left out and why, how many the simulator
+    audit flagged (they count), and how the cell's interval was drawn (dialogue.leaderboard_intervals)."""
+    wanted = list(rows)
+    if not wanted:
+        return {}
+    names = tuple(metrics_shown)
+    explained = _board_explanations(wh, names)
+    out: dict[str, Shown] = {}
+    for row in wanted:
+        for metric in names:
+            found = explained.get((str(row["target"]), str(row["pool"]), metric))
+            if found is not None:
+                out[f"{row['target']}|{row['pool']}|{metric}"] = shown(found, row.get(metric))
+    return out
+
+
+# The leaderboard's explanations per version of the files they were read from: (metrics, each file's path, size,
+# modification time and inode) -> (target, pool, metric) -> Explained. A file is written once and replaced by a rename,
+# so a partition a run writes is a new key, and an unchanged warehouse is not read again for every page.
+_BOARD: dict[tuple[Any, ...], dict[tuple[str, str, str], Explained]] = {}
+_BOARD_MAX = 8
+
+
+def _board_explanations(wh: Warehouse, names: tuple[str, ...]) -> dict[tuple[str, str, str], Explained]:
+    versions = []
+    for table in BOARD_TABLES:
+        for name in wh.files(table):
+            try:
+                st = as_path(name).stat()
+            except FileNotFoundError:  # replaced since it was listed: the next page reads it
+                continue
+            versions.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+    key = (names, tuple(versions))
+    found = _BOARD.get(key)
+    if found is None:
+        found = _compute_board(wh, names)
+        if len(_BOARD) >= _BOARD_MAX:
+            _BOARD.clear()
+        _BOARD[key] = found
+    return found
+
+
+def _compute_board(wh: Warehouse, names: tuple[str, ...]) -> dict[tuple[str, str, str], Explained]:
+    columns = ", ".join(dict.fromkeys([*KEYS, *leaderboard.AGGREGATE_COLUMNS]))
+    with wh.sql(BOARD_TABLES) as con:
+        scores = con.execute(f"SELECT {columns} FROM dialogue_scores ORDER BY target, pool, seed_id").df()
+        turns = con.execute(
+            "SELECT target, pool, seed_id, turn, error, error_role, error_kind, complete, gold_emotion, pred_emotion "
+            "FROM dialogue_turns ORDER BY target, pool, seed_id, turn"
+        ).df()
+        intervals = con.execute("SELECT * FROM leaderboard_intervals").df()
+        flagged = con.execute(
+            "SELECT target, pool, count(DISTINCT seed_id) AS n FROM simulator_audit WHERE flagged GROUP BY target, pool"
+        ).df()
+    by_cell = {key: cell for key, cell in scores.groupby(CELL, sort=False)}
+    answered = answered_turns(turns)
+    f1 = metrics.explained_macro_f1_by(answered, CELL, "gold_emotion", "pred_emotion") if len(answered) else {}
+    errors = error_rows(turns)
+    errors_by_cell = {key: cell for key, cell in errors.groupby(CELL, sort=False)}
+    spans = {(r["target"], r["pool"], r["metric"]): r for r in intervals.to_dict("records")}
+    flags = {(r["target"], r["pool"]): int(r["n"]) for r in flagged.to_dict("records")}
+    out: dict[tuple[str, str, str], Explained] = {}
+    for key in dict.fromkeys([*by_cell, *errors_by_cell]):
+        target, pool = str(key[0]), str(key[1])
+        cell = by_cell.get(key, scores.iloc[0:0])
+        unfinished = errors_by_cell.get(key, errors.iloc[0:0])
+        left = _left_out(unfinished, flags.get(key, 0))
+        for metric in names:
+            explained = _cell_number(metric, cell, f1.get(key), unfinished)
+            if explained is None:
+                continue
+            span = spans.get((target, pool, metric))
+            extra = _interval(metric, span) if span is not None else ()
+            notes = left if metric not in ("n_dialogues", "n_errors") else ()
+            out[(target, pool, metric)] = explained.then(*extra, notes=notes)
+    return out
+
+
+def _cell_number(
+    metric: str, cell: pd.DataFrame, macro_f1: Explained | None, unfinished: pd.DataFrame
+) -> Explained | None:
+    if metric in leaderboard.AGGREGATED:
+        if cell.empty:
+            return Explained(metric, float("nan"), (Step("no dialogue of this cell finished: missing"),))
+        return leaderboard.explained_metric(cell, metric)
+    if metric == "emotion_macro_f1":
+        return macro_f1 or Explained("emotion macro-F1", float("nan"), (Step("no answered turn: missing"),))
+    if metric == "n_dialogues":
+        said = Step("finished dialogues: one dialogue_scores row each", "", len(cell))
+        return Explained("finished dialogues", len(cell), (said,))
+    if metric == "n_errors":
+        why = failures_line(unfinished) or "none"
+        said = Step(
+            "dialogues a failed call stopped before they ended (their dialogue_turns error row)", why, len(unfinished)
+        )
+        return Explained("unfinished dialogues", len(unfinished), (said,))
+    return None
+
+
+def _left_out(unfinished: pd.DataFrame, flagged: int) -> tuple[str, ...]:
+    notes = []
+    if len(unfinished):
+        notes.append(
+            f"not counted: {len(unfinished)} unfinished dialogue(s) ({failures_line(unfinished)}): a call failed before "
+            "the dialogue ended, so no metric reads it"
+        )
+    if flagged:
+        notes.append(
+            f"counted: {flagged} dialogue(s) the simulator audit flagged; dialogue.simulator_audit_effect gives the "
+            "metrics without them"
+        )
+    return tuple(notes)
+
+
+def _interval(metric: str, span: dict[str, Any]) -> tuple[Step, ...]:
+    seed = span.get("seed")
+    return analysis.explained_interval(
+        metric,
+        int(span["n_dialogues"]),
+        int(span["resamples"]),
+        None if seed is None or pd.isna(seed) else int(seed),
+        float(span["ci_low"]) if not pd.isna(span["ci_low"]) else float("nan"),
+        float(span["ci_high"]) if not pd.isna(span["ci_high"]) else float("nan"),
+    )
+
+
+# -- SpeechEQ ----------------------------------------------------------------------------------------------------
+
+SPEECH_TABLES = ("speech.slm_choices", "speech.seq_leaderboard")
+SPEECH_NUMBERS = ("acc1", "acc2", "acc_traj", "seq")
+
+
+@dataclass(frozen=True)
+class SpeechCell:
+    """A target's SEQ leaderboard row under one persona condition, each number explained."""
+
+    condition: str
+    stored: dict[str, Figure]
+    explained: dict[str, Shown]
+
+
+def speech(wh: Warehouse, target: str) -> list[SpeechCell]:
+    """`target`'s rows of speech.seq_leaderboard, one per condition: Acc1, Acc2 and Acc_traj explained from its
+    slm_choices rows (seq_tables.cell_items, explained_accuracies), SEQ from its Acc_traj and the cohort members'
+    (seq.explained_seq), as the table was computed. Empty when the table has no row of the target."""
+    with wh.sql(SPEECH_TABLES, {"target": target}) as con:
+        choices = con.execute("SELECT * FROM slm_choices WHERE target = $target", {"target": target}).df()
+    with wh.sql(["speech.seq_leaderboard"]) as con:
+        board = con.execute("SELECT * FROM seq_leaderboard ORDER BY condition, target").df()
+    out = []
+    for row in board[board["target"] == target].to_dict("records"):
+        condition = str(row["condition"])
+        cell = choices[choices["condition"] == condition]
+        explained: dict[str, Shown] = {}
+        if len(cell):
+            _, items = seq_tables.cell_items(cell)
+            for name, value in seq_tables.explained_accuracies(items).items():
+                explained[name] = shown(value, row.get(name))
+        cohort = board[(board["condition"] == condition) & board["in_seq_cohort"].astype(bool)]
+        members = [str(t) for t in cohort["target"]]
+        seq = explained_seq(float(row["acc_traj"]), cohort["acc_traj"].astype(float).tolist(), members)
+        kind = str(row.get("seq_cohort_kind") or "")
+        where = "a member of the cohort" if target in members else "placed on the cohort's scale, not a member"
+        seq = seq.then(notes=(f"cohort: {kind or 'unknown'} ({', '.join(members) or 'nobody'}); {target} is {where}",))
+        explained["seq"] = shown(seq, row.get("seq"))
+        out.append(SpeechCell(condition, {k: row.get(k) for k in SPEECH_NUMBERS}, explained))
+    return out

@@ -1,0 +1,144 @@
+"""Each number the explorer shows opens its arithmetic (templates/explain.html), computed by the function whose value
+the warehouse stores: on a warehouse written by the pipeline's own functions (tests/support/explorer_explain_data.py,
+which spells out the hand-computed values), every explanation agrees with its stored number, the pages show the
+steps with the actual values, and a model's text inside an explanation reaches the page as text only."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from markupsafe import escape
+
+from eyt_dagster.core.explained import Explained, Step, figure
+from eyt_dagster.explorer import explain, queries
+from eyt_dagster.explorer.app import dialogue_url, environment
+
+from support.asgi_get import get
+from support.explorer_data import HOSTILE
+from support.explorer_explain_data import E1, E1_EMPATHY_100, E2, SPEECH_RIGHT, TARGET, build_explain
+from support.explorer_fixtures import explorer_fixtures, wh
+
+pytestmark = pytest.mark.unit
+
+data, app = explorer_fixtures("explain", build_explain)
+
+
+def blocks(page: str) -> dict[str, str]:
+    """Each explanation of a page by what it explains (its first line), as plain text."""
+    found = {}
+    for block in re.findall(r'<details class="explain">.*?</details>', page, re.S):
+        what = re.search(r'<p class="what">(.*?) = <strong>', block, re.S)
+        assert what is not None, block
+        text = html.unescape(re.sub(r"<[^>]+>", "", block))
+        found.setdefault(html.unescape(what.group(1)), text)
+    return found
+
+
+def test_every_explanation_agrees_with_its_stored_number(data):
+    frames = data[1]
+    for seed in (E1, E2):
+        found = queries.dialogue(wh(data), TARGET, seed)
+        assert found is not None
+        shown = explain.dialogue(found)
+        assert set(shown) == {"completed", "satisfaction", "drift", "empathy", "persona", "anthropomorphic"}
+        assert all(s.agrees for s in shown.values()), {k: (s.stored, s.value) for k, s in shown.items()}
+    rows = frames["dialogue.leaderboard"].to_dict("records")
+    cells = explain.leaderboard_cells(wh(data), rows, queries.HEADLINE)
+    assert len(cells) == len(queries.HEADLINE)
+    assert all(s.agrees for s in cells.values()), {k: (s.stored, s.value) for k, s in cells.items() if not s.agrees}
+    for target in SPEECH_RIGHT:
+        (default,) = explain.speech(wh(data), target)
+        assert set(default.explained) == {"acc1", "acc2", "acc_traj", "seq"}
+        assert all(s.agrees for s in default.explained.values()), target
+
+
+def test_the_dialogue_page_shows_each_numbers_arithmetic_with_its_values(app, data):
+    page = get(app, dialogue_url(TARGET, E1)).text
+    shown = blocks(page)
+    stored = data[1]["dialogue.dialogue_scores"].set_index("seed_id").loc[E1]
+    assert stored["empathy"] == pytest.approx(E1_EMPATHY_100)
+    empathy = shown[f"empathy of this dialogue (Eq. 3, 0-100) = {figure(stored['empathy'])}".split(" = ")[0]]
+    for written in (
+        "w1 = w2 = 0.1; w3..w4 = (1 - 2 x 0.1) / (4 - 2) = 0.1, 0.1, 0.4, 0.4",
+        "judge-a (1, 1, 1, 0.5, 0); judge-b (1, 0.5, 1, 0.5, 0); mean per sub-indicator (1, 0.75, 1, 0.5, 0)",
+        "turn 2: no verdict (every judge call failed); its weight drops out",
+        "0.1 / 0.9, 0.4 / 0.9, 0.4 / 0.9 = 0.111111, 0.444444, 0.444444",
+        "0.111111 x 3.25 + 0.444444 x 4.5 + 0.444444 x 2.5 = 3.47222",
+        "3.47222 x 20 = 69.4444",
+    ):
+        assert written in empathy, written
+    completed = shown["final intent completed (majority of the judges)"]
+    assert "2 of 2: 2 x 2 > 2 = yes" in completed
+    satisfaction = shown["satisfaction of this dialogue (0-100)"]
+    assert "(5 + 4) / 2 = 4.5" in satisfaction and "(4.5 - 1) x 25 = 87.5" in satisfaction
+    drift = shown["intent drift of the dialogue (Eq. 1)"]
+    assert "1 - 0.6 = 0.4" in drift and "(0.1 + 0.4 + 0.25 + 0.65) / 4 = 0.35" in drift
+    assert "The stored number is" not in page
+    tie = blocks(get(app, dialogue_url(TARGET, E2)).text)["final intent completed (majority of the judges)"]
+    assert "1 of 2: 1 x 2 > 2 = no" in tie and "a tie counts as not completed" in tie
+
+
+def test_a_models_text_in_an_explanation_stays_text(app):
+    page = get(app, dialogue_url(TARGET, E1)).text
+    drift = next(b for b in re.findall(r'<details class="explain">.*?</details>', page, re.S) if "Eq. 1" in b)
+    assert str(escape(HOSTILE)) in drift  # the intent texts, escaped
+    assert HOSTILE not in page and "<script" not in page and "<img" not in page
+
+
+def test_the_leaderboard_explains_which_dialogues_count_and_how_the_interval_was_drawn(app, data):
+    shown = blocks(get(app, "/").text)
+    interval = data[1]["dialogue.leaderboard_intervals"].set_index("metric").loc["empathy"]
+    empathy = shown["empathy: mean over the cell's dialogues"]
+    for written in (
+        "empathy (Eq. 3, 0-100) of the 2 dialogue(s) with a value, summed: 69.4444 + 50 = 119.444",
+        "119.444 / 2 = 59.7222",
+        "not counted: 1 unfinished dialogue(s) (simulator: 1 timeout)",
+        "counted: 1 dialogue(s) the simulator audit flagged",
+        "200 resamples of the 2 dialogue(s), drawn with replacement (default_rng(7))",
+        f"= {figure(interval['ci_low'])} to {figure(interval['ci_high'])}",
+    ):
+        assert written in empathy, written
+    assert (
+        "completed in 1 of the 2 dialogue(s) with a final verdict: 1 / 2 = 0.5"
+        in shown["ficr: mean over the cell's dialogues"]
+    )
+    assert "87.5 + 37.5 = 125" in shown["satisfaction: mean over the cell's dialogues"]
+    pooled = shown["latent_acc: pooled over the cell's turns"]  # e1's turn 2 and e2's turn 2 are wrong
+    for written in (
+        "latent intent hits, summed over the cell's 2 dialogue(s): 3 + 2 = 5",
+        "4 + 3 = 7",
+        "5 / 7 = 0.714286",
+    ):
+        assert written in pooled, written
+    assert "unfinished dialogues" in shown and "simulator: 1 timeout" in shown["unfinished dialogues"]
+
+
+def test_the_speech_page_explains_a_targets_seq(app):
+    shown = blocks(get(app, "/speech?target=t9").text)
+    seq = shown["SEQ (Eq. 2-3)"]
+    for written in (
+        "t2 0.2, t4 0.4, t5 0.5, t9 0.9",
+        "median(0.2, 0.4, 0.5, 0.9) = 0.45",
+        "median(0.05, 0.05, 0.25, 0.45) = 0.15",
+        "(0.9 - 0.45) / (1.4826 x 0.15) = 2.02347",
+        "100 + 15 x 2.02347 = 130.352",
+        "t9 is a member of the cohort",
+    ):
+        assert written in seq, written
+    assert "9 / 10 = 0.9" in shown["Acc_traj"] and "10 / 10 = 1" in shown["Acc2"]
+    t2 = blocks(get(app, "/speech?target=t2").text)
+    assert "1 item(s) left out: a call never reached the model" in t2["Acc1"]
+    assert "100 + 15 x (-1.12415) = 83.1377" in t2["SEQ (Eq. 2-3)"]
+
+
+def test_an_explanation_that_disagrees_says_so_and_escapes_its_text():
+    explained = Explained(
+        f"drift of {HOSTILE}", 0.35, (Step(f"turn 1: {HOSTILE}", "1 - 0.65", 0.35),), notes=(HOSTILE,)
+    )
+    macro = environment().from_string('{% from "explain.html" import explain %}{{ explain(e) }}')
+    page = macro.render(e=explain.shown(explained, stored=0.4))
+    assert "The stored number is 0.4, these rows give 0.35" in page
+    assert HOSTILE not in page and str(escape(HOSTILE)) in page
+    assert "The stored number" not in macro.render(e=explain.shown(explained, stored=0.35))

