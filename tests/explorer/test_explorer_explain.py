@@ -133,6 +133,18 @@ def test_the_speech_page_explains_a_targets_seq(app):
     assert "100 + 15 x (-1.12415) = 83.1377" in t2["SEQ (Eq. 2-3)"]
 
 
+def test_the_seq_leaderboard_explains_each_targets_numbers(app):
+    page = get(app, "/seq").text
+    board = page.split('<table class="board seq">', 1)[1].split("</table>", 1)[0]
+    rows = {
+        re.search(r'<td class="target">(?:<a [^>]*>)?([^<]+)', r).group(1).strip(): r for r in board.split("<tr")[2:]
+    }
+    t9 = blocks(rows["t9"])
+    assert "100 + 15 x 2.02347 = 130.352" in t9["SEQ (Eq. 2-3)"] and "9 / 10 = 0.9" in t9["Acc_traj"]
+    assert "100 + 15 x (-1.12415) = 83.1377" in blocks(rows["t2"])["SEQ (Eq. 2-3)"]
+    assert "The stored number" not in board  # the table's numbers are the explanations' own
+
+
 def test_an_explanation_that_disagrees_says_so_and_escapes_its_text():
     explained = Explained(
         f"drift of {HOSTILE}", 0.35, (Step(f"turn 1: {HOSTILE}", "1 - 0.65", 0.35),), notes=(HOSTILE,)

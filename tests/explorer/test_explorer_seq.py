@@ -122,7 +122,7 @@ def test_the_seq_page_names_baselines_and_links_every_target(app):
     for target in (SPEECH_TARGET, SPEECH_BASELINE):
         assert f'href="{html_text.escape(speech_url(target=target, condition="default"))}"' in board
     for shown in (
-        '<td class="num">110.1</td>',  # SEQ, one decimal
+        '<td class="num">110.1<',  # SEQ, one decimal (its arithmetic follows)
         '0.570 <small class="ci">[0.490&ndash;0.650]</small>',  # Acc_traj and its interval
         "$0.8400",  # USD per 100 queries
         "the end-to-end and cascaded models evaluated (speech-model-b, speech-target)",
