@@ -259,8 +259,9 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
             leaderboard = next(b for b in boxes if b.startswith("leaderboardLatest event"))
             assert "Materialized" in leaderboard, leaderboard
             turns = next(b for b in boxes if b.startswith("dialogue_turnsLatest event"))
-            # one pool of three (the Chinese pool is a partition too, never played here), both targets
-            assert "33% filled" in turns and "6 partitions" in turns, turns
+            # the slate's cells only: both targets on its two pools (not the Chinese pool it does not play), one
+            # pool of the two run
+            assert "50% filled" in turns and "4 partitions" in turns, turns
             selection_shot = browser.screenshot(tmp_path / "asset_selection.png")
             phase("selected assets")
 

@@ -183,12 +183,19 @@ def _left_undone() -> str:
 
 def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
     """The targets and pools `eyt run`'s flags select (also `eyt plan`'s); None after printing why the flags are
-    wrong (a target not in the slate, an unknown subscale)."""
+    wrong (a target or pool not in the slate, an unknown subscale)."""
     from eyt_dagster.ops.plan import Selection
 
     unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
     if unknown:
         print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
+        return None
+    unplayed = sorted(set(args.pool or []) - set(slate.pools))
+    if unplayed:  # not a partition of the code location either (eyt_dagster/partitions.py)
+        print(
+            f"eyt: pool(s) {unplayed} are not in the slate {slate_path_from_env()}; its pools are {list(slate.pools)}",
+            file=sys.stderr,
+        )
         return None
     wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
     if wrong:
