@@ -14,8 +14,8 @@
     eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse (--out DIR)
     eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
-    eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance (--automation: with
-                            the daemon keeping the slate up to date, docs/refresh.md)
+    eyt dev                 start the Dagster UI and daemon on this project's instance (--automation: with the
+                            daemon keeping the slate up to date, docs/refresh.md)
     eyt view                a local read-only web explorer over the warehouse: leaderboard, dialogues, calls
                             (--port N, default a free one; --host, default 127.0.0.1; --export DIR [--target T]
                             [--pool P]: a static copy of a selection of it, opened from file://)
@@ -539,20 +539,37 @@ def cmd_env(_: argparse.Namespace) -> int:
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
+    """The Dagster UI and daemon on this project's instance: what `dagster dev` starts, without its command.
+
+    `dagster dev` is superseded (it warns and names `dg dev`, from the dagster-dg-cli package, not a dependency here);
+    `dg dev` given a workspace file calls the function below, which starts the webserver, the daemon and one shared
+    code server with this interpreter. It runs in this process, so Ctrl-C, SIGTERM and the exit status are the
+    server's own. Neither command has a public Python API, hence the private import (docs/operations.md).
+    """
+    from dagster._cli.dev import dev_command_impl
+    from dagster_shared.cli import WorkspaceOpts
+
     ensure_dagster_home()
-    # Dagster's entry point from this interpreter's environment: a bare `dagster` is on PATH only in an activated
-    # virtualenv, and `.venv/bin/eyt dev` (or `make dev`) must work without one. `dagster dev` starts the webserver
-    # and the daemon with its own interpreter too. This process becomes `dagster dev` (exec), so Ctrl-C, SIGTERM and
-    # the exit status are the server's own.
-    command = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
-    env = {**os.environ, env_settings.AUTOMATION.name: "on"} if args.automation else dict(os.environ)
-    env[env_settings.DATA_DIR.name] = str(data_dir())  # as seen from here
+    if args.automation:
+        os.environ[env_settings.AUTOMATION.name] = "on"
+    os.environ[env_settings.DATA_DIR.name] = str(data_dir())  # as seen from here, for the processes it starts
     print(f"eyt dev: the Dagster UI on http://127.0.0.1:{args.port} (instance {dagster_home()})", flush=True)
     os.chdir(PROJECT_ROOT)
-    # `dagster dev` stops its webserver and daemon with SIGINT; a shell that starts a command in the background has
-    # it ignored, which the server and its children would inherit and then outlive a SIGTERM. Restore the default.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.execve(sys.executable, command, env)
+    # The server stops its webserver and daemon on KeyboardInterrupt (SIGINT, and SIGTERM mapped to it); a shell that
+    # starts a command in the background has SIGINT ignored, which the server would keep and then outlive a SIGTERM.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    dev_command_impl(
+        code_server_log_level="warning",
+        log_level="info",
+        log_format="colored",
+        port=str(args.port),
+        host=None,
+        use_legacy_code_server_behavior=False,
+        shutdown_pipe=None,
+        verbose=False,
+        workspace_opts=WorkspaceOpts(workspace=[str(PROJECT_ROOT / "workspace.yaml")]),
+    )
+    return 0
 
 
 def _call_backend() -> CacheBackend:
