@@ -48,12 +48,14 @@ def test_eyt_dev_serves_the_slate_cells_with_no_warning(tmp_path):
         keys = ", ".join(f"{{path: {json.dumps(k.split('/'))}}}" for k in COUNTED)
         nodes = graphql(base, STATS % keys)["assetNodes"]
         counted = {"/".join(n["assetKey"]["path"]): n["partitionStats"] for n in nodes}
+        started = out.read_text(), err.read_text()  # the start, up to the UI serving the loaded code location
     # two targets on the slate's two pools (the Chinese pool is the project's, not the slate's); nothing run yet
     assert counted == {k: {"numPartitions": n, "numMaterialized": 0} for k, n in COUNTED.items()}, counted
+    assert "Serving dagster-webserver" in started[0]
+    assert _warnings(started[0]) == [] and _warnings(started[1]) == [], started
+    # (stopping the whole process group at once may make Dagster's shutdown log that its code server exited, as
+    # Ctrl-C in a terminal may: a line of the stop, not of the start, and Dagster's own)
     assert server.stopped_by == signal.SIGTERM, tail(out)
-    assert "Serving dagster-webserver" in out.read_text()
-    assert _warnings(err.read_text()) == [], err.read_text()[-3000:]
-    assert _warnings(out.read_text()) == [], out.read_text()[-3000:]
     assert os.readlink(data / "dagster_home" / "dagster.yaml") == str(INSTANCE_YAML)
 
 
