@@ -10,9 +10,12 @@
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
     eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
-    eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
-    eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse (--out DIR)
-    eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
+    eyt report              write a self-contained HTML report of every table (no UI needed to read it) to
+                            $EYT_DATA_DIR/reports/eyt_report.html (--out FILE)
+    eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse to
+                            $EYT_DATA_DIR/tables/F/ (--out DIR); a table with no rows is not written, and why is said
+    eyt speech-export [DIR] write the built SpeechEQ items in the released layout (<subscale>/<id>/...), by default to
+                            $EYT_DATA_DIR/speecheq_items
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
     eyt dev                 start the Dagster UI and daemon on this project's instance (--automation: with the
                             daemon keeping the slate up to date, docs/refresh.md)
@@ -21,9 +24,10 @@
                             [--pool P]: a static copy of a selection of it, opened from file://)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
-Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them. Each run
+Runs go through the real Dagster instance (DAGSTER_HOME), so the UI (`eyt dev`) shows every one of them. Each run
 executes in a worker process: one that crashes or is killed fails that run only (docs/operations.md).
-Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt refresh` end with a summary.
+Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt refresh` end with a summary. Files a
+command writes go under the data directory unless told otherwise, and the command prints where.
 """
 
 from __future__ import annotations
@@ -275,7 +279,7 @@ def _print_leaderboard() -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from eyt_dagster.core.prompts import prompt_hash
     from eyt_dagster.eyt_bench.prompts import PROMPT_KEYS, prompts_path
-    from eyt_dagster.ops.report_commands import report_html
+    from eyt_dagster.ops.report_commands import REPORT_FILE, default_output, report_html
     from eyt_dagster.reporting.html_report import write_report
     from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
     from eyt_dagster.table_registry import catalog
@@ -292,20 +296,28 @@ def cmd_report(args: argparse.Namespace) -> int:
         hashes.update({f"{key} ({language})": prompt_hash(key, path=prompts_path(language)) for key in PROMPT_KEYS})
     hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
     html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
-    print(f"wrote {write_report(args.out, html)}")
+    out = Path(args.out) if args.out else default_output(data_dir(), REPORT_FILE)
+    print(f"wrote {write_report(out, html)}")
     return 0
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from eyt_dagster.ops.report_commands import write_paper_tables
+    from eyt_dagster.ops.report_commands import TABLES_DIR, default_output, write_paper_tables
     from resources.storage.warehouse import warehouse_path
 
     slate = load_slate(slate_path_from_env())
     if not warehouse_path().exists():
         print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
         return 2
-    for path in write_paper_tables(warehouse_path(), slate, Path(args.out), args.format):
+    out = Path(args.out) if args.out else default_output(data_dir(), TABLES_DIR / args.format)
+    export = write_paper_tables(warehouse_path(), slate, out, args.format)
+    for path in export.written:
         print(f"wrote {path}")
+    for name, why in export.empty.items():
+        print(f"not written: {name}, no rows: {why}")
+    for path in export.removed:
+        print(f"removed {path}: written by an earlier run, its table has no rows now")
+    print(f"{len(export.written)} file(s) in {out}; {len(export.empty)} empty table(s) not written")
     return 0
 
 
@@ -363,6 +375,7 @@ def _print_speech_summary() -> None:
 def cmd_speech_export(args: argparse.Namespace) -> int:
     import duckdb
 
+    from eyt_dagster.ops.report_commands import SPEECH_EXPORT_DIR, default_output
     from eyt_dagster.speech_eq.release_format import item_from_rows
     from eyt_dagster.table_registry import catalog
     from resources.datasets.speech_release import write_released
@@ -376,8 +389,9 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
         print("eyt: no speech.eq_items table yet; run `eyt run` (or the speech_build job) first", file=sys.stderr)
         return 2
     rows = resolve_path_columns(rows, data_dir())  # clip paths are stored relative to the data directory
-    written = write_released([item_from_rows(row) for row in rows.to_dict("records")], Path(args.dir))
-    print(f"wrote {len(written)} item folder(s) under {args.dir}")
+    out = Path(args.dir) if args.dir else default_output(data_dir(), SPEECH_EXPORT_DIR)
+    written = write_released([item_from_rows(row) for row in rows.to_dict("records")], out)
+    print(f"wrote {len(written)} item folder(s) under {out}")
     return 0
 
 
@@ -741,14 +755,19 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
     plan.set_defaults(func=cmd_plan)
     report = sub.add_parser("report", help="write a self-contained HTML report")
-    report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
+    report.add_argument(
+        "--out", help="output file (default: $EYT_DATA_DIR/reports/eyt_report.html; the path written is printed)"
+    )
     report.set_defaults(func=cmd_report)
     tables = sub.add_parser("tables", help="write the papers' tables from the warehouse (LaTeX, Markdown or CSV)")
     tables.add_argument("--format", choices=("latex", "markdown", "csv"), default="markdown")
-    tables.add_argument("--out", default="eyt_tables", help="output folder (default eyt_tables)")
+    tables.add_argument(
+        "--out",
+        help="output folder (default: $EYT_DATA_DIR/tables/<format>); an empty table is not written, and why is printed",
+    )
     tables.set_defaults(func=cmd_tables)
     export = sub.add_parser("speech-export", help="write SpeechEQ items in the released layout")
-    export.add_argument("dir", help="output directory")
+    export.add_argument("dir", nargs="?", help="output directory (default: $EYT_DATA_DIR/speecheq_items)")
     export.set_defaults(func=cmd_speech_export)
     refresh = sub.add_parser(
         "refresh",
