@@ -54,10 +54,10 @@ def slate_dimensions(pdef: PartitionsDefinition, key: str) -> list[tuple[str, st
     def kind(name: str, dim: PartitionsDefinition) -> str | None:
         if isinstance(dim, DynamicPartitionsDefinition) and dim.name in TARGET_PARTITION_SETS.values():
             return dim.name
-        is_pool = name == "pool" or set(dim.get_partition_keys()) == set(POOLS)
-        if isinstance(dim, StaticPartitionsDefinition) and is_pool:
-            return "pool"
-        return None
+        if not isinstance(dim, StaticPartitionsDefinition):
+            return None
+        keys = set(dim.get_partition_keys())
+        return "pool" if name == "pool" or (keys and keys <= set(POOLS)) else None  # every pool, or the slate's
 
     if isinstance(pdef, MultiPartitionsDefinition):
         values = pdef.get_partition_key_from_str(key).keys_by_dimension

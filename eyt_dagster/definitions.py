@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from dagster import (
+    AssetChecksDefinition,
     AssetsDefinition,
     Definitions,
     SourceAsset,
@@ -30,14 +31,16 @@ from eyt_dagster import table_registry
 from eyt_dagster.automation import automation_sensor, outside_slate, slate_keys, with_automation
 from eyt_dagster.core.env_settings import data_dir
 from eyt_dagster.jobs import JOBS
-from eyt_dagster.settings_sources import SETTINGS_ASSETS, TrackedSlate, track_settings
+from eyt_dagster.partitions import SlatePartitions, for_slate
+from eyt_dagster.settings_sources import TrackedSlate, settings_assets, track_settings
 from eyt_dagster.slate import Slate, load_slate, slate_path_from_env
 from resources.models.model_access import EmbeddingAccess, ModelAccess, ReportAccess
 from resources.storage.warehouse import WarehouseIOManager, warehouse_path
 from resources.storage.warehouse_catalog import Catalog
 
 # Each benchmark's package of assets (assets/<package>/: one module per stage, its partitions and checks), and
-# the reports over both last; `assets_for(slate)` adds the slate's settings to the asset functions as written.
+# the reports over both last; `assets_for(slate)` and `checks_for(slate)` give the asset functions as written the
+# slate's partitions (its pools only: eyt_dagster/partitions.py) and settings.
 PACKAGES = (assets.eyt_bench, assets.speech_eq, assets.eyt_voice, assets.reports)
 
 
@@ -51,7 +54,7 @@ def package_assets(package: ModuleType) -> list[AssetsDefinition]:
 
 
 BASE_ASSETS = [a for package in PACKAGES for a in package_assets(package)]
-CHECKS = [c for package in PACKAGES for c in load_asset_checks_from_package_module(package)]
+BASE_CHECKS = [c for package in PACKAGES for c in load_asset_checks_from_package_module(package)]
 
 
 class Warehouse(WarehouseIOManager):
@@ -78,12 +81,19 @@ def warehouse_catalog() -> Catalog:
 
 
 def assets_for(slate: Slate) -> list[AssetsDefinition | SourceAsset]:
-    """Every asset, with the slate's settings as tracked inputs and the automation condition that keeps the slate's
-    partitions up to date (docs/refresh.md), and the settings source assets."""
+    """Every asset, partitioned by the cells the slate plays, with the slate's settings as tracked inputs and the
+    automation condition that keeps the slate's partitions up to date (docs/refresh.md), and the settings source
+    assets."""
+    narrowed, _ = for_slate(BASE_ASSETS, [], slate)
     return [
-        *SETTINGS_ASSETS,
-        *with_automation(track_settings(BASE_ASSETS, slate), slate_keys(slate), slate.attempts_per_day),
+        *settings_assets(SlatePartitions(slate).of),
+        *with_automation(track_settings(narrowed, slate), slate_keys(slate), slate.attempts_per_day),
     ]
+
+
+def checks_for(slate: Slate) -> list[AssetChecksDefinition]:
+    """Every asset check, partitioned as the asset it checks is for the slate (assets_for)."""
+    return for_slate([], BASE_CHECKS, slate)[1]
 
 
 def build_resources(slate_path: str | None = None) -> dict[str, object]:
@@ -102,9 +112,10 @@ def build_resources(slate_path: str | None = None) -> dict[str, object]:
 def build_defs(slate_path: str | None = None) -> Definitions:
     """The code location for a slate file (default: EYT_SLATE); a slate that does not validate fails here."""
     path = str(slate_path or slate_path_from_env())
+    slate = load_slate(path)
     return Definitions(
-        assets=assets_for(load_slate(path)),
-        asset_checks=CHECKS,
+        assets=assets_for(slate),
+        asset_checks=checks_for(slate),
         jobs=JOBS,
         sensors=[automation_sensor()],
         resources=build_resources(path),
@@ -113,4 +124,5 @@ def build_defs(slate_path: str | None = None) -> Definitions:
 
 
 defs = build_defs()
-ASSETS = list(defs.assets or [])
+ASSETS = list(defs.assets or [])  # for the slate of EYT_SLATE when the module was imported (tests: the default)
+CHECKS = list(defs.asset_checks or [])

@@ -16,6 +16,7 @@ decisions are in docs/operations.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -142,7 +143,17 @@ def _observable(source: PartitionSettings) -> SourceAsset:
     return observe
 
 
-SETTINGS_ASSETS = [_observable(source) for source in SOURCES]
+def settings_assets(
+    partitions: Callable[[PartitionsDefinition[Any]], PartitionsDefinition[Any] | None] = lambda pdef: pdef,
+) -> list[SourceAsset]:
+    """The settings sources, each with `partitions` of its partitions definition (the slate's pools, say:
+    eyt_dagster/partitions.py), so a source has the partitions of the asset that reads it."""
+    return [
+        _observable(
+            dataclasses.replace(source, partitions_def=partitions(source.partitions_def) or source.partitions_def)
+        )
+        for source in SOURCES
+    ]
 
 
 def track_settings(assets: Sequence[AssetsDefinition], slate: Slate) -> list[AssetsDefinition]:

@@ -348,8 +348,11 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
 @pytest.mark.cli
 @pytest.mark.parametrize("automation", [False, True])
 def test_eyt_dev_starts_dagster_from_its_own_environment(monkeypatch, tmp_path: Path, automation: bool) -> None:
-    """`eyt dev` becomes `python -m dagster dev` of the interpreter it runs in (no `dagster` on PATH needed), in the
-    project folder, on this project's instance; `--automation` switches the automation sensor on."""
+    """`eyt dev` starts what `dagster dev` starts (webserver, daemon, code server) through the function Dagster's own
+    commands call, not the superseded command, in this interpreter (no `dagster` on PATH needed), in the project
+    folder, on this project's instance; `--automation` switches the automation sensor on."""
+    import dagster._cli.dev
+
     from eyt_dagster.automation import AUTOMATION_ENV
     from eyt_dagster.ops import cli
 
@@ -357,14 +360,16 @@ def test_eyt_dev_starts_dagster_from_its_own_environment(monkeypatch, tmp_path: 
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setenv("EYT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
-    monkeypatch.delenv(AUTOMATION_ENV, raising=False)
+    monkeypatch.setenv(AUTOMATION_ENV, "off")  # restored after the test, as every variable `eyt dev` sets
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli.os, "execve", lambda path, args, env: calls.append((path, args, env, os.getcwd())))
+    monkeypatch.setattr(
+        dagster._cli.dev, "dev_command_impl", lambda **kw: calls.append((kw, dict(os.environ), os.getcwd()))
+    )
     monkeypatch.setattr(cli.signal, "signal", lambda *args: None)  # keep pytest's own Ctrl-C handler
-    cli.main(["dev", "--port", "3123", *(["--automation"] if automation else [])])
-    [(path, args, env, cwd)] = calls
-    assert path == sys.executable and args[:4] == [sys.executable, "-m", "dagster", "dev"]
-    assert args[4:] == ["-w", str(ROOT / "workspace.yaml"), "-p", "3123"] and cwd == str(ROOT)
+    assert cli.main(["dev", "--port", "3123", *(["--automation"] if automation else [])]) == 0
+    [(options, env, cwd)] = calls
+    assert options["port"] == "3123" and options["workspace_opts"].workspace == [str(ROOT / "workspace.yaml")]
+    assert not options["use_legacy_code_server_behavior"] and cwd == str(ROOT)
     assert env["DAGSTER_HOME"] == str(tmp_path / "data" / "dagster_home")
     assert env["EYT_DATA_DIR"] == str(tmp_path / "data")
     assert (env.get(AUTOMATION_ENV) == "on") is automation

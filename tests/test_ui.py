@@ -8,28 +8,23 @@ port must be closed, with no process of the server left.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.parse
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
 
+from eyt_dagster.ops.instance import INSTANCE_YAML
 from eyt_dagster.slate import default_slate_path
 
+from support.dagster_ui import BIN, ROOT, dagster_dev, graphql, port_open, tail, wait_until_loaded
 from support.slates import write_slate
-from support.ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members, stop_group
+from support.ui_browser import CHROMIUM, Chromium, chromium_path, live_group_members
 
-ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 GROUPS = ("dialogue", "reports", "speech")  # the groups of the assets NAMED below
 ALL_GROUPS = (*GROUPS, "voice", "voice_reports")  # every group of the code location (the spoken EYT-Bench's too)
 # Assets the test names; every other asset of each group comes from the code location (GraphQL).
@@ -39,85 +34,7 @@ NAMED = {
     "speech/eq_items": "speech",
     "speech/slm_choices": "speech",
 }
-SERVER_TIMEOUT = 120  # dagster dev answers in 20-35 s on 2 cores when the code location loads
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(2)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def graphql(base: str, query: str) -> dict:
-    request = urllib.request.Request(
-        f"{base}/graphql", data=json.dumps({"query": query}).encode(), headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        answer = json.load(response)
-    assert "errors" not in answer, answer["errors"]
-    return answer["data"]
-
-
-def tail(path: Path, chars: int = 3000) -> str:
-    return path.read_text(errors="replace")[-chars:] if path.exists() else ""
-
-
-@contextmanager
-def dagster_dev(env: dict[str, str], log: Path):
-    """`eyt dev` (`dagster dev` on this project's instance) on a free localhost port, in its own process group; yields (process, base URL, port).
-    Always stopped on exit: SIGTERM to the group, SIGKILL after 30 s."""
-    port = free_port()
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [BIN / "eyt", "dev", "--port", str(port)],  # the README's command (it becomes `dagster dev`)
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            # A shell that starts pytest in the background leaves SIGINT ignored, and dagster dev stops its
-            # children with SIGINT: give the server the default handler so SIGTERM shuts it down cleanly.
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-    process.stopped_by, process.killed = None, []
-    try:
-        yield process, f"http://127.0.0.1:{port}", port
-    finally:
-        process.stopped_by, process.killed = stop_group(process)
-
-
-def wait_until_loaded(process: subprocess.Popen, base: str, log: Path) -> None:
-    """Wait for the webserver and for the code location `eyt_dagster` to have loaded."""
-    deadline, status = time.monotonic() + SERVER_TIMEOUT, "no answer"
-    query = (
-        "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
-        "locationOrLoadError { __typename ... on PythonError { message } } } } } }"
-    )
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"dagster dev exited with {process.returncode}:\n{tail(log)}")
-        try:
-            entries = graphql(base, query)["workspaceOrError"]["locationEntries"]
-        except (OSError, AssertionError) as exc:
-            status = repr(exc)
-        else:
-            entry = next((e for e in entries if e["name"] == "eyt_dagster"), None)
-            status = json.dumps(entry)
-            if entry and entry["loadStatus"] == "LOADED":
-                loaded = entry["locationOrLoadError"]
-                assert loaded["__typename"] == "RepositoryLocation", f"the code location failed to load: {loaded}"
-                return
-        time.sleep(1)
-    pytest.fail(f"dagster dev did not load the code location within {SERVER_TIMEOUT} s (last: {status}):\n{tail(log)}")
 
 
 def node_matches(label: str, name: str) -> bool:
@@ -146,7 +63,7 @@ def small_slate_env(directory: Path) -> dict[str, str]:
     targets = [t for t in slate["targets"] if t["id"] in ("reflective-baseline", "terse-baseline")]
     home = directory / "data" / "dagster_home"
     home.mkdir(parents=True)
-    (home / "dagster.yaml").symlink_to(ROOT / "dagster.yaml")
+    (home / "dagster.yaml").symlink_to(INSTANCE_YAML)
     from dagster import DagsterInstance
 
     # Create the instance's SQLite storages now: `eyt run` and `dagster dev` start together, and two processes
@@ -259,8 +176,9 @@ def test_dagster_ui_in_headless_chromium(tmp_path):
             leaderboard = next(b for b in boxes if b.startswith("leaderboardLatest event"))
             assert "Materialized" in leaderboard, leaderboard
             turns = next(b for b in boxes if b.startswith("dialogue_turnsLatest event"))
-            # one pool of three (the Chinese pool is a partition too, never played here), both targets
-            assert "33% filled" in turns and "6 partitions" in turns, turns
+            # the slate's cells only: both targets on its two pools (not the Chinese pool it does not play), one
+            # pool of the two run
+            assert "50% filled" in turns and "4 partitions" in turns, turns
             selection_shot = browser.screenshot(tmp_path / "asset_selection.png")
             phase("selected assets")
 

@@ -12,20 +12,24 @@
     eyt remove-target ID    delete a target: its partition keys and its rows in every warehouse table
     eyt migrate             move an older warehouse into Parquet files; re-point the views after a move
     eyt register-targets    add the slate's targets as partitions of their benchmarks' dynamic target sets
-    eyt report --out FILE   write a self-contained HTML report of every table (no UI needed to read it)
-    eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse (--out DIR)
-    eyt speech-export DIR   write the built SpeechEQ items in the released layout (<subscale>/<id>/...)
+    eyt report              write a self-contained HTML report of every table (no UI needed to read it) to
+                            $EYT_DATA_DIR/reports/eyt_report.html (--out FILE)
+    eyt tables --format F   write the papers' tables (latex, markdown or csv) from the warehouse to
+                            $EYT_DATA_DIR/tables/F/ (--out DIR); a table with no rows is not written, and why is said
+    eyt speech-export [DIR] write the built SpeechEQ items in the released layout (<subscale>/<id>/...), by default to
+                            $EYT_DATA_DIR/speecheq_items
     eyt env                 print the environment lines for other Dagster commands (DAGSTER_HOME)
-    eyt dev                 start the Dagster UI (`dagster dev`) on this project's instance (--automation: with
-                            the daemon keeping the slate up to date, docs/refresh.md)
+    eyt dev                 start the Dagster UI and daemon on this project's instance (--automation: with the
+                            daemon keeping the slate up to date, docs/refresh.md)
     eyt view                a local read-only web explorer over the warehouse: leaderboard, dialogues, calls
                             (--port N, default a free one; --host, default 127.0.0.1; --export DIR [--target T]
                             [--pool P]: a static copy of a selection of it, opened from file://)
     eyt bench               time `eyt run --no-speech` against a localhost server with a fixed latency, per stage
 
-Runs go through the real Dagster instance (DAGSTER_HOME), so `dagster dev` shows every one of them. Each run
+Runs go through the real Dagster instance (DAGSTER_HOME), so the UI (`eyt dev`) shows every one of them. Each run
 executes in a worker process: one that crashes or is killed fails that run only (docs/operations.md).
-Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt refresh` end with a summary.
+Exit status is non-zero when any run fails or is skipped; `eyt run` and `eyt refresh` end with a summary. Files a
+command writes go under the data directory unless told otherwise, and the command prints where.
 """
 
 from __future__ import annotations
@@ -189,12 +193,19 @@ def _left_undone() -> str:
 
 def selection(args: argparse.Namespace, slate: Slate) -> Selection | None:
     """The targets and pools `eyt run`'s flags select (also `eyt plan`'s); None after printing why the flags are
-    wrong (a target not in the slate, an unknown subscale)."""
+    wrong (a target or pool not in the slate, an unknown subscale)."""
     from eyt_dagster.ops.plan import Selection
 
     unknown = sorted(set(args.target or []) - {t.id for t in slate.targets})
     if unknown:
         print(f"eyt: target(s) {unknown} are not in the slate {slate_path_from_env()}", file=sys.stderr)
+        return None
+    unplayed = sorted(set(args.pool or []) - set(slate.pools))
+    if unplayed:  # not a partition of the code location either (eyt_dagster/partitions.py)
+        print(
+            f"eyt: pool(s) {unplayed} are not in the slate {slate_path_from_env()}; its pools are {list(slate.pools)}",
+            file=sys.stderr,
+        )
         return None
     wrong = sorted(set(args.subscale or []) - set(SUBSCALES))
     if wrong:
@@ -309,7 +320,7 @@ def _print_leaderboard() -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from eyt_dagster.core.prompts import prompt_hash
     from eyt_dagster.eyt_bench.prompts import PROMPT_KEYS, prompts_path
-    from eyt_dagster.ops.report_commands import report_html
+    from eyt_dagster.ops.report_commands import REPORT_FILE, default_output, report_html
     from eyt_dagster.reporting.html_report import write_report
     from eyt_dagster.speech_eq.prompts import SPEECH_EVAL_PROMPT_KEYS, speech_eval_prompts_path
     from eyt_dagster.table_registry import catalog
@@ -326,20 +337,28 @@ def cmd_report(args: argparse.Namespace) -> int:
         hashes.update({f"{key} ({language})": prompt_hash(key, path=prompts_path(language)) for key in PROMPT_KEYS})
     hashes.update({key: prompt_hash(key, path=speech_eval_prompts_path()) for key in SPEECH_EVAL_PROMPT_KEYS})
     html = report_html(warehouse_path(), slate, slate_path.read_text(), hashes)
-    print(f"wrote {write_report(args.out, html)}")
+    out = Path(args.out) if args.out else default_output(data_dir(), REPORT_FILE)
+    print(f"wrote {write_report(out, html)}")
     return 0
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from eyt_dagster.ops.report_commands import write_paper_tables
+    from eyt_dagster.ops.report_commands import TABLES_DIR, default_output, write_paper_tables
     from resources.storage.warehouse import warehouse_path
 
     slate = load_slate(slate_path_from_env())
     if not warehouse_path().exists():
         print(f"eyt: no warehouse at {warehouse_path()}; run `eyt run` first", file=sys.stderr)
         return 2
-    for path in write_paper_tables(warehouse_path(), slate, Path(args.out), args.format):
+    out = Path(args.out) if args.out else default_output(data_dir(), TABLES_DIR / args.format)
+    export = write_paper_tables(warehouse_path(), slate, out, args.format)
+    for path in export.written:
         print(f"wrote {path}")
+    for name, why in export.empty.items():
+        print(f"not written: {name}, no rows: {why}")
+    for path in export.removed:
+        print(f"removed {path}: written by an earlier run, its table has no rows now")
+    print(f"{len(export.written)} file(s) in {out}; {len(export.empty)} empty table(s) not written")
     return 0
 
 
@@ -397,6 +416,7 @@ def _print_speech_summary() -> None:
 def cmd_speech_export(args: argparse.Namespace) -> int:
     import duckdb
 
+    from eyt_dagster.ops.report_commands import SPEECH_EXPORT_DIR, default_output
     from eyt_dagster.speech_eq.release_format import item_from_rows
     from eyt_dagster.table_registry import catalog
     from resources.datasets.speech_release import write_released
@@ -410,8 +430,9 @@ def cmd_speech_export(args: argparse.Namespace) -> int:
         print("eyt: no speech.eq_items table yet; run `eyt run` (or the speech_build job) first", file=sys.stderr)
         return 2
     rows = resolve_path_columns(rows, data_dir())  # clip paths are stored relative to the data directory
-    written = write_released([item_from_rows(row) for row in rows.to_dict("records")], Path(args.dir))
-    print(f"wrote {len(written)} item folder(s) under {args.dir}")
+    out = Path(args.dir) if args.dir else default_output(data_dir(), SPEECH_EXPORT_DIR)
+    written = write_released([item_from_rows(row) for row in rows.to_dict("records")], out)
+    print(f"wrote {len(written)} item folder(s) under {out}")
     return 0
 
 
@@ -591,20 +612,37 @@ def cmd_env(_: argparse.Namespace) -> int:
 
 
 def cmd_dev(args: argparse.Namespace) -> int:
+    """The Dagster UI and daemon on this project's instance: what `dagster dev` starts, without its command.
+
+    `dagster dev` is superseded (it warns and names `dg dev`, from the dagster-dg-cli package, not a dependency here);
+    `dg dev` given a workspace file calls the function below, which starts the webserver, the daemon and one shared
+    code server with this interpreter. It runs in this process, so Ctrl-C, SIGTERM and the exit status are the
+    server's own. Neither command has a public Python API, hence the private import (docs/operations.md).
+    """
+    from dagster._cli.dev import dev_command_impl
+    from dagster_shared.cli import WorkspaceOpts
+
     ensure_dagster_home()
-    # Dagster's entry point from this interpreter's environment: a bare `dagster` is on PATH only in an activated
-    # virtualenv, and `.venv/bin/eyt dev` (or `make dev`) must work without one. `dagster dev` starts the webserver
-    # and the daemon with its own interpreter too. This process becomes `dagster dev` (exec), so Ctrl-C, SIGTERM and
-    # the exit status are the server's own.
-    command = [sys.executable, "-m", "dagster", "dev", "-w", str(PROJECT_ROOT / "workspace.yaml"), "-p", str(args.port)]
-    env = {**os.environ, env_settings.AUTOMATION.name: "on"} if args.automation else dict(os.environ)
-    env[env_settings.DATA_DIR.name] = str(data_dir())  # as seen from here
+    if args.automation:
+        os.environ[env_settings.AUTOMATION.name] = "on"
+    os.environ[env_settings.DATA_DIR.name] = str(data_dir())  # as seen from here, for the processes it starts
     print(f"eyt dev: the Dagster UI on http://127.0.0.1:{args.port} (instance {dagster_home()})", flush=True)
     os.chdir(PROJECT_ROOT)
-    # `dagster dev` stops its webserver and daemon with SIGINT; a shell that starts a command in the background has
-    # it ignored, which the server and its children would inherit and then outlive a SIGTERM. Restore the default.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.execve(sys.executable, command, env)
+    # The server stops its webserver and daemon on KeyboardInterrupt (SIGINT, and SIGTERM mapped to it); a shell that
+    # starts a command in the background has SIGINT ignored, which the server would keep and then outlive a SIGTERM.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    dev_command_impl(
+        code_server_log_level="warning",
+        log_level="info",
+        log_format="colored",
+        port=str(args.port),
+        host=None,
+        use_legacy_code_server_behavior=False,
+        shutdown_pipe=None,
+        verbose=False,
+        workspace_opts=WorkspaceOpts(workspace=[str(PROJECT_ROOT / "workspace.yaml")]),
+    )
+    return 0
 
 
 def _call_backend() -> CacheBackend:
@@ -783,14 +821,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     plan.set_defaults(func=cmd_plan)
     report = sub.add_parser("report", help="write a self-contained HTML report")
-    report.add_argument("--out", default="eyt_report.html", help="output file (default eyt_report.html)")
+    report.add_argument(
+        "--out", help="output file (default: $EYT_DATA_DIR/reports/eyt_report.html; the path written is printed)"
+    )
     report.set_defaults(func=cmd_report)
     tables = sub.add_parser("tables", help="write the papers' tables from the warehouse (LaTeX, Markdown or CSV)")
     tables.add_argument("--format", choices=("latex", "markdown", "csv"), default="markdown")
-    tables.add_argument("--out", default="eyt_tables", help="output folder (default eyt_tables)")
+    tables.add_argument(
+        "--out",
+        help="output folder (default: $EYT_DATA_DIR/tables/<format>); an empty table is not written, and why is printed",
+    )
     tables.set_defaults(func=cmd_tables)
     export = sub.add_parser("speech-export", help="write SpeechEQ items in the released layout")
-    export.add_argument("dir", help="output directory")
+    export.add_argument("dir", nargs="?", help="output directory (default: $EYT_DATA_DIR/speecheq_items)")
     export.set_defaults(func=cmd_speech_export)
     refresh = sub.add_parser(
         "refresh",

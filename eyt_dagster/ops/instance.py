@@ -1,7 +1,10 @@
-"""Where the Dagster instance lives: $EYT_DATA_DIR/dagster_home, holding a link to the repo's dagster.yaml.
+"""Where the Dagster instance lives: $EYT_DATA_DIR/dagster_home, holding a link to the repository's instance
+settings, deploy/local/dagster.yaml (one machine; deploy/dagster.yaml is a cluster's).
 
-`dagster dev` otherwise makes a throw-away instance, so runs would not persist; `eyt` sets DAGSTER_HOME
-for itself and prints the line to export for other Dagster commands.
+The Dagster UI otherwise makes a throw-away instance, so runs would not persist; `eyt` sets DAGSTER_HOME
+for itself and prints the line to export for other Dagster commands. The settings are not at the repository's root:
+the UI is started from there, and Dagster warns of a `dagster.yaml` in the folder it starts from that is not
+DAGSTER_HOME's (it cannot tell that DAGSTER_HOME links to it).
 """
 
 from __future__ import annotations
@@ -18,15 +21,19 @@ if TYPE_CHECKING:
     from dagster import DagsterInstance
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
+INSTANCE_YAML = PROJECT_ROOT / "deploy" / "local" / "dagster.yaml"
+_FORMER_INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"  # where the settings were until they moved to deploy/local
 
 
 def ensure_dagster_home() -> Path:
-    """Create DAGSTER_HOME (default $EYT_DATA_DIR/dagster_home) with dagster.yaml linked in; export it."""
+    """Create DAGSTER_HOME (default $EYT_DATA_DIR/dagster_home) with the instance settings linked in as its
+    dagster.yaml (a link to their former place is moved to the new one); export it."""
     home = dagster_home().resolve()
     home.mkdir(parents=True, exist_ok=True)
     link = home / "dagster.yaml"
-    if not link.exists() and INSTANCE_YAML.exists():
+    if link.is_symlink() and Path(os.readlink(link)) == _FORMER_INSTANCE_YAML and not link.exists():
+        link.unlink()
+    if not link.exists() and not link.is_symlink() and INSTANCE_YAML.exists():
         link.symlink_to(INSTANCE_YAML)
     os.environ[DAGSTER_HOME.name] = str(home)
     return home

@@ -79,9 +79,21 @@ def report_html(
     )
 
 
-def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> list[Path]:
-    """Every paper table in one format under `out` (see eyt_dagster/reporting/paper_tables.py)."""
+def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> tf.Export:
+    """Every paper table with rows in one format under `out`, and why each other one has none (see
+    eyt_dagster/reporting/paper_tables.py)."""
     sources = read_tables(warehouse, [n for n in pt.SOURCE_TABLES if n != CARDS])
     sources[CARDS] = model_cards(warehouse, slate)
     footnote = pt.provenance(sources, slate=slate.name, seed=slate.seed, code_version=code_version(pt.TABLES_VERSION))
-    return tf.write_tables(pt.build_tables(sources), out, fmt, footnote)
+    return tf.export_tables(pt.build_tables(sources), sources, out, fmt, footnote)
+
+
+# Where the commands write when not told, under the data directory (docs/reports.md#where-the-commands-write)
+REPORT_FILE = Path("reports") / "eyt_report.html"
+TABLES_DIR = Path("tables")  # then the format: tables/latex/, tables/markdown/, tables/csv/
+SPEECH_EXPORT_DIR = Path("speecheq_items")
+
+
+def default_output(data_dir: Path, relative: Path) -> Path:
+    """A command's default output under the data directory, as an absolute path (printed as such)."""
+    return (data_dir / relative).resolve()

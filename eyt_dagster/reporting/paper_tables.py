@@ -439,6 +439,79 @@ def build_tables(sources: dict[str, pd.DataFrame]) -> list[PaperTable]:
     return [PaperTable(name, caption, builder(frames)) for name, (caption, builder) in TABLES.items()]
 
 
+# ------------------------------------------------------------------------------------------------ empty tables
+
+# Why a table has no rows: the warehouse tables it reads, in order, each with what it needs to hold rows; the first
+# of them with no rows is the reason. Every reason is true whatever the slate says (a setting named may be set and
+# still match nothing that ran).
+_EYT_RAN = ("dialogue.leaderboard", "no EYT-Bench target x pool cell has run (`eyt run`)")
+_SPEECH_RAN = (
+    "speech.seq_leaderboard",
+    "no SpeechEQ target has run (a target whose benchmarks include speech_eq; `eyt run` without --no-speech)",
+)
+EMPTY_BECAUSE: dict[str, tuple[tuple[str, str], ...]] = {
+    "eyt_objective": (_EYT_RAN,),
+    "eyt_subjective": (_EYT_RAN,),
+    "eyt_persona_sources": (
+        _EYT_RAN,
+        ("dialogue.persona_source_comparison", "no family's means per pool are in the warehouse yet (eyt_reports)"),
+    ),
+    "eyt_thinking": (
+        _EYT_RAN,
+        ("dialogue.thinking_ablation", "it needs a reasoning pair (the slate's reasoning_pairs) whose targets ran"),
+    ),
+    "eyt_warmup": (_EYT_RAN, ("dialogue.alpha_sensitivity", "no warm-up sweep is in the warehouse yet (eyt_reports)")),
+    "eyt_cross_judge": (
+        _EYT_RAN,
+        ("dialogue.cross_judge_ablation", "it needs a replacement judge (the slate's replacement_judge)"),
+    ),
+    "eyt_trajectory": (
+        _EYT_RAN,
+        ("dialogue.trajectory", "no trajectory metrics are in the warehouse yet (eyt_reports)"),
+    ),
+    "eyt_judge_human": (
+        _EYT_RAN,
+        ("dialogue.human_alignment", "it needs human scores (the slate's human_annotations) of turns that were played"),
+    ),
+    "seq_main": (_SPEECH_RAN,),
+    "seq_oracle": (_SPEECH_RAN,),
+    "seq_human": (
+        _SPEECH_RAN,
+        (
+            "speech.seq_human_alignment",
+            "it needs a human ranking of the SpeechEQ targets (the slate's speech.evaluation.human_ranking)",
+        ),
+    ),
+    "seq_subscales": (_SPEECH_RAN, ("speech.seq_breakdown", "no per-subscale accuracy is in the warehouse yet")),
+    "seq_conditioning": (_SPEECH_RAN,),
+}
+# When every table read has rows: the rows the table leaves out
+_LEFT_OUT = {
+    "seq_oracle": "no SpeechEQ target ran the oracle text check (a target with speech_input: oracle_text)",
+    "seq_main": "every SpeechEQ target that ran read the oracle text (speech_input: oracle_text; see seq_oracle)",
+}
+
+
+def _has_rows(sources: dict[str, pd.DataFrame], table: str) -> bool:
+    frame = sources.get(table, pd.DataFrame())
+    if table == "speech.seq_leaderboard" and "target" in frame:
+        frame = frame[frame["target"] != CHANCE_TARGET]  # chance is written when no target has run
+    return len(frame) > 0
+
+
+def why_empty(name: str, sources: dict[str, pd.DataFrame]) -> str:
+    """Why table `name` has no rows, from the warehouse frames it was built from."""
+    for table, reason in EMPTY_BECAUSE.get(name, ()):
+        if not _has_rows(sources, table):
+            return reason
+    return _LEFT_OUT.get(name, "the tables it reads hold no row for it")
+
+
+def empty_tables(tables: list[PaperTable], sources: dict[str, pd.DataFrame]) -> dict[str, str]:
+    """Each table without rows -> why it has none."""
+    return {t.name: why_empty(t.name, sources) for t in tables if t.cells.empty}
+
+
 # ------------------------------------------------------------------------------------------------ provenance
 
 

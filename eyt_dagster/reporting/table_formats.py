@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from eyt_dagster.reporting.paper_tables import DAGGER, DASH, PaperTable
+from eyt_dagster.reporting.paper_tables import DAGGER, DASH, PaperTable, empty_tables
 
 FORMATS = {"latex": ".tex", "markdown": ".md", "csv": ".csv"}
 
@@ -131,3 +132,29 @@ def write_tables(tables: list[PaperTable], out: Path, fmt: str, footnote: list[s
             path.write_bytes(data)
         written.append(path)
     return written
+
+
+@dataclass(frozen=True)
+class Export:
+    """What export_tables did in one folder: the files written, each table it did not write with why it has no
+    rows, and the earlier files of those tables it removed."""
+
+    written: list[Path]
+    empty: dict[str, str]
+    removed: list[Path]
+
+
+def export_tables(
+    tables: list[PaperTable], sources: dict[str, pd.DataFrame], out: Path, fmt: str, footnote: list[str]
+) -> Export:
+    """The tables with rows written as write_tables writes them; a table with no row is not written (a file of
+    captions and headers reads as a result), and an earlier file of it in `out` is removed, so the folder never
+    holds rows the warehouse no longer has. `sources`: the warehouse frames the tables were built from."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format '{fmt}': use one of {', '.join(FORMATS)}")
+    empty = empty_tables(tables, sources)
+    removed = [path for name in empty if (path := out / f"{name}{FORMATS[fmt]}").is_file()]
+    for path in removed:
+        path.unlink()
+    kept = [t for t in tables if t.name not in empty]
+    return Export(write_tables(kept, out, fmt, footnote) if kept else [], empty, removed)

@@ -275,16 +275,19 @@ def test_eyt_report_writes_a_self_contained_page(warehouse, tmp_path):
     data_dir = Path(
         con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
     ).parent
-    out = tmp_path / "report.html"
     env = {**os.environ, "EYT_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(
-        [Path(sys.executable).parent / "eyt", "report", "--out", str(out)],
+        [Path(sys.executable).parent / "eyt", "report"],
         env=env,
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
+    # by default under the data directory, and the command says where; nothing in the folder it was started from
+    out = (data_dir / "reports" / "eyt_report.html").resolve()
+    assert result.stdout.strip().splitlines()[-1] == f"wrote {out}" and list(tmp_path.iterdir()) == []
     page = out.read_text()
     for title in (
         "Leaderboard",

@@ -122,15 +122,18 @@ def test_build_report_and_export_round_trip(speech_warehouse, tmp_path):
 
     data_dir = data_dir_of(con)
     tables["eq_items"] = resolve_path_columns(tables["eq_items"], data_dir)
-    out = tmp_path / "released"
     result = subprocess.run(
-        [Path(sys.executable).parent / "eyt", "speech-export", str(out)],
+        [Path(sys.executable).parent / "eyt", "speech-export"],
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
         env={**os.environ, "EYT_DATA_DIR": str(data_dir)},
     )
     assert result.returncode == 0, result.stderr[-1500:]
+    # by default under the data directory, and the command says where; nothing in the folder it was started from
+    out = (Path(data_dir) / "speecheq_items").resolve()
+    assert f"item folder(s) under {out}" in result.stdout and list(tmp_path.iterdir()) == []
     report = import_released(out)
     assert report.skipped == [] and len(report.items) == len(tables["eq_items"])
     by_id = {item.dataset_id: item for item in report.items}

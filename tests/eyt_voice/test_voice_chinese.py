@@ -13,7 +13,6 @@ from dagster import DagsterInstance, materialize
 
 from assets.eyt_bench.partitions import TARGETS_PARTITION
 from assets.eyt_voice.partitions import VOICE_TARGETS_PARTITION, voice_cell_key
-from eyt_dagster.definitions import ASSETS
 from eyt_dagster.eyt_bench.prompts import prompt_hash
 from eyt_dagster.eyt_voice.error_rates import tokens
 from eyt_dagster.eyt_voice.gap import asr_errors
@@ -22,7 +21,7 @@ from eyt_dagster.jobs import POOL_ASSETS, VOICE_ASSETS, VOICE_REPORT_ASSETS
 from eyt_dagster.ops.run_plan import eyt_runs
 from eyt_dagster.slate import load_slate
 
-from support.pipeline import resources_for
+from support.pipeline import resources_for, slate_assets
 from support.slates import write_slate
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -108,11 +107,11 @@ def chinese_voice_run(tmp_path_factory):
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(TARGETS_PARTITION, [HEARS_CHINESE, HEARS_ENGLISH])
     instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, [HEARS_CHINESE, HEARS_ENGLISH])
-    resources = resources_for(slate, data)
-    materialize(ASSETS, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
+    resources, assets = resources_for(slate, data), slate_assets(slate)
+    materialize(assets, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
     cell = str(voice_cell_key(HEARS_CHINESE, POOL))
-    materialize(ASSETS, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
-    materialize(ASSETS, selection=VOICE_REPORT_ASSETS, resources=resources, instance=instance)
+    materialize(assets, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
+    materialize(assets, selection=VOICE_REPORT_ASSETS, resources=resources, instance=instance)
     return slate, data, instance
 
 
@@ -200,7 +199,11 @@ def test_a_cascade_that_writes_english_only_is_refused_a_chinese_pool(chinese_vo
     cell = str(voice_cell_key(HEARS_ENGLISH, POOL))
     with pytest.raises(Exception, match=r"whisper-en-cascade.*writes English only.*'cped' is played in 'zh'"):
         materialize(
-            ASSETS, selection=VOICE_ASSETS, partition_key=cell, resources=resources_for(slate, data), instance=instance
+            slate_assets(slate),
+            selection=VOICE_ASSETS,
+            partition_key=cell,
+            resources=resources_for(slate, data),
+            instance=instance,
         )
 
 
@@ -270,10 +273,10 @@ def test_a_remote_audio_target_hears_a_chinese_pool_with_the_chinese_prompts(tmp
     data.mkdir()
     instance = DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(VOICE_TARGETS_PARTITION, ["hear-zh"])
-    resources = resources_for(slate, data)
-    materialize(ASSETS, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
+    resources, assets = resources_for(slate, data), slate_assets(slate)
+    materialize(assets, selection=POOL_ASSETS, partition_key=POOL, resources=resources, instance=instance)
     cell = str(voice_cell_key("hear-zh", POOL))
-    materialize(ASSETS, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
+    materialize(assets, selection=VOICE_ASSETS, partition_key=cell, resources=resources, instance=instance)
     chats, speech = _distinct(server.chat_requests), _distinct(server.speech_requests)
 
     def hears(request: dict) -> bool:  # the calls that carry clips (the text control's calls carry none)

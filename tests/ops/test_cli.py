@@ -139,6 +139,13 @@ def test_unknown_target_is_refused(cli_env):
     assert result.returncode == 2 and "gpt-9" in result.stderr
 
 
+def test_a_pool_the_slate_does_not_play_is_refused(cli_env):
+    # the packaged slate's pools are the English ones: the Chinese pool is no partition of its code location
+    result = run([BIN / "eyt", "plan", "--pool", "cped"], cli_env)
+    assert result.returncode == 2 and "pool(s) ['cped'] are not in the slate" in result.stderr
+    assert "its pools are ['nemotron_usa', 'personamem_v2']" in result.stderr
+
+
 def test_eyt_takes_progress_every_on_the_settings_terms(capsys):
     """--progress-every accepts what EYT_PROGRESS_EVERY accepts (eyt_dagster/core/env_settings.py)."""
     from eyt_dagster.ops.cli import main

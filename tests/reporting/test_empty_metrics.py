@@ -67,7 +67,7 @@ def test_each_report_step_runs_with_each_metric_empty_in_every_cell(source, tmp_
         assert _empty_metric(copy.parent, metric) >= 2, metric  # the leaderboard and its intervals at least
         html = report_html(copy, slate, slate_file.read_text(), {}, generated_at="fixed")
         assert html.count("<h2>") == sections, metric  # every section still there, the metric's cells blank
-        written = write_paper_tables(copy, slate, tmp_path / f"{metric}-tables", "csv")
+        written = write_paper_tables(copy, slate, tmp_path / f"{metric}-tables", "csv").written
         assert len(written) >= 5, metric
         cards = build_model_cards(slate, **card_inputs(copy))
         assert set(cards["target"]) >= {"reflective-baseline", "terse-baseline"}, metric

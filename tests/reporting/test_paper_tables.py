@@ -1,5 +1,6 @@
-"""`eyt tables`: every paper table from the warehouse, the same cells in LaTeX, Markdown and CSV, equal to the
-warehouse tables, baselines marked, a provenance footnote, and byte-identical on a rerun."""
+"""`eyt tables`: every paper table with rows from the warehouse, the same cells in LaTeX, Markdown and CSV, equal
+to the warehouse tables, baselines marked, a provenance footnote, and byte-identical on a rerun; a table with no
+rows is not written, and the command says why it has none; by default the files go under the data directory."""
 
 import csv
 import io
@@ -25,9 +26,18 @@ def exported(warehouse, tmp_path_factory):
     )
     slate = load_slate(database.parent.parent / "slate.yaml")
     out = tmp_path_factory.mktemp("tables")
-    for fmt in tf.FORMATS:
-        write_paper_tables(database, slate, out / fmt, fmt)
-    return con, database, slate, out
+    exports = {fmt: write_paper_tables(database, slate, out / fmt, fmt) for fmt in tf.FORMATS}
+    assert len({tuple(e.empty) for e in exports.values()}) == 1  # the same tables empty in every format
+    return con, database, slate, out, exports["markdown"].empty
+
+
+# The session warehouse's empty tables: its slate declares no reasoning pair, no SpeechEQ target reads the oracle
+# text, and it names no human ranking of the SpeechEQ targets.
+EMPTY = {
+    "eyt_thinking": "it needs a reasoning pair (the slate's reasoning_pairs) whose targets ran",
+    "seq_oracle": "no SpeechEQ target ran the oracle text check (a target with speech_input: oracle_text)",
+    "seq_human": "it needs a human ranking of the SpeechEQ targets (the slate's speech.evaluation.human_ranking)",
+}
 
 
 def markdown_cells(text: str) -> pd.DataFrame:
@@ -57,8 +67,11 @@ def csv_cells(text: str) -> pd.DataFrame:
 
 @pytest.mark.materialisation
 def test_every_format_holds_the_same_cells(exported):
-    _, _, _, out = exported
-    for name in pt.TABLES:
+    _, _, _, out, empty = exported
+    assert empty == EMPTY
+    for fmt, extension in tf.FORMATS.items():  # an empty table has no file
+        assert {p.stem for p in (out / fmt).iterdir() if p.suffix == extension} == set(pt.TABLES) - set(EMPTY), fmt
+    for name in set(pt.TABLES) - set(EMPTY):
         md = markdown_cells((out / "markdown" / f"{name}.md").read_text())
         tex = latex_cells((out / "latex" / f"{name}.tex").read_text())
         table = csv_cells((out / "csv" / f"{name}.csv").read_text())
@@ -69,7 +82,7 @@ def test_every_format_holds_the_same_cells(exported):
 
 @pytest.mark.materialisation
 def test_main_tables_equal_the_warehouse(exported):
-    con, _, _, out = exported
+    con, _, _, out, _ = exported
     md = markdown_cells((out / "markdown" / "eyt_subjective.md").read_text()).set_index("Model")
     board = con.execute("SELECT * FROM dialogue.leaderboard").df()
     bounds = con.execute("SELECT * FROM dialogue.leaderboard_intervals").df().set_index(["target", "pool", "metric"])
@@ -92,7 +105,7 @@ def test_main_tables_equal_the_warehouse(exported):
 
 @pytest.mark.materialisation
 def test_provenance_footnote_and_baseline_marks(exported):
-    con, _, slate, out = exported
+    con, _, slate, out, _ = exported
     text = (out / "markdown" / "eyt_objective.md").read_text()
     hashes = set(con.execute("SELECT DISTINCT prompt_hash FROM dialogue.dialogue_turns").df()["prompt_hash"])
     hashes |= set(con.execute("SELECT DISTINCT prompt_hash FROM speech.slm_choices").df()["prompt_hash"])
@@ -106,9 +119,9 @@ def test_provenance_footnote_and_baseline_marks(exported):
 
 @pytest.mark.materialisation
 def test_rerun_is_byte_identical_and_equals_the_asset_export(exported, tmp_path):
-    _, database, slate, out = exported
+    _, database, slate, out, _ = exported
     for fmt in tf.FORMATS:
-        again = write_paper_tables(database, slate, tmp_path / fmt, fmt)
+        again = write_paper_tables(database, slate, tmp_path / fmt, fmt).written
         assert {p.name: p.read_bytes() for p in again} == {p.name: p.read_bytes() for p in (out / fmt).iterdir()}
     asset_dir = database.parent / "exports" / "markdown"  # what the reports/paper_tables asset wrote
     assert {p.name: p.read_bytes() for p in asset_dir.iterdir()} == {
@@ -118,23 +131,37 @@ def test_rerun_is_byte_identical_and_equals_the_asset_export(exported, tmp_path)
 
 @pytest.mark.cli
 def test_eyt_tables_command(exported, tmp_path):
-    _, database, _, out = exported
+    _, database, _, out, _ = exported
     env = {
         **os.environ,
         "EYT_DATA_DIR": str(database.parent),
         "EYT_SLATE": str(database.parent.parent / "slate.yaml"),
         "HF_HUB_OFFLINE": "1",
     }
+    here = tmp_path / "cwd"
+    here.mkdir()
     result = subprocess.run(
-        [Path(sys.executable).parent / "eyt", "tables", "--format", "latex", "--out", str(tmp_path)],
+        [Path(sys.executable).parent / "eyt", "tables", "--format", "latex"],
         env=env,
+        cwd=here,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{n}.tex" for n in pt.TABLES)
-    assert (tmp_path / "eyt_objective.tex").read_bytes() == (out / "latex" / "eyt_objective.tex").read_bytes()
+    # by default under the data directory, one folder per format, and the command says where; nothing in the
+    # folder it was started from
+    folder = (database.parent / "tables" / "latex").resolve()
+    assert list(here.iterdir()) == []
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{n}.tex" for n in set(pt.TABLES) - set(EMPTY))
+    assert f"wrote {folder / 'eyt_objective.tex'}" in result.stdout
+    assert (folder / "eyt_objective.tex").read_bytes() == (out / "latex" / "eyt_objective.tex").read_bytes()
+    # each empty table is named with why it has no rows
+    for name, why in EMPTY.items():
+        assert f"not written: {name}, no rows: {why}" in result.stdout, result.stdout
+    assert (
+        f"{len(pt.TABLES) - len(EMPTY)} file(s) in {folder}; {len(EMPTY)} empty table(s) not written" in result.stdout
+    )
     bad = subprocess.run(
         [Path(sys.executable).parent / "eyt", "tables", "--format", "html"],
         env=env,
@@ -143,6 +170,33 @@ def test_eyt_tables_command(exported, tmp_path):
         timeout=300,
     )
     assert bad.returncode != 0 and "invalid choice" in bad.stderr
+
+
+@pytest.mark.unit
+def test_an_empty_table_says_why_and_leaves_no_file(tmp_path):
+    # nothing in the warehouse: every table is empty, each for want of the benchmark's results
+    empty = pt.empty_tables(pt.build_tables({}), {})
+    assert set(empty) == set(pt.TABLES)
+    no_speech = (
+        "no SpeechEQ target has run (a target whose benchmarks include speech_eq; `eyt run` without --no-speech)"
+    )
+    assert empty["seq_oracle"] == empty["seq_human"] == empty["seq_main"] == no_speech
+    assert empty["eyt_objective"] == empty["eyt_thinking"] == "no EYT-Bench target x pool cell has run (`eyt run`)"
+    # chance's rows are no SpeechEQ target; once one has run, the oracle table wants an oracle text target
+    board = pd.DataFrame({"target": ["chance"], "speech_input": [None]})
+    assert pt.why_empty("seq_oracle", {"speech.seq_leaderboard": board}) == no_speech
+    board = pd.DataFrame({"target": ["chance", "model-a"], "speech_input": [None, "audio"]})
+    assert pt.why_empty("seq_oracle", {"speech.seq_leaderboard": board}) == EMPTY["seq_oracle"]
+    # written: the tables with rows; an earlier file of an empty table is removed, not left with old rows
+    tables = [
+        pt.PaperTable("eyt_objective", "caption", pd.DataFrame({"Model": ["m"], "Exp.": ["0.500"]})),
+        pt.PaperTable("seq_oracle", "caption", pd.DataFrame(columns=["Model", "Acc1"])),
+    ]
+    (tmp_path / "seq_oracle.md").write_text("an earlier export\n")
+    export = tf.export_tables(tables, {}, tmp_path, "markdown", ["footnote"])
+    assert export.written == [tmp_path / "eyt_objective.md"] and export.empty == {"seq_oracle": no_speech}
+    assert export.removed == [tmp_path / "seq_oracle.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eyt_objective.md"]
 
 
 @pytest.mark.unit

@@ -8,7 +8,7 @@ from dagster import DagsterInstance, materialize
 
 from assets.eyt_bench.partitions import TARGETS_PARTITION, target_pool_key
 from assets.speech_eq.partitions import SPEECH_TARGETS_PARTITION
-from eyt_dagster.definitions import ASSETS, Warehouse
+from eyt_dagster.definitions import Warehouse, assets_for
 from eyt_dagster.jobs import (
     CARD_ASSETS,
     DIALOGUE_ASSETS,
@@ -35,6 +35,12 @@ def resources_for(slate_path: Path, data_dir: Path) -> dict:
     }
 
 
+def slate_assets(slate_path: Path) -> list:
+    """The code location's assets for a slate: partitioned by the cells it plays (its pools only), as `eyt run` and
+    the UI load them."""
+    return assets_for(load_slate(slate_path))
+
+
 def materialize_all(slate_path: Path, data_dir: Path, instance: DagsterInstance | None = None) -> DagsterInstance:
     """Pools, then every target x pool cell, then the reports; raises if any run fails."""
     instance = materialize_dialogues(slate_path, data_dir, instance)
@@ -48,13 +54,13 @@ def materialize_dialogues(slate_path: Path, data_dir: Path, instance: DagsterIns
     slate = load_slate(slate_path)
     known = set(instance.get_dynamic_partitions(TARGETS_PARTITION))
     instance.add_dynamic_partitions(TARGETS_PARTITION, [t.id for t in slate.eyt_targets if t.id not in known])
-    resources = resources_for(slate_path, data_dir)
+    resources, assets = resources_for(slate_path, data_dir), slate_assets(slate_path)
     for pool in slate.pools:
-        materialize(ASSETS, selection=POOL_ASSETS, partition_key=pool, resources=resources, instance=instance)
+        materialize(assets, selection=POOL_ASSETS, partition_key=pool, resources=resources, instance=instance)
     for target in slate.eyt_targets:
         for pool in slate.pools:
             materialize(
-                ASSETS,
+                assets,
                 selection=DIALOGUE_ASSETS,
                 partition_key=str(target_pool_key(target.id, pool)),
                 resources=resources,
@@ -64,26 +70,27 @@ def materialize_dialogues(slate_path: Path, data_dir: Path, instance: DagsterIns
 
 
 def materialize_reports(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
-    materialize(ASSETS, selection=REPORT_ASSETS, resources=resources_for(slate_path, data_dir), instance=instance)
+    assets = slate_assets(slate_path)
+    materialize(assets, selection=REPORT_ASSETS, resources=resources_for(slate_path, data_dir), instance=instance)
 
 
 def materialize_speech(slate_path: Path, data_dir: Path, instance: DagsterInstance, subscales: list[str]) -> None:
     """SpeechEQ items of the given subscales, every speech target's choices, then the SEQ reports."""
     slate = load_slate(slate_path)
-    resources = resources_for(slate_path, data_dir)
+    resources, assets = resources_for(slate_path, data_dir), slate_assets(slate_path)
     for slug in subscales:
-        materialize(ASSETS, selection=SPEECH_BUILD_ASSETS, partition_key=slug, resources=resources, instance=instance)
+        materialize(assets, selection=SPEECH_BUILD_ASSETS, partition_key=slug, resources=resources, instance=instance)
     known = set(instance.get_dynamic_partitions(SPEECH_TARGETS_PARTITION))
     instance.add_dynamic_partitions(SPEECH_TARGETS_PARTITION, [t.id for t in slate.speech_targets if t.id not in known])
     for target in slate.speech_targets:
         materialize(
-            ASSETS, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources, instance=instance
+            assets, selection=SPEECH_EVAL_ASSETS, partition_key=target.id, resources=resources, instance=instance
         )
-    materialize(ASSETS, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)
+    materialize(assets, selection=SEQ_REPORT_ASSETS, resources=resources, instance=instance)
 
 
 def materialize_unified(slate_path: Path, data_dir: Path, instance: DagsterInstance) -> None:
     """The SpeechEQ build report, then the model cards and paper tables over whatever both benchmarks have."""
-    resources = resources_for(slate_path, data_dir)
-    materialize(ASSETS, selection=SPEECH_REPORT_ASSETS, resources=resources, instance=instance)
-    materialize(ASSETS, selection=CARD_ASSETS, resources=resources, instance=instance)
+    resources, assets = resources_for(slate_path, data_dir), slate_assets(slate_path)
+    materialize(assets, selection=SPEECH_REPORT_ASSETS, resources=resources, instance=instance)
+    materialize(assets, selection=CARD_ASSETS, resources=resources, instance=instance)
