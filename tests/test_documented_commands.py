@@ -349,8 +349,8 @@ def test_every_documented_command_runs_as_written(tmp_path: Path) -> None:
 @pytest.mark.parametrize("automation", [False, True])
 def test_eyt_dev_starts_dagster_from_its_own_environment(monkeypatch, tmp_path: Path, automation: bool) -> None:
     """`eyt dev` starts what `dagster dev` starts (webserver, daemon, code server) through the function Dagster's own
-    commands call, not the superseded command, in this interpreter (no `dagster` on PATH needed), in the project
-    folder, on this project's instance; `--automation` switches the automation sensor on."""
+    commands call, not the superseded command, in this interpreter (no `dagster` on PATH needed), from the
+    instance's folder (so Dagster sees the dagster.yaml there as DAGSTER_HOME's own), on this project's instance; `--automation` switches the automation sensor on."""
     import dagster._cli.dev
 
     from eyt_dagster.automation import AUTOMATION_ENV
@@ -369,7 +369,7 @@ def test_eyt_dev_starts_dagster_from_its_own_environment(monkeypatch, tmp_path: 
     assert cli.main(["dev", "--port", "3123", *(["--automation"] if automation else [])]) == 0
     [(options, env, cwd)] = calls
     assert options["port"] == "3123" and options["workspace_opts"].workspace == [str(ROOT / "workspace.yaml")]
-    assert not options["use_legacy_code_server_behavior"] and cwd == str(ROOT)
+    assert not options["use_legacy_code_server_behavior"] and cwd == env["DAGSTER_HOME"]
     assert env["DAGSTER_HOME"] == str(tmp_path / "data" / "dagster_home")
     assert env["EYT_DATA_DIR"] == str(tmp_path / "data")
     assert (env.get(AUTOMATION_ENV) == "on") is automation

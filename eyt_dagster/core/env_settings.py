@@ -193,8 +193,7 @@ DAGSTER_HOME: Setting[Path] = Setting(
     name="DAGSTER_HOME",
     meaning=(
         "Dagster's own variable: the folder of the Dagster instance (runs, event logs, schedules). `eyt` makes the "
-        "default folder, links the project's instance settings (`deploy/local/dagster.yaml`) into it as its `dagster.yaml` "
-        "and exports it for the processes it starts."
+        "default folder, links the project's `dagster.yaml` into it and exports it for the processes it starts."
     ),
     default="`$EYT_DATA_DIR/dagster_home`",
     accepts="a folder path",

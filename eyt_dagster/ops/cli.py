@@ -622,12 +622,14 @@ def cmd_dev(args: argparse.Namespace) -> int:
     from dagster._cli.dev import dev_command_impl
     from dagster_shared.cli import WorkspaceOpts
 
-    ensure_dagster_home()
+    home = ensure_dagster_home()
     if args.automation:
         os.environ[env_settings.AUTOMATION.name] = "on"
     os.environ[env_settings.DATA_DIR.name] = str(data_dir())  # as seen from here, for the processes it starts
     print(f"eyt dev: the Dagster UI on http://127.0.0.1:{args.port} (instance {dagster_home()})", flush=True)
-    os.chdir(PROJECT_ROOT)
+    # From the instance's folder: Dagster warns of a dagster.yaml in the folder it starts from that is not
+    # DAGSTER_HOME's, and the repository's root holds the settings DAGSTER_HOME links to.
+    os.chdir(home)
     # The server stops its webserver and daemon on KeyboardInterrupt (SIGINT, and SIGTERM mapped to it); a shell that
     # starts a command in the background has SIGINT ignored, which the server would keep and then outlive a SIGTERM.
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,10 +1,10 @@
 """Where the Dagster instance lives: $EYT_DATA_DIR/dagster_home, holding a link to the repository's instance
-settings, deploy/local/dagster.yaml (one machine; deploy/dagster.yaml is a cluster's).
+settings, dagster.yaml at the repository's root (one machine; deploy/dagster.yaml is a cluster's).
 
 The Dagster UI otherwise makes a throw-away instance, so runs would not persist; `eyt` sets DAGSTER_HOME
-for itself and prints the line to export for other Dagster commands. The settings are not at the repository's root:
-the UI is started from there, and Dagster warns of a `dagster.yaml` in the folder it starts from that is not
-DAGSTER_HOME's (it cannot tell that DAGSTER_HOME links to it).
+for itself and prints the line to export for other Dagster commands. `eyt dev` starts the UI from DAGSTER_HOME, not
+from the repository's root: Dagster warns of a `dagster.yaml` in the folder it starts from that is not DAGSTER_HOME's
+(it cannot tell that DAGSTER_HOME links to it).
 """
 
 from __future__ import annotations
@@ -21,17 +21,16 @@ if TYPE_CHECKING:
     from dagster import DagsterInstance
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-INSTANCE_YAML = PROJECT_ROOT / "deploy" / "local" / "dagster.yaml"
-_FORMER_INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"  # where the settings were until they moved to deploy/local
+INSTANCE_YAML = PROJECT_ROOT / "dagster.yaml"
 
 
 def ensure_dagster_home() -> Path:
     """Create DAGSTER_HOME (default $EYT_DATA_DIR/dagster_home) with the instance settings linked in as its
-    dagster.yaml (a link to their former place is moved to the new one); export it."""
+    dagster.yaml (a dangling link is re-pointed); export it."""
     home = dagster_home().resolve()
     home.mkdir(parents=True, exist_ok=True)
     link = home / "dagster.yaml"
-    if link.is_symlink() and Path(os.readlink(link)) == _FORMER_INSTANCE_YAML and not link.exists():
+    if link.is_symlink() and not link.exists():
         link.unlink()
     if not link.exists() and not link.is_symlink() and INSTANCE_YAML.exists():
         link.symlink_to(INSTANCE_YAML)

@@ -60,12 +60,12 @@ def test_eyt_dev_serves_the_slate_cells_with_no_warning(tmp_path):
 
 
 @pytest.mark.unit
-def test_an_instance_linked_to_the_former_settings_file_is_linked_to_the_moved_one(tmp_path, monkeypatch):
+def test_a_dangling_settings_link_is_linked_to_the_repositorys_settings(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
-    (home / "dagster.yaml").symlink_to(ROOT / "dagster.yaml")  # where the settings were: gone, the link dangles
+    (home / "dagster.yaml").symlink_to(tmp_path / "moved" / "dagster.yaml")  # a clone that moved: the link dangles
     monkeypatch.setenv("DAGSTER_HOME", str(home))
-    assert not (ROOT / "dagster.yaml").exists() and INSTANCE_YAML.is_file()
+    assert INSTANCE_YAML == ROOT / "dagster.yaml" and INSTANCE_YAML.is_file()
     assert ensure_dagster_home() == home
     assert os.readlink(home / "dagster.yaml") == str(INSTANCE_YAML)
     # an instance's own settings (a file, or a link elsewhere) are left as they are
