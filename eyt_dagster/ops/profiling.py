@@ -251,7 +251,9 @@ BUCKETS: tuple[Bucket, ...] = (
             "/resources/models/endpoint_gates.py",
             "/resources/models/endpoint_slots.py",
             "/resources/models/spend_guard.py",
-            *_site("openai", "httpx", "httpcore", "h11", "anyio", "sniffio", "certifi", "distro"),
+            *_site(
+                "openai", "httpx", "httpcore", "httpx2", "httpcore2", "h11", "anyio", "sniffio", "certifi", "distro"
+            ),
         ),
     ),
     Bucket(
@@ -287,6 +289,9 @@ BUCKETS: tuple[Bucket, ...] = (
         paths=("/eyt_dagster/", "/assets/", "/resources/"),
     ),
 )
+
+
+IMPORTS = BUCKETS[0].name
 
 
 def bucket_of(func: Func, buckets: Sequence[Bucket] = BUCKETS) -> str | None:
@@ -401,12 +406,18 @@ def contributions(
     function of no bucket hands its amount on to its callers, split by its own seconds (calls) under each caller,
     which pstats keeps exactly, then by `caller_shares` (see the module's docstring)."""
     shares = caller_shares(stats, classify)
+    # the part of each function's time spent under an import, whatever its bucket: `imports`
+    importing = caller_shares(stats, _importlib) if classify is bucket_of else {}
     at = 1 if calls else 2  # in a function's figures: calls, own seconds
     under = 0 if calls else 2  # in an edge's figures: the same
     for func, figures in stats.items():
         amount = float(figures[at])
         if not amount:
             continue
+        imported = importing.get(func, {}).get(IMPORTS, 0.0)
+        if imported:
+            yield func, IMPORTS, amount * imported
+            amount *= 1.0 - imported
         own = classify(func)
         if own is not None:
             yield func, own, amount
@@ -427,6 +438,10 @@ def contributions(
             yield func, name, part
 
 
+def _importlib(func: Func) -> str | None:
+    return IMPORTS if func[0].startswith("<frozen importlib") else None
+
+
 def bucket_seconds(
     stats: Mapping[Func, Any], classify: Callable[[Func], str | None] = bucket_of, *, calls: bool = False
 ) -> dict[str, float]:
@@ -440,7 +455,6 @@ def bucket_seconds(
 
 # -- sampled stacks (py-spy's raw format) ---------------------------------------------------------------------------
 
-IMPORTS = BUCKETS[0].name
 STARTUP_IMPORTS = "imports: worker start-up"
 _NEAREST = tuple(b for b in BUCKETS if b.name != IMPORTS)
 _FRAME = re.compile(r"^(?P<name>.*) \((?P<file>.*?)(?::(?P<line>\d+))?\)$")
@@ -452,10 +466,12 @@ def parse_folded(line: str) -> tuple[str, list[Func], float] | None:
     stack, _, count = line.rstrip("\n").rpartition(" ")
     if not stack or not count.isdigit():
         return None
-    parts = stack.split(";")
-    process = parts[0] if parts[0].startswith("process ") else ""
+    process = ""
+    if stack.startswith("process "):  # `process <pid>:"<command line>"`, whose command line may hold a ";"
+        end = stack.find('";')
+        process, stack = (stack, "") if end < 0 else (stack[: end + 1], stack[end + 2 :])
     frames: list[Func] = []
-    for part in parts[1:] if process else parts:
+    for part in stack.split(";") if stack else []:
         found = _FRAME.match(part)
         if found is None:
             frames.append(("?", 0, part))
@@ -464,10 +480,48 @@ def parse_folded(line: str) -> tuple[str, list[Func], float] | None:
     return process, frames, float(count)
 
 
+WAITING = "waiting (not CPU)"
+# A sampled thread whose running frame is one of these is waiting, for a lock, a queue, a socket, a task or the disk:
+# py-spy counts a thread that is runnable (and one in a disk wait), and a thread just woken from such a wait is
+# runnable until it gets a core (on a busy machine, a while). (file name, py-spy's qualified function name)
+WAITS = frozenset(
+    {
+        ("threading.py", "Condition.wait"),
+        ("threading.py", "Condition.__enter__"),
+        ("threading.py", "Event.wait"),
+        ("threading.py", "Semaphore.acquire"),
+        ("threading.py", "Thread.join"),
+        ("threading.py", "Thread._wait_for_tstate_lock"),
+        ("thread.py", "_worker"),  # concurrent.futures: an idle pool thread in its queue's get
+        ("queue.py", "Queue.get"),
+        ("selectors.py", "EpollSelector.select"),
+        ("selectors.py", "PollSelector.select"),
+        ("connection.py", "wait"),  # multiprocessing: a worker waiting for its next run, `eyt` for its workers
+        ("connection.py", "Connection._recv"),
+        ("sqlite_files.py", "SharedDatabase.use"),  # the lock of a process's one SQLite connection
+        ("_synchronization.py", "ThreadLock.__enter__"),  # httpcore's connection pool lock
+        ("sync.py", "SyncStream.read"),  # httpcore: a socket read, waiting for the reply
+        ("endpoint_slots.py", "MachineSlots.acquire"),  # an endpoint's flock
+        # SQLite's commit and close (Dagster's event log opens a connection per event) wait on the disk: a thread
+        # in an fsync is counted too. Their CPU is small (0.3 ms a commit and close under cProfile's CPU clock).
+        ("default.py", "DefaultDialect.do_commit"),
+        ("default.py", "DefaultDialect.do_close"),
+    }
+)
+
+
+def is_wait(frame: Func) -> bool:
+    file, _, name = frame
+    return (file.rsplit("/", 1)[-1], name) in WAITS
+
+
 def stack_bucket(frames: Sequence[Func]) -> str:
-    """The bucket of a whole stack: an import under way (importlib's frames anywhere in it) is `imports`, or `imports:
-    worker start-up` under a worker's start (eyt_dagster/ops/launch.py `_worker_start`); otherwise the bucket of the
-    frame nearest the running one that has a bucket; none: `other`."""
+    """The bucket of a whole stack: `waiting (not CPU)` when its running frame is a wait (WAITS); an import under way
+    (importlib's frames anywhere in it) is `imports`, or `imports: worker start-up` under a worker's start
+    (eyt_dagster/ops/launch.py `_worker_start`); otherwise the bucket of the frame nearest the running one that has a
+    bucket; none: `other`."""
+    if frames and is_wait(frames[-1]):
+        return WAITING
     if any(file.startswith("<frozen importlib") for file, _, _ in frames):
         if any(name == "_worker_start" and file.endswith("launch.py") for file, _, name in frames):
             return STARTUP_IMPORTS

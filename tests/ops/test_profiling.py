@@ -17,6 +17,7 @@ from eyt_dagster.ops.profiling import (
     IMPORTS,
     OTHER,
     STARTUP_IMPORTS,
+    WAITING,
     bucket_of,
     bucket_seconds,
     caller_shares,
@@ -112,11 +113,14 @@ FOLDED = [
     f"{PROCESS};{THREAD_FRAMES};encode (/srv/eyt/resources/text/embeddings.py:40);"
     "_find_and_load (<frozen importlib._bootstrap>:1176);<module> (/venv/site-packages/torch/__init__.py:1) 20",
     # a worker importing the code location at its start
-    'process 4243:"python -c from multiprocessing.spawn import spawn_main";_serve (/srv/eyt/eyt_dagster/ops/'
-    "worker_pool.py:70);_worker_start (/srv/eyt/eyt_dagster/ops/launch.py:226);_find_and_load (<frozen "
+    'process 4243:"python -c from multiprocessing.spawn import spawn_main; spawn_main(pipe_handle=8)";'
+    "_serve (/srv/eyt/eyt_dagster/ops/worker_pool.py:70);_worker_start (/srv/eyt/eyt_dagster/ops/launch.py:226);_find_and_load (<frozen "
     "importlib._bootstrap>:1176) 7",
     # a thread of no bucket at all
     f"{PROCESS};{THREAD_FRAMES} 3",
+    # a pool thread waiting for the call cache's connection: not CPU
+    f"{PROCESS};{THREAD_FRAMES};store (/srv/eyt/resources/models/call_cache.py);__enter__ (/usr/lib/python3.11/"
+    "contextlib.py);SharedDatabase.use (/srv/eyt/resources/storage/sqlite_files.py) 11",
     "py-spy> Stopped sampling because process exited",
 ]
 
@@ -129,10 +133,12 @@ def test_a_sampled_line_is_read_into_its_frames() -> None:
     assert frames[-1] == ("/usr/lib/python3.11/json/__init__.py", 183, "dumps")
     assert frames[0] == ("/usr/lib/python3.11/threading.py", 0, "Thread._bootstrap")
     assert parse_folded(FOLDED[-1]) is None
+    worker = parse_folded(FOLDED[2])  # a command line with a ";" in it
+    assert worker is not None and worker[0].endswith('spawn_main(pipe_handle=8)"') and worker[1][0][2] == "_serve"
 
 
 def test_a_sampled_stack_goes_to_its_nearest_bucket_or_to_the_import_under_way() -> None:
-    assert folded_buckets(FOLDED) == {"call cache, ledger": 30, IMPORTS: 20, STARTUP_IMPORTS: 7, OTHER: 3}
+    assert folded_buckets(FOLDED) == {"call cache, ledger": 30, IMPORTS: 20, STARTUP_IMPORTS: 7, OTHER: 3, WAITING: 11}
 
 
 TINY = """
