@@ -8,8 +8,8 @@ CPU) into that folder. Unset, nothing here runs.
 * Every Python thread is profiled, each with a profiler of its own (`threading.setprofile` starts one in each new
   thread), timed by `time.thread_time`: the CPU time of that thread. A clock of the whole process
   (`time.process_time`) would charge the work of the process's other threads to whatever function the profiled
-  thread is in; a wall clock would charge the machine's other load and every wait. So the seconds are CPU seconds
-  whatever the machine's load. The threads' profiles are added into the process's one file.
+  thread is in; a wall clock would charge the machine's other load and every wait. So the seconds are this
+  process's CPU seconds, not its waits. The threads' profiles are added into the process's one file.
 * A worker is profiled from the end of its start-up (the import of the code location, measured as one figure,
   `startup_cpu_s`) to its end, so the profile holds the runs; the `eyt` process from the start of its `main`.
 * cProfile adds work to every Python function call (two reads of the clock and its bookkeeping), counted in the
@@ -21,10 +21,11 @@ The buckets (`bucket_seconds`): every function's own time (pstats' tottime) goes
 matches the function (its file, or a builtin's name); a function of no bucket (the standard library, json, sqlite3,
 pandas, pydantic) hands its time on to its callers, in proportion to the time it spent under each, and they to
 theirs, up to the nearest function that has a bucket; time that reaches a root without meeting one is `other`. So
-sqlite3 called by the call cache counts as the call cache's, called by Dagster's event log as Dagster's. pstats
-keeps only one level of callers per function, so above the first level the split follows each caller's cumulative
-time, an approximation where one function is reached by several paths. Standard library only: the workers import
-this before anything else.
+sqlite3 called by the call cache counts as the call cache's, called by Dagster's event log as Dagster's. The part of
+a function's time spent under an import (importlib's frames above it) goes to `imports` first, whatever its bucket.
+pstats keeps only one level of callers per function, so above the first level the split follows each caller's
+cumulative time, an approximation where one function is reached by several paths. py-spy's sampled stacks are whole,
+so `stack_bucket` needs no such approximation. Standard library only, cheap to import in every worker.
 """
 
 from __future__ import annotations
