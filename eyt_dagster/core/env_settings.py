@@ -327,6 +327,18 @@ AUTOMATION: Setting[bool] = Setting(
     parse=_switch,
     fallback=lambda: False,
 )
+PROFILE_DIR: Setting[Path | None] = Setting(
+    name="EYT_PROFILE_DIR",
+    meaning=(
+        "A folder: the `eyt` command's process and each worker process it starts run under cProfile, every thread "
+        "timed by its own CPU clock, and write `<label>-<pid>.prof` and `.json` there when they end (for "
+        "bench/cpu_profile.py, docs/throughput.md#where-the-cpu-of-a-call-goes). Slows the run; unset: no profile."
+    ),
+    default="unset: no profile",
+    accepts="a folder path",
+    parse=Path,
+    fallback=lambda: None,
+)
 COMMAND_PID: Setting[int | None] = Setting(
     name="EYT_COMMAND_PID",
     meaning=(
@@ -356,6 +368,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
     TORCH_THREADS,
     VIEW_URL,
     AUTOMATION,
+    PROFILE_DIR,
     COMMAND_PID,
 )
 

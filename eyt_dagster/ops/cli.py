@@ -968,6 +968,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # its workers' view updates do not warn about each other
     os.environ[env_settings.COMMAND_PID.name] = str(os.getpid())
+    from eyt_dagster.ops.profiling import start_if_asked
+
+    start_if_asked("eyt")  # EYT_PROFILE_DIR: this process under cProfile (its workers profile themselves)
 
     try:
         check_dagster_home(data_dir())

@@ -227,7 +227,9 @@ def _worker_start(torch_threads: int, instance_ref: InstanceRef | None = None, o
     """In a new worker process: send its stdout and stderr to the file `output` when one is given (the live table
     owns the terminal), turn other libraries' progress bars off (QUIET_LIBRARIES), cap torch's threads (unless
     EYT_TORCH_THREADS is set already, see resources/text/embeddings.py), then import the code location once, so each
-    run only pays for itself. Runs go to the instance of `instance_ref` (the launcher's), else to DAGSTER_HOME's."""
+    run only pays for itself; with EYT_PROFILE_DIR set, profile the rest of the worker's life
+    (eyt_dagster/ops/profiling.py). Runs go to the instance of `instance_ref` (the launcher's), else to
+    DAGSTER_HOME's."""
     import atexit
 
     global _WORKER_INSTANCE_REF
@@ -239,6 +241,9 @@ def _worker_start(torch_threads: int, instance_ref: InstanceRef | None = None, o
         os.environ.setdefault(name, value)
     os.environ.setdefault(TORCH_THREADS.name, str(torch_threads))
     import eyt_dagster.definitions  # noqa: F401
+    from eyt_dagster.ops.profiling import start_if_asked
+
+    start_if_asked("worker")  # EYT_PROFILE_DIR: the runs under cProfile, the start-up above as one figure
 
 
 def _write_output_to(path: Path) -> None:
