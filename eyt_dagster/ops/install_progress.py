@@ -5,8 +5,9 @@ done. pip's own output is several lines per package with progress bars; `-qq`, a
 for the five minutes of a first install.
 
 Run by the Makefile with the new virtualenv's Python before the project is installed, so it imports nothing of
-the project (the standard library only). pip's warnings and errors (its stderr) pass through untouched; when pip
-fails, its last lines of output are printed too. The exit status is pip's."""
+the project (the standard library only). pip's warnings and errors (its stderr) pass through, except that a warning
+pip repeats for every package (a package location of pip's configuration that does not exist) is shown once and
+then counted; when pip fails, its last lines of output are printed too. The exit status is pip's."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import unquote
@@ -29,6 +31,8 @@ _INSTALLED = re.compile(r"^Successfully installed (.*)")
 _SATISFIED = re.compile(r"^Requirement already satisfied")
 _ARCHIVE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>\d[^-]*?)(?:-[^/]*)?\.(?:whl|tar\.gz|zip)$")
 TAIL_LINES = 40  # pip's output kept to print when it fails
+# pip's warnings that come once per package, for the same cause (its configuration names a location that is missing)
+_REPEATED_WARNINGS = (re.compile(r"^WARNING: Location '.*' is ignored: it is neither a file nor a directory\.$"),)
 
 
 def _package(spec_or_path: str) -> str:
@@ -93,6 +97,28 @@ class PipLines:
             yield f"  nothing new to install ({self.satisfied} requirement(s) already satisfied)"
 
 
+class PipWarnings:
+    """pip's stderr lines in, what to show out: a per-package warning of _REPEATED_WARNINGS once, then counted."""
+
+    def __init__(self) -> None:
+        self.repeats = 0
+
+    def feed(self, line: str) -> str | None:
+        text = line.rstrip("\n")
+        if not any(rule.match(text) for rule in _REPEATED_WARNINGS):
+            return text
+        self.repeats += 1
+        if self.repeats == 1:
+            return f"{text} (pip says this for each package: further ones are counted, see `pip config list`)"
+        return None
+
+    def end(self) -> str | None:
+        more = self.repeats - 1
+        return (
+            f"  (pip repeated that warning about a missing package location {more} more time(s))" if more > 0 else None
+        )
+
+
 def short_lines(lines: Iterable[str]) -> Iterator[str]:
     """The short lines of a whole pip output."""
     state = PipLines()
@@ -105,15 +131,31 @@ def main(argv: Sequence[str], pip: Sequence[str] | None = None) -> int:
     """`pip install <argv>` (`pip`: the command to run instead of this Python's pip), its stdout shortened."""
     command = [*(pip or [sys.executable, "-m", "pip"]), "install", "--progress-bar", "off", *argv]
     state, tail = PipLines(), deque[str](maxlen=TAIL_LINES)
+    warnings = PipWarnings()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # pip's lines as it writes them, not in blocks through the pipe
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1, env=env) as proc:
-        assert proc.stdout is not None
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, env=env
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        errors = proc.stderr
+
+        def pass_errors() -> None:
+            for line in errors:
+                shown = warnings.feed(line)
+                if shown is not None:
+                    print(shown, file=sys.stderr, flush=True)
+
+        reader = threading.Thread(target=pass_errors, daemon=True)
+        reader.start()
         for line in proc.stdout:
             tail.append(line)
             for short in state.feed(line):
                 print(short, flush=True)
+        reader.join()
     for short in state.end(ok=proc.returncode == 0):
         print(short, flush=True)
+    if (counted := warnings.end()) is not None:
+        print(counted, file=sys.stderr, flush=True)
     if proc.returncode != 0:
         print(f"pip install failed (exit {proc.returncode}); its last lines of output:", file=sys.stderr)
         sys.stderr.write("".join(tail))

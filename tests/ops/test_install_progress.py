@@ -95,3 +95,24 @@ def test_the_filter_keeps_pips_exit_status_and_shows_its_last_lines_when_it_fail
     out, err = capfd.readouterr()
     assert out == "  [1] torch 2.13.0 (190.3 MB download)\n"  # no 'nothing new to install' after a failure
     assert "ERROR: a disk full" in err and "pip install failed (exit 3)" in err and "Collecting torch" in err
+
+
+@pytest.mark.cli
+def test_a_warning_pip_repeats_for_every_package_is_shown_once_then_counted(capfd):
+    missing = "WARNING: Location 'file:///opt/nowhere/simple/{}/' is ignored: it is neither a file nor a directory."
+    fake_pip = (
+        "import sys\n"
+        f"for name in ('torch', 'sympy', 'jinja2'):\n"
+        f"    print({missing!r}.format(name), file=sys.stderr)\n"
+        "    print('Collecting ' + name)\n"
+        "print('WARNING: something else', file=sys.stderr)\n"
+        "print('Successfully installed torch-2 sympy-1 jinja2-3')\n"
+    )
+    assert main(["torch"], pip=[sys.executable, "-c", fake_pip]) == 0
+    out, err = capfd.readouterr()
+    assert out.splitlines()[-1] == "  installed 3 package(s)"
+    lines = err.splitlines()
+    assert lines[0].startswith(missing.format("torch")) and "further ones are counted" in lines[0]
+    assert "WARNING: something else" in lines  # another warning passes untouched
+    assert lines[-1] == "  (pip repeated that warning about a missing package location 2 more time(s))"
+    assert sum("is ignored" in line for line in lines) == 1
