@@ -47,10 +47,11 @@ def dialogues_path(**params: Any) -> str:
     return _query("/dialogues", params)
 
 
-def dialogue_path(target: str, seed_id: str, repeat: int = 0) -> str:
-    """A dialogue's page; `repeat` r > 0 shows its r-th repeated play (the slate's `repeats`)."""
+def dialogue_path(target: str, seed_id: str, repeat: int = 0, explain: str = "") -> str:
+    """A dialogue's page; `repeat` r > 0 shows its r-th repeated play (the slate's `repeats`); `explain` names one of
+    its numbers (a dialogue_scores column) whose arithmetic the page shows opened."""
     path = f"/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
-    return _query(path, {"repeat": repeat}) if repeat else path
+    return _query(path, {"repeat": repeat or None, "explain": explain})
 
 
 def call_path(key: str, prompt: str | None = None) -> str:

@@ -179,6 +179,7 @@ def create_app(
             sort=sort,
             descending=descending,
             columns=queries.SCORE_COLUMNS,
+            explained_numbers=explain.DIALOGUE_NUMBERS,
             is_baseline=flags.get(target),
             facets=offered,
         )
@@ -212,6 +213,7 @@ def create_app(
             sample_seed=played[1] if played else None,
             samples=repeats.samples(wh, target, seed_id),
             explained={} if int(repeat) else explain.dialogue(found),
+            opened=request.query_params.get("explain", ""),
         )
 
     async def one_call(request: Request) -> Response:

@@ -68,6 +68,10 @@ def shown(explained: Explained, stored: Any) -> Shown:
 # -- one dialogue ------------------------------------------------------------------------------------------------
 
 
+# The dialogue page's numbers that come with their arithmetic (`dialogue`'s keys, dialogue_scores columns).
+DIALOGUE_NUMBERS = ("completed", "satisfaction", "empathy", "persona", "anthropomorphic", "drift")
+
+
 def dialogue(d: Dialogue) -> dict[str, Shown]:
     """The dialogue page's numbers (its dialogue_scores row), each explained from the dialogue's own rows:
     completed and satisfaction from the final verdicts, drift from the turns' intent similarity, each dimension from

@@ -108,7 +108,8 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
             return (KINDS[path], values["target"]) if values["target"] else INDEX
         return (KINDS[path], *values.values(), _page(q))
     segments = raw.split("/")
-    if raw.startswith("/dialogue/") and len(segments) == 4 and not q:  # both parts quoted with safe=''
+    if raw.startswith("/dialogue/") and len(segments) == 4 and set(q) <= {"explain"}:  # parts quoted with safe=''
+        # one page whichever number it opens (the export's page opens none)
         return ("dialogue", unquote(segments[2]), unquote(segments[3]))
     if raw.startswith("/call/") and len(segments) == 3 and set(q) <= {"prompt"}:
         prompt = _one(q, "prompt")

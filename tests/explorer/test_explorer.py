@@ -44,8 +44,9 @@ def cell(app, **params) -> str:
 
 
 def listed(html: str) -> list[str]:
-    """The seed ids of a dialogue list, in the order shown."""
-    return [m.replace("%3A", ":") for m in re.findall(r'href="/dialogue/[^/"]+/([^"]+)"', html)]
+    """The seed ids of a dialogue list, in the order shown (each row's dialogue link; its numbers' links, which open
+    one number's arithmetic, are not rows)."""
+    return [m.replace("%3A", ":") for m in re.findall(r'href="/dialogue/[^/"]+/([^"?]+)"', html)]
 
 
 # -- queries ----------------------------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ from markupsafe import escape
 
 from eyt_dagster.core.explained import Explained, Step, figure
 from eyt_dagster.explorer import explain, queries
-from eyt_dagster.explorer.app import dialogue_url, environment
+from eyt_dagster.explorer.app import dialogue_url, dialogues_url, environment
 
 from support.asgi_get import get
 from support.explorer_data import HOSTILE
-from support.explorer_explain_data import E1, E1_EMPATHY_100, E2, SPEECH_RIGHT, TARGET, build_explain
+from support.explorer_explain_data import E1, E1_EMPATHY_100, E2, POOL, SPEECH_RIGHT, TARGET, build_explain
 from support.explorer_fixtures import explorer_fixtures, wh
 
 pytestmark = pytest.mark.unit
@@ -78,6 +78,20 @@ def test_the_dialogue_page_shows_each_numbers_arithmetic_with_its_values(app, da
     assert "The stored number is" not in page
     tie = blocks(get(app, dialogue_url(TARGET, E2)).text)["final intent completed (majority of the judges)"]
     assert "1 of 2: 1 x 2 > 2 = no" in tie and "a tie counts as not completed" in tie
+
+
+def test_a_number_in_the_dialogue_list_opens_its_arithmetic_in_one_click(app):
+    listing = get(app, dialogues_url(target=TARGET, pool=POOL)).text
+    link = dialogue_url(TARGET, E1, explain="empathy")
+    assert link.endswith("?explain=empathy") and f'href="{html.escape(link)}"' in listing
+    assert "explain=n_turns" not in listing  # a count explains nothing: no link
+    page = get(app, link).text
+    opened = re.findall(r'<div class="score" id="score-(\w+)">[^<]*<details class="explain"( open)?>', page)
+    assert (
+        dict(opened) == {k: " open" if k == "empathy" else "" for k in dict(opened)}
+        and "empathy" in dict(opened)
+        and len(opened) > 1
+    )
 
 
 def test_a_models_text_in_an_explanation_stays_text(app):
