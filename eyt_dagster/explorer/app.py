@@ -353,13 +353,9 @@ def create_app(
             found = seq.board(wh, q.get("condition", ""), order)
         except ValueError as exc:
             return not_found(str(exc), 400)
-        explained = {  # each target's Acc1, Acc2, Acc_traj and SEQ under this condition with their arithmetic
-            str(r["target"]): cell.explained
-            for r in found.rows
-            if r["target"] != CHANCE_TARGET
-            for cell in explain.speech(wh, str(r["target"]))
-            if cell.condition == found.condition
-        }
+        # each target's Acc1, Acc2, Acc_traj and SEQ under this condition with their arithmetic
+        targets = [str(r["target"]) for r in found.rows if r["target"] != CHANCE_TARGET]
+        explained = explain.speech_board(wh, targets, found.condition)
         return page(
             "seq.html",
             b=found,

@@ -5,7 +5,7 @@ after the number was stored (a rerun that has not reached the later tables yet),
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,8 +279,30 @@ def speech(wh: Warehouse, target: str) -> list[SpeechCell]:
     (seq.explained_seq), as the table was computed. Empty when the table has no row of the target."""
     with wh.sql(SPEECH_TABLES, {"target": target}) as con:
         choices = con.execute("SELECT * FROM slm_choices WHERE target = $target", {"target": target}).df()
+    return _speech_cells(_seq_board(wh), choices, target)
+
+
+def speech_board(wh: Warehouse, targets: Sequence[str], condition: str) -> dict[str, dict[str, Shown]]:
+    """`speech` for every target of the SEQ leaderboard under one condition, the tables read once: per target,
+    its explained numbers."""
+    with wh.sql(SPEECH_TABLES) as con:
+        choices = con.execute("SELECT * FROM slm_choices WHERE condition = $c", {"c": condition}).df()
+    board = _seq_board(wh)
+    return {
+        target: cell.explained
+        for target in targets
+        for cell in _speech_cells(board, choices[choices["target"] == target], target)
+        if cell.condition == condition
+    }
+
+
+def _seq_board(wh: Warehouse) -> pd.DataFrame:
     with wh.sql(["speech.seq_leaderboard"]) as con:
-        board = con.execute("SELECT * FROM seq_leaderboard ORDER BY condition, target").df()
+        return con.execute("SELECT * FROM seq_leaderboard ORDER BY condition, target").df()
+
+
+def _speech_cells(board: pd.DataFrame, choices: pd.DataFrame, target: str) -> list[SpeechCell]:
+    """`speech`'s cells of `target` from the SEQ leaderboard and the target's slm_choices rows."""
     out = []
     for row in board[board["target"] == target].to_dict("records"):
         condition = str(row["condition"])
