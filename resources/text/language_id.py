@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import re
 import threading
-import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,6 +46,9 @@ _CJK_BLOCKS = (  # kana, CJK ideographs (extension A, unified, compatibility), H
     (0xF900, 0xFAFF),
     (0x20000, 0x3134F),
 )
+# A letter is a character of a Unicode letter category (L*), which is exactly what `str.isalpha` tests. `[^\W\d_]`
+# matches every letter and a few numerals besides (categories Nl, No such as "½"), so each match is tested again.
+_LETTER_LIKE = re.compile(r"[^\W\d_]")
 
 
 def _is_cjk(char: str) -> bool:
@@ -57,10 +59,14 @@ def _is_cjk(char: str) -> bool:
 def language_text(text: str) -> str | None:
     """The part of `text` a language is told from (code and URLs removed), or None when it has too little language."""
     prose = _URL.sub(" ", _CODE.sub(" ", text))
-    letters = [c for c in prose if unicodedata.category(c).startswith("L")]
-    if any(_is_cjk(c) for c in letters) or len(letters) >= _MIN_OTHER_LETTERS:
-        return prose
-    return None
+    letters: list[str] = []
+    for match in _LETTER_LIKE.finditer(prose):  # stops at the third letter: most texts are decided in a few characters
+        char = match.group()
+        if char.isalpha():
+            letters.append(char)
+            if len(letters) >= _MIN_OTHER_LETTERS:
+                return prose
+    return prose if any(_is_cjk(c) for c in letters) else None
 
 
 _LOADING = threading.Lock()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import threading
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,31 @@ def test_too_little_language_is_none_by_the_written_rule() -> None:
     ]
     assert language_text("see https://example.com and `code`") is not None  # "see", "and": letters are left
     assert language_text("```only code```") is None
+
+
+def test_letters_are_unicode_letter_categories_whatever_the_character() -> None:
+    """The rule counts a character as a letter exactly when its Unicode category is L* (the regular expression in
+    language_text finds candidates and str.isalpha decides): checked against unicodedata over every code point alone,
+    tripled, and beside numerals that the expression also finds ("½", "²", "Ⅻ") and CJK signs that are no letters."""
+
+    def by_category(text: str) -> str | None:
+        letters = [c for c in text if unicodedata.category(c).startswith("L")]
+        cjk = any(
+            0x3040 <= ord(c) <= 0x30FF
+            or 0x3400 <= ord(c) <= 0x4DBF
+            or 0x4E00 <= ord(c) <= 0x9FFF
+            or 0xAC00 <= ord(c) <= 0xD7AF
+            or 0xF900 <= ord(c) <= 0xFAFF
+            or 0x20000 <= ord(c) <= 0x3134F
+            for c in letters
+        )
+        return text if cjk or len(letters) >= 3 else None
+
+    samples = [chr(i) * n for i in range(0x110000) if not 0xD800 <= i < 0xE000 and i % 7 == 0 for n in (1, 3)]
+    samples += ["½²Ⅻ", "a½b", "ab½", "・゛", "・好", "ー", "a_b", "a1b2", "１２３", "Ⅻab", "ǅa"]
+    differing = [text for text in samples if language_text(text) != by_category(text)]
+    assert differing == []
+    assert language_text("½²Ⅻ") is None and language_text("ab½c") is not None and language_text("・") is None
 
 
 def test_candidates_include_every_pool_language_and_detection_is_deterministic() -> None:
