@@ -2,7 +2,9 @@
 
 POST /v1/chat/completions waits `latency_s`, then answers: a request whose response_format is json_schema
 gets a valid instance of that schema (drawn by eyt_dagster/ops/json_schema_draw.py, seeded by the request's
-messages and schema, so the same request always gets the same answer whatever the order of arrival; its strings
+model, messages and schema, so the same request always gets the same answer whatever the order of arrival, and two
+models asked the same thing answer differently, as two real models do: each target then plays its own dialogues,
+and the simulator's and judge's requests of one target are not the call cache's hits for the next; its strings
 are English words, so the client's tokenizers and encoders do the work a real model's answer gives them); any
 other request gets a fixed sentence. Each request is served on its own thread, so the server never limits
 concurrency: what is measured is the client's schedule. `max_in_flight` tells the most requests it held at
@@ -31,7 +33,8 @@ def answer(request: dict[str, Any]) -> str:
     if response_format.get("type") != "json_schema":
         return PLAIN_REPLY
     spec = response_format["json_schema"]
-    digest = hashlib.sha256(json.dumps([request.get("messages"), spec], sort_keys=True).encode()).hexdigest()
+    asked = [request.get("model"), request.get("messages"), spec]
+    digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
     return json.dumps(draw(spec["schema"], random.Random(digest), strings=prose), ensure_ascii=False)
 
 

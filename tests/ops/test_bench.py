@@ -248,3 +248,18 @@ def test_bench_runs_and_prints_every_stage(tmp_path):
     # requests identical to one asked before (served from the cache)
     speech = figures["slm_choices"]
     assert speech["calls"] > 0 and speech["ideal_s"] >= 2 * 0.05
+
+
+def test_the_same_request_gets_one_answer_per_model_and_models_differ() -> None:
+    """Two targets asked the same thing answer differently (each then plays its own dialogues, as real models do);
+    one model asked again answers the same, whatever else it was asked in between."""
+    from eyt_dagster.ops.bench_server import answer
+
+    schema = {"type": "object", "properties": {"reply": {"type": "string"}}, "required": ["reply"]}
+    fmt = {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}}
+    messages = [{"role": "user", "content": "I lost my job."}]
+    first = answer({"model": "target-1", "messages": messages, "response_format": fmt})
+    other = answer({"model": "target-2", "messages": messages, "response_format": fmt})
+    assert first != other
+    assert answer({"model": "target-1", "messages": messages, "response_format": fmt}) == first
+    assert json.loads(first)["reply"] and json.loads(other)["reply"]
