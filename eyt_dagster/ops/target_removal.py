@@ -41,7 +41,7 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
         data_files,
         encode_value,
         is_remote,
-        reader,
+        scratch,
         table_dir,
         warehouse_root,
         write_file,
@@ -49,7 +49,7 @@ def delete_target_rows(target: str, table: str, directory: Path | None = None) -
 
     folder = table_dir(warehouse_root(directory or data_dir()), table)
     deleted = 0
-    con = reader(folder)
+    con = scratch(folder)
     try:
         for path in data_files(folder):
             total, mine = con.execute(

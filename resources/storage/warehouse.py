@@ -44,8 +44,8 @@ from resources.storage.warehouse_files import (
     data_files,
     partition_folder,
     read_files,
-    reader,
     register_filesystem,
+    scratch,
     table_dir,
     warehouse_root,
     write_file,
@@ -292,7 +292,7 @@ def read_partition(table: str, filters: dict[str, Sequence[str] | str], path: Pa
         where.append(f'"{column}" IN ({", ".join("?" for _ in values)})')
         params.extend(values)
     sql = "SELECT * FROM read_parquet(?, union_by_name = true)" + (f" WHERE {' AND '.join(where)}" if where else "")
-    con = reader(folder)
+    con = scratch(folder)
     try:
         return con.execute(sql, params).df()
     finally:

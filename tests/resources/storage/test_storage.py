@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 import pytest
 from dagster import DagsterInstance, StaticPartitionsDefinition, asset, materialize
 
@@ -324,3 +325,46 @@ def test_a_write_records_the_query_that_reads_it(tmp_path):
     assert query == "SELECT * FROM s.slots WHERE slot = 'p3'"
     with duckdb.connect(str(database), read_only=True) as con:
         assert con.execute(query).fetchall() == [("p3", 1, i) for i in range(4)]
+
+
+@pytest.mark.unit
+def test_short_reads_share_one_database_per_process_and_stay_apart(tmp_path: Path) -> None:
+    """read_files' cursors: each thread reads the right rows at once, a frame one cursor registers is not
+    another's, and a forked child opens a database of its own instead of using (or freeing) its parent's."""
+    import threading
+
+    from resources.storage.warehouse_files import read_files, scratch, write_file
+
+    folder = tmp_path / "t"
+    for part in range(4):
+        write_file(pa.table({"part": [part] * (part + 1)}), folder / f"p{part}.parquet")
+    wrong: list[str] = []
+
+    def read(part: int) -> None:
+        for _ in range(20):
+            rows = read_files([folder / f"p{part}.parquet"], folder)
+            if rows["part"].tolist() != [part] * (part + 1):
+                wrong.append(f"{part}: {rows['part'].tolist()}")
+
+    threads = [threading.Thread(target=read, args=(p,)) for p in range(4) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+    one, other = scratch(), scratch()
+    one.register("eyt_frame", pd.DataFrame({"a": [1]}))
+    with pytest.raises(duckdb.CatalogException):
+        other.sql("SELECT * FROM eyt_frame")
+    one.close(), other.close()
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        # a child that freed its parent's database would hang in its teardown: fail in a minute instead
+        assert pool.apply_async(_child_reads, (str(folder),)).get(timeout=60) == [3, 3, 3, 3]
+
+
+def _child_reads(folder: str) -> list[int]:
+    from resources.storage.warehouse_files import _scratch_database, read_files
+
+    assert _scratch_database is not None and _scratch_database[0] != os.getpid()  # the parent's, not to be used
+    return read_files([Path(folder) / "p3.parquet"], Path(folder))["part"].tolist()
