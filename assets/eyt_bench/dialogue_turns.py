@@ -50,17 +50,7 @@ def dialogue_turns(
     keys = context.partition_key.keys_by_dimension
     target_id, pool = keys["target"], keys["pool"]
     current = slate.slate
-    roles = EytRoles(current, models)
-    simulator, target = roles.simulator(context.run_id, pool), roles.target(target_id, context.run_id, pool=pool)
     cell_prompt_hash = prompt_hash(*PROMPT_KEYS, language=current.pool_language(pool))
-    # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity
-    # finds most of its vectors ready: the encoding overlaps this step's waits on the endpoints
-    encoder = embeddings.early_embeddings(current.pool_embedding_model(pool))
-    encoder.forget()
-
-    def encode_early(seed: ChatSeed, turn: Turn) -> None:
-        encoder.hand_over([*turn_intent_texts(seed, turn), turn.user_text])  # the utterance: simulator_audit
-
     prefix = _sequential_prefix(context, current) if current.sequential_on else None
     if prefix is not None:  # the sequential design: the first `prefix` ChatSEEDs of the pool's seeded order
         chat_seeds = played_prefix(chat_seeds, current.seed, prefix)
@@ -72,7 +62,17 @@ def dialogue_turns(
         lambda done, total: f"dialogues done: {done} of {total} ({target_id} on {pool})",
         total=int(chat_seeds["error"].isna().sum()),  # the ChatSEEDs play_cell plays
     )
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the roles are built
+        roles = EytRoles(current, models)
+        simulator, target = roles.simulator(context.run_id, pool), roles.target(target_id, context.run_id, pool=pool)
+        # each turn's intent texts go to the process's background encoder as the turn ends, so intent_similarity
+        # finds most of its vectors ready: the encoding overlaps this step's waits on the endpoints
+        encoder = embeddings.early_embeddings(current.pool_embedding_model(pool))
+        encoder.forget()
+
+        def encode_early(seed: ChatSeed, turn: Turn) -> None:
+            encoder.hand_over([*turn_intent_texts(seed, turn), turn.user_text])  # the utterance: simulator_audit
+
         cell = play_cell(
             chat_seeds,
             simulator,

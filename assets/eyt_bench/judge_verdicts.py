@@ -16,6 +16,7 @@ from eyt_dagster.eyt_bench.judging import (
     finished_dialogues,
     judge_stats,
     run_judges,
+    verdict_calls,
     verdict_prompt_hash,
 )
 from eyt_dagster.eyt_bench.role_protocols import Judge
@@ -32,16 +33,10 @@ _PARTITION_EXPR = {"partition_expr": {"target": "target", "pool": "pool"}}
 
 
 def _verdicts(
-    context: AssetExecutionContext,
-    slate: SlateAccess,
-    models: ModelAccess,
-    judges: list[Judge],
-    dialogues: list[Dialogue],
-    *,
-    final: bool,
-    prompt: str,
-) -> pd.DataFrame:
-    """The verdict table of these dialogues, with progress to the run log."""
+    context: AssetExecutionContext, slate: SlateAccess, models: ModelAccess, dialogues: list[Dialogue], *, final: bool
+) -> tuple[pd.DataFrame, list[Judge], str]:
+    """The verdict table of these dialogues (with the judges and the prompt's hash), with progress to the run log:
+    the count is there before the judges are built."""
     what = "final verdicts" if final else "turn verdicts"
     progress = step_progress(
         context,
@@ -49,11 +44,14 @@ def _verdicts(
         what,
         lambda done, total: f"{what}: {done} of {total} done",
         every=PROGRESS_EVERY * (1 if final else 10),
+        total=verdict_calls(len(slate.slate.judges), dialogues, final=final),
     )
     with progress as on_done:
+        roles, pool = EytRoles(slate.slate, models), _cell(context)["pool"]
+        judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(final, roles.judge_language(pool))
         df = run_judges(slate.slate, judges, dialogues, final=final, prompt=prompt, on_done=on_done)
     df["created_at"] = now_utc()
-    return df
+    return df, judges, prompt
 
 
 @asset(
@@ -74,10 +72,8 @@ def judge_verdicts(
     chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Each judge's 15 sub-indicator scores for every turn, with its raw reply."""
-    roles, pool = EytRoles(slate.slate, models), _cell(context)["pool"]
-    judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(False, roles.judge_language(pool))
     dialogues = finished_dialogues(dialogue_turns, chat_seeds)
-    df = _verdicts(context, slate, models, judges, dialogues, final=False, prompt=prompt)
+    df, judges, prompt = _verdicts(context, slate, models, dialogues, final=False)
     context.log.info(f"judged {len(df)} turns of {len(dialogues)} dialogues with {len(judges)} judge(s)")
     log_failed_verdicts(context, df, "turn verdicts", "judge_verdicts")
     return table_output(
@@ -107,11 +103,7 @@ def final_intent_verdicts(
     chat_seeds: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Each judge's verdict on whether the dialogue reached the ChatSEED's final intent, and satisfaction."""
-    roles, pool = EytRoles(slate.slate, models), _cell(context)["pool"]
-    judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(True, roles.judge_language(pool))
-    df = _verdicts(
-        context, slate, models, judges, finished_dialogues(dialogue_turns, chat_seeds), final=True, prompt=prompt
-    )
+    df, judges, prompt = _verdicts(context, slate, models, finished_dialogues(dialogue_turns, chat_seeds), final=True)
     log_failed_verdicts(context, df, "final verdicts", "final_intent_verdicts")
     completed = df["completed"].dropna()
     return table_output(

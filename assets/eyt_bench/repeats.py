@@ -20,7 +20,7 @@ from eyt_dagster.eyt_bench.judging import (
     verdict_prompt_hash,
 )
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
-from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, samples, score_samples
+from eyt_dagster.eyt_bench.repeats import CellSamples, Judging, play_repeats, sample_verdicts, samples, score_samples
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.table_rows import stat_column_names
 from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
@@ -53,10 +53,8 @@ def repeat_dialogues(
     """Every ChatSEED of the pool played again by repeats 1..k-1 of the target (repeat 0 is dialogue_turns)."""
     target_id, pool = _cell(context)
     current = slate.slate
-    roles = EytRoles(current, models)
     repeats = range(1, current.repeats)
     ref = current.target(target_id)
-    targets = {r: roles.target(target_id, context.run_id, repeat=r, pool=pool) for r in repeats}
     progress = step_progress(
         context,
         models.data_dir,
@@ -64,7 +62,9 @@ def repeat_dialogues(
         lambda done, total: f"repeated dialogues done: {done} of {total} ({target_id})",
         total=int(chat_seeds["error"].isna().sum()) * len(repeats),  # play_repeats: every written seed per repeat
     )
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the roles are built
+        roles = EytRoles(current, models)
+        targets = {r: roles.target(target_id, context.run_id, repeat=r, pool=pool) for r in repeats}
         df, results = play_repeats(
             chat_seeds,
             roles.simulator(context.run_id, pool),
@@ -130,33 +130,37 @@ def repeat_scores(
     judge repeat, and the cell's own dialogues by judge repeats 1..j-1."""
     target_id, pool = _cell(context)
     current = slate.slate
-    roles = EytRoles(current, models)
     wanted = samples(current.repeats, current.judge_repeats)
-    judges = {q: roles.judges(context.run_id, repeat=q, pool=pool) for q in sorted({q for _, q in wanted})}
-    judge_language = roles.judge_language(pool)
-    judging = Judging(
-        judges=judges,
-        judge_models=judge_models(current),
-        turn_prompt=verdict_prompt_hash(False, judge_language),
-        final_prompt=verdict_prompt_hash(True, judge_language),
-        slate_seed=current.seed,
-        workers=judge_workers(current, next(iter(judges.values()), [])),  # every judge repeat has the same judges
-    )
     cell = CellSamples(
         chat_seeds=chat_seeds,
         dialogue_turns=dialogue_turns,
         repeat_dialogues=repeat_dialogues,
         intent_similarity=intent_similarity,
     )
-    encoder = embeddings.early_embeddings(current.pool_embedding_model(pool))
     progress = step_progress(
         context,
         models.data_dir,
         "verdicts",
         lambda done, total: f"repeated verdicts: {done} of {total} done ({target_id} on {pool})",
         every=PROGRESS_EVERY * 10,
+        # every judge repeat asks each of the slate's judges
+        total=sample_verdicts(
+            cell, repeats=current.repeats, judge_repeats=current.judge_repeats, judges=len(current.judges)
+        ),
     )
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the judges are built
+        roles = EytRoles(current, models)
+        judges = {q: roles.judges(context.run_id, repeat=q, pool=pool) for q in sorted({q for _, q in wanted})}
+        judge_language = roles.judge_language(pool)
+        judging = Judging(
+            judges=judges,
+            judge_models=judge_models(current),
+            turn_prompt=verdict_prompt_hash(False, judge_language),
+            final_prompt=verdict_prompt_hash(True, judge_language),
+            slate_seed=current.seed,
+            workers=judge_workers(current, next(iter(judges.values()), [])),  # every judge repeat has the same judges
+        )
+        encoder = embeddings.early_embeddings(current.pool_embedding_model(pool))
         df, calls = score_samples(
             cell,
             judging,

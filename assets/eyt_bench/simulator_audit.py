@@ -11,7 +11,7 @@ from assets._progress import step_progress
 from assets.eyt_bench.partitions import target_pool_partitions
 from eyt_dagster.core import explorer_links
 from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
-from eyt_dagster.eyt_bench.simulator_audit import FLAGS, MODEL_FLAGS, audit, dialogue_flags, model_stats
+from eyt_dagster.eyt_bench.simulator_audit import FLAGS, MODEL_FLAGS, audit, audited_turns, dialogue_flags, model_stats
 from eyt_dagster.eyt_bench.table_contracts import SimulatorAuditFrame, conform_table
 from resources.models.model_access import EmbeddingAccess, ModelAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
@@ -40,27 +40,28 @@ def simulator_audit(
     answers); per dialogue: early end and flags."""
     pool = context.partition_key.keys_by_dimension["pool"]
     model, language = slate.slate.pool_embedding_model(pool), slate.slate.pool_language(pool)
-    encoder = embeddings.early_embeddings(model)  # the utterances were handed over as the dialogues ran
-    auditor = EytRoles(slate.slate, models).simulator_auditor(context.run_id, pool)
     ref = slate.slate.simulator_audit_model
-    if auditor is None or ref is None:
-        df, stats = audit(dialogue_turns, encoder.embed, language=language)
-    else:
-        progress = step_progress(
-            context,
-            models.data_dir,
-            "turns audited",
-            lambda done, total: f"audit model: {done} of {total} turns checked",
+    # only the audit model's calls are counted (none without one: the step then shows no count of its own); the
+    # count is there before the encoder embeds the utterances
+    progress = step_progress(
+        context,
+        models.data_dir,
+        "turns audited",
+        lambda done, total: f"audit model: {done} of {total} turns checked",
+        total=audited_turns(dialogue_turns) if ref is not None else 0,
+    )
+    with progress as on_done:
+        encoder = embeddings.early_embeddings(model)  # the utterances were handed over as the dialogues ran
+        auditor = EytRoles(slate.slate, models).simulator_auditor(context.run_id, pool)
+        df, stats = audit(
+            dialogue_turns,
+            encoder.embed,
+            auditor=auditor,
+            language=language,
+            workers=ref.max_concurrency if ref is not None else 1,
+            on_done=on_done,
         )
-        with progress as on_done:
-            df, stats = audit(
-                dialogue_turns,
-                encoder.embed,
-                auditor=auditor,
-                language=language,
-                workers=ref.max_concurrency,
-                on_done=on_done,
-            )
+    if auditor is not None:
         failed = int(df["model_error"].notna().sum()) if len(df) else 0
         if failed:
             context.log.warning(

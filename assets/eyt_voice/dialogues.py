@@ -16,7 +16,7 @@ from eyt_dagster.eyt_bench.dialogue_turns import dialogue_workers, play_cell
 from eyt_dagster.eyt_bench.prompts import code_version_hash, prompt_hash
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, stat_column_names
 from eyt_dagster.eyt_voice.audio_listener import audio_code_hash
-from eyt_dagster.eyt_voice.prosody_probe import probe
+from eyt_dagster.eyt_voice.prosody_probe import probe, probed_turns
 from eyt_dagster.eyt_voice.sampling import seed_voices, voice_seeds
 from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from eyt_dagster.eyt_voice.table_rows import CLIP_COLUMNS, voiced_rows
@@ -111,11 +111,8 @@ def voiced_turns(
     """Every sampled ChatSEED played with each user turn voiced in its gold emotion's tone, one row per turn."""
     target_id, _ = _cell(context)
     current = slate.slate
-    roles = VoiceRoles(current, models)
     pool = _heard_pool(context, current)
     seeds = voice_seeds(chat_seeds, current.voice.dialogues_per_pool)
-    voices = seed_voices(seeds, persona_pool, current.seed)
-    voicer = roles.voicer(pool)
     ref = current.target(target_id)
     progress = step_progress(
         context,
@@ -124,8 +121,11 @@ def voiced_turns(
         lambda done, total: f"voiced dialogues done: {done} of {total} ({target_id})",
         total=len(seeds),
     )
-    listener = roles.listener(target_id, context.run_id, pool)
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the voice and the listener are loaded
+        roles = VoiceRoles(current, models)
+        voices = seed_voices(seeds, persona_pool, current.seed)
+        voicer = roles.voicer(pool)
+        listener = roles.listener(target_id, context.run_id, pool)
         voiced = run_voiced_dialogues(
             seeds,
             roles.simulator(context.run_id, pool),
@@ -228,15 +228,19 @@ def prosody_probe(
     """Every non-neutral voiced turn perceived again with the same words in the plain voice (docs/spoken-eyt.md)."""
     target_id, _ = _cell(context)
     current = slate.slate
-    roles = VoiceRoles(current, models)
     pool = _heard_pool(context, current)
-    voices = seed_voices(voice_seeds(chat_seeds, current.voice.dialogues_per_pool), persona_pool, current.seed)
-    voicer = roles.voicer(pool)
     data = Path(models.data_dir)
     progress = step_progress(
-        context, models.data_dir, "turns", lambda done, total: f"prosody probe: {done} of {total} turns"
+        context,
+        models.data_dir,
+        "turns",
+        lambda done, total: f"prosody probe: {done} of {total} turns",
+        total=probed_turns(voiced_turns),
     )
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the voice and the listener are loaded
+        roles = VoiceRoles(current, models)
+        voices = seed_voices(voice_seeds(chat_seeds, current.voice.dialogues_per_pool), persona_pool, current.seed)
+        voicer = roles.voicer(pool)
         df = probe(
             voiced_turns,
             voices,

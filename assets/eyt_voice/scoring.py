@@ -2,8 +2,6 @@
 the text control). The judge scores the transcript exactly as in EYT-Bench: the simulator's words and the
 target's replies (docs/spoken-eyt.md#judging)."""
 
-from collections.abc import Callable
-
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
@@ -19,6 +17,7 @@ from eyt_dagster.eyt_bench.judging import (
     finished_dialogues,
     judge_stats,
     run_judges,
+    verdict_calls,
     verdict_prompt_hash,
 )
 from eyt_dagster.eyt_voice.table_contracts import MODES, conform_voice
@@ -44,24 +43,34 @@ def _judged(
     final: bool,
 ) -> pd.DataFrame:
     pool = context.partition_key.keys_by_dimension["pool"]
-    roles = EytRoles(slate.slate, models)
-    judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(final, roles.judge_language(pool))
     what = "final verdicts" if final else "turn verdicts"
+    dialogues = {mode: finished_dialogues(turns, chat_seeds) for mode, turns in modes.items()}
+    calls = {mode: verdict_calls(len(slate.slate.judges), found, final=final) for mode, found in dialogues.items()}
+    total = sum(calls.values())
+    # one count over both modes (the voiced dialogues' verdicts, then the text control's), there before the judges
+    # are built
+    progress = step_progress(
+        context,
+        models.data_dir,
+        what,
+        lambda done, of: f"{what} of {' and '.join(modes)}: {done} of {of} done",
+        every=PROGRESS_EVERY * (1 if final else 10),
+        total=total,
+    )
     frames = []
+    with progress as on_done:
+        roles = EytRoles(slate.slate, models)
+        judges, prompt = roles.judges(context.run_id, pool=pool), verdict_prompt_hash(final, roles.judge_language(pool))
+        before = 0  # the verdicts of the modes judged already
+        for mode, found in dialogues.items():
 
-    def line(mode: str) -> Callable[[int, int], str]:
-        return lambda done, total: f"{mode} {what}: {done} of {total} done"
+            def counted(done: int, _: int, before: int = before) -> None:
+                on_done(before + done, total)
 
-    for mode, turns in modes.items():
-        progress = step_progress(
-            context, models.data_dir, what, line(mode), every=PROGRESS_EVERY * (1 if final else 10)
-        )
-        with progress as on_done:
-            df = run_judges(
-                slate.slate, judges, finished_dialogues(turns, chat_seeds), final=final, prompt=prompt, on_done=on_done
-            )
-        df["mode"] = mode
-        frames.append(df)
+            df = run_judges(slate.slate, judges, found, final=final, prompt=prompt, on_done=counted)
+            df["mode"] = mode
+            frames.append(df)
+            before += calls[mode]
     df = pd.concat(frames, ignore_index=True)
     df["created_at"] = now_utc()
     failed = int(df["error"].notna().sum()) if len(df) else 0

@@ -68,8 +68,6 @@ def speech_audio(
         imported = settings.thresholds_for(IMPORTED_ENGINE)
         yield from _import_subscale(context, root, slug, imported, settings.max_skipped_fraction)
         return
-    tts = SpeechRoles(slate.slate, models).tts()
-    thresholds = settings.thresholds_for(getattr(tts, "name", "tts"))
     rows = AudioRows()
     progress = step_progress(
         context,
@@ -79,7 +77,9 @@ def speech_audio(
         every=5,
         total=len(scenarios),
     )
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the voice is loaded
+        tts = SpeechRoles(slate.slate, models).tts()
+        thresholds = settings.thresholds_for(getattr(tts, "name", "tts"))
         synthesise_subscale(
             rows,
             scenarios,

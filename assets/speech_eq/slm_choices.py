@@ -41,7 +41,6 @@ def slm_choices(
     the correct one, whether the reply parsed, and what the call cost."""
     target_id, current = context.partition_key, slate.slate
     ref = current.target(target_id)
-    chooser = SpeechRoles(slate.slate, models).speech_target(target_id, context.run_id)
     progress = step_progress(
         context,
         models.data_dir,
@@ -49,7 +48,8 @@ def slm_choices(
         lambda done, total: f"{target_id}: {done} of {total} item x condition trajectories answered",
         total=len(eq_items) * len(current.speech.evaluation.conditions),  # evaluate_items' item x condition jobs
     )
-    with progress as on_done:
+    with progress as on_done:  # the count is there before the target (a local model, a cascade's) is loaded
+        chooser = SpeechRoles(slate.slate, models).speech_target(target_id, context.run_id)
         table = choice_table(
             resolve_path_columns(eq_items, models.data_dir),  # clip paths are stored relative to the data directory
             chooser,

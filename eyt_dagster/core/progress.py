@@ -20,7 +20,9 @@ class EndpointLoad:
 @dataclass(frozen=True)
 class StepFigures:
     """What one step has done so far: items done of the total, the step's calls (tokens, cost, retries, 429s,
-    failures by kind) and the endpoints it calls."""
+    failures by kind) and the endpoints it calls. `elapsed_s` counts from the start of the step's loop (its first
+    report), so the time the step spends preparing it (reading tables, loading a model) never slows the rate the
+    ETA is taken at; `preparing` holds until that first report."""
 
     unit: str
     done: int
@@ -36,6 +38,7 @@ class StepFigures:
     endpoints: tuple[EndpointLoad, ...] = ()
     # wall seconds per item in past runs of the same step (resources/runs/step_history.py); None: no past run
     expected_item_s: float | None = None
+    preparing: bool = False  # the step has not started its loop yet (its first report is still to come)
 
     @property
     def eta_s(self) -> float | None:
@@ -119,11 +122,12 @@ def eta_text(figures: StepFigures) -> str:
 
 
 def done_text(figures: StepFigures) -> str:
-    """'12 of 40 dialogues, ETA 3 min 20 s' ('?' for a total the step has not reported yet; eta_text before the
-    first item is done)."""
+    """'12 of 40 dialogues, ETA 3 min 20 s'; '0 of 40 dialogues (preparing), ETA ...' while the step prepares its
+    loop ('?' for a total the step has not reported yet; eta_text before the first item is done)."""
     f = figures
     total = str(f.total) if f.total or f.done else "?"
-    return f"{f.done} of {total} {f.unit}, ETA {eta_text(f)}"
+    preparing = " (preparing)" if f.preparing else ""
+    return f"{f.done} of {total} {f.unit}{preparing}, ETA {eta_text(f)}"
 
 
 def progress_line(figures: StepFigures) -> str:

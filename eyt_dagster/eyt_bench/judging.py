@@ -94,6 +94,12 @@ def judge_all(
     return ordered_map(lambda job: turn_verdict(*job), jobs, workers, on_done)
 
 
+def verdict_calls(judges: int, dialogues: Sequence[Dialogue], *, final: bool) -> int:
+    """How many verdicts `judge_all` asks `judges` judges for on these dialogues: one per dialogue each (final), or
+    one per turn of each (a step knows its total before it builds its judges)."""
+    return judges * (len(dialogues) if final else sum(len(history) for _, _, history in dialogues))
+
+
 def verdict_frame(
     rows: list[dict[str, Any]], *, final: bool, judge_models: dict[str, str], prompt_hash: str, seed: int
 ) -> pd.DataFrame:

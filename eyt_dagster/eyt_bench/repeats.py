@@ -23,7 +23,14 @@ from eyt_dagster.eyt_bench.dialogue_loop import DialogueResult, run_dialogue
 from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.intent_similarity import Embed, intent_similarities
-from eyt_dagster.eyt_bench.judging import Dialogue, final_verdict, finished_dialogues, turn_verdict, verdict_frame
+from eyt_dagster.eyt_bench.judging import (
+    Dialogue,
+    final_verdict,
+    finished_dialogues,
+    turn_verdict,
+    verdict_calls,
+    verdict_frame,
+)
 from eyt_dagster.eyt_bench.role_protocols import Judge, Simulator, Target
 from eyt_dagster.eyt_bench.table_rows import TURN_COLUMNS, seed_from_row, stat_column_names, turn_rows
 
@@ -117,6 +124,22 @@ def _call(job: tuple[int, int, bool, Judge, Dialogue, int]) -> dict[str, Any]:
     return final_verdict(judge, dialogue) if final else turn_verdict(judge, dialogue, turn)
 
 
+def sample_dialogues(cell: CellSamples, repeats: int) -> dict[int, list[Dialogue]]:
+    """The finished dialogues of every repeat of the cell (repeat 0: its own), the ones its samples judge."""
+    return {r: finished_dialogues(cell.turns(r), cell.chat_seeds) for r in range(repeats)}
+
+
+def sample_verdicts(cell: CellSamples, *, repeats: int, judge_repeats: int, judges: int) -> int:
+    """How many verdict calls `score_samples` makes with `judges` judges per judge repeat: every turn and the final
+    verdict of each finished dialogue of each wanted sample (a step knows its total before it builds its judges)."""
+    dialogues = sample_dialogues(cell, repeats)
+    return sum(
+        verdict_calls(judges, dialogues[repeat], final=final)
+        for repeat, _ in samples(repeats, judge_repeats)
+        for final in (False, True)
+    )
+
+
 def score_samples(
     cell: CellSamples,
     judging: Judging,
@@ -133,7 +156,7 @@ def score_samples(
     verdict row those samples' calls gave (for the failure count and the run log). All verdict calls of all
     samples are one pool of independent calls; `on_done` follows it."""
     wanted = samples(repeats, judge_repeats)
-    dialogues = {r: finished_dialogues(cell.turns(r), cell.chat_seeds) for r in range(repeats)}
+    dialogues = sample_dialogues(cell, repeats)
     jobs = _verdict_jobs(judging, dialogues, wanted)
     rows = ordered_map(_call, jobs, judging.workers, on_done)
     frames, verdict_rows = [], []

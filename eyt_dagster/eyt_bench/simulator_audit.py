@@ -155,6 +155,12 @@ def _normalised(text: object) -> str:
     return " ".join(words(text))
 
 
+def audited_turns(dialogue_turns: pd.DataFrame) -> int:
+    """How many turns `audit` puts to an auditor: every answered turn of a finished dialogue (a step knows its total
+    before it builds its encoder)."""
+    return len(answered_turns(dialogue_turns))
+
+
 def audit(
     dialogue_turns: pd.DataFrame,
     embed: Embed,

@@ -34,6 +34,18 @@ COLUMNS = column_names(PROSODY_PROBE_COLUMNS, without=(*stat_column_names("targe
 EFFECT_COLUMNS = column_names(PROSODY_EFFECT_COLUMNS, without=("is_baseline", "self_preference_risk", "created_at"))
 
 
+def probed(gold_emotion: object) -> bool:
+    """Whether a turn of this gold emotion is probed: a neutral turn's toned clip already is the plain voice."""
+    return gold_emotion != PLAIN
+
+
+def probed_turns(voiced_turns: pd.DataFrame) -> int:
+    """How many turns `probe` asks about: the answered turns of finished dialogues that are probed (a step knows
+    its total before it builds its voicer and listener)."""
+    turns = answered_turns(voiced_turns)
+    return int(turns["gold_emotion"].map(probed).sum()) if len(turns) else 0
+
+
 def _clip(row: dict[str, Any], choice: VoiceChoice, resolve: Callable[[str], str]) -> UserClip:
     return UserClip(
         text=str(row["user_text"]),
@@ -66,8 +78,8 @@ def probe(
         choice = voices[str(seed_id)]
         heard = [_clip(r, choice, resolve) for r in rows]
         for i, row in enumerate(rows):
-            if row["gold_emotion"] == PLAIN:
-                continue  # its toned clip already is the plain voice
+            if not probed(row["gold_emotion"]):
+                continue
             history = [VoicedExchange(heard[j], str(rows[j]["response_text"])) for j in range(i)]
             jobs.append((row, choice, history))
 

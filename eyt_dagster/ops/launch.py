@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, cast
 from eyt_dagster.core.env_settings import TORCH_THREADS, data_dir
 from eyt_dagster.ops.instance import PROJECT_ROOT
 from eyt_dagster.ops.progress_display import RunWatch, display, live_output
+from eyt_dagster.ops.run_steps import InstanceSteps
 from eyt_dagster.ops.worker_pool import WorkerDied, WorkerPool, WorkerStartFailed
 from resources.runs.progress_files import LAUNCH_TAG
 
@@ -404,7 +405,7 @@ def execute_runs(instance: DagsterInstance, runs: Sequence[Run], parallel: int) 
     from eyt_dagster.ops.run_plan import OK, run_all, summary
 
     started = time.monotonic()
-    watch = RunWatch(data_dir())  # where the runs write
+    watch = RunWatch(data_dir(), steps=InstanceSteps(instance))  # where the runs write, and their steps
     started_runs: list[Future[bool]] = []
     output = data_dir() / RUN_LOGS / WORKER_OUTPUT if live_output() else None
     output_before = _size(output)

@@ -1,11 +1,12 @@
 """The running runs of `eyt run` and `eyt refresh` in the terminal: on a terminal a live table (rich), one row per
 running run; otherwise (cron, CI, a pipe) a plain line for a run each time its state changes (it starts, its step
-changes, its step's total becomes known, it passes another tenth of its items), and again when it has stayed the same
-for N seconds; never a control character. The figures come from the heartbeats the runs' steps write
-(resources/runs/progress_files.py), found by the launch tag the launcher gives each run (`<token>:<index>`); reading
-them never waits on a run, and a run without a heartbeat (a step that counts nothing, or one that has not started)
-shows as running for so long. The lines a run prints when it ends stay as they were (eyt_dagster/ops/launch.py).
-See docs/operations.md, "Watching a run"."""
+changes, its step's total becomes known, it passes another tenth of its items, it starts a step that counts nothing),
+and again when it has stayed the same for N seconds; never a control character. The figures come from the heartbeats
+the runs' steps write (resources/runs/progress_files.py), found by the launch tag the launcher gives each run
+(`<token>:<index>`); reading them never waits on a run. A run without a heartbeat (its step counts nothing, or it
+is between two steps) shows the step it is running and how many of its steps are done, from the Dagster instance
+(eyt_dagster/ops/run_steps.py), or `running` while the instance says nothing of it. The lines a run prints when it
+ends stay as they were (eyt_dagster/ops/launch.py). See docs/operations.md, "Watching a run"."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from eyt_dagster.core import env_settings
 from eyt_dagster.core.progress import done_text, duration_text, figures_text
+from eyt_dagster.ops.run_steps import RunSteps
 from resources.runs.progress_files import RUNNING, Heartbeat, read_heartbeats
 
 if TYPE_CHECKING:  # rich is imported where the live table is drawn
@@ -54,14 +56,31 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
-class RunWatch:
-    """Which runs of this command are running (the launcher says when each starts and ends), and what their
-    heartbeats say."""
+class RunRow(NamedTuple):
+    """One running run as the display shows it: its label, seconds running, its latest running heartbeat, and
+    where it is among its steps when no heartbeat says more (None when unknown)."""
 
-    def __init__(self, data_dir: str | Path, clock: Callable[[], float] = time.monotonic) -> None:
+    label: str
+    seconds: float
+    beat: Heartbeat | None
+    steps: RunSteps | None
+
+
+class RunWatch:
+    """Which runs of this command are running (the launcher says when each starts and ends), what their
+    heartbeats say and, for a run without one, where it is among its steps (`steps(launch tag)`, e.g.
+    eyt_dagster.ops.run_steps.InstanceSteps; None: not known)."""
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        clock: Callable[[], float] = time.monotonic,
+        steps: Callable[[str], RunSteps | None] | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.token = uuid.uuid4().hex[:12]
         self.clock = clock
+        self.steps = steps
         self._running: dict[int, tuple[str, float]] = {}
         self._lock = threading.Lock()
 
@@ -76,8 +95,8 @@ class RunWatch:
         with self._lock:
             self._running.pop(index, None)
 
-    def rows(self) -> list[tuple[str, float, Heartbeat | None]]:
-        """(label, seconds running, its latest running heartbeat or None) per running run, in start order."""
+    def rows(self) -> list[RunRow]:
+        """One row per running run, in start order."""
         with self._lock:
             running = sorted(self._running.items(), key=lambda item: item[1][1])
         beats: dict[int, Heartbeat] = {}
@@ -88,35 +107,88 @@ class RunWatch:
                 if latest is None or beat.started_at >= latest.started_at:
                     beats[int(index)] = beat
         now = self.clock()
-        return [(label, now - since, beats.get(i)) for i, (label, since) in running]
+        rows = []
+        for i, (label, since) in running:
+            found = beats.get(i)
+            rows.append(RunRow(label, now - since, found, self._steps(i) if found is None else None))
+        return rows
+
+    def _steps(self, index: int) -> RunSteps | None:
+        if self.steps is None:
+            return None
+        try:
+            return self.steps(self.tag(index))
+        except Exception:  # the instance could not be read this time: the row says `running`
+            return None
+
+
+def short_step(step: str) -> str:
+    """A step's name as the display shows it: its asset's name without the key prefix, printable."""
+    return printable(step.split("__")[-1])
 
 
 def step_name(beat: Heartbeat) -> str:
-    return printable(beat.step.split("__")[-1])
+    return short_step(beat.step)
 
 
-def run_state(beat: Heartbeat | None) -> tuple[str, int, int]:
-    """What a plain line is printed again for: the step, its total and the tenth of its items done (every item of a
-    small step; the last one always)."""
-    if beat is None:
-        return ("", 0, 0)
-    f = beat.figures
-    tenth = f.done * TENTHS // f.total if f.total > 0 else 0
-    return (beat.step, f.total, f.done if f.total <= TENTHS or f.done >= f.total else tenth)
+def steps_text(steps: RunSteps) -> str:
+    """Where a run is among its steps when no heartbeat says more: 'intent_similarity (3 of 7 steps done)' (the
+    step running), 'starting (0 of 7 steps done)', 'between steps (3 of 7 steps done)' (one ended, the next not
+    started yet), 'finishing (7 of 7 steps done)'."""
+    count = f"({steps.done} of {steps.total} steps done)"
+    if steps.running:
+        return f"{', '.join(short_step(key) for key in steps.running)} {count}"
+    if steps.done == 0:
+        return f"starting {count}"
+    return f"{'finishing' if steps.done >= steps.total else 'between steps'} {count}"
 
 
-def plain_line(label: str, seconds: float, beat: Heartbeat | None) -> str:
-    """'  ...    <label> <seconds> s  <step>: 12 of 40 dialogues, ETA ...; calls ...', columns as the end lines."""
+def run_text(beat: Heartbeat | None, steps: RunSteps | None = None) -> str:
+    """What a run is doing, as its row and its plain line say it: the counted step's figures; else where it is
+    among its steps; else `running` (nothing known yet)."""
+    if beat is not None:
+        return f"{step_name(beat)}: {done_text(beat.figures)}; {printable(figures_text(beat.figures))}"
+    return steps_text(steps) if steps is not None else "running"
+
+
+# What a plain line is printed again for: (kind, step, two numbers). `count`: a counted step, its total and the tenth
+# of its items done; `step`: the steps running without a count, the steps done and their total; `idle`: no step
+# running; "": nothing known.
+State = tuple[str, str, int, int]
+
+
+def run_state(beat: Heartbeat | None, steps: RunSteps | None = None) -> State:
+    """A run's state for the plain lines: for a counted step, the step, its total and the tenth of its items done
+    (every item of a small step; the last one always); else the steps running and how many are done."""
+    if beat is not None:
+        f = beat.figures
+        tenth = f.done * TENTHS // f.total if f.total > 0 else 0
+        return ("count", beat.step, f.total, f.done if f.total <= TENTHS or f.done >= f.total else tenth)
+    if steps is None:
+        return ("", "", 0, 0)
+    return ("step" if steps.running else "idle", ",".join(steps.running), steps.done, steps.total)
+
+
+def quiet_change(state: State, last: State) -> bool:
+    """A change of state that gets no plain line of its own: nothing known, or no step running (between two steps,
+    before the run's end line), or the counted step of the last line still running after its loop (writing its
+    table): the next step's line or the end line follows."""
+    kind, step, _, _ = state
+    return kind in ("", "idle") or (kind == "step" and last[0] == "count" and last[1] == step)
+
+
+def plain_line(label: str, seconds: float, beat: Heartbeat | None, steps: RunSteps | None = None) -> str:
+    """'  ...    <label> <seconds> s  <step>: 12 of 40 dialogues, ETA ...; calls ...' (or where the run is among
+    its steps), columns as the end lines."""
     head = f"  {'...':<6} {printable(label):<48} {seconds:6.1f} s"
-    if beat is None:
-        return f"{head}  running"
-    return f"{head}  {step_name(beat)}: {done_text(beat.figures)}; {figures_text(beat.figures)}"
+    return f"{head}  {run_text(beat, steps)}"
 
 
 class PlainLines:
     """The plain lines: the running runs are looked at every `poll_s` seconds, and a run gets a line when its state
     (run_state) differs from that of its last line, or when its last line is `every_s` seconds old. A run gets a
-    `running` line when it starts, not each time it is between two counted steps."""
+    line when it starts and when it starts a step that counts nothing, not each time it is between two steps
+    (quiet_change)."""
 
     def __init__(
         self,
@@ -127,7 +199,7 @@ class PlainLines:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.watch, self.every_s, self.out, self.poll_s, self.clock = watch, every_s, out, poll_s, clock
-        self._last: dict[str, tuple[tuple[str, int, int], float]] = {}  # run label -> (state, when printed)
+        self._last: dict[str, tuple[State, float]] = {}  # run label -> (state, when printed)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="eyt-progress-lines", daemon=True)
 
@@ -146,16 +218,15 @@ class PlainLines:
         now = self.clock()
         rows = self.watch.rows()
         due = []
-        for label, seconds, beat in rows:
-            state = run_state(beat)
+        for label, seconds, beat, steps in rows:
+            state = run_state(beat, steps)
             last = self._last.get(label)
-            if last is not None and beat is None and last[0] != state:
-                # between two counted steps: its next step's line (or its end line) says more, soon
-                self._last[label] = (state, last[1])
+            if last is not None and last[0] != state and quiet_change(state, last[0]):
+                self._last[label] = (state, last[1])  # its next step's line (or its end line) says more, soon
             elif last is None or last[0] != state or now - last[1] >= self.every_s:
                 self._last[label] = (state, now)
-                due.append(plain_line(label, seconds, beat))
-        running = {label for label, _, _ in rows}
+                due.append(plain_line(label, seconds, beat, steps))
+        running = {row.label for row in rows}
         for label in [label for label in self._last if label not in running]:
             del self._last[label]  # ended: a run started again later (a retry) gets its first line again
         return due
@@ -212,12 +283,8 @@ class _LiveTable:
             rows = self.watch.rows()
         except Exception as exc:  # never take the command down for the display
             return Text(f"progress display: {type(exc).__name__}")
-        for label, seconds, beat in rows:
-            if beat is None:
-                what = "running"
-            else:
-                what = f"{step_name(beat)}: {done_text(beat.figures)}; {printable(figures_text(beat.figures))}"
-            table.add_row(Text(printable(label)), Text(duration_text(seconds)), Text(what))
+        for label, seconds, beat, steps in rows:
+            table.add_row(Text(printable(label)), Text(duration_text(seconds)), Text(run_text(beat, steps)))
         return table
 
 

@@ -6,10 +6,13 @@ its unit, its log function and its run's names (assets/_progress.py).
 
 A background thread rewrites the heartbeat about once a second (and logs a line when a long item keeps the count
 still), so the step's own thread only counts; a new total (the loop's `on_done(0, total)`) and the first item done
-are written at once, so a display has the count from the step's first moment and the ETA from its first item even while the step's thread holds the interpreter (a model
-loading, numba compiling). When the step starts it reads how long an item of it took in past runs
-(resources/runs/step_history.py), for an ETA before its first item is done; when it ends it adds its own. Writing
-never fails the step (an unwritable data directory only loses the heartbeat and the history)."""
+are written at once, so a display has the count from the step's first moment and the ETA from its first item even
+while the step's thread holds the interpreter (a model loading, numba compiling). An asset enters the recorder
+before it prepares its loop (reads tables, builds its roles, loads a model), with the total when it holds it: the
+step shows as preparing until the loop's first report, and its rate (the ETA) and the time an item took are counted
+from that report, so the preparation never slows them. When the step starts it reads how long an item of it took
+in past runs (resources/runs/step_history.py), for an ETA before its first item is done; when it ends it adds its
+own. Writing never fails the step (an unwritable data directory only loses the heartbeat and the history)."""
 
 from __future__ import annotations
 
@@ -74,6 +77,7 @@ class StepProgress:
         self._calls0 = CallTotals()
         self._gates0: dict[tuple[str, str], GateState] = {}
         self._started = self._last_log = self._last_write = 0.0
+        self._loop_started: float | None = None  # the loop's first report; None while the step prepares its loop
         self._started_at = 0.0
         self._process_start: str | None = None
 
@@ -107,22 +111,29 @@ class StepProgress:
             unit=self.unit,
             done=self.done,
             total=self.total,
-            elapsed_s=self.clock() - self._started,
+            elapsed_s=self._loop_elapsed(),
         )
 
     # -- what the step's loop calls ------------------------------------------------------------------------
 
     def __call__(self, done: int, total: int) -> None:
-        # a new total, the first item (the ETA turns to the step's own rate) and the last are written at once
-        at_once = total != self.total or (done > 0 and self.done == 0) or done == total
-        self.done, self.total = done, total
+        # the loop's start, a new total, the first item (the ETA turns to the step's own rate) and the last are
+        # written at once
         now = self.clock()
+        at_once = self._loop_started is None or total != self.total or (done > 0 and self.done == 0) or done == total
+        if self._loop_started is None:  # a loop that reports no `0 of N` started before its first item, after entry
+            self._loop_started = now if done == 0 else self._started
+        self.done, self.total = done, total
         if at_once or now - self._last_write >= MIN_WRITE_GAP_S:
             self._write()
         if done % self.every_items == 0 or done == total or now - self._last_log >= self.log_every_s:
             self._log(now)
 
     # -- figures -------------------------------------------------------------------------------------------
+
+    def _loop_elapsed(self) -> float:
+        """Seconds since the loop's first report; 0 while the step prepares its loop."""
+        return 0.0 if self._loop_started is None else self.clock() - self._loop_started
 
     def figures(self) -> StepFigures:
         """The step's figures now: its items, its calls since it started, its endpoints."""
@@ -138,7 +149,7 @@ class StepProgress:
             unit=self.unit,
             done=self.done,
             total=self.total,
-            elapsed_s=self.clock() - self._started,
+            elapsed_s=self._loop_elapsed(),
             calls=calls.calls,
             cache_hits=calls.cache_hits,
             tokens=calls.tokens,
@@ -148,6 +159,7 @@ class StepProgress:
             failures=calls.failures,
             endpoints=tuple(sorted(loads, key=lambda e: e.name)),
             expected_item_s=self.expected_item_s,
+            preparing=self._loop_started is None,
         )
 
     def log_line(self) -> str:

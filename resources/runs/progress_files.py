@@ -115,6 +115,7 @@ def _figures(data: dict[str, Any]) -> StepFigures:
         failures={str(k): int(v) for k, v in data["failures"].items()},
         endpoints=endpoints,
         expected_item_s=None if data.get("expected_item_s") is None else float(data["expected_item_s"]),
+        preparing=bool(data.get("preparing", False)),
     )
 
 

@@ -156,8 +156,11 @@ def test_a_step_shows_its_count_at_once_and_an_eta_from_its_past_runs(tmp_path):
     data, clock = tmp_path / "data", Clock()
     # the first run ever: the count from the first heartbeat (the asset gave the total), no past run for an ETA
     with _recorder(data, clock, "run-1", total=4) as on_done:
-        assert done_text(_on_disk(data, "run-1")) == "0 of 4 dialogues, ETA after the first one (no past run)"
+        assert (
+            done_text(_on_disk(data, "run-1")) == "0 of 4 dialogues (preparing), ETA after the first one (no past run)"
+        )
         on_done(0, 4)
+        assert done_text(_on_disk(data, "run-1")) == "0 of 4 dialogues, ETA after the first one (no past run)"
         for _ in range(4):
             clock.now += 30.0
             on_done(_ + 1, 4)
@@ -167,7 +170,7 @@ def test_a_step_shows_its_count_at_once_and_an_eta_from_its_past_runs(tmp_path):
     # the next run of the same step and partition: its total written the moment the loop tells it (not a quarter
     # second later, nor at the background thread's next rewrite), with an ETA from the past run's 30 s an item
     with _recorder(data, clock, "run-2") as on_done:
-        assert done_text(_on_disk(data, "run-2")) == "0 of ? dialogues, ETA unknown"
+        assert done_text(_on_disk(data, "run-2")) == "0 of ? dialogues (preparing), ETA unknown"
         on_done(0, 6)
         assert done_text(_on_disk(data, "run-2")) == "0 of 6 dialogues, ETA ~3 min 00 s (past runs)"
         clock.now += 60.0
@@ -194,6 +197,36 @@ def test_a_step_shows_its_count_at_once_and_an_eta_from_its_past_runs(tmp_path):
     assert expected_item_s(data, "voice__voiced_turns", "p|t") == pytest.approx(20.0)
     assert expected_item_s(data, "other__step", "p|t") is None
     assert len(history_path(data).read_text().splitlines()) == 4
+
+
+@pytest.mark.unit
+def test_the_time_a_step_prepares_its_loop_slows_neither_its_eta_nor_its_history(tmp_path):
+    """An asset enters its recorder with the total before it builds its roles or loads a model: the step shows its
+    count at once, marked preparing, and its rate and the time an item took count from the loop's first report."""
+    data, clock = tmp_path / "data", Clock()
+    record_step(
+        data, step="voice__voiced_turns", job="j", partition="p|t", unit="dialogues", done=4, total=4, elapsed_s=120.0
+    )
+    with _recorder(data, clock, "run-1", total=4) as on_done:
+        clock.now += 50.0  # loading a voice and a recogniser: the past runs' 30 s a dialogue still say 2 minutes
+        on_done._write()
+        assert done_text(_on_disk(data, "run-1")) == "0 of 4 dialogues (preparing), ETA ~2 min 00 s (past runs)"
+        on_done(0, 4)  # the loop starts
+        assert done_text(_on_disk(data, "run-1")) == "0 of 4 dialogues, ETA ~2 min 00 s (past runs)"
+        clock.now += 20.0
+        assert done_text(on_done.figures()) == "0 of 4 dialogues, ETA ~1 min 40 s (past runs)"
+        clock.now += 20.0
+        on_done(1, 4)  # 40 s for the first dialogue (not 90 s with the preparation): 3 to go
+        assert done_text(_on_disk(data, "run-1")) == "1 of 4 dialogues, ETA 2 min 00 s"
+        for done in (2, 3, 4):
+            clock.now += 40.0
+            on_done(done, 4)
+    assert json.loads(history_path(data).read_text().splitlines()[-1])["elapsed_s"] == 160.0  # 4 x 40 s, not 210 s
+    # a loop that reports no `0 of N` started after the recorder's entry, before its first item ended
+    with _recorder(data, clock, "run-2", total=4) as on_done:
+        clock.now += 30.0
+        on_done(1, 4)
+        assert done_text(_on_disk(data, "run-2")) == "1 of 4 dialogues, ETA 1 min 30 s"
 
 
 @pytest.mark.unit

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from rich.console import Console
 
 from eyt_dagster.ops.progress_display import PlainLines, RunWatch, _LiveTable, display, live_output, run_state
+from eyt_dagster.ops.run_steps import RunSteps
 from resources.models.run_progress import StepProgress
 from resources.runs.step_history import record_step
 
@@ -73,8 +75,10 @@ def test_the_live_table_has_the_count_from_its_first_frame_and_an_eta_before_the
     )
     with recorder(data, watch, clock, total=4) as on_done:
         first = frame(watch)
-        assert "voiced_turns: 0 of 4 dialogues, ETA ~4 min 00 s (past runs)" in first, first
-        on_done(0, 4)
+        # the asset gave the total before it loaded its voice and listener: the count from the first frame
+        assert "voiced_turns: 0 of 4 dialogues (preparing), ETA ~4 min 00 s (past runs)" in first, first
+        on_done(0, 4)  # the loop starts
+        assert "voiced_turns: 0 of 4 dialogues, ETA ~4 min 00 s (past runs)" in frame(watch)
         clock.now += 90.0  # the first dialogue takes longer than the past runs' 60 s
         on_done._write()  # the background thread's rewrite, once a second
         assert "0 of 4 dialogues, ETA ~2 min 30 s (past runs)" in frame(watch)
@@ -90,7 +94,7 @@ def test_without_a_past_run_the_first_frame_says_when_the_eta_comes(tmp_path):
     watch = RunWatch(data, clock=clock)
     watch.started(0, LABEL)
     with recorder(data, watch, clock, total=4):
-        assert "0 of 4 dialogues, ETA after the first one (no past run)" in frame(watch)
+        assert "0 of 4 dialogues (preparing), ETA after the first one (no past run)" in frame(watch)
 
 
 @pytest.mark.unit
@@ -127,6 +131,82 @@ def test_piped_output_prints_one_line_per_change_of_state(tmp_path):
     assert all("\x1b" not in x and "\r" not in x for x in (started, counted, one, again, last, nxt))
 
 
+class Steps:
+    """What the Dagster instance says of each run's steps (eyt_dagster/ops/run_steps.py), set by hand: launch tag ->
+    RunSteps; a tag with none is a run the instance does not hold yet."""
+
+    def __init__(self) -> None:
+        self.now: dict[str, RunSteps] = {}
+        self.failing = False
+
+    def __call__(self, tag: str) -> RunSteps | None:
+        if self.failing:
+            raise OSError("database is locked")
+        return self.now.get(tag)
+
+
+@pytest.mark.unit
+def test_a_run_between_counted_steps_shows_the_step_it_runs_and_its_steps_done(tmp_path):
+    data, clock, steps = tmp_path / "data", Clock(), Steps()
+    watch = RunWatch(data, clock=clock, steps=steps)
+    watch.started(0, LABEL)
+    tag = watch.tag(0)
+
+    def row() -> str:
+        [line] = [x for x in frame(watch).splitlines() if LABEL in x]
+        return re.split(r"\s{2,}", line.strip())[-1]  # the last column
+
+    assert row() == "running"  # the instance holds no run of the tag yet
+    steps.now[tag] = RunSteps(running=(), done=0, total=7)
+    assert row() == "starting (0 of 7 steps done)"
+    steps.now[tag] = RunSteps(running=("dialogue__intent_similarity",), done=3, total=7)
+    assert row() == "intent_similarity (3 of 7 steps done)"
+    steps.now[tag] = RunSteps(running=(), done=3, total=7)
+    assert row() == "between steps (3 of 7 steps done)"
+    steps.now[tag] = RunSteps(running=("voice__voiced_turns",), done=3, total=7)
+    with recorder(data, watch, clock, total=4):  # a counted step: its count, from before its loop starts
+        assert "voiced_turns: 0 of 4 dialogues (preparing), ETA after the first one (no past run)" in row()
+    steps.now[tag] = RunSteps(running=(), done=7, total=7)
+    assert row() == "finishing (7 of 7 steps done)"
+    steps.failing = True  # the instance could not be read this time
+    assert row() == "running"
+
+
+@pytest.mark.unit
+def test_piped_output_prints_a_line_when_a_run_starts_a_step_that_counts_nothing(tmp_path):
+    data, clock, steps = tmp_path / "data", Clock(), Steps()
+    watch = RunWatch(data, clock=clock, steps=steps)
+    out = PlainLines(watch, every_s=300.0, out=io.StringIO(), clock=clock)
+    watch.started(0, LABEL)
+    tag = watch.tag(0)
+
+    def now(*running: str, done: int) -> list[str]:
+        steps.now[tag] = RunSteps(running=running, done=done, total=4)
+        return [line.split(" s  ", 1)[1] for line in out.lines()]
+
+    assert now(done=0) == ["starting (0 of 4 steps done)"]
+    assert now("dialogue__chat_seeds", done=0) == ["chat_seeds (0 of 4 steps done)"]
+    assert now("dialogue__chat_seeds", done=0) == []  # the same state: no line
+    assert now(done=1) == []  # between two steps: the next step's line follows
+    assert now(STEP, done=1) == ["voiced_turns (1 of 4 steps done)"]  # loading its inputs, no heartbeat yet
+    with recorder(data, watch, clock, total=4) as on_done:
+        [counted] = now(STEP, done=1)
+        assert counted.startswith("voiced_turns: 0 of 4 dialogues (preparing), ETA after the first one")
+        on_done(0, 4)
+        assert now(STEP, done=1) == []  # the loop started: the same count, no line
+        on_done(4, 4)
+        [last] = now(STEP, done=1)
+        assert last.startswith("voiced_turns: 4 of 4 dialogues, ETA 0 s")
+    assert now(STEP, done=1) == []  # its loop ended, it writes its table: its last line said it
+    assert now(done=2) == []
+    assert now("dialogue__intent_similarity", done=2) == ["intent_similarity (2 of 4 steps done)"]
+    assert now(done=4) == []  # finishing: the run's end line follows
+    clock.now += 300.0
+    assert now(done=4) == ["finishing (4 of 4 steps done)"]  # unchanged for the quiet time: said once more
+    watch.ended(0)
+    assert out.lines() == []
+
+
 @pytest.mark.unit
 def test_a_large_step_gets_a_line_per_tenth_of_its_items(tmp_path):
     data, clock = tmp_path / "data", Clock()
@@ -140,7 +220,7 @@ def test_a_large_step_gets_a_line_per_tenth_of_its_items(tmp_path):
             on_done(done, 1000)
             printed += len(lines.lines())
     assert printed == 1 + 11  # started; 0, 100, 200, ... 1000 of 1000
-    assert run_state(None) == ("", 0, 0)
+    assert run_state(None) == ("", "", 0, 0)
 
 
 @pytest.mark.unit
