@@ -242,7 +242,14 @@ def create_app(
             return not_found(str(exc), 400)
         gaps = {"dimension": compare.DIMENSION_GAP, "subscore": compare.SUBSCORE_GAP, "headline": compare.HEADLINE_GAP}
         names = dialogue_names.seed_names(wh, found.pool, [seed_id])
-        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh), names=names)
+        return page(
+            "compare.html",
+            c=found,
+            gaps=gaps,
+            flags=queries.baseline_flags(wh),
+            names=names,
+            explained_numbers=explain.DIALOGUE_NUMBERS,
+        )
 
     async def paired(request: Request) -> Response:
         q = request.query_params
@@ -268,7 +275,17 @@ def create_app(
         rows = found.rows.to_dict("records")
         flags = queries.baseline_flags(wh)
         names = dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in rows])
-        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags, names=names)
+        return page(
+            "pairs.html",
+            p=chosen,
+            found=found,
+            rows=rows,
+            metrics=pairs.METRICS,
+            flags=flags,
+            names=names,
+            mean=explain.shown(found.mean, found.mean_difference),
+            explained_numbers=explain.DIALOGUE_NUMBERS,
+        )
 
     async def judge_turns(request: Request) -> Response:
         q = request.query_params

@@ -145,4 +145,9 @@ def yesno(value: Any) -> str:
     return "yes" if value else "no"
 
 
-FILTERS = {"num": number, "mark": mark, "yesno": yesno}
+def present(value: Any) -> bool:
+    """Whether a value is there (not None, NaN or NA): a number a page can link to its arithmetic."""
+    return not _missing(value)
+
+
+FILTERS = {"num": number, "mark": mark, "yesno": yesno, "present": present}
