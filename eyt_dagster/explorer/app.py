@@ -393,9 +393,12 @@ def create_app(
             found = seq.subscale(wh, slug, q.get("condition", ""), order)
         except ValueError as exc:
             return not_found(str(exc), 400)
+        # each target's Acc1, Acc2 and Acc_traj on this subscale with their arithmetic
+        explained = explain.speech_subscale(wh, slug, found.condition, found.rows)
         return page(
             "seq_subscale.html",
             s=found,
+            explained=explained,
             columns=seq.SUBSCALE_COLUMNS,
             intervals=seq.INTERVALS,
             labels=seq.LABELS,

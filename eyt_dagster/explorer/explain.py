@@ -296,6 +296,36 @@ def speech_board(wh: Warehouse, targets: Sequence[str], condition: str) -> dict[
     }
 
 
+# The slm_choices columns a cell's accuracies are computed from (seq_tables.cell_items).
+ACCURACY_COLUMNS = ("target", "item_id", "subscale", "composite", "condition", "inference", "order", "round")
+_ACCURACY_SELECT = ", ".join(f'"{c}"' for c in (*ACCURACY_COLUMNS, "correct", "error"))
+
+
+def speech_subscale(
+    wh: Warehouse, slug: str, condition: str, rows: Iterable[dict[str, Any]]
+) -> dict[str, dict[str, Shown]]:
+    """Acc1, Acc2 and Acc_traj of each target's speech.seq_breakdown row of one subscale (`rows`) under one
+    condition, explained from the target's slm_choices rows as seq_tables.seq_breakdown computes them: the cell's
+    items under its headline inference mode (seq_tables.cell_items, which reads all the cell's rows to choose the
+    mode), those of the subscale kept, then explained_accuracies. Per target, its explained numbers."""
+    stored = {str(r["target"]): r for r in rows}
+    if not stored:
+        return {}
+    with wh.sql(["speech.slm_choices"], {"target": list(stored)}) as con:
+        choices = con.execute(f"SELECT {_ACCURACY_SELECT} FROM slm_choices WHERE condition = $c", {"c": condition}).df()
+    out: dict[str, dict[str, Shown]] = {}
+    for target, cell in choices.groupby("target", sort=False):
+        row = stored.get(str(target))
+        if row is None:
+            continue
+        _, items = seq_tables.cell_items(cell)
+        mine = items[items["subscale"].astype(str) == slug]
+        if len(mine):
+            explained = seq_tables.explained_accuracies(mine)
+            out[str(target)] = {name: shown(e, row.get(name)) for name, e in explained.items()}
+    return out
+
+
 def _seq_board(wh: Warehouse) -> pd.DataFrame:
     with wh.sql(["speech.seq_leaderboard"]) as con:
         return con.execute("SELECT * FROM seq_leaderboard ORDER BY condition, target").df()

@@ -19,7 +19,8 @@ The cell: Empathy (69.44 + 50) / 2, FICR 1 / 2, satisfaction (87.5 + 37.5) / 2 =
 SpeechEQ: four audio targets on ten items under the default condition, with trajectories right on the first k
 items (k = 2, 4, 5, 9; round 2 right everywhere), and t2 with an eleventh item whose round 1 failed. Acc_traj 0.2,
 0.4, 0.5, 0.9: the cohort's median 0.45, MAD 0.15; t9's Z = (0.9 - 0.45) / (1.4826 x 0.15) = 2.0235 and SEQ
-100 + 15 x 2.0235 = 130.35."""
+100 + 15 x 2.0235 = 130.35. Items 8 and 9 are on Self-Regard, the others on Empathy: on Empathy, Acc_traj is 8 / 8
+for t9, 5 / 8, 4 / 8 and 2 / 8 for the others (t2's failed item left out); on Self-Regard 1 / 2 for t9, else 0 / 2."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC, SUBSCORE_COLUMNS
 from eyt_dagster.slate import default_slate_path, load_slate
-from eyt_dagster.speech_eq.seq_tables import seq_leaderboard
+from eyt_dagster.speech_eq.seq_tables import seq_breakdown, seq_leaderboard
 from eyt_dagster.table_registry import catalog
 from resources.storage.warehouse import store_frame
 
@@ -55,6 +56,8 @@ E1_EMPATHY_100 = (3.25 + 4 * 4.5 + 4 * 2.5) / 9 * 20
 COSINES = {E1: (0.9, 0.6, 0.75, 0.35), E2: (0.8, 0.8, 0.5)}
 SPEECH_RIGHT = {"t2": 2, "t4": 4, "t5": 5, "t9": 9}
 SPEECH_ITEMS = 10
+SUBSCALE, OTHER_SUBSCALE = "interpersonal_empathy", "self_perception_self_regard"
+OTHER_SUBSCALE_ITEMS = ("item-8", "item-9")  # the others (and item-failed) are on SUBSCALE
 
 
 def _turn(seed_id: str, turn: int, *, complete: bool = True) -> dict:
@@ -202,11 +205,12 @@ def chat_seeds() -> pd.DataFrame:
 
 
 def _choice(target: str, item: str, round_: int, correct: bool | None) -> dict:
+    other = item in OTHER_SUBSCALE_ITEMS
     return {
         "target": target,
         "item_id": item,
-        "subscale": "interpersonal_empathy",
-        "composite": "interpersonal",
+        "subscale": OTHER_SUBSCALE if other else SUBSCALE,
+        "composite": "self_perception" if other else "interpersonal",
         "valence": "Negative",
         "condition": "default",
         "inference": "sequential",
@@ -273,6 +277,7 @@ def build_explain(data: Path) -> dict[str, pd.DataFrame]:
     intervals = leaderboard_intervals(scores, raw["dialogue_turns"], resamples=RESAMPLES, seed=SEED)
     choices = speech_choices()
     seq_board = seq_leaderboard(choices, resamples=RESAMPLES, seed=SEED)
+    breakdown = seq_breakdown(choices, resamples=RESAMPLES, seed=SEED)
     frames = {
         **{f"dialogue.{name}": frame for name, frame in raw.items()},
         "dialogue.dialogue_scores": scores,
@@ -280,9 +285,16 @@ def build_explain(data: Path) -> dict[str, pd.DataFrame]:
         "dialogue.leaderboard_intervals": intervals,
         "speech.slm_choices": choices,
         "speech.seq_leaderboard": seq_board,
+        "speech.seq_breakdown": breakdown,
         "dialogue.chat_seeds": chat_seeds(),
     }
-    whole = {"dialogue.leaderboard", "dialogue.leaderboard_intervals", "speech.seq_leaderboard", "dialogue.chat_seeds"}
+    whole = {
+        "dialogue.leaderboard",
+        "dialogue.leaderboard_intervals",
+        "speech.seq_leaderboard",
+        "speech.seq_breakdown",
+        "dialogue.chat_seeds",
+    }
     for table, frame in frames.items():
         by = [] if table in whole else (["target"] if table.startswith("speech.") else ["pool", "target"])
         store_frame(data, table, frame, partition_by=by, catalog=catalog())
