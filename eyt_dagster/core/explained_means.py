@@ -70,3 +70,33 @@ def explained_paired_difference(
         Step(f"mean over those {unit}s", f"{figure(total)} / {len(differences)}", value),
     )
     return Explained(label, value, steps, notes)
+
+
+def explained_share(label: str, hits: Sequence[float] | np.ndarray, what: str, unit: str = "unit") -> Explained:
+    """The share of the units that are hits (1.0; 0.0 a miss, NaN left out), with its arithmetic k / n: the same
+    number as `explained_mean` of the same values (a sum of ones and zeros is exact)."""
+    numbers = np.asarray(hits, dtype=float)
+    kept = numbers[~np.isnan(numbers)]
+    left = len(numbers) - len(kept)
+    notes = (f"{left} {unit}(s) without a value left out",) if left else ()
+    if not len(kept):
+        return Explained(label, float("nan"), (Step(f"no {unit}: missing"),), notes)
+    k, value = int(kept.sum()), float(kept.mean())
+    said = Step(f"{unit}s {what}, of the {len(kept)}", f"{k} / {len(kept)}", value, (float(k), float(len(kept))))
+    return Explained(label, value, (said,), notes)
+
+
+def interval_steps(n: int, unit: str, low: float, high: float, how: str, level: float = 0.95) -> tuple[Step, ...]:
+    """How a stored percentile-bootstrap interval of a mean over `n` units was drawn (`how`: the resamples and the
+    seed, or where they are set when the table does not record them), and its bounds."""
+    drawn = Step(f"the {n} {unit}(s) resampled with replacement ({how}); each resample's mean", "", None, (float(n),))
+    if np.isnan(low) or np.isnan(high):
+        return drawn, Step(f"fewer than two {unit}s: no interval")
+    tail = (1.0 - level) / 2.0 * 100
+    bounds = Step(
+        f"{level:.0%} interval: the {tail:g}th and {100 - tail:g}th percentiles of the resampled means",
+        "",
+        f"{figure(low)} to {figure(high)}",
+        (low, high),
+    )
+    return drawn, bounds

@@ -21,6 +21,7 @@ from eyt_dagster.explorer import (
     costs,
     dialogue_names,
     explain,
+    explain_voice,
     judges,
     pairs,
     personas,
@@ -417,14 +418,20 @@ def create_app(
         target, pool = request.query_params.get("target", ""), request.query_params.get("pool", "")
         found = voice.report(wh, target, pool)
         names = dialogue_names.seed_names(wh, pool, [str(d["seed_id"]) for d in found.dialogues]) if pool else {}
-        return page("voice.html", r=found, names=names)
+        return page("voice.html", r=found, names=names, explained=explain_voice.report(wh, found))
 
     async def voice_dialogue(request: Request) -> Response:
         target, seed_id = request.path_params["target"], request.path_params["seed_id"]
         found = voice.voiced(wh, target, seed_id)
         if found is None:
             return not_found(f"voice target '{target}' has no voiced dialogue of ChatSEED '{seed_id}'")
-        return page("voice_dialogue.html", d=found, names=dialogue_names.seed_names(wh, found.pool, [seed_id]))
+        return page(
+            "voice_dialogue.html",
+            d=found,
+            names=dialogue_names.seed_names(wh, found.pool, [seed_id]),
+            explained=explain_voice.dialogue(wh, found),
+            opened=request.query_params.get("explain", ""),
+        )
 
     async def settled(request: Request) -> Response:
         return page("sequential.html", s=sequential.settled(wh), flags=queries.baseline_flags(wh))

@@ -80,14 +80,8 @@ def dialogue(d: Dialogue) -> dict[str, Shown]:
     scores = d.scores
     if scores is None or not d.turns:
         return {}
-    alpha = scores.get("alpha")
-    combine = str(scores.get("judge_combine") or "mean")
-    out: dict[str, Shown] = {}
-    finals = _frame(d.finals, {"completed": "boolean", "satisfaction": "Int64"})
-    if len(finals):
-        completed, satisfaction = explained_final_verdicts(finals, combine)
-        out["completed"] = shown(completed, scores.get("completed"))
-        out["satisfaction"] = shown(satisfaction, scores.get("satisfaction"))
+    n_turns = max(int(t["turn"]) for t in d.turns)
+    out = judged(scores, d.finals, [v for t in d.turns for v in t["verdicts"]], n_turns)
     similar = [t for t in d.turns if t.get("similarity")]
     if similar:
         model = str(similar[0]["similarity"].get("embedding_model") or "")
@@ -99,12 +93,26 @@ def dialogue(d: Dialogue) -> dict[str, Shown]:
             texts=[(str(t.get("gold_intent_description")), str(t.get("pred_intent_description"))) for t in similar],
         )
         out["drift"] = shown(drift, scores.get("drift"))
-    verdicts = _frame(
-        [v for t in d.turns for v in t["verdicts"]], {"turn": "int64", **dict.fromkeys(SUBSCORE_COLUMNS, "float64")}
-    )
-    if alpha is not None and len(verdicts):
-        n_turns = max(int(t["turn"]) for t in d.turns)
-        for name, explained in explained_dimension_scores(verdicts, n_turns, float(alpha), combine).items():
+    return out
+
+
+def judged(
+    scores: dict[str, Any], finals: list[dict[str, Any]], verdicts: list[dict[str, Any]], n_turns: int
+) -> dict[str, Shown]:
+    """A dialogue's numbers that its judges' verdicts make (its dialogue_scores row `scores`), each explained from
+    its rows as score_dialogues computes them with the row's alpha and judge_combine: completed and satisfaction
+    from its final verdicts, each dimension from its turn verdicts at T = `n_turns`."""
+    alpha = scores.get("alpha")
+    combine = str(scores.get("judge_combine") or "mean")
+    out: dict[str, Shown] = {}
+    final = _frame(finals, {"completed": "boolean", "satisfaction": "Int64"})
+    if len(final):
+        completed, satisfaction = explained_final_verdicts(final, combine)
+        out["completed"] = shown(completed, scores.get("completed"))
+        out["satisfaction"] = shown(satisfaction, scores.get("satisfaction"))
+    turns = _frame(verdicts, {"turn": "int64", **dict.fromkeys(SUBSCORE_COLUMNS, "float64")})
+    if alpha is not None and not pd.isna(alpha) and len(turns):
+        for name, explained in explained_dimension_scores(turns, n_turns, float(alpha), combine).items():
             out[name] = shown(explained, scores.get(name))
     return out
 

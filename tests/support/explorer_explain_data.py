@@ -33,6 +33,9 @@ from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC, SUBSCORE_COLUMNS
+from eyt_dagster.eyt_voice.gap import asr_errors, voice_gap
+from eyt_dagster.eyt_voice.prosody_probe import prosody_effect
+from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from eyt_dagster.slate import default_slate_path, load_slate
 from eyt_dagster.speech_eq.seq_tables import seq_breakdown, seq_leaderboard
 from eyt_dagster.table_registry import catalog
@@ -254,6 +257,106 @@ def speech_choices() -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"correct": "boolean", "selected_option": "Int64"})
 
 
+# -- the spoken EYT-Bench ------------------------------------------------------------------------------------------
+
+VOICE_TARGET = "voice-target"
+# Per voiced turn (seed, turn): the recognition's word errors of the reference words; e3's turn is of an unfinished
+# dialogue, left out: WER (1 + 0 + 2 + 0 + 0 + 1 + 0) / (10 + 8 + 12 + 10 + 9 + 10 + 11) = 4 / 70.
+WORD_ERRORS = {
+    (E1, 1): (1, 10),
+    (E1, 2): (0, 8),
+    (E1, 3): (2, 12),
+    (E1, 4): (0, 10),
+    (E2, 1): (0, 9),
+    (E2, 2): (1, 10),
+    (E2, 3): (0, 11),
+    (E3, 1): (5, 7),
+}
+# The probe's turns: (seed, turn, toned right, plain right); toned 3 / 5, plain 2 / 5, toned - plain
+# (0 + 1 + 0 + 1 - 1) / 5 = 0.2. A sixth turn whose plain call failed is left out.
+PROBED = [(E1, 1, True, True), (E1, 2, True, False), (E1, 3, False, False), (E1, 4, True, False), (E2, 1, False, True)]
+ASR_HOSTILE = f"the cascade heard {HOSTILE}"
+VOICE_REPORTS = ("voice.voice_gap", "voice.asr_errors", "voice.prosody_effect")
+
+
+def voice_tables(raw: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The voice schema of VOICE_TARGET, computed by the pipeline's functions from the EYT-Bench rows above: the
+    text control is e1 and e2 as read; heard, e1's judges split on completion (a tie: not completed) and e2's
+    sub-indicators are 0.25 instead of 0.5 (Empathy 25, not 50). Empathy read (69.44 + 50) / 2, heard
+    (69.44 + 25) / 2, voice - text (0 - 25) / 2 = -12.5; FICR read 1 / 2, heard 0 / 2."""
+    mine = {name: frame.assign(target=VOICE_TARGET) for name, frame in raw.items()}
+    text_turns = mine["dialogue_turns"]
+    voiced = text_turns.copy()
+    voiced["word_errors"] = [
+        WORD_ERRORS.get((s, t), (None, None))[0] for s, t in zip(voiced["seed_id"], voiced["turn"])
+    ]
+    voiced["ref_words"] = [WORD_ERRORS.get((s, t), (None, None))[1] for s, t in zip(voiced["seed_id"], voiced["turn"])]
+    voiced["error_unit"] = "word"
+    voiced["asr_transcript"] = [
+        ASR_HOSTILE if (s, t) == (E1, 1) else f"heard {t}" if t else None
+        for s, t in zip(voiced["seed_id"], voiced["turn"])
+    ]
+    voiced["voice"], voiced["voice_source"], voiced["instruction"] = "alloy", "persona", "calm"
+    verdicts = mine["judge_verdicts"]
+    heard_verdicts = verdicts.copy()
+    on_e2 = heard_verdicts["seed_id"] == E2
+    heard_verdicts.loc[on_e2, list(SUBSCORE_COLUMNS)] = 0.25
+    finals = mine["final_intent_verdicts"]
+    heard_finals = finals.copy()
+    heard_finals.loc[(heard_finals["seed_id"] == E1) & (heard_finals["judge"] == "judge-b"), "completed"] = False
+    similarity = mine["intent_similarity"]
+    modes = {"voice": (voiced, heard_verdicts, heard_finals), "text": (text_turns, verdicts, finals)}
+    scores = pd.concat(
+        [
+            score_dialogues(turns, v, f, similarity, ALPHA, COMBINE).assign(mode=mode)
+            for mode, (turns, v, f) in modes.items()
+        ],
+        ignore_index=True,
+    ).assign(alpha=ALPHA, judge_combine=COMBINE)
+    probe = pd.DataFrame(
+        [
+            {
+                "target": VOICE_TARGET,
+                "pool": POOL,
+                "seed_id": s,
+                "turn": t,
+                "gold_emotion": "anxiety",
+                "pred_emotion_toned": "anxiety" if toned else "joy",
+                "pred_emotion_plain": "anxiety" if plain else "neutral",
+                "error": None,
+            }
+            for s, t, toned, plain in PROBED
+        ]
+        + [
+            {
+                "target": VOICE_TARGET,
+                "pool": POOL,
+                "seed_id": E2,
+                "turn": 2,
+                "gold_emotion": "anxiety",
+                "error": "timeout",
+            }
+        ]
+    )
+    reports = {
+        "voice.voice_gap": voice_gap(scores, resamples=RESAMPLES, seed=SEED),
+        "voice.asr_errors": asr_errors(voiced),
+        "voice.prosody_effect": prosody_effect(probe, resamples=RESAMPLES, seed=SEED),
+    }
+    frames = {
+        "voice.voiced_turns": voiced,
+        "voice.text_turns": text_turns,
+        "voice.judge_verdicts": pd.concat([heard_verdicts.assign(mode="voice"), verdicts.assign(mode="text")]),
+        "voice.final_intent_verdicts": pd.concat([heard_finals.assign(mode="voice"), finals.assign(mode="text")]),
+        "voice.dialogue_scores": scores,
+        "voice.prosody_probe": probe,
+        **{name: frame.assign(is_baseline=False, self_preference_risk=False) for name, frame in reports.items()},
+    }
+    return {
+        name: conform_voice(frame.assign(created_at=pd.Timestamp("2026-01-01")), name) for name, frame in frames.items()
+    }
+
+
 def build_explain(data: Path) -> dict[str, pd.DataFrame]:
     """Write the raw rows and the tables the pipeline's functions compute from them; return every frame."""
     raw = eyt_tables()
@@ -279,6 +382,7 @@ def build_explain(data: Path) -> dict[str, pd.DataFrame]:
     seq_board = seq_leaderboard(choices, resamples=RESAMPLES, seed=SEED)
     breakdown = seq_breakdown(choices, resamples=RESAMPLES, seed=SEED)
     frames = {
+        **voice_tables(raw),
         **{f"dialogue.{name}": frame for name, frame in raw.items()},
         "dialogue.dialogue_scores": scores,
         "dialogue.leaderboard": board,
@@ -296,6 +400,10 @@ def build_explain(data: Path) -> dict[str, pd.DataFrame]:
         "dialogue.chat_seeds",
     }
     for table, frame in frames.items():
-        by = [] if table in whole else (["target"] if table.startswith("speech.") else ["pool", "target"])
+        by = (
+            []
+            if table in whole or table in VOICE_REPORTS
+            else (["target"] if table.startswith("speech.") else ["pool", "target"])
+        )
         store_frame(data, table, frame, partition_by=by, catalog=catalog())
     return frames
