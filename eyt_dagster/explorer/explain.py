@@ -352,6 +352,10 @@ def _speech_cells(board: pd.DataFrame, choices: pd.DataFrame, target: str) -> li
                 explained[name] = shown(value, row.get(name))
         cohort = board[(board["condition"] == condition) & board["in_seq_cohort"].astype(bool)]
         members = [str(t) for t in cohort["target"]]
+        stored = [m for m in str(row.get("seq_cohort") or "").split(",") if m]
+        if set(stored) - set(members):  # a member's row is not read (a static export's selection): no SEQ to redo
+            out.append(SpeechCell(condition, {k: row.get(k) for k in SPEECH_NUMBERS}, explained))
+            continue
         seq = explained_seq(float(row["acc_traj"]), cohort["acc_traj"].astype(float).tolist(), members)
         kind = str(row.get("seq_cohort_kind") or "")
         where = "a member of the cohort" if target in members else "placed on the cohort's scale, not a member"
