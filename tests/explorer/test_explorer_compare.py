@@ -168,6 +168,8 @@ def test_the_leaderboard_and_the_dialogue_page_link_to_the_comparisons(app):
 
 def test_the_pairs_page_explains_its_mean_and_links_each_value_to_its_arithmetic(app):
     page = get(app, pairs_url(pool=POOL, a=TARGET, b=BASELINE, metric="empathy")).text
+    # in a <div>: a <details> inside a <p> would close the paragraph and leave the ? outside its number
+    assert re.search(r'<div class="count summary">[^<]*<span class="mean">', page)
     mean = re.search(r'<span class="mean">(.*?)</span>;', page, re.S)
     assert mean is not None and mean.group(1).startswith('-14.0<details class="explain">')
     text = html_text.unescape(re.sub(r"<[^>]+>", "", mean.group(1)))

@@ -392,18 +392,30 @@ def build_explain(data: Path) -> dict[str, pd.DataFrame]:
         "speech.seq_breakdown": breakdown,
         "dialogue.chat_seeds": chat_seeds(),
     }
-    whole = {
-        "dialogue.leaderboard",
-        "dialogue.leaderboard_intervals",
-        "speech.seq_leaderboard",
-        "speech.seq_breakdown",
-        "dialogue.chat_seeds",
-    }
     for table, frame in frames.items():
-        by = (
-            []
-            if table in whole or table in VOICE_REPORTS
-            else (["target"] if table.startswith("speech.") else ["pool", "target"])
-        )
-        store_frame(data, table, frame, partition_by=by, catalog=catalog())
+        store(data, table, frame)
+    return frames
+
+
+# The tables stored whole; the others are partitioned by target (SpeechEQ's) or pool and target.
+WHOLE = {
+    "dialogue.leaderboard",
+    "dialogue.leaderboard_intervals",
+    "speech.seq_leaderboard",
+    "speech.seq_breakdown",
+    "dialogue.chat_seeds",
+    *VOICE_REPORTS,
+}
+
+
+def store(data: Path, table: str, frame: pd.DataFrame) -> None:
+    by = [] if table in WHOLE else (["target"] if table.startswith("speech.") else ["pool", "target"])
+    store_frame(data, table, frame, partition_by=by, catalog=catalog())
+
+
+def store_voice(data: Path) -> dict[str, pd.DataFrame]:
+    """Only the voice schema of VOICE_TARGET (`voice_tables`), into any warehouse: its rows name no other table's."""
+    frames = voice_tables(eyt_tables())
+    for table, frame in frames.items():
+        store(data, table, frame)
     return frames
