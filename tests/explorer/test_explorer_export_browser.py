@@ -1,8 +1,9 @@
 """`eyt view --export` as a subprocess, its export opened from file:// in headless Chromium: leaderboard -> a cell's
 dialogues -> one dialogue -> side by side -> the SpeechEQ items -> one item whose copied clip loads -> the SEQ
-leaderboard (the navigation's link) -> one subscale, with the stylesheet applied, no console error or Content-Security-Policy violation on the way, no request leaving file://,
-and a script added to a page refused by the policy the page carries. The screenshot goes to the test's temporary
-folder; with EYT_DOC_SCREENSHOTS=1 it replaces the one docs/explorer.md shows."""
+leaderboard (the navigation's link) -> one subscale, with the stylesheet applied, no console error or
+Content-Security-Policy violation on the way, no request leaving file://, and a script added to a page refused by the
+policy the page carries. The screenshot goes to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 it replaces
+the one docs/explorer.md shows."""
 
 from __future__ import annotations
 
