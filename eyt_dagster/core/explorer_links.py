@@ -77,8 +77,10 @@ def voice_path(**params: Any) -> str:
     return _query("/voice", params)
 
 
-def voice_dialogue_path(target: str, seed_id: str) -> str:
-    return f"/voice/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}"
+def voice_dialogue_path(target: str, seed_id: str, explain: str = "") -> str:
+    """A voiced dialogue's page; `explain` names one of its numbers ('<mode>_<dialogue_scores column>', e.g.
+    voice_empathy) whose arithmetic the page shows opened."""
+    return _query(f"/voice/dialogue/{quote(target, safe='')}/{quote(seed_id, safe='')}", {"explain": explain})
 
 
 def sequential_path() -> str:

@@ -21,6 +21,7 @@ from eyt_dagster.explorer import (
     costs,
     dialogue_names,
     explain,
+    explain_voice,
     judges,
     pairs,
     personas,
@@ -242,7 +243,14 @@ def create_app(
             return not_found(str(exc), 400)
         gaps = {"dimension": compare.DIMENSION_GAP, "subscore": compare.SUBSCORE_GAP, "headline": compare.HEADLINE_GAP}
         names = dialogue_names.seed_names(wh, found.pool, [seed_id])
-        return page("compare.html", c=found, gaps=gaps, flags=queries.baseline_flags(wh), names=names)
+        return page(
+            "compare.html",
+            c=found,
+            gaps=gaps,
+            flags=queries.baseline_flags(wh),
+            names=names,
+            explained_numbers=explain.DIALOGUE_NUMBERS,
+        )
 
     async def paired(request: Request) -> Response:
         q = request.query_params
@@ -268,7 +276,17 @@ def create_app(
         rows = found.rows.to_dict("records")
         flags = queries.baseline_flags(wh)
         names = dialogue_names.seed_names(wh, pool, [str(r["seed_id"]) for r in rows])
-        return page("pairs.html", p=chosen, found=found, rows=rows, metrics=pairs.METRICS, flags=flags, names=names)
+        return page(
+            "pairs.html",
+            p=chosen,
+            found=found,
+            rows=rows,
+            metrics=pairs.METRICS,
+            flags=flags,
+            names=names,
+            mean=explain.shown(found.mean, found.mean_difference),
+            explained_numbers=explain.DIALOGUE_NUMBERS,
+        )
 
     async def judge_turns(request: Request) -> Response:
         q = request.query_params
@@ -376,9 +394,12 @@ def create_app(
             found = seq.subscale(wh, slug, q.get("condition", ""), order)
         except ValueError as exc:
             return not_found(str(exc), 400)
+        # each target's Acc1, Acc2 and Acc_traj on this subscale with their arithmetic
+        explained = explain.speech_subscale(wh, slug, found.condition, found.rows)
         return page(
             "seq_subscale.html",
             s=found,
+            explained=explained,
             columns=seq.SUBSCALE_COLUMNS,
             intervals=seq.INTERVALS,
             labels=seq.LABELS,
@@ -397,14 +418,20 @@ def create_app(
         target, pool = request.query_params.get("target", ""), request.query_params.get("pool", "")
         found = voice.report(wh, target, pool)
         names = dialogue_names.seed_names(wh, pool, [str(d["seed_id"]) for d in found.dialogues]) if pool else {}
-        return page("voice.html", r=found, names=names)
+        return page("voice.html", r=found, names=names, explained=explain_voice.report(wh, found))
 
     async def voice_dialogue(request: Request) -> Response:
         target, seed_id = request.path_params["target"], request.path_params["seed_id"]
         found = voice.voiced(wh, target, seed_id)
         if found is None:
             return not_found(f"voice target '{target}' has no voiced dialogue of ChatSEED '{seed_id}'")
-        return page("voice_dialogue.html", d=found, names=dialogue_names.seed_names(wh, found.pool, [seed_id]))
+        return page(
+            "voice_dialogue.html",
+            d=found,
+            names=dialogue_names.seed_names(wh, found.pool, [seed_id]),
+            explained=explain_voice.dialogue(wh, found),
+            opened=request.query_params.get("explain", ""),
+        )
 
     async def settled(request: Request) -> Response:
         return page("sequential.html", s=sequential.settled(wh), flags=queries.baseline_flags(wh))

@@ -80,14 +80,8 @@ def dialogue(d: Dialogue) -> dict[str, Shown]:
     scores = d.scores
     if scores is None or not d.turns:
         return {}
-    alpha = scores.get("alpha")
-    combine = str(scores.get("judge_combine") or "mean")
-    out: dict[str, Shown] = {}
-    finals = _frame(d.finals, {"completed": "boolean", "satisfaction": "Int64"})
-    if len(finals):
-        completed, satisfaction = explained_final_verdicts(finals, combine)
-        out["completed"] = shown(completed, scores.get("completed"))
-        out["satisfaction"] = shown(satisfaction, scores.get("satisfaction"))
+    n_turns = max(int(t["turn"]) for t in d.turns)
+    out = judged(scores, d.finals, [v for t in d.turns for v in t["verdicts"]], n_turns)
     similar = [t for t in d.turns if t.get("similarity")]
     if similar:
         model = str(similar[0]["similarity"].get("embedding_model") or "")
@@ -99,12 +93,26 @@ def dialogue(d: Dialogue) -> dict[str, Shown]:
             texts=[(str(t.get("gold_intent_description")), str(t.get("pred_intent_description"))) for t in similar],
         )
         out["drift"] = shown(drift, scores.get("drift"))
-    verdicts = _frame(
-        [v for t in d.turns for v in t["verdicts"]], {"turn": "int64", **dict.fromkeys(SUBSCORE_COLUMNS, "float64")}
-    )
-    if alpha is not None and len(verdicts):
-        n_turns = max(int(t["turn"]) for t in d.turns)
-        for name, explained in explained_dimension_scores(verdicts, n_turns, float(alpha), combine).items():
+    return out
+
+
+def judged(
+    scores: dict[str, Any], finals: list[dict[str, Any]], verdicts: list[dict[str, Any]], n_turns: int
+) -> dict[str, Shown]:
+    """A dialogue's numbers that its judges' verdicts make (its dialogue_scores row `scores`), each explained from
+    its rows as score_dialogues computes them with the row's alpha and judge_combine: completed and satisfaction
+    from its final verdicts, each dimension from its turn verdicts at T = `n_turns`."""
+    alpha = scores.get("alpha")
+    combine = str(scores.get("judge_combine") or "mean")
+    out: dict[str, Shown] = {}
+    final = _frame(finals, {"completed": "boolean", "satisfaction": "Int64"})
+    if len(final):
+        completed, satisfaction = explained_final_verdicts(final, combine)
+        out["completed"] = shown(completed, scores.get("completed"))
+        out["satisfaction"] = shown(satisfaction, scores.get("satisfaction"))
+    turns = _frame(verdicts, {"turn": "int64", **dict.fromkeys(SUBSCORE_COLUMNS, "float64")})
+    if alpha is not None and not pd.isna(alpha) and len(turns):
+        for name, explained in explained_dimension_scores(turns, n_turns, float(alpha), combine).items():
             out[name] = shown(explained, scores.get(name))
     return out
 
@@ -296,6 +304,36 @@ def speech_board(wh: Warehouse, targets: Sequence[str], condition: str) -> dict[
     }
 
 
+# The slm_choices columns a cell's accuracies are computed from (seq_tables.cell_items).
+ACCURACY_COLUMNS = ("target", "item_id", "subscale", "composite", "condition", "inference", "order", "round")
+_ACCURACY_SELECT = ", ".join(f'"{c}"' for c in (*ACCURACY_COLUMNS, "correct", "error"))
+
+
+def speech_subscale(
+    wh: Warehouse, slug: str, condition: str, rows: Iterable[dict[str, Any]]
+) -> dict[str, dict[str, Shown]]:
+    """Acc1, Acc2 and Acc_traj of each target's speech.seq_breakdown row of one subscale (`rows`) under one
+    condition, explained from the target's slm_choices rows as seq_tables.seq_breakdown computes them: the cell's
+    items under its headline inference mode (seq_tables.cell_items, which reads all the cell's rows to choose the
+    mode), those of the subscale kept, then explained_accuracies. Per target, its explained numbers."""
+    stored = {str(r["target"]): r for r in rows}
+    if not stored:
+        return {}
+    with wh.sql(["speech.slm_choices"], {"target": list(stored)}) as con:
+        choices = con.execute(f"SELECT {_ACCURACY_SELECT} FROM slm_choices WHERE condition = $c", {"c": condition}).df()
+    out: dict[str, dict[str, Shown]] = {}
+    for target, cell in choices.groupby("target", sort=False):
+        row = stored.get(str(target))
+        if row is None:
+            continue
+        _, items = seq_tables.cell_items(cell)
+        mine = items[items["subscale"].astype(str) == slug]
+        if len(mine):
+            explained = seq_tables.explained_accuracies(mine)
+            out[str(target)] = {name: shown(e, row.get(name)) for name, e in explained.items()}
+    return out
+
+
 def _seq_board(wh: Warehouse) -> pd.DataFrame:
     with wh.sql(["speech.seq_leaderboard"]) as con:
         return con.execute("SELECT * FROM seq_leaderboard ORDER BY condition, target").df()
@@ -314,6 +352,10 @@ def _speech_cells(board: pd.DataFrame, choices: pd.DataFrame, target: str) -> li
                 explained[name] = shown(value, row.get(name))
         cohort = board[(board["condition"] == condition) & board["in_seq_cohort"].astype(bool)]
         members = [str(t) for t in cohort["target"]]
+        stored = [m for m in str(row.get("seq_cohort") or "").split(",") if m]
+        if set(stored) - set(members):  # a member's row is not read (a static export's selection): no SEQ to redo
+            out.append(SpeechCell(condition, {k: row.get(k) for k in SPEECH_NUMBERS}, explained))
+            continue
         seq = explained_seq(float(row["acc_traj"]), cohort["acc_traj"].astype(float).tolist(), members)
         kind = str(row.get("seq_cohort_kind") or "")
         where = "a member of the cohort" if target in members else "placed on the cohort's scale, not a member"

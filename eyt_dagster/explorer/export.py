@@ -5,7 +5,8 @@ and templates), over a reader that sees only the selected targets and pools (exp
 leaderboard, the SpeechEQ item list, each cell's dialogue list and judges page, and each pair's paired
 differences by every metric, the export follows every link to a page it keeps (export_links.py names them):
 the other pages of those lists, every dialogue, the calls the dialogues link, side by side of the targets that
-share a ChatSEED, every SpeechEQ item and its clips, the sequential design's page (the selected targets'
+share a ChatSEED, every SpeechEQ item and its clips, the SEQ leaderboard and its subscales' pages (the default
+persona condition), the sequential design's page (the selected targets'
 comparisons) and the cost page (without the targets not selected). Each page is then rewritten (export_html.py):
 links to kept pages become relative file names, links to anything else plain text, forms a note. The files are
 written to a temporary folder beside DIR and renamed into place when complete."""
@@ -32,7 +33,7 @@ from eyt_dagster.explorer import app as explorer_app
 from eyt_dagster.explorer import export_html, export_links, pairs
 from eyt_dagster.explorer.asgi_request import request
 from eyt_dagster.explorer.clips import clip_file
-from eyt_dagster.explorer.export_links import INDEX, STYLESHEET, Key, file_name, page_key, page_url, relative_href
+from eyt_dagster.explorer.export_links import INDEX, SEQ, STYLESHEET, Key, file_name, page_key, page_url, relative_href
 from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, known_targets, select
 from eyt_dagster.explorer.judges import LARGEST
 from eyt_dagster.explorer.reads import Warehouse
@@ -52,6 +53,7 @@ FORM_WHAT = {  # what the form a note stands for chose
     "/judges": "the choice of which spread to sort by is left out",
     "/speech": "the filters by composite, subscale and valence are left out",
     "/pairs": "the choice of pool, targets and metric is left out",
+    "/seq": "the choice of persona condition is left out (the default condition's pages are kept)",
 }
 
 
@@ -180,7 +182,7 @@ class _Crawl:
         self.failed: dict[str, str] = {}  # URL -> the error the app raised rendering it
 
     def roots(self) -> list[Key]:
-        found: list[Key] = [INDEX, SPEECH_LIST]
+        found: list[Key] = [INDEX, SPEECH_LIST, SEQ]
         for target, pool in self.cells:
             found += [("dialogues", target, pool, "seed_id", "", "", 1), ("judges", target, pool, LARGEST, 1)]
         found += [("speech", "", "", "", target, "", "", 1) for target in self.speech_targets]
@@ -195,6 +197,8 @@ class _Crawl:
         kind = key[0]
         if kind in ("speech_item", "call", "sequential", "costs") or key == INDEX:
             return True
+        if kind in ("seq", "seq_subscale"):  # the default persona condition's SEQ leaderboard and subscales
+            return key[-1] == SEQ[1]
         if kind == "dialogues":
             return (key[1], key[2]) in self.cells and key[3:6] == ("seed_id", "", "")
         if kind == "judges":
@@ -349,9 +353,10 @@ def _hide_data_dir(html: str, data_dir: Path) -> str:
 def _form_note(crawl: _Crawl, names: dict[Key, str], key: Key, page: str, action: str, hidden: dict[str, str]) -> str:
     """The note that stands for a form: what it chose; for the paired differences, the pages of the export it
     would have led to (from the leaderboard each pair by the default metric, from a pair's page its other metrics)."""
-    what = FORM_WHAT.get(urlsplit(action).path, "a form of the live explorer is left out")
+    path = urlsplit(action).path
+    what = FORM_WHAT.get("/seq" if path.startswith("/seq/") else path, "a form of the live explorer is left out")
     note = f'<p class="export-note">This static export is a fixed selection: {what}.'
-    if urlsplit(action).path != "/pairs":
+    if path != "/pairs":
         return note + "</p>"
     chosen = [
         k

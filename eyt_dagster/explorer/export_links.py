@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from eyt_dagster.explorer import app, pairs, queries, speech
 from eyt_dagster.explorer.judges import LARGEST
+from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 # A page key: its kind, then the values that tell it from other pages of the kind (text, a page number, a tuple
 # of targets).
@@ -25,6 +27,8 @@ STYLESHEET_FILE = "explorer.css"
 SEQUENTIAL: Key = ("sequential",)  # the sequential design's page: one, whatever the selection
 COSTS: Key = ("costs",)  # estimated against actual cost: one, whatever the selection
 DEFAULT_METRIC = "empathy"  # the paired-difference page's metric when none is named
+SEQ: Key = ("seq", DEFAULT_CONDITION)  # the SEQ leaderboard as the navigation opens it
+SEQ_SUBSCALE = "/seq/subscale/"
 
 
 def page_key(href: str) -> tuple[Key | None, str]:
@@ -87,6 +91,14 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
         return SEQUENTIAL if not q else ("variant", path)
     if path == "/costs":
         return COSTS if not q else ("variant", path)
+    if path == "/seq" or path.startswith(SEQ_SUBSCALE):  # one page per condition (none named: the default one)
+        if set(q) - {"condition"}:
+            return ("variant", path)
+        condition = _one(q, "condition") or DEFAULT_CONDITION
+        if path == "/seq":
+            return ("seq", condition)
+        slug = path[len(SEQ_SUBSCALE) :]
+        return ("seq_subscale", slug, condition) if slug in SUBSCALES else None
     if path == "/compare":
         if set(q) - {"seed", "target"}:
             return ("variant", path)
@@ -114,7 +126,7 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
     if raw.startswith("/call/") and len(segments) == 3 and set(q) <= {"prompt"}:
         prompt = _one(q, "prompt")
         return ("call", unquote(segments[2]), prompt) if prompt else ("call", unquote(segments[2]))
-    if raw.startswith("/speech/item/") and not q:
+    if raw.startswith("/speech/item/") and set(q) <= {"condition"}:  # the export's page shows every condition's
         return ("speech_item", unquote(raw[len("/speech/item/") :]))
     if raw.startswith("/clip/") and not q:
         return ("clip", unquote(raw[len("/clip/") :]))
@@ -143,6 +155,10 @@ def page_url(key: Key, order: list[str]) -> str:
         return app.speech_url(**dict(zip(PARAMETERS["/speech"], key[1:-1], strict=True)), page=key[-1])
     if kind == "dialogue":
         return app.dialogue_url(key[1], key[2])
+    if kind == "seq":
+        return app.seq_url(condition="" if key[1] == DEFAULT_CONDITION else key[1])
+    if kind == "seq_subscale":
+        return app.seq_subscale_url(key[1], condition="" if key[2] == DEFAULT_CONDITION else key[2])
     if kind == "call":
         return app.call_url(key[1], key[2] if len(key) > 2 else None)
     if kind == "speech_item":
@@ -195,6 +211,10 @@ def file_name(key: Key, suffix: str = ".html") -> str:
     if kind == "speech":
         target = key[4]
         return f"speech/items-{slug(target, 30) + '-' if target else ''}{digest(*key[1:-1])}-p{key[-1]}.html"
+    if kind == "seq":
+        return f"seq/leaderboard-{slug(key[1], 30)}-{digest(*key)}.html"
+    if kind == "seq_subscale":
+        return f"seq/{slug(key[1])}-{slug(key[2], 30)}-{digest(*key)}.html"
     if kind == "dialogue":
         return f"dialogues/{slug(key[1], 30)}-{slug(key[2])}-{digest(key[1], key[2])}.html"
     if kind == "call":

@@ -16,6 +16,7 @@ import pandas as pd
 
 from eyt_dagster.explorer import queries
 from eyt_dagster.explorer.reads import Partitions, Warehouse
+from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
 from eyt_dagster.table_registry import catalog
 from resources.models.cache_backend import CacheBackend
 
@@ -128,7 +129,7 @@ class SelectedWarehouse(Warehouse):
                 name = table.split(".")[-1]
                 columns = self._columns(table, con)
                 where = [
-                    f"{column} IN ({', '.join(_literal(v) for v in sorted(values))})"
+                    f"{column} IN ({', '.join(_literal(v) for v in sorted(values | _KEPT.get((table, column), set())))})"
                     for column, values in self.limits.items()
                     if column in columns
                 ]
@@ -152,6 +153,11 @@ class SelectedWarehouse(Warehouse):
         if key not in self._answers:
             self._answers[key] = super().query(key[0], sql, params, partitions)
         return self._answers[key].copy()
+
+
+# Rows every selection keeps: the SEQ leaderboard's chance rows (a reference point, not a target; slm_choices may hold
+# no target of that name).
+_KEPT: dict[tuple[str, str], set[str]] = {("speech.seq_leaderboard", "target"): {CHANCE_TARGET}}
 
 
 def _literal(value: str) -> str:

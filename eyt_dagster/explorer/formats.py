@@ -59,7 +59,7 @@ COLUMN_SCALES: dict[str, str] = {
     **dict.fromkeys(("satisfaction", "empathy", "persona", "anthropomorphic"), "score"),
     **dict.fromkeys(("voice_empathy", "text_empathy"), "score"),
     **dict.fromkeys(("explicit_acc", "latent_acc", "emotion_acc", "emotion_macro_f1", "ficr"), "rate"),
-    **dict.fromkeys(("drift", "directional_alignment", "completed", "voice_ficr", "text_ficr"), "rate"),
+    **dict.fromkeys(("drift", "directional_alignment", "completed", "voice_completed", "text_completed"), "rate"),
     **dict.fromkeys(("cos_gold_pred", "cos_pred_final", "leak_cosine", "leak_overlap"), "rate"),
     **dict.fromkeys(SUBSCORE_COLUMNS, "rate"),
     **dict.fromkeys(("n_dialogues", "n_errors", "n_turns", "n_judged_turns"), "count"),
@@ -145,4 +145,9 @@ def yesno(value: Any) -> str:
     return "yes" if value else "no"
 
 
-FILTERS = {"num": number, "mark": mark, "yesno": yesno}
+def present(value: Any) -> bool:
+    """Whether a value is there (not None, NaN or NA): a number a page can link to its arithmetic."""
+    return not _missing(value)
+
+
+FILTERS = {"num": number, "mark": mark, "yesno": yesno, "present": present}

@@ -1,15 +1,16 @@
 """Two targets on the ChatSEEDs both finished in one pool: the paired difference (A - B) of one per-dialogue metric
 of dialogue.dialogue_scores, largest absolute difference first, paginated; the mean difference is what
-dialogue.pairwise_comparisons resamples."""
+dialogue.pairwise_comparisons resamples, computed with its arithmetic (core.explained_means), so the page's number
+and its explanation are one value."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import duckdb
 import pandas as pd
 
+from eyt_dagster.core.explained import Explained
+from eyt_dagster.core.explained_means import explained_paired_difference
 from eyt_dagster.explorer.queries import HEADLINE, PAGE_SIZE, SCORE_COLUMNS
 from eyt_dagster.explorer.reads import Warehouse
 
@@ -30,7 +31,8 @@ class PairPage:
     total: int  # ChatSEEDs both targets finished
     page: int
     pages: int
-    mean_difference: float | None
+    mean_difference: float | None  # `mean`'s value (None when no ChatSEED has a value of both)
+    mean: Explained  # the mean difference A - B over every ChatSEED both finished, with its arithmetic
 
 
 def paired(wh: Warehouse, pool: str, a: str, b: str, metric: str, page: int = 1) -> PairPage:
@@ -43,7 +45,8 @@ def paired(wh: Warehouse, pool: str, a: str, b: str, metric: str, page: int = 1)
         WHERE x.pool = $pool AND x.target = $a AND y.target = $b
     """
     with wh.sql(["dialogue.dialogue_scores"], {"pool": pool, "target": [a, b]}) as con:
-        total = int(_value(con, f"SELECT count(*) FROM ({base})", params))
+        every = con.execute(f"SELECT seed_id, a, b FROM ({base}) ORDER BY seed_id", params).df()
+        total = len(every)
         pages = max(1, -(-total // PAGE_SIZE))
         page = min(max(1, page), pages)
         rows = con.execute(
@@ -51,8 +54,22 @@ def paired(wh: Warehouse, pool: str, a: str, b: str, metric: str, page: int = 1)
             f"LIMIT {PAGE_SIZE} OFFSET {(page - 1) * PAGE_SIZE}",
             params,
         ).df()
-        mean = _value(con, f"SELECT avg(difference) FROM ({base})", params)
-    return PairPage(rows, total, page, pages, None if mean is None or pd.isna(mean) else float(mean))
+    mean = mean_difference(every, a, b, column)
+    value = mean.number()
+    return PairPage(rows, total, page, pages, None if pd.isna(value) else value, mean)
+
+
+def mean_difference(rows: pd.DataFrame, a: str, b: str, column: str) -> Explained:
+    """The mean of A - B of `column` over `rows` (seed_id, a, b: the ChatSEEDs both finished), those without a value
+    of both left out, with its arithmetic."""
+    return explained_paired_difference(
+        f"mean paired difference {a} - {b} of {column}",
+        rows["a"].to_numpy(dtype=float, na_value=float("nan")),
+        rows["b"].to_numpy(dtype=float, na_value=float("nan")),
+        [str(s) for s in rows["seed_id"]],
+        (a, b),
+        "ChatSEED",
+    ).then(notes=(f"one value per dialogue: its {column} (dialogue.dialogue_scores)",))
 
 
 def seed_targets(wh: Warehouse, pool: str, seed_id: str) -> list[str]:
@@ -61,8 +78,3 @@ def seed_targets(wh: Warehouse, pool: str, seed_id: str) -> list[str]:
     of a pool after a write reads its files (at 100 targets: 160 ms; then ~5 ms)."""
     found = wh.distinct("dialogue.dialogue_turns", ("pool", "seed_id", "target"), {"pool": pool})
     return sorted({str(t) for p, s, t in found if p == pool and s == seed_id})
-
-
-def _value(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, str]) -> Any:
-    row = con.execute(sql, params).fetchone()
-    return None if row is None else row[0]

@@ -90,10 +90,11 @@ class Board:
     rows: list[dict[str, Any]]  # its seq_leaderboard rows, chance's too, in `order`
     order: Order
     cohort: str  # what the condition's SEQ cohort is, in words
-    members: list[str]  # the cohort's targets
+    members: list[str]  # the cohort's targets whose rows are read (all of them but in a static export's selection)
     shortcuts: list[str]  # baselines that beat chance with an acoustic rule (seq_tables.shortcut_notes)
     subscales: list[dict[str, Any]] = field(default_factory=list)  # slug, name, composite, per target Acc_traj
     targets: list[str] = field(default_factory=list)  # the targets of the subscale table, in the board's order
+    hidden_members: int = 0  # cohort members without a row here: left out of a static export's selection
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,8 @@ def board(wh: Warehouse, condition: str = "", order: Order = Order()) -> Board:
     rows = _sorted(stored, order)
     first = stored[0] if stored else {}
     kind = str(first.get("seq_cohort_kind") or "")
-    members = [m for m in str(first.get("seq_cohort") or "").split(",") if m]
+    cohort = [m for m in str(first.get("seq_cohort") or "").split(",") if m]
+    members = [m for m in cohort if m in set(mine["target"].astype(str))]
     targets = [str(r["target"]) for r in stored if r["target"] != CHANCE_TARGET]
     targets += sorted({str(t) for t in breakdown["target"]} - set(targets))
     return Board(
@@ -188,6 +190,7 @@ def board(wh: Warehouse, condition: str = "", order: Order = Order()) -> Board:
         shortcuts=shortcut_notes(mine) if len(mine) else [],
         subscales=_subscale_rows(breakdown),
         targets=targets,
+        hidden_members=len(cohort) - len(members),
     )
 
 

@@ -48,8 +48,8 @@ _CELL_DIALOGUES = """
 SELECT seed_id,
        any_value(empathy) FILTER (WHERE mode = 'voice') AS voice_empathy,
        any_value(empathy) FILTER (WHERE mode = 'text') AS text_empathy,
-       any_value(completed::DOUBLE) FILTER (WHERE mode = 'voice') AS voice_ficr,
-       any_value(completed::DOUBLE) FILTER (WHERE mode = 'text') AS text_ficr
+       any_value(completed::DOUBLE) FILTER (WHERE mode = 'voice') AS voice_completed,
+       any_value(completed::DOUBLE) FILTER (WHERE mode = 'text') AS text_completed
 FROM dialogue_scores WHERE target = $target AND pool = $pool GROUP BY seed_id ORDER BY seed_id
 """
 

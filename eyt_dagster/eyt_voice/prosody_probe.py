@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core.errors import PER_ITEM_ERRORS, describe_error, failure_kind
+from eyt_dagster.core.explained import Explained, Step
+from eyt_dagster.core.explained_means import explained_paired_difference, explained_share, interval_steps
 from eyt_dagster.core.parallel import ordered_map
 from eyt_dagster.core.replies import CallStats
 from eyt_dagster.core.stats import paired_bootstrap_diff
@@ -111,23 +113,59 @@ def probe(
     return pd.DataFrame(rows, columns=[*COLUMNS, *stats_columns("target_", CallStats())])
 
 
+def probed_turns(rows: pd.DataFrame) -> pd.DataFrame:
+    """The probe's turns that `prosody_effect` counts: those whose plain-voice call did not fail."""
+    return rows[rows["error"].isna()] if len(rows) else rows
+
+
+PROSODY_NUMBERS = ("acc_toned", "acc_plain", "delta")
+
+
+def explained_prosody(cell: pd.DataFrame) -> dict[str, Explained]:
+    """acc_toned, acc_plain and delta of one cell's probed turns (`probed_turns`), each with its arithmetic: the
+    share of the turns whose gold emotion was heard in the turn's tone, and in the plain voice, and the mean over the
+    turns of toned - plain (1, 0 or -1 a turn). What `prosody_effect` stores."""
+    toned = (cell["pred_emotion_toned"] == cell["gold_emotion"]).to_numpy(dtype=float)
+    plain = (cell["pred_emotion_plain"] == cell["gold_emotion"]).to_numpy(dtype=float)
+    units = [f"{s} turn {t}" for s, t in zip(cell["seed_id"], cell["turn"])]
+    note = ("the same words on the same turns: only the current turn's tone differs",)
+    return {
+        "acc_toned": explained_share(
+            "emotion accuracy, toned", toned, "whose gold emotion was heard in the turn's tone", "turn"
+        ).then(notes=note),
+        "acc_plain": explained_share(
+            "emotion accuracy, plain voice", plain, "whose gold emotion was heard in the plain voice", "turn"
+        ).then(notes=note),
+        "delta": explained_paired_difference(
+            "emotion accuracy: toned - plain (mean over the turns)", toned, plain, units, ("toned", "plain"), "turn"
+        ).then(notes=("per turn 1 = right (its gold emotion), 0 = wrong",)),
+    }
+
+
+def prosody_interval(n_turns: int, low: float, high: float) -> tuple[Step, ...]:
+    """How a prosody_effect row's interval of delta was drawn: the turns resampled with the slate's
+    `bootstrap_resamples` and `seed`, which the table does not record."""
+    return interval_steps(n_turns, "turn", low, high, "the slate's bootstrap_resamples and seed, not kept in the row")
+
+
 def prosody_effect(rows: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
     """Per target and pool: emotion accuracy with the tone and in the plain voice on the same probed turns, the
-    difference (toned - plain) with a 95% bootstrap interval over the turns (seeded)."""
-    ok = rows[rows["error"].isna()] if len(rows) else rows
+    difference (toned - plain) with a 95% bootstrap interval over the turns (seeded): `explained_prosody`'s values."""
+    ok = probed_turns(rows)
     out = []
     for (target, pool), cell in ok.groupby(["target", "pool"], sort=True):
         toned = (cell["pred_emotion_toned"] == cell["gold_emotion"]).to_numpy(dtype=float)
         plain = (cell["pred_emotion_plain"] == cell["gold_emotion"]).to_numpy(dtype=float)
         paired = paired_bootstrap_diff(toned, plain, resamples=resamples, seed=seed)
+        explained = explained_prosody(cell)
         out.append(
             {
                 "target": target,
                 "pool": pool,
                 "n_turns": len(cell),
-                "acc_toned": float(toned.mean()) if len(cell) else np.nan,
-                "acc_plain": float(plain.mean()) if len(cell) else np.nan,
-                "delta": paired["diff"],
+                "acc_toned": explained["acc_toned"].number() if len(cell) else np.nan,
+                "acc_plain": explained["acc_plain"].number() if len(cell) else np.nan,
+                "delta": explained["delta"].number(),
                 "ci_low": paired["low"],
                 "ci_high": paired["high"],
                 "excludes_zero": paired["excludes_zero"],

@@ -2,8 +2,9 @@
 dialogue -> one call, a deep link opened directly, leaderboard -> paired differences -> side by side, the SpeechEQ
 items -> one item whose clip loads and plays, the SEQ leaderboard -> one subscale, a screenshot of each view, and a clean exit on SIGTERM. The screenshots go
 to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 they replace the ones docs/explorer.md shows. A number's
-arithmetic opens on a click. And every kind
-of page fits a 1,400 px window: a table wider than that scrolls inside its own box, its first column sticky."""
+arithmetic opens on a click (a dialogue's, a leaderboard cell's, the paired differences' mean, a subscale's Acc_traj,
+the voice gap). And every kind of page fits a 1,400 px window, with every number's arithmetic opened too: a table
+wider than that scrolls inside its own box, its first column sticky."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from eyt_dagster.core import explorer_links
 from resources.models.run_progress import StepProgress
 
 from support.explorer_data import BASELINE, FAILED_SEED, POOL, TARGET, build, seed_id
-from support.explorer_explain_data import E1, build_explain
+from support.explorer_explain_data import E1, SUBSCALE, VOICE_TARGET, build_explain, store_voice
+from support.explorer_explain_data import POOL as EXPLAINED_POOL
 from support.explorer_explain_data import TARGET as EXPLAINED
 from support.explorer_speech_data import IMPORTED, ITEM, SPEECH_TARGET
 from support.ui_browser import Chromium, chromium_path, stop_group
@@ -99,6 +101,10 @@ def test_eyt_view_in_headless_chromium(tmp_path):
             browser.evaluate("document.querySelector('form.compare').submit()")
             browser.wait_for_text([f"{TARGET} vs {BASELINE}", "12 ChatSEED(s) both targets finished", "-25.0"])
             browser.screenshot(shots / "pairs.png")
+            browser.evaluate("document.querySelector('span.mean summary').click()")  # the mean's arithmetic
+            text = browser.wait_for_text(["mean paired difference", "the 12 difference(s), summed", "-168 / 12"])
+            assert "The stored number" not in text
+            browser.screenshot(shots / "explain_pairs.png")
 
             follow(browser, "a.compare")
             browser.wait_for_text([f"{seed_id(11)} side by side", "differ", "Turn 2", "empathy_support"])
@@ -166,8 +172,8 @@ def test_eyt_view_in_headless_chromium(tmp_path):
     finally:
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
-    views = ("leaderboard", "dialogues", "dialogue", "call", "pairs", "compare", "judges", "speech", "speech_item")
-    for name in (*views, "seq", "seq_subscale", "speech_build", "running"):
+    views = ("leaderboard", "dialogues", "dialogue", "call", "pairs", "explain_pairs", "compare", "judges", "speech")
+    for name in (*views, "speech_item", "seq", "seq_subscale", "speech_build", "running"):
         assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000
 
 
@@ -201,6 +207,8 @@ def every_page(base: str) -> list[str]:
         explorer_links.seq_path(condition="persona", sort="acc1", order="asc"),
         explorer_links.seq_subscale_path("self_perception_self_regard"),
         explorer_links.voice_path(),
+        explorer_links.voice_path(target=VOICE_TARGET, pool=EXPLAINED_POOL),
+        explorer_links.voice_dialogue_path(VOICE_TARGET, E1, explain="voice_empathy"),
         explorer_links.sequential_path(),
         explorer_links.costs_path(),
         "/running",
@@ -225,8 +233,9 @@ def test_every_page_fits_a_1400_px_window(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     build(data)
+    store_voice(data)  # the spoken EYT-Bench's tables, whose numbers have their arithmetic
     process, base = start_view(data, tmp_path / "view.log")
-    widths, scrolling = {}, {}
+    widths, scrolling, opened = {}, {}, {}
     try:
         with Chromium(tmp_path / "chromium", width=WINDOW, height=900) as browser:
             for path in every_page(base):
@@ -238,9 +247,22 @@ def test_every_page_fits_a_1400_px_window(tmp_path):
                     ".map(t => [getComputedStyle(t).overflowX,"
                     " getComputedStyle(t.querySelector('tr > :first-child')).position])"
                 )
+                # every number's arithmetic opened at once: each stays inside the window too
+                opened[path] = browser.evaluate(
+                    "(() => { const all = [...document.querySelectorAll('details.explain')];"
+                    " all.forEach(d => { d.open = true; }); return [all.length, document.documentElement.scrollWidth]; })()"
+                )
     finally:
         stop_group(process, timeout=20)
     assert {p: w for p, w in widths.items() if w > WINDOW} == {}, widths
+    assert {p: o for p, o in opened.items() if o[1] > WINDOW} == {}, opened
+    explained = {p for p, (n, _) in opened.items() if n}  # the pages with a number's arithmetic, all of them checked
+    assert {
+        "/",
+        explorer_links.voice_path(),
+        explorer_links.seq_subscale_path("self_perception_self_regard"),
+    } <= explained
+    assert explorer_links.pairs_path(pool=POOL, a=TARGET, b=BASELINE, metric="empathy") in explained
     boxes = [box for found in scrolling.values() for box in found]
     assert boxes, "no table of the test warehouse is wider than the window: nothing shows the tables scroll"
     assert all(box == ["auto", "sticky"] for box in boxes), scrolling
@@ -278,8 +300,26 @@ def test_a_number_opens_its_arithmetic_in_headless_chromium(tmp_path):
             assert opened is True
             browser.wait_for_text(["69.4444 + 50", "not counted: 1 unfinished dialogue(s)", "default_rng(7)"])
             browser.screenshot(shots / "explain_leaderboard.png")
+
+            browser.navigate(base + explorer_links.seq_subscale_path(SUBSCALE))  # one subscale's Acc_traj
+            browser.wait_for_text(["Targets on this subscale", "t9"], absent=["items with both rounds right"])
+            browser.evaluate("document.querySelector('table.board tbody tr td.num details.explain summary').click()")
+            text = browser.wait_for_text(["items with both rounds right, over the items scored", "8 / 8 = 1"])
+            assert "The stored number" not in text
+            browser.screenshot(shots / "explain_seq_subscale.png")
+
+            browser.navigate(base + explorer_links.voice_path())  # the gap of hearing: Empathy's delta
+            browser.wait_for_text(["The text-to-voice gap", VOICE_TARGET], absent=["the 2 difference(s), summed"])
+            opened = browser.evaluate(
+                "(() => { const d = [...document.querySelectorAll('details.explain')]"
+                ".find(e => e.querySelector('.what').textContent.startsWith('empathy: voice - text'));"
+                " d.scrollIntoView(); window.scrollBy(0, -120); d.querySelector('summary').click(); return d.open; })()"
+            )
+            assert opened is True
+            browser.wait_for_text(["25 - 50 = -25", "-25 / 2 = -12.5", "resampled with replacement"])
+            browser.screenshot(shots / "explain_voice.png")
     finally:
         used, left = stop_group(process, timeout=20)
     assert used.name == "SIGTERM" and process.returncode == 0 and not left, (used, process.returncode, left)
-    for name in ("explain", "explain_leaderboard"):
+    for name in ("explain", "explain_leaderboard", "explain_seq_subscale", "explain_voice"):
         assert 5_000 < (shots / f"{name}.png").stat().st_size < 600_000

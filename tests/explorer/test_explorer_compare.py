@@ -9,11 +9,13 @@ import re
 
 import pytest
 
+from eyt_dagster.core.explained_means import explained_paired_difference
+from eyt_dagster.core.stats import paired_bootstrap_diff
 from eyt_dagster.explorer import compare, pairs
 from eyt_dagster.explorer.app import compare_url, dialogue_url, pairs_url
 
 from support.asgi_get import get
-from support.explorer_data import BASELINE, N_BASELINE, POOL, TARGET, build, seed_id
+from support.explorer_data import BASELINE, HOSTILE, N_BASELINE, POOL, TARGET, build, seed_id
 from support.explorer_fixtures import explorer_fixtures, wh
 
 pytestmark = pytest.mark.unit
@@ -41,6 +43,33 @@ def test_paired_differences_are_the_tables_sorted_by_their_size(data, metric, co
     assert list(found.rows["seed_id"]) == [s for s, _ in expected]
     assert list(found.rows["difference"]) == pytest.approx([d for _, d in expected])
     assert found.mean_difference == pytest.approx(sum(d for _, d in expected) / len(expected))
+
+
+def test_a_mean_paired_difference_is_explained_by_the_function_that_computes_it():
+    # b has no value on s3: the pairs are s1 (3 - 1 = 2), s2 (1 - 2.5 = -1.5), s4 (2 - 2 = 0): (2 - 1.5 + 0) / 3
+    a, b = [3.0, 1.0, 4.0, 2.0], [1.0, 2.5, float("nan"), 2.0]
+    explained = explained_paired_difference("mean A - B", a, b, ["s1", "s2", "s3", "s4"], ("x", "y"), "ChatSEED")
+    assert explained.value == 0.5 / 3 == paired_bootstrap_diff(a, b, resamples=10, seed=1)["diff"]
+    lines = [(s.label, s.arithmetic, s.result) for s in explained.steps]
+    assert lines == [
+        ("ChatSEED s1: x - y", "3 - 1", 2.0),
+        ("ChatSEED s2: x - y", "1 - 2.5", -1.5),
+        ("ChatSEED s4: x - y", "2 - 2", 0.0),
+        ("the 3 difference(s), summed", "2 + -1.5 + 0", 0.5),
+        ("mean over those ChatSEEDs", "0.5 / 3", 0.5 / 3),
+    ]
+    assert explained.notes == ("1 ChatSEED(s) left out: no value of x or of y",)
+
+
+def test_the_pairs_mean_is_its_explanations_value(data):
+    # Empathy: the chat target's dialogue i scores i, the baseline's 3i + 3, so A - B = -2i - 3 on ChatSEEDs 0-11
+    found = pairs.paired(wh(data), POOL, TARGET, BASELINE, "empathy", page=2)
+    hand = sum(-2 * i - 3 for i in range(N_BASELINE)) / N_BASELINE
+    assert hand == -14.0 and found.mean_difference == found.mean.number() == found.mean.value == hand
+    steps = {s.label: (s.arithmetic, s.result) for s in found.mean.steps}
+    assert steps[f"ChatSEED {seed_id(11)}: {TARGET} - {BASELINE}"] == ("11 - 36", -25.0)
+    assert steps["the 12 difference(s), summed"][1] == -168.0
+    assert steps["mean over those ChatSEEDs"] == ("-168 / 12", -14.0)
 
 
 def test_unknown_metrics_are_refused(data):
@@ -137,6 +166,33 @@ def test_the_leaderboard_and_the_dialogue_page_link_to_the_comparisons(app):
     assert "The same ChatSEED" not in get(app, dialogue_url(TARGET, seed_id(30))).text
 
 
+def test_the_pairs_page_explains_its_mean_and_links_each_value_to_its_arithmetic(app):
+    page = get(app, pairs_url(pool=POOL, a=TARGET, b=BASELINE, metric="empathy")).text
+    # in a <div>: a <details> inside a <p> would close the paragraph and leave the ? outside its number
+    assert re.search(r'<div class="count summary">[^<]*<span class="mean">', page)
+    mean = re.search(r'<span class="mean">(.*?)</span>;', page, re.S)
+    assert mean is not None and mean.group(1).startswith('-14.0<details class="explain">')
+    text = html_text.unescape(re.sub(r"<[^>]+>", "", mean.group(1)))
+    assert f"mean paired difference {TARGET} - {BASELINE} of empathy = -14" in text
+    assert "the 12 difference(s), summed" in text and "-168 / 12 = -14" in text
+    assert f"ChatSEED {seed_id(11)}: {TARGET} - {BASELINE}: 11 - 36 = -25" in text
+    for target, value in ((TARGET, "11.0"), (BASELINE, "36.0")):  # ChatSEED 11, the largest |A - B|: first
+        link = html_text.escape(dialogue_url(target, seed_id(11), explain="empathy"))
+        assert f'<a href="{link}" title="its arithmetic, on the dialogue\'s page">{value}</a>' in page
+    counted = get(app, pairs_url(pool=POOL, a=TARGET, b=BASELINE, metric="n_turns")).text
+    assert "explain=" not in counted and '<details class="explain">' in counted  # a count: its mean only
+
+
+def test_the_compare_page_links_each_dialogue_number_to_its_arithmetic(app):
+    page = get(app, compare_url(seed_id(11), [TARGET, BASELINE])).text
+    summary = page.split("<h2>Dialogue scores", 1)[1].split("</table>", 1)[0]
+    for target in (TARGET, BASELINE):
+        for column in ("completed", "satisfaction", "empathy", "persona", "anthropomorphic", "drift"):
+            assert f'href="{html_text.escape(dialogue_url(target, seed_id(11), explain=column))}"' in summary
+    assert "explain=n_turns" not in summary
+    assert "explain=" not in page.split("</table>", 1)[1]  # a turn's numbers have no link of their own
+
+
 def test_model_text_on_the_comparison_pages_is_text_only(app):
     pages = [
         get(app, compare_url(seed_id(0), [TARGET, BASELINE])),
@@ -145,6 +201,7 @@ def test_model_text_on_the_comparison_pages_is_text_only(app):
     assert all(p.status == 200 for p in pages)
     assert pages[0].text.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 4  # both users' and replies' text
     for html in (p.text for p in pages):
+        assert HOSTILE not in html
         tags = {t.lower() for t in re.findall(r"<\s*([a-zA-Z]+)", html)}
         assert not tags & {"script", "img", "iframe", "object", "embed", "svg"}, tags
         assert not re.search(r"""(href|src|action)\s*=\s*["']?\s*javascript:""", html, re.I)

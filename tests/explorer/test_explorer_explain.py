@@ -17,7 +17,17 @@ from eyt_dagster.explorer.app import dialogue_url, dialogues_url, environment
 
 from support.asgi_get import get
 from support.explorer_data import HOSTILE
-from support.explorer_explain_data import E1, E1_EMPATHY_100, E2, POOL, SPEECH_RIGHT, TARGET, build_explain
+from support.explorer_explain_data import (
+    E1,
+    E1_EMPATHY_100,
+    E2,
+    OTHER_SUBSCALE,
+    POOL,
+    SPEECH_RIGHT,
+    SUBSCALE,
+    TARGET,
+    build_explain,
+)
 from support.explorer_fixtures import explorer_fixtures, wh
 
 pytestmark = pytest.mark.unit
@@ -157,6 +167,32 @@ def test_the_seq_leaderboard_explains_each_targets_numbers(app):
     assert "100 + 15 x 2.02347 = 130.352" in t9["SEQ (Eq. 2-3)"] and "9 / 10 = 0.9" in t9["Acc_traj"]
     assert "100 + 15 x (-1.12415) = 83.1377" in blocks(rows["t2"])["SEQ (Eq. 2-3)"]
     assert "The stored number" not in board  # the table's numbers are the explanations' own
+
+
+def test_a_subscales_accuracies_are_explained_from_its_items_alone(app, data):
+    breakdown = data[1]["speech.seq_breakdown"]
+    stored = breakdown[breakdown["level"] == "subscale"].set_index(["name", "target"])
+    # on Empathy items 0-7: t9 right on all 8, t5 on 5, t4 on 4, t2 on 2 (its failed item left out); Self-Regard
+    # items 8 and 9: t9 right on item 8 only
+    hand = {(SUBSCALE, "t9"): 8 / 8, (SUBSCALE, "t5"): 5 / 8, (SUBSCALE, "t4"): 4 / 8, (SUBSCALE, "t2"): 2 / 8}
+    hand |= {(OTHER_SUBSCALE, "t9"): 1 / 2, (OTHER_SUBSCALE, "t2"): 0.0}
+    for (slug, target), value in hand.items():
+        explained = explain.speech_subscale(
+            wh(data), slug, "default", [stored.loc[(slug, target)].to_dict() | {"target": target}]
+        )
+        acc_traj = explained[target]["acc_traj"]
+        assert acc_traj.agrees and stored.loc[(slug, target), "acc_traj"] == value, (slug, target)
+        assert acc_traj.value == figure(value) and explained[target]["acc2"].value == "1"
+    page = get(app, "/seq/subscale/" + SUBSCALE).text
+    board = page.split('<table class="board seq">', 1)[1].split("</table>", 1)[0]
+    rows = {re.search(r'<td class="target"><a [^>]*>([^<]+)', r).group(1): r for r in board.split("<tr")[2:]}
+    assert set(rows) == set(SPEECH_RIGHT)
+    t2 = blocks(rows["t2"])
+    assert "items with both rounds right, over the items scored: 2 / 8 = 0.25" in t2["Acc_traj"]
+    assert "items scored: both rounds answered, no failed call (8 of 9)" in t2["Acc_traj"]
+    assert "1 item(s) left out: a call never reached the model" in t2["Acc1"]
+    assert "8 / 8 = 1" in blocks(rows["t9"])["Acc_traj"] and "The stored number" not in board
+    assert "1 / 2 = 0.5" in blocks(get(app, "/seq/subscale/" + OTHER_SUBSCALE).text)["Acc_traj"]
 
 
 def test_an_explanation_that_disagrees_says_so_and_escapes_its_text():

@@ -21,6 +21,7 @@ from eyt_dagster.explorer.app import dialogue_url
 from eyt_dagster.explorer.export import MARKER, ExportError, export
 from eyt_dagster.explorer.export_selection import SelectionError
 from eyt_dagster.ops import cli
+from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 from support.asgi_get import get
 from support.explorer_data import BASELINE, HOSTILE, N_BASELINE, N_FINISHED, POOL, TARGET, build, seed_id
@@ -32,6 +33,7 @@ from support.explorer_speech_data import (
     REASONING_HOSTILE,
     RESONANT,
     SPEECH_BASELINE,
+    SPEECH_MODEL_B,
     SPEECH_TARGET,
 )
 
@@ -220,6 +222,49 @@ def test_a_speech_item_shows_the_selected_targets_choices_and_plays_copied_clips
     counted = [h for n, h in pages(out).items() if n.startswith(f"speech/items-{SPEECH_TARGET}-")]
     assert len(counted) == 2 and all(f"count the choices of <strong>{SPEECH_TARGET}</strong>" in h for h in counted)
     assert sum(n.startswith("speech/items-") for n in pages(out)) == 4
+
+
+@pytest.mark.unit
+def test_the_seq_pages_are_exported_and_the_navigation_reaches_them(speech_pick):
+    out, written = speech_pick
+    exported = pages(out)
+    board_name, board = page_of(out, "seq/leaderboard-")
+    subscales = {n: h for n, h in exported.items() if n.startswith("seq/") and n != board_name}
+    assert len(subscales) == len(SUBSCALES) == written.pages["seq_subscale"] and written.pages["seq"] == 1
+    for name, html in exported.items():  # the navigation's "SEQ leaderboard" opens the exported leaderboard
+        nav = html.split("<header>", 1)[1].split("</header>", 1)[0]
+        links = dict((text, href) for href, text in parsed(nav).anchors)
+        assert (out / name).parent.joinpath(unquote(links["SEQ leaderboard"])).resolve() == (out / board_name).resolve()
+    # the leaderboard: the selected SpeechEQ target, the chance row, the cohort member not selected left unnamed
+    main = board.split("</header>", 1)[1]
+    assert f'<span class="not-exported" title="not in this export">{SPEECH_TARGET}</span>' in main  # its choices
+    assert SPEECH_TARGET in board and '<tr class="chance">' in board and SPEECH_MODEL_B not in board
+    assert f"({SPEECH_TARGET} and 1 target(s) not shown here)" in board
+    assert "This static export is a fixed selection: the choice of persona condition is left out" in board
+    linked = [h for h, _ in parsed(main).anchors if h and not h.startswith(("../", "leaderboard-"))]
+    assert len(linked) == len(SUBSCALES) and all((out / "seq" / unquote(h)).is_file() for h in linked)
+    _, empathy = page_of(out, "seq/interpersonal-empathy-")
+    back = dict((t, h) for h, t in parsed(empathy).anchors)["the SEQ leaderboard"]
+    assert (out / "seq" / unquote(back)).resolve() == (out / board_name).resolve()
+    # SEQ is explained only where its whole cohort is read: under the persona condition (the chat target alone, SEQ
+    # 100), not under the default one, whose cohort has a target not selected
+    seq = [v for html in exported.values() for v in re.findall(r"SEQ \(Eq. 2-3\) = <strong>([^<]+)<", html)]
+    assert seq and set(seq) == {"100"}
+    assert not any(SPEECH_MODEL_B in html for html in exported.values())
+
+
+@pytest.mark.unit
+def test_the_seq_pages_keys_and_files():
+    key = export_links.page_key
+    assert key("/seq")[0] == key("/seq?condition=default")[0] == export_links.SEQ
+    assert key("/seq?condition=default&sort=acc1")[0] == ("variant", "/seq")
+    slug = "interpersonal_empathy"
+    assert key(f"/seq/subscale/{slug}")[0] == key(f"/seq/subscale/{slug}?condition=default")[0]
+    assert key(f"/seq/subscale/{slug}?condition=persona")[0] == ("seq_subscale", slug, "persona")
+    assert key("/seq/subscale/no_such_subscale")[0] is None
+    assert key("/speech/item/x?condition=persona")[0] == ("speech_item", "x")  # the page shows every condition
+    for k in (export_links.SEQ, ("seq", "persona"), ("seq_subscale", slug, "default"), ("seq_subscale", slug, "p")):
+        assert SAFE_NAME.match(export_links.file_name(k)) and key(export_links.page_url(k, []))[0] == k
 
 
 # -- refusals ---------------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """`eyt view --export` as a subprocess, its export opened from file:// in headless Chromium: leaderboard -> a cell's
-dialogues -> one dialogue -> side by side -> the SpeechEQ items -> one item whose copied clip loads, with the
-stylesheet applied, no console error or Content-Security-Policy violation on the way, no request leaving file://,
-and a script added to a page refused by the policy the page carries. The screenshot goes to the test's temporary
-folder; with EYT_DOC_SCREENSHOTS=1 it replaces the one docs/explorer.md shows."""
+dialogues -> one dialogue -> side by side -> the SpeechEQ items -> one item whose copied clip loads -> the SEQ
+leaderboard (the navigation's link) -> one subscale, with the stylesheet applied, no console error or
+Content-Security-Policy violation on the way, no request leaving file://, and a script added to a page refused by the
+policy the page carries. The screenshot goes to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 it replaces
+the one docs/explorer.md shows."""
 
 from __future__ import annotations
 
@@ -103,6 +104,11 @@ def test_the_export_opens_from_file_in_headless_chromium(tmp_path):
         )
         assert duration == pytest.approx(0.6, abs=0.05)  # the resonant clip's length
         assert browser.evaluate("document.querySelector('audio').src").startswith((out / "clips").as_uri())
+
+        follow(browser, 'header a[href$=".html"][href*="seq/leaderboard-"]')  # the navigation's SEQ leaderboard
+        browser.wait_for_text(["SEQ leaderboard", "persona condition default", "chance", SPEECH_TARGET])
+        follow(browser, 'a[href^="interpersonal-empathy-"]')  # one of its subscales, exported beside it
+        browser.wait_for_text(["Empathy", "Targets on this subscale", "Items"])
         time.sleep(1)
         browser.evaluate("document.title")  # the events of the last loads arrive while a call waits
         assert not problems(browser.events), problems(browser.events)

@@ -299,8 +299,8 @@ def test_the_explorer_plays_each_user_clip_of_a_voiced_dialogue(voice_run):
     assert board.status == 200, board.text
     assert "The text-to-voice gap" in board.text and 'class="badge"' in board.text  # marked as a baseline
     cell = get(app, voice_path(target=TARGET, pool=POOL))
-    seeds = re.findall(r'href="(/voice/dialogue/[^"]+)"', cell.text)
-    assert len(seeds) == 2
+    seeds = re.findall(r'href="(/voice/dialogue/[^"?]+)"', cell.text)  # its numbers' links open their arithmetic
+    assert len(seeds) == 2 and len(re.findall(r'href="/voice/dialogue/[^"]+\?explain=', cell.text)) == 2 * 4
     con = duckdb.connect(str(data / "eyt.duckdb"), read_only=True)
     seed_id = con.execute("SELECT min(seed_id) FROM voice.voiced_turns").fetchone()[0]
     clips = con.execute(

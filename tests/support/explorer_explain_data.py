@@ -19,7 +19,8 @@ The cell: Empathy (69.44 + 50) / 2, FICR 1 / 2, satisfaction (87.5 + 37.5) / 2 =
 SpeechEQ: four audio targets on ten items under the default condition, with trajectories right on the first k
 items (k = 2, 4, 5, 9; round 2 right everywhere), and t2 with an eleventh item whose round 1 failed. Acc_traj 0.2,
 0.4, 0.5, 0.9: the cohort's median 0.45, MAD 0.15; t9's Z = (0.9 - 0.45) / (1.4826 x 0.15) = 2.0235 and SEQ
-100 + 15 x 2.0235 = 130.35."""
+100 + 15 x 2.0235 = 130.35. Items 8 and 9 are on Self-Regard, the others on Empathy: on Empathy, Acc_traj is 8 / 8
+for t9, 5 / 8, 4 / 8 and 2 / 8 for the others (t2's failed item left out); on Self-Regard 1 / 2 for t9, else 0 / 2."""
 
 from __future__ import annotations
 
@@ -32,8 +33,11 @@ from eyt_dagster.eyt_bench.dialogue_scoring import score_dialogues
 from eyt_dagster.eyt_bench.leaderboard import build_leaderboard
 from eyt_dagster.eyt_bench.table_contracts import conform_table
 from eyt_dagster.eyt_bench.taxonomy import RUBRIC, SUBSCORE_COLUMNS
+from eyt_dagster.eyt_voice.gap import asr_errors, voice_gap
+from eyt_dagster.eyt_voice.prosody_probe import prosody_effect
+from eyt_dagster.eyt_voice.table_contracts import conform_voice
 from eyt_dagster.slate import default_slate_path, load_slate
-from eyt_dagster.speech_eq.seq_tables import seq_leaderboard
+from eyt_dagster.speech_eq.seq_tables import seq_breakdown, seq_leaderboard
 from eyt_dagster.table_registry import catalog
 from resources.storage.warehouse import store_frame
 
@@ -55,6 +59,8 @@ E1_EMPATHY_100 = (3.25 + 4 * 4.5 + 4 * 2.5) / 9 * 20
 COSINES = {E1: (0.9, 0.6, 0.75, 0.35), E2: (0.8, 0.8, 0.5)}
 SPEECH_RIGHT = {"t2": 2, "t4": 4, "t5": 5, "t9": 9}
 SPEECH_ITEMS = 10
+SUBSCALE, OTHER_SUBSCALE = "interpersonal_empathy", "self_perception_self_regard"
+OTHER_SUBSCALE_ITEMS = ("item-8", "item-9")  # the others (and item-failed) are on SUBSCALE
 
 
 def _turn(seed_id: str, turn: int, *, complete: bool = True) -> dict:
@@ -202,11 +208,12 @@ def chat_seeds() -> pd.DataFrame:
 
 
 def _choice(target: str, item: str, round_: int, correct: bool | None) -> dict:
+    other = item in OTHER_SUBSCALE_ITEMS
     return {
         "target": target,
         "item_id": item,
-        "subscale": "interpersonal_empathy",
-        "composite": "interpersonal",
+        "subscale": OTHER_SUBSCALE if other else SUBSCALE,
+        "composite": "self_perception" if other else "interpersonal",
         "valence": "Negative",
         "condition": "default",
         "inference": "sequential",
@@ -250,6 +257,106 @@ def speech_choices() -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"correct": "boolean", "selected_option": "Int64"})
 
 
+# -- the spoken EYT-Bench ------------------------------------------------------------------------------------------
+
+VOICE_TARGET = "voice-target"
+# Per voiced turn (seed, turn): the recognition's word errors of the reference words; e3's turn is of an unfinished
+# dialogue, left out: WER (1 + 0 + 2 + 0 + 0 + 1 + 0) / (10 + 8 + 12 + 10 + 9 + 10 + 11) = 4 / 70.
+WORD_ERRORS = {
+    (E1, 1): (1, 10),
+    (E1, 2): (0, 8),
+    (E1, 3): (2, 12),
+    (E1, 4): (0, 10),
+    (E2, 1): (0, 9),
+    (E2, 2): (1, 10),
+    (E2, 3): (0, 11),
+    (E3, 1): (5, 7),
+}
+# The probe's turns: (seed, turn, toned right, plain right); toned 3 / 5, plain 2 / 5, toned - plain
+# (0 + 1 + 0 + 1 - 1) / 5 = 0.2. A sixth turn whose plain call failed is left out.
+PROBED = [(E1, 1, True, True), (E1, 2, True, False), (E1, 3, False, False), (E1, 4, True, False), (E2, 1, False, True)]
+ASR_HOSTILE = f"the cascade heard {HOSTILE}"
+VOICE_REPORTS = ("voice.voice_gap", "voice.asr_errors", "voice.prosody_effect")
+
+
+def voice_tables(raw: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The voice schema of VOICE_TARGET, computed by the pipeline's functions from the EYT-Bench rows above: the
+    text control is e1 and e2 as read; heard, e1's judges split on completion (a tie: not completed) and e2's
+    sub-indicators are 0.25 instead of 0.5 (Empathy 25, not 50). Empathy read (69.44 + 50) / 2, heard
+    (69.44 + 25) / 2, voice - text (0 - 25) / 2 = -12.5; FICR read 1 / 2, heard 0 / 2."""
+    mine = {name: frame.assign(target=VOICE_TARGET) for name, frame in raw.items()}
+    text_turns = mine["dialogue_turns"]
+    voiced = text_turns.copy()
+    voiced["word_errors"] = [
+        WORD_ERRORS.get((s, t), (None, None))[0] for s, t in zip(voiced["seed_id"], voiced["turn"])
+    ]
+    voiced["ref_words"] = [WORD_ERRORS.get((s, t), (None, None))[1] for s, t in zip(voiced["seed_id"], voiced["turn"])]
+    voiced["error_unit"] = "word"
+    voiced["asr_transcript"] = [
+        ASR_HOSTILE if (s, t) == (E1, 1) else f"heard {t}" if t else None
+        for s, t in zip(voiced["seed_id"], voiced["turn"])
+    ]
+    voiced["voice"], voiced["voice_source"], voiced["instruction"] = "alloy", "persona", "calm"
+    verdicts = mine["judge_verdicts"]
+    heard_verdicts = verdicts.copy()
+    on_e2 = heard_verdicts["seed_id"] == E2
+    heard_verdicts.loc[on_e2, list(SUBSCORE_COLUMNS)] = 0.25
+    finals = mine["final_intent_verdicts"]
+    heard_finals = finals.copy()
+    heard_finals.loc[(heard_finals["seed_id"] == E1) & (heard_finals["judge"] == "judge-b"), "completed"] = False
+    similarity = mine["intent_similarity"]
+    modes = {"voice": (voiced, heard_verdicts, heard_finals), "text": (text_turns, verdicts, finals)}
+    scores = pd.concat(
+        [
+            score_dialogues(turns, v, f, similarity, ALPHA, COMBINE).assign(mode=mode)
+            for mode, (turns, v, f) in modes.items()
+        ],
+        ignore_index=True,
+    ).assign(alpha=ALPHA, judge_combine=COMBINE)
+    probe = pd.DataFrame(
+        [
+            {
+                "target": VOICE_TARGET,
+                "pool": POOL,
+                "seed_id": s,
+                "turn": t,
+                "gold_emotion": "anxiety",
+                "pred_emotion_toned": "anxiety" if toned else "joy",
+                "pred_emotion_plain": "anxiety" if plain else "neutral",
+                "error": None,
+            }
+            for s, t, toned, plain in PROBED
+        ]
+        + [
+            {
+                "target": VOICE_TARGET,
+                "pool": POOL,
+                "seed_id": E2,
+                "turn": 2,
+                "gold_emotion": "anxiety",
+                "error": "timeout",
+            }
+        ]
+    )
+    reports = {
+        "voice.voice_gap": voice_gap(scores, resamples=RESAMPLES, seed=SEED),
+        "voice.asr_errors": asr_errors(voiced),
+        "voice.prosody_effect": prosody_effect(probe, resamples=RESAMPLES, seed=SEED),
+    }
+    frames = {
+        "voice.voiced_turns": voiced,
+        "voice.text_turns": text_turns,
+        "voice.judge_verdicts": pd.concat([heard_verdicts.assign(mode="voice"), verdicts.assign(mode="text")]),
+        "voice.final_intent_verdicts": pd.concat([heard_finals.assign(mode="voice"), finals.assign(mode="text")]),
+        "voice.dialogue_scores": scores,
+        "voice.prosody_probe": probe,
+        **{name: frame.assign(is_baseline=False, self_preference_risk=False) for name, frame in reports.items()},
+    }
+    return {
+        name: conform_voice(frame.assign(created_at=pd.Timestamp("2026-01-01")), name) for name, frame in frames.items()
+    }
+
+
 def build_explain(data: Path) -> dict[str, pd.DataFrame]:
     """Write the raw rows and the tables the pipeline's functions compute from them; return every frame."""
     raw = eyt_tables()
@@ -273,17 +380,42 @@ def build_explain(data: Path) -> dict[str, pd.DataFrame]:
     intervals = leaderboard_intervals(scores, raw["dialogue_turns"], resamples=RESAMPLES, seed=SEED)
     choices = speech_choices()
     seq_board = seq_leaderboard(choices, resamples=RESAMPLES, seed=SEED)
+    breakdown = seq_breakdown(choices, resamples=RESAMPLES, seed=SEED)
     frames = {
+        **voice_tables(raw),
         **{f"dialogue.{name}": frame for name, frame in raw.items()},
         "dialogue.dialogue_scores": scores,
         "dialogue.leaderboard": board,
         "dialogue.leaderboard_intervals": intervals,
         "speech.slm_choices": choices,
         "speech.seq_leaderboard": seq_board,
+        "speech.seq_breakdown": breakdown,
         "dialogue.chat_seeds": chat_seeds(),
     }
-    whole = {"dialogue.leaderboard", "dialogue.leaderboard_intervals", "speech.seq_leaderboard", "dialogue.chat_seeds"}
     for table, frame in frames.items():
-        by = [] if table in whole else (["target"] if table.startswith("speech.") else ["pool", "target"])
-        store_frame(data, table, frame, partition_by=by, catalog=catalog())
+        store(data, table, frame)
+    return frames
+
+
+# The tables stored whole; the others are partitioned by target (SpeechEQ's) or pool and target.
+WHOLE = {
+    "dialogue.leaderboard",
+    "dialogue.leaderboard_intervals",
+    "speech.seq_leaderboard",
+    "speech.seq_breakdown",
+    "dialogue.chat_seeds",
+    *VOICE_REPORTS,
+}
+
+
+def store(data: Path, table: str, frame: pd.DataFrame) -> None:
+    by = [] if table in WHOLE else (["target"] if table.startswith("speech.") else ["pool", "target"])
+    store_frame(data, table, frame, partition_by=by, catalog=catalog())
+
+
+def store_voice(data: Path) -> dict[str, pd.DataFrame]:
+    """Only the voice schema of VOICE_TARGET (`voice_tables`), into any warehouse: its rows name no other table's."""
+    frames = voice_tables(eyt_tables())
+    for table, frame in frames.items():
+        store(data, table, frame)
     return frames
