@@ -60,7 +60,7 @@ def report(wh: Warehouse, found: VoiceReport) -> dict[str, Shown]:
     if found.prosody:
         with wh.sql(["voice.prosody_probe"]) as con:
             probe = con.execute(f"SELECT {_PROBE} FROM prosody_probe ORDER BY target, pool, seed_id, turn").df()
-        probed = _cells(prosody_probe.probed_turns(probe))
+        probed = _cells(prosody_probe.answered_probes(probe))
         for row in found.prosody:
             cell = probed.get((str(row["target"]), str(row["pool"])))
             if cell is None:

@@ -113,7 +113,7 @@ def probe(
     return pd.DataFrame(rows, columns=[*COLUMNS, *stats_columns("target_", CallStats())])
 
 
-def probed_turns(rows: pd.DataFrame) -> pd.DataFrame:
+def answered_probes(rows: pd.DataFrame) -> pd.DataFrame:
     """The probe's turns that `prosody_effect` counts: those whose plain-voice call did not fail."""
     return rows[rows["error"].isna()] if len(rows) else rows
 
@@ -122,7 +122,7 @@ PROSODY_NUMBERS = ("acc_toned", "acc_plain", "delta")
 
 
 def explained_prosody(cell: pd.DataFrame) -> dict[str, Explained]:
-    """acc_toned, acc_plain and delta of one cell's probed turns (`probed_turns`), each with its arithmetic: the
+    """acc_toned, acc_plain and delta of one cell's probed turns (`answered_probes`), each with its arithmetic: the
     share of the turns whose gold emotion was heard in the turn's tone, and in the plain voice, and the mean over the
     turns of toned - plain (1, 0 or -1 a turn). What `prosody_effect` stores."""
     toned = (cell["pred_emotion_toned"] == cell["gold_emotion"]).to_numpy(dtype=float)
@@ -151,7 +151,7 @@ def prosody_interval(n_turns: int, low: float, high: float) -> tuple[Step, ...]:
 def prosody_effect(rows: pd.DataFrame, *, resamples: int, seed: int) -> pd.DataFrame:
     """Per target and pool: emotion accuracy with the tone and in the plain voice on the same probed turns, the
     difference (toned - plain) with a 95% bootstrap interval over the turns (seeded): `explained_prosody`'s values."""
-    ok = probed_turns(rows)
+    ok = answered_probes(rows)
     out = []
     for (target, pool), cell in ok.groupby(["target", "pool"], sort=True):
         toned = (cell["pred_emotion_toned"] == cell["gold_emotion"]).to_numpy(dtype=float)

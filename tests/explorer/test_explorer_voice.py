@@ -54,7 +54,7 @@ def test_the_gap_asr_and_prosody_numbers_are_their_explanations_values(data):
     assert [stored.loc["ficr", n] for n in gap.GAP_NUMBERS] == [0.5, 0.0, -0.5, 0.0]
     heard = gap.heard_turns(frames["voice.voiced_turns"])
     assert gap.explained_error_rate(heard).number() == frames["voice.asr_errors"]["wer"].iloc[0] == 4 / 70
-    effect = prosody_probe.explained_prosody(prosody_probe.probed_turns(frames["voice.prosody_probe"]))
+    effect = prosody_probe.explained_prosody(prosody_probe.answered_probes(frames["voice.prosody_probe"]))
     row = frames["voice.prosody_effect"].iloc[0]
     assert effect["acc_toned"].number() == row["acc_toned"] == 3 / 5
     assert effect["acc_plain"].number() == row["acc_plain"] == 2 / 5
