@@ -15,7 +15,10 @@ parent's clock. The cases:
   sentence-transformers loads the model (torch, transformers), exports the graph in memory;
 * `graph built and stored`: an empty cache folder each round: the same, plus the tokenizer check and the write
   (the first worker of an install, or the first after an upgrade);
-* `graph on disk`: the folder the previous case filled: onnxruntime and tokenizers only.
+* `graph on disk`: the folder the previous case filled: onnxruntime and tokenizers only;
+* `after the personas: ...`: the child first loads the model with sentence-transformers, as a worker that ran a
+  pool's `persona_pool` has (that step embeds the personas in torch), then builds the encoder with the graph
+  exported in the process or read from disk: what the stored graph saves in such a worker.
 
 The medians are printed with whether the child imported torch.
 """
@@ -38,7 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, sys
 from resources.text.onnx_encoder import text_encoder
-if sys.argv[1] == "encode":
+if sys.argv[1] == "personas":
+    from resources.text.embeddings import load_sentence_encoder
+    load_sentence_encoder(sys.argv[2])
+if sys.argv[1] in ("encode", "personas"):
     encoder = text_encoder(sys.argv[2])
     encoder.encode("wants a plan for night shifts")
     kind = type(encoder).__name__
@@ -77,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             ("graph exported in the process", "encode", lambda _: "off"),
             ("graph built and stored", "encode", lambda r: str(Path(scratch) / f"empty-{r}")),
             ("graph on disk", "encode", lambda _: stored),
+            ("after the personas: exported", "personas", lambda _: "off"),
+            ("after the personas: on disk", "personas", lambda _: stored),
         ]
         run_child("encode", args.model, stored)  # fill the folder of the last case
         for name, mode, cache in cases:

