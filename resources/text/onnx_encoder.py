@@ -99,6 +99,9 @@ class StoredOnnxTextEncoder:
         self.tokenizer = StandaloneTokenizer(spec)
         self.inputs = spec.inputs
         self.session = _session(graph)
+        graph_inputs = sorted(node.name for node in self.session.get_inputs())
+        if graph_inputs != sorted(self.inputs):
+            raise ValueError(f"the graph takes {graph_inputs}, the stored tokenizer gives {sorted(self.inputs)}")
 
     def encode(self, text: str) -> np.ndarray:
         with ENCODING:  # one encode at a time in the process, as with the other encoders
