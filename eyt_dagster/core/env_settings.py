@@ -154,9 +154,18 @@ def _default_slots() -> Path:
     return Path(tempfile.gettempdir()) / f"eyt-endpoint-slots-{uid}"
 
 
-def _default_numba_root() -> Path:
+def _user_cache(folder: str) -> Path:
+    """`folder` under the project's folder of the user's cache ($XDG_CACHE_HOME, else ~/.cache)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "eyt_dagster" / "numba"
+    return Path(base) / "eyt_dagster" / folder
+
+
+def _default_numba_root() -> Path:
+    return _user_cache("numba")
+
+
+def _default_onnx_root() -> Path:
+    return _user_cache("onnx")
 
 
 DEFAULT_DATA_DIR = "data"
@@ -273,6 +282,18 @@ NUMBA_CACHE_FILLING: Setting[bool] = Setting(
     fallback=lambda: False,
     internal=True,
 )
+ONNX_CACHE_DIR: Setting[Path | None] = Setting(
+    name="EYT_ONNX_CACHE_DIR",
+    meaning=(
+        "The folder the sentence encoder's ONNX graph is kept in, once per model and library versions, so that a "
+        "worker process encodes without loading torch (docs/storage.md); `off`: each process exports the graph "
+        "again."
+    ),
+    default="`$XDG_CACHE_HOME/eyt_dagster/onnx` (`~/.cache/eyt_dagster/onnx` without XDG_CACHE_HOME)",
+    accepts="a folder path or off",
+    parse=_path_or_off,
+    fallback=_default_onnx_root,
+)
 PROGRESS_EVERY: Setting[float] = Setting(
     name="EYT_PROGRESS_EVERY",
     meaning=(
@@ -363,6 +384,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
     ENDPOINT_SLOTS,
     NUMBA_CACHE_DIR,
     NUMBA_CACHE_FILLING,
+    ONNX_CACHE_DIR,
     PROGRESS_EVERY,
     PROGRESS_LOG_S,
     TORCH_THREADS,

@@ -197,7 +197,8 @@ BUCKETS: tuple[Bucket, ...] = (
         "sentence encoders (ONNX Runtime, sentence-transformers, torch, tokenizers), the intent queue",
         paths=(
             "/resources/text/embedding",
-            "/resources/text/onnx_encoder.py",
+            "/resources/text/onnx_",
+            "/resources/text/model_files.py",
             "/resources/text/use_encoder.py",
             "/resources/text/encoding_lock.py",
             "/intent_similarity.py",

@@ -104,6 +104,16 @@ def test_numba_cache_dir(monkeypatch, tmp_path):
     assert es.NUMBA_CACHE_DIR.get() == tmp_path / "root"
 
 
+def test_onnx_cache_dir(monkeypatch, tmp_path):
+    assert es.ONNX_CACHE_DIR.get() == Path.home() / ".cache" / "eyt_dagster" / "onnx"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert es.ONNX_CACHE_DIR.get() == tmp_path / "xdg" / "eyt_dagster" / "onnx"
+    monkeypatch.setenv("EYT_ONNX_CACHE_DIR", str(tmp_path / "graphs"))
+    assert es.ONNX_CACHE_DIR.get() == tmp_path / "graphs"
+    monkeypatch.setenv("EYT_ONNX_CACHE_DIR", "OFF")
+    assert es.ONNX_CACHE_DIR.get() is None
+
+
 def test_progress_every(monkeypatch):
     assert es.PROGRESS_EVERY.get() == 300.0
     monkeypatch.setenv("EYT_PROGRESS_EVERY", "0")
