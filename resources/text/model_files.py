@@ -20,7 +20,7 @@ import json
 import os
 from pathlib import Path
 
-from resources.text.embeddings import OFFLINE_PACKAGE_MODEL
+from resources.text.sentence_model import OFFLINE_PACKAGE_MODEL
 
 # the files of a module's folder that can change what it computes: configurations, vocabularies, weights
 DEFINING_SUFFIXES = (".json", ".txt", ".model", ".safetensors", ".bin")

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from resources.text import onnx_graph_store
-from resources.text.embeddings import load_sentence_encoder
 from resources.text.encoding_lock import ENCODING
 from resources.text.onnx_graph_store import DamagedGraph, GraphSlot
 from resources.text.onnx_tokenizer import MODEL_INPUTS, StandaloneTokenizer, TokenizerSpec, reproduces, spec_of
+from resources.text.sentence_model import load_sentence_encoder
 from resources.text.use_encoder import USE_MODEL, UseEncoder, load_use_encoder
 
 if TYPE_CHECKING:

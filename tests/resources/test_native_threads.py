@@ -155,10 +155,10 @@ def test_faster_whisper_ctranslate2(clips: list[Path]) -> None:
     assert all(texts)
 
 
-def test_onnx_runtime_and_tokenizers_beside_torch_batches() -> None:
-    """Single texts through ONNX Runtime (the intent queue) while other threads encode batches in torch (persona
-    embeddings): both use the model's fast tokenizer, which raises 'Already borrowed' when two threads use it with
-    different padding at once; every call goes through one lock (resources/text/encoding_lock.ENCODING)."""
+def test_onnx_runtime_and_tokenizers_from_many_threads() -> None:
+    """Single texts through ONNX Runtime (the intent queue) while other threads embed lists of texts (persona
+    embeddings, each text alone through the same encoder): a fast tokenizer raises 'Already borrowed' when two threads
+    use it at once, so every call goes through one lock (resources/text/encoding_lock.ENCODING)."""
     from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, embed
     from resources.text.onnx_encoder import text_encoder
 
@@ -168,7 +168,7 @@ def test_onnx_runtime_and_tokenizers_beside_torch_batches() -> None:
 
     def run(job: tuple[str, Any]) -> np.ndarray:
         kind, payload = job
-        return encoder.encode(payload) if kind == "one" else embed(payload, OFFLINE_PACKAGE_MODEL, batch_size=2)
+        return encoder.encode(payload) if kind == "one" else embed(payload, OFFLINE_PACKAGE_MODEL)
 
     sequential_and_concurrent(run, jobs)
 

@@ -43,7 +43,7 @@ def test_each_distinct_text_is_encoded_once_and_copied_back() -> None:
     texts = ["I need a cheaper flight.", "Tell me about penguins.", "I need a cheaper flight."]
     vectors, stats = embed_with_stats(texts)
     assert (stats.texts, stats.distinct, stats.cached, stats.encoded) == (3, 2, 0, 2)
-    assert stats.torch_threads >= 1
+    assert stats.backend == "onnxruntime" and "onnxruntime, one text at a time" in str(stats)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.array_equal(vectors[0], vectors[2])
     # the same two texts encoded without repeats: the very same bits
@@ -155,7 +155,7 @@ def test_persona_dedup_is_the_same_with_and_without_cache(pool: str, tmp_path: P
     records = load_pool_records(pool, PoolSource())[0]
     texts = [r.persona_text for r in records]
     # the encoder as it was called before: every text in one encode, no dedup, no cache
-    from resources.text.embeddings import load_sentence_encoder
+    from resources.text.sentence_model import load_sentence_encoder
 
     plain = load_sentence_encoder(OFFLINE_PACKAGE_MODEL).encode(
         texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
@@ -209,3 +209,16 @@ def test_intent_similarity_is_the_same_with_and_without_cache(tmp_path: Path, mo
     pd.testing.assert_frame_equal(plain, cold, check_exact=False, atol=1e-6, rtol=0)
     assert plain.loc[plain["turn"] == 2, "cos_gold_pred"].tolist()[0] == pytest.approx(1.0, abs=1e-6)
     assert (plain["cos_gold_pred"].round(4) == cold["cos_gold_pred"].round(4)).all()
+
+
+@pytest.mark.unit
+def test_a_text_gets_the_same_bits_alone_or_among_others() -> None:
+    """Each text of a list is encoded alone: its row is the single-text encoder's vector, bit for bit, whatever
+    else the list holds and in whatever order (so the persona step, intent similarity and the audit agree)."""
+    from resources.text.onnx_encoder import text_encoder
+
+    texts = ["A nurse who moved to Denver last spring.", "短い", "", "x " * 400, "I need a cheaper flight."]
+    alone = np.stack([text_encoder(OFFLINE_PACKAGE_MODEL).encode(t) for t in texts])
+    assert np.array_equal(embed(texts), alone)
+    assert np.array_equal(embed(texts[::-1]), alone[::-1])
+    assert np.array_equal(embed(texts[1:2]), alone[1:2])

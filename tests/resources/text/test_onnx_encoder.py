@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
 from resources.text.onnx_encoder import OnnxTextEncoder, TorchTextEncoder, exportable, text_encoder
+from resources.text.sentence_model import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
 
 pytestmark = pytest.mark.unit
 

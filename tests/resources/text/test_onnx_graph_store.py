@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from resources.text import onnx_encoder, onnx_graph_store
-from resources.text.embeddings import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
 from resources.text.model_files import defining_files, files_digest, locate_model
 from resources.text.onnx_encoder import OnnxTextEncoder, StoredOnnxTextEncoder, build_encoder, load_stored_encoder
 from resources.text.onnx_graph_store import DamagedGraph
 from resources.text.onnx_tokenizer import StandaloneTokenizer, model_features, reproduces, spec_of
+from resources.text.sentence_model import OFFLINE_PACKAGE_MODEL, load_sentence_encoder
 
 ROOT = Path(__file__).resolve().parents[3]
 LONG = " ".join(["a long text that the tokenizer must cut at the model's limit"] * 40)  # about 480 word pieces
