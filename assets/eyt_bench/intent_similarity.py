@@ -1,12 +1,15 @@
 """intent_similarity: cosine similarities of intent descriptions per turn, the inputs of intent drift
 (Eq. 1) and directional alignment (docs/eyt-metrics.md), computed once per partition with sentence-transformers."""
 
+from functools import partial
+
 import pandas as pd
 from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._output import now_utc, table_of, table_output
+from assets._progress import step_progress
 from assets.eyt_bench.partitions import by_pool, target_pool_partitions
-from eyt_dagster.eyt_bench.intent_similarity import intent_similarities
+from eyt_dagster.eyt_bench.intent_similarity import intent_similarities, intent_texts
 from eyt_dagster.eyt_bench.table_contracts import IntentSimilarityFrame, conform_table
 from resources.models.model_access import EmbeddingAccess, SlateAccess
 from resources.text.onnx_encoder import text_encoder
@@ -38,9 +41,19 @@ def intent_similarity(
 ) -> Output[pd.DataFrame]:
     """Per turn: cos(gold, predicted intent description) and cos(predicted, the ChatSEED's final intent)."""
     model = slate.slate.pool_embedding_model(context.partition_key.keys_by_dimension["pool"])
-    # each text encoded alone, most of them while dialogue_turns ran (resources/text/embedding_queue.py)
-    encoder = embeddings.early_embeddings(model)
-    df, stats = intent_similarities(dialogue_turns, chat_seeds, encoder.embed)
+    # the distinct texts are counted before the encoder is asked for them
+    progress = step_progress(
+        context,
+        embeddings.data_dir,
+        "texts embedded",
+        lambda done, total: f"intent texts: {done} of {total} embedded",
+        every=100,
+        total=len(intent_texts(dialogue_turns, chat_seeds)),
+    )
+    with progress as on_done:
+        # each text encoded alone, most of them while dialogue_turns ran (resources/text/embedding_queue.py)
+        encoder = embeddings.early_embeddings(model)
+        df, stats = intent_similarities(dialogue_turns, chat_seeds, partial(encoder.embed, on_done=on_done))
     # the queue keeps the utterances for simulator_audit, which runs next and then drops what is left
     if stats is not None:
         context.log.info(f"embeddings: {stats}")

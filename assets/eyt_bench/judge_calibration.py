@@ -9,6 +9,7 @@ from dagster import AssetExecutionContext, AssetIn, Output, asset
 
 from assets._asset_args import AssetPlace
 from assets._output import now_utc, stats_metadata, table_output
+from assets._progress import PROGRESS_EVERY, step_progress
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS, ablation_table, agreement_table, cross_judge_sample
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
@@ -20,6 +21,7 @@ from eyt_dagster.eyt_bench.judging import (
     finished_dialogues,
     judge_stats,
     run_judges,
+    verdict_calls,
 )
 from resources.models.model_access import ModelAccess, ReportAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
@@ -65,12 +67,25 @@ def _replacement_verdicts(
     *,
     final: bool,
 ) -> Output[pd.DataFrame]:
-    judge = EytRoles(slate.slate, models).replacement_judge(context.run_id)
-    dialogues = _sampled_dialogues(slate, scores, turns, seeds) if judge else []
-    if judge is None:
+    named = slate.slate.replacement_judge is not None
+    dialogues = _sampled_dialogues(slate, scores, turns, seeds) if named else []
+    if not named:
         context.log.info("the slate names no replacement_judge; the cross-judge tables are empty")
+    what = "final verdicts" if final else "turn verdicts"
+    # the count is there before the judge is built (none without a replacement judge: no line of its own)
+    progress = step_progress(
+        context,
+        models.data_dir,
+        what,
+        lambda done, total: f"replacement judge, {what}: {done} of {total} done",
+        every=PROGRESS_EVERY * (1 if final else 10),
+        total=verdict_calls(1 if named else 0, dialogues, final=final),
+    )
     prompt = FINAL_PROMPT_HASH if final else TURN_PROMPT_HASH
-    df = run_judges(slate.slate, [judge] if judge else [], dialogues, final=final, prompt=prompt)
+    with progress as on_done:
+        judge = EytRoles(slate.slate, models).replacement_judge(context.run_id)
+        judges = [judge] if judge else []
+        df = run_judges(slate.slate, judges, dialogues, final=final, prompt=prompt, on_done=on_done)
     df["created_at"] = now_utc()
     return table_output(
         df,

@@ -102,3 +102,14 @@ def agrees(stored: Any, computed: Any) -> bool:
     if isinstance(stored, Real) and isinstance(computed, Real):
         return math.isclose(float(stored), float(computed), rel_tol=1e-12, abs_tol=1e-12)
     return bool(stored == computed)
+
+
+def explained_difference(label: str, left: Explained, right: Explained, notes: Iterable[str] = ()) -> Explained:
+    """left - right, with the arithmetic of both: each one's steps under its name, then the subtraction of their
+    values (`number()`: what a table stores as left - right). Their notes are kept, each once, then `notes`."""
+    a, b = left.number(), right.number()
+    steps = [
+        replace(step, label=f"{operand.label}: {step.label}") for operand in (left, right) for step in operand.steps
+    ]
+    steps.append(Step(f"{left.label} - {right.label}", f"{figure(a)} - {term(b)}", a - b, (a, b)))
+    return Explained(label, a - b, tuple(steps), tuple(dict.fromkeys((*left.notes, *right.notes, *notes))))

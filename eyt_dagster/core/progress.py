@@ -93,12 +93,17 @@ def endpoints_text(endpoints: tuple[EndpointLoad, ...]) -> str:
     return ", ".join(f"{e.name} {e.in_flight}/{e.budget}" for e in endpoints)
 
 
+def calls_text(figures: StepFigures) -> str:
+    """The step's calls and how many of them the call cache answered: '96 (30 cached)'."""
+    return f"{figures.calls} ({figures.cache_hits} cached)"
+
+
 def figures_text(figures: StepFigures) -> str:
     """The call figures as one ASCII line: 'calls 96 (30 cached), tokens 41.2k, cost $0.0312; retries 3, 429s 2,
     failures: timeout 1; in flight: chat @ http://127.0.0.1:8000 3/4'."""
     f = figures
     return (
-        f"calls {f.calls} ({f.cache_hits} cached), tokens {count_text(f.tokens)}, cost ${f.cost_usd:.4f}; "
+        f"calls {calls_text(f)}, tokens {count_text(f.tokens)}, cost ${f.cost_usd:.4f}; "
         f"retries {f.retries}, 429s {f.rate_limited}, failures: {failures_text(f.failures)}; "
         f"in flight: {endpoints_text(f.endpoints)}"
     )
@@ -121,13 +126,19 @@ def eta_text(figures: StepFigures) -> str:
     return f"due (past runs: {duration_text(f.total * f.expected_item_s)})"
 
 
-def done_text(figures: StepFigures) -> str:
-    """'12 of 40 dialogues, ETA 3 min 20 s'; '0 of 40 dialogues (preparing), ETA ...' while the step prepares its
-    loop ('?' for a total the step has not reported yet; eta_text before the first item is done)."""
+def items_text(figures: StepFigures) -> str:
+    """The items done of the total: '12 of 40 dialogues'; '0 of 40 dialogues (preparing)' while the step prepares
+    its loop ('?' for a total the step has not reported yet). What every display of a running step writes."""
     f = figures
     total = str(f.total) if f.total or f.done else "?"
     preparing = " (preparing)" if f.preparing else ""
-    return f"{f.done} of {total} {f.unit}{preparing}, ETA {eta_text(f)}"
+    return f"{f.done} of {total} {f.unit}{preparing}"
+
+
+def done_text(figures: StepFigures) -> str:
+    """'12 of 40 dialogues, ETA 3 min 20 s'; '0 of 40 dialogues (preparing), ETA ...' while the step prepares its
+    loop (items_text, then eta_text)."""
+    return f"{items_text(figures)}, ETA {eta_text(figures)}"
 
 
 def progress_line(figures: StepFigures) -> str:

@@ -371,13 +371,14 @@ def create_app(
             found = seq.board(wh, q.get("condition", ""), order)
         except ValueError as exc:
             return not_found(str(exc), 400)
-        # each target's Acc1, Acc2, Acc_traj and SEQ under this condition with their arithmetic
+        # each target's numbers under this condition with their arithmetic, and its Acc_traj on each subscale
         targets = [str(r["target"]) for r in found.rows if r["target"] != CHANCE_TARGET]
         explained = explain.speech_board(wh, targets, found.condition)
         return page(
             "seq.html",
             b=found,
             explained=explained,
+            by_subscale=explain.speech_subscales(wh, found.condition, found.subscales),
             columns=seq.BOARD_COLUMNS,
             intervals=seq.INTERVALS,
             labels=seq.LABELS,
@@ -394,7 +395,7 @@ def create_app(
             found = seq.subscale(wh, slug, q.get("condition", ""), order)
         except ValueError as exc:
             return not_found(str(exc), 400)
-        # each target's Acc1, Acc2 and Acc_traj on this subscale with their arithmetic
+        # each target's numbers on this subscale with their arithmetic
         explained = explain.speech_subscale(wh, slug, found.condition, found.rows)
         return page(
             "seq_subscale.html",

@@ -282,9 +282,10 @@ class SpeechCell:
 
 
 def speech(wh: Warehouse, target: str) -> list[SpeechCell]:
-    """`target`'s rows of speech.seq_leaderboard, one per condition: Acc1, Acc2 and Acc_traj explained from its
-    slm_choices rows (seq_tables.cell_items, explained_accuracies), SEQ from its Acc_traj and the cohort members'
-    (seq.explained_seq), as the table was computed. Empty when the table has no row of the target."""
+    """`target`'s rows of speech.seq_leaderboard, one per condition: Acc1, Acc2 and Acc_traj (and the contextual
+    amnesia and the direct columns) explained from its slm_choices rows (seq_tables.cell_items, direct_items,
+    explained_checks), SEQ from its Acc_traj and the cohort members' (seq.explained_seq), as the table was computed.
+    Empty when the table has no row of the target."""
     with wh.sql(SPEECH_TABLES, {"target": target}) as con:
         choices = con.execute("SELECT * FROM slm_choices WHERE target = $target", {"target": target}).df()
     return _speech_cells(_seq_board(wh), choices, target)
@@ -304,7 +305,7 @@ def speech_board(wh: Warehouse, targets: Sequence[str], condition: str) -> dict[
     }
 
 
-# The slm_choices columns a cell's accuracies are computed from (seq_tables.cell_items).
+# The slm_choices columns a cell's accuracies are computed from (seq_tables.cell_items, direct_items).
 ACCURACY_COLUMNS = ("target", "item_id", "subscale", "composite", "condition", "inference", "order", "round")
 _ACCURACY_SELECT = ", ".join(f'"{c}"' for c in (*ACCURACY_COLUMNS, "correct", "error"))
 
@@ -312,25 +313,53 @@ _ACCURACY_SELECT = ", ".join(f'"{c}"' for c in (*ACCURACY_COLUMNS, "correct", "e
 def speech_subscale(
     wh: Warehouse, slug: str, condition: str, rows: Iterable[dict[str, Any]]
 ) -> dict[str, dict[str, Shown]]:
-    """Acc1, Acc2 and Acc_traj of each target's speech.seq_breakdown row of one subscale (`rows`) under one
-    condition, explained from the target's slm_choices rows as seq_tables.seq_breakdown computes them: the cell's
-    items under its headline inference mode (seq_tables.cell_items, which reads all the cell's rows to choose the
-    mode), those of the subscale kept, then explained_accuracies. Per target, its explained numbers."""
-    stored = {str(r["target"]): r for r in rows}
-    if not stored:
+    """The numbers of each target's speech.seq_breakdown row of one subscale (`rows`) under one condition, explained
+    from the target's slm_choices rows as seq_tables.seq_breakdown computes them: the cell's items under its
+    headline inference mode (seq_tables.cell_items, which reads all the cell's rows to choose the mode) and under
+    direct inference, those of the subscale kept, then explained_checks (Acc1, Acc2, Acc_traj, the contextual
+    amnesia, Acc2 under direct inference and its difference from the headline Acc2). Per target, its explained
+    numbers."""
+    found = _subscale_cells(wh, condition, {(slug, str(r["target"])): r for r in rows})
+    return {target: numbers for (_, target), numbers in found.items()}
+
+
+def speech_subscales(
+    wh: Warehouse, condition: str, subscales: Iterable[dict[str, Any]]
+) -> dict[str, dict[str, dict[str, Shown]]]:
+    """`speech_subscale` for every subscale row of the SEQ leaderboard's per-subscale table (seq.Board.subscales:
+    each with its targets' seq_breakdown rows), the choices read once: per subscale, per target, its numbers."""
+    stored = {(str(s["slug"]), target): row for s in subscales for target, row in s["targets"].items()}
+    out: dict[str, dict[str, dict[str, Shown]]] = {}
+    for (slug, target), numbers in _subscale_cells(wh, condition, stored).items():
+        out.setdefault(slug, {})[target] = numbers
+    return out
+
+
+def _subscale_cells(
+    wh: Warehouse, condition: str, stored: dict[tuple[str, str], dict[str, Any]]
+) -> dict[tuple[str, str], dict[str, Shown]]:
+    """Per (subscale, target) of `stored` (its seq_breakdown row, or the columns of it a page shows), each stored
+    number that explained_checks gives, explained from the target's choices under `condition`."""
+    targets = sorted({target for _, target in stored})
+    if not targets:
         return {}
-    with wh.sql(["speech.slm_choices"], {"target": list(stored)}) as con:
+    with wh.sql(["speech.slm_choices"], {"target": targets}) as con:
         choices = con.execute(f"SELECT {_ACCURACY_SELECT} FROM slm_choices WHERE condition = $c", {"c": condition}).df()
-    out: dict[str, dict[str, Shown]] = {}
+    out: dict[tuple[str, str], dict[str, Shown]] = {}
     for target, cell in choices.groupby("target", sort=False):
-        row = stored.get(str(target))
-        if row is None:
+        slugs = [slug for slug, t in stored if t == str(target)]
+        if not slugs:
             continue
         _, items = seq_tables.cell_items(cell)
-        mine = items[items["subscale"].astype(str) == slug]
-        if len(mine):
-            explained = seq_tables.explained_accuracies(mine)
-            out[str(target)] = {name: shown(e, row.get(name)) for name, e in explained.items()}
+        direct = seq_tables.direct_items(cell)
+        for slug in slugs:
+            mine = items[items["subscale"].astype(str) == slug]
+            mine_direct = direct[direct["subscale"].astype(str) == slug]
+            if not len(mine) and not len(mine_direct):
+                continue
+            row = stored[(slug, str(target))]
+            explained = seq_tables.explained_checks(mine, mine_direct)
+            out[(slug, str(target))] = {name: shown(e, row[name]) for name, e in explained.items() if name in row}
     return out
 
 
@@ -348,7 +377,7 @@ def _speech_cells(board: pd.DataFrame, choices: pd.DataFrame, target: str) -> li
         explained: dict[str, Shown] = {}
         if len(cell):
             _, items = seq_tables.cell_items(cell)
-            for name, value in seq_tables.explained_accuracies(items).items():
+            for name, value in seq_tables.explained_checks(items, seq_tables.direct_items(cell)).items():
                 explained[name] = shown(value, row.get(name))
         cohort = board[(board["condition"] == condition) & board["in_seq_cohort"].astype(bool)]
         members = [str(t) for t in cohort["target"]]

@@ -6,8 +6,9 @@ leaderboard, the SpeechEQ item list, each cell's dialogue list and judges page, 
 differences by every metric, the export follows every link to a page it keeps (export_links.py names them):
 the other pages of those lists, every dialogue, the calls the dialogues link, side by side of the targets that
 share a ChatSEED, every SpeechEQ item and its clips, the SEQ leaderboard and its subscales' pages (the default
-persona condition), the sequential design's page (the selected targets'
-comparisons) and the cost page (without the targets not selected). Each page is then rewritten (export_html.py):
+persona condition), the spoken EYT-Bench's report with each voice cell's dialogues and each voiced dialogue with
+its clips, the sequential design's page (the selected targets' comparisons) and the cost page (without the targets
+not selected). Each page is then rewritten (export_html.py):
 links to kept pages become relative file names, links to anything else plain text, forms a note. The files are
 written to a temporary folder beside DIR and renamed into place when complete."""
 
@@ -33,7 +34,17 @@ from eyt_dagster.explorer import app as explorer_app
 from eyt_dagster.explorer import export_html, export_links, pairs
 from eyt_dagster.explorer.asgi_request import request
 from eyt_dagster.explorer.clips import clip_file
-from eyt_dagster.explorer.export_links import INDEX, SEQ, STYLESHEET, Key, file_name, page_key, page_url, relative_href
+from eyt_dagster.explorer.export_links import (
+    INDEX,
+    SEQ,
+    STYLESHEET,
+    VOICE,
+    Key,
+    file_name,
+    page_key,
+    page_url,
+    relative_href,
+)
 from eyt_dagster.explorer.export_selection import SelectedWarehouse, Selection, known_targets, select
 from eyt_dagster.explorer.judges import LARGEST
 from eyt_dagster.explorer.reads import Warehouse
@@ -176,29 +187,37 @@ class _Crawl:
         for pool in dict.fromkeys(p for _, p in self.cells):
             in_pool = [t for t, p in self.cells if p == pool]
             self.pairs += [(pool, a, b) for i, a in enumerate(in_pool) for b in in_pool[i + 1 :]]
-        self.speech_targets = [t for t in selection.targets if t in set(known_targets(wh)[1])]
+        known = known_targets(wh)
+        self.speech_targets = [t for t in selection.targets if t in set(known.speech)]
+        voiced = wh.query(["voice.dialogue_scores"], "SELECT DISTINCT target, pool FROM dialogue_scores")
+        self.voice_cells = sorted({(str(t), str(p)) for t, p in zip(voiced["target"], voiced["pool"])})
         self.pages: dict[Key, str] = {}  # key -> the HTML the app rendered
         self.clips: set[str] = set()  # stored clip paths the pages play
         self.failed: dict[str, str] = {}  # URL -> the error the app raised rendering it
 
     def roots(self) -> list[Key]:
-        found: list[Key] = [INDEX, SPEECH_LIST, SEQ]
+        found: list[Key] = [INDEX, SPEECH_LIST, SEQ, VOICE]
         for target, pool in self.cells:
             found += [("dialogues", target, pool, "seed_id", "", "", 1), ("judges", target, pool, LARGEST, 1)]
         found += [("speech", "", "", "", target, "", "", 1) for target in self.speech_targets]
+        found += [("voice", target, pool) for target, pool in self.voice_cells]
         for pool, a, b in self.pairs:
             found += [("pairs", pool, a, b, metric, 1) for metric in pairs.METRICS]
         return found
 
     def keeps(self, key: Key) -> bool:
         """Whether the export holds this page: the selection's pages in their default order (every page number),
-        side by side of all the selected targets on a ChatSEED, paired differences of the planned pairs, and the
-        sequential design's page and the cost page."""
+        side by side of all the selected targets on a ChatSEED, paired differences of the planned pairs, the
+        spoken EYT-Bench's report, cells and voiced dialogues, and the sequential design's page and the cost page."""
         kind = key[0]
         if kind in ("speech_item", "call", "sequential", "costs") or key == INDEX:
             return True
         if kind in ("seq", "seq_subscale"):  # the default persona condition's SEQ leaderboard and subscales
             return key[-1] == SEQ[1]
+        if kind == "voice":  # the spoken EYT-Bench's report, and each voice cell's with its dialogues
+            return key == VOICE or (key[1], key[2]) in self.voice_cells
+        if kind == "voice_dialogue":
+            return key[1] in self.selection.targets
         if kind == "dialogues":
             return (key[1], key[2]) in self.cells and key[3:6] == ("seed_id", "", "")
         if kind == "judges":

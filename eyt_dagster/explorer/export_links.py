@@ -29,6 +29,8 @@ COSTS: Key = ("costs",)  # estimated against actual cost: one, whatever the sele
 DEFAULT_METRIC = "empathy"  # the paired-difference page's metric when none is named
 SEQ: Key = ("seq", DEFAULT_CONDITION)  # the SEQ leaderboard as the navigation opens it
 SEQ_SUBSCALE = "/seq/subscale/"
+VOICE: Key = ("voice", "", "")  # the spoken EYT-Bench's report, as the navigation opens it (no cell chosen)
+VOICE_DIALOGUE = "/voice/dialogue/"
 
 
 def page_key(href: str) -> tuple[Key | None, str]:
@@ -99,6 +101,10 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
             return ("seq", condition)
         slug = path[len(SEQ_SUBSCALE) :]
         return ("seq_subscale", slug, condition) if slug in SUBSCALES else None
+    if path == "/voice":  # the report, or the report with one cell's dialogues (a target and a pool)
+        if set(q) - {"target", "pool"} or len({k for k in q if _one(q, k)}) == 1:
+            return ("variant", path)
+        return ("voice", _one(q, "target"), _one(q, "pool"))
     if path == "/compare":
         if set(q) - {"seed", "target"}:
             return ("variant", path)
@@ -123,6 +129,8 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
     if raw.startswith("/dialogue/") and len(segments) == 4 and set(q) <= {"explain"}:  # parts quoted with safe=''
         # one page whichever number it opens (the export's page opens none)
         return ("dialogue", unquote(segments[2]), unquote(segments[3]))
+    if raw.startswith(VOICE_DIALOGUE) and len(segments) == 5 and set(q) <= {"explain"}:  # as /dialogue/ above
+        return ("voice_dialogue", unquote(segments[3]), unquote(segments[4]))
     if raw.startswith("/call/") and len(segments) == 3 and set(q) <= {"prompt"}:
         prompt = _one(q, "prompt")
         return ("call", unquote(segments[2]), prompt) if prompt else ("call", unquote(segments[2]))
@@ -159,6 +167,10 @@ def page_url(key: Key, order: list[str]) -> str:
         return app.seq_url(condition="" if key[1] == DEFAULT_CONDITION else key[1])
     if kind == "seq_subscale":
         return app.seq_subscale_url(key[1], condition="" if key[2] == DEFAULT_CONDITION else key[2])
+    if kind == "voice":
+        return app.voice_url(target=key[1], pool=key[2])
+    if kind == "voice_dialogue":
+        return app.voice_dialogue_url(key[1], key[2])
     if kind == "call":
         return app.call_url(key[1], key[2] if len(key) > 2 else None)
     if kind == "speech_item":
@@ -217,6 +229,12 @@ def file_name(key: Key, suffix: str = ".html") -> str:
         return f"seq/{slug(key[1])}-{slug(key[2], 30)}-{digest(*key)}.html"
     if kind == "dialogue":
         return f"dialogues/{slug(key[1], 30)}-{slug(key[2])}-{digest(key[1], key[2])}.html"
+    if kind == "voice":
+        if key == VOICE:
+            return "voice/report.html"
+        return f"voice/{slug(key[1], 30)}-on-{slug(key[2], 30)}-{digest(key[1], key[2])}.html"
+    if kind == "voice_dialogue":
+        return f"voice/dialogues/{slug(key[1], 30)}-{slug(key[2])}-{digest(key[1], key[2])}.html"
     if kind == "call":
         return f"calls/{slug(key[1], 16)}-{digest(*key[1:])}.html"
     if kind == "speech_item":

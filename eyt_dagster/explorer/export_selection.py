@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import pandas as pd
@@ -43,28 +43,45 @@ class Selection:
         return out
 
 
-def known_targets(wh: Warehouse) -> tuple[list[str], list[str]]:
-    """(EYT-Bench targets with dialogue turns, SpeechEQ targets with choices), each sorted."""
-    speech = wh.partition_values("speech.slm_choices", "target")
-    if speech is None:
-        rows = wh.query(["speech.slm_choices"], "SELECT DISTINCT target FROM slm_choices")
-        speech = set(map(str, rows["target"]))
-    return sorted(queries.targets(wh)), sorted(speech)
+class KnownTargets(NamedTuple):
+    """The warehouse's targets by benchmark, each sorted (a target may be in more than one)."""
+
+    eyt: list[str]  # EYT-Bench targets with dialogue turns
+    speech: list[str]  # SpeechEQ targets with choices
+    voice: list[str]  # spoken EYT-Bench targets with voiced turns
+
+    @property
+    def every(self) -> list[str]:
+        return sorted({*self.eyt, *self.speech, *self.voice})
+
+
+def _values(wh: Warehouse, table: str, column: str) -> set[str]:
+    """The values of a column of a table: from its partition folders' names when it has them, else a query."""
+    found = wh.partition_values(table, column)
+    if found is None:
+        rows = wh.query([table], f"SELECT DISTINCT {column} FROM {table.split('.')[-1]}")
+        found = set(map(str, rows[column]))
+    return found
+
+
+def known_targets(wh: Warehouse) -> KnownTargets:
+    """The targets of each benchmark the warehouse has rows of."""
+    return KnownTargets(
+        sorted(queries.targets(wh)),
+        sorted(_values(wh, "speech.slm_choices", "target")),
+        sorted(_values(wh, "voice.voiced_turns", "target")),
+    )
 
 
 def known_pools(wh: Warehouse) -> list[str]:
-    found = wh.partition_values("dialogue.dialogue_turns", "pool")
-    if found is None:
-        rows = wh.query(["dialogue.dialogue_turns"], "SELECT DISTINCT pool FROM dialogue_turns")
-        found = set(map(str, rows["pool"]))
-    return sorted(found)
+    """The pools of the EYT-Bench's dialogues and of the spoken EYT-Bench's."""
+    return sorted(_values(wh, "dialogue.dialogue_turns", "pool") | _values(wh, "voice.voiced_turns", "pool"))
 
 
 def select(wh: Warehouse, targets: Iterable[str] = (), pools: Iterable[str] = ()) -> Selection:
     """The selection of the names given (repeats dropped); SelectionError naming an unknown one and listing the
     known ones."""
-    eyt, speech = known_targets(wh)
-    every_target = sorted(set(eyt) | set(speech))
+    every_target = known_targets(wh).every
     every_pool = known_pools(wh)
     named_targets = list(dict.fromkeys(targets))
     named_pools = list(dict.fromkeys(pools))
@@ -105,8 +122,8 @@ class SelectedWarehouse(Warehouse):
         reader: a page that lists models (the cost page) leaves out those whose id is one of them."""
         if self.selection.all_targets:
             return set()
-        eyt, speech = known_targets(Warehouse(self.data_dir, self.call_backend))
-        return (set(eyt) | set(speech)) - set(self.selection.targets)
+        every = known_targets(Warehouse(self.data_dir, self.call_backend)).every
+        return set(every) - set(self.selection.targets)
 
     def partition_values(self, table: str, column: str, partitions: Partitions | None = None) -> set[str] | None:
         found = super().partition_values(table, column, partitions)

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eyt_dagster.core.progress import duration_text, endpoints_text, eta_text, failures_text
+from eyt_dagster.core.progress import calls_text, duration_text, endpoints_text, eta_text, failures_text, items_text
 from eyt_dagster.explorer.formats import count, usd
 from resources.runs.progress_files import DEAD, STALLED, Heartbeat, read_heartbeats
 
@@ -43,9 +43,9 @@ def _row(beat: Heartbeat, now: float) -> RunningStep:
         job=beat.job,
         partition=beat.partition or "",
         step=beat.step.split("__")[-1],
-        done=f"{f.done} of {f.total or '?'} {f.unit}",
+        done=items_text(f),  # as the live table of `eyt run` writes it, "(preparing)" too
         eta=eta_text(f),
-        calls=f"{f.calls} ({f.cache_hits} cached)",
+        calls=calls_text(f),
         tokens=count(f.tokens),
         cost=usd(f.cost_usd),
         retries=f.retries,

@@ -27,9 +27,7 @@ def intent_similarities(
     dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame, embed: Embed
 ) -> tuple[pd.DataFrame, Any]:
     """The table's rows, and the embedding's stats (None when no turn was answered)."""
-    turns = answered_turns(dialogue_turns).copy()  # finished dialogues only
-    finals = chat_seeds.set_index("seed_id")["final_intent"]
-    turns["final_intent"] = turns["seed_id"].map(finals)
+    turns, finals = _answered(dialogue_turns, chat_seeds)
     if not len(turns):
         return pd.DataFrame(columns=COLUMNS), None
     df = turns[["target", "pool", "seed_id", "turn"]].copy()
@@ -37,6 +35,20 @@ def intent_similarities(
     df["cos_gold_pred"] = _cosines(vectors, turns["gold_intent_description"], turns["pred_intent_description"])
     df["cos_pred_final"] = _cosines(vectors, turns["pred_intent_description"], turns["final_intent"])
     return df, stats
+
+
+def intent_texts(dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame) -> list[str]:
+    """The distinct texts `intent_similarities` embeds (a step counts them before it builds its encoder)."""
+    turns, finals = _answered(dialogue_turns, chat_seeds)
+    return table_intent_texts(turns, finals) if len(turns) else []
+
+
+def _answered(dialogue_turns: pd.DataFrame, chat_seeds: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The answered turns of finished dialogues, each with its ChatSEED's final intent, and seed id -> that intent."""
+    turns = answered_turns(dialogue_turns).copy()
+    finals = chat_seeds.set_index("seed_id")["final_intent"]
+    turns["final_intent"] = turns["seed_id"].map(finals)
+    return turns, finals
 
 
 def _cosines(vectors: dict[str, np.ndarray], left: Iterable[object], right: Iterable[object]) -> list[float]:

@@ -30,13 +30,14 @@ Decisions where the paper is silent:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import stats
-from eyt_dagster.core.explained import Explained, Step
+from eyt_dagster.core.explained import Explained, Step, explained_difference
 from eyt_dagster.speech_eq import seq
 from eyt_dagster.speech_eq.conditions import CONDITIONS, DEFAULT_CONDITION
 from eyt_dagster.speech_eq.protocol import position_bias_rate
@@ -174,10 +175,9 @@ def _items(rows: pd.DataFrame, inference: str) -> pd.DataFrame:
     """One row per item of the given rows (one cell and option order) under an inference mode: subscale,
     composite, c1 and c2 (round correctness, NaN when absent or failed), failed, clean."""
     sel = rows[rows["inference"] == inference]
-    if sel.empty:
-        return pd.DataFrame(
-            columns=["subscale", "composite", "c1", "c2", "failed", "clean"], index=pd.Index([], name="item_id")
-        )
+    if sel.empty:  # typed, so that a mask by `clean` selects no row
+        kinds = {"subscale": object, "composite": object, "c1": float, "c2": float, "failed": bool, "clean": bool}
+        return pd.DataFrame({c: pd.Series(dtype=k) for c, k in kinds.items()}, index=pd.Index([], name="item_id"))
     sel = sel.assign(_c=_as_float(sel["correct"]), _failed=_failed(sel))
     out = sel.groupby("item_id").agg(
         subscale=("subscale", "first"), composite=("composite", "first"), failed=("_failed", "any")
@@ -244,15 +244,42 @@ def cell_items(cell: pd.DataFrame) -> tuple[str, pd.DataFrame]:
     return mode, _items(cell[cell["order"] == HEADLINE_ORDER], mode)
 
 
-def _direct_accuracies(items: pd.DataFrame) -> dict[str, float]:
-    clean = items[items["clean"]]
-    if clean.empty:
-        return {"n_items_direct": 0, "acc2_direct": NAN, "acc_traj_direct": NAN}
-    return {
-        "n_items_direct": len(clean),
-        "acc2_direct": float(clean["c2"].mean()),
-        "acc_traj_direct": float((clean["c1"] * clean["c2"]).mean()),
-    }
+def direct_items(cell: pd.DataFrame) -> pd.DataFrame:
+    """One cell's items under direct inference, in the seeded option order: what its direct columns are computed
+    from (none when the cell ran only sequential inference)."""
+    return _items(cell[cell["order"] == HEADLINE_ORDER], "direct")
+
+
+DIRECT_NOTE = "direct inference: the resonant turn-4 clip is always in the history, whatever round 1 chose"
+
+
+def explained_checks(items: pd.DataFrame, direct: pd.DataFrame) -> dict[str, Explained]:
+    """`explained_accuracies` of the headline items, and the checks beside them, each with its arithmetic: Acc2 and
+    Acc_traj under direct inference (`direct`: `direct_items`), the contextual amnesia Acc1 - Acc2 and direct -
+    sequential Acc2 (paper Figure 3: positive = direct inference helps). The tables store these values."""
+    headline = explained_accuracies(items)
+    found = explained_accuracies(direct)
+    out = dict(headline)
+    for name in ("acc2", "acc_traj"):
+        e = found[name]
+        out[f"{name}_direct"] = replace(e, label=f"{e.label}, direct", notes=(*e.notes, DIRECT_NOTE))
+    out["contextual_amnesia"] = explained_difference(
+        "contextual amnesia (Acc1 - Acc2)",
+        headline["acc1"],
+        headline["acc2"],
+        ("positive: the choice of round 1 (turn 4) was right more often than that of round 2 (turn 6)",),
+    )
+    out["sequential_direct_delta"] = explained_difference(
+        "direct - sequential Acc2", out["acc2_direct"], headline["acc2"]
+    )
+    return out
+
+
+def _checks(items: pd.DataFrame, direct: pd.DataFrame) -> dict[str, float]:
+    """The direct columns, the contextual amnesia and direct - sequential Acc2 of one cell (`explained_checks`)."""
+    explained = explained_checks(items, direct)
+    names = ("acc2_direct", "acc_traj_direct", "contextual_amnesia", "sequential_direct_delta")
+    return {"n_items_direct": int(direct["clean"].sum()), **{name: explained[name].number() for name in names}}
 
 
 def headline_inference(cell: pd.DataFrame) -> str:
@@ -426,7 +453,6 @@ def seq_leaderboard(
     rows: list[dict[str, Any]] = []  # table rows: column -> value of any column type
     for (target, condition), cell in choices.groupby(["target", "condition"], sort=True):
         mode, items = cell_items(cell)
-        seeded = cell[cell["order"] == HEADLINE_ORDER]
         row: dict[str, Any] = {
             "target": str(target),
             "condition": str(condition),
@@ -435,15 +461,9 @@ def seq_leaderboard(
             "n_error_items": int(items["failed"].sum()),
         }
         row.update(_accuracy_cis(items, resamples=resamples, seed=seed))
-        direct = _direct_accuracies(_items(seeded, "direct"))
-        row.update(
-            acc2_direct=direct["acc2_direct"],
-            acc_traj_direct=direct["acc_traj_direct"],
-            contextual_amnesia=row["acc1"] - row["acc2"],
-            sequential_direct_delta=direct["acc2_direct"] - row["acc2"],
-            position_bias_rate=_position_bias(cell, mode),
-            **_efficiency(cell),
-        )
+        checks = _checks(items, direct_items(cell))
+        del checks["n_items_direct"]  # not a leaderboard column
+        row.update(checks, position_bias_rate=_position_bias(cell, mode), **_efficiency(cell))
         rows.append(row)
     ordered: list[dict[str, Any]] = []
     for condition in _condition_order(r["condition"] for r in rows):
@@ -498,9 +518,8 @@ def seq_breakdown(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.Dat
     _check(choices)
     rows: list[dict[str, object]] = []
     for (target, condition), cell in choices.groupby(["target", "condition"], sort=True):
-        mode = headline_inference(cell)
-        seeded = cell[cell["order"] == HEADLINE_ORDER]
-        items, direct = _items(seeded, mode), _items(seeded, "direct")
+        mode, items = cell_items(cell)
+        direct = direct_items(cell)
         base = {
             "target": str(target),
             "condition": str(condition),
@@ -522,10 +541,9 @@ def seq_breakdown(choices: pd.DataFrame, *, resamples: int, seed: int) -> pd.Dat
                     "composite": composite,
                     "composite_name": composite_name,
                 }
-                row.update(_accuracy_cis(items[items[level].astype(str) == key], resamples=resamples, seed=seed))
-                row.update(_direct_accuracies(direct[direct[level].astype(str) == key]))
-                row["contextual_amnesia"] = row["acc1"] - row["acc2"]
-                row["sequential_direct_delta"] = row["acc2_direct"] - row["acc2"]
+                mine, mine_direct = items[items[level].astype(str) == key], direct[direct[level].astype(str) == key]
+                row.update(_accuracy_cis(mine, resamples=resamples, seed=seed))
+                row.update(_checks(mine, mine_direct))
                 rows.append(row)
     table = pd.DataFrame(rows, columns=list(BREAKDOWN_COLUMNS))
     if table.empty:

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -135,13 +135,22 @@ class QueueStats:
 
 
 def embed_queued(
-    texts: Sequence[str], model_name: str, cache: EmbeddingCache | None = None, queue: EmbeddingQueue = QUEUE
+    texts: Sequence[str],
+    model_name: str,
+    cache: EmbeddingCache | None = None,
+    queue: EmbeddingQueue = QUEUE,
+    on_done: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, np.ndarray], QueueStats]:
-    """The vector of each distinct text, each encoded alone (or read from `cache`, which stores the new ones)."""
+    """The vector of each distinct text, each encoded alone (or read from `cache`, which stores the new ones).
+    `on_done(done, total)` counts the distinct texts: 0 before the first, those the cache held, then each taken."""
     started = time.perf_counter()
     distinct = list(dict.fromkeys(texts))
+    report = on_done or (lambda done, total: None)
+    report(0, len(distinct))
     found = cache.get_many(model_name, distinct) if cache is not None and distinct else {}
     vectors = {distinct[i]: vector for i, vector in found.items()}
+    if found:
+        report(len(found), len(distinct))
     states: Counter[str] = Counter()
     new: list[str] = []
     for text in distinct:
@@ -149,6 +158,7 @@ def embed_queued(
             vectors[text], state = queue.take(model_name, text)
             states[state] += 1
             new.append(text)
+            report(len(vectors), len(distinct))
     if cache is not None and new:
         cache.put_many(model_name, new, np.stack([vectors[t] for t in new]))
     stats = QueueStats(
@@ -175,8 +185,10 @@ class EarlyEmbeddings:
     def hand_over(self, texts: Sequence[str]) -> int:
         return hand_over(texts, self.model_name, self.cache, self.queue)
 
-    def embed(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], QueueStats]:
-        return embed_queued(texts, self.model_name, self.cache, self.queue)
+    def embed(
+        self, texts: Sequence[str], on_done: Callable[[int, int], None] | None = None
+    ) -> tuple[dict[str, np.ndarray], QueueStats]:
+        return embed_queued(texts, self.model_name, self.cache, self.queue, on_done)
 
     def forget(self) -> None:
         self.queue.forget()

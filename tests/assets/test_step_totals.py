@@ -23,7 +23,7 @@ from resources.roles.speech_roles import SpeechRoles
 from resources.roles.voice_roles import VoiceRoles
 from resources.runs.progress_files import read_heartbeats
 
-from support.explorer_explain_data import E1, POOL, chat_seeds, eyt_tables
+from support.explorer_explain_data import E1, E3, POOL, chat_seeds, eyt_tables
 from support.slates import remote, write_slate
 
 pytestmark = pytest.mark.unit
@@ -141,6 +141,48 @@ def test_the_simulator_audit_shows_its_count_before_the_encoder_embeds(step):
         ("early_embeddings", [f"simulator_audit: 0 of {ANSWERED} turns audited (preparing), {NO_PAST_RUN}"]),
         ("early_embeddings", []),
     ]
+
+
+def test_intent_similarity_shows_its_count_of_texts_before_the_encoder_is_taken(step):
+    from assets.eyt_bench.intent_similarity import intent_similarity
+
+    step.at(EmbeddingAccess, "early_embeddings")
+    given = step.resources(embeddings=True)
+    del given["models"]  # the step calls no model
+    out = intent_similarity(step.cell(), chat_seeds=seeds(), dialogue_turns=TURNS, **given)
+    # the distinct texts of e1's 4 and e2's 3 answered turns: gold "gold intent 1-4" and e1's hostile one (5),
+    # predicted "predicted intent 1-4" and e1's hostile one (5), the one final intent of the ChatSEEDs: 11
+    assert step.seen == [
+        ("early_embeddings", [f"intent_similarity: 0 of 11 texts embedded (preparing), {NO_PAST_RUN}"])
+    ]
+    assert len(out.value) == ANSWERED and out.metadata["texts"].value == 11
+    assert {total for _, _, total in step.reports} == {11} and step.reports[-1] == ("intent_similarity", 11, 11)
+    assert [done for _, done, _ in step.reports] == sorted(done for _, done, _ in step.reports)
+
+
+def test_the_replacement_judges_verdicts_show_their_count_before_the_judge_is_built(step):
+    from assets.eyt_bench.judge_calibration import cross_judge_final_verdicts, cross_judge_verdicts
+
+    step.at(EytRoles, "replacement_judge")
+    scored = TURNS[TURNS["seed_id"] != E3][["target", "pool", "seed_id"]].drop_duplicates()  # e1 and e2
+    inputs = {"dialogue_scores": scored, "dialogue_turns": TURNS, "chat_seeds": seeds()}
+    given = step.resources()  # the default slate's replacement judge; a sample of up to 6 dialogues: both
+    turns = cross_judge_verdicts(step.context(None), **inputs, **given).value
+    finals = cross_judge_final_verdicts(step.context(None), **inputs, **given).value
+    # one judge: 1 x 7 turns; 1 x 2 dialogues
+    assert step.seen == [
+        ("replacement_judge", [f"cross_judge_verdicts: 0 of 7 turn verdicts (preparing), {NO_PAST_RUN}"]),
+        ("replacement_judge", [f"cross_judge_final_verdicts: 0 of 2 final verdicts (preparing), {NO_PAST_RUN}"]),
+    ]
+    assert len(turns) == 7 and len(finals) == 2
+    assert {(n, total) for n, _, total in step.reports} == {
+        ("cross_judge_verdicts", 7),
+        ("cross_judge_final_verdicts", 2),
+    }
+    assert step.reports[-1] == ("cross_judge_final_verdicts", 2, 2) and not step.live()
+    # without a replacement judge the step counts nothing: no line of its own, an empty table
+    empty = cross_judge_verdicts(step.context(None), **inputs, **step.resources(replacement_judge=None)).value
+    assert empty.empty and step.seen[-1] == ("replacement_judge", [])
 
 
 def test_dialogue_turns_and_the_repeated_dialogues_show_their_count_before_the_roles_are_built(step):

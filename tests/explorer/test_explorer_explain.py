@@ -18,6 +18,7 @@ from eyt_dagster.explorer.app import dialogue_url, dialogues_url, environment
 from support.asgi_get import get
 from support.explorer_data import HOSTILE
 from support.explorer_explain_data import (
+    DIRECT_RIGHT,
     E1,
     E1_EMPATHY_100,
     E2,
@@ -31,6 +32,8 @@ from support.explorer_explain_data import (
 from support.explorer_fixtures import explorer_fixtures, wh
 
 pytestmark = pytest.mark.unit
+
+CHECKS = ("contextual_amnesia", "acc2_direct", "sequential_direct_delta")  # beside the accuracies, explained too
 
 data, app = explorer_fixtures("explain", build_explain)
 
@@ -60,7 +63,7 @@ def test_every_explanation_agrees_with_its_stored_number(data):
     assert all(s.agrees for s in cells.values()), {k: (s.stored, s.value) for k, s in cells.items() if not s.agrees}
     for target in SPEECH_RIGHT:
         (default,) = explain.speech(wh(data), target)
-        assert set(default.explained) == {"acc1", "acc2", "acc_traj", "seq"}
+        assert set(default.explained) == {"acc1", "acc2", "acc_traj", "seq", *CHECKS, "acc_traj_direct"}
         assert all(s.agrees for s in default.explained.values()), target
 
 
@@ -193,6 +196,110 @@ def test_a_subscales_accuracies_are_explained_from_its_items_alone(app, data):
     assert "1 item(s) left out: a call never reached the model" in t2["Acc1"]
     assert "8 / 8 = 1" in blocks(rows["t9"])["Acc_traj"] and "The stored number" not in board
     assert "1 / 2 = 0.5" in blocks(get(app, "/seq/subscale/" + OTHER_SUBSCALE).text)["Acc_traj"]
+
+
+def board_rows(page: str) -> dict[str, str]:
+    """The rows of a SEQ page's first table (the leaderboard, or a subscale's targets) by target."""
+    board = page.split('<table class="board seq">', 1)[1].split("</table>", 1)[0]
+    return {
+        re.search(r'<td class="target">(?:<a [^>]*>)?([^<]+)', r).group(1).strip(): r for r in board.split("<tr")[2:]
+    }
+
+
+def cell(row: str, column: int) -> str:
+    """The text a row's number column shows (0: the first after the target), its arithmetic left out."""
+    cells = re.findall(r'<td class="num">(.*?)</td>', row, re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<details.*?</details>", "", cells[column], flags=re.S)))
+
+
+def test_a_subscales_amnesia_and_direct_inference_are_explained_from_its_items_alone(app, data):
+    breakdown = data[1]["speech.seq_breakdown"]
+    stored = breakdown[breakdown["level"] == "subscale"].set_index(["name", "target"])
+    # on Empathy's 8 clean items (round 2 right on all under sequential inference): Acc1 - Acc2 = k / 8 - 1; t9's
+    # direct round 2 right on 6 of its 8: 6 / 8, and 6 / 8 - 8 / 8 for direct - sequential Acc2
+    hand = {
+        (SUBSCALE, "t9", "contextual_amnesia"): 8 / 8 - 1,
+        (SUBSCALE, "t5", "contextual_amnesia"): 5 / 8 - 1,
+        (SUBSCALE, "t2", "contextual_amnesia"): 2 / 8 - 1,
+        (SUBSCALE, "t9", "acc2_direct"): DIRECT_RIGHT / 8,
+        (SUBSCALE, "t9", "sequential_direct_delta"): DIRECT_RIGHT / 8 - 1,
+        (OTHER_SUBSCALE, "t9", "contextual_amnesia"): 1 / 2 - 1,
+    }
+    assert hand[(SUBSCALE, "t9", "sequential_direct_delta")] == -0.25
+    for (slug, target, name), value in hand.items():
+        explained = explain.speech_subscale(
+            wh(data), slug, "default", [stored.loc[(slug, target)].to_dict() | {"target": target}]
+        )[target][name]
+        assert explained.agrees and explained.value == figure(value), (slug, target, name, explained.value)
+        assert stored.loc[(slug, target), name] == value, (slug, target, name)
+    # no direct item: missing, as stored (t5 on Empathy, t9 on Self-Regard)
+    for slug, target in ((SUBSCALE, "t5"), (OTHER_SUBSCALE, "t9")):
+        row = [stored.loc[(slug, target)].to_dict() | {"target": target}]
+        missing = explain.speech_subscale(wh(data), slug, "default", row)[target]["sequential_direct_delta"]
+        assert (
+            missing.value == "missing"
+            and missing.agrees
+            and "0 / 0 = missing" in " ".join(line.arithmetic + " = " + line.result for line in missing.lines)
+        )
+    rows = board_rows(get(app, "/seq/subscale/" + SUBSCALE).text)
+    t9, t5 = blocks(rows["t9"]), blocks(rows["t5"])
+    # the page's columns: Acc_traj, Acc1, Acc2, items, Acc1 - Acc2, items direct, Acc2 direct, direct - sequential
+    assert cell(rows["t9"], 6).strip() == "0.750" and cell(rows["t9"], 7).strip() == "-0.250"
+    assert cell(rows["t5"], 4).strip() == "-0.375" and cell(rows["t9"], 5).strip() == "8"
+    assert "items with round 2 (turn 6) right, over the items scored: 6 / 8 = 0.75" in t9["Acc2, direct"]
+    assert "direct inference: the resonant turn-4 clip is always in the history" in t9["Acc2, direct"]
+    delta = t9["direct - sequential Acc2"]
+    assert "Acc2: items with round 2 (turn 6) right, over the items scored: 8 / 8 = 1" in delta
+    assert "Acc2, direct - Acc2: 0.75 - 1 = -0.25" in delta
+    amnesia = t5["contextual amnesia (Acc1 - Acc2)"]
+    assert "Acc1: items with round 1 (turn 4) right, over the items scored: 5 / 8 = 0.625" in amnesia
+    assert "Acc1 - Acc2: 0.625 - 1 = -0.375" in amnesia
+    assert "items, direct" not in " ".join(t9)  # a count has no arithmetic
+    assert "The stored number" not in "".join(rows.values())
+
+
+def test_the_seq_pages_table_per_subscale_explains_each_targets_acc_traj(app, data):
+    breakdown = data[1]["speech.seq_breakdown"]
+    stored = breakdown[breakdown["level"] == "subscale"].set_index(["name", "target"])["acc_traj"]
+    page = get(app, "/seq").text
+    table = page.split('<table class="subscales">', 1)[1].split("</table>", 1)[0]
+    heads = re.findall(r"<th>([^<]+?) ?(?:<span|</th>)", table.split("</thead>", 1)[0])[2:]
+    hand = {SUBSCALE: {"t9": 8 / 8, "t5": 5 / 8, "t4": 4 / 8, "t2": 2 / 8}, OTHER_SUBSCALE: {"t9": 1 / 2}}
+    hand[OTHER_SUBSCALE] |= {"t5": 0.0, "t4": 0.0, "t2": 0.0}
+    shown = explain.speech_subscales(
+        wh(data),
+        "default",
+        [
+            {"slug": slug, "targets": {t: {"acc_traj": stored.loc[(slug, t)]} for t in values}}
+            for slug, values in hand.items()
+        ],
+    )
+    for slug, values in hand.items():
+        for target, value in values.items():
+            e = shown[slug][target]["acc_traj"]
+            assert set(shown[slug][target]) == {"acc_traj"} and e.agrees and e.value == figure(value)
+            assert stored.loc[(slug, target)] == value
+    rows = {re.search(r"subscale/([a-z_]+)\?", r).group(1): r for r in table.split("<tr>")[2:]}
+    assert set(rows) == {SUBSCALE, OTHER_SUBSCALE}
+    opened = {}
+    for slug, row in rows.items():
+        cells = re.findall(r'<td class="num">(.*?)</td>', row, re.S)
+        assert len(cells) == len(heads) == 4
+        for target, written in zip(heads, cells):
+            (opened[(slug, target.strip())],) = blocks(written).values()
+            value = hand[slug][target.strip()]
+            assert f"Acc_traj = {figure(value)}\n" in opened[(slug, target.strip())], (slug, target)
+            assert re.sub(r"<[^>]+>", "", written).startswith(f"{value:.3f} (")  # the number shown, 3 decimals
+    assert "items with both rounds right, over the items scored: 5 / 8 = 0.625" in opened[(SUBSCALE, "t5")]
+    assert "items scored: both rounds answered, no failed call (8 of 9)" in opened[(SUBSCALE, "t2")]
+    assert "items with both rounds right, over the items scored: 1 / 2 = 0.5" in opened[(OTHER_SUBSCALE, "t9")]
+    assert "The stored number" not in table
+
+
+def test_the_seq_leaderboard_explains_the_amnesia_and_the_direct_columns(app):
+    t9 = blocks(board_rows(get(app, "/seq").text)["t9"])
+    assert "Acc1 - Acc2: 0.9 - 1 = -0.1" in t9["contextual amnesia (Acc1 - Acc2)"]
+    assert "6 / 8 = 0.75" in t9["Acc2, direct"] and "0.75 - 1 = -0.25" in t9["direct - sequential Acc2"]
 
 
 def test_an_explanation_that_disagrees_says_so_and_escapes_its_text():

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 from eyt_dagster.explorer import export_html, export_links, pairs
 from eyt_dagster.explorer.app import dialogue_url
@@ -25,6 +26,9 @@ from eyt_dagster.speech_eq.vocabulary import SUBSCALES
 
 from support.asgi_get import get
 from support.explorer_data import BASELINE, HOSTILE, N_BASELINE, N_FINISHED, POOL, TARGET, build, seed_id
+from support.explorer_explain_data import ASR_HOSTILE, E1, E2, VOICE_TARGET, build_explain, store
+from support.explorer_explain_data import POOL as EXPLAINED_POOL
+from support.explorer_explain_data import TARGET as EXPLAINED_TARGET
 from support.explorer_fixtures import explorer_fixtures
 from support.explorer_speech_data import (
     DISSONANT,
@@ -267,6 +271,89 @@ def test_the_seq_pages_keys_and_files():
         assert SAFE_NAME.match(export_links.file_name(k)) and key(export_links.page_url(k, []))[0] == k
 
 
+@pytest.fixture(scope="module")
+def voiced(tmp_path_factory):
+    """The spoken EYT-Bench's target alone, exported from a warehouse the pipeline's functions wrote
+    (support/explorer_explain_data.py: its e1 and e2 voiced, e1's first transcript hostile), e1's first user turn
+    with a clip."""
+    data = tmp_path_factory.mktemp("export-voice") / "data"
+    data.mkdir()
+    frames = build_explain(data)
+    turns = frames["voice.voiced_turns"]
+    clip = data / VOICE_CLIP
+    clip.parent.mkdir(parents=True)
+    clip.write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt ")
+    first = (turns["seed_id"] == E1) & (turns["turn"] == 1)
+    store(data, "voice.voiced_turns", turns.assign(clip_path=turns["clip_path"].mask(first, VOICE_CLIP)))
+    out = tmp_path_factory.mktemp("export") / "voice"
+    return data, out, export(data, out, [VOICE_TARGET])
+
+
+VOICE_CLIP = "audio/voice/e1-turn-1.wav"
+
+
+@pytest.mark.unit
+def test_the_voice_pages_are_exported_their_links_resolve_and_model_text_stays_text(voiced):
+    data, out, written = voiced
+    exported = pages(out)
+    # the report, the one voice cell's dialogues, its two scored dialogues (e3 did not finish: no page links it)
+    voice = sorted(n for n in exported if n.startswith("voice/"))
+    assert voice == sorted(
+        [
+            "voice/report.html",
+            export_links.file_name(("voice", VOICE_TARGET, EXPLAINED_POOL)),
+            *(export_links.file_name(("voice_dialogue", VOICE_TARGET, s)) for s in (E1, E2)),
+        ]
+    )
+    assert written.pages["voice"] == 2 and written.pages["voice_dialogue"] == 2
+    for name, html in exported.items():  # the navigation's "Spoken EYT" opens the exported report
+        nav = html.split("<header>", 1)[1].split("</header>", 1)[0]
+        links = dict((text, href) for href, text in parsed(nav).anchors)
+        assert (out / name).parent.joinpath(unquote(links["Spoken EYT"])).resolve() == (
+            out / "voice/report.html"
+        ).resolve()
+    for name in voice:  # every link and clip of the voice pages is a file of the export
+        page = parsed(exported[name])
+        for _, attribute, value in page.found:
+            if attribute in export_html.URL_ATTRIBUTES and not value.startswith("#"):
+                assert not value.startswith(("/", "http", "javascript:")), (name, value)
+                assert ((out / name).parent / unquote(urlsplit(value).path)).resolve().is_file(), (name, value)
+    report = parsed(exported["voice/report.html"])
+    cell_name = export_links.file_name(("voice", VOICE_TARGET, EXPLAINED_POOL))
+    assert {h for h, t in report.anchors if t == VOICE_TARGET} == {cell_name.split("/", 1)[1]}
+    cell = parsed(exported[cell_name])
+    opened = {unquote(h) for h, _ in cell.anchors if h and h.startswith("dialogues/")}
+    assert opened == {export_links.file_name(("voice_dialogue", VOICE_TARGET, s))[len("voice/") :] for s in (E1, E2)}
+    e1 = exported[export_links.file_name(("voice_dialogue", VOICE_TARGET, E1))]
+    sources = [v for t, k, v in parsed(e1).found if t == "audio" and k == "src"]
+    assert len(sources) == 1 and written.clips == 1
+    assert (out / "voice/dialogues" / unquote(sources[0])).resolve().read_bytes() == (data / VOICE_CLIP).read_bytes()
+    # each mode's five numbers keep their arithmetic: heard, e1's judges split on completion (a tie: no); read, yes
+    assert e1.count('<details class="explain">') == 10
+    completed = re.findall(r"final intent completed \(majority of the judges\) = <strong>(\w+)</strong>", e1)
+    assert completed == ["no", "yes"]
+    # model text: the cascade's hostile transcript is text on e1's page; nothing hostile runs anywhere
+    assert str(escape(ASR_HOSTILE)) in e1
+    for name, html in exported.items():
+        assert HOSTILE not in html and ASR_HOSTILE not in html, name
+        tags = {t.lower() for t in re.findall(r"<\s*([a-zA-Z]+)", html)}
+        assert not tags & {"script", "img", "iframe", "object", "embed", "svg"}, (name, tags)
+        assert EXPLAINED_TARGET not in html, name  # the EYT-Bench target was not selected: not named
+
+
+@pytest.mark.unit
+def test_the_voice_pages_keys_and_files():
+    key = export_links.page_key
+    assert key("/voice")[0] == key("/voice?target=&pool=")[0] == export_links.VOICE
+    assert key("/voice?target=t&pool=p")[0] == ("voice", "t", "p")
+    assert key("/voice?target=t")[0] == ("variant", "/voice") == key("/voice?target=t&pool=p&sort=x")[0]
+    plain = key("/voice/dialogue/a%2Fb/p%3Ae1")[0]
+    assert plain == ("voice_dialogue", "a/b", "p:e1") == key("/voice/dialogue/a%2Fb/p%3Ae1?explain=voice_empathy")[0]
+    assert key("/voice/dialogue/a/p%3Ae1?page=2")[0] is None
+    for k in (export_links.VOICE, ("voice", "t", "p"), plain):
+        assert SAFE_NAME.match(export_links.file_name(k)) and key(export_links.page_url(k, []))[0] == k
+
+
 # -- refusals ---------------------------------------------------------------------------------------------------
 
 
@@ -326,6 +413,8 @@ def test_file_names_are_safe_and_distinct_for_any_id():
             ("call", target),
             ("compare", target, tuple(sorted((target, "other")))),
             ("pairs", "pool", target, "other", "empathy", 1),
+            ("voice", f"t{target}", f"pool {target}"),
+            ("voice_dialogue", target, f"pool:{target}"),
         ]
     names = [export_links.file_name(k) for k in keys]
     assert len(set(names)) == len(keys)  # "Model A" and "model a" too: the hash tells them apart

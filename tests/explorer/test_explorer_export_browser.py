@@ -1,9 +1,9 @@
 """`eyt view --export` as a subprocess, its export opened from file:// in headless Chromium: leaderboard -> a cell's
 dialogues -> one dialogue -> side by side -> the SpeechEQ items -> one item whose copied clip loads -> the SEQ
-leaderboard (the navigation's link) -> one subscale, with the stylesheet applied, no console error or
-Content-Security-Policy violation on the way, no request leaving file://, and a script added to a page refused by the
-policy the page carries. The screenshot goes to the test's temporary folder; with EYT_DOC_SCREENSHOTS=1 it replaces
-the one docs/explorer.md shows."""
+leaderboard (the navigation's link) -> one subscale -> the spoken EYT-Bench's report -> a voice cell -> one voiced
+dialogue, with the stylesheet applied, no console error or Content-Security-Policy violation on the way, no request
+leaving file://, and a script added to a page refused by the policy the page carries. The screenshot goes to the
+test's temporary folder; with EYT_DOC_SCREENSHOTS=1 it replaces the one docs/explorer.md shows."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pytest
 from eyt_dagster.explorer import export_links
 
 from support.explorer_data import BASELINE, POOL, TARGET, build, seed_id
+from support.explorer_explain_data import VOICE_TARGET, store_voice
 from support.explorer_speech_data import ITEM, SPEECH_TARGET
 from support.ui_browser import Chromium, chromium_path
 
@@ -63,10 +64,11 @@ def test_the_export_opens_from_file_in_headless_chromium(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     build(data)
+    store_voice(data)  # a spoken EYT-Bench target on the same pool
     out = tmp_path / "review export"  # a space in the path: the links must still work
     env = {**os.environ, "EYT_DATA_DIR": str(data), "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "eyt_dagster.ops.cli", "view", "--export", str(out)]
-    command += ["--target", TARGET, "--target", BASELINE, "--target", SPEECH_TARGET]
+    command += ["--target", TARGET, "--target", BASELINE, "--target", SPEECH_TARGET, "--target", VOICE_TARGET]
     started = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -109,6 +111,12 @@ def test_the_export_opens_from_file_in_headless_chromium(tmp_path):
         browser.wait_for_text(["SEQ leaderboard", "persona condition default", "chance", SPEECH_TARGET])
         follow(browser, 'a[href^="interpersonal-empathy-"]')  # one of its subscales, exported beside it
         browser.wait_for_text(["Empathy", "Targets on this subscale", "Items"])
+        follow(browser, 'header a[href$="voice/report.html"]')  # the navigation's spoken EYT-Bench
+        browser.wait_for_text(["Spoken EYT-Bench", "The text-to-voice gap", VOICE_TARGET])
+        follow(browser, f'a[href^="{VOICE_TARGET}-on-"]')  # the cell's voiced dialogues
+        browser.wait_for_text([f"Dialogues of {VOICE_TARGET} on {POOL}"])
+        follow(browser, f'a[href^="dialogues/{VOICE_TARGET}-"]')  # one voiced dialogue
+        browser.wait_for_text([f"{VOICE_TARGET}", "heard", "the cascade read"])
         time.sleep(1)
         browser.evaluate("document.title")  # the events of the last loads arrive while a call waits
         assert not problems(browser.events), problems(browser.events)

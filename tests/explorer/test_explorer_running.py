@@ -1,18 +1,22 @@
-"""`eyt view`'s /running page over real heartbeat files: a step running now (its recorder in this process), steps
-whose process died or that stopped writing (listed as ended, never as running), nothing at all (a short message),
-and every text a heartbeat carries shown as text only."""
+"""`eyt view`'s /running page over real heartbeat files: a step running now (its recorder in this process), a step
+preparing its loop (its count marked preparing, as the live table of `eyt run` writes it), steps whose process died
+or that stopped writing (listed as ended, never as running), nothing at all (a short message), and every text a
+heartbeat carries shown as text only."""
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import time
 
 import pytest
 
+from eyt_dagster.core.progress import done_text
 from eyt_dagster.explorer.app import create_app
 from resources.models.run_progress import StepProgress
 from resources.runs.processes import process_start
-from resources.runs.progress_files import write_heartbeat
+from resources.runs.progress_files import read_heartbeats, write_heartbeat
 
 from support.asgi_get import get
 
@@ -86,3 +90,31 @@ def test_a_running_step_with_its_figures_and_ended_ones_apart(tmp_path):
     after = get(create_app(tmp_path), "/running").text
     assert "liverun1" not in after  # the step ended: its heartbeat went with it
     assert "Nothing is running." in after and "deadrun1" in after
+
+
+def test_a_step_preparing_its_loop_shows_its_count_as_the_live_table_does(tmp_path):
+    def row() -> tuple[str, str, str]:
+        """The running step's done and ETA cells, and what the live table writes of the same heartbeat."""
+        page = get(create_app(tmp_path), "/running").text
+        body = page.split('<table class="running">', 1)[1].split("</tbody>", 1)[0]
+        cells = [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", body.split("<tbody>", 1)[1], re.S)]
+        (beat,) = read_heartbeats(tmp_path)
+        return cells[4], cells[5], done_text(beat.figures)
+
+    progress = StepProgress(
+        tmp_path,
+        run_id="preprun1-abcd",
+        step="dialogue__judge_verdicts",
+        job="eyt_dialogues",
+        unit="turn verdicts",
+        message=lambda d, t: f"{d} of {t}",
+        log_every=1000.0,
+        total=14,  # given before the step builds its judges
+    )
+    with progress as on_done:
+        done, eta, live = row()  # the heartbeat is written as the recorder is entered
+        assert done == "0 of 14 turn verdicts (preparing)" and eta == "after the first one (no past run)"
+        assert live == f"{done}, ETA {eta}"  # one formatting, the page's and the live table's
+        on_done(0, 14)  # the loop's first report ends the preparing (written at once)
+        done, eta, live = row()
+        assert done == "0 of 14 turn verdicts" and live == f"{done}, ETA {eta}"

@@ -17,10 +17,14 @@ EYT-Bench: target `explained-target` on nemotron_usa, alpha 0.1, two judges comb
 The cell: Empathy (69.44 + 50) / 2, FICR 1 / 2, satisfaction (87.5 + 37.5) / 2 = 62.5, drift 0.325.
 
 SpeechEQ: four audio targets on ten items under the default condition, with trajectories right on the first k
-items (k = 2, 4, 5, 9; round 2 right everywhere), and t2 with an eleventh item whose round 1 failed. Acc_traj 0.2,
-0.4, 0.5, 0.9: the cohort's median 0.45, MAD 0.15; t9's Z = (0.9 - 0.45) / (1.4826 x 0.15) = 2.0235 and SEQ
+items (k = 2, 4, 5, 9; round 2 right everywhere under sequential inference), and t2 with an eleventh item whose
+round 1 failed. Acc_traj 0.2, 0.4, 0.5, 0.9: the cohort's median 0.45, MAD 0.15; t9's Z = (0.9 - 0.45) / (1.4826 x 0.15) = 2.0235 and SEQ
 100 + 15 x 2.0235 = 130.35. Items 8 and 9 are on Self-Regard, the others on Empathy: on Empathy, Acc_traj is 8 / 8
-for t9, 5 / 8, 4 / 8 and 2 / 8 for the others (t2's failed item left out); on Self-Regard 1 / 2 for t9, else 0 / 2."""
+for t9, 5 / 8, 4 / 8 and 2 / 8 for the others (t2's failed item left out); on Self-Regard 1 / 2 for t9, else 0 / 2.
+Sequential round 2 being right everywhere, the contextual amnesia Acc1 - Acc2 is Acc1 - 1: on Empathy 0 for t9, 5 / 8 - 1 =
+-0.375 for t5. t9 also ran direct inference on Empathy's 8 items (round 1 shared with the sequential run, round 2
+right on 6): Acc2 under direct inference 6 / 8 = 0.75 there and on the whole leaderboard, and direct - sequential
+Acc2 0.75 - 1 = -0.25; Self-Regard has no direct item (missing)."""
 
 from __future__ import annotations
 
@@ -61,6 +65,7 @@ SPEECH_RIGHT = {"t2": 2, "t4": 4, "t5": 5, "t9": 9}
 SPEECH_ITEMS = 10
 SUBSCALE, OTHER_SUBSCALE = "interpersonal_empathy", "self_perception_self_regard"
 OTHER_SUBSCALE_ITEMS = ("item-8", "item-9")  # the others (and item-failed) are on SUBSCALE
+DIRECT_RIGHT = 6  # t9's direct round 2 is right on Empathy's items 0-5 of 0-7
 
 
 def _turn(seed_id: str, turn: int, *, complete: bool = True) -> dict:
@@ -207,7 +212,7 @@ def chat_seeds() -> pd.DataFrame:
     )
 
 
-def _choice(target: str, item: str, round_: int, correct: bool | None) -> dict:
+def _choice(target: str, item: str, round_: int, correct: bool | None, inference: str = "sequential") -> dict:
     other = item in OTHER_SUBSCALE_ITEMS
     return {
         "target": target,
@@ -216,7 +221,7 @@ def _choice(target: str, item: str, round_: int, correct: bool | None) -> dict:
         "composite": "self_perception" if other else "interpersonal",
         "valence": "Negative",
         "condition": "default",
-        "inference": "sequential",
+        "inference": inference,
         "order": "seeded",
         "round": round_,
         "option1": "resonant",
@@ -226,7 +231,7 @@ def _choice(target: str, item: str, round_: int, correct: bool | None) -> dict:
         "correct_option": 1,
         "correct": correct,
         "parse_failed": False,
-        "shared_call": False,
+        "shared_call": inference == "direct" and round_ == 1,  # round 1 is asked once for both modes
         "reasoning": "",
         "error": "server error" if correct is None else None,
         "calls": 1,
@@ -254,6 +259,12 @@ def speech_choices() -> pd.DataFrame:
         for round_ in (1, 2)
     ]
     rows.append(_choice("t2", "item-failed", 1, None))  # never reached the model: left out, in n_error_items
+    rows += [  # t9 under direct inference too, on Empathy's items 0-7: round 2 right on 0-5 only
+        _choice("t9", f"item-{i}", round_, round_ == 1 or i < DIRECT_RIGHT, inference="direct")
+        for i in range(SPEECH_ITEMS)
+        if f"item-{i}" not in OTHER_SUBSCALE_ITEMS
+        for round_ in (1, 2)
+    ]
     return pd.DataFrame(rows).astype({"correct": "boolean", "selected_option": "Int64"})
 
 

@@ -129,8 +129,16 @@ def test_the_embedding_cache_serves_texts_it_stored(tmp_path):
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     first, stats = embed_queued(["first text", "second text"], MODEL, cache=cache, queue=EmbeddingQueue())
     assert stats.cached == 0 and stats.encoded_on_request == 2
-    again, stats = embed_queued(["second text", "first text", "third"], MODEL, cache=cache, queue=EmbeddingQueue())
+    reports: list[tuple[int, int]] = []
+    again, stats = embed_queued(
+        ["second text", "first text", "third"],
+        MODEL,
+        cache=cache,
+        queue=EmbeddingQueue(),
+        on_done=lambda *r: reports.append(r),
+    )
     assert stats.cached == 2 and stats.encoded_on_request == 1
+    assert reports == [(0, 3), (2, 3), (3, 3)]  # the count of distinct texts: none, the two cached, the third encoded
     assert np.array_equal(first["first text"], again["first text"])
 
 
