@@ -6,7 +6,8 @@ model, messages and schema, so the same request always gets the same answer what
 models asked the same thing answer differently, as two real models do: each target then plays its own dialogues,
 and the simulator's and judge's requests of one target are not the call cache's hits for the next; its strings
 are English words, so the client's tokenizers and encoders do the work a real model's answer gives them); any
-other request gets a fixed sentence. Each request is served on its own thread, so the server never limits
+other request gets one of a few fixed sentences, chosen the same way (so two targets' replies differ, and the
+simulator's next request differs with them). Each request is served on its own thread, so the server never limits
 concurrency: what is measured is the client's schedule. `max_in_flight` tells the most requests it held at
 once.
 """
@@ -24,17 +25,26 @@ from typing import Any
 from eyt_dagster.ops.json_schema_draw import draw, prose
 
 CHAT_PATH = "/v1/chat/completions"
-PLAIN_REPLY = "That sounds hard; tell me more about what happened, and we can look at it together."
+PLAIN_REPLIES = (  # a plain (not JSON) request gets one of these, chosen by its model and messages
+    "That sounds hard; tell me more about what happened, and we can look at it together.",
+    "I hear you. What would help most right now?",
+    "Thank you for telling me. Let us take it one step at a time: what happened first?",
+    "That is a lot to carry. Which part worries you most?",
+    "I understand. Here is one thing you could try today, and we can adjust it together.",
+)
+
+
+def _digest(*asked: Any) -> str:
+    return hashlib.sha256(json.dumps(list(asked), sort_keys=True).encode()).hexdigest()
 
 
 def answer(request: dict[str, Any]) -> str:
     """The assistant content for one chat request."""
     response_format = request.get("response_format") or {}
     if response_format.get("type") != "json_schema":
-        return PLAIN_REPLY
+        return PLAIN_REPLIES[int(_digest(request.get("model"), request.get("messages")), 16) % len(PLAIN_REPLIES)]
     spec = response_format["json_schema"]
-    asked = [request.get("model"), request.get("messages"), spec]
-    digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+    digest = _digest(request.get("model"), request.get("messages"), spec)
     return json.dumps(draw(spec["schema"], random.Random(digest), strings=prose), ensure_ascii=False)
 
 
