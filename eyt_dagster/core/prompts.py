@@ -31,8 +31,14 @@ def prompt_file(family: FileFamily, language: str) -> Path:
 
 
 @lru_cache(maxsize=16)
+def _parsed(path: str, mtime: float) -> Any:
+    """The file's YAML, parsed once per process and version of the file (a prompt file takes tens of milliseconds
+    to parse, and every step asks for its own keys of it)."""
+    return yaml.safe_load(Path(path).read_text())
+
+
 def _load(path: str, mtime: float, keys: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    data = yaml.safe_load(Path(path).read_text())
+    data = _parsed(path, mtime)
     if not isinstance(data, dict):
         raise ValueError(f"prompt file {path}: expected a mapping of prompt names, got {type(data).__name__}")
     missing = [key for key in keys if not isinstance(data.get(key), dict) or "system" not in data[key]]
