@@ -13,6 +13,7 @@ import pandas as pd
 
 from eyt_dagster.core.bounds import clipped
 from eyt_dagster.core.explained import Explained, Step, figure, missing, sum_of
+from eyt_dagster.core.stats import spearman_rho
 from eyt_dagster.eyt_bench import metrics
 from eyt_dagster.eyt_bench.encoder_calibration import EncoderCalibration
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100, RUBRIC, SATISFACTION_MIN
@@ -61,12 +62,14 @@ def dialogue_lengths(turns: pd.DataFrame) -> pd.Series:
 
 def directional_alignment(turn_index: pd.Series, cos_to_final: pd.Series) -> float:
     """Spearman correlation between turn index and cos(predicted intent, final intent) in one dialogue;
-    undefined (NaN) for fewer than three turns or a constant similarity."""
-    from scipy.stats import spearmanr  # imported here: loading the code location stays light
-
+    undefined (NaN) for fewer than three turns, a constant similarity or a missing one (as scipy.stats.spearmanr
+    propagates a NaN). `stats.spearman_rho` is spearmanr's float without importing scipy.stats in every worker."""
     if len(turn_index) < 3 or cos_to_final.nunique() < 2:
         return float("nan")
-    return clipped(float(spearmanr(turn_index, cos_to_final).statistic), -1.0, 1.0)
+    x, y = np.asarray(turn_index, dtype=float), np.asarray(cos_to_final, dtype=float)
+    if np.isnan(x).any() or np.isnan(y).any():
+        return float("nan")
+    return clipped(spearman_rho(x, y), -1.0, 1.0)
 
 
 def combined_subscores(verdicts: pd.DataFrame, combine: str = "mean") -> pd.DataFrame:
