@@ -1,11 +1,14 @@
 """core.prediction_powered: the PPI++ mean against hand computation (lambda fixed at 1 and tuned), against ppi_py's
-stored values (tests/core/ppi_reference.json, written by bench/ppi_reference.py), its arithmetic as an `Explained` and
-the edge cases (too few labels, no unlabelled item, a constant judge, constant labels, bad input)."""
+stored values (tests/core/ppi_reference.json, written by bench/ppi_reference.py), its arithmetic as an `Explained`,
+the edge cases (too few labels, no unlabelled item, a constant judge, constant labels, bad input), and a small run
+of bench/judge_correction.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +20,7 @@ from eyt_dagster.core.prediction_powered import prediction_powered_mean
 pytestmark = pytest.mark.unit
 
 REFERENCE = Path(__file__).resolve().parent / "ppi_reference.json"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "judge_correction.py"
 Z95 = 1.959963984540054
 
 # n = 4 labelled items, N = 6 without a label; the judge is lenient on the labelled items by 0.5 on average.
@@ -178,7 +182,7 @@ def test_bad_input_is_refused(args, kwargs, message):
         prediction_powered_mean(*args, **kwargs)
 
 
-def test_unbiased_for_every_lambda_on_simulated_cells():
+def test_the_estimate_centres_on_the_people_not_the_lenient_judge():
     # a judge 0.5 too lenient with noise: over many cells the mean estimate sits on the people's mean, the judge's
     # alone 0.5 above it (Monte Carlo error of the mean of 400 estimates: about 0.005)
     rng = np.random.default_rng(7)
@@ -191,3 +195,28 @@ def test_unbiased_for_every_lambda_on_simulated_cells():
         judge.append(found.judge_mean)
     assert np.mean(estimates) == pytest.approx(3.0, abs=0.02)
     assert np.mean(judge) == pytest.approx(3.5, abs=0.02)
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("judge_correction_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_truth_and_a_small_run():
+    bench = _bench()
+    # the exact expected label against a large draw of the same rounding and clipping
+    rng = np.random.default_rng(11)
+    drawn = np.clip(np.round(3.5 + rng.normal(0, np.hypot(0.8, 0.5), 400_000)), 1, 5).mean()
+    assert bench.expected_label(3.5) == pytest.approx(drawn, abs=0.005)
+    assert bench.expected_label(3.0) == pytest.approx(3.0, abs=1e-12)  # symmetric around the middle of 1-5
+    truth = np.array([bench.expected_label(level) for level in bench.LEVELS])
+    found = {s.name: bench.run_scenario(np.random.default_rng(0), s, 20, truth) for s in bench.SCENARIOS}
+    lenient, family = found["uniform_leniency"], found["family_leniency"]
+    # 120 cells: the 0.5 lenient judge's own interval never holds the truth, the corrected one nearly always does
+    assert lenient["cells"] == 120 and lenient["coverage_judge_only"] == 0.0
+    assert lenient["coverage_corrected"] > 0.85 and 0.6 < lenient["width_ratio"] < 1.0
+    # the family the judge favours jumps the other family's targets: many pairs wrong, most of them put right
+    assert family["judge_wrong_share"] > 0.2 and family["judge_wrong_corrected_right"] > 0.8
