@@ -18,13 +18,18 @@ from eyt_dagster.core.explained import Explained, Step, figure, sum_of, term
 SHOWN = 12  # a long list of values: its first and last six, with how many are between
 
 
-def explained_mean(label: str, values: Sequence[float] | np.ndarray, what: str, unit: str = "unit") -> Explained:
-    """The mean of `values` (NaN dropped) with its arithmetic: `what` of the N `unit`(s) with a value, summed, then
-    divided by N. NaN when no value is left."""
+def _with_values(values: Sequence[float] | np.ndarray, unit: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The values that are not NaN, and the note saying how many units were left out for having none."""
     numbers = np.asarray(values, dtype=float)
     kept = numbers[~np.isnan(numbers)]
     left = len(numbers) - len(kept)
-    notes = (f"{left} {unit}(s) without a value left out",) if left else ()
+    return kept, (f"{left} {unit}(s) without a value left out",) if left else ()
+
+
+def explained_mean(label: str, values: Sequence[float] | np.ndarray, what: str, unit: str = "unit") -> Explained:
+    """The mean of `values` (NaN dropped) with its arithmetic: `what` of the N `unit`(s) with a value, summed, then
+    divided by N. NaN when no value is left."""
+    kept, notes = _with_values(values, unit)
     if not len(kept):
         return Explained(label, float("nan"), (Step(f"no {unit} has a value: missing"),), notes)
     total, value = float(kept.sum()), float(kept.mean())
@@ -75,10 +80,7 @@ def explained_paired_difference(
 def explained_share(label: str, hits: Sequence[float] | np.ndarray, what: str, unit: str = "unit") -> Explained:
     """The share of the units that are hits (1.0; 0.0 a miss, NaN left out), with its arithmetic k / n: the same
     number as `explained_mean` of the same values (a sum of ones and zeros is exact)."""
-    numbers = np.asarray(hits, dtype=float)
-    kept = numbers[~np.isnan(numbers)]
-    left = len(numbers) - len(kept)
-    notes = (f"{left} {unit}(s) without a value left out",) if left else ()
+    kept, notes = _with_values(hits, unit)
     if not len(kept):
         return Explained(label, float("nan"), (Step(f"no {unit}: missing"),), notes)
     k, value = int(kept.sum()), float(kept.mean())

@@ -11,7 +11,6 @@ built once per process: building costs seconds, encoding a sentence milliseconds
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,18 +42,16 @@ def distinct_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
 
 @dataclass(frozen=True)
 class EmbedStats:
-    """What one `embed` call did: texts asked for, distinct among them, found in the cache, encoded, and
-    torch's thread count (0 when every vector came from the cache and torch was never loaded, and for the USE
-    encoder, which runs in numpy on one thread: `numpy_encoder` says so)."""
+    """What one `embed` call did: texts asked for, distinct among them, found in the cache, encoded, and what
+    encoded them, one text at a time: "onnxruntime" or "torch" (resources/text/onnx_encoder.py), "numpy" (the USE
+    encoder, on one BLAS thread), or "" when every vector came from the cache."""
 
     texts: int
     distinct: int
     cached: int
     encoded: int
     encode_s: float
-    torch_threads: int
-    numpy_encoder: bool = False
-    backend: str = ""  # what encoded the texts, one at a time: "onnxruntime" or "torch" ("" when nothing was)
+    backend: str = ""
 
     def __str__(self) -> str:
         return (
@@ -62,7 +59,7 @@ class EmbedStats:
             f"{self.encoded} encoded in {self.encode_s:.1f} s "
             + (
                 "(numpy, one BLAS thread)"
-                if self.numpy_encoder
+                if self.backend == "numpy"
                 else f"({self.backend}, one text at a time)"
                 if self.backend
                 else "(encoder not loaded)"
@@ -95,8 +92,7 @@ def embed_with_stats(
             cache.put_many(name_or_path, [distinct[i] for i in missing], encoded)
     encode_s = time.perf_counter() - started
     backend = encoder.backend if encoder is not None and missing else ""
-    threads = sys.modules["torch"].get_num_threads() if backend == "torch" else 0
-    stats = EmbedStats(len(texts), len(distinct), len(found), len(missing), encode_s, threads, backend=backend)
+    stats = EmbedStats(len(texts), len(distinct), len(found), len(missing), encode_s, backend)
     if encoder is None:
         width = next(iter(found.values())).shape[0]
     elif missing:
@@ -130,7 +126,8 @@ def _embed_use(
         unique[missing] = encoded
         if cache is not None:
             cache.put_many(USE_MODEL, [distinct[i] for i in missing], encoded)
-    stats = EmbedStats(count, len(distinct), len(found), len(missing), time.perf_counter() - started, 0, bool(missing))
+    encode_s = time.perf_counter() - started
+    stats = EmbedStats(count, len(distinct), len(found), len(missing), encode_s, "numpy" if missing else "")
     return unique[inverse], stats
 
 
