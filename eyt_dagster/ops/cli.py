@@ -792,7 +792,9 @@ def _progress_option(command: argparse.ArgumentParser) -> None:
 
 
 # The commands that write to the data directory: checked for a writable folder with room before they start.
-WRITING_COMMANDS = frozenset({"run", "refresh", "remove-target", "migrate", "register-targets", "bench", "dev"})
+WRITING_COMMANDS = frozenset(
+    {"run", "refresh", "remove-target", "migrate", "register-targets", "bench", "dev", "annotate"}
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -961,6 +963,9 @@ def main(argv: list[str] | None = None) -> int:
     view.add_argument("--pool", action="append", help="with --export: this pool only (repeatable; default all)")
     view.add_argument("--force", action="store_true", help="with --export: replace an earlier export in DIR")
     view.set_defaults(func=cmd_view)
+    from eyt_dagster.ops.annotate_cli import add_annotate_parser
+
+    add_annotate_parser(sub)
     args = parser.parse_args(argv)
     if getattr(args, "progress_every", None) is not None:  # read by the display (eyt_dagster/ops/progress_display.py)
         os.environ[env_settings.PROGRESS_EVERY.name] = f"{args.progress_every:g}"
