@@ -27,7 +27,8 @@ DESCRIPTION = (
 )
 SHEET_FILE = "sheet.csv"
 MANIFEST_FILE = "manifest.json"
-WRITTEN = (SHEET_FILE, MANIFEST_FILE, "index.html")  # besides items/*.html
+# what the digests and the transcripts read of dialogue_turns
+TURN_COLUMNS = ("target", "pool", "seed_id", "turn", "user_text", "response_text", "complete", "error")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             f"by every target of the pool among {targets}; run `eyt run` first"
         )
     keys = [(t, d.pool, s) for d in draws for t in d.targets for s in d.seed_ids]
-    turns = read_table(warehouse, "dialogue.dialogue_turns")
+    turns = read_table(warehouse, "dialogue.dialogue_turns", TURN_COLUMNS)
     turns = turns[turns["pool"].isin([d.pool for d in draws])]
     items = sample.blind_items(draws, judged, sample.digests_of(turns, keys), seed)
     sheet = sheet_id(seed, keys)
