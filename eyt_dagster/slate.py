@@ -306,6 +306,12 @@ class Slate(BaseModel):
             return source.language
         return POOL_LANGUAGES[pool]
 
+    def judge_language(self, pool: str) -> str:
+        """The language of the judges' prompts for `pool`: English for an English pool; for a pool played in another
+        language, `judge_prompt_language` (docs/languages.md#the-judges-prompt-language)."""
+        language = self.pool_language(pool)
+        return DEFAULT_LANGUAGE if language == DEFAULT_LANGUAGE else self.judge_prompt_language
+
     def voice_pools_of(self, target_id: str) -> list[str]:
         """The pools voice target `target_id` plays in the spoken EYT-Bench: every pool, in its language, except that
         a cascade whose recogniser writes English only (`english_only_asr`) plays the English pools only."""

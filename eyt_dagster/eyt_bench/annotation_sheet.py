@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -37,6 +38,9 @@ TURN_FIELDS: tuple[str, ...] = tuple(DIMENSION_NAMES.values())  # empathy, perso
 DIALOGUE_FIELDS: tuple[str, ...] = ("completed", "satisfaction")
 SCORE_FIELDS: tuple[str, ...] = (*TURN_FIELDS, *DIALOGUE_FIELDS)
 SHEET_COLUMNS: tuple[str, ...] = ("sheet", "item", "turn", "annotator", *SCORE_FIELDS, "note")
+# Where `eyt annotate export` keeps each sheet's manifest, under the data directory: <this>/<sheet>.json, the copy
+# `eyt annotate import` checks a filled sheet against.
+MANIFESTS_DIR = PurePosixPath("annotations") / "sheets"
 FINAL_TURN = "final"  # the turn cell of an item's whole-dialogue row
 DIALOGUE_TURN = 0  # the turn number the whole-dialogue fields are stored under in dialogue.human_annotations
 

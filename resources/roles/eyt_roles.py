@@ -58,8 +58,7 @@ class EytRoles:
     def judge_language(self, pool: str | None) -> str:
         """The language of the judges' prompts for `pool`: English for an English pool; for a pool played in Chinese,
         the slate's `judge_prompt_language` (docs/languages.md#the-judges-prompt-language)."""
-        language = self._language(pool)
-        return DEFAULT_LANGUAGE if language == DEFAULT_LANGUAGE else self.slate.judge_prompt_language
+        return self.slate.judge_language(pool) if pool is not None else DEFAULT_LANGUAGE
 
     def _judge(self, ref: ModelRef, run_id: str | None, repeat: int = 0, pool: str | None = None) -> Judge:
         if ref.is_baseline:
