@@ -74,7 +74,12 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             continue
         ids = set(raw["sheet"].str.strip()) - {""} if "sheet" in raw.columns else set()
-        manifests = {sheet: store.read_manifest(data, sheet) for sheet in ids}
+        try:
+            manifests = {sheet: store.read_manifest(data, sheet) for sheet in ids}
+        except ValueError as exc:  # a manifest copy that does not parse: named, nothing imported
+            print(f"{name}: {exc}", file=sys.stderr)
+            failed += 1
+            continue
         check = ai.check_sheet(str(path.resolve()), raw, manifests, slate.name, digests, manifest_place=place)
         check.name = name  # messages name the file as the user gave it; the store records the absolute path
         if check.ignored_columns:
