@@ -20,8 +20,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from eyt_dagster.core.env_settings import data_dir
 from eyt_dagster.core.languages import DEFAULT_LANGUAGE
 from eyt_dagster.core.model_ref import ModelRef
+from eyt_dagster.eyt_bench.annotation_sheet import LABELS_DIR
 from eyt_dagster.eyt_bench.prompts import AUDIT_PROMPT_KEY, prompt_hash
 from eyt_dagster.eyt_bench.settings import PoolSource
 from eyt_dagster.slate import Slate, TargetRef
@@ -86,6 +88,16 @@ def _file(value: str | None) -> dict[str, Any] | None:
     path = Path(value)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else None
     return {"path": value, "sha256": digest}
+
+
+def _label_store(slate: Slate) -> dict[str, str] | None:
+    """The human labels `eyt annotate import` keeps in the data directory (EYT_DATA_DIR, as the code location
+    reads it): each file's name and a hash of its bytes, so an import (or a --replace) makes dialogue/human_annotations
+    stale; None while the store holds no file (OPTIONAL), so a data directory without labels keeps its code
+    versions. Not a slate field: the store belongs to the data directory, whatever slate reads it."""
+    folder = data_dir() / LABELS_DIR
+    files = sorted(p for p in folder.glob("*.csv") if not p.name.startswith(".")) if folder.is_dir() else []
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:12] for p in files} or None
 
 
 def _speech_role(role: Literal["generator", "validator", "tone_judge"]) -> Callable[[Slate], Any]:
@@ -156,6 +168,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "cross_judge_dialogues": lambda s: s.cross_judge_dialogues,
     "reasoning_pairs": lambda s: [p.model_dump() for p in s.reasoning_pairs],
     "human_annotations": lambda s: _file(s.human_annotations),
+    "human_labels": _label_store,
     "simulator": lambda s: role_settings(s.simulator),
     "judges": lambda s: [role_settings(j) for j in s.judges],
     "replacement_judge": lambda s: role_settings(s.replacement_judge),
@@ -250,7 +263,7 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
         "replacement_judge",
         *_FLAGGED,
     ),
-    "dialogue/human_annotations": ("human_annotations",),
+    "dialogue/human_annotations": ("human_annotations", "human_labels"),
     "dialogue/human_alignment": ("judge_combine", "judges", *_FLAGGED),
     "speech/scenarios": (
         "seed",
@@ -343,6 +356,7 @@ OPTIONAL = frozenset(
         "judge_prompt_language",
         "speech.language",
         "speech.contrast_by_engine",
+        "human_labels",
     }
 )
 

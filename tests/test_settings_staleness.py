@@ -380,3 +380,29 @@ def test_observing_the_target_settings_records_every_slate_target_with_its_setti
         assert observed.tags["dagster/data_version"] == ss.fingerprint(ss.eyt_target_settings(ref))
         assert observed.metadata[SETTINGS_KEY].value == ss.eyt_target_settings(ref)
         assert "max_concurrency" not in observed.metadata[SETTINGS_KEY].value
+
+
+@pytest.mark.materialisation
+def test_imported_labels_make_human_annotations_stale_and_none_leave_it_fresh(world, capsys, monkeypatch):
+    """The label store of the data directory (`eyt annotate import`) is a setting of dialogue/human_annotations:
+    a file in it makes the asset stale, naming human_labels; with none the asset stays fresh."""
+    import pandas as pd
+
+    from eyt_dagster.eyt_bench.annotation_import import LABEL_COLUMNS
+    from resources.storage import annotation_labels
+
+    directory, path, instance = world
+    data = directory / "data"
+    monkeypatch.setenv("EYT_DATA_DIR", str(data))  # where the code location looks for the store
+    asset = AssetSelection.assets(["dialogue", "human_annotations"])
+    materialize(assets_for(load_slate(path)), selection=asset, resources=resources_for(path, data), instance=instance)
+    assert ("dialogue/human_annotations", "-") not in dry_run(world, capsys, "no_labels", lambda raw: None)
+
+    label = dict(zip(LABEL_COLUMNS, ["ann1", A, POOL, f"{POOL}:x", 1, "empathy", 3.0, "s1-00000000", "f.csv"]))
+    written = annotation_labels.add_labels(data, pd.DataFrame([label]), "s1-00000000")
+    try:
+        rows = dry_run(world, capsys, "labels", lambda raw: None)
+    finally:
+        written.unlink()
+    status, causes = rows[("dialogue/human_annotations", "-")]
+    assert status == "STALE" and "human_labels" in causes, rows

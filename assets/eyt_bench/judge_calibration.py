@@ -11,9 +11,10 @@ from assets._asset_args import AssetPlace
 from assets._output import now_utc, stats_metadata, table_output
 from assets._progress import PROGRESS_EVERY, step_progress
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
+from eyt_dagster.eyt_bench.annotation_import import combine_annotations
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS, ablation_table, agreement_table, cross_judge_sample
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
-from eyt_dagster.eyt_bench.human_alignment import alignment_table, read_annotations
+from eyt_dagster.eyt_bench.human_alignment import DIMENSIONS, alignment_table, read_annotations
 from eyt_dagster.eyt_bench.judging import (
     FINAL_PROMPT_HASH,
     TURN_PROMPT_HASH,
@@ -25,6 +26,7 @@ from eyt_dagster.eyt_bench.judging import (
 )
 from resources.models.model_access import ModelAccess, ReportAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
+from resources.storage.annotation_labels import read_store
 
 LOGIC_VERSION = "1"
 _REPORT: AssetPlace = dict(key_prefix=["dialogue"], group_name="reports")
@@ -170,20 +172,32 @@ def annotations_path(setting: str | None) -> Path | None:
     return Path(setting) if setting else None
 
 
-@asset(**_REPORT, code_version=LOGIC_VERSION)
-def human_annotations(context: AssetExecutionContext, slate: SlateAccess) -> Output[pd.DataFrame]:
-    """Human scores imported from the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py); rows
-    with an empty score are kept as missing. Empty when the slate names no file."""
+# .1: plus the labels imported with `eyt annotate import` (the data directory's label store) and their sheet
+@asset(**_REPORT, code_version=f"{LOGIC_VERSION}.1")
+def human_annotations(
+    context: AssetExecutionContext, slate: SlateAccess, reports: ReportAccess
+) -> Output[pd.DataFrame]:
+    """Human scores: the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py; rows with an empty
+    score are kept as missing) and every label imported with `eyt annotate import` (docs/annotation.md). An
+    imported label replaces a CSV row of the same annotator, turn-cell and field. Empty when there are neither."""
     path = annotations_path(slate.slate.human_annotations)
     if path is None:
-        context.log.info("the slate names no human_annotations file; the table is empty")
-        df = pd.DataFrame(columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"])
+        context.log.info("the slate names no human_annotations file")
+        csv = pd.DataFrame(columns=["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"])
     else:
-        df = read_annotations(path)
-    df["source_file"] = str(path) if path else None
+        csv = read_annotations(path)
+    csv["sheet"] = None
+    csv["source_file"] = str(path) if path else None
+    imported = read_store(reports.data_dir)
+    df, replaced = combine_annotations(csv, imported)
+    if replaced:
+        context.log.info(f"{replaced} row(s) of {path} replaced by imported labels of the same annotator and cell")
     df["created_at"] = now_utc()
     return table_output(
-        df, annotations_file=str(path) if path else "none", missing_scores=int(df["score"].isna().sum())
+        df,
+        annotations_file=str(path) if path else "none",
+        imported_labels=len(imported),
+        missing_scores=int(df["score"].isna().sum()),
     )
 
 
@@ -196,15 +210,16 @@ def human_alignment(
     human_annotations: pd.DataFrame,
 ) -> Output[pd.DataFrame]:
     """Paper Table 15: judge vs human annotations per dimension (r, rho, bias, kappas, alpha, tolerance
-    bands, early/late lenience)."""
-    if human_annotations.empty:
+    bands, early/late lenience) on the per-turn dimensions; the whole dialogue's fields are left out."""
+    turns = human_annotations[human_annotations["dimension"].isin(DIMENSIONS)]  # not the whole dialogue's fields
+    if turns.empty:
         df = pd.DataFrame(columns=["dimension", "n_cells"])
     else:
-        annotated = human_annotations.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index
+        annotated = turns.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index
         keep = judge_verdicts.astype({"seed_id": str}).set_index(["target", "pool", "seed_id"]).index.isin(annotated)
         judge = turn_dimension_scores(judge_verdicts[keep], slate.slate.judge_combine)  # the annotated dialogues'
-        df = alignment_table(human_annotations, judge, store=reports.cache)
-        context.log.info(baseline_note(flag_targets(human_annotations.drop_duplicates("target"), slate.slate)))
+        df = alignment_table(turns, judge, store=reports.cache)
+        context.log.info(baseline_note(flag_targets(turns.drop_duplicates("target"), slate.slate)))
     df["judges"] = ", ".join(j.id for j in slate.slate.judges)
     df["created_at"] = now_utc()
     return table_output(df)

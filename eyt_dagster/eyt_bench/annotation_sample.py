@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from eyt_dagster.eyt_bench.annotation_sheet import FINAL_TURN, SHEET_COLUMNS, SheetItem, SheetManifest, dialogue_digest
+from eyt_dagster.eyt_bench.annotation_sheet import (
+    FINAL_TURN,
+    SHEET_COLUMNS,
+    SheetItem,
+    SheetManifest,
+    dialogue_digest,
+    dialogue_digests,
+)
 from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns, ok_rows
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, RUBRIC
 
@@ -120,15 +127,10 @@ def blind_items(
 
 
 def digests_of(turns: pd.DataFrame, keys: Iterable[Key]) -> dict[Key, str]:
-    """dialogue_digest of each dialogue's dialogue_turns rows."""
+    """dialogue_digest of each of these dialogues' dialogue_turns rows."""
     wanted = set(keys)
-    rows = turns[[*KEYS, "turn", "user_text", "response_text"]].to_dict("records") if len(turns) else []
-    by_key: dict[Key, list[dict[str, object]]] = {k: [] for k in wanted}
-    for row in rows:
-        key = _key(row)
-        if key in wanted:
-            by_key[key].append(row)
-    return {k: dialogue_digest(v) for k, v in by_key.items()}
+    every = dialogue_digests(turns[turns.set_index(list(KEYS)).index.isin(wanted)] if len(turns) else turns)
+    return {k: every.get(k, dialogue_digest([])) for k in wanted}
 
 
 def sheet_rows(manifest: SheetManifest, annotator: str = "") -> list[dict[str, str]]:

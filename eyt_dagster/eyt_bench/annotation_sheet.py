@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES
@@ -41,6 +42,8 @@ SHEET_COLUMNS: tuple[str, ...] = ("sheet", "item", "turn", "annotator", *SCORE_F
 # Where `eyt annotate export` keeps each sheet's manifest, under the data directory: <this>/<sheet>.json, the copy
 # `eyt annotate import` checks a filled sheet against.
 MANIFESTS_DIR = PurePosixPath("annotations") / "sheets"
+# Where `eyt annotate import` keeps the labels it accepted, one file per import (resources/storage/annotation_labels.py).
+LABELS_DIR = PurePosixPath("annotations") / "labels"
 FINAL_TURN = "final"  # the turn cell of an item's whole-dialogue row
 DIALOGUE_TURN = 0  # the turn number the whole-dialogue fields are stored under in dialogue.human_annotations
 
@@ -104,6 +107,18 @@ def dialogue_digest(turns: Iterable[Mapping[str, Any]]) -> str:
     rows = sorted(((int(t["turn"]), t.get("user_text"), t.get("response_text")) for t in turns), key=lambda r: r[0])
     text = json.dumps([[n, u if isinstance(u, str) else None, r if isinstance(r, str) else None] for n, u, r in rows])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def dialogue_digests(turns: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """dialogue_digest of every dialogue in rows of dialogue.dialogue_turns (target, pool, seed_id, turn, user_text,
+    response_text), keyed by (target, pool, seed_id): what the export records and the import compares."""
+    if turns.empty:
+        return {}
+    frame = turns.astype({"seed_id": str})
+    return {
+        (str(t), str(p), str(s)): dialogue_digest(group[["turn", "user_text", "response_text"]].to_dict("records"))
+        for (t, p, s), group in frame.groupby(["target", "pool", "seed_id"], sort=False)
+    }
 
 
 def manifest_json(manifest: SheetManifest) -> str:

@@ -10,6 +10,8 @@ Annotation CSV format (one row per annotator x turn x dimension, header required
 - dimension: one of empathy, persona, anthropomorphic (taxonomy.DIMENSION_NAMES).
 - score: the judge's dimension scale, 0-5 = the sum of five sub-indicators, on the half-point grid
   (0, 0.5, ..., 5). An empty score means "not scored": the row is kept with NaN and counted as missing.
+- The whole dialogue's fields may be given too (annotation_sheet.DIALOGUE_FIELDS): dimension completed (score 0 or
+  1) or satisfaction (an integer 1-5), at turn 0 (annotation_sheet.DIALOGUE_TURN). Table 15 leaves them out.
 - A (annotator, target, pool, seed_id, turn, dimension) key appears at most once.
 
 A turn-cell is (target, pool, seed_id, turn). Buckets on 0-5: Low < 2 <= Mid < 3.5 <= High, i.e. on the
@@ -28,12 +30,13 @@ import pandas as pd
 
 from eyt_dagster.core import result_cache, stats
 from eyt_dagster.core.storage_types import column_names
+from eyt_dagster.eyt_bench.annotation_sheet import DIALOGUE_FIELDS, DIALOGUE_TURN, SCALES, allowed
 from eyt_dagster.eyt_bench.table_contracts import HUMAN_ALIGNMENT_COLUMNS, HUMAN_ANNOTATIONS_COLUMNS
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, DIMENSION_TO_100
 
 KEYS = ["target", "pool", "seed_id", "turn"]
 # the CSV's columns: the human_annotations table's, without what the asset adds (assets/eyt_bench/judge_calibration.py)
-ANNOTATION_COLUMNS = column_names(HUMAN_ANNOTATIONS_COLUMNS, without=("source_file", "created_at"))
+ANNOTATION_COLUMNS = column_names(HUMAN_ANNOTATIONS_COLUMNS, without=("sheet", "source_file", "created_at"))
 DIMENSIONS: tuple[str, ...] = tuple(DIMENSION_NAMES.values())
 SCORE_MIN, SCORE_MAX = 0.0, 5.0
 GRID: tuple[float, ...] = tuple(i / 2 for i in range(11))  # 0, 0.5, ..., 5: kappa and alpha categories
@@ -62,24 +65,37 @@ def read_annotations(path: Path | str) -> pd.DataFrame:
         if (df[col] == "").any():
             _fail(path, df.index[df[col] == ""], f"empty {col}")
     turn = pd.to_numeric(df["turn"], errors="coerce")
-    bad = turn.isna() | (turn < 1) | (turn % 1 != 0)
+    whole = df["dimension"].isin(DIALOGUE_FIELDS)  # the whole dialogue's fields, at turn 0
+    bad = ~whole & (turn.isna() | (turn < 1) | (turn % 1 != 0))
     if bad.any():
         _fail(path, df.index[bad], "turn must be an integer >= 1")
-    unknown = ~df["dimension"].isin(DIMENSIONS)
+    bad = whole & (turn != DIALOGUE_TURN)
+    if bad.any():
+        _fail(
+            path,
+            df.index[bad],
+            f"turn must be {DIALOGUE_TURN} for {' and '.join(DIALOGUE_FIELDS)} (the whole dialogue)",
+        )
+    unknown = ~df["dimension"].isin(DIMENSIONS) & ~whole
     if unknown.any():
+        expected = ", ".join((*DIMENSIONS, *DIALOGUE_FIELDS))
         _fail(
             path,
             df.index[unknown],
-            f"unknown dimension {sorted(set(df.loc[unknown, 'dimension']))}; expected one of {', '.join(DIMENSIONS)}",
+            f"unknown dimension {sorted(set(df.loc[unknown, 'dimension']))}; expected one of {expected}",
         )
     empty = df["score"] == ""
     score = pd.to_numeric(df["score"].where(~empty), errors="coerce")
     if (score.isna() & ~empty).any():
         _fail(path, df.index[score.isna() & ~empty], "score is not a number")
-    outside = (score < SCORE_MIN) | (score > SCORE_MAX)
+    for name in DIALOGUE_FIELDS:
+        off = (df["dimension"] == name) & score.notna() & ~score.map(lambda v, f=name: allowed(f, float(v)))
+        if off.any():
+            _fail(path, df.index[off], f"{name} score off its scale: {SCALES[name]}")
+    outside = ~whole & ((score < SCORE_MIN) | (score > SCORE_MAX))
     if outside.any():
         _fail(path, df.index[outside], f"score outside {SCORE_MIN:g}-{SCORE_MAX:g}")
-    off_grid = score.notna() & ((score * 2) % 1 != 0)
+    off_grid = ~whole & score.notna() & ((score * 2) % 1 != 0)
     if off_grid.any():
         _fail(path, df.index[off_grid], "score is not on the half-point grid (0, 0.5, ..., 5)")
     out = df.assign(turn=turn.astype(int), score=score.astype(float))

@@ -356,8 +356,10 @@ CROSS_JUDGE_ABLATION_COLUMNS: Columns = {
     **_CREATED,
 }
 HUMAN_ANNOTATIONS_COLUMNS: Columns = {
-    # the annotation CSV's columns (format: eyt_bench/human_alignment.py), then the file each row came from
+    # the annotation CSV's columns (format: eyt_bench/human_alignment.py), then the sheet an imported label came
+    # from (eyt_bench/annotation_import.py; null for the CSV's rows) and the file each row came from
     **_text(["annotator", "target", "pool", "seed_id", "turn", "dimension", "score"], turn="int64", score="float64"),
+    "sheet": "string",
     "source_file": "string",
     **_CREATED,
 }

@@ -3,6 +3,7 @@ Postgres connections every cache opens, the reports' result cache, and paths sto
 directory. Imports no other group."""
 
 __all__ = [
+    "annotation_labels",
     "data_paths",
     "postgres_db",
     "report_cache",

@@ -172,3 +172,28 @@ def test_a_kept_table_is_the_computed_one_and_only_the_annotated_cells_count():
     unjudged = ha.alignment_table(annotations, other)
     pd.testing.assert_frame_equal(unjudged, ha.alignment_table(annotations, other.iloc[:0]), check_exact=True)
     assert (unjudged["n_cells"] == 0).all()
+
+
+def test_read_annotations_takes_the_whole_dialogues_fields_at_turn_0(tmp_path):
+    body = "A,T,p,s,1,empathy,3\nA,T,p,s,0,completed,1\nA,T,p,s,0,satisfaction,4\nB,T,p,s,0,satisfaction,\n"
+    annotations = ha.read_annotations(write(tmp_path, body))
+    assert list(zip(annotations["turn"], annotations["dimension"])) == [
+        (1, "empathy"),
+        (0, "completed"),
+        (0, "satisfaction"),
+        (0, "satisfaction"),
+    ]
+    assert annotations["score"].isna().sum() == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("A,T,p,s,1,satisfaction,4\n", r"line\(s\) 2: turn must be 0 for completed and satisfaction"),
+        ("A,T,p,s,0,satisfaction,2.5\n", r"line\(s\) 2: satisfaction score off its scale"),
+        ("A,T,p,s,0,completed,3\n", r"line\(s\) 2: completed score off its scale"),
+    ],
+)
+def test_read_annotations_checks_the_dialogue_fields(tmp_path, body, message):
+    with pytest.raises(ValueError, match=message):
+        ha.read_annotations(write(tmp_path, body))
