@@ -156,6 +156,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "cross_judge_dialogues": lambda s: s.cross_judge_dialogues,
     "reasoning_pairs": lambda s: [p.model_dump() for p in s.reasoning_pairs],
     "human_annotations": lambda s: _file(s.human_annotations),
+    "min_human_labels": lambda s: s.min_human_labels,
     "simulator": lambda s: role_settings(s.simulator),
     "judges": lambda s: [role_settings(j) for j in s.judges],
     "replacement_judge": lambda s: role_settings(s.replacement_judge),
@@ -252,6 +253,7 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     ),
     "dialogue/human_annotations": ("human_annotations",),
     "dialogue/human_alignment": ("judge_combine", "judges", *_FLAGGED),
+    "dialogue/judge_corrected": ("alpha", "min_human_labels", *_FLAGGED),
     "speech/scenarios": (
         "seed",
         "speech.generator",

@@ -1,0 +1,208 @@
+"""dialogue.judge_corrected's domain (eyt_bench/judge_correction.py) on hand-computed cells: the people's
+per-dialogue values made as the judge's are (Eq. 4 at the slate's alpha, FICR's and satisfaction's scales),
+several annotators averaged, a partly labelled dialogue left out, min_human_labels choosing the figure shown."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from eyt_dagster.core.prediction_powered import prediction_powered_mean
+from eyt_dagster.eyt_bench.judge_correction import (
+    CORRECTED,
+    JUDGE_ONLY,
+    METRICS,
+    NO_LABELS,
+    cell_corrections,
+    corrected_table,
+    human_dialogue_values,
+    judged_turns,
+)
+
+pytestmark = pytest.mark.unit
+
+ALPHA = 0.2  # Eq. 4 at T = 3: turns 1 and 2 weigh 0.2, turn 3 weighs 1 - 2 x 0.2 = 0.6
+SEEDS = ["s0", "s1", "s2", "s3", "s4"]
+JUDGE_EMPATHY = [40.0, 50.0, 60.0, 70.0, 80.0]
+JUDGE_COMPLETED = [True, False, True, True, False]
+JUDGE_SATISFACTION = [75.0, 25.0, 50.0, 100.0, 0.0]
+
+
+def _scores() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "target": "A",
+            "pool": "p",
+            "seed_id": SEEDS,
+            "n_turns": 3,
+            "completed": pd.array(JUDGE_COMPLETED, dtype="boolean"),
+            "satisfaction": JUDGE_SATISFACTION,
+            "empathy": JUDGE_EMPATHY,
+            "persona": [50.0] * 5,
+            "anthropomorphic": [50.0] * 5,
+        }
+    )
+
+
+def _verdicts(failed: tuple[tuple[str, int], ...] = ()) -> pd.DataFrame:
+    rows = [
+        {
+            "target": "A",
+            "pool": "p",
+            "seed_id": s,
+            "turn": t,
+            "judge": "j",
+            "error": "timeout" if (s, t) in failed else None,
+        }
+        for s in SEEDS
+        for t in (1, 2, 3)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _intervals() -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"target": "A", "pool": "p", "metric": m, "value": 1.0, "ci_low": 0.5, "ci_high": 1.5} for m in METRICS]
+    )
+
+
+def _ann(annotator: str, seed: str, turn: int, dimension: str, score: float) -> dict[str, object]:
+    return {
+        "annotator": annotator,
+        "target": "A",
+        "pool": "p",
+        "seed_id": seed,
+        "turn": turn,
+        "dimension": dimension,
+        "score": score,
+        "sheet": None,
+    }
+
+
+def _annotations() -> pd.DataFrame:
+    """a1 labels s0-s2 fully; a2 labels s0 and s1 (averaged with a1 per turn); s3 has empathy on turns 1-2 only
+    (partly labelled); a NaN score is not a score."""
+    rows = []
+    a1 = {"s0": [0.5, 2.0, 3.0], "s1": [2.0, 2.0, 2.0], "s2": [3.0, 4.0, 5.0]}
+    a2 = {"s0": [1.5, 2.0, 3.0], "s1": [2.0, 2.0, 2.0]}
+    for annotator, turns in (("a1", a1), ("a2", a2)):
+        for seed, values in turns.items():
+            for turn, value in enumerate(values, start=1):
+                rows.append(_ann(annotator, seed, turn, "empathy", value))
+    for seed, completed, satisfaction in (("s0", 1.0, 5.0), ("s1", 0.0, 1.0), ("s2", 1.0, 3.0)):
+        rows += [_ann("a1", seed, 0, "completed", completed), _ann("a1", seed, 0, "satisfaction", satisfaction)]
+    rows += [_ann("a2", "s0", 0, "completed", 0.0), _ann("a2", "s0", 0, "satisfaction", 4.0)]
+    rows += [_ann("a1", "s3", 1, "empathy", 4.0), _ann("a1", "s3", 2, "empathy", 4.0)]
+    rows += [_ann("a1", "s3", 3, "empathy", float("nan"))]
+    return pd.DataFrame(rows)
+
+
+def _lengths() -> pd.Series:
+    return _scores().set_index(["target", "pool", "seed_id"])["n_turns"]
+
+
+def _by_metric(min_human_labels: int = 3, annotations: pd.DataFrame | None = None, failed=()) -> dict[str, object]:
+    found = cell_corrections(
+        _scores(),
+        _annotations() if annotations is None else annotations,
+        _verdicts(failed),
+        _intervals(),
+        alpha=ALPHA,
+        min_human_labels=min_human_labels,
+    )
+    return {c.metric: c for c in found}
+
+
+def test_human_values_are_weighted_and_scaled_as_the_judges():
+    values = human_dialogue_values(_annotations(), judged_turns(_verdicts()), _lengths(), ALPHA).set_index("seed_id")
+    # s0: annotators averaged per turn -> 1, 2, 3; 0.2 x 1 + 0.2 x 2 + 0.6 x 3 = 2.4 -> x 20 = 48
+    # s1: 2, 2, 2 -> 2 -> 40; s2: 0.2 x 3 + 0.2 x 4 + 0.6 x 5 = 4.4 -> 88
+    assert values.loc[["s0", "s1", "s2"], "empathy"].tolist() == pytest.approx([48.0, 40.0, 88.0])
+    assert math.isnan(values.loc["s3", "empathy"])  # turn 3 has no score: not labelled
+    # completion on FICR's 0-1 scale (s0: a1 says 1, a2 says 0 -> 0.5); satisfaction 1-5 to 0-100 ((x - 1) x 25):
+    # s0 (5 + 4) / 2 = 4.5 -> 87.5, s1 1 -> 0, s2 3 -> 50
+    assert values.loc[["s0", "s1", "s2"], "ficr"].tolist() == pytest.approx([0.5, 0.0, 1.0])
+    assert values.loc[["s0", "s1", "s2"], "satisfaction"].tolist() == pytest.approx([87.5, 0.0, 50.0])
+    assert values.loc["s0"].isna()[["persona", "anthropomorphic"]].all()  # never scored
+
+
+def test_a_cell_is_the_prediction_powered_mean_of_its_labelled_dialogues():
+    cells = _by_metric()
+    empathy = cells["empathy"]
+    # labelled: s0-s2 (s3 partly labelled is left out and counts among the judge-only dialogues)
+    expected = prediction_powered_mean([48.0, 40.0, 88.0], [40.0, 50.0, 60.0], [70.0, 80.0])
+    assert (empathy.n_dialogues, empathy.n_labelled, empathy.n_partly_labelled) == (5, 3, 1)
+    assert empathy.ppi is not None
+    assert empathy.ppi.estimate == pytest.approx(expected.estimate)
+    assert empathy.ppi.se == pytest.approx(expected.se)
+    assert empathy.ppi.lam == pytest.approx(expected.lam)
+    assert empathy.people_mean == pytest.approx(176.0 / 3)
+    # people's interval: mean -/+ 1.96 x sd / sqrt(n), sd divided by n
+    sd = float(np.std([48.0, 40.0, 88.0]))
+    assert empathy.people_low == pytest.approx(176.0 / 3 - 1.959964 * sd / math.sqrt(3), abs=1e-4)
+    # the judge's figure is the leaderboard's interval row
+    assert (empathy.judge_mean, empathy.judge_low, empathy.judge_high) == (1.0, 0.5, 1.5)
+    ficr = cells["ficr"]
+    assert ficr.ppi is not None and ficr.n_labelled == 3
+    expected = prediction_powered_mean([0.5, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 0.0])
+    assert ficr.ppi.estimate == pytest.approx(expected.estimate)
+    satisfaction = cells["satisfaction"]
+    expected = prediction_powered_mean([87.5, 0.0, 50.0], [75.0, 25.0, 50.0], [100.0, 0.0])
+    assert satisfaction.ppi is not None and satisfaction.ppi.estimate == pytest.approx(expected.estimate)
+
+
+def test_two_annotators_are_counted_and_their_agreement_measured():
+    empathy = _by_metric()["empathy"]
+    assert empathy.n_annotators == 2
+    # each annotator's own values: a1 s0 0.2 x 0.5 + 0.4 + 1.8 = 2.3 -> 46, s1 40, s2 88; a2 s0 2.5 -> 50, s1 40.
+    # Interval alpha over the pairable values 46, 50, 40, 40: observed 32 / 4 = 8, expected 576 / 12 = 48
+    assert empathy.annotator_alpha == pytest.approx(1 - 8 / 48)
+
+
+def test_min_human_labels_chooses_the_figure_shown():
+    table = corrected_table(list(_by_metric(min_human_labels=3).values())).set_index("metric")
+    assert table.loc["empathy", "shown"] == CORRECTED and table.loc["empathy", "why"] == ""
+    assert table.loc["empathy", "shown_mean"] == table.loc["empathy", "corrected_mean"]
+    assert table.loc["persona", "shown"] == JUDGE_ONLY and table.loc["persona", "why"] == NO_LABELS
+    table = corrected_table(list(_by_metric(min_human_labels=4).values())).set_index("metric")
+    assert table.loc["empathy", "shown"] == JUDGE_ONLY
+    assert table.loc["empathy", "why"] == "3 labelled dialogues, fewer than min_human_labels (4)"
+    assert (table.loc["empathy", ["shown_mean", "shown_low", "shown_high"]] == [1.0, 0.5, 1.5]).all()
+    assert not math.isnan(table.loc["empathy", "corrected_mean"])  # still reported beside
+
+
+def test_no_labels_at_all_gives_the_judges_figure_everywhere():
+    empty = _annotations().iloc[0:0]
+    table = corrected_table(list(_by_metric(annotations=empty).values()))
+    assert table["metric"].tolist() == list(METRICS)
+    assert (table["shown"] == JUDGE_ONLY).all() and (table["why"] == NO_LABELS).all()
+    assert (table["n_labelled"] == 0).all() and (table["n_dialogues"] == 5).all()
+    assert table[["people_mean", "corrected_mean", "ppi_lambda", "annotator_alpha"]].isna().all().all()
+    assert (table["shown_mean"] == 1.0).all()
+
+
+def test_one_labelled_dialogue_has_a_people_mean_but_no_correction():
+    one = _annotations()
+    one = one[(one["seed_id"] == "s1") & (one["annotator"] == "a1")]
+    empathy = _by_metric(annotations=one)["empathy"]
+    assert empathy.n_labelled == 1 and empathy.ppi is None and empathy.people_mean == pytest.approx(40.0)
+    assert empathy.why == "1 labelled dialogue, fewer than min_human_labels (3)"
+    assert math.isnan(empathy.explained().number())
+
+
+def test_a_turn_the_judge_did_not_answer_is_not_needed_and_the_weights_renormalise():
+    """s3's turn 3 has no human score; with the judge's call on it failed too, s3 is labelled on turns 1-2, weighed
+    as the judge's would be: 0.2 / 0.4 each -> (4 + 4) / 2 = 4 -> 80."""
+    values = human_dialogue_values(
+        _annotations(), judged_turns(_verdicts(failed=(("s3", 3),))), _lengths(), ALPHA
+    ).set_index("seed_id")
+    assert values.loc["s3", "empathy"] == pytest.approx(80.0)
+
+
+def test_the_corrected_number_explains_itself():
+    empathy = _by_metric()["empathy"]
+    explained = empathy.explained()
+    assert empathy.ppi is not None and explained.number() == pytest.approx(empathy.ppi.estimate)
+    assert any("partly labelled" in note for note in explained.notes)
+    assert any("shown: corrected" in note for note in explained.notes)
