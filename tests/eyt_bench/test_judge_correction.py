@@ -3,7 +3,9 @@ per-dialogue values made as the judge's are (Eq. 4 at the slate's alpha, FICR's 
 several annotators averaged, a partly labelled dialogue left out, min_human_labels choosing the figure shown."""
 
 import math
+from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,6 +21,7 @@ from eyt_dagster.eyt_bench.judge_correction import (
     human_dialogue_values,
     judged_turns,
 )
+from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
 pytestmark = pytest.mark.unit
 
@@ -206,3 +209,38 @@ def test_the_corrected_number_explains_itself():
     assert empathy.ppi is not None and explained.number() == pytest.approx(empathy.ppi.estimate)
     assert any("partly labelled" in note for note in explained.notes)
     assert any("shown: corrected" in note for note in explained.notes)
+
+
+SQL = Path(__file__).resolve().parents[2] / "sql"
+
+
+def test_the_sql_twin_agrees_on_the_hand_made_cell():
+    """sql/judge_corrected.sql over the same rows (the dialogue fields at turn 0 included) gives the table's numbers."""
+    verdicts = _verdicts(failed=(("s4", 2),)).assign(**dict.fromkeys(SUBSCORE_COLUMNS, 0.5))
+    turns = verdicts[["target", "pool", "seed_id", "turn"]].drop_duplicates().assign(error=None, complete=True)
+    tables = {"dialogue_scores": _scores(), "judge_verdicts": verdicts, "dialogue_turns": turns}
+    tables["human_annotations"] = _annotations()
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA dialogue")
+    for name, frame in tables.items():
+        con.register("frame", frame)
+        con.execute(f"CREATE TABLE dialogue.{name} AS SELECT * FROM frame")
+        con.unregister("frame")
+    con.execute((SQL / "turn_dimensions.sql").read_text())
+    con.execute(f"CREATE OR REPLACE TEMP MACRO eyt_alpha() AS {ALPHA}::DOUBLE")
+    con.execute((SQL / "judge_corrected.sql").read_text())
+    con.execute("CREATE OR REPLACE TEMP MACRO eyt_min_human_labels() AS 3")
+    twin = con.execute("SELECT * FROM judge_corrected_sql").df().set_index("metric")
+    found = cell_corrections(_scores(), _annotations(), verdicts, _intervals(), alpha=ALPHA, min_human_labels=3)
+    table = corrected_table(found).set_index("metric")
+    assert twin.loc["persona", "n_labelled"] == 0 and twin.loc["empathy", "n_labelled"] == 3
+    for column in ("n_dialogues", "n_labelled", "people_mean", "ppi_lambda", "corrected_mean", "corrected_se"):
+        np.testing.assert_allclose(
+            twin.loc[list(METRICS), column].astype(float),
+            table.loc[list(METRICS), column].astype(float),
+            rtol=1e-9,
+            atol=1e-9,
+            equal_nan=True,
+            err_msg=column,
+        )
+    assert twin.loc[list(METRICS), "shown"].tolist() == table.loc[list(METRICS), "shown"].tolist()
