@@ -127,12 +127,13 @@ class CellCorrection:
     people_mean: float
     people_low: float
     people_high: float
-    min_human_labels: int
+    min_human_labels: int | None  # None: not known (the explorer, which reads the stored row's `shown` instead)
     ppi: PredictionPoweredMean | None = field(default=None)  # None with fewer than 2 labelled dialogues
 
     @property
     def shown(self) -> str:
-        return CORRECTED if self.ppi is not None and self.n_labelled >= self.min_human_labels else JUDGE_ONLY
+        enough = self.min_human_labels is not None and self.n_labelled >= self.min_human_labels
+        return CORRECTED if self.ppi is not None and enough else JUDGE_ONLY
 
     @property
     def why(self) -> str:
@@ -188,9 +189,10 @@ class CellCorrection:
         label = f"{self.metric} of {self.target} on {self.pool}, corrected by human labels"
         notes = [
             f"human values: the annotators' scores averaged per turn and field, then computed as the judge's "
-            f"({_HOW[self.metric]}); a dialogue counts as labelled only when every score it needs is there",
-            f"shown: {self.shown}" + (f" ({self.why})" if self.why else ""),
+            f"({_HOW[self.metric]}); a dialogue counts as labelled only when every score it needs is there"
         ]
+        if self.min_human_labels is not None:
+            notes.append(f"shown: {self.shown}" + (f" ({self.why})" if self.why else ""))
         if self.n_partly_labelled:
             notes.append(f"{self.n_partly_labelled} partly labelled dialogue(s) not used: a needed score is missing")
         if not math.isnan(self.annotator_alpha):
@@ -229,7 +231,7 @@ def cell_corrections(
     intervals: pd.DataFrame,
     *,
     alpha: float,
-    min_human_labels: int,
+    min_human_labels: int | None,
 ) -> list[CellCorrection]:
     """Every cell of `scores` (dialogue.dialogue_scores) x METRICS, in (pool, target, metric) order. `annotations`:
     dialogue.human_annotations; `verdicts`: dialogue.judge_verdicts of the annotated dialogues at least (which turns

@@ -23,94 +23,18 @@ from eyt_dagster.eyt_bench.judge_correction import (
 )
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
 
+from support import corrected_cell as cell
+from support.corrected_cell import ALPHA
+
 pytestmark = pytest.mark.unit
-
-ALPHA = 0.2  # Eq. 4 at T = 3: turns 1 and 2 weigh 0.2, turn 3 weighs 1 - 2 x 0.2 = 0.6
-SEEDS = ["s0", "s1", "s2", "s3", "s4"]
-JUDGE_EMPATHY = [40.0, 50.0, 60.0, 70.0, 80.0]
-JUDGE_COMPLETED = [True, False, True, True, False]
-JUDGE_SATISFACTION = [75.0, 25.0, 50.0, 100.0, 0.0]
-
-
-def _scores() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "target": "A",
-            "pool": "p",
-            "seed_id": SEEDS,
-            "n_turns": 3,
-            "completed": pd.array(JUDGE_COMPLETED, dtype="boolean"),
-            "satisfaction": JUDGE_SATISFACTION,
-            "empathy": JUDGE_EMPATHY,
-            "persona": [50.0] * 5,
-            "anthropomorphic": [50.0] * 5,
-        }
-    )
-
-
-def _verdicts(failed: tuple[tuple[str, int], ...] = ()) -> pd.DataFrame:
-    rows = [
-        {
-            "target": "A",
-            "pool": "p",
-            "seed_id": s,
-            "turn": t,
-            "judge": "j",
-            "error": "timeout" if (s, t) in failed else None,
-        }
-        for s in SEEDS
-        for t in (1, 2, 3)
-    ]
-    return pd.DataFrame(rows)
-
-
-def _intervals() -> pd.DataFrame:
-    return pd.DataFrame(
-        [{"target": "A", "pool": "p", "metric": m, "value": 1.0, "ci_low": 0.5, "ci_high": 1.5} for m in METRICS]
-    )
-
-
-def _ann(annotator: str, seed: str, turn: int, dimension: str, score: float) -> dict[str, object]:
-    return {
-        "annotator": annotator,
-        "target": "A",
-        "pool": "p",
-        "seed_id": seed,
-        "turn": turn,
-        "dimension": dimension,
-        "score": score,
-        "sheet": None,
-    }
-
-
-def _annotations() -> pd.DataFrame:
-    """a1 labels s0-s2 fully; a2 labels s0 and s1 (averaged with a1 per turn); s3 has empathy on turns 1-2 only
-    (partly labelled); a NaN score is not a score."""
-    rows = []
-    a1 = {"s0": [0.5, 2.0, 3.0], "s1": [2.0, 2.0, 2.0], "s2": [3.0, 4.0, 5.0]}
-    a2 = {"s0": [1.5, 2.0, 3.0], "s1": [2.0, 2.0, 2.0]}
-    for annotator, turns in (("a1", a1), ("a2", a2)):
-        for seed, values in turns.items():
-            for turn, value in enumerate(values, start=1):
-                rows.append(_ann(annotator, seed, turn, "empathy", value))
-    for seed, completed, satisfaction in (("s0", 1.0, 5.0), ("s1", 0.0, 1.0), ("s2", 1.0, 3.0)):
-        rows += [_ann("a1", seed, 0, "completed", completed), _ann("a1", seed, 0, "satisfaction", satisfaction)]
-    rows += [_ann("a2", "s0", 0, "completed", 0.0), _ann("a2", "s0", 0, "satisfaction", 4.0)]
-    rows += [_ann("a1", "s3", 1, "empathy", 4.0), _ann("a1", "s3", 2, "empathy", 4.0)]
-    rows += [_ann("a1", "s3", 3, "empathy", float("nan"))]
-    return pd.DataFrame(rows)
-
-
-def _lengths() -> pd.Series:
-    return _scores().set_index(["target", "pool", "seed_id"])["n_turns"]
 
 
 def _by_metric(min_human_labels: int = 3, annotations: pd.DataFrame | None = None, failed=()) -> dict[str, object]:
     found = cell_corrections(
-        _scores(),
-        _annotations() if annotations is None else annotations,
-        _verdicts(failed),
-        _intervals(),
+        cell.scores(),
+        cell.annotations() if annotations is None else annotations,
+        cell.verdicts(failed),
+        cell.intervals(),
         alpha=ALPHA,
         min_human_labels=min_human_labels,
     )
@@ -118,7 +42,9 @@ def _by_metric(min_human_labels: int = 3, annotations: pd.DataFrame | None = Non
 
 
 def test_human_values_are_weighted_and_scaled_as_the_judges():
-    values = human_dialogue_values(_annotations(), judged_turns(_verdicts()), _lengths(), ALPHA).set_index("seed_id")
+    values = human_dialogue_values(cell.annotations(), judged_turns(cell.verdicts()), cell.lengths(), ALPHA).set_index(
+        "seed_id"
+    )
     # s0: annotators averaged per turn -> 1, 2, 3; 0.2 x 1 + 0.2 x 2 + 0.6 x 3 = 2.4 -> x 20 = 48
     # s1: 2, 2, 2 -> 2 -> 40; s2: 0.2 x 3 + 0.2 x 4 + 0.6 x 5 = 4.4 -> 88
     assert values.loc[["s0", "s1", "s2"], "empathy"].tolist() == pytest.approx([48.0, 40.0, 88.0])
@@ -176,7 +102,7 @@ def test_min_human_labels_chooses_the_figure_shown():
 
 
 def test_no_labels_at_all_gives_the_judges_figure_everywhere():
-    empty = _annotations().iloc[0:0]
+    empty = cell.annotations().iloc[0:0]
     table = corrected_table(list(_by_metric(annotations=empty).values()))
     assert table["metric"].tolist() == list(METRICS)
     assert (table["shown"] == JUDGE_ONLY).all() and (table["why"] == NO_LABELS).all()
@@ -186,7 +112,7 @@ def test_no_labels_at_all_gives_the_judges_figure_everywhere():
 
 
 def test_one_labelled_dialogue_has_a_people_mean_but_no_correction():
-    one = _annotations()
+    one = cell.annotations()
     one = one[(one["seed_id"] == "s1") & (one["annotator"] == "a1")]
     empathy = _by_metric(annotations=one)["empathy"]
     assert empathy.n_labelled == 1 and empathy.ppi is None and empathy.people_mean == pytest.approx(40.0)
@@ -198,7 +124,7 @@ def test_a_turn_the_judge_did_not_answer_is_not_needed_and_the_weights_renormali
     """s3's turn 3 has no human score; with the judge's call on it failed too, s3 is labelled on turns 1-2, weighed
     as the judge's would be: 0.2 / 0.4 each -> (4 + 4) / 2 = 4 -> 80."""
     values = human_dialogue_values(
-        _annotations(), judged_turns(_verdicts(failed=(("s3", 3),))), _lengths(), ALPHA
+        cell.annotations(), judged_turns(cell.verdicts(failed=(("s3", 3),))), cell.lengths(), ALPHA
     ).set_index("seed_id")
     assert values.loc["s3", "empathy"] == pytest.approx(80.0)
 
@@ -216,10 +142,10 @@ SQL = Path(__file__).resolve().parents[2] / "sql"
 
 def test_the_sql_twin_agrees_on_the_hand_made_cell():
     """sql/judge_corrected.sql over the same rows (the dialogue fields at turn 0 included) gives the table's numbers."""
-    verdicts = _verdicts(failed=(("s4", 2),)).assign(**dict.fromkeys(SUBSCORE_COLUMNS, 0.5))
+    verdicts = cell.verdicts(failed=(("s4", 2),)).assign(**dict.fromkeys(SUBSCORE_COLUMNS, 0.5))
     turns = verdicts[["target", "pool", "seed_id", "turn"]].drop_duplicates().assign(error=None, complete=True)
-    tables = {"dialogue_scores": _scores(), "judge_verdicts": verdicts, "dialogue_turns": turns}
-    tables["human_annotations"] = _annotations()
+    tables = {"dialogue_scores": cell.scores(), "judge_verdicts": verdicts, "dialogue_turns": turns}
+    tables["human_annotations"] = cell.annotations()
     con = duckdb.connect()
     con.execute("CREATE SCHEMA dialogue")
     for name, frame in tables.items():
@@ -231,7 +157,9 @@ def test_the_sql_twin_agrees_on_the_hand_made_cell():
     con.execute((SQL / "judge_corrected.sql").read_text())
     con.execute("CREATE OR REPLACE TEMP MACRO eyt_min_human_labels() AS 3")
     twin = con.execute("SELECT * FROM judge_corrected_sql").df().set_index("metric")
-    found = cell_corrections(_scores(), _annotations(), verdicts, _intervals(), alpha=ALPHA, min_human_labels=3)
+    found = cell_corrections(
+        cell.scores(), cell.annotations(), verdicts, cell.intervals(), alpha=ALPHA, min_human_labels=3
+    )
     table = corrected_table(found).set_index("metric")
     assert twin.loc["persona", "n_labelled"] == 0 and twin.loc["empathy", "n_labelled"] == 3
     for column in ("n_dialogues", "n_labelled", "people_mean", "ppi_lambda", "corrected_mean", "corrected_se"):
