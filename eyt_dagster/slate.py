@@ -180,6 +180,13 @@ class Slate(BaseModel):
         default=None,
         description="CSV of human scores (see eyt_dagster/eyt_bench/human_alignment.py); 'example' = shipped file.",
     )
+    min_human_labels: int = Field(
+        default=10,
+        ge=2,
+        description="Labelled dialogues a target x pool cell needs before its judge-made numbers show the estimate "
+        "corrected by human labels instead of the judge's own (dialogue.judge_corrected; "
+        "docs/eyt-metrics.md#judge-error-in-the-intervals-prediction-powered-estimates).",
+    )
     sequential: SequentialSettings | None = Field(
         default=None,
         description="Stop when the ranking is settled: play each pool's ChatSEEDs in a seeded order, in batches, and "

@@ -169,6 +169,7 @@ READERS: dict[str, Callable[[Slate], Any]] = {
     "reasoning_pairs": lambda s: [p.model_dump() for p in s.reasoning_pairs],
     "human_annotations": lambda s: _file(s.human_annotations),
     "human_labels": _label_store,
+    "min_human_labels": lambda s: s.min_human_labels,
     "simulator": lambda s: role_settings(s.simulator),
     "judges": lambda s: [role_settings(j) for j in s.judges],
     "replacement_judge": lambda s: role_settings(s.replacement_judge),
@@ -265,6 +266,7 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     ),
     "dialogue/human_annotations": ("human_annotations", "human_labels"),
     "dialogue/human_alignment": ("judge_combine", "judges", *_FLAGGED),
+    "dialogue/judge_corrected": ("alpha", "min_human_labels", *_FLAGGED),
     "speech/scenarios": (
         "seed",
         "speech.generator",

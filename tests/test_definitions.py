@@ -131,6 +131,7 @@ ASSET_KEYS = {
     "dialogue/human_annotations",
     "dialogue/intent_similarity",
     "dialogue/judge_agreement",
+    "dialogue/judge_corrected",
     "dialogue/judge_verdicts",
     "dialogue/language_consistency",
     "dialogue/leaderboard",

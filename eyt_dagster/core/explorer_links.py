@@ -72,6 +72,12 @@ def judges_path(**params: Any) -> str:
     return _query("/judges", params)
 
 
+def corrected_path(target: str, pool: str, explain: str = "") -> str:
+    """A target x pool's judge-made numbers corrected by human labels (dialogue.judge_corrected); `explain` names a
+    metric (empathy, persona, anthropomorphic, ficr, satisfaction) whose arithmetic the page shows opened."""
+    return _query("/corrected", {"target": target, "pool": pool, "explain": explain})
+
+
 def voice_path(**params: Any) -> str:
     """The spoken EYT-Bench's page: its gap, ASR errors and prosody effect, and a cell's voiced dialogues."""
     return _query("/voice", params)

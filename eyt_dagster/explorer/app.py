@@ -39,6 +39,7 @@ from eyt_dagster.explorer.failures import FAILURES
 from eyt_dagster.explorer.formats import FILTERS
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.explorer.running import running_steps
+from eyt_dagster.eyt_bench import judge_correction
 from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
@@ -63,6 +64,7 @@ call_url = explorer_links.call_path
 compare_url = explorer_links.compare_path
 pairs_url = explorer_links.pairs_path
 judges_url = explorer_links.judges_path
+corrected_url = explorer_links.corrected_path
 speech_url = explorer_links.speech_path
 speech_item_url = explorer_links.speech_item_path
 speech_build_url = explorer_links.speech_build_path
@@ -84,6 +86,7 @@ def environment() -> Environment:
         compare_url=compare_url,
         pairs_url=pairs_url,
         judges_url=judges_url,
+        corrected_url=corrected_url,
         speech_url=speech_url,
         speech_item_url=speech_item_url,
         speech_build_url=speech_build_url,
@@ -314,6 +317,20 @@ def create_app(
             is_baseline=queries.baseline_flags(wh).get(target),
         )
 
+    async def corrected_cell(request: Request) -> Response:
+        q = request.query_params
+        target, pool = q.get("target", ""), q.get("pool", "")
+        found = explain.corrected(wh, target, pool)
+        if not found.rows and not found.explained:
+            return not_found(f"target '{target}' has no scored dialogues in pool '{pool}'")
+        return page(
+            "corrected.html",
+            cell={"target": target, "pool": pool},
+            found=found,
+            metrics=judge_correction.METRICS,
+            opened=q.get("explain", ""),
+        )
+
     async def speech_items(request: Request) -> Response:
         q = request.query_params
         chosen = {k: q.get(k, "") for k in ("composite", "subscale", "valence", "target", "condition", "outcome")}
@@ -459,6 +476,7 @@ def create_app(
             Route("/compare", side_by_side),
             Route("/pairs", paired),
             Route("/judges", judge_turns),
+            Route("/corrected", corrected_cell),
             Route("/speech", speech_items),
             Route("/speech/build", speech_build),
             Route("/speech/item/{dataset_id:path}", speech_item),

@@ -15,7 +15,7 @@ from eyt_dagster.core.errors import failures_line
 from eyt_dagster.core.explained import Explained, Figure, Step, agrees, figure
 from eyt_dagster.explorer.queries import Dialogue
 from eyt_dagster.explorer.reads import Warehouse
-from eyt_dagster.eyt_bench import analysis, leaderboard, metrics
+from eyt_dagster.eyt_bench import analysis, judge_correction, leaderboard, metrics
 from eyt_dagster.eyt_bench.dialogue_scoring import (
     KEYS,
     answered_turns,
@@ -264,6 +264,57 @@ def _interval(metric: str, span: dict[str, Any]) -> tuple[Step, ...]:
         float(span["ci_low"]) if not pd.isna(span["ci_low"]) else float("nan"),
         float(span["ci_high"]) if not pd.isna(span["ci_high"]) else float("nan"),
     )
+
+
+# -- judge-made numbers corrected by human labels -----------------------------------------------------------------
+
+CORRECTED_TABLES = (
+    "dialogue.dialogue_scores",
+    "dialogue.human_annotations",
+    "dialogue.judge_verdicts",
+    "dialogue.leaderboard_intervals",
+    "dialogue.judge_corrected",
+)
+
+
+@dataclass(frozen=True)
+class CorrectedCell:
+    """One target x pool's dialogue.judge_corrected rows (by metric) and each corrected number explained."""
+
+    rows: dict[str, dict[str, Any]]  # metric -> the stored row
+    explained: dict[str, Shown]  # metric -> corrected_mean with its arithmetic
+
+
+def corrected(wh: Warehouse, target: str, pool: str) -> CorrectedCell:
+    """The corrected estimates of one cell (dialogue.judge_corrected), each explained from the cell's rows by the
+    function the table is made with (judge_correction.cell_corrections: the human and judge per-dialogue values,
+    then PredictionPoweredMean.explained), at the alpha the cell's dialogue_scores rows were computed with. Which
+    figure the table shows, and why, is read from the stored row. Empty when the cell has no dialogue_scores row."""
+    params = {"target": target, "pool": pool}
+    where = "WHERE target = $target AND pool = $pool"
+    with wh.sql(CORRECTED_TABLES, params) as con:
+        scores = con.execute(f"SELECT * FROM dialogue_scores {where} ORDER BY seed_id", params).df()
+        annotations = con.execute(f"SELECT * FROM human_annotations {where}", params).df()
+        verdicts = con.execute(f"SELECT target, pool, seed_id, turn, error FROM judge_verdicts {where}", params).df()
+        intervals = con.execute(f"SELECT * FROM leaderboard_intervals {where}", params).df()
+        stored = con.execute(f"SELECT * FROM judge_corrected {where}", params).df()
+    rows = {str(r["metric"]): r for r in stored.to_dict("records")}
+    alphas = scores["alpha"].dropna() if "alpha" in scores.columns else pd.Series(dtype=float)
+    if scores.empty or alphas.empty:
+        return CorrectedCell(rows, {})
+    found = judge_correction.cell_corrections(
+        scores, annotations, verdicts, intervals, alpha=float(alphas.iloc[0]), min_human_labels=None
+    )
+    explained = {}
+    for cell in found:
+        row = rows.get(cell.metric)
+        if row is None:
+            note = "dialogue.judge_corrected has no row of this cell and metric yet (the reports run writes it)"
+        else:
+            why = str(row.get("why") or "")
+            note = f"shown: {row.get('shown')}" + (f" ({why})" if why else "")
+        explained[cell.metric] = shown(cell.explained().then(notes=(note,)), (row or {}).get("corrected_mean"))
+    return CorrectedCell(rows, explained)
 
 
 # -- SpeechEQ ----------------------------------------------------------------------------------------------------

@@ -384,6 +384,31 @@ HUMAN_ALIGNMENT_COLUMNS: Columns = {
     "judges": "string",
     **_CREATED,
 }
+# judge-made headline numbers corrected by human labels (eyt_bench/judge_correction.py): per cell x metric
+JUDGE_CORRECTED_COLUMNS: Columns = {
+    **_text(["target", "pool", "metric"]),
+    **{name: "Int64" for name in ("n_dialogues", "n_labelled", "n_annotators")},
+    **_floats(
+        "annotator_alpha",
+        "judge_mean",
+        "judge_low",
+        "judge_high",
+        "people_mean",
+        "people_low",
+        "people_high",
+        "ppi_lambda",
+        "corrected_mean",
+        "corrected_se",
+        "corrected_low",
+        "corrected_high",
+        "effective_n",
+    ),
+    "shown": "string",
+    **_floats("shown_mean", "shown_low", "shown_high"),
+    "why": "string",
+    **_FLAGS,
+    **_CREATED,
+}
 LANGUAGE_CONSISTENCY_COLUMNS: Columns = {
     **_text(["target", "pool", "seed_id", "pool_language"]),
     "turns": "int64",
@@ -429,6 +454,7 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.cross_judge_ablation": CROSS_JUDGE_ABLATION_COLUMNS,
     "dialogue.human_annotations": HUMAN_ANNOTATIONS_COLUMNS,
     "dialogue.human_alignment": HUMAN_ALIGNMENT_COLUMNS,
+    "dialogue.judge_corrected": JUDGE_CORRECTED_COLUMNS,
 }
 
 

@@ -83,6 +83,11 @@ TWINS = {
         ["dimension"],
         ["n_cells", "pearson_r", "bias_0_100", "within_1", "lenience_early", "lenience_late"],
     ),
+    "judge_corrected": (
+        "judge_corrected",
+        ["target", "pool", "metric"],
+        ["n_dialogues", "n_labelled", "people_mean", "ppi_lambda", "corrected_mean", "corrected_se", "corrected_low"],
+    ),
     "seq_leaderboard": (
         "speech.seq_leaderboard",
         ["target", "condition"],
