@@ -221,3 +221,58 @@ def test_no_judge_corrected_rows_give_empty_tables_with_the_contract_columns():
     empty = THREE.iloc[0:0]
     assert list(corrected_pairwise(empty, JUDGE_PAIRS).columns) == list(PAIR_COLUMNS)
     assert list(corrected_rank_intervals(empty, JUDGE_RANKS, resamples=200, seed=7).columns) == list(RANK_COLUMNS)
+
+
+def test_the_sql_twin_equals_the_python_pairs():
+    """sql/corrected_pairwise.sql on hand-made dialogue.judge_corrected and dialogue.pairwise_comparisons tables gives
+    the Python table: two complete empathy groups (one with a tie and a zero standard error), a drift group, and a
+    persona group left out for its judge-only cell."""
+    from pathlib import Path
+
+    import duckdb
+
+    other = "personamem_v2"
+    corrected = pd.concat(
+        [
+            THREE,
+            cells({"alpha": (50.0, 2.0), "beta": (50.0, 0.0), "gamma": (41.0, 0.0), "delta": (58.0, 1.5)}, pool=other),
+            cells({"alpha": (0.2, 0.01), "beta": (0.5, 0.02), "gamma": (0.21, 0.03)}, metric="drift"),
+            cells(
+                {"alpha": (70.0, 3.0), "beta": (50.0, 4.0), "gamma": (45.0, 4.0)}, metric="persona", beta="judge only"
+            ),
+        ],
+        ignore_index=True,
+    )
+    judged = pd.concat(
+        [
+            JUDGE_PAIRS,
+            judge_pairs([("alpha", "beta", 0.3, True), ("beta", "gamma", 0.3, True)], "drift"),
+            judge_pairs([("alpha", "beta", 20.0, True)], "persona"),
+        ],
+        ignore_index=True,
+    )
+    expected = corrected_pairwise(corrected, judged)
+    assert set(zip(expected["pool"], expected["metric"])) == {(POOL, "empathy"), (other, "empathy"), (POOL, "drift")}
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA dialogue")
+    con.register("corrected_frame", corrected)
+    con.register("judged_frame", judged)
+    con.execute("CREATE TABLE dialogue.judge_corrected AS FROM corrected_frame")
+    con.execute("CREATE TABLE dialogue.pairwise_comparisons AS FROM judged_frame")
+    con.execute((Path(__file__).resolve().parents[2] / "sql" / "corrected_pairwise.sql").read_text())
+    twin = con.execute("FROM corrected_pairwise_sql").df()
+    keys = ["pool", "metric", "target_a", "target_b"]
+    assert list(twin.columns) == list(expected.columns)
+    assert len(twin) == len(expected) == 3 + 6 + 3
+    merged = expected.astype({k: str for k in keys}).merge(twin, on=keys, suffixes=("", "_sql"))
+    assert len(merged) == len(expected)
+    for column in expected.columns.drop(keys):
+        if expected[column].dtype == object or column.endswith("verdict"):
+            assert merged[column].tolist() == merged[f"{column}_sql"].tolist(), column
+        else:
+            left, right = merged[column].astype(float), merged[f"{column}_sql"].astype(float)
+            np.testing.assert_allclose(left, right, rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=column)
+    # beta and gamma, both with a standard error of 0, 9 apart: p 0; alpha and beta tied: p 1
+    in_other = merged[merged["pool"] == other].set_index(["target_a", "target_b"])
+    assert in_other.loc[("beta", "gamma"), "corrected_p_sql"] == 0.0
+    assert in_other.loc[("alpha", "beta"), "corrected_p_sql"] == 1.0
