@@ -6,7 +6,7 @@
 -- 95% interval diff +- 1.959964 se, a two-sided normal p-value, Holm-adjusted over every pair of one pool and
 -- metric as in sql/pairwise_adjusted.sql, significant when the adjusted p < 0.05. The judge-only columns are the
 -- pairwise table's; a verdict is a_better / b_better / no_clear_difference (drift: lower is better), and changed
--- says the two differ.
+-- says the two differ (never for a pair the pairwise table has no difference for).
 -- DuckDB has no normal distribution function: eyt_normal_tail(x) is P(Z > x) for x >= 0 by Hart's (1968)
 -- double-precision rational approximation (as G. West, 2005, writes it out), which agrees
 -- with scipy.special.ndtr(-x) to 2e-16 absolute.
@@ -87,7 +87,7 @@ SELECT pool, metric, target_a, target_b, judge_diff, judge_low, judge_high, judg
        corrected_diff, corrected_se, corrected_low, corrected_high, corrected_p, corrected_p_adjusted,
        corrected_significant,
        eyt_verdict(corrected_diff, corrected_significant, metric) AS corrected_verdict,
-       eyt_verdict(judge_diff, judge_significant, metric)
+       coalesce(NOT isnan(judge_diff), false) AND eyt_verdict(judge_diff, judge_significant, metric)
            != eyt_verdict(corrected_diff, corrected_significant, metric) AS changed
 FROM judged
 ORDER BY ALL;

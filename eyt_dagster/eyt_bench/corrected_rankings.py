@@ -14,7 +14,8 @@ one. The standard error is therefore conservative: an interval too wide rather t
 diff ± z·se (z = 1.959964 for 95%), the p-value two-sided normal, and the p-values are Holm-adjusted over the same
 family as the judge-only table (every pair of one pool and metric), so `significant` means the same in both
 tables. A pair's verdict is "a_better", "b_better" or "no_clear_difference" (better respects metrics where lower
-is better); `changed` says the corrected verdict differs from the judge-only one.
+is better); `changed` says the corrected verdict differs from the judge-only one (never for a pair the judge-only
+table has no difference for).
 
 A target's corrected rank is that of its corrected mean among the pool's targets (1 = best, ties share the best
 rank of the tie, as in rank_intervals); its interval is the 2.5th and 97.5th percentiles of its rank over a
@@ -83,7 +84,7 @@ def corrected_groups(judge_corrected: pd.DataFrame, *judge_tables: pd.DataFrame)
         key = (str(pool), str(metric))
         targets = pool_targets[pool] | named.get(key, set())
         usable = rows[
-            (rows["shown"].astype("string") == CORRECTED)
+            (rows["shown"].astype("string") == CORRECTED).fillna(False).to_numpy(bool)
             & np.isfinite(rows["corrected_mean"].astype(float))
             & np.isfinite(rows["corrected_se"].astype(float))
         ].drop_duplicates("target")
@@ -156,7 +157,8 @@ def corrected_pairwise(judge_corrected: pd.DataFrame, pairwise_comparisons: pd.D
     table["corrected_verdict"] = [
         verdict(d, s, m) for d, s, m in zip(table["corrected_diff"], table["corrected_significant"], table["metric"])
     ]
-    table["changed"] = table["judge_verdict"] != table["corrected_verdict"]
+    # a pair the judge-only table has no difference for has no judge-only verdict to change from
+    table["changed"] = table["judge_diff"].notna() & (table["judge_verdict"] != table["corrected_verdict"])
     return table[list(PAIR_COLUMNS)].reset_index(drop=True)
 
 

@@ -116,6 +116,11 @@ def test_pairs_by_hand_with_holm_and_the_verdicts_that_change():
     assert got["judge_diff"].tolist() == [-8.0, 3.0, 11.0]
     assert got["judge_low"].tolist() == [-9.0, 2.0, 10.0]
     assert got["judge_significant"].tolist() == [True, False, False]
+    # a pair the judge-only table lacks has no judge verdict to change from
+    unknown = corrected_pairwise(THREE, JUDGE_PAIRS.iloc[1:]).set_index(["target_a", "target_b"])
+    assert np.isnan(unknown.loc[("alpha", "beta"), "judge_diff"])
+    assert not unknown.loc[("alpha", "beta"), "judge_significant"]
+    assert unknown["changed"].tolist() == [False, True, False]
 
 
 def test_ranks_by_hand_and_which_change():
@@ -246,6 +251,7 @@ def test_the_sql_twin_equals_the_python_pairs():
     judged = pd.concat(
         [
             JUDGE_PAIRS,
+            # alpha-gamma missing: no judge-only verdict
             judge_pairs([("alpha", "beta", 0.3, True), ("beta", "gamma", 0.3, True)], "drift"),
             judge_pairs([("alpha", "beta", 20.0, True)], "persona"),
         ],
