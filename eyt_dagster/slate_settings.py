@@ -233,6 +233,8 @@ ASSET_SETTINGS: dict[str, tuple[str, ...]] = {
     "dialogue/leaderboard_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
     "dialogue/pairwise_comparisons": ("seed", "bootstrap_resamples", *_FLAGGED),
     "dialogue/rank_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "dialogue/corrected_rank_intervals": ("seed", "bootstrap_resamples", *_FLAGGED),
+    "dialogue/corrected_pairwise": _FLAGGED,
     "dialogue/sequential_decisions": ("seed", "sequential", *_FLAGGED),
     "dialogue/sequential_savings": ("seed", "sequential", *_FLAGGED),
     "dialogue/simulator_audit_effect": _FLAGGED,

@@ -121,6 +121,8 @@ def test_every_job_resolves_to_assets_of_one_partitioning(defs):
 ASSET_KEYS = {
     "dialogue/alpha_sensitivity",
     "dialogue/chat_seeds",
+    "dialogue/corrected_pairwise",
+    "dialogue/corrected_rank_intervals",
     "dialogue/cross_judge_ablation",
     "dialogue/cross_judge_final_verdicts",
     "dialogue/cross_judge_verdicts",

@@ -34,7 +34,7 @@ RANK_COLUMNS = tuple(
 )
 
 
-def _ranks(means: np.ndarray, lower_is_better: bool) -> np.ndarray:
+def column_ranks(means: np.ndarray, lower_is_better: bool) -> np.ndarray:
     """Ranks of the rows of `means` (targets x draws) within each column, 1 = best, ties the best of the tie; a
     NaN mean ranks last. scipy.stats.rankdata(method="min", axis=0) in numpy (its algorithm: a stable sort, each run
     of equal values given its first position), so the reports' run does not import scipy.stats for it."""
@@ -88,10 +88,10 @@ def rank_intervals(
             with np.errstate(invalid="ignore"), _quiet():
                 point = np.nanmean(matrix, axis=1)
             lower = metric in LOWER_IS_BETTER
-            rank = _ranks(point[:, None], lower)[:, 0]
+            rank = column_ranks(point[:, None], lower)[:, 0]
             low = high = np.full(len(targets), np.nan)
             if all_draws is not None:
-                ranked = _ranks(all_draws[:, m, :], lower)  # targets x resamples
+                ranked = column_ranks(all_draws[:, m, :], lower)  # targets x resamples
                 low, high = np.quantile(ranked, [tail, 1.0 - tail], axis=1)
             for k, target in enumerate(targets):
                 rows.append(

@@ -271,6 +271,35 @@ RANK_INTERVALS_COLUMNS: Columns = {
     **_FLAGS,
     **_CREATED,
 }
+# Rankings under correction (eyt_bench/corrected_rankings.py): the judge-only ranks and pairs beside the ones the
+# prediction-powered estimates of dialogue.judge_corrected give, for every pool and metric all of whose targets
+# show a corrected figure.
+CORRECTED_RANK_INTERVALS_COLUMNS: Columns = {
+    **_text(["pool", "metric", "target"]),
+    "n_labelled": "Int64",
+    "judge_rank": "Int64",
+    **_floats("judge_rank_low", "judge_rank_high", "corrected_mean", "corrected_se"),
+    "corrected_rank": "Int64",
+    **_floats("corrected_rank_low", "corrected_rank_high"),
+    "rank_changed": "bool",
+    "resamples": "Int64",
+    **_FLAGS,
+    **_CREATED,
+}
+CORRECTED_PAIRWISE_COLUMNS: Columns = {
+    **_text(["pool", "metric", "target_a", "target_b"]),
+    **_floats("judge_diff", "judge_low", "judge_high"),
+    "judge_significant": "bool",
+    "judge_verdict": "string",
+    **_floats("corrected_diff", "corrected_se", "corrected_low", "corrected_high", "corrected_p"),
+    "corrected_p_adjusted": "float64",
+    "corrected_significant": "bool",
+    "corrected_verdict": "string",
+    "changed": "bool",
+    "is_baseline_pair": "bool",
+    "self_preference_risk": "bool",
+    **_CREATED,
+}
 SEQUENTIAL_DECISIONS_COLUMNS: Columns = {
     **_text(["pool", "metric", "target_a", "target_b", "verdict"]),
     "decided_items": "Int64",
@@ -442,6 +471,8 @@ DIALOGUE_TABLES: dict[str, Columns] = {
     "dialogue.leaderboard_intervals": LEADERBOARD_INTERVALS_COLUMNS,
     "dialogue.pairwise_comparisons": PAIRWISE_COMPARISONS_COLUMNS,
     "dialogue.rank_intervals": RANK_INTERVALS_COLUMNS,
+    "dialogue.corrected_rank_intervals": CORRECTED_RANK_INTERVALS_COLUMNS,
+    "dialogue.corrected_pairwise": CORRECTED_PAIRWISE_COLUMNS,
     "dialogue.sequential_decisions": SEQUENTIAL_DECISIONS_COLUMNS,
     "dialogue.sequential_savings": SEQUENTIAL_SAVINGS_COLUMNS,
     "dialogue.simulator_audit_effect": SIMULATOR_AUDIT_EFFECT_COLUMNS,

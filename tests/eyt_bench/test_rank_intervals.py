@@ -79,12 +79,12 @@ def test_only_seeds_every_target_played_count():
 def test_ranks_equal_scipy_rankdata_min_with_ties_and_missing_means():
     from scipy.stats import rankdata
 
-    from eyt_dagster.eyt_bench.rank_intervals import _ranks
+    from eyt_dagster.eyt_bench.rank_intervals import column_ranks
 
     # by hand, higher is better: 0.7 first; the two 0.5 tie for 2nd; 0.2 is 4th; the NaN mean ranks last (5th)
     column = np.array([[0.5], [0.7], [np.nan], [0.5], [0.2]])
-    assert _ranks(column, lower_is_better=False)[:, 0].tolist() == [2, 1, 5, 2, 4]
-    assert _ranks(column, lower_is_better=True)[:, 0].tolist() == [2, 4, 5, 2, 1]
+    assert column_ranks(column, lower_is_better=False)[:, 0].tolist() == [2, 1, 5, 2, 4]
+    assert column_ranks(column, lower_is_better=True)[:, 0].tolist() == [2, 4, 5, 2, 1]
     rng = np.random.default_rng(3)
     means = rng.integers(0, 6, size=(40, 300)).astype(float) / 4  # many ties per column
     means[rng.random(means.shape) < 0.05] = np.nan
@@ -92,5 +92,5 @@ def test_ranks_equal_scipy_rankdata_min_with_ties_and_missing_means():
     for lower in (False, True):
         keyed = means if lower else -means
         expected = rankdata(np.where(np.isnan(keyed), np.inf, keyed), method="min", axis=0)
-        got = _ranks(means, lower)
+        got = column_ranks(means, lower)
         assert got.dtype == expected.dtype and np.array_equal(got, expected)
