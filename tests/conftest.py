@@ -70,6 +70,7 @@ def warehouse(tmp_path_factory):
     """The whole graph materialised once in process: two targets x two pools, two judges, the reports, and
     SpeechEQ on one subscale with the two chooser baselines. Yields a read-only DuckDB connection and the
     Dagster instance."""
+    from support.annotation_flow import label_a_sample
     from support.pipeline import materialize_all, materialize_reports, materialize_speech, materialize_unified
 
     directory = tmp_path_factory.mktemp("pipeline")
@@ -86,7 +87,13 @@ def warehouse(tmp_path_factory):
     # Annotations for turns that exist in this warehouse (invented: judge score + a fixed offset), then
     # the reports again, so the human-alignment path runs on matching cells.
     write_annotations(data / "eyt.duckdb", directory / "annotations.csv")
-    path = write_slate(directory, targets=targets, human_annotations=str(directory / "annotations.csv"))
+    path = write_slate(
+        directory, targets=targets, human_annotations=str(directory / "annotations.csv"), min_human_labels=3
+    )
+    # Then what a team does to correct the judge: export a sheet of 3 of each cell's 4 dialogues, two simulated
+    # people fill it in (support/annotation_flow.py says how they differ from the judge), import both; the reports
+    # below take the labels in (judge_corrected and the rankings under correction).
+    label_a_sample(path, data, per_cell=3)
     materialize_reports(path, data, instance)
     materialize_speech(path, data, instance, ["interpersonal_empathy"])
     materialize_unified(path, data, instance)

@@ -16,6 +16,20 @@ SQL = Path(__file__).resolve().parents[2] / "sql"
 PRELUDE = ("turn_dimensions", "dialogue_scores", "leaderboard", "trajectory", "per_dialogue")
 # twin file -> (asset table, key columns, columns compared)
 TWINS = {
+    "corrected_pairwise": (
+        "corrected_pairwise",
+        ["pool", "metric", "target_a", "target_b"],
+        [
+            "corrected_diff",
+            "corrected_se",
+            "corrected_low",
+            "corrected_high",
+            "corrected_p",
+            "corrected_p_adjusted",
+            "corrected_significant",
+            "changed",
+        ],
+    ),
     "turn_curves": ("turn_curves", ["target", "pool", "dimension", "turn"], ["mean_score", "n"]),
     "alpha_sensitivity": (
         "alpha_sensitivity",
