@@ -139,3 +139,21 @@ def legend(found: Iterable[ShownFigure]) -> str:
     if len(corrected) < len(found):
         said += f" {JUDGE_MARK}: {JUDGE_ONLY}, the cell has too few human-labelled dialogues."
     return f"{names}: {said}"
+
+
+def paper_note(found: Iterable[ShownFigure]) -> str:
+    """The paper tables' footnote line: they keep the judge's figures (the papers' layout and numbers), and say
+    where the corrected ones are; empty when there are no figures (an older warehouse)."""
+    found = list(found)
+    if not found:
+        return ""
+    said = (
+        "Empathy, Persona, Anthropomorphic, FICR and satisfaction are the judge's alone (judge only), as in the papers"
+    )
+    corrected = sum(f.corrected for f in found)
+    if not corrected:
+        return f"{said}; no cell has enough human-labelled dialogues to correct them (`{HOW_TO_LABEL}`)."
+    return (
+        f"{said}; {corrected} of {len(found)} cell x metric figures are also corrected with human labels "
+        f"({METHOD}): {TABLE} and the Leaderboard of `eyt report` show them."
+    )

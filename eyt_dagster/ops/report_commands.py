@@ -85,7 +85,7 @@ def report_html(
 def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> tf.Export:
     """Every paper table with rows in one format under `out`, and why each other one has none (see
     eyt_dagster/reporting/paper_tables.py)."""
-    sources = read_tables(warehouse, [n for n in pt.SOURCE_TABLES if n != CARDS])
+    sources = read_tables(warehouse, [*(n for n in pt.SOURCE_TABLES if n != CARDS), pt.CORRECTED_SOURCE])
     sources[CARDS] = model_cards(warehouse, slate)
     footnote = pt.provenance(sources, slate=slate.name, seed=slate.seed, code_version=code_version(pt.TABLES_VERSION))
     return tf.export_tables(pt.build_tables(sources), sources, out, fmt, footnote)

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from eyt_dagster.eyt_bench import shown_figures
+from eyt_dagster.eyt_bench.taxonomy import NEMOTRON_POOL
+from eyt_dagster.reporting import paper_tables as pt
 from eyt_dagster.reporting.html_report import MARK_CSS, render_report
 from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections, leaderboard_with_intervals
 from eyt_dagster.reporting.speech_sections import card_section
@@ -18,7 +20,7 @@ from support.corrected_data import judge_corrected, pair_row, rank_row
 
 pytestmark = pytest.mark.unit
 
-POOL = "usa"
+POOL = NEMOTRON_POOL
 MODEL = "model-x"
 HOSTILE = "<script>alert(1)</script>"  # a target id as a hostile slate could write it: shown as text only
 LEGEND_H = "h: corrected with 12 human-labelled dialogues (prediction-powered, docs/eyt-metrics.md)"
@@ -39,6 +41,9 @@ def board() -> pd.DataFrame:
                 "n_dialogues": 20,
                 "n_errors": 0,
                 "explicit_acc": 0.75,
+                "latent_acc": 0.5,
+                "emotion_acc": 0.5,
+                "drift": 0.25,
                 "ficr": r["ficr"],
                 "satisfaction": 70.0,
                 "empathy": r["empathy"],
@@ -167,10 +172,10 @@ def test_the_rankings_section_lists_each_changed_ranking_and_verdict_and_what_wa
     )
     text = html.split("Rankings under correction</h2>", 1)[1]
     esc = "&lt;script&gt;alert(1)&lt;/script&gt;"
-    assert "Compared: 1 of 5 pool x metric groups had every cell labelled (usa x empathy)." in text
-    assert f"usa, empathy: under correction {esc} ranks 1 (judge only: 2), model-x ranks 2 (judge only: 1)." in text
+    assert f"Compared: 1 of 5 pool x metric groups had every cell labelled ({POOL} x empathy)." in text
+    assert f"{POOL}, empathy: under correction {esc} ranks 1 (judge only: 2), model-x ranks 2 (judge only: 1)." in text
     assert (
-        f"usa, empathy, model-x against {esc}: judge only model-x better (difference 20.0 [15.0, 25.0]), "
+        f"{POOL}, empathy, model-x against {esc}: judge only model-x better (difference 20.0 [15.0, 25.0]), "
         "corrected no difference (difference -3.7 [-10.0, 2.7])." in text
     )
     assert HOSTILE not in html
@@ -195,3 +200,28 @@ def test_the_model_cards_pooled_judge_made_numbers_say_judge_only_once_corrected
     assert marked.labels["eyt_pooled_empathy"] == "EYT Empathy (0-100) (judge only)"
     assert marked.labels["eyt_pooled_explicit_acc"] == plain.labels["eyt_pooled_explicit_acc"]
     assert "in the Leaderboard (marked h)" in marked.description and "marked h" not in plain.description
+
+
+def paper_sources(**extra: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    return {"dialogue.leaderboard": board(), "dialogue.leaderboard_intervals": intervals(), **extra}
+
+
+def test_the_paper_tables_keep_the_judges_numbers_and_their_footnote_says_where_the_corrected_ones_are():
+    before = pt.provenance(paper_sources(), slate="s", seed=1, code_version="v")
+    after = pt.provenance(paper_sources(**{pt.CORRECTED_SOURCE: corrected_one()}), slate="s", seed=1, code_version="v")
+    assert after[:-1] == before  # an older warehouse: the footnote as it was
+    assert after[-1] == (
+        "Empathy, Persona, Anthropomorphic, FICR and satisfaction are the judge's alone (judge only), as in the "
+        "papers; 1 of 10 cell x metric figures are also corrected with human labels (prediction-powered, "
+        "docs/eyt-metrics.md): dialogue.judge_corrected and the Leaderboard of `eyt report` show them."
+    )
+    subjective = next(
+        t
+        for t in pt.build_tables(paper_sources(**{pt.CORRECTED_SOURCE: corrected_one()}))
+        if t.name == "eyt_subjective"
+    )
+    row = subjective.cells[subjective.cells["Model"] == MODEL].iloc[0]
+    assert row["Nemo. Emp."] == "60.0 [58.0, 62.0]"  # the judge's, not the corrected 71.3
+    only_judge = judge_corrected(board().to_dict("records"), {})
+    line = pt.provenance(paper_sources(**{pt.CORRECTED_SOURCE: only_judge}), slate="s", seed=1, code_version="v")[-1]
+    assert line.endswith("no cell has enough human-labelled dialogues to correct them (`eyt annotate export`).")
