@@ -225,3 +225,16 @@ def test_the_paper_tables_keep_the_judges_numbers_and_their_footnote_says_where_
     only_judge = judge_corrected(board().to_dict("records"), {})
     line = pt.provenance(paper_sources(**{pt.CORRECTED_SOURCE: only_judge}), slate="s", seed=1, code_version="v")[-1]
     assert line.endswith("no cell has enough human-labelled dialogues to correct them (`eyt annotate export`).")
+
+
+def test_the_trajectory_sections_ficr_and_satisfaction_follow_the_same_rule():
+    trajectory = board()[
+        ["target", "pool", "is_baseline", "self_preference_risk", "n_dialogues", "ficr", "satisfaction"]
+    ]
+    corrected = judge_corrected(board().to_dict("records"), {(MODEL, POOL, "ficr"): (0.625, 0.5, 0.75, 12)})
+    sections = build_sections({"trajectory": trajectory, "judge_corrected": corrected})
+    found = next(s for s in sections if s.title.startswith("Trajectory"))
+    assert found.table is not None
+    assert list(found.table["ficr"]) == [0.625, 0.25]  # model-x's corrected, the other's judge figure
+    assert found.marks[(0, "ficr")][0] == "h" and found.marks[(1, "ficr")][0] == "j"
+    assert found.marks[(0, "satisfaction")] == ("j", "judge only: no human labels")
