@@ -12,7 +12,7 @@ from eyt_dagster.reporting import table_formats as tf
 from resources.models.model_access import ReportAccess, SlateAccess
 from resources.storage.report_reads import code_version, read_tables
 
-LOGIC_VERSION = "2"  # 2: a table with no rows is not written
+LOGIC_VERSION = "3"  # 2: a table with no rows is not written; 3: the footnote on judge-corrected figures
 EXPORT_DIR = "exports"
 _DEPS = [name for name in pt.SOURCE_TABLES if name != "reports.model_cards"]
 
@@ -22,7 +22,7 @@ _DEPS = [name for name in pt.SOURCE_TABLES if name != "reports.model_cards"]
     group_name="reports",
     code_version=LOGIC_VERSION,
     ins={"model_cards": AssetIn(key=["reports", "model_cards"])},
-    deps=[name.split(".") for name in _DEPS],
+    deps=[name.split(".") for name in (*_DEPS, pt.CORRECTED_SOURCE)],
 )
 def paper_tables(
     context: AssetExecutionContext, slate: SlateAccess, reports: ReportAccess, model_cards: pd.DataFrame
@@ -30,7 +30,7 @@ def paper_tables(
     """The papers' tables from the warehouse, one file per table with rows and format; the same warehouse gives
     byte-identical files (sorted rows, fixed decimals, no timestamps). A table with no rows is not written: the
     metadata `not_written` says why each has none."""
-    sources = {**read_tables(reports.warehouse, _DEPS), "reports.model_cards": model_cards}
+    sources = {**read_tables(reports.warehouse, [*_DEPS, pt.CORRECTED_SOURCE]), "reports.model_cards": model_cards}
     tables = pt.build_tables(sources)
     footnote = pt.provenance(
         sources, slate=slate.slate.name, seed=slate.slate.seed, code_version=code_version(pt.TABLES_VERSION)

@@ -39,8 +39,11 @@ def _query(path: str, params: dict[str, Any]) -> str:
 # -- the explorer's routes, as paths on its server ---------------------------------------------------------------
 
 
-def leaderboard_path(target: str = "") -> str:
-    return _query("/", {"target": target})
+def leaderboard_path(target: str = "", pool: str = "", explain: str = "") -> str:
+    """The leaderboard, of one target (and one pool) when named; `explain` names one of the numbers of a cell
+    (target and pool named) whose explanation the page shows opened (`corrected_<metric>`: a human-corrected
+    figure's)."""
+    return _query("/", {"target": target, "pool": pool, "explain": explain})
 
 
 def dialogues_path(**params: Any) -> str:

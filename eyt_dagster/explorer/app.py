@@ -39,7 +39,7 @@ from eyt_dagster.explorer.failures import FAILURES
 from eyt_dagster.explorer.formats import FILTERS
 from eyt_dagster.explorer.reads import Warehouse
 from eyt_dagster.explorer.running import running_steps
-from eyt_dagster.eyt_bench import judge_correction
+from eyt_dagster.eyt_bench import judge_correction, shown_figures
 from eyt_dagster.reporting.cjk_font import shipped_font
 from eyt_dagster.speech_eq.contrast import FEATURES
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET
@@ -106,8 +106,39 @@ def environment() -> Environment:
         features=FEATURES,
         failures=FAILURES,
         headline=queries.HEADLINE,
+        judge_made=shown_figures.JUDGE_MADE,
     )
     return env
+
+
+def corrected_figures(wh: Warehouse, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a page needs to show the judge-made numbers of `rows`' cells as eyt_bench/shown_figures.py says:
+    `corrected` (each cell's figure by '<target>|<pool>|<metric>'), `corrected_marks` (the marker each carries),
+    `corrected_legend` and `judge_only_note` (for the headers). All empty when the warehouse has no
+    dialogue.judge_corrected, and the page is then what it was before."""
+    cells = {(str(r["target"]), str(r["pool"])) for r in rows}
+    found = {k: f for k, f in shown_figures.figures(queries.judge_corrected(wh)).items() if k[:2] in cells}
+    among = list(found.values())
+    return {
+        "corrected": {"|".join(k): f for k, f in found.items()},
+        "corrected_marks": {"|".join(k): shown_figures.marker(f, among) for k, f in found.items()},
+        "corrected_legend": shown_figures.legend(among),
+        "judge_only_note": shown_figures.header_note(among),
+    }
+
+
+def corrected_explanations(wh: Warehouse, corrected: dict[str, shown_figures.ShownFigure]) -> dict[str, Any]:
+    """The arithmetic of every corrected figure among `corrected` (corrected_figures' by '<target>|<pool>|<metric>'),
+    by '<target>|<pool>|corrected_<metric>': explain.corrected's, read once per cell."""
+    out: dict[str, Any] = {}
+    cells = sorted({tuple(key.split("|")[:2]) for key, f in corrected.items() if f.corrected})
+    for target, pool in cells:
+        found = explain.corrected(wh, target, pool).explained
+        for metric, number in found.items():
+            figure = corrected.get(f"{target}|{pool}|{metric}")
+            if figure is not None and figure.corrected:
+                out[f"{target}|{pool}|corrected_{metric}"] = number
+    return out
 
 
 def create_app(
@@ -140,7 +171,14 @@ def create_app(
         if only and only not in targets:
             return not_found(f"the leaderboard has no row of target '{only}'; the targets are {', '.join(targets)}")
         shown = [r for r in rows if str(r["target"]) == only] if only else rows
+        pool = request.query_params.get("pool", "") if only else ""
+        if pool:
+            shown = [r for r in shown if str(r["pool"]) == pool]
+            if not shown:
+                return not_found(f"target '{only}' has no leaderboard row in pool '{pool}'")
         explained = explain.leaderboard_cells(wh, shown, queries.HEADLINE)
+        figures = corrected_figures(wh, shown)
+        explained.update(corrected_explanations(wh, figures["corrected"]))
         return page(
             "leaderboard.html",
             rows=shown,
@@ -148,7 +186,10 @@ def create_app(
             targets=targets,
             metrics=pairs.METRICS,
             only=only,
+            pool=pool,
             explained=explained,
+            opened=request.query_params.get("explain", ""),
+            **figures,
         )
 
     async def dialogues(request: Request) -> Response:
@@ -176,6 +217,7 @@ def create_app(
         rows = found.rows.to_dict("records")
         return page(
             "dialogues.html",
+            **corrected_figures(wh, [{"target": target, "pool": pool}]),
             cell=cell,
             found=found,
             rows=rows,

@@ -68,7 +68,7 @@ def _page(query: dict[str, list[str]]) -> int:
 # Each list page's parameters (page aside), in its key's order, with their defaults. A link with any other
 # parameter is a variant the export never holds.
 PARAMETERS: dict[str, dict[str, str]] = {
-    "/": {"target": ""},
+    "/": {"target": "", "pool": "", "explain": ""},  # a cell (pool) and a number opened: the target's page
     "/dialogues": {"target": "", "pool": "", "sort": "seed_id", "order": "", "failure": ""},
     "/judges": {"target": "", "pool": "", "sort": LARGEST},
     "/pairs": {"pool": "", "a": "", "b": "", "metric": DEFAULT_METRIC},

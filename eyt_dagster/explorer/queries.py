@@ -13,7 +13,9 @@ import pandas as pd
 from eyt_dagster.explorer.failures import FAILURES, HIGH_DRIFT_QUANTILE
 from eyt_dagster.explorer.personas import LENGTH
 from eyt_dagster.explorer.reads import Warehouse
+from eyt_dagster.eyt_bench import shown_figures
 from eyt_dagster.eyt_bench.taxonomy import SUBSCORE_COLUMNS
+from resources.storage.warehouse_files import SCHEMA_FILE
 
 PAGE_SIZE = 50
 
@@ -57,6 +59,14 @@ LABELS = ("explicit_intent", "latent_intent", "emotion")
 def leaderboard(wh: Warehouse) -> pd.DataFrame:
     """dialogue.leaderboard, one row per target x pool."""
     return wh.query(["dialogue.leaderboard"], "SELECT * FROM leaderboard ORDER BY pool, target")
+
+
+def judge_corrected(wh: Warehouse) -> pd.DataFrame:
+    """dialogue.judge_corrected's rows (eyt_bench/shown_figures.py reads them); no rows when the warehouse has no
+    such table (one written before it existed)."""
+    if not any(not f.endswith(SCHEMA_FILE) for f in wh.files(shown_figures.TABLE)):
+        return pd.DataFrame()
+    return wh.query([shown_figures.TABLE], "SELECT * FROM judge_corrected ORDER BY pool, target, metric")
 
 
 def baseline_flags(wh: Warehouse) -> dict[str, bool]:

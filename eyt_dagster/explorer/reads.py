@@ -102,13 +102,17 @@ class Warehouse:
             for table in tables:
                 name = table.split(".")[-1]
                 files = self.files(table, partitions)
-                # the contract's columns always: files written before a column was added lack it (NULL here)
-                con.register(f"{name}_empty", _empty(table))
+                # the contract's columns always: files written before a column was added lack it (NULL here); a
+                # table without a contract here (its code not installed) is its files' columns alone
+                empty = _empty(table)
+                if len(empty.columns):
+                    con.register(f"{name}_empty", empty)
                 if files:
                     listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+                    contract = f" UNION ALL BY NAME SELECT * FROM {name}_empty" if len(empty.columns) else ""
                     con.execute(
-                        f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true) "
-                        f"UNION ALL BY NAME SELECT * FROM {name}_empty"
+                        f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true)"
+                        + contract
                     )
                 else:
                     con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {name}_empty")

@@ -38,7 +38,9 @@ def report_html(
 ) -> str:
     """The whole report: the model cards, the EYT-Bench sections, the spoken EYT-Bench's, then SpeechEQ's."""
     from eyt_dagster.core.baseline_flags import baseline_targets
+    from eyt_dagster.eyt_bench import shown_figures
     from eyt_dagster.reporting.audit_section import audit_model_section
+    from eyt_dagster.reporting.corrected_section import TABLES as CORRECTED_TABLES
     from eyt_dagster.reporting.cost_section import cost_section
     from eyt_dagster.reporting.html_report import render_report
     from eyt_dagster.reporting.report_sections import REPORT_TABLES, build_sections
@@ -47,7 +49,7 @@ def report_html(
     from eyt_dagster.reporting.voice_sections import voice_sections
 
     dialogue = {}
-    for name in [n for n, *_ in REPORT_TABLES] + ["leaderboard_intervals"]:
+    for name in [n for n, *_ in REPORT_TABLES] + ["leaderboard_intervals", *CORRECTED_TABLES]:
         df = read_table(warehouse, f"dialogue.{name}")
         if len(df.columns):
             dialogue[name] = df
@@ -60,8 +62,9 @@ def report_html(
     audit = audit_model_section(read_table(warehouse, "dialogue.simulator_audit"))
     settled = sequential_section(*(read_table(warehouse, f"dialogue.{t}") for t in SEQUENTIAL_TABLES))
     costs = cost_section(read_table(warehouse, RUN_COSTS))
+    figures = shown_figures.figures(dialogue.get("judge_corrected"))
     sections = [
-        card_section(cards),
+        card_section(cards, list(figures.values())),
         *build_sections(dialogue),
         *([audit] if audit else []),
         *([settled] if settled else []),
@@ -82,7 +85,7 @@ def report_html(
 def write_paper_tables(warehouse: Path, slate: Slate, out: Path, fmt: str) -> tf.Export:
     """Every paper table with rows in one format under `out`, and why each other one has none (see
     eyt_dagster/reporting/paper_tables.py)."""
-    sources = read_tables(warehouse, [n for n in pt.SOURCE_TABLES if n != CARDS])
+    sources = read_tables(warehouse, [*(n for n in pt.SOURCE_TABLES if n != CARDS), pt.CORRECTED_SOURCE])
     sources[CARDS] = model_cards(warehouse, slate)
     footnote = pt.provenance(sources, slate=slate.name, seed=slate.seed, code_version=code_version(pt.TABLES_VERSION))
     return tf.export_tables(pt.build_tables(sources), sources, out, fmt, footnote)

@@ -46,6 +46,12 @@ white-space:nowrap}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}figcaption{color:#555;font-size:.85em}
 .note{color:#555;font-style:italic}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}
 """
+# only on a page whose tables carry markers (a report without them is byte for byte what it was before markers)
+MARK_CSS = "sup.mark{font-size:.75em;font-weight:600;margin-left:.1em;cursor:help}sup.mark.h{color:#1d6b35}sup.mark.j{color:#777}\n"
+
+
+# A number's marker by (row position, column): (the marker, what it means); see eyt_bench/shown_figures.py
+Marks = dict[tuple[int, str], tuple[str, str]]
 
 
 @dataclass
@@ -60,6 +66,7 @@ class Section:
     labels: dict[str, str] = field(default_factory=dict)  # column -> the header shown (default: the column's name)
     more_tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)  # (heading, table) after the table
     target_link: Callable[[str], str] | None = None  # a target's address in eyt view, linked from its cells
+    marks: Marks = field(default_factory=dict)  # markers on the table's numbers (a corrected figure's "h")
 
 
 def _esc(value: object) -> str:
@@ -124,10 +131,12 @@ def render_table(
     max_rows: int = 500,
     labels: dict[str, str] | None = None,
     target_link: Callable[[str], str] | None = None,
+    marks: Marks | None = None,
 ) -> str:
     """An escaped HTML table with merged interval cells and baseline / self-preference badges; `labels` gives a
     column's header (a merged interval cell's header says "[95% CI]"); `target_link(target)` the address a
-    target's cell links to."""
+    target's cell links to; `marks` a superscript marker after a number (by row position and column), its
+    meaning as the marker's tooltip."""
     if any(name is not None for name in df.index.names):
         df = df.reset_index()
     columns = [str(c) for c in df.columns]
@@ -138,15 +147,18 @@ def render_table(
     decimals = {c: _decimals(df[[c, *groups.get(c, ())]].to_numpy().ravel()) for c in shown}
     per_row = "metric" in columns
     labels = labels or {}
+    marks = marks or {}
     head = "".join(f"<th>{_esc(labels.get(c, c))}{' [95% CI]' if c in groups else ''}</th>" for c in shown)
     body = []
-    for _, row in df.head(max_rows).iterrows():
+    for position, (_, row) in enumerate(df.head(max_rows).iterrows()):
         cells = []
         for c in shown:
             value, d = row[c], decimals[c]
             if per_row and d:  # a long table mixes scales (shares and 0-100 scores): decide per cell
                 d = max(1, _decimals([row[x] for x in (c, *groups.get(c, ()))]))
             text = _esc(_fmt(value, d))
+            if (mark := marks.get((position, c))) is not None:
+                text += f'<sup class="mark {_esc(mark[0])}" title="{_esc(mark[1])}">{_esc(mark[0])}</sup>'
             if c in groups:
                 low, high = (_esc(_fmt(row[x], d)) for x in groups[c])
                 text = f"{text} [{low}, {high}]"
@@ -203,7 +215,7 @@ def render_report(
         parts += [f'<section id="s{i}"><h2>{_esc(s.title)}</h2>', _paragraphs(s.description)]
         if s.table is not None:
             parts.append(
-                render_table(s.table, baseline_targets, max_rows, s.labels, s.target_link)
+                render_table(s.table, baseline_targets, max_rows, s.labels, s.target_link, s.marks)
                 if len(s.table.columns)
                 else '<p class="note">(empty table)</p>'
             )
@@ -227,9 +239,10 @@ def render_report(
     body = "".join(parts)
     # Chinese text on the page (dialogue excerpts of a Chinese pool): the shipped font, cut down to those characters
     font = embedded_css(body)
+    css = CSS + (MARK_CSS if any(s.marks for s in sections) else "")
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>'
-        f"<style>{font}{CSS}</style></head><body>{body}</body></html>\n"
+        f"<style>{font}{css}</style></head><body>{body}</body></html>\n"
     )
 
 
@@ -241,4 +254,4 @@ def write_report(path: str | Path, html: str) -> Path:
     return out
 
 
-__all__ = ["Section", "render_report", "render_table", "write_report"]
+__all__ = ["Marks", "Section", "render_report", "render_table", "write_report"]

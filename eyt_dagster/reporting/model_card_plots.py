@@ -56,7 +56,12 @@ def card_axes(card: pd.Series) -> list[tuple[str, str, float, float, float]]:
     return out
 
 
-def model_cards_png(cards: pd.DataFrame, *, title: str = "Model cards (pooled EYT-Bench, SpeechEQ default)") -> bytes:
+CARDS_PLOT_TITLE = "Model cards (pooled EYT-Bench, SpeechEQ default)"
+# with human-corrected figures in the warehouse: the pooled ones drawn here are still the judge's
+CARDS_PLOT_TITLE_JUDGE_ONLY = "Model cards (pooled EYT-Bench, judge only; SpeechEQ default)"
+
+
+def model_cards_png(cards: pd.DataFrame, *, title: str = CARDS_PLOT_TITLE) -> bytes:
     """One row of panels per model: horizontal bars of every dimension on 0-1 with 95% whiskers."""
     from matplotlib.figure import Figure
 

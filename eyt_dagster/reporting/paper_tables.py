@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from eyt_dagster.core.baseline_text import REFERENCE_POINT
+from eyt_dagster.eyt_bench import shown_figures
 from eyt_dagster.eyt_bench.taxonomy import ALPHA_SWEEP, CPED_POOL, NEMOTRON_POOL, PERSONAMEM_POOL, POOLS
 from eyt_dagster.speech_eq.conditions import DEFAULT_CONDITION
 from eyt_dagster.speech_eq.seq_tables import CHANCE_TARGET, conditioning_table
@@ -431,6 +432,8 @@ SOURCE_TABLES = (
     "speech.seq_breakdown",
     "reports.model_cards",
 )
+# read beside them when the warehouse has it: the footnote then says the judge-made numbers are the judge's alone
+CORRECTED_SOURCE = shown_figures.TABLE
 
 
 def build_tables(sources: dict[str, pd.DataFrame]) -> list[PaperTable]:
@@ -525,7 +528,9 @@ def _seq_cohort(sources: dict[str, pd.DataFrame]) -> str:
 
 
 def provenance(sources: dict[str, pd.DataFrame], *, slate: str, seed: int, code_version: str) -> list[str]:
-    """The footnote lines: slate, seed, the prompt hashes the numbers come from, code version, SEQ cohort."""
+    """The footnote lines: slate, seed, the prompt hashes the numbers come from, code version, SEQ cohort, and
+    with dialogue.judge_corrected, that the judge-made numbers are the judge's alone and where the corrected ones
+    are (the tables keep the papers' numbers)."""
     cards = sources.get("reports.model_cards", pd.DataFrame())
     hashes: set[str] = set()
     for column in ("eyt_prompt_hashes", "speech_prompt_hashes"):
@@ -540,4 +545,6 @@ def provenance(sources: dict[str, pd.DataFrame], *, slate: str, seed: int, code_
     if cohort:
         lines.append(f"SEQ cohort ({DEFAULT_CONDITION} condition): {cohort}.")
     lines.append(BASELINE_FOOTNOTE)
+    if note := shown_figures.paper_note(shown_figures.figures(sources.get(CORRECTED_SOURCE)).values()):
+        lines.append(note)
     return lines

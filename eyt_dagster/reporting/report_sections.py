@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from eyt_dagster.reporting import plots
-from eyt_dagster.reporting.html_report import Section
+from eyt_dagster.eyt_bench import shown_figures
+from eyt_dagster.reporting import corrected_section, plots
+from eyt_dagster.reporting.html_report import Marks, Section
 
 # (table, title, description) in report order; every one is a table in the warehouse's dialogue schema.
 REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
@@ -85,6 +86,8 @@ REPORT_TABLES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 DROP = ("created_at",)
+CORRECTABLE = ("leaderboard", "trajectory")  # per target x pool tables of judge-made numbers
+RANKINGS_AFTER = "rank_intervals"  # the section "Rankings under correction" follows this one
 
 
 def wide_intervals(intervals: pd.DataFrame) -> pd.DataFrame:
@@ -114,28 +117,48 @@ def leaderboard_with_intervals(board: pd.DataFrame, intervals: pd.DataFrame) -> 
 
 
 def build_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:
-    """One section per report table present, with the plots that go with it."""
+    """One section per report table present, with the plots that go with it; with dialogue.judge_corrected, the
+    leaderboard's judge-made numbers are the figures it says to show (reporting/corrected_section.py), and the
+    section "Rankings under correction" follows the rankings."""
     sections = []
+    figures = shown_figures.figures(tables.get("judge_corrected"))
+    rankings = corrected_section.rankings_section(tables)
     for name, title, description in REPORT_TABLES:
         if name not in tables:
             continue
         df = tables[name].drop(columns=[c for c in DROP if c in tables[name].columns])
         images: list[tuple[str, bytes]] = []
         note = "" if len(df) else "No rows: the slate does not configure this analysis, or nothing is materialised yet."
+        marks: Marks = {}
+        labels: dict[str, str] = {}
         if name == "leaderboard" and "leaderboard_intervals" in tables:
             intervals = tables["leaderboard_intervals"].merge(
                 df[["target", "pool", "is_baseline"]], on=["target", "pool"]
             )
+            intervals = corrected_section.shown_intervals(intervals, figures)
             df = leaderboard_with_intervals(df, tables["leaderboard_intervals"])
-            images = [(f"{m} with 95% intervals", plots.interval_png(intervals, m)) for m in ("empathy", "ficr")]
+            images = [
+                (corrected_section.plot_caption(m, figures), plots.interval_png(intervals, m))
+                for m in ("empathy", "ficr")
+            ]
+        if name in CORRECTABLE and figures:
+            df, marks, labels, legend = corrected_section.shown_leaderboard(df, figures)
+            description = f"{description}\n\n{legend}" if legend else description
         elif name == "pairwise_comparisons" and len(df):
             images = [("Empathy: paired differences", plots.pairwise_png(df, "empathy"))]
         elif name == "alpha_sensitivity" and len(df):
             images = [("Weighted score by alpha", plots.alpha_sweep_png(df))]
         elif name == "turn_curves" and len(df):
             images = [("Mean score by turn", plots.turn_curves_png(df))]
-        sections.append(Section(title=title, description=description, table=df, images=images, note=note))
-    return sections
+        sections.append(
+            Section(
+                title=title, description=description, table=df, images=images, note=note, labels=labels, marks=marks
+            )
+        )
+        if name == RANKINGS_AFTER and rankings is not None:
+            sections.append(rankings)
+            rankings = None
+    return sections + ([rankings] if rankings is not None else [])
 
 
 def interval_cells(intervals: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:

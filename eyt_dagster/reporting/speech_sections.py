@@ -7,13 +7,14 @@ table shows them as one "X [low, high]" cell.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import pandas as pd
 
 from eyt_dagster.core import explorer_links
+from eyt_dagster.eyt_bench.shown_figures import JUDGE_ONLY, ShownFigure
 from eyt_dagster.reporting.html_report import Section
-from eyt_dagster.reporting.model_card_plots import model_cards_png
+from eyt_dagster.reporting.model_card_plots import CARDS_PLOT_TITLE, CARDS_PLOT_TITLE_JUDGE_ONLY, model_cards_png
 from eyt_dagster.reporting.model_cards import POOLED
 from eyt_dagster.reporting.plots import distribution_png
 from eyt_dagster.reporting.seq_plots import sequential_direct_png, subscale_accuracy_png
@@ -37,6 +38,12 @@ CARD_SCORES: tuple[str, ...] = (
     *(f"eyt_{POOLED}_{m}" for m in ("explicit_acc", "emotion_acc", "ficr", "empathy")),
     *(f"speech_{m}" for m in ("acc1", "acc_traj")),
     "speech_seq",
+)
+# the card table's judge-made columns: pooled over the pools, so never corrected (judge_corrected is per cell)
+CARD_JUDGE_MADE = tuple(c for c in CARD_SCORES if c.removeprefix(f"eyt_{POOLED}_") in ("ficr", "empathy"))
+POOLED_JUDGE_ONLY = (
+    f"Its judge-made numbers (FICR, Empathy) are pooled over the pools and {JUDGE_ONLY}: the human-corrected "
+    "figures are per pool, in the Leaderboard (marked h), and reports.model_cards keeps the judge's."
 )
 CARD_DETAILS: tuple[str, ...] = (
     "target",
@@ -79,8 +86,10 @@ def _card_link(base: str) -> Callable[[str], str]:
     return lambda target: base + explorer_links.leaderboard_path(target=target)
 
 
-def card_section(cards: pd.DataFrame | None) -> Section:
-    """The opening section: one row per model over both benchmarks and a panel per model."""
+def card_section(cards: pd.DataFrame | None, figures: Collection[ShownFigure] = ()) -> Section:
+    """The opening section: one row per model over both benchmarks and a panel per model. `figures`: the
+    leaderboard cells' judge-made figures (dialogue.judge_corrected); when there are any, the cards' pooled
+    judge-made numbers say they are the judge's alone (a corrected figure is per cell, not pooled)."""
     description = (
         "One row per model id across both benchmarks. EYT-Bench columns are pooled over the persona pools "
         "(per-pool values are in reports.model_cards); SpeechEQ columns are the default persona condition. "
@@ -104,6 +113,13 @@ def card_section(cards: pd.DataFrame | None) -> Section:
             note="No model cards materialised yet (run the unified_reports job or `eyt run`).",
         )
     shown = cards.sort_values("target")
+    labels = CARD_LABELS
+    title = CARDS_PLOT_TITLE
+    if figures:
+        description += f" {POOLED_JUDGE_ONLY}"
+        note = f" ({JUDGE_ONLY})"
+        labels = {**CARD_LABELS, **{c: CARD_LABELS[c] + note for c in CARD_JUDGE_MADE}}
+        title = CARDS_PLOT_TITLE_JUDGE_ONLY
 
     def pick(columns: tuple[str, ...]) -> pd.DataFrame:
         intervals = [f"{c}_ci_{side}" for c in columns for side in ("low", "high")]
@@ -113,8 +129,8 @@ def card_section(cards: pd.DataFrame | None) -> Section:
         CARDS_TITLE,
         description,
         pick(CARD_SCORES),
-        images=[("Model cards", model_cards_png(shown))],
-        labels=CARD_LABELS,
+        images=[("Model cards", model_cards_png(shown, title=title))],
+        labels=labels,
         more_tables=[("What the calls cost, and which model answered", pick(CARD_DETAILS))],
         target_link=link,
     )

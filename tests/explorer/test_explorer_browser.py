@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from eyt_dagster.core import explorer_links
+from eyt_dagster.table_registry import catalog
 from resources.models.run_progress import StepProgress
+from resources.storage.warehouse import store_frame
 
+from support.corrected_data import judge_corrected
 from support.explorer_data import BASELINE, FAILED_SEED, POOL, TARGET, build, seed_id
 from support.explorer_explain_data import E1, SUBSCALE, VOICE_TARGET, build_explain, store_voice
 from support.explorer_explain_data import POOL as EXPLAINED_POOL
@@ -232,15 +235,25 @@ def test_every_page_fits_a_1400_px_window(tmp_path):
         pytest.fail("Chromium is not installed: `.ci/run` installs Debian's `chromium`")
     data = tmp_path / "data"
     data.mkdir()
-    build(data)
+    board = build(data)["dialogue.leaderboard"]
     store_voice(data)  # the spoken EYT-Bench's tables, whose numbers have their arithmetic
+    # the chat target's Empathy corrected with human labels: the leaderboard's numbers carry their h / j markers
+    corrected = judge_corrected(board, {(TARGET, POOL, "empathy"): (31.26, 25.5, 37.0, 12)})
+    store_frame(data, "dialogue.judge_corrected", corrected, catalog=catalog())
     process, base = start_view(data, tmp_path / "view.log")
-    widths, scrolling, opened = {}, {}, {}
+    widths, scrolling, opened, marks = {}, {}, {}, []
     try:
         with Chromium(tmp_path / "chromium", width=WINDOW, height=900) as browser:
             for path in every_page(base):
                 open_page(browser, base + path)
                 widths[path] = browser.evaluate("document.documentElement.scrollWidth")
+                if path == "/":  # each marker drawn, inside its number's cell
+                    marks = browser.evaluate(
+                        "[...document.querySelectorAll('table.board sup.mark')].map(m => { const r ="
+                        " m.getBoundingClientRect(), c = m.closest('td').getBoundingClientRect();"
+                        " return [m.textContent, r.width > 0 && r.height > 0, r.left >= c.left && r.right <= c.right"
+                        " && r.top >= c.top - 1 && r.bottom <= c.bottom + 1]; })"
+                    )
                 # the tables wider than their box: they scroll inside it, their first column sticky
                 scrolling[path] = browser.evaluate(
                     "[...document.querySelectorAll('table')].filter(t => t.scrollWidth > t.clientWidth + 1)"
@@ -255,6 +268,9 @@ def test_every_page_fits_a_1400_px_window(tmp_path):
     finally:
         stop_group(process, timeout=20)
     assert {p: w for p, w in widths.items() if w > WINDOW} == {}, widths
+    # 2 targets x 5 judge-made numbers: one corrected (h), the other nine judge only (j, the table mixes both)
+    assert sorted(m[0] for m in marks) == ["h"] + ["j"] * 9, marks
+    assert all(visible and inside for _, visible, inside in marks), marks
     assert {p: o for p, o in opened.items() if o[1] > WINDOW} == {}, opened
     explained = {p for p, (n, _) in opened.items() if n}  # the pages with a number's arithmetic, all of them checked
     assert {

@@ -9,6 +9,7 @@ import pytest
 
 from eyt_dagster.core.explorer_links import DEFAULT_VIEW_URL
 from eyt_dagster.ops.report_commands import report_html
+from eyt_dagster.reporting.corrected_section import RANKINGS_TITLE
 from eyt_dagster.reporting.report_sections import REPORT_TABLES
 from eyt_dagster.reporting.speech_sections import CARDS_TITLE, SPEECH_TITLES, card_section, speech_sections
 from eyt_dagster.slate import load_slate
@@ -70,7 +71,8 @@ def test_report_renders_every_section_in_headless_chromium(page, tmp_path):
             lambda v: bool(v) and len(v) >= len(TITLES),
             "every section heading",
         )
-        assert headings[: len(TITLES)] == TITLES
+        # "Rankings under correction" joins them once the warehouse holds dialogue.judge_corrected
+        assert [h for h in headings if h != RANKINGS_TITLE][: len(TITLES)] == TITLES
         text = browser.evaluate("document.body.innerText")
         images = browser.wait_until(
             "[...document.images].map(i => i.complete && i.naturalWidth > 0)",
