@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from eyt_dagster.eyt_bench import corrected_rankings as cr
 from eyt_dagster.eyt_bench import shown_figures as sf
 from eyt_dagster.reporting.html_report import Marks, Section
 
@@ -90,29 +91,15 @@ def _number(value: object) -> str:
     return f"{number:.3f}" if abs(number) <= 1 else f"{number:.1f}"
 
 
-def _verdict(diff: object, significant: object, a: str, b: str) -> str:
-    """ "A better", "B better" or "no difference", as a paired comparison reads."""
-    if significant is None or pd.isna(significant) or not bool(significant) or diff is None or pd.isna(diff):
-        return "no difference"
-    number = float(diff)  # type: ignore[arg-type]
-    return f"{a} better" if number > 0 else f"{b} better" if number < 0 else "no difference"
+def _verdict(verdict: object, a: str, b: str) -> str:
+    """A stored verdict (corrected_rankings' a_better / b_better / no_clear_difference) in words."""
+    return {cr.A_BETTER: f"{a} better", cr.B_BETTER: f"{b} better"}.get(str(verdict), "no clear difference")
 
 
 def rank_sentences(ranks: pd.DataFrame) -> list[str]:
-    """One sentence per pool x metric whose ranking changes under correction."""
-    if ranks.empty:
-        return []
-    out = []
-    for (pool, metric), group in ranks.groupby(["pool", "metric"], sort=True):
-        moved = group[group["rank_changed"].astype(bool)].sort_values("corrected_rank")
-        if moved.empty:
-            continue
-        moves = ", ".join(
-            f"{r['target']} ranks {int(r['corrected_rank'])} (judge only: {int(r['judge_rank'])})"
-            for r in moved.to_dict("records")
-        )
-        out.append(f"{pool}, {metric}: under correction {moves}.")
-    return out
+    """One sentence per target whose rank changes under correction (corrected_rankings.ranking_changes, the same
+    sentences the table's materialisation metadata holds)."""
+    return [f"{sentence}." for sentence in cr.ranking_changes(ranks)]
 
 
 def pairwise_sentences(pairs: pd.DataFrame) -> list[str]:
@@ -123,10 +110,11 @@ def pairwise_sentences(pairs: pd.DataFrame) -> list[str]:
     changed = pairs[pairs["changed"].astype(bool)].sort_values(["pool", "metric", "target_a", "target_b"])
     for r in changed.to_dict("records"):
         a, b = str(r["target_a"]), str(r["target_b"])
-        judge = _verdict(r["judge_diff"], r["judge_significant"], a, b)
-        corrected = _verdict(r["corrected_diff"], r["corrected_significant"], a, b)
+        judge = _verdict(r["judge_verdict"], a, b)
+        corrected = _verdict(r["corrected_verdict"], a, b)
         out.append(
-            f"{r['pool']}, {r['metric']}, {a} against {b}: judge only {judge} "
+            f"{r['pool']}, {cr.METRIC_TITLES.get(str(r['metric']), str(r['metric']))}, {a} against {b}: "
+            f"judge only {judge} "
             f"(difference {_number(r['judge_diff'])} [{_number(r['judge_low'])}, {_number(r['judge_high'])}]), "
             f"corrected {corrected} (difference {_number(r['corrected_diff'])} "
             f"[{_number(r['corrected_low'])}, {_number(r['corrected_high'])}])."

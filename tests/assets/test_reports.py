@@ -193,7 +193,10 @@ def test_every_report_table_is_materialised_and_flags_baselines(warehouse):
     for row in board.itertuples():
         assert wide.loc[(row.target, row.pool), "empathy"] == pytest.approx(row.empathy)
     human = con.execute("SELECT * FROM dialogue.human_alignment").df().set_index("dimension")
-    assert (human["n_cells"] > 0).all() and (human["within_1"] == 1.0).all()  # annotators are +-0.5 off
+    # the CSV's annotators are +-0.5 off the judge, and so are their imported sheets, except on Empathy, where they
+    # score the reflective baseline near 0 and the terse one a point up (tests/support/annotation_flow.py)
+    assert (human["n_cells"] > 0).all() and (human.loc[["persona", "anthropomorphic"], "within_1"] == 1.0).all()
+    assert human.loc["empathy", "within_1"] < 1.0
     agreement = con.execute("SELECT * FROM dialogue.judge_agreement").df().set_index("measure")
     assert 0 < agreement.loc["empathy", "alpha_ordinal"] <= 1 and agreement.loc["completion", "n_judges"] == 2
 

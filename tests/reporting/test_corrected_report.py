@@ -173,10 +173,16 @@ def test_the_rankings_section_lists_each_changed_ranking_and_verdict_and_what_wa
     text = html.split("Rankings under correction</h2>", 1)[1]
     esc = "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert f"Compared: 1 of 5 pool x metric groups had every cell labelled ({POOL} x empathy)." in text
-    assert f"{POOL}, empathy: under correction {esc} ranks 1 (judge only: 2), model-x ranks 2 (judge only: 1)." in text
     assert (
-        f"{POOL}, empathy, model-x against {esc}: judge only model-x better (difference 20.0 [15.0, 25.0]), "
-        "corrected no difference (difference -3.7 [-10.0, 2.7])." in text
+        f"{POOL}, Empathy: model-x ranks 1st judged alone, 2nd corrected (human labels on 12 dialogues per cell)."
+        in text
+    )
+    assert (
+        f"{POOL}, Empathy: {esc} ranks 2nd judged alone, 1st corrected (human labels on 12 dialogues per cell)." in text
+    )
+    assert (
+        f"{POOL}, Empathy, model-x against {esc}: judge only model-x better (difference 20.0 [15.0, 25.0]), "
+        "corrected no clear difference (difference -3.7 [-10.0, 2.7])." in text
     )
     assert HOSTILE not in html
 

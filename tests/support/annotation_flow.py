@@ -1,12 +1,13 @@
 """What a team does to correct the judge with human labels, done by the tests as a user would: `eyt annotate export`
 draws a sheet, simulated people fill in a copy each, `eyt annotate import` reads both back.
 
-The simulated people are invented from the judge's own scores so the corrected figures differ from the judge's in
-known ways: they find the judge half a point too kind on every dimension, except that they give the reflective
-baseline's formulaic sympathy almost no Empathy (0 or 0.5 a turn), which the judge rates highly. So under
-correction the two baselines swap places on Empathy in every pool and keep their order elsewhere. Completion is the
-judge's; satisfaction one point lower. The second person adds half a point on even turns, so the two agree well but
-not perfectly.
+The simulated people are the two annotators of the slate's CSV (a1, a2): their sheet labels replace their CSV rows
+for the same turns, as an import does. Their scores are invented from the judge's own so the corrected figures
+differ from the judge's in known ways: they find the judge half a point too kind on every dimension, except on
+Empathy, where they give the reflective baseline's formulaic sympathy almost nothing (0 or 0.5 a turn) and the terse
+baseline's plain answers a point more than the judge. So under correction the two baselines swap places on Empathy
+in every pool and keep their order elsewhere. Completion is the judge's; satisfaction one point lower. The second
+person adds half a point on even turns, so the two agree well but not perfectly.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 from eyt_dagster.eyt_bench.dialogue_scoring import final_verdicts, turn_dimension_scores
 from eyt_dagster.ops import cli
 
-PEOPLE = ("p1", "p2")
+PEOPLE = ("a1", "a2")
 LOW_EMPATHY_TARGET = "reflective-baseline"
 
 
@@ -45,8 +46,11 @@ def _half(x: float) -> float:
 
 def person_score(person: str, target: str, field: str, turn: int, judge: float) -> float:
     """One simulated person's score for a turn's dimension, from the judge's (0-5)."""
-    base = (turn % 2) * 0.5 if field == "empathy" and target == LOW_EMPATHY_TARGET else judge - 0.5
-    extra = 0.5 if person == "p2" and turn % 2 == 0 else 0.0
+    if field == "empathy":
+        base = (turn % 2) * 0.5 if target == LOW_EMPATHY_TARGET else judge + 1.0
+    else:
+        base = judge - 0.5
+    extra = 0.5 if person == PEOPLE[1] and turn % 2 == 0 else 0.0
     return _half(base + extra)
 
 

@@ -75,6 +75,7 @@ def rank_row(pool: str, metric: str, target: str, judge: int, corrected: int) ->
         "corrected_rank_low": 1,
         "corrected_rank_high": 2,
         "rank_changed": judge != corrected,
+        "n_labelled": 12,
         "is_baseline": False,
         "self_preference_risk": False,
     }
@@ -88,8 +89,8 @@ def pair_row(
     def significant(d: tuple[float, float, float]) -> bool:
         return d[1] > 0 or d[2] < 0
 
-    def verdict(d: tuple[float, float, float]) -> int:
-        return 0 if not significant(d) else (1 if d[0] > 0 else -1)
+    def verdict(d: tuple[float, float, float]) -> str:
+        return "no_clear_difference" if not significant(d) else ("a_better" if d[0] > 0 else "b_better")
 
     return {
         "pool": pool,
@@ -100,12 +101,14 @@ def pair_row(
         "judge_low": judge[1],
         "judge_high": judge[2],
         "judge_significant": significant(judge),
+        "judge_verdict": verdict(judge),
         "corrected_diff": corrected[0],
         "corrected_se": (corrected[2] - corrected[1]) / 3.92,
         "corrected_low": corrected[1],
         "corrected_high": corrected[2],
         "corrected_p": 0.5,
         "corrected_significant": significant(corrected),
+        "corrected_verdict": verdict(corrected),
         "changed": verdict(judge) != verdict(corrected),
         "is_baseline_pair": False,
         "self_preference_risk": False,
