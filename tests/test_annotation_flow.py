@@ -12,8 +12,10 @@ import pytest
 
 from eyt_dagster.core import explorer_links
 from eyt_dagster.explorer.app import create_app
+from eyt_dagster.eyt_bench import shown_figures
 from eyt_dagster.ops.report_commands import report_html
 from eyt_dagster.reporting.corrected_section import RANKINGS_TITLE
+from eyt_dagster.reporting.speech_sections import card_section
 from eyt_dagster.slate import load_slate
 
 from support.annotation_flow import LOW_EMPATHY_TARGET
@@ -73,6 +75,22 @@ def test_the_report_shows_corrected_figures_and_calls_out_the_reversal(warehouse
     rankings = html.split(f"<h2>{RANKINGS_TITLE}</h2>", 1)[1].split("</section>", 1)[0]
     for pool in POOLS:
         assert f"{pool}, Empathy: {OTHER} ranks 2nd judged alone, 1st corrected" in rankings
+
+
+def test_the_model_cards_pool_the_corrected_figures_weighing_pools_as_the_cards_do(warehouse):
+    """Pooling the cells' judge-only means the way shown_figures.pooled pools the corrected ones gives the card's
+    own pooled judge figure: the weights are the cards' (every dialogue of every pool in one mean)."""
+    con, _ = warehouse
+    figures = shown_figures.figures(con.execute("SELECT * FROM dialogue.judge_corrected").df())
+    cards = con.execute("SELECT * FROM reports.model_cards").df().set_index("target")
+    for target in (LOW_EMPATHY_TARGET, OTHER):
+        for metric in ("empathy", "ficr"):
+            cells = [f for (t, _, m), f in figures.items() if t == target and m == metric]
+            found = shown_figures.pooled(cells)
+            assert found is not None and found.corrected
+            assert found.judge_value == pytest.approx(cards.loc[target, f"eyt_pooled_{metric}"], abs=1e-9)
+    section = card_section(cards.reset_index(), figures)
+    assert {mark for mark, _ in section.marks.values()} == {"h"} and len(section.marks) == 2 * 2
 
 
 def test_the_explorer_opens_a_corrected_numbers_arithmetic(warehouse):

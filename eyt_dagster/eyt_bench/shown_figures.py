@@ -20,8 +20,9 @@ Pure: no warehouse, no HTML.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import pandas as pd
@@ -50,6 +51,8 @@ class ShownFigure:
     judge_value: float = math.nan
     judge_low: float = math.nan
     judge_high: float = math.nan
+    se: float = math.nan  # the corrected estimate's standard error (NaN for a judge-only figure)
+    n_dialogues: int = 0  # the cell's dialogues with a judge value: its weight when pools are pooled
 
     @property
     def corrected(self) -> bool:
@@ -92,8 +95,38 @@ def figures(table: pd.DataFrame | None) -> dict[tuple[str, str, str], ShownFigur
             judge_value=_float(r.get("judge_mean")),
             judge_low=_float(r.get("judge_low")),
             judge_high=_float(r.get("judge_high")),
+            se=_float(r.get("corrected_se")) if str(r["shown"]) == CORRECTED else math.nan,
+            n_dialogues=0 if pd.isna(r.get("n_dialogues", math.nan)) else int(r["n_dialogues"]),
         )
     return out
+
+
+def pooled(cells: Sequence[ShownFigure]) -> ShownFigure | None:
+    """A target's corrected figure over all its pools together, as the model cards pool a metric (every dialogue of
+    every pool in one mean, so each pool weighs by its dialogues): None unless there are cells and every one is
+    corrected. The value is the sum of w x value with w = n_dialogues / total dialogues. The cells' estimates are
+    independent of each other (other ChatSEEDs, separately labelled dialogues), so the standard error is
+    sqrt(sum of w^2 x se^2) and the 95% interval value +/- 1.959964 se, the cells' own central-limit intervals
+    combined."""
+    if not cells or not all(c.corrected and c.n_dialogues > 0 for c in cells):
+        return None
+    total = sum(c.n_dialogues for c in cells)
+    weights = [c.n_dialogues / total for c in cells]
+    value = sum(w * c.value for w, c in zip(weights, cells, strict=True))
+    se = math.sqrt(sum((w * c.se) ** 2 for w, c in zip(weights, cells, strict=True)))
+    z = NormalDist().inv_cdf(0.975)
+    judge = sum(w * c.judge_value for w, c in zip(weights, cells, strict=True))
+    return ShownFigure(
+        value=value,
+        low=value - z * se,
+        high=value + z * se,
+        shown=CORRECTED,
+        n_labelled=sum(c.n_labelled for c in cells),
+        why="",
+        judge_value=judge,
+        se=se,
+        n_dialogues=total,
+    )
 
 
 def _counts(found: list[ShownFigure]) -> str:

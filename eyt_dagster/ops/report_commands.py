@@ -64,7 +64,7 @@ def report_html(
     costs = cost_section(read_table(warehouse, RUN_COSTS))
     figures = shown_figures.figures(dialogue.get("judge_corrected"))
     sections = [
-        card_section(cards, list(figures.values())),
+        card_section(cards, figures),
         *build_sections(dialogue),
         *([audit] if audit else []),
         *([settled] if settled else []),

@@ -7,13 +7,14 @@ table shows them as one "X [low, high]" cell.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import math
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 
 from eyt_dagster.core import explorer_links
-from eyt_dagster.eyt_bench.shown_figures import JUDGE_ONLY, ShownFigure
-from eyt_dagster.reporting.html_report import Section
+from eyt_dagster.eyt_bench.shown_figures import JUDGE_ONLY, ShownFigure, legend, marker, pooled
+from eyt_dagster.reporting.html_report import Marks, Section
 from eyt_dagster.reporting.model_card_plots import CARDS_PLOT_TITLE, CARDS_PLOT_TITLE_JUDGE_ONLY, model_cards_png
 from eyt_dagster.reporting.model_cards import POOLED
 from eyt_dagster.reporting.plots import distribution_png
@@ -39,11 +40,14 @@ CARD_SCORES: tuple[str, ...] = (
     *(f"speech_{m}" for m in ("acc1", "acc_traj")),
     "speech_seq",
 )
-# the card table's judge-made columns: pooled over the pools, so never corrected (judge_corrected is per cell)
-CARD_JUDGE_MADE = tuple(c for c in CARD_SCORES if c.removeprefix(f"eyt_{POOLED}_") in ("ficr", "empathy"))
-POOLED_JUDGE_ONLY = (
-    f"Its judge-made numbers (FICR, Empathy) are pooled over the pools and {JUDGE_ONLY}: the human-corrected "
-    "figures are per pool, in the Leaderboard (marked h), and reports.model_cards keeps the judge's."
+# the card table's judge-made columns (pooled over the pools): corrected where every pool of the model is
+CARD_JUDGE_MADE: dict[str, str] = {
+    c: c.removeprefix(f"eyt_{POOLED}_") for c in CARD_SCORES if c.removeprefix(f"eyt_{POOLED}_") in ("ficr", "empathy")
+}
+POOLED_NOTE = (
+    "Its judge-made numbers (FICR, Empathy) are pooled over the pools: a model whose every pool has a corrected "
+    "figure shows the pools' corrected figures pooled (each pool weighed by its dialogues, the intervals combined "
+    "as independent), the others the judge's; reports.model_cards keeps the judge's."
 )
 CARD_DETAILS: tuple[str, ...] = (
     "target",
@@ -86,10 +90,13 @@ def _card_link(base: str) -> Callable[[str], str]:
     return lambda target: base + explorer_links.leaderboard_path(target=target)
 
 
-def card_section(cards: pd.DataFrame | None, figures: Collection[ShownFigure] = ()) -> Section:
+def card_section(
+    cards: pd.DataFrame | None, figures: Mapping[tuple[str, str, str], ShownFigure] | None = None
+) -> Section:
     """The opening section: one row per model over both benchmarks and a panel per model. `figures`: the
-    leaderboard cells' judge-made figures (dialogue.judge_corrected); when there are any, the cards' pooled
-    judge-made numbers say they are the judge's alone (a corrected figure is per cell, not pooled)."""
+    leaderboard cells' judge-made figures by (target, pool, metric) (dialogue.judge_corrected); when there are any,
+    a card's pooled judge-made number is the corrected one pooled where every pool of the model is corrected
+    (shown_figures.pooled), marked as the leaderboard marks, and the judge's otherwise."""
     description = (
         "One row per model id across both benchmarks. EYT-Bench columns are pooled over the persona pools "
         "(per-pool values are in reports.model_cards); SpeechEQ columns are the default persona condition. "
@@ -112,14 +119,17 @@ def card_section(cards: pd.DataFrame | None, figures: Collection[ShownFigure] = 
             pd.DataFrame(),
             note="No model cards materialised yet (run the unified_reports job or `eyt run`).",
         )
-    shown = cards.sort_values("target")
+    shown = cards.sort_values("target").reset_index(drop=True)
     labels = CARD_LABELS
     title = CARDS_PLOT_TITLE
+    marks: Marks = {}
     if figures:
-        description += f" {POOLED_JUDGE_ONLY}"
-        note = f" ({JUDGE_ONLY})"
-        labels = {**CARD_LABELS, **{c: CARD_LABELS[c] + note for c in CARD_JUDGE_MADE}}
-        title = CARDS_PLOT_TITLE_JUDGE_ONLY
+        shown, marks, legend = pooled_figures(shown, figures)
+        description += f" {POOLED_NOTE} {legend}"
+        if not marks:  # nothing corrected: the headers say so, as the leaderboard's do
+            note = f" ({JUDGE_ONLY})"
+            labels = {**CARD_LABELS, **{c: CARD_LABELS[c] + note for c in CARD_JUDGE_MADE}}
+            title = CARDS_PLOT_TITLE_JUDGE_ONLY
 
     def pick(columns: tuple[str, ...]) -> pd.DataFrame:
         intervals = [f"{c}_ci_{side}" for c in columns for side in ("low", "high")]
@@ -133,7 +143,40 @@ def card_section(cards: pd.DataFrame | None, figures: Collection[ShownFigure] = 
         labels=labels,
         more_tables=[("What the calls cost, and which model answered", pick(CARD_DETAILS))],
         target_link=link,
+        marks=marks,
     )
+
+
+def pooled_figures(
+    cards: pd.DataFrame, figures: Mapping[tuple[str, str, str], ShownFigure]
+) -> tuple[pd.DataFrame, Marks, str]:
+    """The cards (rows in position order) with each judge-made number the pooled corrected figure where
+    shown_figures.pooled gives one, each number's marker by (row position, column), and the legend."""
+    out = cards.copy()
+    found: dict[tuple[int, str], ShownFigure] = {}
+    for i, target in enumerate(cards["target"].astype(str)):
+        for column, metric in CARD_JUDGE_MADE.items():
+            if column not in cards.columns:
+                continue
+            cells = [f for (t, _, m), f in figures.items() if t == target and m == metric]
+            if not cells:  # not an EYT-Bench model of this warehouse: nothing to mark
+                continue
+            figure = pooled(cells)
+            if figure is None:
+                why = "not every pool of this model has a corrected figure"
+                figure = ShownFigure(float(cards.at[i, column]), math.nan, math.nan, JUDGE_ONLY, 0, why)
+            else:
+                out.at[i, column] = figure.value
+                for side, value in (("low", figure.low), ("high", figure.high)):
+                    if f"{column}_ci_{side}" in out.columns:
+                        out.at[i, f"{column}_ci_{side}"] = value
+            found[(i, column)] = figure
+    among = list(found.values())
+    marks: Marks = {}
+    for key, figure in found.items():
+        if mark := marker(figure, among):
+            marks[key] = (mark, figure.title)
+    return out, marks, legend(among) if marks else ""
 
 
 def speech_sections(tables: dict[str, pd.DataFrame]) -> list[Section]:

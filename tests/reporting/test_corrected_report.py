@@ -4,6 +4,7 @@ as before; the section "Rankings under correction" from hand-made corrected_rank
 
 from __future__ import annotations
 
+import math
 import re
 
 import pandas as pd
@@ -197,15 +198,53 @@ def test_with_no_group_labelled_throughout_the_rankings_are_the_judges_alone():
     )
 
 
-def test_the_model_cards_pooled_judge_made_numbers_say_judge_only_once_corrected_figures_exist():
-    cards = pd.DataFrame({"target": [MODEL], "eyt_pooled_empathy": [60.0], "eyt_pooled_explicit_acc": [0.75]})
+def test_the_model_cards_pool_the_corrected_figures_where_every_pool_is_corrected():
+    """Empathy: both pools corrected, 60 (se 2, 30 dialogues) and 70 (se 4, 10 dialogues): pooled 0.75 x 60 +
+    0.25 x 70 = 62.5, se sqrt((0.75 x 2)^2 + (0.25 x 4)^2) = sqrt(3.25). FICR: one pool judge only, so the card's
+    own (judge-only) figure, marked j beside the corrected one."""
+    cards = pd.DataFrame(
+        {
+            "target": [MODEL],
+            "eyt_pooled_empathy": [75.0],
+            "eyt_pooled_empathy_ci_low": [70.0],
+            "eyt_pooled_empathy_ci_high": [80.0],
+            "eyt_pooled_ficr": [0.5],
+            "eyt_pooled_explicit_acc": [0.75],
+        }
+    )
+
+    def cell(value: float, se: float, n: int, shown: str = "corrected") -> shown_figures.ShownFigure:
+        return shown_figures.ShownFigure(
+            value, value - 1.96 * se, value + 1.96 * se, shown, 12, "", se=se, n_dialogues=n
+        )
+
+    figures = {
+        (MODEL, "a", "empathy"): cell(60.0, 2.0, 30),
+        (MODEL, "b", "empathy"): cell(70.0, 4.0, 10),
+        (MODEL, "a", "ficr"): cell(0.4, 0.05, 30),
+        (MODEL, "b", "ficr"): cell(0.6, float("nan"), 10, "judge only"),
+    }
     plain = card_section(cards)
-    figures = list(shown_figures.figures(corrected_one()).values())
     marked = card_section(cards, figures)
-    assert plain.labels["eyt_pooled_empathy"] == "EYT Empathy (0-100)"
-    assert marked.labels["eyt_pooled_empathy"] == "EYT Empathy (0-100) (judge only)"
-    assert marked.labels["eyt_pooled_explicit_acc"] == plain.labels["eyt_pooled_explicit_acc"]
-    assert "in the Leaderboard (marked h)" in marked.description and "marked h" not in plain.description
+    row = marked.table.iloc[0]
+    se = math.sqrt(3.25)
+    assert row["eyt_pooled_empathy"] == pytest.approx(62.5)
+    assert row["eyt_pooled_empathy_ci_low"] == pytest.approx(62.5 - 1.959964 * se, abs=1e-6)
+    assert row["eyt_pooled_empathy_ci_high"] == pytest.approx(62.5 + 1.959964 * se, abs=1e-6)
+    assert row["eyt_pooled_ficr"] == 0.5  # the card's own: not every pool is corrected
+    assert marked.marks[(0, "eyt_pooled_empathy")][0] == "h" and marked.marks[(0, "eyt_pooled_ficr")][0] == "j"
+    assert "not every pool" in marked.marks[(0, "eyt_pooled_ficr")][1]
+    assert (0, "eyt_pooled_explicit_acc") not in marked.marks
+    assert marked.labels["eyt_pooled_empathy"] == plain.labels["eyt_pooled_empathy"] == "EYT Empathy (0-100)"
+    assert "corrected with 24 human-labelled dialogues" in marked.description and not plain.marks
+
+
+def test_the_model_cards_say_judge_only_when_no_pool_is_corrected():
+    cards = pd.DataFrame({"target": [MODEL], "eyt_pooled_empathy": [60.0], "eyt_pooled_explicit_acc": [0.75]})
+    judge_only = {k: f for k, f in shown_figures.figures(corrected_one()).items() if not f.corrected and k[0] == MODEL}
+    marked = card_section(cards, judge_only)
+    assert marked.labels["eyt_pooled_empathy"] == "EYT Empathy (0-100) (judge only)" and not marked.marks
+    assert marked.table.iloc[0]["eyt_pooled_empathy"] == 60.0
 
 
 def paper_sources(**extra: pd.DataFrame) -> dict[str, pd.DataFrame]:
