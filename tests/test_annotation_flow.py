@@ -6,6 +6,7 @@ pools, the report saying so, and the explorer's corrected numbers opening their 
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,19 @@ def test_the_explorer_opens_a_corrected_numbers_arithmetic(warehouse):
     assert "lambda" in opened and "shown: corrected" in opened
     answer = get(app, explorer_links.corrected_path(LOW_EMPATHY_TARGET, POOLS[0], "empathy"))
     assert answer.status == 200 and '<details class="explain" open>' in answer.text
+
+
+def test_the_cell_page_links_the_corrected_page_and_the_static_export_holds_it(warehouse, tmp_path):
+    from eyt_dagster.explorer.export import export
+
+    con, _ = warehouse
+    data = data_of(con)
+    app = create_app(data)
+    cell = get(app, explorer_links.dialogues_path(target=OTHER, pool=POOLS[0])).text
+    assert html.escape(explorer_links.corrected_path(OTHER, POOLS[0])) in cell
+    out = tmp_path / "export"
+    export(data, out, [OTHER], [POOLS[0]])
+    pages = list((out / "corrected").glob("*.html"))
+    assert len(pages) == 1 and "shown: corrected" in pages[0].read_text()
+    cells = [p.read_text() for p in (out / "cells").glob("*.html")]
+    assert any(f'href="../corrected/{pages[0].name}"' in text for text in cells)

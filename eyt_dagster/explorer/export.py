@@ -222,6 +222,8 @@ class _Crawl:
             return (key[1], key[2]) in self.cells and key[3:6] == ("seed_id", "", "")
         if kind == "judges":
             return (key[1], key[2]) in self.cells and key[3] == LARGEST
+        if kind == "corrected":  # a cell's corrected figures and their arithmetic
+            return (key[1], key[2]) in self.cells
         if kind == "dialogue":
             return key[1] in self.selection.targets
         if kind == "compare":

@@ -131,6 +131,8 @@ def _key(raw: str, q: dict[str, list[str]]) -> Key | None:
         return ("dialogue", unquote(segments[2]), unquote(segments[3]))
     if raw.startswith(VOICE_DIALOGUE) and len(segments) == 5 and set(q) <= {"explain"}:  # as /dialogue/ above
         return ("voice_dialogue", unquote(segments[3]), unquote(segments[4]))
+    if path == "/corrected" and set(q) <= {"target", "pool", "explain"}:  # one page whichever number it opens
+        return ("corrected", _one(q, "target"), _one(q, "pool"))
     if raw.startswith("/call/") and len(segments) == 3 and set(q) <= {"prompt"}:
         prompt = _one(q, "prompt")
         return ("call", unquote(segments[2]), prompt) if prompt else ("call", unquote(segments[2]))
@@ -173,6 +175,8 @@ def page_url(key: Key, order: list[str]) -> str:
         return app.voice_dialogue_url(key[1], key[2])
     if kind == "call":
         return app.call_url(key[1], key[2] if len(key) > 2 else None)
+    if kind == "corrected":
+        return app.corrected_url(key[1], key[2])
     if kind == "speech_item":
         return app.speech_item_url(key[1])
     if kind == "sequential":
@@ -235,6 +239,8 @@ def file_name(key: Key, suffix: str = ".html") -> str:
         return f"voice/{slug(key[1], 30)}-on-{slug(key[2], 30)}-{digest(key[1], key[2])}.html"
     if kind == "voice_dialogue":
         return f"voice/dialogues/{slug(key[1], 30)}-{slug(key[2])}-{digest(key[1], key[2])}.html"
+    if kind == "corrected":
+        return f"corrected/{slug(key[1], 30)}-on-{slug(key[2], 30)}-{digest(key[1], key[2])}.html"
     if kind == "call":
         return f"calls/{slug(key[1], 16)}-{digest(*key[1:])}.html"
     if kind == "speech_item":
