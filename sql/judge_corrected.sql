@@ -24,7 +24,8 @@ WITH judge AS (
 ),
 human_turns AS (
     SELECT target, pool, seed_id, turn, dimension, avg(score) AS score
-    FROM dialogue.human_annotations WHERE score IS NOT NULL AND NOT isnan(score) GROUP BY ALL
+    FROM dialogue.human_annotations  -- labels from drawn sheets only: the CSV's were not drawn at random
+    WHERE score IS NOT NULL AND NOT isnan(score) AND sheet IS NOT NULL GROUP BY ALL
 ),
 judged AS (
     SELECT t.target, t.pool, t.seed_id, t.turn, warmup_weight(t.turn, s.n_turns, eyt_alpha()) AS w

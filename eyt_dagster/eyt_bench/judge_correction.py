@@ -13,7 +13,8 @@ The inputs, per cell and metric:
 A dialogue is labelled for a metric when it has both values; for a dimension that needs a human score on every
 turn the judge judged. A dialogue with some human scores of the field but not all is *partly labelled*: it is not
 used (its value would weigh the scored turns differently from the judge's) and is counted. The labelled dialogues
-are assumed to be a uniform random sample of the cell's dialogues, which `eyt annotate export` draws.
+are assumed to be a uniform random sample of the cell's dialogues, which `eyt annotate export` draws; so only
+labels imported from its sheets count (the slate's annotation CSV feeds the alignment table only).
 
 PPI inputs: Y = the people's values of the labelled dialogues, Yhat = the judge's values of the same dialogues,
 Yhat~ = the judge's values of the cell's other dialogues. A cell shows the corrected figure when it has at least
@@ -50,11 +51,14 @@ COLUMNS = column_names(JUDGE_CORRECTED_COLUMNS, without=("is_baseline", "self_pr
 
 
 def _annotations(annotations: pd.DataFrame) -> pd.DataFrame:
-    """The scored rows (NaN scores dropped), keys as the pipeline keeps them."""
-    columns = ["annotator", *KEYS, "turn", "dimension", "score"]
-    if annotations.empty:
+    """The scored rows from drawn sheets (NaN scores dropped), keys as the pipeline keeps them. Only labels imported
+    from a sheet of `eyt annotate export` (a `sheet` id) are used: those dialogues were drawn uniformly at random,
+    the one thing the estimate assumes. Rows of the slate's annotation CSV (no sheet) were chosen by whoever made
+    the file, so they feed the judge-human alignment table and not the corrections."""
+    columns = ["annotator", *KEYS, "turn", "dimension", "score", "sheet"]
+    if annotations.empty or "sheet" not in annotations.columns:
         return pd.DataFrame({c: pd.Series(dtype="float64" if c == "score" else "object") for c in columns})
-    scored = annotations[annotations["score"].notna()][columns]
+    scored = annotations[annotations["score"].notna() & annotations["sheet"].notna()][columns]
     return scored.astype({"seed_id": str, "turn": int, "score": float})
 
 

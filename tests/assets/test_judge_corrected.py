@@ -1,6 +1,6 @@
-"""dialogue.judge_corrected materialised from a full annotation file: a copy of the `warehouse` fixture's dialogue
-tables, an annotation CSV that scores every judged turn of one pool's dialogues (the turn-0 dialogue fields come
-from imported labels, not this CSV), and the asset run again over them; sql/judge_corrected.sql agrees."""
+"""dialogue.judge_corrected materialised from a full set of labels: a copy of the `warehouse` fixture's dialogue
+tables, labels in the import store (as `eyt annotate import` keeps a sheet's) that score every judged turn of one
+pool's dialogues, and the asset run again over them; sql/judge_corrected.sql agrees."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from assets.eyt_bench.partitions import TARGETS_PARTITION
 from eyt_dagster.core.prediction_powered import prediction_powered_mean
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.slate import load_slate
+from resources.storage.annotation_labels import add_labels
 from resources.storage.warehouse import WAREHOUSE_FILE
 
 from support.pipeline import resources_for, slate_assets
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.materialisation
 SQL = Path(__file__).resolve().parents[2] / "sql"
 POOL = "nemotron_usa"
 KEYS = ["target", "pool", "seed_id"]
+SHEET = "s3-0a1b2c3d"
 COMPARED = ["n_dialogues", "n_labelled", "people_mean", "ppi_lambda", "corrected_mean", "corrected_se"]
 COMPARED += ["corrected_low", "corrected_high"]
 
@@ -61,9 +63,11 @@ def corrected(warehouse, tmp_path_factory):
     shutil.copytree(source / "warehouse" / "dialogue", data / "warehouse" / "dialogue")
     first = scores[scores["pool"] == POOL].sort_values(KEYS).iloc[0]
     partly = (str(first["target"]), str(first["seed_id"]))
-    _annotations(judge, partly).to_csv(directory / "annotations.csv", index=False)
+    # as `eyt annotate import` keeps a sheet's labels (only labels from drawn sheets correct the judge)
+    labels = _annotations(judge, partly).assign(sheet=SHEET, source_file="sheet.csv")
+    add_labels(data, labels, SHEET)
     slate = yaml.safe_load((source.parent / "slate.yaml").read_text())
-    slate.update(human_annotations=str(directory / "annotations.csv"), min_human_labels=3)
+    slate.update(human_annotations=None, min_human_labels=3)
     path = directory / "slate.yaml"
     path.write_text(yaml.safe_dump(slate, sort_keys=False))
     instance = DagsterInstance.ephemeral()
@@ -92,7 +96,7 @@ def test_every_cell_and_metric_has_a_row_and_the_labelled_pool_is_corrected(corr
     assert (labelled["n_annotators"] == 2).all()
     assert ((other["shown"] == "judge only") & (other["why"] == "no human labels")).all()
     finals = table[(table["pool"] == POOL) & table["metric"].isin(["ficr", "satisfaction"])]
-    assert (finals["why"] == "no human labels").all()  # the CSV holds no dialogue fields
+    assert (finals["why"] == "no human labels").all()  # these labels hold no dialogue fields
     # the partly labelled dialogue is left out of its cell's labels; every other dialogue is labelled
     for row in labelled.itertuples():
         expected = row.n_dialogues - (1 if row.target == partly[0] else 0)

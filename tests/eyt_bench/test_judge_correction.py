@@ -172,3 +172,11 @@ def test_the_sql_twin_agrees_on_the_hand_made_cell():
             err_msg=column,
         )
     assert twin.loc[list(METRICS), "shown"].tolist() == table.loc[list(METRICS), "shown"].tolist()
+
+
+def test_only_labels_from_drawn_sheets_correct_the_judge():
+    """The slate CSV's rows (no sheet) were not drawn at random: they do not count, whatever they say."""
+    from_csv = cell.annotations().assign(sheet=None)
+    assert {m: r.shown for m, r in _by_metric(annotations=from_csv).items()} == dict.fromkeys(METRICS, "judge only")
+    mixed = pd.concat([cell.annotations(), from_csv.assign(annotator="csv", score=5.0)], ignore_index=True)
+    assert _by_metric(annotations=mixed)["empathy"].ppi.estimate == _by_metric()["empathy"].ppi.estimate

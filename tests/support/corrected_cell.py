@@ -63,7 +63,11 @@ def ann(annotator: str, seed: str, turn: int, dimension: str, score: float) -> d
         "turn": turn,
         "dimension": dimension,
         "score": score,
+        "sheet": SHEET,
     }
+
+
+SHEET = "s7-0123abcd"  # every label here came from a drawn sheet
 
 
 def annotations() -> pd.DataFrame:
