@@ -11,7 +11,7 @@ from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
 from eyt_dagster.eyt_bench.judge_correction import CORRECTED, cell_corrections, corrected_table
 from resources.models.model_access import SlateAccess
 
-LOGIC_VERSION = "1"
+LOGIC_VERSION = "2"  # 2: only labels from drawn sheets (a `sheet` id) count
 _REPORT: AssetPlace = dict(key_prefix=["dialogue"], group_name="reports")
 _INS = {
     name: AssetIn(key=["dialogue", name])
