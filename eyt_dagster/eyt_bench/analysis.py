@@ -161,6 +161,17 @@ def _emotion_counts_by_cell(answered: pd.DataFrame) -> dict[tuple[str, str], np.
 
 # The family a pairwise p-value is adjusted over (Holm): every pair of targets on one pool and one metric.
 ADJUSTED_FAMILY = ("pool", "metric")
+
+
+def holm_by_family(table: pd.DataFrame, p_column: str) -> pd.Series:
+    """`p_column` after Holm's adjustment within each family of ADJUSTED_FAMILY (every pair of one pool and metric),
+    aligned with `table`'s rows."""
+    adjusted = pd.Series(np.nan, index=table.index, dtype="float64")
+    for _, family in table.groupby(list(ADJUSTED_FAMILY), sort=False):
+        adjusted.loc[family.index] = stats.holm_adjusted(family[p_column].to_numpy())
+    return adjusted
+
+
 SIGNIFICANCE_LEVEL = 0.05
 
 
@@ -225,9 +236,7 @@ def pairwise_comparisons(
         return pd.DataFrame(columns=list(PAIRWISE_COLUMNS))
     table = pd.concat(frames, ignore_index=True)
     table["p_value"] = stats.normal_p_value(table["diff"], table["se"])
-    table["p_adjusted"] = np.nan
-    for _, family in table.groupby(list(ADJUSTED_FAMILY), sort=False):
-        table.loc[family.index, "p_adjusted"] = stats.holm_adjusted(family["p_value"].to_numpy())
+    table["p_adjusted"] = holm_by_family(table, "p_value")
     table["significant_adjusted"] = table["p_adjusted"] < SIGNIFICANCE_LEVEL
     table["mde_80"] = stats.min_detectable_difference(table["se"], alpha=SIGNIFICANCE_LEVEL, power=0.8)
     return table[list(PAIRWISE_COLUMNS)]

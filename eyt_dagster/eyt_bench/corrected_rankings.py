@@ -34,7 +34,7 @@ import pandas as pd
 
 from eyt_dagster.core import stats
 from eyt_dagster.core.storage_types import column_names
-from eyt_dagster.eyt_bench.analysis import ADJUSTED_FAMILY, SIGNIFICANCE_LEVEL
+from eyt_dagster.eyt_bench.analysis import SIGNIFICANCE_LEVEL, holm_by_family
 from eyt_dagster.eyt_bench.rank_intervals import LOWER_IS_BETTER, column_ranks
 from eyt_dagster.eyt_bench.table_contracts import CORRECTED_PAIRWISE_COLUMNS, CORRECTED_RANK_INTERVALS_COLUMNS
 
@@ -136,9 +136,7 @@ def corrected_pairwise(judge_corrected: pd.DataFrame, pairwise_comparisons: pd.D
         return pd.DataFrame(columns=list(PAIR_COLUMNS))
     table = pd.concat(frames, ignore_index=True)
     table["corrected_p"] = stats.normal_p_value(table["corrected_diff"], table["corrected_se"])
-    table["corrected_p_adjusted"] = np.nan
-    for _, family in table.groupby(list(ADJUSTED_FAMILY), sort=False):
-        table.loc[family.index, "corrected_p_adjusted"] = stats.holm_adjusted(family["corrected_p"].to_numpy())
+    table["corrected_p_adjusted"] = holm_by_family(table, "corrected_p")
     table["corrected_significant"] = (table["corrected_p_adjusted"] < SIGNIFICANCE_LEVEL).astype(bool)
     judge = pairwise_comparisons.reindex(
         columns=["pool", "metric", "target_a", "target_b", "diff", "ci_low", "ci_high", "significant_adjusted"]
