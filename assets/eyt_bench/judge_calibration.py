@@ -11,7 +11,8 @@ from assets._asset_args import AssetPlace
 from assets._output import now_utc, stats_metadata, table_output
 from assets._progress import PROGRESS_EVERY, step_progress
 from eyt_dagster.core.baseline_flags import baseline_note, flag_targets
-from eyt_dagster.eyt_bench.annotation_import import combine_annotations
+from eyt_dagster.eyt_bench.annotation_import import combine_annotations, current_labels
+from eyt_dagster.eyt_bench.annotation_sheet import DIGESTED_COLUMNS, dialogue_digests
 from eyt_dagster.eyt_bench.calibration import ABLATION_COLUMNS, ablation_table, agreement_table, cross_judge_sample
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.eyt_bench.human_alignment import DIMENSIONS, alignment_table, read_annotations
@@ -26,7 +27,8 @@ from eyt_dagster.eyt_bench.judging import (
 )
 from resources.models.model_access import ModelAccess, ReportAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
-from resources.storage.annotation_labels import read_store
+from resources.storage.annotation_labels import read_manifest, read_store
+from resources.storage.report_reads import read_table
 
 LOGIC_VERSION = "1"
 _REPORT: AssetPlace = dict(key_prefix=["dialogue"], group_name="reports")
@@ -165,6 +167,20 @@ def cross_judge_ablation(
     return table_output(df, sampled_dialogues=len(sample))
 
 
+def current_imported(data_dir: str, warehouse: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The import store's labels whose dialogues are still the ones their sheets showed, and the others
+    (annotation_import.current_labels, against the warehouse's dialogue_turns of the labelled dialogues)."""
+    labels = read_store(data_dir)
+    if labels.empty:
+        return labels, labels
+    manifests = {str(s): read_manifest(data_dir, str(s)) for s in labels["sheet"].dropna().unique()}
+    turns = read_table(warehouse, "dialogue.dialogue_turns", DIGESTED_COLUMNS)
+    keys = labels[["target", "pool", "seed_id"]].drop_duplicates().astype(str)
+    if len(turns):
+        turns = turns.astype({"seed_id": str}).merge(keys, on=["target", "pool", "seed_id"])
+    return current_labels(labels, manifests, dialogue_digests(turns))
+
+
 def annotations_path(setting: str | None) -> Path | None:
     """The slate's `human_annotations`: a CSV path, 'example' for the shipped example, or None."""
     if setting == "example":
@@ -173,13 +189,16 @@ def annotations_path(setting: str | None) -> Path | None:
 
 
 # .1: plus the labels imported with `eyt annotate import` (the data directory's label store) and their sheet
-@asset(**_REPORT, code_version=f"{LOGIC_VERSION}.1")
+# .2: an imported label whose dialogue was played again since its sheet was drawn (or is gone) is left out
+@asset(**_REPORT, code_version=f"{LOGIC_VERSION}.2", deps=[["dialogue", "dialogue_turns"]])
 def human_annotations(
     context: AssetExecutionContext, slate: SlateAccess, reports: ReportAccess
 ) -> Output[pd.DataFrame]:
     """Human scores: the CSV the slate names (format: eyt_dagster/eyt_bench/human_alignment.py; rows with an empty
     score are kept as missing) and every label imported with `eyt annotate import` (docs/annotation.md). An
-    imported label replaces a CSV row of the same annotator, turn-cell and field. Empty when there are neither."""
+    imported label replaces a CSV row of the same annotator, turn-cell and field. An imported label counts only
+    while its dialogue is the one its sheet showed (the sheet's manifest holds each dialogue's digest): a dialogue
+    played again since, or gone, leaves its labels out, logged and counted. Empty when there are neither."""
     path = annotations_path(slate.slate.human_annotations)
     if path is None:
         context.log.info("the slate names no human_annotations file")
@@ -188,7 +207,13 @@ def human_annotations(
         csv = read_annotations(path)
     csv["sheet"] = None
     csv["source_file"] = str(path) if path else None
-    imported = read_store(reports.data_dir)
+    imported, stale = current_imported(reports.data_dir, reports.warehouse)
+    if len(stale):
+        gone = stale[["target", "pool", "seed_id"]].drop_duplicates()
+        context.log.warning(
+            f"{len(stale)} imported label(s) of {len(gone)} dialogue(s) left out: the dialogues were played again "
+            "since their sheet was drawn, or are gone (export a new sheet for them: docs/annotation.md)"
+        )
     df, replaced = combine_annotations(csv, imported)
     if replaced:
         context.log.info(f"{replaced} row(s) of {path} replaced by imported labels of the same annotator and cell")
@@ -197,6 +222,7 @@ def human_annotations(
         df,
         annotations_file=str(path) if path else "none",
         imported_labels=len(imported),
+        stale_imported_labels=len(stale),
         missing_scores=int(df["score"].isna().sum()),
     )
 

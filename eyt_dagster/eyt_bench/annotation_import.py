@@ -335,6 +335,30 @@ def without(frame: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     return frame[~mine.isin(drop)].reset_index(drop=True)
 
 
+def current_labels(
+    labels: pd.DataFrame, manifests: Mapping[str, SheetManifest | None], digests: Mapping[tuple[str, str, str], str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the labels whose dialogue is still the one their sheet showed, the others). A label's dialogue is the one its
+    sheet's manifest digested (annotation_sheet.dialogue_digest); `digests` are the warehouse's dialogues now
+    (annotation_sheet.dialogue_digests). A dialogue played again since (another digest) or gone, or a sheet whose
+    manifest is gone from the data directory, leaves its labels out: people scored other words."""
+    if labels.empty:
+        return labels, labels
+    drawn: dict[tuple[str, str, str, str], str] = {}
+    for sheet, manifest in manifests.items():
+        for item in manifest.items if manifest is not None else ():
+            drawn[(sheet, item.target, item.pool, item.seed_id)] = item.digest
+    keys = zip(
+        labels["sheet"].astype(str), labels["target"], labels["pool"], labels["seed_id"].astype(str), strict=True
+    )
+    same = [
+        (shown := drawn.get((s, str(t), str(p), i))) is not None and digests.get((str(t), str(p), i)) == shown
+        for s, t, p, i in keys
+    ]
+    keep = pd.Series(same, index=labels.index, dtype=bool)
+    return labels[keep].reset_index(drop=True), labels[~keep].reset_index(drop=True)
+
+
 def agreement(labels: pd.DataFrame) -> pd.DataFrame:
     """Per field (SCORE_FIELDS): the labels, the annotators, the dialogues with >= 2 annotators, the units (a turn
     for the turn fields, a dialogue for the dialogue fields) scored by >= 2 of them, and Krippendorff's alpha

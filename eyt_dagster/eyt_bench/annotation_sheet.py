@@ -109,6 +109,10 @@ def dialogue_digest(turns: Iterable[Mapping[str, Any]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+# the dialogue_turns columns a dialogue's digest reads
+DIGESTED_COLUMNS: tuple[str, ...] = ("target", "pool", "seed_id", "turn", "user_text", "response_text")
+
+
 def dialogue_digests(turns: pd.DataFrame) -> dict[tuple[str, str, str], str]:
     """dialogue_digest of every dialogue in rows of dialogue.dialogue_turns (target, pool, seed_id, turn, user_text,
     response_text), keyed by (target, pool, seed_id): what the export records and the import compares."""

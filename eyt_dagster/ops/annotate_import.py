@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 HELP = "read filled annotation sheets back into the data directory's label store"
 NEXT_STEP = "next: `eyt refresh` rebuilds dialogue/human_annotations and the tables that read it"
-TURN_READS = ("target", "pool", "seed_id", "turn", "user_text", "response_text")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     from eyt_dagster.core.env_settings import data_dir
     from eyt_dagster.eyt_bench import annotation_import as ai
-    from eyt_dagster.eyt_bench.annotation_sheet import MANIFESTS_DIR, dialogue_digests
+    from eyt_dagster.eyt_bench.annotation_sheet import DIGESTED_COLUMNS, MANIFESTS_DIR, dialogue_digests
     from eyt_dagster.slate import load_slate, slate_path_from_env
     from resources.storage import annotation_labels as store
     from resources.storage.report_reads import read_table
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     data = data_dir()
     slate = load_slate(slate_path_from_env())
-    turns = read_table(warehouse_path(), "dialogue.dialogue_turns", TURN_READS)
+    turns = read_table(warehouse_path(), "dialogue.dialogue_turns", DIGESTED_COLUMNS)
     digests = dialogue_digests(turns)
     place = str(MANIFESTS_DIR)
     failed = written = 0

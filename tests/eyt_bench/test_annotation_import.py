@@ -270,3 +270,21 @@ def test_agreement_by_hand():
         "  satisfaction: 1 label(s) by 1 annotator(s); 0 item(s) with >= 2 annotators (0 dialogues), Krippendorff's "
         "alpha (interval) n/a",
     ]
+
+
+def test_current_labels_keeps_a_label_only_while_its_dialogue_is_the_one_its_sheet_showed():
+    labels = pd.DataFrame(
+        [
+            dict(annotator="a", target="tgt-a", pool="p", seed_id="p:001", turn=1, dimension="empathy", score=2.0),
+            dict(annotator="a", target="tgt-b", pool="p", seed_id="p:001", turn=1, dimension="empathy", score=3.0),
+            dict(annotator="a", target="tgt-a", pool="p", seed_id="p:002", turn=1, dimension="empathy", score=4.0),
+        ]
+    ).assign(sheet=SHEET, source_file=NAME)
+    now = {**DIGESTS, ("tgt-b", "p", "p:001"): "played-again"}
+    del now[("tgt-a", "p", "p:002")]  # gone from the warehouse
+    kept, left = ai.current_labels(labels, {SHEET: manifest()}, now)
+    assert list(kept["score"]) == [2.0] and sorted(left["score"]) == [3.0, 4.0]
+    kept, left = ai.current_labels(labels, {SHEET: None}, DIGESTS)  # the sheet's manifest is gone
+    assert kept.empty and len(left) == 3
+    kept, left = ai.current_labels(labels, {SHEET: manifest()}, DIGESTS)
+    assert len(kept) == 3 and left.empty

@@ -186,3 +186,34 @@ def test_the_human_annotations_asset_reads_the_slate_csv_and_the_imported_labels
     ]
     assert set(df.loc[df["annotator"] == "ann9", "source_file"]) == {str(csv)}
     assert out.metadata["imported_labels"].value == 8
+
+
+@pytest.mark.materialisation
+def test_labels_of_a_dialogue_played_again_since_its_sheet_are_left_out_and_counted(exported, tmp_path):
+    """The terse baseline's dialogue is played again after the import (other words, so another digest): its two
+    labels no longer count; the reflective baseline's six still do. Played back as it was, they count again."""
+    from dagster import build_asset_context
+
+    from assets.eyt_bench.judge_calibration import human_annotations
+    from resources.models.model_access import ReportAccess, SlateAccess
+
+    assert cli.main(["annotate", "import", str(filled(tmp_path / "ann1.csv", "ann1", (3, 2.5, 4, 1)))]) == 0
+
+    def read() -> tuple[pd.DataFrame, int]:
+        out = human_annotations(
+            context=build_asset_context(),
+            slate=SlateAccess(slate_path=str(slate_path_from_env())),
+            reports=ReportAccess(data_dir=str(exported)),
+        )
+        table = out.value
+        return table[table["sheet"].notna()], out.metadata["stale_imported_labels"].value  # the sheet's labels
+
+    labels, stale = read()
+    assert stale == 0 and set(labels["target"]) == {"reflective-baseline", "terse-baseline"}
+    replayed = turns_frame()
+    replayed.loc[replayed["target"] == "terse-baseline", "response_text"] = "other words"
+    store_frame(exported, "dialogue.dialogue_turns", replayed, partition_by=["pool", "target"])
+    labels, stale = read()
+    assert stale == 2 and set(labels["target"]) == {"reflective-baseline"} and len(labels) == 6
+    store_frame(exported, "dialogue.dialogue_turns", turns_frame(), partition_by=["pool", "target"])
+    assert read()[1] == 0
