@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -357,14 +358,26 @@ def test_short_reads_share_one_database_per_process_and_stay_apart(tmp_path: Pat
     with pytest.raises(duckdb.CatalogException):
         other.sql("SELECT * FROM eyt_frame")
     one.close(), other.close()
+    # One forked process and a pipe, killed (SIGKILL) whatever happens: not a Pool, whose teardown sends SIGTERM and
+    # waits, and so hangs for good when an earlier in-process Dagster run left a SIGTERM handler that does not exit.
+    # A child that freed its parent's database would hang in its teardown: fail in a minute instead.
     context = multiprocessing.get_context("fork")
-    with context.Pool(1) as pool:
-        # a child that freed its parent's database would hang in its teardown: fail in a minute instead
-        assert pool.apply_async(_child_reads, (str(folder),)).get(timeout=60) == [3, 3, 3, 3]
+    answer, reply = context.Pipe(duplex=False)
+    child = context.Process(target=_child_reads, args=(str(folder), reply))
+    child.start()
+    try:
+        assert answer.poll(60), "the forked child did not answer within a minute"
+        assert answer.recv() == [3, 3, 3, 3]
+    finally:
+        child.kill()
+        child.join(10)
 
 
-def _child_reads(folder: str) -> list[int]:
+def _child_reads(folder: str, reply: Any) -> None:
     from resources.storage.warehouse_files import _scratch_database, read_files
 
-    assert _scratch_database is not None and _scratch_database[0] != os.getpid()  # the parent's, not to be used
-    return read_files([Path(folder) / "p3.parquet"], Path(folder))["part"].tolist()
+    try:
+        assert _scratch_database is not None and _scratch_database[0] != os.getpid()  # the parent's: not to be used
+        reply.send(read_files([Path(folder) / "p3.parquet"], Path(folder))["part"].tolist())
+    except BaseException as exc:  # the parent shows what went wrong instead of waiting a minute
+        reply.send(repr(exc))
