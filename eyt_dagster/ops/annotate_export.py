@@ -123,7 +123,10 @@ def run(args: argparse.Namespace) -> int:
         )
     out = Path(args.out) if args.out else data_dir() / "annotations" / f"export-{sheet}"
     out = out.resolve()
-    if out.exists() and any(out.iterdir()) and not args.force:
+    rows = sample.sheet_rows(manifest, args.annotator or "")
+    sheet_text = _csv(rows)
+    # the same sheet, unfilled, is written again as it is (nothing to lose); anything else needs --force
+    if out.exists() and any(out.iterdir()) and not args.force and not _same_unfilled(out, sheet, sheet_text):
         earlier = _sheet_in(out)
         what = f"holds sheet {earlier} already" if earlier else "is not empty"
         return _fail(
@@ -134,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = read_table(warehouse, "dialogue.chat_seeds", ["pool", "seed_id", "persona_text", "final_intent"])
     views = sample.dialogue_views(manifest, turns, seeds)
     pages = sheet_pages(manifest, views, {i.item: slate.judge_language(i.pool) for i in items})
-    rows = sample.sheet_rows(manifest, args.annotator or "")
-    _write_export(out, _csv(rows), manifest_json(manifest), pages)
+    _write_export(out, sheet_text, manifest_json(manifest), pages)
     _write_atomic(saved, manifest_json(manifest))
 
     per_pool = Counter(i.pool for i in items)
@@ -174,6 +176,14 @@ def _as_saved(manifest: SheetManifest, saved: Path) -> tuple[SheetManifest, bool
     if (earlier.slate, earlier.seed, earlier.items) == (manifest.slate, manifest.seed, manifest.items):
         return earlier, False
     return manifest, True
+
+
+def _same_unfilled(out: Path, sheet: str, sheet_text: str) -> bool:
+    """Whether `out` holds this very sheet with its sheet.csv as this export writes it (nobody filled it in)."""
+    try:
+        return _sheet_in(out) == sheet and (out / SHEET_FILE).read_text() == sheet_text
+    except OSError:
+        return False
 
 
 def _sheet_in(out: Path) -> str | None:

@@ -17,9 +17,10 @@ from dagster import AssetSelection, DagsterInstance, materialize
 
 from assets.eyt_bench.partitions import TARGETS_PARTITION
 from eyt_dagster.core.prediction_powered import prediction_powered_mean
+from eyt_dagster.eyt_bench.annotation_sheet import SheetItem, SheetManifest, dialogue_digests, manifest_json
 from eyt_dagster.eyt_bench.dialogue_scoring import turn_dimension_scores
 from eyt_dagster.slate import load_slate
-from resources.storage.annotation_labels import add_labels
+from resources.storage.annotation_labels import add_labels, sheets_dir
 from resources.storage.warehouse import WAREHOUSE_FILE
 
 from support.pipeline import resources_for, slate_assets
@@ -66,6 +67,16 @@ def corrected(warehouse, tmp_path_factory):
     # as `eyt annotate import` keeps a sheet's labels (only labels from drawn sheets correct the judge)
     labels = _annotations(judge, partly).assign(sheet=SHEET, source_file="sheet.csv")
     add_labels(data, labels, SHEET)
+    # and the sheet's manifest, which a label counts only while its dialogue still matches
+    digests = dialogue_digests(con.execute("SELECT * FROM dialogue.dialogue_turns").df())
+    drawn = sorted({(str(t), str(p), str(i)) for t, p, i in zip(labels["target"], labels["pool"], labels["seed_id"])})
+    items = tuple(
+        SheetItem(item=f"i{n:03d}", target=t, pool=p, seed_id=i, turns=(1,), digest=digests[(t, p, i)])
+        for n, (t, p, i) in enumerate(drawn, start=1)
+    )
+    manifest = SheetManifest(sheet=SHEET, slate="s", seed=3, per_cell=4, created_at="2026-01-01", items=items)
+    sheets_dir(data).mkdir(parents=True, exist_ok=True)
+    (sheets_dir(data) / f"{SHEET}.json").write_text(manifest_json(manifest))
     slate = yaml.safe_load((source.parent / "slate.yaml").read_text())
     slate.update(human_annotations=None, min_human_labels=3)
     path = directory / "slate.yaml"

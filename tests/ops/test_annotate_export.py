@@ -179,10 +179,18 @@ def test_a_sample_of_one_target_and_the_default_folder(env):
     assert {i.target for i in manifest.items} == {TARGET}
     out = data / "annotations" / f"export-{manifest.sheet}"
     assert f"wrote {out / 'sheet.csv'}" in printed
-    # again: the folder holds it, so it is refused without --force and written again with it
+    # again, unfilled: the same files again, nothing to lose
+    before = (out / "sheet.csv").read_bytes()
+    code, printed = export(["--target", TARGET, "--per-cell", "5", "--seed", "3"])
+    assert code == 0, printed
+    assert (out / "sheet.csv").read_bytes() == before
+    # once someone has filled it in there, it is refused without --force and written again with it
+    filled = before.replace(b",,,,,,,\n", b",ann,3,,,,,\n", 1)
+    assert filled != before
+    (out / "sheet.csv").write_bytes(filled)
     code, printed = export(["--target", TARGET, "--per-cell", "5", "--seed", "3"])
     assert code == 2 and f"holds sheet {manifest.sheet} already" in printed and "--force" in printed
-    before = (out / "sheet.csv").read_bytes()
+    assert (out / "sheet.csv").read_bytes() == filled
     code, printed = export(["--target", TARGET, "--per-cell", "5", "--seed", "3", "--force"])
     assert code == 0, printed
     assert (out / "sheet.csv").read_bytes() == before
