@@ -80,13 +80,17 @@ def pool_settings(source: PoolSource) -> dict[str, Any]:
     return plain(settings)
 
 
+def _bytes_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
 def _file(value: str | None) -> dict[str, Any] | None:
     """A file the slate names: its name and, when it is a readable file, a hash of its bytes (an edited CSV is a
     changed setting too)."""
     if value is None:
         return None
     path = Path(value)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.is_file() else None
+    digest = _bytes_digest(path) if path.is_file() else None
     return {"path": value, "sha256": digest}
 
 
@@ -97,7 +101,7 @@ def _label_store(slate: Slate) -> dict[str, str] | None:
     versions. Not a slate field: the store belongs to the data directory, whatever slate reads it."""
     folder = data_dir() / LABELS_DIR
     files = sorted(p for p in folder.glob("*.csv") if not p.name.startswith(".")) if folder.is_dir() else []
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:12] for p in files} or None
+    return {p.name: _bytes_digest(p) for p in files} or None
 
 
 def _speech_role(role: Literal["generator", "validator", "tone_judge"]) -> Callable[[Slate], Any]:

@@ -28,7 +28,7 @@ from eyt_dagster.eyt_bench.judging import (
 from resources.models.model_access import ModelAccess, ReportAccess, SlateAccess
 from resources.roles.eyt_roles import EytRoles
 from resources.storage.annotation_labels import read_manifest, read_store
-from resources.storage.report_reads import read_table
+from resources.storage.warehouse import read_partition
 
 LOGIC_VERSION = "1"
 _REPORT: AssetPlace = dict(key_prefix=["dialogue"], group_name="reports")
@@ -174,10 +174,13 @@ def current_imported(data_dir: str, warehouse: Path) -> tuple[pd.DataFrame, pd.D
     if labels.empty:
         return labels, labels
     manifests = {str(s): read_manifest(data_dir, str(s)) for s in labels["sheet"].dropna().unique()}
-    turns = read_table(warehouse, "dialogue.dialogue_turns", DIGESTED_COLUMNS)
     keys = labels[["target", "pool", "seed_id"]].drop_duplicates().astype(str)
+    # only the labelled cells' rows are read (the filter reaches the Parquet scan)
+    turns = read_partition(
+        "dialogue.dialogue_turns", {"target": sorted(set(keys["target"])), "pool": sorted(set(keys["pool"]))}, warehouse
+    )
     if len(turns):
-        turns = turns.astype({"seed_id": str}).merge(keys, on=["target", "pool", "seed_id"])
+        turns = turns[list(DIGESTED_COLUMNS)].astype({"seed_id": str}).merge(keys, on=["target", "pool", "seed_id"])
     return current_labels(labels, manifests, dialogue_digests(turns))
 
 

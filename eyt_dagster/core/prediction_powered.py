@@ -167,6 +167,12 @@ class PredictionPoweredMean:
         return Explained(label, self.estimate, tuple(steps), (ASSUMPTION, *self.notes))
 
 
+def two_sided_z(level: float) -> float:
+    """The normal quantile of a two-sided central-limit interval at `level` (1.959964 for 0.95): every corrected
+    interval's, pooled or compared, uses this one."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
 def _vector(values: ArrayLike, name: str) -> np.ndarray:
     x = np.asarray(values, dtype=float)
     if x.ndim != 1:
@@ -216,7 +222,7 @@ def prediction_powered_mean(
     else:
         unclipped = covariance / ((1.0 + n / big_n) * judge_variance)
         used = min(max(unclipped, 0.0), 1.0)
-    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    z = two_sided_z(level)
     rectified_sd = float((y - used * yhat).std())
     if big_n:
         judge_mean, judge_sd = float(unlabelled.mean()), float(unlabelled.std())

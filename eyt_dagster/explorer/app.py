@@ -129,12 +129,11 @@ def corrected_figures(wh: Warehouse, rows: list[dict[str, Any]]) -> dict[str, An
 
 def corrected_explanations(wh: Warehouse, corrected: dict[str, shown_figures.ShownFigure]) -> dict[str, Any]:
     """The arithmetic of every corrected figure among `corrected` (corrected_figures' by '<target>|<pool>|<metric>'),
-    by '<target>|<pool>|corrected_<metric>': explain.corrected's, read once per cell."""
+    by '<target>|<pool>|corrected_<metric>': explain.corrected_cells', the tables read once for all the cells."""
+    cells = {(key.split("|")[0], key.split("|")[1]) for key, f in corrected.items() if f.corrected}
     out: dict[str, Any] = {}
-    cells = sorted({tuple(key.split("|")[:2]) for key, f in corrected.items() if f.corrected})
-    for target, pool in cells:
-        found = explain.corrected(wh, target, pool).explained
-        for metric, number in found.items():
+    for (target, pool), found in explain.corrected_cells(wh, cells).items():
+        for metric, number in found.explained.items():
             figure = corrected.get(f"{target}|{pool}|{metric}")
             if figure is not None and figure.corrected:
                 out[f"{target}|{pool}|corrected_{metric}"] = number

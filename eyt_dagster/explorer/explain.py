@@ -286,35 +286,58 @@ class CorrectedCell:
 
 
 def corrected(wh: Warehouse, target: str, pool: str) -> CorrectedCell:
-    """The corrected estimates of one cell (dialogue.judge_corrected), each explained from the cell's rows by the
-    function the table is made with (judge_correction.cell_corrections: the human and judge per-dialogue values,
-    then PredictionPoweredMean.explained), at the alpha the cell's dialogue_scores rows were computed with. Which
-    figure the table shows, and why, is read from the stored row. Empty when the cell has no dialogue_scores row."""
-    params = {"target": target, "pool": pool}
-    where = "WHERE target = $target AND pool = $pool"
-    with wh.sql(CORRECTED_TABLES, params) as con:
+    """The corrected estimates of one cell (corrected_cells of that cell alone)."""
+    return corrected_cells(wh, [(target, pool)])[(target, pool)]
+
+
+def corrected_cells(wh: Warehouse, cells: Iterable[tuple[str, str]]) -> dict[tuple[str, str], CorrectedCell]:
+    """Each (target, pool) cell's corrected estimates (dialogue.judge_corrected), each explained from the cell's rows
+    by the function the table is made with (judge_correction.cell_corrections: the human and judge per-dialogue
+    values, then PredictionPoweredMean.explained), at the alpha the cell's dialogue_scores rows were computed with.
+    Which figure the table shows, and why, is read from the stored row. A cell with no dialogue_scores row has its
+    stored rows and no explanation. The tables are read once for all the cells."""
+    wanted = sorted(set(cells))
+    if not wanted:
+        return {}
+    params = {"targets": sorted({t for t, _ in wanted}), "pools": sorted({p for _, p in wanted})}
+    where = "WHERE target IN $targets AND pool IN $pools"
+    with wh.sql(CORRECTED_TABLES, {"target": params["targets"], "pool": params["pools"]}) as con:
         scores = con.execute(f"SELECT * FROM dialogue_scores {where} ORDER BY seed_id", params).df()
         annotations = con.execute(f"SELECT * FROM human_annotations {where}", params).df()
         verdicts = con.execute(f"SELECT target, pool, seed_id, turn, error FROM judge_verdicts {where}", params).df()
         intervals = con.execute(f"SELECT * FROM leaderboard_intervals {where}", params).df()
         stored = con.execute(f"SELECT * FROM judge_corrected {where}", params).df()
-    rows = {str(r["metric"]): r for r in stored.to_dict("records")}
-    alphas = scores["alpha"].dropna() if "alpha" in scores.columns else pd.Series(dtype=float)
-    if scores.empty or alphas.empty:
-        return CorrectedCell(rows, {})
-    found = judge_correction.cell_corrections(
-        scores, annotations, verdicts, intervals, alpha=float(alphas.iloc[0]), min_human_labels=None
-    )
-    explained = {}
-    for cell in found:
-        row = rows.get(cell.metric)
-        if row is None:
-            note = "dialogue.judge_corrected has no row of this cell and metric yet (the reports run writes it)"
-        else:
-            why = str(row.get("why") or "")
-            note = f"shown: {row.get('shown')}" + (f" ({why})" if why else "")
-        explained[cell.metric] = shown(cell.explained().then(notes=(note,)), (row or {}).get("corrected_mean"))
-    return CorrectedCell(rows, explained)
+
+    def of(frame: pd.DataFrame, target: str, pool: str) -> pd.DataFrame:
+        return frame[(frame["target"] == target) & (frame["pool"] == pool)]
+
+    out = {}
+    for target, pool in wanted:
+        rows = {str(r["metric"]): r for r in of(stored, target, pool).to_dict("records")}
+        mine = of(scores, target, pool)
+        alphas = mine["alpha"].dropna() if "alpha" in mine.columns else pd.Series(dtype=float)
+        if mine.empty or alphas.empty:
+            out[(target, pool)] = CorrectedCell(rows, {})
+            continue
+        found = judge_correction.cell_corrections(
+            mine,
+            of(annotations, target, pool),
+            of(verdicts, target, pool),
+            of(intervals, target, pool),
+            alpha=float(alphas.iloc[0]),
+            min_human_labels=None,
+        )
+        explained = {}
+        for cell in found:
+            row = rows.get(cell.metric)
+            if row is None:
+                note = "dialogue.judge_corrected has no row of this cell and metric yet (the reports run writes it)"
+            else:
+                why = str(row.get("why") or "")
+                note = f"shown: {row.get('shown')}" + (f" ({why})" if why else "")
+            explained[cell.metric] = shown(cell.explained().then(notes=(note,)), (row or {}).get("corrected_mean"))
+        out[(target, pool)] = CorrectedCell(rows, explained)
+    return out
 
 
 # -- SpeechEQ ----------------------------------------------------------------------------------------------------

@@ -405,16 +405,11 @@ def combine_annotations(csv: pd.DataFrame, imported: pd.DataFrame) -> tuple[pd.D
     with sheet and source_file) then the imported labels. A CSV row of an annotator, turn-cell and field that an
     imported label also gives is left out (the table holds one score per annotator and cell); the second value
     is how many were."""
-    key = list(LABEL_KEY)
-    parts = [f for f in (csv, imported) if len(f)]
-    if not parts:
+    if not len(csv) and not len(imported):
         return empty_labels(), 0
     csv = csv[list(LABEL_COLUMNS)].astype({"turn": "int64", "score": "float64", "seed_id": str})
     imported = imported[list(LABEL_COLUMNS)].astype({"turn": "int64", "score": "float64", "seed_id": str})
-    if len(csv) and len(imported):
-        shadowed = pd.MultiIndex.from_frame(csv[key]).isin(pd.MultiIndex.from_frame(imported[key]))
-    else:
-        shadowed = np.zeros(len(csv), dtype=bool)
-    kept = [f for f in (csv[~shadowed], imported) if len(f)]
+    unshadowed = without(csv, imported)
+    kept = [f for f in (unshadowed, imported) if len(f)]
     out = pd.concat(kept, ignore_index=True) if kept else empty_labels()
-    return out, int(shadowed.sum())
+    return out, len(csv) - len(unshadowed)

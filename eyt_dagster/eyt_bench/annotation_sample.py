@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from eyt_dagster.eyt_bench import dialogue_scoring
 from eyt_dagster.eyt_bench.annotation_sheet import (
     FINAL_TURN,
     SHEET_COLUMNS,
@@ -27,7 +28,7 @@ from eyt_dagster.eyt_bench.annotation_sheet import (
     dialogue_digest,
     dialogue_digests,
 )
-from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns, ok_rows
+from eyt_dagster.eyt_bench.dialogue_scoring import answered_turns
 from eyt_dagster.eyt_bench.taxonomy import DIMENSION_NAMES, RUBRIC
 
 Key = tuple[str, str, str]  # (target, pool, seed_id)
@@ -42,13 +43,11 @@ def _key(row: Mapping[str, object]) -> Key:
 def judged_turns(verdicts: pd.DataFrame) -> dict[Key, tuple[int, ...]]:
     """Per dialogue, its judged turns in order: the turns (1 and up) with at least one judge verdict without error,
     the turns the judge-made dimension scores are computed from."""
-    ok = ok_rows(verdicts) if len(verdicts) else verdicts
-    if ok.empty:
-        return {}
-    ok = ok[ok["turn"] >= 1]
+    found = dialogue_scoring.judged_turns(verdicts)
+    found = found[found["turn"] >= 1]
     return {
-        (str(t), str(p), str(s)): tuple(sorted({int(n) for n in g["turn"]}))
-        for (t, p, s), g in ok.groupby(KEYS, sort=True)
+        (str(t), str(p), str(s)): tuple(sorted(int(n) for n in g["turn"]))
+        for (t, p, s), g in found.groupby(KEYS, sort=True)
     }
 
 

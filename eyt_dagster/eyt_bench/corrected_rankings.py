@@ -33,13 +33,14 @@ import numpy as np
 import pandas as pd
 
 from eyt_dagster.core import stats
+from eyt_dagster.core.prediction_powered import two_sided_z
 from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.analysis import SIGNIFICANCE_LEVEL, holm_by_family
+from eyt_dagster.eyt_bench.judge_correction import LEVEL  # the corrected estimates' level
 from eyt_dagster.eyt_bench.rank_intervals import LOWER_IS_BETTER, column_ranks
 from eyt_dagster.eyt_bench.table_contracts import CORRECTED_PAIRWISE_COLUMNS, CORRECTED_RANK_INTERVALS_COLUMNS
 
 CORRECTED = "corrected"  # judge_corrected's `shown` for a cell whose figure is the prediction-powered one
-LEVEL = 0.95
 A_BETTER, B_BETTER, NO_CLEAR_DIFFERENCE = "a_better", "b_better", "no_clear_difference"
 # How a metric is named in a sentence (the leaderboard's headings).
 METRIC_TITLES = {
@@ -56,12 +57,6 @@ RANK_COLUMNS = tuple(
 PAIR_COLUMNS = tuple(
     column_names(CORRECTED_PAIRWISE_COLUMNS, without=("is_baseline_pair", "self_preference_risk", "created_at"))
 )
-
-
-def _z(level: float = LEVEL) -> float:
-    from scipy.special import ndtri
-
-    return float(ndtri(1 - (1 - level) / 2))
 
 
 def corrected_groups(judge_corrected: pd.DataFrame, *judge_tables: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
@@ -106,7 +101,7 @@ def corrected_pairwise(judge_corrected: pd.DataFrame, pairwise_comparisons: pd.D
     all of whose targets are corrected (corrected_groups): the judge-only difference, interval and Holm
     significance read from `pairwise_comparisons`, and the corrected difference, standard error, interval,
     p-value, Holm-adjusted p-value and significance (see the module docstring), both verdicts and `changed`."""
-    z = _z()
+    z = two_sided_z(LEVEL)
     frames = []
     for (pool, metric), rows in corrected_groups(judge_corrected, pairwise_comparisons).items():
         pairs = list(combinations(range(len(rows)), 2))

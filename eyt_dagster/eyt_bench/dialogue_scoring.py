@@ -34,6 +34,14 @@ def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["error"].isna()] if "error" in df.columns else df
 
 
+def judged_turns(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """KEYS and turn of every turn a judge's call answered (the turns a dialogue's dimension scores weigh)."""
+    ok = ok_rows(verdicts)
+    if ok.empty:
+        return pd.DataFrame(columns=[*KEYS, "turn"])
+    return ok[[*KEYS, "turn"]].drop_duplicates().astype({"seed_id": str, "turn": int}).reset_index(drop=True)
+
+
 def answered_turns(turns: pd.DataFrame) -> pd.DataFrame:
     """The answered turns of finished dialogues: the rows metrics and judges read. A dialogue whose call
     failed keeps its answered turns with complete = False: they are left out until a rerun finishes it.

@@ -35,7 +35,7 @@ from eyt_dagster.core.prediction_powered import PredictionPoweredMean, predictio
 from eyt_dagster.core.storage_types import column_names
 from eyt_dagster.eyt_bench.analysis import per_dialogue
 from eyt_dagster.eyt_bench.annotation_sheet import DIALOGUE_FIELDS, DIALOGUE_TURN
-from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, ok_rows, weighting
+from eyt_dagster.eyt_bench.dialogue_scoring import DIMENSIONS, KEYS, judged_turns, weighting
 from eyt_dagster.eyt_bench.metrics import satisfaction_to_100
 from eyt_dagster.eyt_bench.table_contracts import JUDGE_CORRECTED_COLUMNS
 
@@ -60,14 +60,6 @@ def _annotations(annotations: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype="float64" if c == "score" else "object") for c in columns})
     scored = annotations[annotations["score"].notna() & annotations["sheet"].notna()][columns]
     return scored.astype({"seed_id": str, "turn": int, "score": float})
-
-
-def judged_turns(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """KEYS and turn of every turn a judge's call answered (the turns a dialogue's dimension scores weigh)."""
-    ok = ok_rows(verdicts)
-    if ok.empty:
-        return pd.DataFrame(columns=[*KEYS, "turn"])
-    return ok[[*KEYS, "turn"]].drop_duplicates().astype({"seed_id": str, "turn": int}).reset_index(drop=True)
 
 
 def human_dialogue_values(

@@ -7,8 +7,8 @@ enough human-labelled dialogues for the prediction-powered estimate, else "judge
 
 - `figures(table)`: those rows as ShownFigure per (target, pool, metric); empty when the warehouse has no such
   table (an older warehouse), and then every page shows what it showed before, with no marker and no legend;
-- a ShownFigure's `marker` (CORRECTED_MARK "h" on a corrected figure, JUDGE_MARK "j" on a judge-only one) and its
-  `title` (the words behind the marker, for a tooltip);
+- `marker(figure, among)`: CORRECTED_MARK "h" on a corrected figure, JUDGE_MARK "j" on a judge-only one in a table
+  that also has corrected ones; a ShownFigure's `title` is the words behind the marker, for a tooltip;
 - `legend(figures)`: the sentence that goes with a table of them, and `header_note(figures)`: " (judge only)" for
   the column headers of a table where no figure is corrected (then no number carries a marker).
 
@@ -22,10 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import pandas as pd
+
+from eyt_dagster.core.prediction_powered import two_sided_z
 
 # The judge-made headline metrics, as the leaderboard names them (and judge_corrected's `metric` values).
 JUDGE_MADE: tuple[str, ...] = ("empathy", "persona", "anthropomorphic", "ficr", "satisfaction")
@@ -57,10 +58,6 @@ class ShownFigure:
     @property
     def corrected(self) -> bool:
         return self.shown == CORRECTED
-
-    @property
-    def marker(self) -> str:
-        return CORRECTED_MARK if self.corrected else JUDGE_MARK
 
     @property
     def title(self) -> str:
@@ -114,7 +111,7 @@ def pooled(cells: Sequence[ShownFigure]) -> ShownFigure | None:
     weights = [c.n_dialogues / total for c in cells]
     value = sum(w * c.value for w, c in zip(weights, cells, strict=True))
     se = math.sqrt(sum((w * c.se) ** 2 for w, c in zip(weights, cells, strict=True)))
-    z = NormalDist().inv_cdf(0.975)
+    z = two_sided_z(0.95)
     judge = sum(w * c.judge_value for w, c in zip(weights, cells, strict=True))
     return ShownFigure(
         value=value,
@@ -132,12 +129,6 @@ def pooled(cells: Sequence[ShownFigure]) -> ShownFigure | None:
 def _counts(found: list[ShownFigure]) -> str:
     ns = sorted({f.n_labelled for f in found if f.corrected})
     return str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
-
-
-def mixed(found: Iterable[ShownFigure]) -> bool:
-    """Some figures corrected and some not: then every one carries its marker."""
-    kinds = {f.corrected for f in found}
-    return kinds == {True, False}
 
 
 def marker(figure: ShownFigure | None, among: Iterable[ShownFigure]) -> str:
